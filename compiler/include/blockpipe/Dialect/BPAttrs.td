@@ -1,0 +1,68 @@
+//===- BPAttrs.td - bp enums and attributes ----------------*- tablegen -*-===//
+
+#ifndef BLOCKPIPE_DIALECT_BPATTRS_TD
+#define BLOCKPIPE_DIALECT_BPATTRS_TD
+
+include "blockpipe/Dialect/BPDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def BP_FunctionKind : I32EnumAttr<"FunctionKind", "kind of a bp function", [
+  I32EnumAttrCase<"InCore", 0, "incore">,
+  I32EnumAttrCase<"AIC", 1, "aic">,
+  I32EnumAttrCase<"AIV", 2, "aiv">,
+  I32EnumAttrCase<"Group", 3, "group">,
+  I32EnumAttrCase<"Orchestration", 4, "orchestration">,
+  I32EnumAttrCase<"Pipeline", 5, "pipeline">
+]> {
+  let cppNamespace = "::mlir::bp";
+  let genSpecializedAttr = 0;
+}
+def BP_FunctionKindAttr : EnumAttr<BP_Dialect, BP_FunctionKind, "kind">;
+
+def BP_MemorySpace : I32EnumAttr<"MemorySpace", "on-chip memory of a tile", [
+  I32EnumAttrCase<"Vec", 0, "vec">,
+  I32EnumAttrCase<"Mat", 1, "mat">,
+  I32EnumAttrCase<"Left", 2, "left">,
+  I32EnumAttrCase<"Right", 3, "right">,
+  I32EnumAttrCase<"Acc", 4, "acc">
+]> {
+  let cppNamespace = "::mlir::bp";
+  let genSpecializedAttr = 0;
+}
+def BP_MemorySpaceAttr : EnumAttr<BP_Dialect, BP_MemorySpace, "memory_space">;
+
+// Values match PipeLayout.h's direction bits.
+def BP_PipeDir : I32EnumAttr<"PipeDir", "direction of a pipe ring", [
+  I32EnumAttrCase<"C2V", 1, "c2v">,
+  I32EnumAttrCase<"V2C", 2, "v2c">
+]> {
+  let cppNamespace = "::mlir::bp";
+}
+
+def BP_ParamDir : I32EnumAttr<"ParamDir", "direction of a tensor parameter", [
+  I32EnumAttrCase<"In", 0, "in">,
+  I32EnumAttrCase<"Out", 1, "out">,
+  I32EnumAttrCase<"InOut", 2, "inout">
+]> {
+  let cppNamespace = "::mlir::bp";
+  let genSpecializedAttr = 0;
+}
+def BP_ParamDirAttr : EnumAttr<BP_Dialect, BP_ParamDir, "dir">;
+
+// StableHLO's channel handle: `type` is 0 (invalid), 1 (device to device),
+// 2 (device to host) or 3 (host to device).
+def BP_ChannelHandleAttr : AttrDef<BP_Dialect, "ChannelHandle"> {
+  let mnemonic = "channel";
+  let summary = "channel of a point-to-point transfer";
+  let parameters = (ins "int64_t":$handle, "int64_t":$type);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let extraClassDeclaration = [{
+    static constexpr int64_t kInvalid = 0;
+    static constexpr int64_t kDeviceToDevice = 1;
+    static constexpr int64_t kDeviceToHost = 2;
+    static constexpr int64_t kHostToDevice = 3;
+  }];
+}
+
+#endif // BLOCKPIPE_DIALECT_BPATTRS_TD

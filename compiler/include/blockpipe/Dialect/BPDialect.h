@@ -1,0 +1,58 @@
+//===- BPDialect.h - The bp dialect -----------------------------*- C++ -*-===//
+//
+// Everything a user of the dialect needs: the dialect, its attributes, types
+// and operations, and the helpers that classify functions and ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKPIPE_DIALECT_BPDIALECT_H
+#define BLOCKPIPE_DIALECT_BPDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "blockpipe/Dialect/BPDialect.h.inc"
+#include "blockpipe/Dialect/BPEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "blockpipe/Dialect/BPAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "blockpipe/Dialect/BPTypes.h.inc"
+
+#include "blockpipe/Dialect/BPTraits.h"
+
+#define GET_OP_CLASSES
+#include "blockpipe/Dialect/BPOps.h.inc"
+
+namespace mlir::bp {
+
+/// The `bp.kind` of a function, if it has one.
+std::optional<FunctionKind> getFunctionKind(func::FuncOp func);
+void setFunctionKind(func::FuncOp func, FunctionKind kind);
+
+/// True for the kinds whose body runs on cores: incore, aic, aiv.
+bool isKernelKind(FunctionKind kind);
+
+/// Bytes of one element of a GM tensor or tile.
+int64_t getElementByteSize(Type elementType);
+
+/// Which unit of a core group an op needs.
+enum class CoreAffinity { Cube, Vector, Any };
+
+/// Compute ops are classified by their traits; data movement by the memory
+/// spaces it touches (a load into mat/left/right feeds the cube, a load into
+/// vec the vector unit; a store from acc is the cube's fixpipe).
+CoreAffinity getCoreAffinity(Operation *op);
+
+} // namespace mlir::bp
+
+#endif // BLOCKPIPE_DIALECT_BPDIALECT_H

@@ -1,0 +1,48 @@
+//===- BPDialect.td - The bp dialect -----------------------*- tablegen -*-===//
+
+#ifndef BLOCKPIPE_DIALECT_BPDIALECT_TD
+#define BLOCKPIPE_DIALECT_BPDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def BP_Dialect : Dialect {
+  let name = "bp";
+  let cppNamespace = "::mlir::bp";
+  let summary = "SPMD accelerator kernels, GM pipes and point-to-point transfers";
+  let description = [{
+    The `bp` dialect describes programs for core groups that pair a cube unit
+    (AIC) with vector units (AIV). Functions are `func.func` ops marked with a
+    `bp.kind` attribute (incore, aic, aiv, group, orchestration, pipeline).
+    Orchestration functions create GM tensors and launch kernels over
+    `core_num` blocks; kernels move tiles between GM and on-chip memories,
+    compute on them, and exchange tiles through GM pipes. Stages on different
+    devices exchange tensors with `send`/`recv` carrying StableHLO-style
+    `source_target_pairs`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+  let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Discardable attribute names the dialect owns.
+    static constexpr ::llvm::StringLiteral kKindAttrName = "bp.kind";
+    static constexpr ::llvm::StringLiteral kDeviceAttrName = "bp.device";
+    static constexpr ::llvm::StringLiteral kMicrobatchesAttrName =
+        "bp.microbatches";
+    static constexpr ::llvm::StringLiteral kNumDevicesAttrName =
+        "bp.num_devices";
+    static constexpr ::llvm::StringLiteral kParamDirAttrName = "bp.dir";
+
+  private:
+    void registerAttributes();
+    void registerTypes();
+  public:
+  }];
+}
+
+#endif // BLOCKPIPE_DIALECT_BPDIALECT_TD

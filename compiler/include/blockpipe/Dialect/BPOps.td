@@ -1,0 +1,468 @@
+//===- BPOps.td - bp operations ----------------------------*- tablegen -*-===//
+
+#ifndef BLOCKPIPE_DIALECT_BPOPS_TD
+#define BLOCKPIPE_DIALECT_BPOPS_TD
+
+include "blockpipe/Dialect/BPTypes.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/CallInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Traits
+//===----------------------------------------------------------------------===//
+
+class BP_NativeOpTrait<string name> : NativeOpTrait<name> {
+  let cppNamespace = "::mlir::bp";
+}
+// The op must be inside an incore, aic or aiv function.
+def BP_KernelOnly : BP_NativeOpTrait<"KernelOnly">;
+// The op must be inside an orchestration function.
+def BP_OrchestrationOnly : BP_NativeOpTrait<"OrchestrationOnly">;
+// The op runs on the cube unit (AIC).
+def BP_CubeOp : BP_NativeOpTrait<"CubeOp">;
+// The op runs on a vector unit (AIV).
+def BP_VectorOp : BP_NativeOpTrait<"VectorOp">;
+
+// Integer attributes read as signed values, so that negative input reaches
+// the verifiers instead of wrapping around.
+class BP_SignedIntegerAttr<I type, string cppType>
+    : TypedSignlessIntegerAttrBase<type, cppType,
+                                   "signed " # cppType # " attribute"> {
+  let convertFromStorage = "$_self.getValue().getSExtValue()";
+}
+def BP_I32Attr : BP_SignedIntegerAttr<I32, "int32_t">;
+def BP_I64Attr : BP_SignedIntegerAttr<I64, "int64_t">;
+
+class BP_Op<string mnemonic, list<Trait> traits = []>
+    : Op<BP_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Orchestration
+//===----------------------------------------------------------------------===//
+
+def BP_TensorCreateOp : BP_Op<"tensor_create", [BP_OrchestrationOnly]> {
+  let summary = "allocate a GM tensor";
+  let description = [{
+    Allocates a tensor in GM. One index operand per dynamic dimension.
+    `manual_dep` excludes the tensor from automatic dependency tracking.
+    `pipe_buffer` marks the hidden GM pipe buffer of a launch: its type is the
+    per-block footprint in bytes, and the launch that receives it scales it by
+    its `core_num`.
+
+    ```mlir
+    %t = bp.tensor_create(%n) : !bp.tensor<?x64xf32>
+    %b = bp.tensor_create pipe_buffer : !bp.tensor<65536xi8>
+    ```
+  }];
+  let arguments = (ins Variadic<Index>:$dynamic_sizes,
+                       UnitAttr:$manual_dep,
+                       UnitAttr:$pipe_buffer);
+  let results = (outs BP_GMTensor:$result);
+  let assemblyFormat = [{
+    (`(` $dynamic_sizes^ `)`)? (`manual_dep` $manual_dep^)?
+    (`pipe_buffer` $pipe_buffer^)? attr-dict `:` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def BP_LaunchOp : BP_Op<"launch", [
+    BP_OrchestrationOnly, AttrSizedOperandSegments, CallOpInterface,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "SPMD launch of a kernel over core_num blocks";
+  let description = [{
+    Runs the kernel or group `callee` as `core_num` blocks; each block sees
+    its own `block_idx` in [0, core_num). `core_num` is a positive constant or
+    an index value computed at run time. `sync_start` starts all blocks
+    together or none. Results are the callee's results (its Out/InOut
+    tensors).
+
+    ```mlir
+    %r = bp.launch @kernel(%x, %out) core_num(4) sync_start
+        : (!bp.tensor<128x64xf32>, !bp.tensor<128x64xf32>) -> !bp.tensor<128x64xf32>
+    %s = bp.launch @kernel(%x, %out) core_num(%n)
+        : (!bp.tensor<128x64xf32>, !bp.tensor<128x64xf32>) -> !bp.tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee,
+                       Optional<Index>:$dynamic_core_num,
+                       Variadic<AnyType>:$args,
+                       OptionalAttr<BP_I64Attr>:$core_num,
+                       UnitAttr:$sync_start,
+                       OptionalAttr<StrAttr>:$name_hint);
+  let results = (outs Variadic<AnyType>:$results);
+  let assemblyFormat = [{
+    $callee `(` $args `)` `core_num` `(` custom<CoreNum>($dynamic_core_num, $core_num) `)`
+    (`sync_start` $sync_start^)? attr-dict `:` functional-type($args, $results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The constant block count, if core_num is not computed at run time.
+    std::optional<int64_t> getStaticCoreNum() {
+      if (auto attr = getCoreNumAttr())
+        return attr.getInt();
+      return std::nullopt;
+    }
+    ::mlir::CallInterfaceCallable getCallableForCallee() {
+      return getCalleeAttr();
+    }
+    void setCalleeFromCallable(::mlir::CallInterfaceCallable callee) {
+      setCalleeAttr(::llvm::cast<::mlir::FlatSymbolRefAttr>(
+          callee.get<::mlir::SymbolRefAttr>()));
+    }
+    ::mlir::Operation::operand_range getArgOperands() { return getArgs(); }
+    ::mlir::MutableOperandRange getArgOperandsMutable() {
+      return getArgsMutable();
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Block identity and tensor shapes
+//===----------------------------------------------------------------------===//
+
+def BP_GetBlockIdxOp : BP_Op<"get_block_idx", [Pure, BP_KernelOnly]> {
+  let summary = "index of the running block in [0, core_num)";
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict";
+}
+
+def BP_GetBlockNumOp : BP_Op<"get_block_num", [Pure, BP_KernelOnly]> {
+  let summary = "number of blocks of the running launch";
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict";
+}
+
+def BP_GetSubblockIdxOp : BP_Op<"get_subblock_idx", [Pure, BP_KernelOnly]> {
+  let summary = "index of the vector core within its core group (0 or 1)";
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict";
+}
+
+def BP_DimOp : BP_Op<"dim", [Pure]> {
+  let summary = "size of one dimension of a GM tensor";
+  let description = [{
+    ```mlir
+    %n = bp.dim %x, 0 : !bp.tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins BP_GMTensor:$source, BP_I64Attr:$index);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$source `,` $index attr-dict `:` qualified(type($source))";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def BP_LoadOp : BP_Op<"load", [BP_KernelOnly,
+                               MemoryEffects<[MemRead]>]> {
+  let summary = "copy a window of a GM tensor into a tile";
+  let description = [{
+    Copies the window of `source` starting at `offsets` with the tile's shape
+    into a tile in `vec`, `mat`, `left` or `right` memory.
+
+    ```mlir
+    %a = bp.load %x[%row, %c0] : !bp.tensor<128x64xf32> -> !bp.tile<32x64xf32, mat>
+    ```
+  }];
+  let arguments = (ins BP_GMTensor:$source, Variadic<Index>:$offsets);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = [{
+    $source `[` $offsets `]` attr-dict `:` qualified(type($source)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def BP_StoreOp : BP_Op<"store", [BP_KernelOnly, MemoryEffects<[MemWrite]>,
+                                 AllTypesMatch<["dest", "result"]>]> {
+  let summary = "copy a tile into a window of a GM tensor";
+  let description = [{
+    Writes `value` (a `vec` or `acc` tile) into `dest` at `offsets` and
+    returns `dest`, so kernels can return the tensors they wrote.
+
+    ```mlir
+    %o = bp.store %y, %out[%row, %c0] : !bp.tile<32x32xf32, vec>, !bp.tensor<128x32xf32>
+    ```
+  }];
+  let arguments = (ins BP_Tile:$value, BP_GMTensor:$dest,
+                       Variadic<Index>:$offsets);
+  let results = (outs BP_GMTensor:$result);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $offsets `]` attr-dict `:` qualified(type($value)) `,` qualified(type($dest))
+  }];
+  let hasVerifier = 1;
+}
+
+def BP_MoveOp : BP_Op<"move", [Pure, BP_KernelOnly]> {
+  let summary = "move a tile between on-chip memories";
+  let description = [{
+    Legal moves: mat -> left, mat -> right, acc -> mat, acc -> vec,
+    vec -> mat. Shape and element type are unchanged.
+
+    ```mlir
+    %l = bp.move %a : !bp.tile<32x64xf32, mat> -> !bp.tile<32x64xf32, left>
+    ```
+  }];
+  let arguments = (ins BP_Tile:$source);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Vector compute
+//===----------------------------------------------------------------------===//
+
+class BP_BinaryOp<string mnemonic, string what>
+    : BP_Op<mnemonic, [Pure, BP_KernelOnly, BP_VectorOp,
+                       AllTypesMatch<["lhs", "result"]>]> {
+  let summary = "elementwise " # what;
+  let description = [{
+    Elementwise on `vec` tiles. The right operand is a tile of the same type
+    or a scalar of the tile's element type, broadcast to every element.
+
+    ```mlir
+    %c = bp.}] # mnemonic # [{ %a, %b : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+    %d = bp.}] # mnemonic # [{ %a, %s : !bp.tile<16x16xf32, vec>, f32
+    ```
+  }];
+  let arguments = (ins BP_Tile:$lhs, AnyTypeOf<[BP_Tile, BP_Scalar]>:$rhs);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))";
+  let hasVerifier = 1;
+}
+
+def BP_AddOp : BP_BinaryOp<"add", "addition">;
+def BP_SubOp : BP_BinaryOp<"sub", "subtraction">;
+def BP_MulOp : BP_BinaryOp<"mul", "multiplication">;
+def BP_DivOp : BP_BinaryOp<"div", "division">;
+def BP_MaximumOp : BP_BinaryOp<"maximum", "maximum">;
+def BP_MinimumOp : BP_BinaryOp<"minimum", "minimum">;
+
+class BP_UnaryOp<string mnemonic, string what, bit floatOnly = 0>
+    : BP_Op<mnemonic, [Pure, BP_KernelOnly, BP_VectorOp,
+                       SameOperandsAndResultType]> {
+  let summary = "elementwise " # what;
+  let arguments = (ins BP_Tile:$source);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source))";
+  let hasVerifier = 1;
+  let extraClassDeclaration = "static constexpr bool kRequiresFloat = " #
+                              !if(floatOnly, "true", "false") # ";";
+}
+
+def BP_ExpOp : BP_UnaryOp<"exp", "exponential", 1>;
+def BP_SqrtOp : BP_UnaryOp<"sqrt", "square root", 1>;
+def BP_ReluOp : BP_UnaryOp<"relu", "max(x, 0)">;
+def BP_NegOp : BP_UnaryOp<"neg", "negation">;
+def BP_AbsOp : BP_UnaryOp<"abs", "absolute value">;
+
+class BP_RowReductionOp<string mnemonic, string what>
+    : BP_Op<mnemonic, [Pure, BP_KernelOnly, BP_VectorOp]> {
+  let summary = "row " # what # " of a 2-D vec tile into an Mx1 tile";
+  let arguments = (ins BP_Tile:$source);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def BP_RowSumOp : BP_RowReductionOp<"row_sum", "sum">;
+def BP_RowMaxOp : BP_RowReductionOp<"row_max", "maximum">;
+
+def BP_CastOp : BP_Op<"cast", [Pure, BP_KernelOnly, BP_VectorOp]> {
+  let summary = "convert the element type of a vec tile";
+  let arguments = (ins BP_Tile:$source);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def BP_FullOp : BP_Op<"full", [Pure, BP_KernelOnly, BP_VectorOp]> {
+  let summary = "a vec tile with every element set to a constant";
+  let description = [{
+    ```mlir
+    %z = bp.full 0.000000e+00 : f32 -> !bp.tile<16x16xf32, vec>
+    ```
+  }];
+  let arguments = (ins TypedAttrInterface:$value);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$value attr-dict `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Cube compute
+//===----------------------------------------------------------------------===//
+
+def BP_MatmulOp : BP_Op<"matmul", [Pure, BP_KernelOnly, BP_CubeOp]> {
+  let summary = "tile matrix product on the cube unit";
+  let description = [{
+    `result = lhs x rhs (+ acc)` with lhs in `left` (MxK), rhs in `right`
+    (KxN) and the result in `acc` (MxN). Float inputs accumulate in f32,
+    integer inputs in i32.
+
+    ```mlir
+    %c = bp.matmul %a, %b : !bp.tile<32x64xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xf32, acc>
+    %d = bp.matmul %a, %b acc(%c : !bp.tile<32x32xf32, acc>) : !bp.tile<32x64xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xf32, acc>
+    ```
+  }];
+  let arguments = (ins BP_Tile:$lhs, BP_Tile:$rhs, Optional<BP_Tile>:$acc);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`acc` `(` $acc^ `:` qualified(type($acc)) `)`)? attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))
+    `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// GM pipes between the AIC and the AIV of a core group
+//===----------------------------------------------------------------------===//
+
+def BP_InitializePipeOp : BP_Op<"initialize_pipe", [BP_KernelOnly]> {
+  let summary = "set up a GM pipe between the two halves of a group";
+  let description = [{
+    Declares pipe `id` carrying tiles of up to `slot_size` bytes in the
+    directions of `dir_mask` (1 = C2V, 2 = V2C, 3 = both), each ring having
+    `slot_num` slots (default 8 for one direction, 4 for both). After
+    `bp-inject-gm-pipe-buffer`, `buffer` is the block's slice of the hidden
+    `__gm_pipe_buffer` and `offset` the pipe's byte offset in it.
+
+    ```mlir
+    bp.initialize_pipe id(0) dir_mask(1) slot_size(4096)
+    bp.initialize_pipe id(1) dir_mask(3) slot_size(1024) slot_num(2) buffer(%buf : !bp.tensor<8192xi8>) offset(4096)
+    ```
+  }];
+  let arguments = (ins BP_I64Attr:$id, BP_I32Attr:$dir_mask, BP_I64Attr:$slot_size,
+                       OptionalAttr<BP_I64Attr>:$slot_num,
+                       Optional<BP_GMTensor>:$buffer,
+                       OptionalAttr<BP_I64Attr>:$offset);
+  let assemblyFormat = [{
+    `id` `(` $id `)` `dir_mask` `(` $dir_mask `)` `slot_size` `(` $slot_size `)`
+    (`slot_num` `(` $slot_num^ `)`)?
+    (`buffer` `(` $buffer^ `:` qualified(type($buffer)) `)`)? (`offset` `(` $offset^ `)`)?
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Slots per ring with the default applied.
+    int64_t getResolvedSlotNum();
+    /// Bytes this pipe needs in each block's slice of the pipe buffer.
+    int64_t getFootprintBytes();
+  }];
+}
+
+def BP_TPushOp : BP_Op<"tpush", [BP_KernelOnly]> {
+  let summary = "push a tile into a pipe ring, waiting for a free slot";
+  let description = [{
+    The AIC pushes on `c2v`, the AIV on `v2c`.
+
+    ```mlir
+    bp.tpush c2v %acc pipe(0) : !bp.tile<32x32xf32, acc>
+    ```
+  }];
+  let arguments = (ins BP_PipeDir:$dir, BP_Tile:$value, BP_I64Attr:$pipe);
+  let assemblyFormat = "$dir $value `pipe` `(` $pipe `)` attr-dict `:` qualified(type($value))";
+  let hasVerifier = 1;
+}
+
+def BP_TPopOp : BP_Op<"tpop", [BP_KernelOnly]> {
+  let summary = "pop a tile from a pipe ring, waiting for a full slot";
+  let description = [{
+    The AIV pops from `c2v`, the AIC from `v2c`. The slot stays owned by the
+    popping side until the matching `tfree`.
+
+    ```mlir
+    %t = bp.tpop c2v pipe(0) : !bp.tile<32x32xf32, vec>
+    ```
+  }];
+  let arguments = (ins BP_PipeDir:$dir, BP_I64Attr:$pipe);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$dir `pipe` `(` $pipe `)` attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def BP_TFreeOp : BP_Op<"tfree", [BP_KernelOnly]> {
+  let summary = "release the oldest popped slot of a pipe ring";
+  let arguments = (ins BP_PipeDir:$dir, BP_I64Attr:$pipe);
+  let assemblyFormat = "$dir `pipe` `(` $pipe `)` attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Point-to-point transfers between devices
+//===----------------------------------------------------------------------===//
+
+class BP_P2POp<string mnemonic, list<Trait> traits = []>
+    : BP_Op<mnemonic, !listconcat([BP_OrchestrationOnly], traits)> {
+  let hasVerifier = 1;
+}
+
+def BP_SendOp : BP_P2POp<"send", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "send a tensor to other devices";
+  let description = [{
+    For every pair `[s, t]` of `source_target_pairs`, device `s` sends
+    `operand` to device `t` (StableHLO semantics). A non-blocking enqueue.
+
+    ```mlir
+    bp.send %h {channel_handle = #bp.channel<handle = 1, type = 1>,
+                source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>}
+        : !bp.tensor<32x512xf32>
+    ```
+  }];
+  let arguments = (ins BP_GMTensor:$operand,
+                       I64ElementsAttr:$source_target_pairs,
+                       BP_ChannelHandleAttr:$channel_handle,
+                       DefaultValuedAttr<BoolAttr, "false">:$is_host_transfer);
+  let assemblyFormat = "$operand attr-dict `:` qualified(type($operand))";
+}
+
+def BP_RecvOp : BP_P2POp<"recv", [MemoryEffects<[MemRead, MemWrite]>,
+                                  AllTypesMatch<["dest", "result"]>]> {
+  let summary = "receive a tensor from another device in place";
+  let description = [{
+    For every pair `[s, t]`, device `t` receives into `dest` what device `s`
+    sent on the same channel, and returns `dest`.
+
+    ```mlir
+    %h1 = bp.recv %h {channel_handle = #bp.channel<handle = 1, type = 1>,
+                      source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>}
+        : !bp.tensor<32x512xf32>
+    ```
+  }];
+  let arguments = (ins BP_GMTensor:$dest,
+                       I64ElementsAttr:$source_target_pairs,
+                       BP_ChannelHandleAttr:$channel_handle,
+                       DefaultValuedAttr<BoolAttr, "false">:$is_host_transfer);
+  let results = (outs BP_GMTensor:$result);
+  let assemblyFormat = "$dest attr-dict `:` qualified(type($dest))";
+}
+
+def BP_CollectivePermuteOp
+    : BP_P2POp<"collective_permute", [MemoryEffects<[MemRead, MemWrite]>,
+                                      AllTypesMatch<["operand", "result"]>]> {
+  let summary = "every source device sends its operand to its target";
+  let description = [{
+    StableHLO's collective_permute: for each pair `[s, t]` the result on `t`
+    is the operand of `s`; a device that is no target gets zeros.
+
+    ```mlir
+    %r = bp.collective_permute %x {channel_handle = #bp.channel<handle = 2, type = 1>,
+           source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>}
+        : !bp.tensor<16x16xf32>
+    ```
+  }];
+  let arguments = (ins BP_GMTensor:$operand,
+                       I64ElementsAttr:$source_target_pairs,
+                       BP_ChannelHandleAttr:$channel_handle);
+  let results = (outs BP_GMTensor:$result);
+  let assemblyFormat = "$operand attr-dict `:` qualified(type($operand))";
+}
+
+#endif // BLOCKPIPE_DIALECT_BPOPS_TD

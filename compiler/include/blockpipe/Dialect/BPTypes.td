@@ -1,0 +1,78 @@
+//===- BPTypes.td - bp types -------------------------------*- tablegen -*-===//
+
+#ifndef BLOCKPIPE_DIALECT_BPTYPES_TD
+#define BLOCKPIPE_DIALECT_BPTYPES_TD
+
+include "blockpipe/Dialect/BPAttrs.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinTypeInterfaces.td"
+
+class BP_Type<string name, string typeMnemonic, list<Trait> traits = []>
+    : TypeDef<BP_Dialect, name, traits> {
+  let mnemonic = typeMnemonic;
+}
+
+def BP_GMTensorType : BP_Type<"GMTensor", "tensor", [ShapedTypeInterface]> {
+  let summary = "tensor in global memory";
+  let description = [{
+    A tensor in the device's global memory (GM), e.g.
+    `!bp.tensor<128x64xf32>` or `!bp.tensor<?x64xf16>`. Dimensions are static
+    or dynamic (`?`). Element types: f32, f16, bf16, i32, i64, index, and i8
+    for raw byte buffers such as GM pipe buffers.
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
+                        "::mlir::Type":$elementType);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    TypeBuilderWithInferredContext<(ins "::llvm::ArrayRef<int64_t>":$shape,
+                                        "::mlir::Type":$elementType), [{
+      return $_get(elementType.getContext(), shape, elementType);
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    bool hasRank() const { return true; }
+    GMTensorType cloneWith(std::optional<::llvm::ArrayRef<int64_t>> shape,
+                           ::mlir::Type elementType) const;
+  }];
+}
+
+def BP_TileType : BP_Type<"Tile", "tile", [ShapedTypeInterface]> {
+  let summary = "tile in an on-chip memory";
+  let description = [{
+    A statically shaped tile held in one of a core's local memories, e.g.
+    `!bp.tile<32x64xf32, mat>`. Memory spaces: `vec` (vector unit), `mat`
+    (cube input buffer), `left` / `right` (matmul operands), `acc` (matmul
+    accumulator).
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
+                        "::mlir::Type":$elementType,
+                        "::mlir::bp::MemorySpace":$memorySpace);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    TypeBuilderWithInferredContext<(ins "::llvm::ArrayRef<int64_t>":$shape,
+                                        "::mlir::Type":$elementType,
+                                        "::mlir::bp::MemorySpace":$memorySpace), [{
+      return $_get(elementType.getContext(), shape, elementType, memorySpace);
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    bool hasRank() const { return true; }
+    TileType cloneWith(std::optional<::llvm::ArrayRef<int64_t>> shape,
+                       ::mlir::Type elementType) const;
+    TileType withMemorySpace(::mlir::bp::MemorySpace space) const;
+    /// Bytes the tile occupies.
+    int64_t getSizeInBytes() const;
+  }];
+}
+
+def BP_GMTensor : Type<CPred<"::llvm::isa<::mlir::bp::GMTensorType>($_self)">,
+                       "GM tensor", "::mlir::bp::GMTensorType">;
+def BP_Tile : Type<CPred<"::llvm::isa<::mlir::bp::TileType>($_self)">,
+                   "tile", "::mlir::bp::TileType">;
+def BP_Scalar : AnyTypeOf<[F32, F16, BF16, I32, I64, Index], "scalar">;
+
+#endif // BLOCKPIPE_DIALECT_BPTYPES_TD

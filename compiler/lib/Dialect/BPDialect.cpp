@@ -1,0 +1,189 @@
+//===- BPDialect.cpp - The bp dialect and its attribute rules -------------===//
+
+#include "blockpipe/Dialect/BPDialect.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+using namespace mlir::bp;
+
+#include "blockpipe/Dialect/BPDialect.cpp.inc"
+
+void BPDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "blockpipe/Dialect/BPOps.cpp.inc"
+      >();
+  registerAttributes();
+  registerTypes();
+}
+
+std::optional<FunctionKind> mlir::bp::getFunctionKind(func::FuncOp func) {
+  if (auto kind =
+          func->getAttrOfType<FunctionKindAttr>(BPDialect::kKindAttrName))
+    return kind.getValue();
+  return std::nullopt;
+}
+
+void mlir::bp::setFunctionKind(func::FuncOp func, FunctionKind kind) {
+  func->setAttr(BPDialect::kKindAttrName,
+                FunctionKindAttr::get(func.getContext(), kind));
+}
+
+bool mlir::bp::isKernelKind(FunctionKind kind) {
+  return kind == FunctionKind::InCore || kind == FunctionKind::AIC ||
+         kind == FunctionKind::AIV;
+}
+
+int64_t mlir::bp::getElementByteSize(Type elementType) {
+  if (elementType.isIndex())
+    return 8;
+  return llvm::divideCeil(elementType.getIntOrFloatBitWidth(), 8);
+}
+
+CoreAffinity mlir::bp::getCoreAffinity(Operation *op) {
+  if (op->hasTrait<CubeOp>())
+    return CoreAffinity::Cube;
+  if (op->hasTrait<VectorOp>())
+    return CoreAffinity::Vector;
+  auto sideOf = [](TileType tile) {
+    return tile.getMemorySpace() == MemorySpace::Vec ? CoreAffinity::Vector
+                                                     : CoreAffinity::Cube;
+  };
+  if (auto load = dyn_cast<LoadOp>(op))
+    return sideOf(load.getResult().getType());
+  if (auto store = dyn_cast<StoreOp>(op))
+    return sideOf(store.getValue().getType());
+  if (auto move = dyn_cast<MoveOp>(op))
+    return sideOf(move.getResult().getType());
+  return CoreAffinity::Any;
+}
+
+//===----------------------------------------------------------------------===//
+// Discardable attributes
+//===----------------------------------------------------------------------===//
+
+static std::optional<int64_t> getNumDevices(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  if (!module)
+    return std::nullopt;
+  if (auto n =
+          module->getAttrOfType<IntegerAttr>(BPDialect::kNumDevicesAttrName))
+    return n.getInt();
+  return std::nullopt;
+}
+
+/// aic functions hold only cube work and aiv functions only vector work; a
+/// group only co-launches one aic and one aiv function.
+static LogicalResult verifyFunctionBody(func::FuncOp func, FunctionKind kind) {
+  if (func.isExternal())
+    return success();
+  if (kind == FunctionKind::AIC || kind == FunctionKind::AIV) {
+    CoreAffinity forbidden =
+        kind == FunctionKind::AIC ? CoreAffinity::Vector : CoreAffinity::Cube;
+    WalkResult result = func.walk([&](Operation *op) {
+      if (getCoreAffinity(op) != forbidden)
+        return WalkResult::advance();
+      op->emitOpError() << "runs on the "
+                        << (forbidden == CoreAffinity::Cube ? "cube" : "vector")
+                        << " unit and cannot be in an "
+                        << stringifyFunctionKind(kind) << " function";
+      return WalkResult::interrupt();
+    });
+    return failure(result.wasInterrupted());
+  }
+  if (kind == FunctionKind::Group) {
+    int aicCalls = 0, aivCalls = 0;
+    for (Operation &op : func.getBody().front()) {
+      if (isa<func::ReturnOp, arith::ConstantOp>(op))
+        continue;
+      auto call = dyn_cast<func::CallOp>(op);
+      if (!call)
+        return op.emitOpError()
+               << "cannot be in a group function: a group only calls its aic "
+                  "and aiv functions";
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      std::optional<FunctionKind> calleeKind =
+          callee ? getFunctionKind(callee) : std::nullopt;
+      if (calleeKind == FunctionKind::AIC)
+        ++aicCalls;
+      else if (calleeKind == FunctionKind::AIV)
+        ++aivCalls;
+      else
+        return call.emitOpError()
+               << "a group function may only call aic and aiv functions, but '"
+               << call.getCallee() << "' is not one";
+    }
+    if (aicCalls > 1 || aivCalls > 1)
+      return func.emitOpError()
+             << "a group calls at most one aic and one aiv function, found "
+             << aicCalls << " and " << aivCalls;
+  }
+  return success();
+}
+
+LogicalResult BPDialect::verifyOperationAttribute(Operation *op,
+                                                  NamedAttribute attribute) {
+  StringRef name = attribute.getName().getValue();
+  Attribute value = attribute.getValue();
+
+  if (name == kNumDevicesAttrName) {
+    auto n = dyn_cast<IntegerAttr>(value);
+    if (!isa<ModuleOp>(op) || !n || n.getInt() <= 0)
+      return op->emitError()
+             << "'" << name << "' must be a positive integer on a module";
+    return success();
+  }
+
+  auto func = dyn_cast<func::FuncOp>(op);
+  if (name == kKindAttrName) {
+    auto kind = dyn_cast<FunctionKindAttr>(value);
+    if (!func || !kind)
+      return op->emitError()
+             << "'" << name << "' must be a #bp<kind ...> on a func.func";
+    return verifyFunctionBody(func, kind.getValue());
+  }
+
+  if (name == kDeviceAttrName || name == kMicrobatchesAttrName) {
+    bool isDevice = name == kDeviceAttrName;
+    FunctionKind required =
+        isDevice ? FunctionKind::Orchestration : FunctionKind::Pipeline;
+    if (!func || getFunctionKind(func) != required)
+      return op->emitError() << "'" << name << "' is only allowed on "
+                             << stringifyFunctionKind(required) << " functions";
+    auto n = dyn_cast<IntegerAttr>(value);
+    if (!n || (isDevice ? n.getInt() < 0 : n.getInt() <= 0))
+      return op->emitError()
+             << "'" << name << "' must be a "
+             << (isDevice ? "non-negative" : "positive") << " integer";
+    if (isDevice) {
+      std::optional<int64_t> numDevices = getNumDevices(op);
+      if (numDevices && n.getInt() >= *numDevices)
+        return op->emitError()
+               << "device " << n.getInt() << " is out of range: the module has "
+               << *numDevices << " devices";
+    }
+    return success();
+  }
+
+  return op->emitError() << "unknown bp attribute '" << name << "'";
+}
+
+LogicalResult BPDialect::verifyRegionArgAttribute(Operation *op,
+                                                  unsigned regionIndex,
+                                                  unsigned argIndex,
+                                                  NamedAttribute attribute) {
+  if (attribute.getName() != kParamDirAttrName)
+    return op->emitError() << "unknown bp argument attribute '"
+                           << attribute.getName().getValue() << "'";
+  if (!isa<ParamDirAttr>(attribute.getValue()))
+    return op->emitError() << "'" << kParamDirAttrName
+                           << "' must be #bp<dir in|out|inout>";
+  Region &region = op->getRegion(regionIndex);
+  if (!region.empty() &&
+      !isa<GMTensorType>(region.getArgument(argIndex).getType()))
+    return op->emitError() << "argument " << argIndex
+                           << " has a direction but is not a GM tensor";
+  return success();
+}

@@ -1,0 +1,563 @@
+//===- BPOps.cpp - Verifiers of bp operations -----------------------------===//
+
+#include "blockpipe/Dialect/BPDialect.h"
+#include "blockpipe/Runtime/PipeLayout.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace mlir::bp;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// `32x64` for diagnostics.
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(
+      shape, os,
+      [&](int64_t dim) {
+        if (ShapedType::isDynamic(dim))
+          os << '?';
+        else
+          os << dim;
+      },
+      "x");
+  return text;
+}
+
+static std::optional<int64_t> getConstantIndex(Value value) {
+  APInt constant;
+  if (matchPattern(value, m_ConstantInt(&constant)))
+    return constant.getSExtValue();
+  return std::nullopt;
+}
+
+/// A load or store window: one offset per tensor dimension, the tile's shape
+/// as its size, and, where both are known, inside the tensor.
+static LogicalResult verifyWindow(Operation *op, GMTensorType tensor,
+                                  TileType tile, OperandRange offsets) {
+  if (tile.getElementType() != tensor.getElementType())
+    return op->emitOpError()
+           << "element types differ: tensor has " << tensor.getElementType()
+           << ", tile has " << tile.getElementType();
+  if (tile.getRank() != tensor.getRank())
+    return op->emitOpError()
+           << "tile rank " << tile.getRank() << " differs from tensor rank "
+           << tensor.getRank();
+  if (offsets.size() != static_cast<size_t>(tensor.getRank()))
+    return op->emitOpError()
+           << "expects " << tensor.getRank() << " offsets, one per tensor "
+           << "dimension, got " << offsets.size();
+  for (auto [dim, offset] : llvm::enumerate(offsets)) {
+    int64_t size = tile.getDimSize(dim);
+    int64_t extent = tensor.getDimSize(dim);
+    std::optional<int64_t> start = getConstantIndex(offset);
+    if (start && *start < 0)
+      return op->emitOpError() << "offset " << *start << " of dimension " << dim
+                               << " is negative";
+    if (ShapedType::isDynamic(extent))
+      continue;
+    if (size > extent)
+      return op->emitOpError()
+             << "tile " << formatShape(tile.getShape())
+             << " is larger than tensor " << formatShape(tensor.getShape())
+             << " in dimension " << dim;
+    if (start && *start + size > extent)
+      return op->emitOpError() << "window [" << *start << ", " << *start + size
+                               << ") of dimension " << dim
+                               << " is outside the tensor's size " << extent;
+  }
+  return success();
+}
+
+static LogicalResult verifyVecTile(Operation *op, TileType tile,
+                                   StringRef name) {
+  if (tile.getMemorySpace() != MemorySpace::Vec)
+    return op->emitOpError()
+           << name << " must be a vec tile, got "
+           << stringifyMemorySpace(tile.getMemorySpace()) << " memory";
+  return success();
+}
+
+static int64_t getNumDevicesOrZero(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  auto attr =
+      module
+          ? module->getAttrOfType<IntegerAttr>(BPDialect::kNumDevicesAttrName)
+          : IntegerAttr();
+  return attr ? attr.getInt() : 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Orchestration
+//===----------------------------------------------------------------------===//
+
+LogicalResult TensorCreateOp::verify() {
+  GMTensorType type = getResult().getType();
+  if (static_cast<int64_t>(getDynamicSizes().size()) !=
+      type.getNumDynamicDims())
+    return emitOpError() << "expects one size operand per dynamic dimension ("
+                         << type.getNumDynamicDims() << "), got "
+                         << getDynamicSizes().size();
+  if (getPipeBuffer() && (type.getRank() != 1 || !type.hasStaticShape() ||
+                          !type.getElementType().isSignlessInteger(8)))
+    return emitOpError() << "a pipe buffer is a static 1-D i8 tensor of its "
+                            "per-block bytes, got "
+                         << type;
+  return success();
+}
+
+static ParseResult
+parseCoreNum(OpAsmParser &parser,
+             std::optional<OpAsmParser::UnresolvedOperand> &dynamic,
+             IntegerAttr &value) {
+  OpAsmParser::UnresolvedOperand operand;
+  OptionalParseResult parsedOperand = parser.parseOptionalOperand(operand);
+  if (parsedOperand.has_value()) {
+    if (failed(*parsedOperand))
+      return failure();
+    dynamic = operand;
+    return success();
+  }
+  int64_t count;
+  if (parser.parseInteger(count))
+    return failure();
+  value = parser.getBuilder().getI64IntegerAttr(count);
+  return success();
+}
+
+static void printCoreNum(OpAsmPrinter &printer, Operation *, Value dynamic,
+                         IntegerAttr value) {
+  if (dynamic)
+    printer << dynamic;
+  else if (value)
+    printer << value.getInt();
+}
+
+LogicalResult LaunchOp::verify() {
+  if (static_cast<bool>(getDynamicCoreNum()) ==
+      static_cast<bool>(getCoreNumAttr()))
+    return emitOpError("needs core_num as exactly one of a constant and a "
+                       "value");
+  if (std::optional<int64_t> n = getStaticCoreNum(); n && *n <= 0)
+    return emitOpError() << "core_num must be positive, got " << *n;
+  return success();
+}
+
+LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto callee =
+      symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, getCalleeAttr());
+  if (!callee)
+    return emitOpError() << "launches '" << getCallee()
+                         << "', which is not a function in this module";
+  std::optional<FunctionKind> kind = getFunctionKind(callee);
+  if (!kind || !(isKernelKind(*kind) || *kind == FunctionKind::Group))
+    return emitOpError() << "launches '" << getCallee()
+                         << "', which is not an incore, aic, aiv or group "
+                            "function";
+  FunctionType type = callee.getFunctionType();
+  if (type.getNumInputs() != getArgs().size())
+    return emitOpError() << "passes " << getArgs().size() << " arguments to '"
+                         << getCallee() << "', which takes "
+                         << type.getNumInputs();
+  for (auto [i, arg, expected] :
+       llvm::enumerate(getArgs().getTypes(), type.getInputs()))
+    if (arg != expected)
+      return emitOpError() << "argument " << i << " has type " << arg
+                           << " but '" << getCallee() << "' expects "
+                           << expected;
+  if (!llvm::equal(type.getResults(), getResultTypes()))
+    return emitOpError() << "result types differ from those of '" << getCallee()
+                         << "'";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Block identity and tensor shapes
+//===----------------------------------------------------------------------===//
+
+LogicalResult DimOp::verify() {
+  int64_t rank = getSource().getType().getRank();
+  if (getIndex() < 0 || getIndex() >= rank)
+    return emitOpError() << "dimension " << getIndex()
+                         << " is out of range for a rank-" << rank << " tensor";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult LoadOp::verify() {
+  TileType tile = getResult().getType();
+  if (tile.getMemorySpace() == MemorySpace::Acc)
+    return emitOpError("cannot load into acc memory; acc tiles are produced "
+                       "by matmul");
+  return verifyWindow(*this, getSource().getType(), tile, getOffsets());
+}
+
+LogicalResult StoreOp::verify() {
+  TileType tile = getValue().getType();
+  if (tile.getMemorySpace() != MemorySpace::Vec &&
+      tile.getMemorySpace() != MemorySpace::Acc)
+    return emitOpError() << "can store vec or acc tiles, got "
+                         << stringifyMemorySpace(tile.getMemorySpace())
+                         << " memory";
+  return verifyWindow(*this, getDest().getType(), tile, getOffsets());
+}
+
+LogicalResult MoveOp::verify() {
+  TileType from = getSource().getType();
+  TileType to = getResult().getType();
+  if (from.getShape() != to.getShape() ||
+      from.getElementType() != to.getElementType())
+    return emitOpError("changes only the memory space; shape and element "
+                       "type must stay the same");
+  MemorySpace src = from.getMemorySpace(), dst = to.getMemorySpace();
+  bool legal = (src == MemorySpace::Mat &&
+                (dst == MemorySpace::Left || dst == MemorySpace::Right)) ||
+               (src == MemorySpace::Acc &&
+                (dst == MemorySpace::Mat || dst == MemorySpace::Vec)) ||
+               (src == MemorySpace::Vec && dst == MemorySpace::Mat);
+  if (!legal)
+    return emitOpError() << "cannot move a tile from "
+                         << stringifyMemorySpace(src) << " to "
+                         << stringifyMemorySpace(dst)
+                         << " (legal: mat->left, mat->right, acc->mat, "
+                            "acc->vec, vec->mat)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Vector compute
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyBinary(Operation *op, TileType lhs, Type rhs) {
+  if (failed(verifyVecTile(op, lhs, "lhs")))
+    return failure();
+  if (auto rhsTile = dyn_cast<TileType>(rhs)) {
+    if (rhsTile.getShape() != lhs.getShape())
+      return op->emitOpError()
+             << "operand shapes differ: " << formatShape(lhs.getShape())
+             << " and " << formatShape(rhsTile.getShape());
+    if (rhsTile.getElementType() != lhs.getElementType())
+      return op->emitOpError()
+             << "operand element types differ: " << lhs.getElementType()
+             << " and " << rhsTile.getElementType();
+    return verifyVecTile(op, rhsTile, "rhs");
+  }
+  if (rhs != lhs.getElementType())
+    return op->emitOpError() << "scalar operand of type " << rhs
+                             << " does not match the tile's element type "
+                             << lhs.getElementType();
+  return success();
+}
+
+#define BP_BINARY_VERIFIER(OP)                                                 \
+  LogicalResult OP::verify() {                                                 \
+    return verifyBinary(*this, getLhs().getType(), getRhs().getType());        \
+  }
+BP_BINARY_VERIFIER(AddOp)
+BP_BINARY_VERIFIER(SubOp)
+BP_BINARY_VERIFIER(MulOp)
+BP_BINARY_VERIFIER(DivOp)
+BP_BINARY_VERIFIER(MaximumOp)
+BP_BINARY_VERIFIER(MinimumOp)
+#undef BP_BINARY_VERIFIER
+
+template <typename UnaryOp> static LogicalResult verifyUnary(UnaryOp op) {
+  TileType tile = op.getSource().getType();
+  if (failed(verifyVecTile(op, tile, "operand")))
+    return failure();
+  if (UnaryOp::kRequiresFloat && !isa<FloatType>(tile.getElementType()))
+    return op.emitOpError()
+           << "needs a floating-point tile, got " << tile.getElementType();
+  return success();
+}
+
+LogicalResult ExpOp::verify() { return verifyUnary(*this); }
+LogicalResult SqrtOp::verify() { return verifyUnary(*this); }
+LogicalResult ReluOp::verify() { return verifyUnary(*this); }
+LogicalResult NegOp::verify() { return verifyUnary(*this); }
+LogicalResult AbsOp::verify() { return verifyUnary(*this); }
+
+static LogicalResult verifyRowReduction(Operation *op, TileType source,
+                                        TileType result) {
+  if (failed(verifyVecTile(op, source, "operand")) ||
+      failed(verifyVecTile(op, result, "result")))
+    return failure();
+  if (source.getRank() != 2)
+    return op->emitOpError("reduces the rows of a 2-D tile");
+  if (result.getElementType() != source.getElementType())
+    return op->emitOpError("result element type must match the operand's");
+  SmallVector<int64_t> expected = {source.getDimSize(0), 1};
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return op->emitOpError()
+           << "result of reducing " << formatShape(source.getShape())
+           << " must be " << formatShape(expected) << ", got "
+           << formatShape(result.getShape());
+  return success();
+}
+
+LogicalResult RowSumOp::verify() {
+  return verifyRowReduction(*this, getSource().getType(),
+                            getResult().getType());
+}
+LogicalResult RowMaxOp::verify() {
+  return verifyRowReduction(*this, getSource().getType(),
+                            getResult().getType());
+}
+
+LogicalResult CastOp::verify() {
+  TileType from = getSource().getType(), to = getResult().getType();
+  if (failed(verifyVecTile(*this, from, "operand")) ||
+      failed(verifyVecTile(*this, to, "result")))
+    return failure();
+  if (from.getShape() != to.getShape())
+    return emitOpError() << "changes only the element type; shapes "
+                         << formatShape(from.getShape()) << " and "
+                         << formatShape(to.getShape()) << " differ";
+  return success();
+}
+
+LogicalResult FullOp::verify() {
+  TileType tile = getResult().getType();
+  if (failed(verifyVecTile(*this, tile, "result")))
+    return failure();
+  Type valueType = getValue().getType();
+  if (valueType != tile.getElementType() ||
+      !isa<FloatAttr, IntegerAttr>(getValue()))
+    return emitOpError() << "value of type " << valueType
+                         << " does not match the tile's element type "
+                         << tile.getElementType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Cube compute
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  TileType lhs = getLhs().getType(), rhs = getRhs().getType();
+  TileType result = getResult().getType();
+  auto expectSpace = [&](TileType tile, MemorySpace space,
+                         StringRef name) -> LogicalResult {
+    if (tile.getMemorySpace() == space)
+      return success();
+    return emitOpError() << name << " must be in "
+                         << stringifyMemorySpace(space) << " memory, got "
+                         << stringifyMemorySpace(tile.getMemorySpace());
+  };
+  if (failed(expectSpace(lhs, MemorySpace::Left, "lhs")) ||
+      failed(expectSpace(rhs, MemorySpace::Right, "rhs")) ||
+      failed(expectSpace(result, MemorySpace::Acc, "result")))
+    return failure();
+  if (lhs.getRank() != 2 || rhs.getRank() != 2 || result.getRank() != 2)
+    return emitOpError("operands and result must be 2-D tiles");
+  if (lhs.getDimSize(1) != rhs.getDimSize(0))
+    return emitOpError() << "inner dimensions differ: lhs is "
+                         << formatShape(lhs.getShape()) << ", rhs is "
+                         << formatShape(rhs.getShape());
+  SmallVector<int64_t> expected = {lhs.getDimSize(0), rhs.getDimSize(1)};
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "result must be " << formatShape(expected)
+                         << ", got " << formatShape(result.getShape());
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOpError() << "operand element types differ: "
+                         << lhs.getElementType() << " and "
+                         << rhs.getElementType();
+  Builder b(getContext());
+  Type accType = isa<FloatType>(lhs.getElementType()) ? Type(b.getF32Type())
+                                                      : b.getI32Type();
+  if (result.getElementType() != accType)
+    return emitOpError() << "accumulates " << lhs.getElementType() << " in "
+                         << accType << ", got " << result.getElementType();
+  if (getAcc() && getAcc().getType() != result)
+    return emitOpError("acc operand must have the result's type");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GM pipes
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyInGroupHalf(Operation *op) {
+  return verifyEnclosingFunctionKind(
+      op, {FunctionKind::AIC, FunctionKind::AIV},
+      "an aic or aiv function (pipes connect the halves of a group)");
+}
+
+int64_t InitializePipeOp::getResolvedSlotNum() {
+  return blockpipe::resolvePipeSlotNum(getDirMask(), getSlotNum());
+}
+
+int64_t InitializePipeOp::getFootprintBytes() {
+  return blockpipe::pipeFootprintBytes(getDirMask(), getSlotSize(),
+                                       getSlotNum());
+}
+
+LogicalResult InitializePipeOp::verify() {
+  if (!blockpipe::isValidPipeDirMask(getDirMask()))
+    return emitOpError() << "dir_mask must be 1 (c2v), 2 (v2c) or 3 (both), "
+                            "got "
+                         << getDirMask();
+  if (getSlotSize() <= 0)
+    return emitOpError() << "slot_size must be positive, got " << getSlotSize();
+  if (getSlotNum() && *getSlotNum() <= 0)
+    return emitOpError() << "slot_num must be positive, got " << *getSlotNum();
+  if (getOffset() && !getBuffer())
+    return emitOpError("has an offset but no buffer");
+  if (getBuffer()) {
+    int64_t offset = getOffset().value_or(0);
+    GMTensorType buffer = getBuffer().getType();
+    if (offset < 0)
+      return emitOpError() << "offset must be non-negative, got " << offset;
+    if (buffer.hasStaticShape() &&
+        offset + getFootprintBytes() >
+            buffer.getNumElements() *
+                getElementByteSize(buffer.getElementType()))
+      return emitOpError() << "needs " << getFootprintBytes()
+                           << " bytes at offset " << offset
+                           << ", beyond the end of its " << buffer << " buffer";
+  }
+  if (failed(verifyInGroupHalf(*this)))
+    return failure();
+  auto func = (*this)->getParentOfType<func::FuncOp>();
+  WalkResult duplicate = func.walk([&](InitializePipeOp other) {
+    if (other != *this && other.getId() == getId() &&
+        other->isBeforeInBlock(*this))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (duplicate.wasInterrupted())
+    return emitOpError() << "pipe " << getId()
+                         << " is already initialized in this function";
+  return success();
+}
+
+/// A pipe op's direction must be the one its side of the group uses, and its
+/// pipe must be initialized in the same function with that direction.
+static LogicalResult verifyPipeUse(Operation *op, PipeDir dir, int64_t pipe,
+                                   bool pushes, TileType tile) {
+  if (failed(verifyInGroupHalf(op)))
+    return failure();
+  FunctionKind kind = *getEnclosingFunctionKind(op);
+  // The AIC pushes on c2v and consumes v2c; the AIV the other way round.
+  PipeDir expected =
+      (kind == FunctionKind::AIC) == pushes ? PipeDir::C2V : PipeDir::V2C;
+  if (dir != expected)
+    return op->emitOpError()
+           << "in an " << stringifyFunctionKind(kind) << " function must use "
+           << stringifyPipeDir(expected) << ", not " << stringifyPipeDir(dir);
+  InitializePipeOp init;
+  op->getParentOfType<func::FuncOp>().walk([&](InitializePipeOp candidate) {
+    if (candidate.getId() == pipe)
+      init = candidate;
+  });
+  if (!init)
+    return op->emitOpError() << "uses pipe " << pipe
+                             << ", which this function does not initialize";
+  if (!(init.getDirMask() & static_cast<int32_t>(dir)))
+    return op->emitOpError()
+           << "uses the " << stringifyPipeDir(dir) << " ring of pipe " << pipe
+           << ", which was initialized with dir_mask " << init.getDirMask();
+  if (tile && tile.getSizeInBytes() > init.getSlotSize())
+    return op->emitOpError() << "moves a tile of " << tile.getSizeInBytes()
+                             << " bytes through pipe " << pipe
+                             << " whose slot_size is " << init.getSlotSize();
+  return success();
+}
+
+LogicalResult TPushOp::verify() {
+  return verifyPipeUse(*this, getDir(), getPipe(), /*pushes=*/true,
+                       getValue().getType());
+}
+
+LogicalResult TPopOp::verify() {
+  return verifyPipeUse(*this, getDir(), getPipe(), /*pushes=*/false,
+                       getResult().getType());
+}
+
+LogicalResult TFreeOp::verify() {
+  return verifyPipeUse(*this, getDir(), getPipe(), /*pushes=*/false,
+                       TileType());
+}
+
+//===----------------------------------------------------------------------===//
+// Point-to-point transfers
+//===----------------------------------------------------------------------===//
+
+/// The StableHLO constraints on source_target_pairs and channels.
+static LogicalResult verifyTransfer(Operation *op,
+                                    DenseIntElementsAttr sourceTargetPairs,
+                                    ChannelHandleAttr channel,
+                                    bool isHostTransfer,
+                                    int64_t expectedChannelType) {
+  auto type = cast<ShapedType>(sourceTargetPairs.getType());
+  if (type.getRank() != 2 || type.getDimSize(1) != 2)
+    return op->emitOpError()
+           << "source_target_pairs must have shape N x 2, got "
+           << formatShape(type.getShape());
+  int64_t numPairs = type.getDimSize(0);
+  if (numPairs == 0 && !isHostTransfer)
+    return op->emitOpError("a device-to-device transfer needs at least one "
+                           "source-target pair");
+  int64_t numDevices = getNumDevicesOrZero(op);
+  if (numPairs > 0 && numDevices == 0)
+    return op->emitOpError()
+           << "needs the enclosing module to declare '"
+           << BPDialect::kNumDevicesAttrName << "' to check its device ids";
+  SmallVector<int64_t> ids(sourceTargetPairs.getValues<int64_t>());
+  llvm::DenseSet<int64_t> sources, targets;
+  for (int64_t i = 0; i < numPairs; ++i) {
+    int64_t source = ids[2 * i], target = ids[2 * i + 1];
+    for (int64_t id : {source, target})
+      if (id < 0 || id >= numDevices)
+        return op->emitOpError()
+               << "device id " << id << " in source_target_pairs is outside "
+               << "[0, " << numDevices << ")";
+    if (!sources.insert(source).second)
+      return op->emitOpError()
+             << "source " << source << " appears twice in source_target_pairs";
+    if (!targets.insert(target).second)
+      return op->emitOpError()
+             << "target " << target << " appears twice in source_target_pairs";
+  }
+  if (channel.getType() != expectedChannelType)
+    return op->emitOpError()
+           << "channel type " << channel.getType() << " does not match "
+           << (isHostTransfer ? "a host transfer"
+                              : "a device-to-device "
+                                "transfer")
+           << ", which needs channel type " << expectedChannelType;
+  return success();
+}
+
+LogicalResult SendOp::verify() {
+  return verifyTransfer(
+      *this, getSourceTargetPairs(), getChannelHandle(), getIsHostTransfer(),
+      getIsHostTransfer() ? ChannelHandleAttr::kDeviceToHost
+                          : ChannelHandleAttr::kDeviceToDevice);
+}
+
+LogicalResult RecvOp::verify() {
+  return verifyTransfer(
+      *this, getSourceTargetPairs(), getChannelHandle(), getIsHostTransfer(),
+      getIsHostTransfer() ? ChannelHandleAttr::kHostToDevice
+                          : ChannelHandleAttr::kDeviceToDevice);
+}
+
+LogicalResult CollectivePermuteOp::verify() {
+  return verifyTransfer(*this, getSourceTargetPairs(), getChannelHandle(),
+                        /*isHostTransfer=*/false,
+                        ChannelHandleAttr::kDeviceToDevice);
+}
+
+#define GET_OP_CLASSES
+#include "blockpipe/Dialect/BPOps.cpp.inc"

@@ -1,0 +1,138 @@
+//===- BPTypes.cpp - GM tensor and tile types -----------------------------===//
+
+#include "blockpipe/Dialect/BPDialect.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::bp;
+
+#define GET_TYPEDEF_CLASSES
+#include "blockpipe/Dialect/BPTypes.cpp.inc"
+
+void BPDialect::registerTypes() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "blockpipe/Dialect/BPTypes.cpp.inc"
+      >();
+}
+
+static bool isComputeElementType(Type type) {
+  return type.isF32() || type.isF16() || type.isBF16() ||
+         type.isSignlessInteger(32) || type.isSignlessInteger(64);
+}
+
+static void printShape(AsmPrinter &printer, ArrayRef<int64_t> shape) {
+  for (int64_t dim : shape) {
+    if (ShapedType::isDynamic(dim))
+      printer << '?';
+    else
+      printer << dim;
+    printer << 'x';
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// GMTensorType
+//===----------------------------------------------------------------------===//
+
+Type GMTensorType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/true,
+                                /*withTrailingX=*/true) ||
+      parser.parseType(elementType) || parser.parseGreater())
+    return {};
+  return parser.getChecked<GMTensorType>(parser.getContext(), shape,
+                                         elementType);
+}
+
+void GMTensorType::print(AsmPrinter &printer) const {
+  printer << '<';
+  printShape(printer, getShape());
+  printer << getElementType() << '>';
+}
+
+LogicalResult GMTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   ArrayRef<int64_t> shape, Type elementType) {
+  if (!isComputeElementType(elementType) && !elementType.isIndex() &&
+      !elementType.isSignlessInteger(8))
+    return emitError() << "GM tensor element type must be f32, f16, bf16, "
+                          "i32, i64, index or i8, got "
+                       << elementType;
+  for (int64_t dim : shape)
+    if (!ShapedType::isDynamic(dim) && dim < 0)
+      return emitError() << "GM tensor dimensions must be non-negative or ?";
+  return success();
+}
+
+GMTensorType GMTensorType::cloneWith(std::optional<ArrayRef<int64_t>> shape,
+                                     Type elementType) const {
+  return GMTensorType::get(shape ? *shape : getShape(), elementType);
+}
+
+//===----------------------------------------------------------------------===//
+// TileType
+//===----------------------------------------------------------------------===//
+
+Type TileType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  StringRef spaceName;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false,
+                                /*withTrailingX=*/true) ||
+      parser.parseType(elementType) || parser.parseComma())
+    return {};
+  SMLoc spaceLoc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&spaceName))
+    return {};
+  std::optional<MemorySpace> space = symbolizeMemorySpace(spaceName);
+  if (!space) {
+    parser.emitError(spaceLoc) << "unknown memory space '" << spaceName
+                               << "'; expected vec, mat, left, right or acc";
+    return {};
+  }
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<TileType>(parser.getContext(), shape, elementType,
+                                     *space);
+}
+
+void TileType::print(AsmPrinter &printer) const {
+  printer << '<';
+  printShape(printer, getShape());
+  printer << getElementType() << ", " << stringifyMemorySpace(getMemorySpace())
+          << '>';
+}
+
+LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayRef<int64_t> shape, Type elementType,
+                               MemorySpace) {
+  if (!isComputeElementType(elementType))
+    return emitError() << "tile element type must be f32, f16, bf16, i32 or "
+                          "i64, got "
+                       << elementType;
+  if (shape.empty() || shape.size() > 2)
+    return emitError() << "tiles are 1-D or 2-D, got rank " << shape.size();
+  for (int64_t dim : shape)
+    if (dim <= 0)
+      return emitError() << "tile dimensions must be positive";
+  return success();
+}
+
+TileType TileType::cloneWith(std::optional<ArrayRef<int64_t>> shape,
+                             Type elementType) const {
+  return TileType::get(shape ? *shape : getShape(), elementType,
+                       getMemorySpace());
+}
+
+TileType TileType::withMemorySpace(MemorySpace space) const {
+  return TileType::get(getShape(), getElementType(), space);
+}
+
+int64_t TileType::getSizeInBytes() const {
+  return getNumElements() * getElementByteSize(getElementType());
+}
