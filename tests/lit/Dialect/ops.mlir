@@ -1,0 +1,162 @@
+// Every bp op survives a print-parse round trip, in its generic form too.
+// RUN: bp-opt %s | bp-opt | FileCheck %s
+// RUN: bp-opt %s --mlir-print-op-generic | bp-opt | FileCheck %s
+
+module attributes {bp.num_devices = 4 : i64} {
+
+// CHECK-LABEL: func.func @vector_ops
+// CHECK-SAME: bp.kind = #bp<kind aiv>
+func.func @vector_ops(%x: !bp.tensor<64x16xf32>, %y: !bp.tensor<?x16xf16>,
+                      %out: !bp.tensor<64x16xf32> {bp.dir = #bp<dir out>},
+                      %io: !bp.tensor<64x1xf32> {bp.dir = #bp<dir inout>})
+    -> (!bp.tensor<64x16xf32>, !bp.tensor<64x1xf32>)
+    attributes {bp.kind = #bp<kind aiv>} {
+  %c0 = arith.constant 0 : index
+  %s = arith.constant 2.0 : f32
+  // CHECK: %[[B:.*]] = bp.get_block_idx
+  %b = bp.get_block_idx
+  // CHECK: bp.get_block_num
+  %n = bp.get_block_num
+  // CHECK: bp.get_subblock_idx
+  %sb = bp.get_subblock_idx
+  // CHECK: %[[T:.*]] = bp.load %{{.*}}[%{{.*}}, %{{.*}}] : !bp.tensor<64x16xf32> -> !bp.tile<16x16xf32, vec>
+  %t = bp.load %x[%c0, %c0] : !bp.tensor<64x16xf32> -> !bp.tile<16x16xf32, vec>
+  // CHECK: bp.load %{{.*}} : !bp.tensor<?x16xf16> -> !bp.tile<16x16xf16, vec>
+  %h = bp.load %y[%b, %c0] : !bp.tensor<?x16xf16> -> !bp.tile<16x16xf16, vec>
+  // CHECK: bp.add %[[T]], %[[T]] : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  %a = bp.add %t, %t : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  // CHECK: bp.sub %{{.*}}, %{{.*}} : !bp.tile<16x16xf32, vec>, f32
+  %sub = bp.sub %a, %s : !bp.tile<16x16xf32, vec>, f32
+  // CHECK: bp.mul
+  %mul = bp.mul %sub, %a : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  // CHECK: bp.div
+  %div = bp.div %mul, %s : !bp.tile<16x16xf32, vec>, f32
+  // CHECK: bp.maximum
+  %max = bp.maximum %div, %t : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  // CHECK: bp.minimum
+  %min = bp.minimum %max, %s : !bp.tile<16x16xf32, vec>, f32
+  // CHECK: bp.exp %{{.*}} : !bp.tile<16x16xf32, vec>
+  %e = bp.exp %min : !bp.tile<16x16xf32, vec>
+  // CHECK: bp.sqrt
+  %sq = bp.sqrt %e : !bp.tile<16x16xf32, vec>
+  // CHECK: bp.relu
+  %r = bp.relu %sq : !bp.tile<16x16xf32, vec>
+  // CHECK: bp.neg
+  %ng = bp.neg %r : !bp.tile<16x16xf32, vec>
+  // CHECK: bp.abs
+  %ab = bp.abs %ng : !bp.tile<16x16xf32, vec>
+  // CHECK: bp.cast %{{.*}} : !bp.tile<16x16xf16, vec> -> !bp.tile<16x16xf32, vec>
+  %hc = bp.cast %h : !bp.tile<16x16xf16, vec> -> !bp.tile<16x16xf32, vec>
+  %sum0 = bp.add %ab, %hc : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  // CHECK: bp.row_sum %{{.*}} : !bp.tile<16x16xf32, vec> -> !bp.tile<16x1xf32, vec>
+  %rs = bp.row_sum %sum0 : !bp.tile<16x16xf32, vec> -> !bp.tile<16x1xf32, vec>
+  // CHECK: bp.row_max
+  %rm = bp.row_max %sum0 : !bp.tile<16x16xf32, vec> -> !bp.tile<16x1xf32, vec>
+  // CHECK: bp.full 1.000000e+00 : f32 -> !bp.tile<16x1xf32, vec>
+  %one = bp.full 1.0 : f32 -> !bp.tile<16x1xf32, vec>
+  %rr = bp.add %rs, %rm : !bp.tile<16x1xf32, vec>, !bp.tile<16x1xf32, vec>
+  %rr1 = bp.add %rr, %one : !bp.tile<16x1xf32, vec>, !bp.tile<16x1xf32, vec>
+  // CHECK: bp.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : !bp.tile<16x16xf32, vec>, !bp.tensor<64x16xf32>
+  %o = bp.store %sum0, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<64x16xf32>
+  %o2 = bp.store %rr1, %io[%c0, %c0] : !bp.tile<16x1xf32, vec>, !bp.tensor<64x1xf32>
+  return %o, %o2 : !bp.tensor<64x16xf32>, !bp.tensor<64x1xf32>
+}
+
+// CHECK-LABEL: func.func @cube_ops
+func.func @cube_ops(%a: !bp.tensor<32x64xf16>, %b: !bp.tensor<64x32xf16>,
+                    %c: !bp.tensor<32x32xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<32x32xf32> attributes {bp.kind = #bp<kind aic>} {
+  %c0 = arith.constant 0 : index
+  %ma = bp.load %a[%c0, %c0] : !bp.tensor<32x64xf16> -> !bp.tile<32x64xf16, mat>
+  // CHECK: bp.move %{{.*}} : !bp.tile<32x64xf16, mat> -> !bp.tile<32x64xf16, left>
+  %l = bp.move %ma : !bp.tile<32x64xf16, mat> -> !bp.tile<32x64xf16, left>
+  // CHECK: bp.load %{{.*}} : !bp.tensor<64x32xf16> -> !bp.tile<64x32xf16, right>
+  %r = bp.load %b[%c0, %c0] : !bp.tensor<64x32xf16> -> !bp.tile<64x32xf16, right>
+  // CHECK: %[[ACC:.*]] = bp.matmul %{{.*}}, %{{.*}} : !bp.tile<32x64xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xf32, acc>
+  %acc = bp.matmul %l, %r : !bp.tile<32x64xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xf32, acc>
+  // CHECK: bp.matmul %{{.*}}, %{{.*}} acc(%[[ACC]] : !bp.tile<32x32xf32, acc>)
+  %acc2 = bp.matmul %l, %r acc(%acc : !bp.tile<32x32xf32, acc>) : !bp.tile<32x64xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xf32, acc>
+  // CHECK: bp.move %{{.*}} : !bp.tile<32x32xf32, acc> -> !bp.tile<32x32xf32, mat>
+  %m = bp.move %acc2 : !bp.tile<32x32xf32, acc> -> !bp.tile<32x32xf32, mat>
+  // CHECK: bp.store %{{.*}} : !bp.tile<32x32xf32, acc>, !bp.tensor<32x32xf32>
+  %o = bp.store %acc2, %c[%c0, %c0] : !bp.tile<32x32xf32, acc>, !bp.tensor<32x32xf32>
+  return %o : !bp.tensor<32x32xf32>
+}
+
+// CHECK-LABEL: func.func @pipe_aic
+func.func @pipe_aic(%buf: !bp.tensor<24576xi8>) attributes {bp.kind = #bp<kind aic>} {
+  // CHECK: bp.initialize_pipe id(0) dir_mask(3) slot_size(2048) slot_num(2) buffer(%{{.*}} : !bp.tensor<24576xi8>) offset(0)
+  bp.initialize_pipe id(0) dir_mask(3) slot_size(2048) slot_num(2) buffer(%buf : !bp.tensor<24576xi8>) offset(0)
+  // CHECK: bp.initialize_pipe id(1) dir_mask(1) slot_size(2048){{$}}
+  bp.initialize_pipe id(1) dir_mask(1) slot_size(2048)
+  // CHECK: bp.tpop v2c pipe(0) : !bp.tile<16x16xf32, mat>
+  %p = bp.tpop v2c pipe(0) : !bp.tile<16x16xf32, mat>
+  // CHECK: bp.tfree v2c pipe(0)
+  bp.tfree v2c pipe(0)
+  %acc = bp.tpop v2c pipe(0) : !bp.tile<16x16xf32, acc>
+  // CHECK: bp.tpush c2v %{{.*}} pipe(1) : !bp.tile<16x16xf32, acc>
+  bp.tpush c2v %acc pipe(1) : !bp.tile<16x16xf32, acc>
+  bp.tfree v2c pipe(0)
+  return
+}
+
+// CHECK-LABEL: func.func @pipe_aiv
+func.func @pipe_aiv() attributes {bp.kind = #bp<kind aiv>} {
+  bp.initialize_pipe id(0) dir_mask(3) slot_size(1024)
+  // CHECK: %[[V:.*]] = bp.tpop c2v pipe(0) : !bp.tile<16x16xf32, vec>
+  %v = bp.tpop c2v pipe(0) : !bp.tile<16x16xf32, vec>
+  // CHECK: bp.tpush v2c %[[V]] pipe(0)
+  bp.tpush v2c %v pipe(0) : !bp.tile<16x16xf32, vec>
+  // CHECK: bp.tfree c2v pipe(0)
+  bp.tfree c2v pipe(0)
+  return
+}
+
+// CHECK-LABEL: func.func @group
+// CHECK-SAME: bp.kind = #bp<kind group>
+func.func @group(%buf: !bp.tensor<24576xi8>) attributes {bp.kind = #bp<kind group>} {
+  // CHECK: call @pipe_aic
+  call @pipe_aic(%buf) : (!bp.tensor<24576xi8>) -> ()
+  call @pipe_aiv() : () -> ()
+  return
+}
+
+// CHECK-LABEL: func.func @orchestration
+// CHECK-SAME: bp.device = 2
+func.func @orchestration(%x: !bp.tensor<64x16xf32>, %y: !bp.tensor<?x16xf16>, %n: index)
+    attributes {bp.kind = #bp<kind orchestration>, bp.device = 2 : i64} {
+  // CHECK: bp.tensor_create manual_dep : !bp.tensor<64x16xf32>
+  %out = bp.tensor_create manual_dep : !bp.tensor<64x16xf32>
+  %d = bp.dim %y, 0 : !bp.tensor<?x16xf16>
+  // CHECK: bp.tensor_create(%{{.*}}) : !bp.tensor<?x16xf32>
+  %dyn = bp.tensor_create(%d) : !bp.tensor<?x16xf32>
+  %io = bp.tensor_create : !bp.tensor<64x1xf32>
+  // CHECK: bp.tensor_create pipe_buffer : !bp.tensor<24576xi8>
+  %buf = bp.tensor_create pipe_buffer : !bp.tensor<24576xi8>
+  // CHECK: bp.launch @vector_ops(%{{.*}}) core_num(4) sync_start {name_hint = "vec"} : (
+  %r:2 = bp.launch @vector_ops(%x, %y, %out, %io) core_num(4) sync_start {name_hint = "vec"}
+      : (!bp.tensor<64x16xf32>, !bp.tensor<?x16xf16>, !bp.tensor<64x16xf32>, !bp.tensor<64x1xf32>)
+      -> (!bp.tensor<64x16xf32>, !bp.tensor<64x1xf32>)
+  // CHECK: bp.launch @group(%{{.*}}) core_num(%{{.*}}) : (!bp.tensor<24576xi8>) -> ()
+  bp.launch @group(%buf) core_num(%n) : (!bp.tensor<24576xi8>) -> ()
+  // CHECK: bp.send %{{.*}} {channel_handle = #bp.channel<handle = 1, type = 1>, source_target_pairs = dense<{{\[\[}}2, 3]]> : tensor<1x2xi64>} : !bp.tensor<64x16xf32>
+  bp.send %r#0 {channel_handle = #bp.channel<handle = 1, type = 1>, source_target_pairs = dense<[[2, 3]]> : tensor<1x2xi64>} : !bp.tensor<64x16xf32>
+  // CHECK: bp.recv %{{.*}} {channel_handle = #bp.channel<handle = 2, type = 1>, source_target_pairs = dense<{{\[\[}}1, 2]]> : tensor<1x2xi64>} : !bp.tensor<64x16xf32>
+  %in = bp.recv %out {channel_handle = #bp.channel<handle = 2, type = 1>, source_target_pairs = dense<[[1, 2]]> : tensor<1x2xi64>} : !bp.tensor<64x16xf32>
+  // CHECK: bp.send %{{.*}} {channel_handle = #bp.channel<handle = 3, type = 2>, is_host_transfer = true, source_target_pairs = dense<> : tensor<0x2xi64>}
+  bp.send %in {channel_handle = #bp.channel<handle = 3, type = 2>, is_host_transfer = true, source_target_pairs = dense<> : tensor<0x2xi64>} : !bp.tensor<64x16xf32>
+  // CHECK: bp.recv %{{.*}} {channel_handle = #bp.channel<handle = 4, type = 3>, is_host_transfer = true
+  %h = bp.recv %in {channel_handle = #bp.channel<handle = 4, type = 3>, is_host_transfer = true, source_target_pairs = dense<> : tensor<0x2xi64>} : !bp.tensor<64x16xf32>
+  // CHECK: bp.collective_permute %{{.*}} {channel_handle = #bp.channel<handle = 5, type = 1>, source_target_pairs = dense<{{\[\[}}0, 1], [1, 2], [2, 3], [3, 0]]> : tensor<4x2xi64>} : !bp.tensor<64x16xf32>
+  %p = bp.collective_permute %h {channel_handle = #bp.channel<handle = 5, type = 1>, source_target_pairs = dense<[[0, 1], [1, 2], [2, 3], [3, 0]]> : tensor<4x2xi64>} : !bp.tensor<64x16xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: bp.microbatches = 8
+func.func @forward(%x: !bp.tensor<256x16xf32>)
+    attributes {bp.kind = #bp<kind pipeline>, bp.microbatches = 8 : i64} {
+  return
+}
+
+}
