@@ -1,0 +1,66 @@
+"""Errors that name the user's file, line and column."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterable, Optional
+
+
+@dataclasses.dataclass(frozen=True)
+class Diagnostic:
+    """One message from the compiler, at a position in the user's source."""
+
+    severity: str
+    file: str
+    line: int
+    column: int
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}:{self.column}: " if self.file else ""
+        return f"{where}{self.severity}: {self.message}"
+
+
+class CompileError(Exception):
+    """A program the compiler rejects.
+
+    `file`, `line` and `column` locate the first error; `diagnostics` holds
+    every message, notes included, in the order they were emitted.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        file: Optional[str] = None,
+        line: Optional[int] = None,
+        column: Optional[int] = None,
+        diagnostics: Iterable[Diagnostic] = (),
+    ):
+        self.message = message
+        self.file = file
+        self.line = line
+        self.column = column
+        self.diagnostics = list(diagnostics)
+        super().__init__(self._render())
+
+    @classmethod
+    def from_diagnostics(cls, diagnostics: Iterable[Diagnostic], fallback: str) -> "CompileError":
+        diagnostics = list(diagnostics)
+        first = next((d for d in diagnostics if d.severity == "error"), None)
+        if first is None:
+            return cls(fallback, diagnostics=diagnostics)
+        return cls(
+            first.message,
+            file=first.file or None,
+            line=first.line or None,
+            column=first.column or None,
+            diagnostics=diagnostics,
+        )
+
+    def _render(self) -> str:
+        if self.diagnostics:
+            return "\n".join(str(d) for d in self.diagnostics)
+        where = ""
+        if self.file:
+            where = f"{self.file}:{self.line or 0}:{self.column or 0}: "
+        return f"{where}error: {self.message}"

@@ -1,0 +1,296 @@
+// Tile types, data movement and compute.
+// RUN: bp-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{GM tensor element type must be f32, f16, bf16, i32, i64, index or i8, got 'f64'}}
+func.func @bad_tensor_dtype(%x: !bp.tensor<16xf64>) attributes {bp.kind = #bp<kind incore>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tiles are 1-D or 2-D, got rank 3}}
+func.func @tile_rank_3(%x: !bp.tile<2x2x2xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown memory space 'l1'; expected vec, mat, left, right or acc}}
+func.func @tile_space(%x: !bp.tile<2x2xf32, l1>) attributes {bp.kind = #bp<kind incore>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tile element type must be f32, f16, bf16, i32 or i64, got 'index'}}
+func.func @tile_index(%x: !bp.tile<2x2xindex, vec>) attributes {bp.kind = #bp<kind incore>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tile dimensions must be positive}}
+func.func @tile_zero(%x: !bp.tile<0x2xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  return
+}
+
+// -----
+
+func.func @block_idx_outside_kernel() -> index attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{'bp.get_block_idx' op must be inside an incore, aic or aiv function, not a 'orchestration' function}}
+  %b = bp.get_block_idx
+  return %b : index
+}
+
+// -----
+
+func.func @window_outside(%x: !bp.tensor<100x64xf32>) attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %c96 = arith.constant 96 : index
+  // expected-error @+1 {{window [96, 128) of dimension 0 is outside the tensor's size 100}}
+  %t = bp.load %x[%c96, %c0] : !bp.tensor<100x64xf32> -> !bp.tile<32x64xf32, vec>
+  return
+}
+
+// -----
+
+func.func @tile_larger_than_tensor(%x: !bp.tensor<16x16xf32>, %i: index) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{tile 32x16 is larger than tensor 16x16 in dimension 0}}
+  %t = bp.load %x[%i, %i] : !bp.tensor<16x16xf32> -> !bp.tile<32x16xf32, vec>
+  return
+}
+
+// -----
+
+func.func @negative_offset(%x: !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %cm = arith.constant -16 : index
+  // expected-error @+1 {{offset -16 of dimension 0 is negative}}
+  %t = bp.load %x[%cm, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, vec>
+  return
+}
+
+// -----
+
+func.func @offset_count(%x: !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{expects 2 offsets, one per tensor dimension, got 1}}
+  %t = bp.load %x[%c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, vec>
+  return
+}
+
+// -----
+
+func.func @load_dtype(%x: !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{element types differ: tensor has 'f32', tile has 'f16'}}
+  %t = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf16, vec>
+  return
+}
+
+// -----
+
+func.func @load_rank(%x: !bp.tensor<256xf32>) attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{tile rank 2 differs from tensor rank 1}}
+  %t = bp.load %x[%c0] : !bp.tensor<256xf32> -> !bp.tile<16x16xf32, vec>
+  return
+}
+
+// -----
+
+func.func @load_acc(%x: !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{cannot load into acc memory; acc tiles are produced by matmul}}
+  %t = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, acc>
+  return
+}
+
+// -----
+
+func.func @store_mat(%x: !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %t = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, mat>
+  // expected-error @+1 {{can store vec or acc tiles, got mat memory}}
+  %o = bp.store %t, %x[%c0, %c0] : !bp.tile<16x16xf32, mat>, !bp.tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @store_outside(%x: !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %t = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, vec>
+  // expected-error @+1 {{window [8, 24) of dimension 1 is outside the tensor's size 16}}
+  %o = bp.store %t, %x[%c0, %c8] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @illegal_move(%t: !bp.tile<16x16xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{cannot move a tile from vec to left (legal: mat->left, mat->right, acc->mat, acc->vec, vec->mat)}}
+  %m = bp.move %t : !bp.tile<16x16xf32, vec> -> !bp.tile<16x16xf32, left>
+  return
+}
+
+// -----
+
+func.func @move_reshapes(%t: !bp.tile<16x16xf32, mat>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{changes only the memory space; shape and element type must stay the same}}
+  %m = bp.move %t : !bp.tile<16x16xf32, mat> -> !bp.tile<8x32xf32, left>
+  return
+}
+
+// -----
+
+func.func @add_shapes(%a: !bp.tile<16x16xf32, vec>, %b: !bp.tile<16x32xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{operand shapes differ: 16x16 and 16x32}}
+  %c = bp.add %a, %b : !bp.tile<16x16xf32, vec>, !bp.tile<16x32xf32, vec>
+  return
+}
+
+// -----
+
+func.func @mul_dtypes(%a: !bp.tile<16x16xf32, vec>, %b: !bp.tile<16x16xf16, vec>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{operand element types differ: 'f32' and 'f16'}}
+  %c = bp.mul %a, %b : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf16, vec>
+  return
+}
+
+// -----
+
+func.func @sub_scalar_type(%a: !bp.tile<16x16xf32, vec>, %s: f16) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{scalar operand of type 'f16' does not match the tile's element type 'f32'}}
+  %c = bp.sub %a, %s : !bp.tile<16x16xf32, vec>, f16
+  return
+}
+
+// -----
+
+func.func @add_not_vec(%a: !bp.tile<16x16xf32, mat>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{lhs must be a vec tile, got mat memory}}
+  %c = bp.add %a, %a : !bp.tile<16x16xf32, mat>, !bp.tile<16x16xf32, mat>
+  return
+}
+
+// -----
+
+func.func @max_rhs_space(%a: !bp.tile<16x16xf32, vec>, %b: !bp.tile<16x16xf32, acc>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{rhs must be a vec tile, got acc memory}}
+  %c = bp.maximum %a, %b : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, acc>
+  return
+}
+
+// -----
+
+func.func @exp_int(%a: !bp.tile<16x16xi32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{needs a floating-point tile, got 'i32'}}
+  %c = bp.exp %a : !bp.tile<16x16xi32, vec>
+  return
+}
+
+// -----
+
+func.func @relu_acc(%a: !bp.tile<16x16xf32, acc>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{operand must be a vec tile, got acc memory}}
+  %c = bp.relu %a : !bp.tile<16x16xf32, acc>
+  return
+}
+
+// -----
+
+func.func @row_sum_shape(%a: !bp.tile<16x8xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{result of reducing 16x8 must be 16x1, got 8x1}}
+  %c = bp.row_sum %a : !bp.tile<16x8xf32, vec> -> !bp.tile<8x1xf32, vec>
+  return
+}
+
+// -----
+
+func.func @row_max_1d(%a: !bp.tile<16xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{reduces the rows of a 2-D tile}}
+  %c = bp.row_max %a : !bp.tile<16xf32, vec> -> !bp.tile<16x1xf32, vec>
+  return
+}
+
+// -----
+
+func.func @cast_shape(%a: !bp.tile<16x8xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{changes only the element type; shapes 16x8 and 8x16 differ}}
+  %c = bp.cast %a : !bp.tile<16x8xf32, vec> -> !bp.tile<8x16xf16, vec>
+  return
+}
+
+// -----
+
+func.func @full_type() attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{value of type 'f16' does not match the tile's element type 'f32'}}
+  %c = bp.full 1.0 : f16 -> !bp.tile<16x16xf32, vec>
+  return
+}
+
+// -----
+
+func.func @matmul_inner(%a: !bp.tile<32x64xf32, left>, %b: !bp.tile<32x32xf32, right>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{inner dimensions differ: lhs is 32x64, rhs is 32x32}}
+  %c = bp.matmul %a, %b : !bp.tile<32x64xf32, left>, !bp.tile<32x32xf32, right> -> !bp.tile<32x32xf32, acc>
+  return
+}
+
+// -----
+
+func.func @matmul_lhs_space(%a: !bp.tile<32x64xf32, mat>, %b: !bp.tile<64x32xf32, right>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{lhs must be in left memory, got mat}}
+  %c = bp.matmul %a, %b : !bp.tile<32x64xf32, mat>, !bp.tile<64x32xf32, right> -> !bp.tile<32x32xf32, acc>
+  return
+}
+
+// -----
+
+func.func @matmul_rhs_space(%a: !bp.tile<32x64xf32, left>, %b: !bp.tile<64x32xf32, left>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{rhs must be in right memory, got left}}
+  %c = bp.matmul %a, %b : !bp.tile<32x64xf32, left>, !bp.tile<64x32xf32, left> -> !bp.tile<32x32xf32, acc>
+  return
+}
+
+// -----
+
+func.func @matmul_result_space(%a: !bp.tile<32x64xf32, left>, %b: !bp.tile<64x32xf32, right>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{result must be in acc memory, got vec}}
+  %c = bp.matmul %a, %b : !bp.tile<32x64xf32, left>, !bp.tile<64x32xf32, right> -> !bp.tile<32x32xf32, vec>
+  return
+}
+
+// -----
+
+func.func @matmul_result_shape(%a: !bp.tile<32x64xf32, left>, %b: !bp.tile<64x16xf32, right>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{result must be 32x16, got 32x32}}
+  %c = bp.matmul %a, %b : !bp.tile<32x64xf32, left>, !bp.tile<64x16xf32, right> -> !bp.tile<32x32xf32, acc>
+  return
+}
+
+// -----
+
+func.func @matmul_accumulator(%a: !bp.tile<32x64xf16, left>, %b: !bp.tile<64x32xf16, right>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{accumulates 'f16' in 'f32', got 'f16'}}
+  %c = bp.matmul %a, %b : !bp.tile<32x64xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xf16, acc>
+  return
+}
+
+// -----
+
+func.func @matmul_in_aiv(%a: !bp.tile<32x64xf32, left>, %b: !bp.tile<64x32xf32, right>) attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{runs on the cube unit and cannot be in an aiv function}}
+  %c = bp.matmul %a, %b : !bp.tile<32x64xf32, left>, !bp.tile<64x32xf32, right> -> !bp.tile<32x32xf32, acc>
+  return
+}
+
+// -----
+
+func.func @add_in_aic(%a: !bp.tile<16x16xf32, vec>) attributes {bp.kind = #bp<kind aic>} {
+  // expected-error @+1 {{runs on the vector unit and cannot be in an aic function}}
+  %c = bp.add %a, %a : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  return
+}

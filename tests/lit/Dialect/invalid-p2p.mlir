@@ -1,0 +1,118 @@
+// The StableHLO constraints on send, recv and collective_permute.
+// RUN: bp-opt %s -split-input-file -verify-diagnostics
+
+module attributes {bp.num_devices = 4 : i64} {
+func.func @pairs_not_n_by_2(%t: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{source_target_pairs must have shape N x 2, got 1x3}}
+  bp.send %t {channel_handle = #bp.channel<handle = 1, type = 1>, source_target_pairs = dense<[[0, 1, 2]]> : tensor<1x3xi64>} : !bp.tensor<16xf32>
+  return
+}
+}
+
+// -----
+
+module attributes {bp.num_devices = 4 : i64} {
+func.func @pairs_rank_1(%t: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{source_target_pairs must have shape N x 2, got 2}}
+  %r = bp.recv %t {channel_handle = #bp.channel<handle = 1, type = 1>, source_target_pairs = dense<[0, 1]> : tensor<2xi64>} : !bp.tensor<16xf32>
+  return
+}
+}
+
+// -----
+
+module attributes {bp.num_devices = 4 : i64} {
+func.func @duplicate_source(%t: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{source 0 appears twice in source_target_pairs}}
+  bp.send %t {channel_handle = #bp.channel<handle = 1, type = 1>, source_target_pairs = dense<[[0, 1], [0, 2]]> : tensor<2x2xi64>} : !bp.tensor<16xf32>
+  return
+}
+}
+
+// -----
+
+module attributes {bp.num_devices = 4 : i64} {
+func.func @duplicate_target(%t: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{target 2 appears twice in source_target_pairs}}
+  %r = bp.collective_permute %t {channel_handle = #bp.channel<handle = 1, type = 1>, source_target_pairs = dense<[[0, 2], [1, 2]]> : tensor<2x2xi64>} : !bp.tensor<16xf32>
+  return
+}
+}
+
+// -----
+
+module attributes {bp.num_devices = 4 : i64} {
+func.func @id_too_large(%t: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{device id 4 in source_target_pairs is outside [0, 4)}}
+  bp.send %t {channel_handle = #bp.channel<handle = 1, type = 1>, source_target_pairs = dense<[[3, 4]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
+  return
+}
+}
+
+// -----
+
+module attributes {bp.num_devices = 4 : i64} {
+func.func @negative_id(%t: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{device id -1 in source_target_pairs is outside [0, 4)}}
+  %r = bp.recv %t {channel_handle = #bp.channel<handle = 1, type = 1>, source_target_pairs = dense<[[-1, 0]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
+  return
+}
+}
+
+// -----
+
+func.func @no_num_devices(%t: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{needs the enclosing module to declare 'bp.num_devices' to check its device ids}}
+  bp.send %t {channel_handle = #bp.channel<handle = 1, type = 1>, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
+  return
+}
+
+// -----
+
+module attributes {bp.num_devices = 4 : i64} {
+func.func @empty_device_pairs(%t: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{a device-to-device transfer needs at least one source-target pair}}
+  bp.send %t {channel_handle = #bp.channel<handle = 1, type = 1>, source_target_pairs = dense<> : tensor<0x2xi64>} : !bp.tensor<16xf32>
+  return
+}
+}
+
+// -----
+
+module attributes {bp.num_devices = 4 : i64} {
+func.func @send_host_channel_mismatch(%t: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{channel type 1 does not match a host transfer, which needs channel type 2}}
+  bp.send %t {channel_handle = #bp.channel<handle = 1, type = 1>, is_host_transfer = true, source_target_pairs = dense<> : tensor<0x2xi64>} : !bp.tensor<16xf32>
+  return
+}
+}
+
+// -----
+
+module attributes {bp.num_devices = 4 : i64} {
+func.func @recv_host_channel_mismatch(%t: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{channel type 2 does not match a host transfer, which needs channel type 3}}
+  %r = bp.recv %t {channel_handle = #bp.channel<handle = 1, type = 2>, is_host_transfer = true, source_target_pairs = dense<> : tensor<0x2xi64>} : !bp.tensor<16xf32>
+  return
+}
+}
+
+// -----
+
+module attributes {bp.num_devices = 4 : i64} {
+func.func @device_channel_mismatch(%t: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{channel type 3 does not match a device-to-device transfer, which needs channel type 1}}
+  bp.send %t {channel_handle = #bp.channel<handle = 1, type = 3>, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
+  return
+}
+}
+
+// -----
+
+module attributes {bp.num_devices = 4 : i64} {
+func.func @p2p_in_kernel(%t: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{'bp.send' op must be inside an orchestration function, not a 'incore' function}}
+  bp.send %t {channel_handle = #bp.channel<handle = 1, type = 1>, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
+  return
+}
+}
