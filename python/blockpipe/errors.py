@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import linecache
 from typing import Iterable, Optional
 
 
@@ -59,8 +60,25 @@ class CompileError(Exception):
 
     def _render(self) -> str:
         if self.diagnostics:
-            return "\n".join(str(d) for d in self.diagnostics)
-        where = ""
-        if self.file:
-            where = f"{self.file}:{self.line or 0}:{self.column or 0}: "
-        return f"{where}error: {self.message}"
+            lines = [str(d) for d in self.diagnostics]
+        else:
+            where = ""
+            if self.file:
+                where = f"{self.file}:{self.line or 0}:{self.column or 0}: "
+            lines = [f"{where}error: {self.message}"]
+        excerpt = _source_excerpt(self.file, self.line, self.column)
+        if excerpt:
+            lines[1:1] = excerpt
+        return "\n".join(lines)
+
+
+def _source_excerpt(file: Optional[str], line: Optional[int], column: Optional[int]):
+    """The offending source line with a caret under the column."""
+    if not file or not line:
+        return []
+    text = linecache.getline(file, line)
+    if not text.strip():
+        return []
+    text = text.rstrip("\n").expandtabs(4)
+    caret = " " * max((column or 1) - 1, 0) + "^"
+    return ["    " + text, "    " + caret]

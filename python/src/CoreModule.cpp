@@ -6,6 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Diagnostics.h"
+#include "IRBuilder.h"
+
 #include "blockpipe/Dialect/BPDialect.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -18,87 +21,9 @@
 
 namespace py = pybind11;
 using namespace mlir;
+using namespace blockpipe::python;
 
 namespace {
-
-struct CapturedDiagnostic {
-  std::string severity;
-  std::string file;
-  unsigned line = 0;
-  unsigned column = 0;
-  std::string message;
-};
-
-StringRef severityName(DiagnosticSeverity severity) {
-  switch (severity) {
-  case DiagnosticSeverity::Error:
-    return "error";
-  case DiagnosticSeverity::Warning:
-    return "warning";
-  case DiagnosticSeverity::Note:
-    return "note";
-  case DiagnosticSeverity::Remark:
-    return "remark";
-  }
-  llvm_unreachable("unknown severity");
-}
-
-CapturedDiagnostic capture(Location loc, DiagnosticSeverity severity,
-                           std::string message) {
-  CapturedDiagnostic diag;
-  diag.severity = severityName(severity).str();
-  diag.message = std::move(message);
-  // The innermost file position: name and call-site locations wrap it.
-  loc->walk([&](Location inner) {
-    if (auto fileLoc = dyn_cast<FileLineColLoc>(inner)) {
-      diag.file = fileLoc.getFilename().str();
-      diag.line = fileLoc.getLine();
-      diag.column = fileLoc.getColumn();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return diag;
-}
-
-/// Collects every diagnostic (notes included) emitted while it lives.
-class DiagnosticCollector {
-public:
-  explicit DiagnosticCollector(MLIRContext &context)
-      : handler(&context, [this](Diagnostic &diag) {
-          diagnostics.push_back(
-              capture(diag.getLocation(), diag.getSeverity(), diag.str()));
-          for (Diagnostic &note : diag.getNotes())
-            diagnostics.push_back(
-                capture(note.getLocation(), note.getSeverity(), note.str()));
-          return success();
-        }) {}
-
-  [[noreturn]] void raise(const char *fallback) const {
-    py::module_ errors = py::module_::import("blockpipe.errors");
-    py::object diagnosticType = errors.attr("Diagnostic");
-    py::list items;
-    for (const CapturedDiagnostic &diag : diagnostics)
-      items.append(diagnosticType(diag.severity, diag.file, diag.line,
-                                  diag.column, diag.message));
-    py::object error =
-        errors.attr("CompileError").attr("from_diagnostics")(items, fallback);
-    PyErr_SetObject(py::type::handle_of(error).ptr(), error.ptr());
-    throw py::error_already_set();
-  }
-
-private:
-  std::vector<CapturedDiagnostic> diagnostics;
-  ScopedDiagnosticHandler handler;
-};
-
-void registerDialects(MLIRContext &context) {
-  DialectRegistry registry;
-  registry.insert<bp::BPDialect, arith::ArithDialect, func::FuncDialect,
-                  scf::SCFDialect>();
-  context.appendDialectRegistry(registry);
-  context.loadAllAvailableDialects();
-}
 
 std::string printModule(ModuleOp module) {
   std::string text;
@@ -112,7 +37,7 @@ std::string parseAndVerify(const std::string &text,
                            const std::string &filename) {
   MLIRContext context(MLIRContext::Threading::DISABLED);
   context.printOpOnDiagnostic(false);
-  registerDialects(context);
+  loadDialects(context);
   DiagnosticCollector collector(context);
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(text, ParserConfig(&context), filename);
@@ -129,4 +54,33 @@ PYBIND11_MODULE(_core, m) {
         py::arg("filename") = "<string>",
         "Parse and verify bp IR; return it in canonical form or raise "
         "blockpipe.CompileError.");
+
+  py::class_<SourceLoc>(m, "SourceLoc")
+      .def(py::init<std::string, unsigned, unsigned, std::string>(),
+           py::arg("file"), py::arg("line"), py::arg("column"),
+           py::arg("name") = "")
+      .def_readonly("file", &SourceLoc::file)
+      .def_readonly("line", &SourceLoc::line)
+      .def_readonly("column", &SourceLoc::column)
+      .def_readonly("name", &SourceLoc::name);
+
+  py::class_<IRBuilder>(m, "IRBuilder",
+                        "Builds bp IR op by op; values are integer handles.")
+      .def(py::init<std::string>(), py::arg("module_file"))
+      .def("set_module_attr", &IRBuilder::setModuleAttr)
+      .def("begin_function", &IRBuilder::beginFunction, py::arg("name"),
+           py::arg("arg_types"), py::arg("arg_attrs"), py::arg("result_types"),
+           py::arg("attrs"), py::arg("loc"))
+      .def("end_function", &IRBuilder::endFunction)
+      .def("set_function_results", &IRBuilder::setFunctionResults,
+           py::arg("name"), py::arg("result_types"))
+      .def("create", &IRBuilder::create, py::arg("op"), py::arg("operands"),
+           py::arg("result_types"), py::arg("attrs"), py::arg("loc"))
+      .def("begin_for", &IRBuilder::beginFor, py::arg("lower"),
+           py::arg("upper"), py::arg("step"), py::arg("iter_args"),
+           py::arg("loc"))
+      .def("end_for", &IRBuilder::endFor, py::arg("yielded"), py::arg("loc"))
+      .def("type_of", &IRBuilder::typeOf)
+      .def("verify", &IRBuilder::verify)
+      .def("text", &IRBuilder::text, py::arg("debug_info") = false);
 }

@@ -1,0 +1,1306 @@
+"""From a `@pl.program` to `bp` IR.
+
+Each `@pl.function` body is read from its Python AST and built op by op
+through `blockpipe._core.IRBuilder`, every op at the user's file:line:col.
+
+Lowering runs twice. The first run only observes: it records how every
+`pl.load` without `target_memory=` is used (matmul operand, vector operand,
+...) and which tile types are pushed into each pipe. The second run builds
+the IR with those facts: a load feeding matmul's left operand lands in `Left`,
+a `tpop` without annotation takes the type its peer pushes.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
+
+from blockpipe.errors import CompileError
+from blockpipe.language import ops as _ops
+from blockpipe.language.program import FunctionSpec, Program
+from blockpipe.language.types import (
+    DType,
+    FP32,
+    INDEX,
+    FunctionType,
+    MemorySpace,
+    ParamDirection,
+    ParamType,
+    ScalarType,
+    TensorType,
+    TileType,
+    dynamic,
+)
+
+IRType = Union[TensorType, TileType, ScalarType]
+Literal = Union[int, float]
+
+_KERNEL_KINDS = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
+_CUBE_SPACES = (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc)
+
+
+@dataclass
+class Value:
+    """An SSA value of the function being built."""
+
+    handle: int
+    type: IRType
+    # For a pl.load whose memory space is inferred: the key of that load.
+    load_key: Optional[Tuple[int, int]] = None
+
+
+@dataclass
+class Inference:
+    """What the observing run learned."""
+
+    load_uses: Dict[Tuple[int, int], Set[MemorySpace]] = field(default_factory=dict)
+    pushes: Dict[Tuple[int, str], TileType] = field(default_factory=dict)
+
+
+class _Error(Exception):
+    def __init__(self, node: Optional[ast.AST], message: str):
+        super().__init__(message)
+        self.node = node
+        self.message = message
+
+
+@dataclass
+class _Source:
+    """A function's parsed source and how to map its positions back."""
+
+    tree: ast.FunctionDef
+    file: str
+    line_offset: int
+    col_offset: int
+    globals: Dict[str, Any]
+
+    def position(self, node: ast.AST) -> Tuple[int, int]:
+        return (
+            getattr(node, "lineno", 1) + self.line_offset,
+            getattr(node, "col_offset", 0) + self.col_offset + 1,
+        )
+
+
+def _parse_function(spec: FunctionSpec, default_file: str) -> _Source:
+    fn = spec.pyfunc
+    try:
+        lines, first_line = inspect.getsourcelines(fn)
+        file = inspect.getsourcefile(fn) or default_file
+    except (OSError, TypeError) as exc:
+        raise CompileError(f"cannot read the source of function '{spec.name}': {exc}") from None
+    source = "".join(lines)
+    dedented = textwrap.dedent(source)
+    indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
+    module = ast.parse(dedented)
+    tree = next(n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    if isinstance(tree, ast.AsyncFunctionDef):
+        raise CompileError(f"function '{spec.name}' must not be async", file=file, line=first_line)
+    globals_ = dict(fn.__globals__)
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                globals_[name] = cell.cell_contents
+            except ValueError:
+                pass
+    return _Source(tree, file, first_line - 1, indent, globals_)
+
+
+def _self_calls(tree: ast.FunctionDef) -> List[str]:
+    names = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "self"
+        ):
+            names.append(node.func.attr)
+    return names
+
+
+class ProgramLowering:
+    """Lowers every function of a program into one module."""
+
+    def __init__(self, program: Program, core, inference: Optional[Inference]):
+        self.program = program
+        self.core = core
+        self.observing = inference is None
+        self.inference = inference if inference is not None else Inference()
+        self.sources: Dict[str, _Source] = {}
+        self.signatures: Dict[str, Tuple[List[IRType], List[IRType]]] = {}
+        self.param_dirs: Dict[str, List[ParamDirection]] = {}
+        self.builder = core.IRBuilder(program.source_file)
+
+    def run(self):
+        for name, spec in self.program.functions.items():
+            self.sources[name] = _parse_function(spec, self.program.source_file)
+        devices = [f.device for f in self.program.functions.values() if f.device is not None]
+        if devices:
+            self.builder.set_module_attr("bp.num_devices", f"{max(devices) + 1} : i64")
+        for name in self._callees_first():
+            FunctionLowering(self, self.program.functions[name], self.sources[name]).lower()
+        return self.builder
+
+    def _callees_first(self) -> List[str]:
+        order: List[str] = []
+        state: Dict[str, int] = {}
+
+        def visit(name: str, stack: List[str]) -> None:
+            if state.get(name) == 2:
+                return
+            if state.get(name) == 1:
+                cycle = " -> ".join(stack[stack.index(name):] + [name])
+                src = self.sources[name]
+                line, col = src.position(src.tree)
+                raise CompileError(
+                    f"recursive calls are not supported: {cycle}", file=src.file, line=line, column=col
+                )
+            state[name] = 1
+            for callee in _self_calls(self.sources[name].tree):
+                if callee in self.program.functions:
+                    visit(callee, stack + [name])
+            state[name] = 2
+            order.append(name)
+
+        for name in self.program.functions:
+            visit(name, [])
+        return order
+
+
+def lower_program(program: Program, core) -> "Any":
+    """Returns a verified IRBuilder holding the program's module."""
+    observer = ProgramLowering(program, core, None)
+    observer.run()
+    builder = ProgramLowering(program, core, observer.inference).run()
+    builder.verify()
+    return builder
+
+
+class FunctionLowering:
+    """Builds one function: statements in order, values in `env`."""
+
+    def __init__(self, program: ProgramLowering, spec: FunctionSpec, source: _Source):
+        self.program = program
+        self.spec = spec
+        self.kind = spec.kind
+        self.source = source
+        self.builder = program.builder
+        self.env: Dict[str, Union[Value, Literal]] = {}
+        self.result_types: Optional[List[IRType]] = None
+        self.param_values: List[Value] = []
+        self.constants: Dict[Tuple[str, Any], Value] = {}
+        self.spmd_depth = 0
+        self.region_depth = 0
+        self.spmd_args: Optional[Tuple[Union[Value, int], bool, Optional[str]]] = None
+
+    # ----------------------------------------------------------------- errors
+
+    def error(self, node: Optional[ast.AST], message: str) -> _Error:
+        return _Error(node, message)
+
+    def _compile_error(self, err: _Error) -> CompileError:
+        line, col = self.source.position(err.node) if err.node is not None else (None, None)
+        return CompileError(err.message, file=self.source.file, line=line, column=col)
+
+    def loc(self, node: ast.AST, name: str = ""):
+        line, col = self.source.position(node)
+        return self.program.core.SourceLoc(self.source.file, line, col, name)
+
+    # ------------------------------------------------------------------- entry
+
+    def lower(self) -> None:
+        try:
+            self._lower()
+        except _Error as err:
+            raise self._compile_error(err) from None
+
+    def _lower(self) -> None:
+        tree = self.source.tree
+        args = tree.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+            raise self.error(tree, "blockpipe functions take plain positional parameters only")
+        params = args.args
+        if not params or params[0].arg != "self":
+            raise self.error(tree, f"'{self.spec.name}' must be a method whose first parameter is self")
+        annotations = self.spec.pyfunc.__annotations__
+        param_types: List[IRType] = []
+        dirs: List[ParamDirection] = []
+        arg_attrs: List[Dict[str, str]] = []
+        for param in params[1:]:
+            ann = annotations.get(param.arg)
+            if ann is None:
+                raise self.error(
+                    param,
+                    f"parameter '{param.arg}' of '{self.spec.name}' needs a type annotation "
+                    "(pl.Tensor[...], pl.Out[...], pl.InOut[...], pl.Scalar[...])",
+                )
+            direction = ParamDirection.In
+            if isinstance(ann, ParamType):
+                direction, ann = ann.direction, ann.inner
+            if isinstance(ann, TileType):
+                if self.kind is not FunctionType.AIV and self.kind is not FunctionType.AIC:
+                    raise self.error(param, "tile parameters are not supported; pass a pl.Tensor")
+            if not isinstance(ann, (TensorType, ScalarType)):
+                raise self.error(param, f"parameter '{param.arg}' has unsupported annotation {ann!r}")
+            param_types.append(ann)
+            dirs.append(direction)
+            attrs = {}
+            if direction is not ParamDirection.In:
+                attrs["bp.dir"] = f"#bp<dir {direction.value}>"
+            arg_attrs.append(attrs)
+
+        declared_results = self._declared_results(annotations.get("return"), tree)
+        self.result_types = declared_results
+        fn_attrs = {"bp.kind": f"#bp<kind {self.kind.value}>"}
+        if self.spec.device is not None:
+            fn_attrs["bp.device"] = f"{self.spec.device} : i64"
+        if self.spec.microbatches is not None:
+            fn_attrs["bp.microbatches"] = f"{self.spec.microbatches} : i64"
+
+        # The signature must be known before the body is built, but results may
+        # be inferred from the return statement: build into a placeholder whose
+        # results are fixed when the return is seen.
+        self._pending = (param_types, arg_attrs, fn_attrs, params[1:])
+        self.program.param_dirs[self.spec.name] = dirs
+        handles = self.builder.begin_function(
+            self.spec.name,
+            [t.mlir for t in param_types],
+            arg_attrs,
+            [t.mlir for t in (declared_results or [])],
+            fn_attrs,
+            self.loc(tree, self.spec.name),
+        )
+        for param, handle, ptype in zip(params[1:], handles, param_types):
+            value = Value(handle, ptype)
+            self.env[param.arg] = value
+            self.param_values.append(value)
+        self.program.signatures[self.spec.name] = (param_types, declared_results or [])
+        self.saw_return = False
+        self.block(tree.body, top_level=True)
+        if not self.saw_return:
+            if declared_results:
+                raise self.error(tree, f"'{self.spec.name}' declares results but does not return")
+            self.builder.create("func.return", [], [], {}, self.loc(tree))
+        self.builder.end_function()
+
+    def _declared_results(self, ann, node) -> Optional[List[IRType]]:
+        if ann is None:
+            return None
+        items = list(ann) if isinstance(ann, (tuple, list)) else [ann]
+        result = []
+        for item in items:
+            if isinstance(item, ParamType):
+                item = item.inner
+            if not isinstance(item, (TensorType, ScalarType)):
+                raise self.error(node, f"unsupported return annotation {item!r}")
+            result.append(item)
+        return result
+
+    # -------------------------------------------------------------- statements
+
+    def block(self, stmts: Sequence[ast.stmt], top_level: bool = False) -> None:
+        for stmt in stmts:
+            if self.saw_return:
+                raise self.error(stmt, "statements after return are not supported")
+            self.statement(stmt, top_level)
+
+    def statement(self, stmt: ast.stmt, top_level: bool) -> None:
+        if isinstance(stmt, ast.Expr):
+            if isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+                return  # docstring
+            if not isinstance(stmt.value, ast.Call):
+                raise self.error(stmt, "an expression statement must be a call")
+            self.expr(stmt.value, statement=True)
+        elif isinstance(stmt, ast.Assign):
+            self.assign(stmt)
+        elif isinstance(stmt, ast.AnnAssign):
+            self.ann_assign(stmt)
+        elif isinstance(stmt, ast.AugAssign):
+            if not isinstance(stmt.target, ast.Name):
+                raise self.error(stmt, "only names can be assigned")
+            binop = ast.BinOp(left=ast.Name(stmt.target.id, ast.Load()), op=stmt.op, right=stmt.value)
+            ast.copy_location(binop, stmt)
+            ast.copy_location(binop.left, stmt.target)
+            self.bind(stmt.target.id, self.expr(binop, name=stmt.target.id), stmt)
+        elif isinstance(stmt, ast.Return):
+            if not top_level:
+                raise self.error(stmt, "return is only supported at the end of the function body")
+            self.ret(stmt)
+        elif isinstance(stmt, ast.For):
+            self.for_loop(stmt)
+        elif isinstance(stmt, ast.With):
+            self.with_block(stmt)
+        elif isinstance(stmt, ast.Pass):
+            return
+        else:
+            what = type(stmt).__name__.lower()
+            raise self.error(stmt, f"unsupported Python construct '{what}' in a blockpipe function")
+
+    def bind(self, name: str, value, node: ast.AST) -> None:
+        if name == "self":
+            raise self.error(node, "cannot assign to self")
+        if isinstance(value, list):
+            raise self.error(node, f"'{name}' would hold several values; unpack them into names")
+        self.env[name] = value
+
+    def assign(self, stmt: ast.Assign) -> None:
+        if len(stmt.targets) != 1:
+            raise self.error(stmt, "chained assignment is not supported")
+        target = stmt.targets[0]
+        if isinstance(target, ast.Name):
+            self.bind(target.id, self.expr(stmt.value, name=target.id), target)
+        elif isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+            values = self.expr(stmt.value, name=None, multi=True)
+            if not isinstance(values, list) or len(values) != len(target.elts):
+                count = len(values) if isinstance(values, list) else 1
+                raise self.error(stmt, f"cannot unpack {count} value(s) into {len(target.elts)} names")
+            for elt, value in zip(target.elts, values):
+                self.bind(elt.id, value, elt)
+        else:
+            raise self.error(target, "only names (or a tuple of names) can be assigned")
+
+    def ann_assign(self, stmt: ast.AnnAssign) -> None:
+        if not isinstance(stmt.target, ast.Name) or stmt.value is None:
+            raise self.error(stmt, "an annotated assignment needs a name and a value")
+        ann = self.static(stmt.annotation)
+        if isinstance(ann, ParamType):
+            ann = ann.inner
+        if not isinstance(ann, (TensorType, TileType, ScalarType)):
+            raise self.error(stmt.annotation, f"unsupported annotation {ann!r}")
+        value = self.expr(stmt.value, name=stmt.target.id, expected=ann)
+        vtype = value.type if isinstance(value, Value) else None
+        if isinstance(ann, TileType) and isinstance(vtype, TileType):
+            if ann.shape != vtype.shape or ann.dtype != vtype.dtype or (
+                ann.space is not None and vtype.space is not None and ann.space != vtype.space
+            ):
+                raise self.error(stmt, f"value of type {vtype} does not match the annotation {ann}")
+        elif isinstance(ann, TensorType) and isinstance(vtype, TensorType):
+            if ann.dtype != vtype.dtype or len(ann.shape) != len(vtype.shape):
+                raise self.error(stmt, f"value of type {vtype} does not match the annotation {ann}")
+        elif vtype is not None and type(ann) is not type(vtype):
+            raise self.error(stmt, f"value of type {vtype} does not match the annotation {ann}")
+        self.bind(stmt.target.id, value, stmt.target)
+
+    def ret(self, stmt: ast.Return) -> None:
+        if stmt.value is None:
+            values: List[Value] = []
+        elif isinstance(stmt.value, ast.Tuple):
+            values = [self.as_value(self.expr(e), e) for e in stmt.value.elts]
+        else:
+            values = [self.as_value(self.expr(stmt.value), stmt.value)]
+        types = [v.type for v in values]
+        if self.result_types is not None:
+            if len(types) != len(self.result_types) or any(
+                not _same_tensor_type(a, b) for a, b in zip(types, self.result_types)
+            ):
+                got = ", ".join(str(t) for t in types) or "nothing"
+                want = ", ".join(str(t) for t in self.result_types) or "nothing"
+                raise self.error(stmt, f"'{self.spec.name}' returns {got} but is declared to return {want}")
+        else:
+            self.result_types = types
+            self.builder.set_function_results(self.spec.name, [t.mlir for t in types])
+            params, _ = self.program.signatures[self.spec.name]
+            self.program.signatures[self.spec.name] = (params, types)
+        self.builder.create("func.return", [v.handle for v in values], [], {}, self.loc(stmt))
+        self.saw_return = True
+
+    # ------------------------------------------------------------------- loops
+
+    def for_loop(self, stmt: ast.For) -> None:
+        if stmt.orelse:
+            raise self.error(stmt, "for/else is not supported")
+        if not isinstance(stmt.target, ast.Name):
+            raise self.error(stmt.target, "the loop variable must be a single name")
+        intrinsic = self.intrinsic_of(stmt.iter)
+        if intrinsic == "spmd":
+            self.spmd_block(stmt.iter, stmt.body, stmt, loop_var=stmt.target.id)
+            return
+        if intrinsic != "range":
+            raise self.error(stmt.iter, "for loops iterate over pl.range(...) or pl.spmd(...)")
+        if self.kind not in _KERNEL_KINDS:
+            raise self.error(stmt, "pl.range loops are supported in incore, aic and aiv functions")
+        call = stmt.iter
+        if call.keywords or not 1 <= len(call.args) <= 3:
+            raise self.error(call, "pl.range takes 1 to 3 positional arguments: (stop), (start, stop) or (start, stop, step)")
+        bounds = [self.expr(a) for a in call.args]
+        if len(bounds) == 1:
+            bounds = [0, bounds[0], 1]
+        elif len(bounds) == 2:
+            bounds = [bounds[0], bounds[1], 1]
+        if isinstance(bounds[2], int) and bounds[2] <= 0:
+            raise self.error(call, f"pl.range step must be positive, got {bounds[2]}")
+        lower, upper, step = (self.index_value(b, a) for b, a in zip(bounds, [call] * 3))
+
+        assigned = _assigned_names(stmt.body)
+        carried = [n for n in assigned if isinstance(self.env.get(n), Value)]
+        inits = [self.env[n] for n in carried]
+        handles = self.builder.begin_for(
+            lower.handle, upper.handle, step.handle, [v.handle for v in inits], self.loc(stmt)
+        )
+        outer = dict(self.env)
+        self.env[stmt.target.id] = Value(handles[0], ScalarType(INDEX))
+        for name, init, handle in zip(carried, inits, handles[1:]):
+            self.env[name] = Value(handle, init.type, init.load_key)
+        self.region_depth += 1
+        try:
+            self.block(stmt.body)
+        finally:
+            self.region_depth -= 1
+        yielded = []
+        for name, init in zip(carried, inits):
+            value = self.as_value(self.env[name], stmt)
+            if not _same_type(value.type, init.type):
+                raise self.error(
+                    stmt, f"'{name}' changes type inside the loop, from {init.type} to {value.type}"
+                )
+            yielded.append(value.handle)
+        results = self.builder.end_for(yielded, self.loc(stmt))
+        inner_only = {n for n in assigned if n not in outer}
+        self.env = outer
+        for name, init, handle in zip(carried, inits, results):
+            self.env[name] = Value(handle, init.type, init.load_key)
+        for name in inner_only:
+            self.env.pop(name, None)
+            self.loop_locals[name] = stmt
+
+    @property
+    def loop_locals(self) -> Dict[str, ast.AST]:
+        if not hasattr(self, "_loop_locals"):
+            self._loop_locals = {}
+        return self._loop_locals
+
+    def with_block(self, stmt: ast.With) -> None:
+        if len(stmt.items) != 1 or self.intrinsic_of(stmt.items[0].context_expr) != "spmd":
+            raise self.error(stmt, "with blocks are only supported as 'with pl.spmd(core_num):'")
+        item = stmt.items[0]
+        if item.optional_vars is not None:
+            raise self.error(item.optional_vars, "'with pl.spmd(...) as name' is not supported")
+        self.spmd_block(item.context_expr, stmt.body, stmt, loop_var=None)
+
+    def spmd_block(self, call: ast.Call, body, stmt, loop_var: Optional[str]) -> None:
+        if self.kind is not FunctionType.Orchestration:
+            raise self.error(call, "pl.spmd is only valid in orchestration functions")
+        if self.spmd_depth:
+            raise self.error(call, "pl.spmd blocks cannot be nested")
+        bound = self.bind_args("spmd", call, ("core_num",), {"sync_start": False, "name_hint": None})
+        core_num = self.expr(bound["core_num"])
+        if isinstance(core_num, int):
+            if core_num <= 0:
+                raise self.error(bound["core_num"], f"core_num must be positive, got {core_num}")
+        elif not (isinstance(core_num, Value) and core_num.type == ScalarType(INDEX)):
+            raise self.error(bound["core_num"], "core_num must be a positive integer or an index value")
+        sync_start = self.static_value(bound["sync_start"], bool, "sync_start")
+        name_hint = self.static_value(bound["name_hint"], (str, type(None)), "name_hint")
+        self.spmd_depth += 1
+        self.spmd_args = (core_num, sync_start, name_hint)
+        hidden = self.env.pop(loop_var, None) if loop_var else None
+        if loop_var:
+            self.loop_locals[loop_var] = stmt
+        try:
+            self.block(body)
+        finally:
+            self.spmd_depth -= 1
+            self.spmd_args = None
+            if loop_var and hidden is not None:
+                self.env[loop_var] = hidden
+
+    # ------------------------------------------------------------- expressions
+
+    def expr(self, node: ast.expr, name: Optional[str] = None, statement: bool = False,
+             multi: bool = False, expected: Optional[IRType] = None):
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+                raise self.error(node, f"unsupported constant {node.value!r}")
+            return node.value
+        if isinstance(node, ast.Name):
+            return self.lookup(node)
+        if isinstance(node, ast.BinOp):
+            return self.binop(node, name)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            operand = self.expr(node.operand)
+            if isinstance(operand, (int, float)):
+                return -operand
+            if isinstance(operand, Value) and isinstance(operand.type, TileType):
+                return self.unary_op("neg", operand, node, name)
+            return self.arith_binop(ast.Sub(), 0, operand, node, name)
+        if isinstance(node, ast.Call):
+            return self.call(node, name, statement, multi, expected)
+        if isinstance(node, ast.Attribute):
+            value = self.static(node)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return value
+            raise self.error(node, f"'{ast.unparse(node)}' is not a value")
+        raise self.error(node, f"unsupported expression '{ast.unparse(node)}'")
+
+    def lookup(self, node: ast.Name):
+        if node.id in self.env:
+            return self.env[node.id]
+        if node.id in self.loop_locals:
+            raise self.error(node, f"'{node.id}' is only defined inside the block at line "
+                                   f"{self.source.position(self.loop_locals[node.id])[0]}")
+        if node.id in self.source.globals:
+            value = self.source.globals[node.id]
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return value
+            raise self.error(node, f"'{node.id}' is a {type(value).__name__}, not a value a kernel can use")
+        raise self.error(node, f"unknown name '{node.id}'")
+
+    def static(self, node: ast.expr):
+        """Evaluates a compile-time expression (dtypes, spaces, shapes)."""
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id in self.env:
+                value = self.env[node.id]
+                if isinstance(value, (int, float)):
+                    return value
+                raise self.error(node, f"'{node.id}' must be known at compile time here")
+            if node.id in self.source.globals:
+                return self.source.globals[node.id]
+            import builtins
+
+            if hasattr(builtins, node.id) and node.id in ("None", "True", "False"):
+                return getattr(builtins, node.id)
+            raise self.error(node, f"unknown name '{node.id}'")
+        if isinstance(node, ast.Attribute):
+            base = self.static(node.value)
+            try:
+                return getattr(base, node.attr)
+            except AttributeError:
+                raise self.error(node, f"'{ast.unparse(node.value)}' has no attribute '{node.attr}'") from None
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [self.static(e) for e in node.elts]
+        if isinstance(node, ast.Subscript):
+            base = self.static(node.value)
+            index = self.static(node.slice)
+            try:
+                return base[tuple(index) if isinstance(node.slice, ast.Tuple) else index]
+            except (TypeError, KeyError, IndexError) as exc:
+                raise self.error(node, str(exc)) from None
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -self.static(node.operand)
+        if isinstance(node, ast.BinOp):
+            value = self.expr(node)
+            if isinstance(value, (int, float)):
+                return value
+        raise self.error(node, f"'{ast.unparse(node)}' must be known at compile time")
+
+    def static_value(self, node, types, what: str):
+        if node is None or (isinstance(node, ast.Constant) and node.value is None):
+            return None if not isinstance(types, type) or types is not bool else False
+        if isinstance(node, (bool, str, int)):
+            return node
+        value = self.static(node)
+        if not isinstance(value, types):
+            raise self.error(node, f"{what} must be a compile-time {getattr(types, '__name__', types)}")
+        return value
+
+    def intrinsic_of(self, node: ast.expr) -> Optional[str]:
+        if not isinstance(node, ast.Call):
+            return None
+        try:
+            target = self.static(node.func)
+        except _Error:
+            return None
+        return target.qualname if isinstance(target, _ops.Intrinsic) else None
+
+    def as_value(self, value, node: ast.AST, like: Optional[IRType] = None) -> Value:
+        if isinstance(value, Value):
+            return value
+        if isinstance(value, (int, float)):
+            if like is None:
+                if isinstance(value, float):
+                    raise self.error(node, "a float constant needs a tile or scalar to give it a type")
+                return self.constant(value, INDEX, node)
+            dtype = like.dtype if isinstance(like, (TileType, ScalarType)) else INDEX
+            return self.constant(value, dtype, node)
+        raise self.error(node, f"expected a value, got {value!r}")
+
+    def constant(self, value: Literal, dtype: DType, node: ast.AST) -> Value:
+        if not dtype.is_float and isinstance(value, float):
+            if not value.is_integer():
+                raise self.error(node, f"{value} is not an integer but the value is {dtype.name}")
+            value = int(value)
+        key = (dtype.mlir, value)
+        # Constants are shared at function level only: one made inside a loop
+        # body would not dominate later uses outside it.
+        cached = self.constants.get(key)
+        if cached is not None:
+            return cached
+        if dtype.is_float:
+            attr = f"{float(value)!r} : {dtype.mlir}".replace("inf", "0x7F800000")
+        else:
+            attr = f"{int(value)} : {dtype.mlir}"
+        (handle,) = self.builder.create(
+            "arith.constant", [], [dtype.mlir], {"value": attr}, self.loc(node)
+        )
+        result = Value(handle, ScalarType(dtype))
+        if self.region_depth == 0:
+            self.constants[key] = result
+        return result
+
+    def index_value(self, value, node) -> Value:
+        if isinstance(value, int):
+            return self.constant(value, INDEX, node)
+        if isinstance(value, Value) and value.type == ScalarType(INDEX):
+            return value
+        raise self.error(node, f"expected an index value, got {_describe(value)}")
+
+    # ------------------------------------------------------------- arithmetic
+
+    _TILE_BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
+    _INDEX_BINOPS = {
+        ast.Add: "arith.addi",
+        ast.Sub: "arith.subi",
+        ast.Mult: "arith.muli",
+        ast.FloorDiv: "arith.floordivsi",
+        ast.Mod: "arith.remsi",
+    }
+
+    def binop(self, node: ast.BinOp, name):
+        lhs = self.expr(node.left)
+        rhs = self.expr(node.right)
+        is_tile = lambda v: isinstance(v, Value) and isinstance(v.type, TileType)  # noqa: E731
+        if is_tile(lhs) or is_tile(rhs):
+            op = self._TILE_BINOPS.get(type(node.op))
+            if op is None:
+                raise self.error(node, f"operator '{_op_symbol(node.op)}' is not defined on tiles")
+            if not is_tile(lhs):
+                if op in ("add", "mul"):
+                    lhs, rhs = rhs, lhs
+                else:
+                    raise self.error(node, f"a scalar on the left of '{_op_symbol(node.op)}' with a tile is not supported")
+            return self.binary_op(op, lhs, rhs, node, name)
+        return self.arith_binop(node.op, lhs, rhs, node, name)
+
+    def arith_binop(self, op, lhs, rhs, node, name):
+        if isinstance(lhs, (int, float)) and isinstance(rhs, (int, float)):
+            try:
+                return {
+                    ast.Add: lambda a, b: a + b,
+                    ast.Sub: lambda a, b: a - b,
+                    ast.Mult: lambda a, b: a * b,
+                    ast.FloorDiv: lambda a, b: a // b,
+                    ast.Mod: lambda a, b: a % b,
+                    ast.Div: lambda a, b: a / b,
+                }[type(op)](lhs, rhs)
+            except KeyError:
+                raise self.error(node, f"operator '{_op_symbol(op)}' is not supported") from None
+            except ZeroDivisionError:
+                raise self.error(node, "division by zero") from None
+        for v in (lhs, rhs):
+            if isinstance(v, Value) and v.type != ScalarType(INDEX):
+                raise self.error(node, f"scalar arithmetic is supported on index values, got {v.type}")
+            if isinstance(v, float):
+                raise self.error(node, "index arithmetic takes integers, got a float")
+        opname = self._INDEX_BINOPS.get(type(op))
+        if opname is None:
+            raise self.error(node, f"operator '{_op_symbol(op)}' is not supported on index values")
+        a, b = self.index_value(lhs, node), self.index_value(rhs, node)
+        (handle,) = self.builder.create(opname, [a.handle, b.handle], ["index"], {}, self.loc(node, name or ""))
+        return Value(handle, ScalarType(INDEX))
+
+    # ------------------------------------------------------------------ calls
+
+    def call(self, node: ast.Call, name, statement: bool, multi: bool, expected):
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            return self.call_function(node, func.attr, name, multi)
+        try:
+            target = self.static(func)
+        except _Error:
+            raise self.error(node, f"unknown function '{ast.unparse(func)}'") from None
+        if not isinstance(target, _ops.Intrinsic):
+            raise self.error(node, f"'{ast.unparse(func)}' cannot be called in a blockpipe function")
+        handler = getattr(self, "op_" + target.qualname.replace(".", "_"), None)
+        if handler is None:
+            raise self.error(node, f"pl.{target.qualname} is not valid in an expression here")
+        return handler(node, name, expected)
+
+    def bind_args(self, what: str, node: ast.Call, required: Sequence[str],
+                  optional: Dict[str, Any]) -> Dict[str, Any]:
+        names = list(required) + list(optional)
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            raise self.error(node, f"pl.{what} does not take *args or **kwargs")
+        if len(node.args) > len(names):
+            raise self.error(node, f"pl.{what} takes at most {len(names)} arguments, got {len(node.args)}")
+        bound: Dict[str, Any] = dict(zip(names, node.args))
+        for kw in node.keywords:
+            if kw.arg not in names:
+                raise self.error(kw.value, f"pl.{what} has no argument '{kw.arg}' (it takes {', '.join(names)})")
+            if kw.arg in bound:
+                raise self.error(kw.value, f"pl.{what} got argument '{kw.arg}' twice")
+            bound[kw.arg] = kw.value
+        for req in required:
+            if req not in bound:
+                raise self.error(node, f"pl.{what} is missing argument '{req}'")
+        for opt, default in optional.items():
+            bound.setdefault(opt, default)
+        return bound
+
+    def require_kind(self, node, what: str, kinds) -> None:
+        if self.kind not in kinds:
+            allowed = ", ".join(k.name for k in kinds)
+            raise self.error(node, f"pl.{what} is only valid in {allowed} functions, not in {self.kind.name} function '{self.spec.name}'")
+
+    def tile_arg(self, node, what: str) -> Value:
+        value = self.expr(node)
+        if not (isinstance(value, Value) and isinstance(value.type, TileType)):
+            raise self.error(node, f"{what} must be a tile, got {_describe(value)}")
+        return value
+
+    def tensor_arg(self, node, what: str) -> Value:
+        value = self.expr(node)
+        if not (isinstance(value, Value) and isinstance(value.type, TensorType)):
+            raise self.error(node, f"{what} must be a tensor, got {_describe(value)}")
+        return value
+
+    def dtype_arg(self, node, what: str) -> DType:
+        value = self.static(node)
+        if not isinstance(value, DType):
+            raise self.error(node, f"{what} must be a dtype such as pl.FP32, got {value!r}")
+        return value
+
+    def space_arg(self, node, what: str) -> Optional[MemorySpace]:
+        if node is None:
+            return None
+        value = self.static(node)
+        if value is None:
+            return None
+        if not isinstance(value, MemorySpace):
+            raise self.error(node, f"{what} must be a pl.MemorySpace, got {value!r}")
+        return value
+
+    def shape_arg(self, node, what: str) -> Tuple[int, ...]:
+        value = self.static(node)
+        if not isinstance(value, list) or not value or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in value
+        ):
+            raise self.error(node, f"{what} must be a list of positive integers known at compile time, got {value!r}")
+        return tuple(value)
+
+    def create(self, op: str, operands: List[Value], results: List[IRType], attrs, node, name=None):
+        handles = self.builder.create(
+            op, [v.handle for v in operands], [t.mlir for t in results], attrs, self.loc(node, name or "")
+        )
+        return [Value(h, t) for h, t in zip(handles, results)]
+
+    # -------------------------------------------------- tile space inference
+
+    def demand(self, value: Value, space: MemorySpace, node, what: str) -> Value:
+        """Makes `value` available in `space`, inserting a legal move."""
+        tile = value.type
+        assert isinstance(tile, TileType)
+        if value.load_key is not None and self.program.observing:
+            self.program.inference.load_uses.setdefault(value.load_key, set()).add(space)
+            return value
+        if tile.space is space:
+            return value
+        legal = {
+            (MemorySpace.Mat, MemorySpace.Left),
+            (MemorySpace.Mat, MemorySpace.Right),
+            (MemorySpace.Acc, MemorySpace.Vec),
+            (MemorySpace.Acc, MemorySpace.Mat),
+            (MemorySpace.Vec, MemorySpace.Mat),
+        }
+        if (tile.space, space) not in legal:
+            raise self.error(
+                node,
+                f"{what} must be in {space.name} memory, but this tile is in {tile.space.name} memory",
+            )
+        (moved,) = self.create("bp.move", [value], [tile.with_space(space)], {}, node)
+        return moved
+
+    def resolve_load_space(self, key, explicit: Optional[MemorySpace]) -> Optional[MemorySpace]:
+        if explicit is not None:
+            return explicit
+        if self.program.observing:
+            return None
+        uses = self.program.inference.load_uses.get(key, set())
+        if not uses:
+            return MemorySpace.Vec
+        if uses == {MemorySpace.Vec}:
+            return MemorySpace.Vec
+        if MemorySpace.Vec in uses:
+            return None  # reported by the caller
+        if len(uses) == 1:
+            return next(iter(uses))
+        return MemorySpace.Mat  # several cube operands: load once, move to each
+
+    # ---------------------------------------------------------- tile ops
+
+    def op_load(self, node, name, expected):
+        self.require_kind(node, "load", _KERNEL_KINDS)
+        b = self.bind_args("load", node, ("tensor", "offsets", "shapes"), {"target_memory": None})
+        tensor = self.tensor_arg(b["tensor"], "pl.load's tensor")
+        offsets = self.offsets_arg(b["offsets"], tensor.type, "pl.load")
+        shape = self.shape_arg(b["shapes"], "pl.load's shapes")
+        if len(shape) != len(tensor.type.shape):
+            raise self.error(b["shapes"], f"pl.load's shapes has {len(shape)} dimensions but the tensor has {len(tensor.type.shape)}")
+        explicit = self.space_arg(b["target_memory"], "target_memory")
+        if explicit is MemorySpace.Acc:
+            raise self.error(b["target_memory"], "cannot load into Acc memory; Acc tiles come from pl.matmul")
+        key = self.source.position(node)
+        space = self.resolve_load_space(key, explicit)
+        if space is None and not self.program.observing:
+            raise self.error(node, "this tile is used by both vector and cube operations; load it once per unit or pass target_memory=")
+        tile = TileType(shape, tensor.type.dtype, space)
+        (result,) = self.create("bp.load", [tensor] + offsets, [tile.with_space(space or MemorySpace.Vec)], {}, node, name)
+        result.type = tile.with_space(space) if space else tile
+        if explicit is None:
+            result.load_key = key
+        return result
+
+    def offsets_arg(self, node, tensor: TensorType, what: str) -> List[Value]:
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            raise self.error(node, f"{what} offsets must be a list such as [row, 0]")
+        if len(node.elts) != len(tensor.shape):
+            raise self.error(node, f"{what} needs {len(tensor.shape)} offsets, one per tensor dimension, got {len(node.elts)}")
+        return [self.index_value(self.expr(e), e) for e in node.elts]
+
+    def op_store(self, node, name, expected):
+        self.require_kind(node, "store", _KERNEL_KINDS)
+        b = self.bind_args("store", node, ("tile", "offsets", "output"), {})
+        tile = self.tile_arg(b["tile"], "pl.store's tile")
+        out = self.tensor_arg(b["output"], "pl.store's output")
+        offsets = self.offsets_arg(b["offsets"], out.type, "pl.store")
+        if tile.type.space is not MemorySpace.Acc:
+            tile = self.demand(tile, MemorySpace.Vec, b["tile"], "pl.store's tile")
+        self.check_dtype(tile.type.dtype, out.type.dtype, node, "pl.store's tile and output")
+        (result,) = self.create("bp.store", [tile, out] + offsets, [out.type], {}, node, name)
+        return result
+
+    def op_move(self, node, name, expected):
+        self.require_kind(node, "move", _KERNEL_KINDS)
+        b = self.bind_args("move", node, ("tile", "target_memory"), {})
+        tile = self.tile_arg(b["tile"], "pl.move's tile")
+        space = self.space_arg(b["target_memory"], "target_memory")
+        if space is None:
+            raise self.error(node, "pl.move needs target_memory=")
+        if space in (MemorySpace.Left, MemorySpace.Right):
+            tile = self.demand(tile, MemorySpace.Mat, b["tile"], "the tile moved to " + space.name)
+        if self.program.observing and tile.load_key is not None:
+            return Value(tile.handle, tile.type.with_space(space))
+        if tile.type.space is space:
+            return tile
+        return self.demand(tile, space, node, "pl.move's result")
+
+    def check_dtype(self, a: DType, b: DType, node, what: str) -> None:
+        if a != b:
+            raise self.error(node, f"{what} have different dtypes: {a.name} and {b.name}")
+
+    def vector_operand(self, value: Value, node, what: str) -> Value:
+        return self.demand(value, MemorySpace.Vec, node, what)
+
+    def binary_op(self, op: str, lhs: Value, rhs, node, name):
+        self.require_kind(node, op, (FunctionType.InCore, FunctionType.AIV))
+        lhs = self.vector_operand(lhs, node, f"pl.{op}'s operands")
+        tile = lhs.type.with_space(MemorySpace.Vec)
+        if isinstance(rhs, Value) and isinstance(rhs.type, TileType):
+            rhs = self.vector_operand(rhs, node, f"pl.{op}'s operands")
+            if rhs.type.shape != tile.shape:
+                raise self.error(node, f"pl.{op} operand shapes differ: {list(tile.shape)} and {list(rhs.type.shape)}")
+            self.check_dtype(tile.dtype, rhs.type.dtype, node, f"pl.{op}'s operands")
+        else:
+            if isinstance(rhs, Value) and isinstance(rhs.type, ScalarType) and rhs.type.dtype != tile.dtype:
+                raise self.error(node, f"pl.{op}'s scalar is {rhs.type.dtype.name} but the tile is {tile.dtype.name}")
+            rhs = self.as_value(rhs, node, like=tile)
+            if not isinstance(rhs.type, ScalarType):
+                raise self.error(node, f"pl.{op}'s second operand must be a tile or a scalar, got {rhs.type}")
+        (result,) = self.create(f"bp.{op}", [lhs, rhs], [tile], {}, node, name)
+        return result
+
+    def _binary(op):
+        def handler(self, node, name, expected):
+            b = self.bind_args(op, node, ("lhs", "rhs"), {})
+            lhs = self.expr(b["lhs"])
+            rhs = self.expr(b["rhs"])
+            if not (isinstance(lhs, Value) and isinstance(lhs.type, TileType)):
+                if op in ("add", "mul", "maximum", "minimum") and isinstance(rhs, Value) and isinstance(rhs.type, TileType):
+                    lhs, rhs = rhs, lhs
+                else:
+                    raise self.error(b["lhs"], f"pl.{op}'s first operand must be a tile, got {_describe(lhs)}")
+            return self.binary_op(op, lhs, rhs, node, name)
+
+        return handler
+
+    op_add = _binary("add")
+    op_sub = _binary("sub")
+    op_mul = _binary("mul")
+    op_div = _binary("div")
+    op_maximum = _binary("maximum")
+    op_minimum = _binary("minimum")
+
+    def unary_op(self, op: str, tile: Value, node, name):
+        self.require_kind(node, op, (FunctionType.InCore, FunctionType.AIV))
+        tile = self.vector_operand(tile, node, f"pl.{op}'s operand")
+        if op in ("exp", "sqrt") and not tile.type.dtype.is_float:
+            raise self.error(node, f"pl.{op} needs a floating-point tile, got {tile.type.dtype.name}")
+        (result,) = self.create(f"bp.{op}", [tile], [tile.type.with_space(MemorySpace.Vec)], {}, node, name)
+        return result
+
+    def _unary(op):
+        def handler(self, node, name, expected):
+            b = self.bind_args(op, node, ("tile",), {})
+            return self.unary_op(op, self.tile_arg(b["tile"], f"pl.{op}'s operand"), node, name)
+
+        return handler
+
+    op_exp = _unary("exp")
+    op_sqrt = _unary("sqrt")
+    op_relu = _unary("relu")
+    op_neg = _unary("neg")
+    op_abs = _unary("abs")
+
+    def _reduction(op):
+        def handler(self, node, name, expected):
+            self.require_kind(node, op, (FunctionType.InCore, FunctionType.AIV))
+            b = self.bind_args(op, node, ("tile",), {})
+            tile = self.vector_operand(self.tile_arg(b["tile"], f"pl.{op}'s operand"), node, f"pl.{op}'s operand")
+            if len(tile.type.shape) != 2:
+                raise self.error(node, f"pl.{op} reduces the rows of a 2-D tile, got {list(tile.type.shape)}")
+            result_type = TileType((tile.type.shape[0], 1), tile.type.dtype, MemorySpace.Vec)
+            (result,) = self.create(f"bp.{op}", [tile], [result_type], {}, node, name)
+            return result
+
+        return handler
+
+    op_row_sum = _reduction("row_sum")
+    op_row_max = _reduction("row_max")
+
+    def op_cast(self, node, name, expected):
+        self.require_kind(node, "cast", (FunctionType.InCore, FunctionType.AIV))
+        b = self.bind_args("cast", node, ("tile", "out_dtype"), {})
+        tile = self.vector_operand(self.tile_arg(b["tile"], "pl.cast's operand"), node, "pl.cast's operand")
+        dtype = self.dtype_arg(b["out_dtype"], "pl.cast's out_dtype")
+        if dtype.mlir == "index":
+            raise self.error(b["out_dtype"], "tiles cannot hold INDEX elements")
+        (result,) = self.create("bp.cast", [tile], [TileType(tile.type.shape, dtype, MemorySpace.Vec)], {}, node, name)
+        return result
+
+    def op_full(self, node, name, expected):
+        self.require_kind(node, "full", (FunctionType.InCore, FunctionType.AIV))
+        b = self.bind_args("full", node, ("shape", "dtype", "value"), {})
+        shape = self.shape_arg(b["shape"], "pl.full's shape")
+        dtype = self.dtype_arg(b["dtype"], "pl.full's dtype")
+        value = self.static(b["value"])
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.error(b["value"], f"pl.full's value must be a number known at compile time, got {value!r}")
+        if dtype.is_float:
+            attr = f"{float(value)!r} : {dtype.mlir}"
+        else:
+            if isinstance(value, float) and not value.is_integer():
+                raise self.error(b["value"], f"pl.full's value {value} is not an integer but dtype is {dtype.name}")
+            attr = f"{int(value)} : {dtype.mlir}"
+        tile = TileType(shape, dtype, MemorySpace.Vec)
+        (result,) = self.create("bp.full", [], [tile], {"value": attr}, node, name)
+        return result
+
+    def op_matmul(self, node, name, expected):
+        self.require_kind(node, "matmul", (FunctionType.InCore, FunctionType.AIC))
+        b = self.bind_args("matmul", node, ("lhs", "rhs"), {"out_dtype": None, "acc": None})
+        lhs = self.tile_arg(b["lhs"], "pl.matmul's first operand")
+        rhs = self.tile_arg(b["rhs"], "pl.matmul's second operand")
+        ls, rs = lhs.type.shape, rhs.type.shape
+        if len(ls) != 2 or len(rs) != 2:
+            raise self.error(node, "pl.matmul takes 2-D tiles")
+        if ls[1] != rs[0]:
+            raise self.error(node, f"pl.matmul inner dimensions differ: {list(ls)} x {list(rs)}")
+        self.check_dtype(lhs.type.dtype, rhs.type.dtype, node, "pl.matmul's operands")
+        acc_dtype = FP32 if lhs.type.dtype.is_float else _dtype("INT32")
+        if b["out_dtype"] is not None:
+            out = self.dtype_arg(b["out_dtype"], "pl.matmul's out_dtype")
+            if out != acc_dtype:
+                raise self.error(b["out_dtype"], f"pl.matmul accumulates {lhs.type.dtype.name} in {acc_dtype.name}; use pl.cast for {out.name}")
+        lhs = self.demand(lhs, MemorySpace.Left, b["lhs"], "pl.matmul's first operand")
+        rhs = self.demand(rhs, MemorySpace.Right, b["rhs"], "pl.matmul's second operand")
+        result_type = TileType((ls[0], rs[1]), acc_dtype, MemorySpace.Acc)
+        operands = [lhs, rhs]
+        if b["acc"] is not None:
+            acc = self.tile_arg(b["acc"], "pl.matmul's acc")
+            if acc.type != result_type:
+                raise self.error(b["acc"], f"pl.matmul's acc must be {result_type}, got {acc.type}")
+            operands.append(acc)
+        (result,) = self.create("bp.matmul", operands, [result_type], {}, node, name)
+        return result
+
+    # ------------------------------------------------------- block identity
+
+    def _block_query(op):
+        def handler(self, node, name, expected):
+            self.require_kind(node, f"tile.{op}", _KERNEL_KINDS)
+            self.bind_args(f"tile.{op}", node, (), {})
+            (result,) = self.create(f"bp.{op}", [], [ScalarType(INDEX)], {}, node, name)
+            return result
+
+        return handler
+
+    op_tile_get_block_idx = _block_query("get_block_idx")
+    op_tile_get_block_num = _block_query("get_block_num")
+    op_tile_get_subblock_idx = _block_query("get_subblock_idx")
+
+    def op_tensor_dim(self, node, name, expected):
+        b = self.bind_args("tensor.dim", node, ("tensor", "axis"), {})
+        tensor = self.tensor_arg(b["tensor"], "pl.tensor.dim's tensor")
+        axis = self.static(b["axis"])
+        rank = len(tensor.type.shape)
+        if not isinstance(axis, int) or not -rank <= axis < rank:
+            raise self.error(b["axis"], f"axis {axis!r} is out of range for a {rank}-D tensor")
+        axis %= rank
+        if tensor.type.shape[axis] is not dynamic:
+            return tensor.type.shape[axis]
+        (result,) = self.create("bp.dim", [tensor], [ScalarType(INDEX)], {"index": f"{axis} : i64"}, node, name)
+        return result
+
+    # ---------------------------------------------------------- orchestration
+
+    def op_create_tensor(self, node, name, expected):
+        self.require_kind(node, "create_tensor", (FunctionType.Orchestration, FunctionType.Pipeline))
+        b = self.bind_args("create_tensor", node, ("shape", "dtype"), {})
+        dtype = self.dtype_arg(b["dtype"], "pl.create_tensor's dtype")
+        if not isinstance(b["shape"], (ast.List, ast.Tuple)) or not b["shape"].elts:
+            raise self.error(b["shape"], "pl.create_tensor's shape must be a list of sizes")
+        dims, sizes = [], []
+        for elt in b["shape"].elts:
+            value = self.expr(elt)
+            if isinstance(value, int):
+                if value <= 0:
+                    raise self.error(elt, f"tensor sizes must be positive, got {value}")
+                dims.append(value)
+            else:
+                sizes.append(self.index_value(value, elt))
+                dims.append(dynamic)
+        tensor = TensorType(tuple(dims), dtype)
+        (result,) = self.create("bp.tensor_create", sizes, [tensor], {}, node, name)
+        return result
+
+    def call_function(self, node: ast.Call, callee: str, name, multi: bool):
+        program = self.program
+        spec = program.program.functions.get(callee)
+        if spec is None:
+            raise self.error(node.func, f"'{callee}' is not a @pl.function of this program")
+        if node.keywords:
+            raise self.error(node, f"call '{callee}' with positional arguments only")
+        param_types, result_types = program.signatures[callee]
+        if len(node.args) != len(param_types):
+            raise self.error(node, f"'{callee}' takes {len(param_types)} arguments, got {len(node.args)}")
+        args = []
+        for arg_node, ptype in zip(node.args, param_types):
+            value = self.expr(arg_node)
+            if isinstance(ptype, ScalarType) and isinstance(value, (int, float)):
+                value = self.constant(value, ptype.dtype, arg_node)
+            if not isinstance(value, Value) or not _same_type(value.type, ptype):
+                raise self.error(arg_node, f"argument of '{callee}' must be {ptype}, got {_describe(value)}")
+            args.append(value)
+
+        callee_kind = spec.kind
+        if self.kind is FunctionType.Orchestration:
+            if callee_kind not in _KERNEL_KINDS + (FunctionType.Group,):
+                raise self.error(node, f"orchestration functions launch incore, aic, aiv or group functions; '{callee}' is {callee_kind.name}")
+            results = self.launch(node, callee, args, result_types, name)
+        elif self.kind is FunctionType.Group:
+            if callee_kind not in (FunctionType.AIC, FunctionType.AIV):
+                raise self.error(node, f"a group calls its AIC and AIV functions; '{callee}' is {callee_kind.name}")
+            results = self.create("func.call", args, result_types, {"callee": f"@{callee}"}, node, name)
+        elif self.kind is FunctionType.Pipeline:
+            if callee_kind is not FunctionType.Orchestration:
+                raise self.error(node, f"a pipeline calls orchestration stages; '{callee}' is {callee_kind.name}")
+            results = self.create("func.call", args, result_types, {"callee": f"@{callee}"}, node, name)
+        else:
+            raise self.error(node, f"{self.kind.name} functions cannot call other functions")
+        if multi:
+            return results
+        if len(results) == 1:
+            return results[0]
+        if not results:
+            return None
+        return results
+
+    def launch(self, node, callee, args, result_types, name):
+        if self.spmd_args is None:
+            core_num, sync_start, name_hint = 1, False, None
+        else:
+            core_num, sync_start, name_hint = self.spmd_args
+        operands = list(args)
+        if isinstance(core_num, Value):
+            operands = [core_num] + operands
+            segments = f"array<i32: 1, {len(args)}>"
+        else:
+            segments = f"array<i32: 0, {len(args)}>"
+        attrs = {"callee": f"@{callee}", "operandSegmentSizes": segments}
+        if not isinstance(core_num, Value):
+            attrs["core_num"] = f"{core_num} : i64"
+        if sync_start:
+            attrs["sync_start"] = "unit"
+        if name_hint:
+            attrs["name_hint"] = _mlir_string(name_hint)
+        return self.create("bp.launch", operands, result_types, attrs, node, name)
+
+    # ------------------------------------------------------------------ pipes
+
+    def _pipe_init(side: FunctionType):
+        what = "aic_initialize_pipe" if side is FunctionType.AIC else "aiv_initialize_pipe"
+
+        def handler(self, node, name, expected):
+            self.require_kind(node, what, (side,))
+            b = self.bind_args(what, node, ("dir_mask", "slot_size"), {"slot_num": None, "pipe_id": 0})
+            dir_mask = self.static_int(b["dir_mask"], "dir_mask")
+            if dir_mask not in (1, 2, 3):
+                raise self.error(b["dir_mask"], f"dir_mask must be 1 (C2V), 2 (V2C) or 3 (both), got {dir_mask}")
+            slot_size = self.static_int(b["slot_size"], "slot_size")
+            if slot_size <= 0:
+                raise self.error(b["slot_size"], f"slot_size must be positive, got {slot_size}")
+            attrs = {"id": f"{self.static_int(b['pipe_id'], 'pipe_id')} : i64",
+                     "dir_mask": f"{dir_mask} : i32", "slot_size": f"{slot_size} : i64"}
+            if b["slot_num"] is not None:
+                slot_num = self.static_int(b["slot_num"], "slot_num")
+                if slot_num <= 0:
+                    raise self.error(b["slot_num"], f"slot_num must be positive, got {slot_num}")
+                attrs["slot_num"] = f"{slot_num} : i64"
+            self.create("bp.initialize_pipe", [], [], attrs, node)
+            return None
+
+        return handler
+
+    op_aic_initialize_pipe = _pipe_init(FunctionType.AIC)
+    op_aiv_initialize_pipe = _pipe_init(FunctionType.AIV)
+
+    def static_int(self, node, what: str) -> int:
+        if isinstance(node, int):
+            return node
+        value = self.static(node)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(node, f"{what} must be an integer known at compile time, got {value!r}")
+        return value
+
+    def pipe_options(self, what: str, node: ast.Call, required: Sequence[str]):
+        b = self.bind_args(what, node, tuple(required), {"pipe_id": 0, "aiv_idx": 0})
+        aiv_idx = self.static_int(b["aiv_idx"], "aiv_idx")
+        if aiv_idx != 0:
+            raise self.error(b["aiv_idx"], "pipes connect the AIC with AIV subblock 0; aiv_idx must be 0")
+        return b, self.static_int(b["pipe_id"], "pipe_id")
+
+    def _push(side: FunctionType, direction: str):
+        what = "tpush_to_aiv" if side is FunctionType.AIC else "tpush_to_aic"
+
+        def handler(self, node, name, expected):
+            self.require_kind(node, what, (side,))
+            b, pipe = self.pipe_options(what, node, ("tile",))
+            tile = self.tile_arg(b["tile"], f"pl.{what}'s tile")
+            if side is FunctionType.AIV:
+                tile = self.vector_operand(tile, b["tile"], f"pl.{what}'s tile")
+            elif tile.load_key is not None and self.program.observing:
+                self.program.inference.load_uses.setdefault(tile.load_key, set()).add(MemorySpace.Mat)
+            if self.program.observing:
+                self.program.inference.pushes[(pipe, direction)] = tile.type
+            self.create("bp.tpush", [tile], [], {"dir": direction, "pipe": f"{pipe} : i64"}, node)
+            return None
+
+        return handler
+
+    op_tpush_to_aiv = _push(FunctionType.AIC, "c2v")
+    op_tpush_to_aic = _push(FunctionType.AIV, "v2c")
+
+    def _pop(side: FunctionType, direction: str):
+        what = "tpop_from_aic" if side is FunctionType.AIV else "tpop_from_aiv"
+        default_space = MemorySpace.Vec if side is FunctionType.AIV else MemorySpace.Mat
+
+        def handler(self, node, name, expected):
+            self.require_kind(node, what, (side,))
+            _, pipe = self.pipe_options(what, node, ())
+            if isinstance(expected, TileType):
+                tile = expected if expected.space else expected.with_space(default_space)
+            else:
+                pushed = self.program.inference.pushes.get((pipe, direction))
+                if pushed is None:
+                    if not self.program.observing:
+                        raise self.error(node, f"cannot infer the tile type of pl.{what}() on pipe {pipe}: "
+                                               f"annotate it, e.g. t: pl.Tile[[16, 16], pl.FP32] = pl.{what}()")
+                    pushed = TileType((1,), FP32)
+                tile = TileType(pushed.shape, pushed.dtype, default_space)
+            (result,) = self.create("bp.tpop", [], [tile], {"dir": direction, "pipe": f"{pipe} : i64"}, node, name)
+            return result
+
+        return handler
+
+    op_tpop_from_aic = _pop(FunctionType.AIV, "c2v")
+    op_tpop_from_aiv = _pop(FunctionType.AIC, "v2c")
+
+    def _free(side: FunctionType, direction: str):
+        what = "tfree_to_aic" if side is FunctionType.AIV else "tfree_to_aiv"
+
+        def handler(self, node, name, expected):
+            self.require_kind(node, what, (side,))
+            _, pipe = self.pipe_options(what, node, ())
+            self.create("bp.tfree", [], [], {"dir": direction, "pipe": f"{pipe} : i64"}, node)
+            return None
+
+        return handler
+
+    op_tfree_to_aic = _free(FunctionType.AIV, "c2v")
+    op_tfree_to_aiv = _free(FunctionType.AIC, "v2c")
+
+    def op_range(self, node, name, expected):
+        raise self.error(node, "pl.range is only valid as the iterable of a for loop")
+
+    def op_spmd(self, node, name, expected):
+        raise self.error(node, "pl.spmd is only valid as 'with pl.spmd(n):' or 'for i in pl.spmd(n):'")
+
+
+def _dtype(name: str) -> DType:
+    from blockpipe.language import types
+
+    return getattr(types, name)
+
+
+def _mlir_string(text: str) -> str:
+    escaped = "".join(
+        ch if 0x20 <= ord(ch) < 0x7F and ch not in '"\\' else "".join(f"\\{b:02X}" for b in ch.encode())
+        for ch in text
+    )
+    return f'"{escaped}"'
+
+
+def _same_tensor_type(a: IRType, b: IRType) -> bool:
+    return _same_type(a, b)
+
+
+def _same_type(a: IRType, b: IRType) -> bool:
+    if isinstance(a, TileType) and isinstance(b, TileType):
+        return a.shape == b.shape and a.dtype == b.dtype and (a.space or MemorySpace.Vec) == (b.space or MemorySpace.Vec)
+    return a == b
+
+
+def _assigned_names(stmts: Sequence[ast.stmt]) -> List[str]:
+    names: List[str] = []
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            targets = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                targets = [node.target]
+            for target in targets:
+                for sub in ast.walk(target):
+                    if isinstance(sub, ast.Name) and sub.id not in names:
+                        names.append(sub.id)
+    return names
+
+
+def _describe(value) -> str:
+    if isinstance(value, Value):
+        return str(value.type)
+    if value is None:
+        return "nothing"
+    return repr(value)
+
+
+def _op_symbol(op: ast.operator) -> str:
+    return {
+        ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+        ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
+        ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
+    }.get(type(op), type(op).__name__)

@@ -1,0 +1,77 @@
+"""`@pl.program` and `@pl.function`: collecting a program's functions."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Optional
+
+from blockpipe.language.types import FunctionType
+
+
+@dataclass
+class FunctionSpec:
+    """A method marked with `@pl.function`."""
+
+    pyfunc: Callable
+    kind: FunctionType
+    device: Optional[int] = None
+    microbatches: Optional[int] = None
+
+    @property
+    def name(self) -> str:
+        return self.pyfunc.__name__
+
+
+def function(
+    _fn: Optional[Callable] = None,
+    *,
+    type: FunctionType = FunctionType.InCore,  # noqa: A002 - pypto's keyword
+    device: Optional[int] = None,
+    microbatches: Optional[int] = None,
+):
+    """Marks a method of a `@pl.program` class as a blockpipe function."""
+    if not isinstance(type, FunctionType):
+        raise TypeError(f"pl.function(type=...) takes a pl.FunctionType, got {type!r}")
+    if device is not None and type is not FunctionType.Orchestration:
+        raise TypeError("pl.function(device=...) is only for orchestration functions")
+    if microbatches is not None and type is not FunctionType.Pipeline:
+        raise TypeError("pl.function(microbatches=...) is only for pipeline functions")
+
+    def mark(fn: Callable) -> Callable:
+        fn.__bp_function__ = FunctionSpec(fn, type, device, microbatches)
+        return fn
+
+    return mark(_fn) if _fn is not None else mark
+
+
+@dataclass
+class Program:
+    """A `@pl.program` class: its functions in definition order."""
+
+    name: str
+    cls: type
+    functions: Dict[str, FunctionSpec] = field(default_factory=dict)
+    source_file: str = "<unknown>"
+
+    def __repr__(self) -> str:
+        kinds = ", ".join(f"{n}: {f.kind.name}" for n, f in self.functions.items())
+        return f"<blockpipe program {self.name} ({kinds})>"
+
+
+def program(cls: type) -> Program:
+    """Turns a class whose methods are `@pl.function`s into a Program."""
+    if not inspect.isclass(cls):
+        raise TypeError("@pl.program decorates a class")
+    functions = {}
+    for name, member in cls.__dict__.items():
+        spec = getattr(member, "__bp_function__", None)
+        if spec is not None:
+            functions[name] = spec
+    if not functions:
+        raise TypeError(f"program {cls.__name__} has no @pl.function methods")
+    try:
+        source_file = inspect.getsourcefile(cls) or "<unknown>"
+    except TypeError:
+        source_file = "<unknown>"
+    return Program(cls.__name__, cls, functions, source_file)

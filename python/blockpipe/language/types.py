@@ -1,0 +1,192 @@
+"""The user-visible types of blockpipe.language: dtypes, memory spaces,
+function kinds, and the annotations `Tensor`, `Tile`, `Scalar`, `Out`,
+`InOut`."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Optional, Tuple, Union
+
+
+@dataclass(frozen=True)
+class DType:
+    """An element type: its name in the DSL, in MLIR, and in numpy."""
+
+    name: str
+    mlir: str
+    numpy: str
+    is_float: bool
+
+    def __repr__(self) -> str:
+        return f"pl.{self.name}"
+
+
+FP32 = DType("FP32", "f32", "float32", True)
+FP16 = DType("FP16", "f16", "float16", True)
+BF16 = DType("BF16", "bf16", "bfloat16", True)
+INT32 = DType("INT32", "i32", "int32", False)
+INT64 = DType("INT64", "i64", "int64", False)
+INDEX = DType("INDEX", "index", "int64", False)
+
+DTYPES = (FP32, FP16, BF16, INT32, INT64, INDEX)
+
+
+class _Dynamic:
+    """A dimension whose size is known only at run time (`pl.dynamic`)."""
+
+    def __repr__(self) -> str:
+        return "pl.dynamic"
+
+
+dynamic = _Dynamic()
+
+Dim = Union[int, _Dynamic]
+
+
+class MemorySpace(enum.Enum):
+    Vec = "vec"
+    Mat = "mat"
+    Left = "left"
+    Right = "right"
+    Acc = "acc"
+
+
+class FunctionType(enum.Enum):
+    InCore = "incore"
+    AIC = "aic"
+    AIV = "aiv"
+    Group = "group"
+    Orchestration = "orchestration"
+    Pipeline = "pipeline"
+
+
+class ParamDirection(enum.Enum):
+    In = "in"
+    Out = "out"
+    InOut = "inout"
+
+
+def _shape_text(shape: Tuple[Dim, ...]) -> str:
+    return "x".join("?" if d is dynamic else str(d) for d in shape)
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """A tensor in global memory: `pl.Tensor[[128, 64], pl.FP32]`."""
+
+    shape: Tuple[Dim, ...]
+    dtype: DType
+
+    @property
+    def mlir(self) -> str:
+        return f"!bp.tensor<{_shape_text(self.shape)}x{self.dtype.mlir}>"
+
+    def __str__(self) -> str:
+        return f"Tensor[{list(self.shape)}, {self.dtype.name}]"
+
+
+@dataclass(frozen=True)
+class TileType:
+    """A tile in an on-chip memory: `pl.Tile[[16, 16], pl.FP32]`."""
+
+    shape: Tuple[int, ...]
+    dtype: DType
+    space: Optional[MemorySpace] = None
+
+    def with_space(self, space: MemorySpace) -> "TileType":
+        return TileType(self.shape, self.dtype, space)
+
+    @property
+    def mlir(self) -> str:
+        space = (self.space or MemorySpace.Vec).value
+        return f"!bp.tile<{_shape_text(self.shape)}x{self.dtype.mlir}, {space}>"
+
+    def __str__(self) -> str:
+        space = f", {self.space.name}" if self.space else ""
+        return f"Tile[{list(self.shape)}, {self.dtype.name}{space}]"
+
+
+@dataclass(frozen=True)
+class ScalarType:
+    """A scalar value: `pl.Scalar[pl.INDEX]`."""
+
+    dtype: DType
+
+    @property
+    def mlir(self) -> str:
+        return self.dtype.mlir
+
+    def __str__(self) -> str:
+        return f"Scalar[{self.dtype.name}]"
+
+
+@dataclass(frozen=True)
+class ParamType:
+    """`pl.Out[...]` / `pl.InOut[...]` around a tensor type."""
+
+    direction: ParamDirection
+    inner: TensorType
+
+
+def _check_shape(shape, allow_dynamic: bool, what: str) -> Tuple[Dim, ...]:
+    if not isinstance(shape, (list, tuple)) or not shape:
+        raise TypeError(f"{what} shape must be a non-empty list, got {shape!r}")
+    dims = []
+    for d in shape:
+        if d is dynamic and allow_dynamic:
+            dims.append(d)
+        elif isinstance(d, int) and not isinstance(d, bool) and d > 0:
+            dims.append(d)
+        else:
+            raise TypeError(f"{what} dimensions must be positive integers"
+                            f"{' or pl.dynamic' if allow_dynamic else ''}, got {d!r}")
+    return tuple(dims)
+
+
+def _check_dtype(dtype, what: str) -> DType:
+    if not isinstance(dtype, DType):
+        raise TypeError(f"{what} dtype must be one of pl.FP32, pl.FP16, pl.BF16, pl.INT32, "
+                        f"pl.INT64, pl.INDEX, got {dtype!r}")
+    return dtype
+
+
+class _TensorFactory:
+    def __getitem__(self, item) -> TensorType:
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise TypeError("use pl.Tensor[[dims...], dtype]")
+        shape, dtype = item
+        return TensorType(_check_shape(shape, True, "Tensor"), _check_dtype(dtype, "Tensor"))
+
+
+class _TileFactory:
+    def __getitem__(self, item) -> TileType:
+        if not isinstance(item, tuple) or len(item) not in (2, 3):
+            raise TypeError("use pl.Tile[[dims...], dtype] or pl.Tile[[dims...], dtype, space]")
+        shape, dtype = item[0], item[1]
+        space = item[2] if len(item) == 3 else None
+        if space is not None and not isinstance(space, MemorySpace):
+            raise TypeError(f"Tile memory space must be a pl.MemorySpace, got {space!r}")
+        return TileType(_check_shape(shape, False, "Tile"), _check_dtype(dtype, "Tile"), space)
+
+
+class _ScalarFactory:
+    def __getitem__(self, dtype) -> ScalarType:
+        return ScalarType(_check_dtype(dtype, "Scalar"))
+
+
+class _DirectionFactory:
+    def __init__(self, direction: ParamDirection):
+        self.direction = direction
+
+    def __getitem__(self, inner) -> ParamType:
+        if not isinstance(inner, TensorType):
+            raise TypeError(f"pl.{self.direction.name}[...] takes a pl.Tensor, got {inner!r}")
+        return ParamType(self.direction, inner)
+
+
+Tensor = _TensorFactory()
+Tile = _TileFactory()
+Scalar = _ScalarFactory()
+Out = _DirectionFactory(ParamDirection.Out)
+InOut = _DirectionFactory(ParamDirection.InOut)

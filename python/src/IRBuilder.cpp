@@ -1,0 +1,204 @@
+//===- IRBuilder.cpp - Building bp IR from the Python frontend ------------===//
+
+#include "IRBuilder.h"
+#include "Diagnostics.h"
+
+#include "blockpipe/Dialect/BPDialect.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/Verifier.h"
+
+using namespace mlir;
+
+namespace blockpipe::python {
+
+void loadDialects(MLIRContext &context) {
+  DialectRegistry registry;
+  registry.insert<bp::BPDialect, arith::ArithDialect, func::FuncDialect,
+                  scf::SCFDialect>();
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+}
+
+/// Fails the build at the user's location when `ok` is false.
+static void check(bool ok, const SourceLoc &loc, const std::string &message) {
+  if (ok)
+    return;
+  CapturedDiagnostic diag;
+  diag.severity = "error";
+  diag.file = loc.file;
+  diag.line = loc.line;
+  diag.column = loc.column;
+  diag.message = message;
+  raiseCompileError({diag}, message);
+}
+
+IRBuilder::IRBuilder(const std::string &moduleFile)
+    : ctx(MLIRContext::Threading::DISABLED), builder(&ctx) {
+  ctx.printOpOnDiagnostic(false);
+  loadDialects(ctx);
+  moduleOp = ModuleOp::create(FileLineColLoc::get(&ctx, moduleFile, 1, 1));
+  builder.setInsertionPointToEnd(moduleOp->getBody());
+}
+
+Location IRBuilder::location(const SourceLoc &loc) {
+  Location fileLoc = FileLineColLoc::get(&ctx, loc.file, loc.line, loc.column);
+  if (loc.name.empty())
+    return fileLoc;
+  return NameLoc::get(StringAttr::get(&ctx, loc.name), fileLoc);
+}
+
+Type IRBuilder::parseType(const std::string &text, const SourceLoc &loc) {
+  DiagnosticCollector collector(ctx);
+  Type type = mlir::parseType(text, &ctx);
+  check(static_cast<bool>(type), loc, "invalid type '" + text + "'");
+  return type;
+}
+
+Attribute IRBuilder::parseAttr(const std::string &text, const SourceLoc &loc) {
+  DiagnosticCollector collector(ctx);
+  Attribute attr = mlir::parseAttribute(text, &ctx);
+  check(static_cast<bool>(attr), loc, "invalid attribute '" + text + "'");
+  return attr;
+}
+
+Value IRBuilder::value(Handle handle) const {
+  if (handle < 0 || handle >= static_cast<Handle>(values.size()))
+    throw std::out_of_range("unknown IR value handle " +
+                            std::to_string(handle));
+  return values[handle];
+}
+
+IRBuilder::Handle IRBuilder::track(Value value) {
+  values.push_back(value);
+  return static_cast<Handle>(values.size()) - 1;
+}
+
+void IRBuilder::setModuleAttr(const std::string &name,
+                              const std::string &attr) {
+  (*moduleOp)->setAttr(name, parseAttr(attr, SourceLoc{}));
+}
+
+std::vector<IRBuilder::Handle>
+IRBuilder::beginFunction(const std::string &name,
+                         const std::vector<std::string> &argTypes,
+                         const std::vector<AttrMap> &argAttrs,
+                         const std::vector<std::string> &resultTypes,
+                         const AttrMap &attrs, const SourceLoc &loc) {
+  SmallVector<Type> inputs, results;
+  for (const std::string &type : argTypes)
+    inputs.push_back(parseType(type, loc));
+  for (const std::string &type : resultTypes)
+    results.push_back(parseType(type, loc));
+  builder.setInsertionPointToEnd(moduleOp->getBody());
+  auto func = builder.create<func::FuncOp>(
+      location(loc), name, builder.getFunctionType(inputs, results));
+  for (const auto &[attrName, attrText] : attrs)
+    func->setAttr(attrName, parseAttr(attrText, loc));
+  for (size_t i = 0; i < argAttrs.size() && i < inputs.size(); ++i)
+    for (const auto &[attrName, attrText] : argAttrs[i])
+      func.setArgAttr(i, attrName, parseAttr(attrText, loc));
+  Block *entry = func.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  std::vector<Handle> args;
+  for (BlockArgument arg : entry->getArguments())
+    args.push_back(track(arg));
+  return args;
+}
+
+void IRBuilder::endFunction() {
+  builder.setInsertionPointToEnd(moduleOp->getBody());
+}
+
+void IRBuilder::setFunctionResults(
+    const std::string &name, const std::vector<std::string> &resultTypes) {
+  auto func = moduleOp->lookupSymbol<func::FuncOp>(name);
+  if (!func)
+    throw std::invalid_argument("no function named '" + name + "'");
+  SmallVector<Type> results;
+  for (const std::string &type : resultTypes)
+    results.push_back(parseType(type, SourceLoc{}));
+  func.setFunctionType(
+      FunctionType::get(&ctx, func.getArgumentTypes(), results));
+}
+
+std::vector<IRBuilder::Handle>
+IRBuilder::create(const std::string &opName,
+                  const std::vector<Handle> &operands,
+                  const std::vector<std::string> &resultTypes,
+                  const AttrMap &attrs, const SourceLoc &loc) {
+  OperationState state(location(loc), opName);
+  check(state.name.isRegistered(), loc, "unknown operation '" + opName + "'");
+  for (Handle operand : operands)
+    state.operands.push_back(value(operand));
+  for (const std::string &type : resultTypes)
+    state.types.push_back(parseType(type, loc));
+  for (const auto &[attrName, attrText] : attrs)
+    state.addAttribute(attrName, parseAttr(attrText, loc));
+  Operation *op = builder.create(state);
+  std::vector<Handle> results;
+  for (Value result : op->getResults())
+    results.push_back(track(result));
+  return results;
+}
+
+std::vector<IRBuilder::Handle>
+IRBuilder::beginFor(Handle lower, Handle upper, Handle step,
+                    const std::vector<Handle> &iterArgs, const SourceLoc &loc) {
+  SmallVector<Value> inits;
+  for (Handle arg : iterArgs)
+    inits.push_back(value(arg));
+  auto loop = builder.create<scf::ForOp>(location(loc), value(lower),
+                                         value(upper), value(step), inits);
+  openLoops.push_back(loop);
+  Block *body = loop.getBody();
+  // Without loop-carried values the builder adds the yield itself.
+  if (!body->empty() && isa<scf::YieldOp>(body->back()))
+    body->back().erase();
+  builder.setInsertionPointToEnd(body);
+  std::vector<Handle> handles = {track(loop.getInductionVar())};
+  for (BlockArgument arg : loop.getRegionIterArgs())
+    handles.push_back(track(arg));
+  return handles;
+}
+
+std::vector<IRBuilder::Handle>
+IRBuilder::endFor(const std::vector<Handle> &yielded, const SourceLoc &loc) {
+  check(!openLoops.empty(), loc, "no loop to end");
+  auto loop = cast<scf::ForOp>(openLoops.back());
+  openLoops.pop_back();
+  SmallVector<Value> yieldValues;
+  for (Handle handle : yielded)
+    yieldValues.push_back(value(handle));
+  builder.create<scf::YieldOp>(location(loc), yieldValues);
+  builder.setInsertionPointAfter(loop);
+  std::vector<Handle> results;
+  for (Value result : loop.getResults())
+    results.push_back(track(result));
+  return results;
+}
+
+std::string IRBuilder::typeOf(Handle handle) const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  value(handle).getType().print(os);
+  return text;
+}
+
+void IRBuilder::verify() {
+  DiagnosticCollector collector(ctx);
+  if (failed(mlir::verify(*moduleOp)))
+    collector.raise("the program does not verify");
+}
+
+std::string IRBuilder::text(bool debugInfo) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  OpPrintingFlags flags;
+  if (debugInfo)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  moduleOp->print(os, flags);
+  return text;
+}
+
+} // namespace blockpipe::python

@@ -1,0 +1,96 @@
+//===- IRBuilder.h - Building bp IR from the Python frontend ----*- C++ -*-===//
+//
+// The frontend builds IR through this class: ops are created generically by
+// name, with types and attributes given in MLIR's own syntax, and values are
+// referred to by integer handles. Every op carries the user's file:line:col
+// (and, where the user named the value, a NameLoc with that name).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKPIPE_PYTHON_IRBUILDER_H
+#define BLOCKPIPE_PYTHON_IRBUILDER_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace blockpipe::python {
+
+/// Loads every dialect a blockpipe program may use into `context`.
+void loadDialects(mlir::MLIRContext &context);
+
+/// Where an op comes from in the user's program.
+struct SourceLoc {
+  std::string file;
+  unsigned line = 0;
+  unsigned column = 0;
+  std::string name; // the user's variable name, if any
+};
+
+class IRBuilder {
+public:
+  using Handle = int64_t;
+  using AttrMap = std::map<std::string, std::string>;
+
+  IRBuilder(const std::string &moduleFile);
+
+  void setModuleAttr(const std::string &name, const std::string &attr);
+
+  /// Starts a function and returns handles of its arguments.
+  std::vector<Handle> beginFunction(const std::string &name,
+                                    const std::vector<std::string> &argTypes,
+                                    const std::vector<AttrMap> &argAttrs,
+                                    const std::vector<std::string> &resultTypes,
+                                    const AttrMap &attrs, const SourceLoc &loc);
+  void endFunction();
+  /// Sets the result types of function `name` (known once its return is
+  /// built).
+  void setFunctionResults(const std::string &name,
+                          const std::vector<std::string> &resultTypes);
+
+  /// Creates `opName` at the insertion point and returns its results.
+  std::vector<Handle> create(const std::string &opName,
+                             const std::vector<Handle> &operands,
+                             const std::vector<std::string> &resultTypes,
+                             const AttrMap &attrs, const SourceLoc &loc);
+
+  /// Starts an scf.for; returns the induction variable followed by the
+  /// loop-carried values.
+  std::vector<Handle> beginFor(Handle lower, Handle upper, Handle step,
+                               const std::vector<Handle> &iterArgs,
+                               const SourceLoc &loc);
+  /// Ends the innermost scf.for, yielding `yielded`; returns its results.
+  std::vector<Handle> endFor(const std::vector<Handle> &yielded,
+                             const SourceLoc &loc);
+
+  std::string typeOf(Handle value) const;
+
+  /// Verifies the module; throws blockpipe.CompileError on failure.
+  void verify();
+  std::string text(bool debugInfo);
+  mlir::ModuleOp module() { return *moduleOp; }
+  mlir::MLIRContext &context() { return ctx; }
+
+private:
+  mlir::Location location(const SourceLoc &loc);
+  mlir::Type parseType(const std::string &text, const SourceLoc &loc);
+  mlir::Attribute parseAttr(const std::string &text, const SourceLoc &loc);
+  mlir::Value value(Handle handle) const;
+  Handle track(mlir::Value value);
+
+  mlir::MLIRContext ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> moduleOp;
+  mlir::OpBuilder builder;
+  std::vector<mlir::Value> values;
+  std::vector<mlir::Operation *> openLoops;
+};
+
+} // namespace blockpipe::python
+
+#endif // BLOCKPIPE_PYTHON_IRBUILDER_H
