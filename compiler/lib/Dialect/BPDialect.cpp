@@ -30,6 +30,20 @@ void mlir::bp::setFunctionKind(func::FuncOp func, FunctionKind kind) {
                 FunctionKindAttr::get(func.getContext(), kind));
 }
 
+std::optional<unsigned> mlir::bp::getGMPipeBufferArgIndex(func::FuncOp func) {
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (func.getArgAttr(i, BPDialect::kGMPipeBufferArgAttrName))
+      return i;
+  return std::nullopt;
+}
+
+/// A pipe buffer is a static 1-D i8 GM tensor; its size is per-block bytes.
+static bool isPipeBufferType(Type type) {
+  auto tensor = dyn_cast<GMTensorType>(type);
+  return tensor && tensor.getRank() == 1 && tensor.hasStaticShape() &&
+         tensor.getElementType().isSignlessInteger(8);
+}
+
 bool mlir::bp::isKernelKind(FunctionKind kind) {
   return kind == FunctionKind::InCore || kind == FunctionKind::AIC ||
          kind == FunctionKind::AIV;
@@ -167,6 +181,23 @@ LogicalResult BPDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
 
+  if (name == kPipeBufferBytesAttrName) {
+    auto n = dyn_cast<IntegerAttr>(value);
+    if (!func || !n || n.getInt() <= 0)
+      return op->emitError()
+             << "'" << name << "' must be a positive integer on a func.func";
+    std::optional<unsigned> index = getGMPipeBufferArgIndex(func);
+    if (!index)
+      return op->emitError() << "'" << name << "' needs a parameter marked '"
+                             << kGMPipeBufferArgAttrName << "'";
+    auto type = cast<GMTensorType>(func.getArgumentTypes()[*index]);
+    if (type.getDimSize(0) != n.getInt())
+      return op->emitError() << "'" << name << "' is " << n.getInt()
+                             << " but the pipe buffer parameter has "
+                             << type.getDimSize(0) << " bytes";
+    return success();
+  }
+
   return op->emitError() << "unknown bp attribute '" << name << "'";
 }
 
@@ -174,6 +205,15 @@ LogicalResult BPDialect::verifyRegionArgAttribute(Operation *op,
                                                   unsigned regionIndex,
                                                   unsigned argIndex,
                                                   NamedAttribute attribute) {
+  if (attribute.getName() == kGMPipeBufferArgAttrName) {
+    auto func = dyn_cast<func::FuncOp>(op);
+    if (!func || !isa<UnitAttr>(attribute.getValue()) ||
+        !isPipeBufferType(func.getArgumentTypes()[argIndex]))
+      return op->emitError()
+             << "'" << kGMPipeBufferArgAttrName
+             << "' marks a func.func parameter of static 1-D i8 tensor type";
+    return success();
+  }
   if (attribute.getName() != kParamDirAttrName)
     return op->emitError() << "unknown bp argument attribute '"
                            << attribute.getName().getValue() << "'";

@@ -559,5 +559,24 @@ LogicalResult CollectivePermuteOp::verify() {
                         ChannelHandleAttr::kDeviceToDevice);
 }
 
+LogicalResult LocalCopyOp::verify() {
+  if (getDevices().empty())
+    return emitOpError("needs at least one device");
+  int64_t numDevices = getNumDevicesOrZero(*this);
+  if (numDevices == 0)
+    return emitOpError() << "needs the enclosing module to declare '"
+                         << BPDialect::kNumDevicesAttrName
+                         << "' to check its device ids";
+  llvm::DenseSet<int64_t> seen;
+  for (int64_t device : getDevices()) {
+    if (device < 0 || device >= numDevices)
+      return emitOpError() << "device id " << device << " is outside [0, "
+                           << numDevices << ")";
+    if (!seen.insert(device).second)
+      return emitOpError() << "device " << device << " appears twice";
+  }
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "blockpipe/Dialect/BPOps.cpp.inc"

@@ -1,14 +1,14 @@
 //===- bp-opt.cpp - The blockpipe optimizer driver --------------*- C++ -*-===//
 
-#include "blockpipe/Dialect/BPDialect.h"
+#include "blockpipe/Compiler/Compiler.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<mlir::bp::BPDialect, mlir::arith::ArithDialect,
-                  mlir::func::FuncDialect, mlir::scf::SCFDialect>();
+  blockpipe::registerDialects(registry);
+  blockpipe::registerPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "blockpipe optimizer driver\n", registry));
 }

@@ -39,6 +39,9 @@ namespace mlir::bp {
 std::optional<FunctionKind> getFunctionKind(func::FuncOp func);
 void setFunctionKind(func::FuncOp func, FunctionKind kind);
 
+/// Index of the parameter marked `bp.gm_pipe_buffer`, if `func` has one.
+std::optional<unsigned> getGMPipeBufferArgIndex(func::FuncOp func);
+
 /// True for the kinds whose body runs on cores: incore, aic, aiv.
 bool isKernelKind(FunctionKind kind);
 

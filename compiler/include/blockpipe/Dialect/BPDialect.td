@@ -37,6 +37,16 @@ def BP_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kNumDevicesAttrName =
         "bp.num_devices";
     static constexpr ::llvm::StringLiteral kParamDirAttrName = "bp.dir";
+    /// Per-block bytes of the `__gm_pipe_buffer` a function takes (set by
+    /// bp-inject-gm-pipe-buffer); codegen multiplies it by core_num.
+    static constexpr ::llvm::StringLiteral kPipeBufferBytesAttrName =
+        "bp.pipe_buffer_bytes";
+    /// Unit argument attribute marking the hidden pipe buffer parameter.
+    static constexpr ::llvm::StringLiteral kGMPipeBufferArgAttrName =
+        "bp.gm_pipe_buffer";
+    /// The name generated code gives that parameter.
+    static constexpr ::llvm::StringLiteral kGMPipeBufferParamName =
+        "__gm_pipe_buffer";
 
   private:
     void registerAttributes();

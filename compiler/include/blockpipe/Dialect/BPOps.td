@@ -465,4 +465,26 @@ def BP_CollectivePermuteOp
   let assemblyFormat = "$operand attr-dict `:` qualified(type($operand))";
 }
 
+def BP_LocalCopyOp
+    : BP_P2POp<"local_copy", [MemoryEffects<[MemRead, MemWrite]>,
+                              AllTypesMatch<["source", "dest", "result"]>]> {
+  let summary = "copy a tensor into another on the same device";
+  let description = [{
+    On each device listed in `devices`, copies `source` into `dest` in place
+    and returns `dest`; other devices do nothing and return `dest` unchanged.
+    `bp-decompose-collective-permute` lowers the identity pairs `[i, i]` of a
+    permute to it: a device never sends to itself.
+
+    ```mlir
+    %r = bp.local_copy %x, %dest devices([1, 3]) : !bp.tensor<16x16xf32>
+    ```
+  }];
+  let arguments = (ins BP_GMTensor:$source, BP_GMTensor:$dest,
+                       DenseI64ArrayAttr:$devices);
+  let results = (outs BP_GMTensor:$result);
+  let assemblyFormat = [{
+    $source `,` $dest `devices` `(` $devices `)` attr-dict `:` qualified(type($result))
+  }];
+}
+
 #endif // BLOCKPIPE_DIALECT_BPOPS_TD

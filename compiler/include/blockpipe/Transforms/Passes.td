@@ -1,0 +1,190 @@
+//===- Passes.td - blockpipe passes ------------------------*- tablegen -*-===//
+//
+// Each pass is declared once, here; its description is its contract. The
+// default pipeline (Pipeline.cpp) runs them in the order they appear.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKPIPE_TRANSFORMS_PASSES_TD
+#define BLOCKPIPE_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def BPExpandMixedKernel : Pass<"bp-expand-mixed-kernel", "::mlir::ModuleOp"> {
+  let summary = "Split incore kernels that mix cube and vector work into an "
+                "aic, an aiv and a group function";
+  let description = [{
+    An `incore` function `@k` that holds both cube ops (matmul, loads into
+    mat/left/right, moves into cube memories, stores from acc) and vector ops
+    is replaced by three functions:
+
+    - `@k_aic` (`aic`): the cube ops, in their original order;
+    - `@k_aiv` (`aiv`): the vector ops, in their original order;
+    - `@k` (`group`): the original name, signature and argument attributes,
+      calling `@k_aic` then `@k_aiv`, so launch sites stay unchanged.
+
+    Pure-cube and pure-vector incore kernels are left alone.
+
+    Ops that belong to neither side (constants, index arithmetic,
+    `get_block_idx`, `dim`, `scf.for`) are duplicated into both halves; a loop
+    holding ops of both sides is duplicated with each copy keeping its side's
+    ops, and a loop-carried tile is kept only by the half its memory space
+    belongs to (vec: AIV; mat/left/right/acc: AIC).
+
+    Crossings. A tile of one side used by an op of the other side crosses
+    through pipe 0 of the group: a cube tile used by the vector side is
+    pushed `c2v` right after its definition in `@k_aic` and popped at the same
+    program point in `@k_aiv` as a `vec` tile of the same shape and element
+    type; a vector tile used by the cube side goes `v2c` and is popped as a
+    `mat` tile. A `bp.move` acc -> vec (or vec -> mat) at a crossing becomes
+    the pop itself. Because both halves keep the original order, the pushes
+    and pops of each ring happen in the same order on both sides (a crossing
+    inside a loop is pushed and popped once per iteration). The popping side
+    frees each slot (`tfree`) after the last use of the popped tile, in pop
+    order, since a `tfree` releases the oldest popped slot.
+
+    The pipe. Both halves start with the same
+    `bp.initialize_pipe id(0) dir_mask(M) slot_size(S)`: one pipe per group,
+    `M` the union of the directions used (1 c2v, 2 v2c, 3 both), `S` the
+    largest crossing tile in bytes; slot_num keeps its default.
+
+    Parameters and results. Each half takes the parameters it uses, in their
+    original order and with their attributes. A half returns every Out/InOut
+    parameter it keeps, in parameter order; the group returns, for each
+    original return value, the result of the half whose store produced it.
+
+    Errors (at the op's location):
+    - a tile crossing between the halves is carried out of a loop iteration
+      (yielded), or is held across a nested region that pops from the same
+      ring (the FIFO `tfree` could not release it in order);
+    - an op with regions other than `scf.for` holds ops of both sides;
+    - the kernel calls other functions;
+    - a return value is not the value of a parameter (the half producing it is
+      unknown).
+  }];
+  let dependentDialects = ["::mlir::bp::BPDialect"];
+}
+
+def BPInjectGMPipeBuffer : Pass<"bp-inject-gm-pipe-buffer", "::mlir::ModuleOp"> {
+  let summary = "Give every function that uses a GM pipe its per-block pipe "
+                "buffer";
+  let description = [{
+    Every non-orchestration function that initializes a pipe, or calls one
+    that needs a buffer, gets a trailing parameter
+    `!bp.tensor<BYTESxi8> {bp.gm_pipe_buffer}` (named `__gm_pipe_buffer` in
+    generated code) and the attribute `bp.pipe_buffer_bytes = BYTES`. `BYTES`
+    is the per-block footprint: the sum over the distinct pipes of
+    `rings x slots x slot_size` (`blockpipe::pipeFootprintBytes`). Scaling by
+    `core_num` is codegen's job: core_num belongs to the launch.
+
+    Distinct pipes. Pipe ids name pipes of one core group: the same id
+    initialized in a function and in its callees, or in the aic and the aiv
+    half of a group, is one pipe with one region, and every initialization of
+    it must agree on dir_mask, slot_size and resolved slot_num.
+
+    Layout. For each launched function (the root), its pipes are laid out
+    back to back in increasing id order; every `bp.initialize_pipe` under the
+    root gets `buffer(%__gm_pipe_buffer)` and `offset(<its pipe's offset>)`.
+    Callers pass their buffer parameter to their callees unchanged (a group
+    passes it to both halves).
+
+    Orchestration. The parameter stops at orchestration functions: right
+    before each `bp.launch` of a function that needs a buffer, the pass
+    inserts `bp.tensor_create pipe_buffer : !bp.tensor<BYTESxi8>` and appends
+    it to the launch's arguments; two launches get two buffers.
+
+    Running the pass again changes nothing.
+
+    Errors (at the op's location, with a note at the other op):
+    - two initializations of one pipe disagree on its shape;
+    - a function is reached from two launched functions that lay its pipes
+      out differently;
+    - the call graph through pipe users is recursive;
+    - an orchestration function reaches a pipe user through `func.call`
+      rather than `bp.launch`.
+  }];
+  let dependentDialects = ["::mlir::bp::BPDialect"];
+}
+
+def BPNormalizeReturnOrder
+    : Pass<"bp-normalize-return-order", "::mlir::ModuleOp"> {
+  let summary = "Make return i of every kernel and group its i-th Out/InOut "
+                "parameter";
+  let description = [{
+    For every incore, aic, aiv and group function, each returned value is
+    traced back to the parameter it is the value of: through `bp.store`
+    (which returns its destination), `scf.for` results (through the init
+    value of the iteration argument) and calls (through the callee's own
+    mapping). Results are then permuted so that return i is the i-th
+    parameter marked `bp.dir = #bp<dir out>` or `#bp<dir inout>`; result
+    attributes move with their results, and every `func.call` and `bp.launch`
+    of the function is rebuilt with the new result order. Callees are
+    normalized before their callers. A function already in order is not
+    touched.
+
+    Errors (at the offending `return`, with a note at the other value):
+    - a returned value is not the value of any parameter, or of a parameter
+      that is not Out/InOut;
+    - two returned values are the value of the same parameter;
+    - an Out/InOut parameter is not returned.
+  }];
+  let dependentDialects = ["::mlir::bp::BPDialect"];
+}
+
+def BPDecomposeCollectivePermute
+    : Pass<"bp-decompose-collective-permute", "::mlir::ModuleOp"> {
+  let summary = "Lower collective_permute to recv/send pairs, deadlock-free "
+                "on cycles";
+  let description = [{
+    `%r = bp.collective_permute %x {pairs, channel}` becomes, in order:
+
+    1. `%buf = bp.tensor_create` of the result type (dynamic sizes from
+       `bp.dim` of `%x`): the result on devices that are no target;
+    2. `bp.local_copy %x, %buf devices([i, ...])` for the identity pairs
+       `[i, i]` (a device never sends to itself);
+    3. one or two phases, each `bp.recv` into the buffer then `bp.send %x`,
+       both carrying the phase's pairs and the permute's channel.
+
+    Phases. A device's recv blocks until its source has sent; `send` does not
+    block. Recv-before-send over a cycle of pairs (e.g. the ring shift
+    `[[0,1],[1,2],[2,3],[3,0]]`) would make every device wait for a device
+    that waits for it. The non-identity pairs therefore form chains and
+    cycles (sources and targets are unique); chain pairs and, along each
+    cycle starting at its smallest device, the pairs at even positions go to
+    phase 0, the pairs at odd positions of a cycle to phase 1. Each phase is
+    acyclic, so its waits end; phase 1 starts after phase 0 on every device.
+    Without a cycle there is a single phase. Every device still receives in
+    exactly one phase, so the result is the buffer after the last phase.
+  }];
+  let dependentDialects = ["::mlir::bp::BPDialect"];
+}
+
+def BPVerifyP2P : Pass<"bp-verify-p2p", "::mlir::ModuleOp"> {
+  let summary = "Check that every send has its recv and that no device "
+                "waits for itself";
+  let description = [{
+    Device-to-device `bp.send` and `bp.recv` ops (host transfers excluded)
+    are matched over the whole module by channel handle and
+    `source_target_pairs`: the k-th send with a given (channel, pairs), in
+    module order, matches the k-th recv with the same key. A matched pair
+    must move the same element type and compatible shapes (a dynamic
+    dimension matches any size).
+
+    Deadlock check. Each device runs, in module order, the transfers of the
+    orchestration functions placed on it (`bp.device`), or of those without a
+    placement, in which it takes part (a source of a send, a target of a
+    recv). A send never blocks; a recv waits until its matched send ran on
+    the source device. The pass simulates this; if devices are left waiting,
+    the waits form a cycle, which is reported. Ops inside loops are counted
+    once; `bp.collective_permute` (not yet decomposed) is not checked.
+
+    Errors (at the op's location, with a note at the other op):
+    - a send without a matching recv, or a recv without a matching send
+      (a note points at a transfer on the same channel with other pairs);
+    - a matched send and recv that move different tensor types;
+    - a wait cycle between devices (a note for every recv in the cycle).
+  }];
+  let dependentDialects = ["::mlir::bp::BPDialect"];
+}
+
+#endif // BLOCKPIPE_TRANSFORMS_PASSES_TD

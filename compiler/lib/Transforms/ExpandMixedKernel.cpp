@@ -1,0 +1,510 @@
+//===- ExpandMixedKernel.cpp - Split incore kernels into AIC + AIV --------===//
+//
+// The cube and the vector units of a core group run separate programs. An
+// incore kernel that uses both is split into one program per unit, which
+// exchange the tiles that cross between them through a GM pipe. Both halves
+// keep the kernel's order, so the pushes and pops of every ring line up.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockpipe/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::bp {
+#define GEN_PASS_DEF_BPEXPANDMIXEDKERNEL
+#include "blockpipe/Transforms/Passes.h.inc"
+} // namespace mlir::bp
+
+using namespace mlir;
+using namespace mlir::bp;
+
+namespace {
+
+enum class Side { Cube, Vector };
+
+constexpr int64_t kPipeId = 0;
+
+std::optional<Side> sideOfOp(Operation *op) {
+  switch (getCoreAffinity(op)) {
+  case CoreAffinity::Cube:
+    return Side::Cube;
+  case CoreAffinity::Vector:
+    return Side::Vector;
+  case CoreAffinity::Any:
+    return std::nullopt;
+  }
+  llvm_unreachable("unknown affinity");
+}
+
+/// A tile lives on the unit its memory belongs to.
+std::optional<Side> sideOfValue(Value value) {
+  auto tile = dyn_cast<TileType>(value.getType());
+  if (!tile)
+    return std::nullopt;
+  return tile.getMemorySpace() == MemorySpace::Vec ? Side::Vector : Side::Cube;
+}
+
+Side other(Side side) { return side == Side::Cube ? Side::Vector : Side::Cube; }
+
+/// The ring a tile produced on `from` travels on.
+PipeDir ringFrom(Side from) {
+  return from == Side::Cube ? PipeDir::C2V : PipeDir::V2C;
+}
+
+/// A crossing tile arrives in vec memory on the AIV and mat memory on the
+/// AIC.
+TileType arrivalType(Value crossing) {
+  auto tile = cast<TileType>(crossing.getType());
+  return tile.withMemorySpace(*sideOfValue(crossing) == Side::Cube
+                                  ? MemorySpace::Vec
+                                  : MemorySpace::Mat);
+}
+
+bool hasSideOps(Operation *op) {
+  return op
+      ->walk([](Operation *nested) {
+        return sideOfOp(nested) ? WalkResult::interrupt()
+                                : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// The parameter a returned tensor is, seen through stores and loops.
+std::optional<unsigned> rootParam(Value value, Block &entry) {
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (arg.getOwner() == &entry)
+        return arg.getArgNumber();
+      auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      if (!loop || arg == loop.getInductionVar())
+        return std::nullopt;
+      value = loop.getTiedLoopInit(arg)->get();
+    } else if (auto store = value.getDefiningOp<StoreOp>()) {
+      value = store.getDest();
+    } else if (auto loop = value.getDefiningOp<scf::ForOp>()) {
+      value = loop.getInitArgs()[cast<OpResult>(value).getResultNumber()];
+    } else {
+      return std::nullopt;
+    }
+  }
+}
+
+/// The side whose store last produced a returned tensor, if any.
+std::optional<Side> producerSide(Value value) {
+  while (true) {
+    if (auto store = value.getDefiningOp<StoreOp>())
+      return sideOfOp(store);
+    if (auto loop = value.getDefiningOp<scf::ForOp>()) {
+      unsigned index = cast<OpResult>(value).getResultNumber();
+      Value yielded = loop.getYieldedValues()[index];
+      if (yielded == loop.getRegionIterArgs()[index])
+        value = loop.getInitArgs()[index];
+      else
+        value = yielded;
+      continue;
+    }
+    return std::nullopt;
+  }
+}
+
+/// What both halves need to know about the kernel.
+struct Analysis {
+  llvm::SetVector<Value> crossings;
+  int32_t dirMask = 0;
+  int64_t slotSize = 0;
+};
+
+/// Builds one half: clones the ops of its side and the side-less ops, and
+/// turns crossings into pushes and pops.
+class HalfBuilder {
+public:
+  HalfBuilder(Side side, const Analysis &analysis)
+      : side(side), analysis(analysis) {}
+
+  FailureOr<func::FuncOp> build(func::FuncOp kernel, StringRef name);
+
+  /// Parameters (original indices) the half takes, in order.
+  SmallVector<unsigned> keptParams;
+  /// Out/InOut parameters (original indices) the half returns, in order.
+  SmallVector<unsigned> returnedParams;
+
+private:
+  void cloneBlock(Block &source, OpBuilder &builder);
+  void cloneLoop(scf::ForOp loop, OpBuilder &builder);
+  void emitCrossing(Value value, OpBuilder &builder);
+  LogicalResult insertFrees();
+  void eraseDeadOps(func::FuncOp half);
+
+  Side side;
+  const Analysis &analysis;
+  IRMapping mapping;
+  SmallVector<TPopOp> pops;
+};
+
+void HalfBuilder::emitCrossing(Value value, OpBuilder &builder) {
+  if (!analysis.crossings.contains(value))
+    return;
+  Side from = *sideOfValue(value);
+  Location loc = value.getLoc();
+  if (side == from) {
+    builder.create<TPushOp>(loc, ringFrom(from), mapping.lookup(value),
+                            kPipeId);
+    return;
+  }
+  auto pop =
+      builder.create<TPopOp>(loc, arrivalType(value), ringFrom(from), kPipeId);
+  mapping.map(value, pop.getResult());
+  pops.push_back(pop);
+}
+
+void HalfBuilder::cloneBlock(Block &source, OpBuilder &builder) {
+  for (Operation &op : source) {
+    if (isa<func::ReturnOp, scf::YieldOp>(op))
+      continue; // Built by the caller, which knows which values stay.
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      cloneLoop(loop, builder);
+      continue;
+    }
+    std::optional<Side> opSide = sideOfOp(&op);
+    auto move = dyn_cast<MoveOp>(op);
+    if (opSide && *opSide != side) {
+      // The other half writes the tensor; here it is the destination itself.
+      if (auto store = dyn_cast<StoreOp>(op))
+        mapping.map(store.getResult(), mapping.lookup(store.getDest()));
+    } else if (move && analysis.crossings.contains(move.getSource()) &&
+               arrivalType(move.getSource()) == move.getResult().getType()) {
+      // The pop already delivers the tile in the memory the move targets.
+      mapping.map(move.getResult(), mapping.lookup(move.getSource()));
+    } else {
+      builder.clone(op, mapping);
+    }
+    for (Value result : op.getResults())
+      emitCrossing(result, builder);
+  }
+}
+
+void HalfBuilder::cloneLoop(scf::ForOp loop, OpBuilder &builder) {
+  // A loop-carried tile of the other unit stays with the other half.
+  SmallVector<unsigned> kept;
+  for (auto [index, init] : llvm::enumerate(loop.getInitArgs())) {
+    std::optional<Side> valueSide = sideOfValue(init);
+    if (!valueSide || *valueSide == side)
+      kept.push_back(index);
+  }
+  SmallVector<Value> inits;
+  for (unsigned index : kept)
+    inits.push_back(mapping.lookup(loop.getInitArgs()[index]));
+  auto clone = builder.create<scf::ForOp>(
+      loop.getLoc(), mapping.lookup(loop.getLowerBound()),
+      mapping.lookup(loop.getUpperBound()), mapping.lookup(loop.getStep()),
+      inits);
+  clone->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
+  Block *body = clone.getBody();
+  if (!body->empty())
+    body->getTerminator()->erase();
+  mapping.map(loop.getInductionVar(), clone.getInductionVar());
+  for (auto [position, index] : llvm::enumerate(kept))
+    mapping.map(loop.getRegionIterArgs()[index],
+                clone.getRegionIterArgs()[position]);
+
+  OpBuilder bodyBuilder = OpBuilder::atBlockEnd(body);
+  for (Value arg : loop.getRegionIterArgs())
+    emitCrossing(arg, bodyBuilder);
+  cloneBlock(*loop.getBody(), bodyBuilder);
+  SmallVector<Value> yielded;
+  for (unsigned index : kept)
+    yielded.push_back(mapping.lookup(loop.getYieldedValues()[index]));
+  bodyBuilder.create<scf::YieldOp>(loop.getLoc(), yielded);
+
+  for (auto [position, index] : llvm::enumerate(kept))
+    mapping.map(loop.getResult(index), clone.getResult(position));
+  for (Value result : loop.getResults())
+    emitCrossing(result, builder);
+}
+
+/// Frees each popped slot after the tile's last use. A tfree releases the
+/// oldest slot of its ring, so frees follow pop order.
+LogicalResult HalfBuilder::insertFrees() {
+  for (PipeDir ring : {PipeDir::C2V, PipeDir::V2C}) {
+    Operation *previousFree = nullptr;
+    for (TPopOp pop : pops) {
+      if (pop.getDir() != ring)
+        continue;
+      Block *block = pop->getBlock();
+      Operation *anchor = pop;
+      for (Operation *user : pop.getResult().getUsers()) {
+        Operation *inBlock = block->findAncestorOpInBlock(*user);
+        if (anchor->isBeforeInBlock(inBlock))
+          anchor = inBlock;
+      }
+      if (previousFree && previousFree->getBlock() == block &&
+          anchor->isBeforeInBlock(previousFree))
+        anchor = previousFree;
+      // Slots popped inside a region the tile stays live across would be
+      // freed before it.
+      for (Operation *op = pop->getNextNode();
+           op && op != anchor->getNextNode(); op = op->getNextNode()) {
+        if (op->getNumRegions() == 0)
+          continue;
+        bool popsSameRing = op->walk([&](TPopOp nested) {
+                                return nested.getDir() == ring
+                                           ? WalkResult::interrupt()
+                                           : WalkResult::advance();
+                              }).wasInterrupted();
+        if (popsSameRing) {
+          InFlightDiagnostic diag =
+              emitError(pop.getLoc())
+              << "this tile crosses between the cube and vector halves and "
+                 "is still used after a loop that receives tiles on the same "
+                 "ring; its slot could not be freed in order (cross it inside "
+                 "the loop, or after it)";
+          diag.attachNote(op->getLoc()) << "the loop";
+          return diag;
+        }
+      }
+      OpBuilder builder(anchor->getContext());
+      builder.setInsertionPointAfter(anchor);
+      previousFree = builder.create<TFreeOp>(pop.getLoc(), ring, kPipeId);
+    }
+  }
+  return success();
+}
+
+void HalfBuilder::eraseDeadOps(func::FuncOp half) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    half.walk<WalkOrder::PostOrder>([&](Operation *op) {
+      if (op != half && isOpTriviallyDead(op)) {
+        op->erase();
+        changed = true;
+      }
+    });
+  }
+}
+
+FailureOr<func::FuncOp> HalfBuilder::build(func::FuncOp kernel,
+                                           StringRef name) {
+  MLIRContext *context = kernel.getContext();
+  Block &source = kernel.getBody().front();
+  auto half = func::FuncOp::create(
+      kernel.getLoc(), name,
+      FunctionType::get(context, kernel.getArgumentTypes(), {}));
+  if (ArrayAttr argAttrs = kernel.getArgAttrsAttr())
+    half.setArgAttrsAttr(argAttrs);
+  setFunctionKind(half,
+                  side == Side::Cube ? FunctionKind::AIC : FunctionKind::AIV);
+  Block *entry = half.addEntryBlock();
+  for (auto [from, to] :
+       llvm::zip(source.getArguments(), entry->getArguments()))
+    mapping.map(from, to);
+
+  OpBuilder builder = OpBuilder::atBlockEnd(entry);
+  if (analysis.dirMask != 0)
+    builder.create<InitializePipeOp>(
+        kernel.getLoc(), builder.getI64IntegerAttr(kPipeId),
+        builder.getI32IntegerAttr(analysis.dirMask),
+        builder.getI64IntegerAttr(analysis.slotSize), IntegerAttr(), Value(),
+        IntegerAttr());
+  cloneBlock(source, builder);
+  if (failed(insertFrees())) {
+    half.erase();
+    return failure();
+  }
+  eraseDeadOps(half);
+
+  // Return every Out/InOut parameter this half still uses.
+  auto ret = cast<func::ReturnOp>(source.getTerminator());
+  SmallVector<Value> results;
+  for (unsigned index = 0; index < kernel.getNumArguments(); ++index) {
+    auto dir = kernel.getArgAttrOfType<ParamDirAttr>(
+        index, BPDialect::kParamDirAttrName);
+    if (!dir || dir.getValue() == ParamDir::In ||
+        entry->getArgument(index).use_empty())
+      continue;
+    Value value = entry->getArgument(index);
+    for (Value returned : ret.getOperands())
+      if (rootParam(returned, source) == index)
+        value = mapping.lookup(returned);
+    returnedParams.push_back(index);
+    results.push_back(value);
+  }
+  builder.setInsertionPointToEnd(entry);
+  builder.create<func::ReturnOp>(ret.getLoc(), results);
+
+  llvm::BitVector unused(kernel.getNumArguments());
+  for (BlockArgument arg : entry->getArguments()) {
+    unused[arg.getArgNumber()] = arg.use_empty();
+    if (!arg.use_empty())
+      keptParams.push_back(arg.getArgNumber());
+  }
+  half.eraseArguments(unused);
+  half.setFunctionType(FunctionType::get(context, half.getArgumentTypes(),
+                                         ValueRange(results).getTypes()));
+  return half;
+}
+
+/// Finds the crossings and the pipe they need, or reports why the kernel
+/// cannot be split.
+FailureOr<Analysis> analyze(func::FuncOp kernel) {
+  Analysis analysis;
+  LogicalResult result = success();
+  kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto call = dyn_cast<CallOpInterface>(op)) {
+      result = op->emitOpError()
+               << "calls another function from a kernel that mixes cube and "
+                  "vector ops; bp-expand-mixed-kernel cannot split it";
+      return WalkResult::interrupt();
+    }
+    if (op != kernel && op->getNumRegions() > 0 && !isa<scf::ForOp>(op) &&
+        hasSideOps(op)) {
+      result = op->emitOpError()
+               << "holds cube or vector ops; bp-expand-mixed-kernel splits "
+                  "only scf.for loops between the halves";
+      return WalkResult::interrupt();
+    }
+    auto record = [&](Value value) {
+      std::optional<Side> valueSide = sideOfValue(value);
+      if (!valueSide)
+        return;
+      for (Operation *user : value.getUsers())
+        if (sideOfOp(user) == other(*valueSide)) {
+          analysis.crossings.insert(value);
+          analysis.dirMask |= static_cast<int32_t>(ringFrom(*valueSide));
+          analysis.slotSize =
+              std::max(analysis.slotSize,
+                       cast<TileType>(value.getType()).getSizeInBytes());
+          return;
+        }
+    };
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          record(arg);
+    for (Value value : op->getResults())
+      record(value);
+    return WalkResult::advance();
+  });
+  if (failed(result))
+    return failure();
+  if (!kernel.getBody().hasOneBlock())
+    return kernel.emitOpError()
+           << "has more than one block; bp-expand-mixed-kernel needs "
+              "structured control flow";
+  auto ret = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
+  for (auto [index, value] : llvm::enumerate(ret.getOperands()))
+    if (!rootParam(value, kernel.getBody().front()))
+      return ret.emitOpError()
+             << "return value #" << index
+             << " is not the value of a parameter, so neither the aic nor "
+                "the aiv half can return it";
+  return analysis;
+}
+
+bool isMixed(func::FuncOp kernel) {
+  bool cube = false, vector = false;
+  kernel.walk([&](Operation *op) {
+    std::optional<Side> side = sideOfOp(op);
+    cube |= side == Side::Cube;
+    vector |= side == Side::Vector;
+  });
+  return cube && vector;
+}
+
+/// One half as the group sees it.
+struct Half {
+  func::FuncOp func;
+  Side side;
+  ArrayRef<unsigned> keptParams;
+  ArrayRef<unsigned> returnedParams;
+};
+
+/// Replaces the kernel's body with calls of its halves; the kernel becomes
+/// the group, keeping its name and signature.
+void buildGroup(func::FuncOp kernel, ArrayRef<Half> halves) {
+  Block &entry = kernel.getBody().front();
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  // Which half produces each return value, decided before the body goes.
+  SmallVector<std::pair<std::optional<Side>, unsigned>> sources;
+  for (Value value : ret.getOperands()) {
+    unsigned param = *rootParam(value, entry);
+    std::optional<Side> side = producerSide(value);
+    if (!side)
+      for (const Half &half : llvm::reverse(halves))
+        if (llvm::is_contained(half.returnedParams, param)) {
+          side = half.side;
+          break;
+        }
+    sources.push_back({side, param});
+  }
+  Location retLoc = ret.getLoc();
+  entry.dropAllReferences();
+  while (!entry.empty())
+    entry.back().erase();
+
+  OpBuilder builder = OpBuilder::atBlockEnd(&entry);
+  llvm::DenseMap<std::pair<int, unsigned>, Value> returnedValue;
+  for (const Half &half : halves) {
+    SmallVector<Value> args;
+    for (unsigned param : half.keptParams)
+      args.push_back(entry.getArgument(param));
+    auto call = builder.create<func::CallOp>(kernel.getLoc(), half.func, args);
+    for (auto [param, result] :
+         llvm::zip(half.returnedParams, call.getResults()))
+      returnedValue[{static_cast<int>(half.side), param}] = result;
+  }
+  SmallVector<Value> results;
+  for (auto [side, param] : sources) {
+    Value value = entry.getArgument(param);
+    if (side)
+      if (Value fromHalf =
+              returnedValue.lookup({static_cast<int>(*side), param}))
+        value = fromHalf;
+    results.push_back(value);
+  }
+  builder.create<func::ReturnOp>(retLoc, results);
+  setFunctionKind(kernel, FunctionKind::Group);
+}
+
+struct ExpandMixedKernelPass
+    : public bp::impl::BPExpandMixedKernelBase<ExpandMixedKernelPass> {
+  void runOnOperation() override;
+};
+
+} // namespace
+
+void ExpandMixedKernelPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SymbolTable symbols(module);
+  SmallVector<func::FuncOp> kernels;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (getFunctionKind(func) == FunctionKind::InCore && !func.isExternal() &&
+        isMixed(func))
+      kernels.push_back(func);
+
+  for (func::FuncOp kernel : kernels) {
+    FailureOr<Analysis> analysis = analyze(kernel);
+    if (failed(analysis))
+      return signalPassFailure();
+    HalfBuilder aicBuilder(Side::Cube, *analysis);
+    HalfBuilder aivBuilder(Side::Vector, *analysis);
+    FailureOr<func::FuncOp> aic =
+        aicBuilder.build(kernel, (kernel.getSymName() + "_aic").str());
+    if (failed(aic))
+      return signalPassFailure();
+    FailureOr<func::FuncOp> aiv =
+        aivBuilder.build(kernel, (kernel.getSymName() + "_aiv").str());
+    if (failed(aiv)) {
+      (*aic).erase();
+      return signalPassFailure();
+    }
+    symbols.insert(*aic, Block::iterator(kernel));
+    symbols.insert(*aiv, Block::iterator(kernel));
+    buildGroup(kernel, {{*aic, Side::Cube, aicBuilder.keptParams,
+                         aicBuilder.returnedParams},
+                        {*aiv, Side::Vector, aivBuilder.keptParams,
+                         aivBuilder.returnedParams}});
+  }
+}

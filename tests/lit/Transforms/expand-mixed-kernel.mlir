@@ -1,0 +1,244 @@
+// bp-expand-mixed-kernel splits an incore kernel that uses both the cube and
+// the vector units into an aic half, an aiv half and a group that keeps the
+// kernel's name and signature. Tiles that cross between the halves travel
+// through pipe 0: c2v for cube tiles, v2c for vector tiles.
+// RUN: bp-opt --bp-expand-mixed-kernel %s | FileCheck %s
+// Running it twice changes nothing: the halves are no longer incore.
+// RUN: bp-opt --bp-expand-mixed-kernel %s | bp-opt --bp-expand-mixed-kernel | FileCheck %s
+
+module {
+
+// One crossing: the matmul's acc tile feeds the vector epilogue. The move
+// acc -> vec at the crossing becomes the pop; the slot is freed after the
+// popped tile's last use.
+// CHECK-LABEL: func.func @one_crossing_aic(
+// CHECK-SAME: %[[X:.*]]: !bp.tensor<128x64xf32>, %[[W:.*]]: !bp.tensor<64x32xf32>)
+// CHECK-SAME: attributes {bp.kind = #bp<kind aic>}
+// CHECK: bp.initialize_pipe id(0) dir_mask(1) slot_size(4096){{$}}
+// CHECK: %[[BLOCK:.*]] = bp.get_block_idx
+// CHECK: %[[ACC:.*]] = bp.matmul
+// CHECK-NEXT: bp.tpush c2v %[[ACC]] pipe(0) : !bp.tile<32x32xf32, acc>
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func @one_crossing_aiv(
+// CHECK-SAME: %[[RES:.*]]: !bp.tensor<128x32xf32>, %[[OUT:.*]]: !bp.tensor<128x32xf32> {bp.dir = #bp<dir out>}) -> !bp.tensor<128x32xf32>
+// CHECK-SAME: attributes {bp.kind = #bp<kind aiv>}
+// CHECK: bp.initialize_pipe id(0) dir_mask(1) slot_size(4096){{$}}
+// CHECK: bp.get_block_idx
+// CHECK-NOT: bp.matmul
+// CHECK: %[[POP:.*]] = bp.tpop c2v pipe(0) : !bp.tile<32x32xf32, vec>
+// CHECK-NOT: bp.move
+// CHECK: %[[R:.*]] = bp.load %[[RES]]
+// CHECK: %[[Y:.*]] = bp.add %[[POP]], %[[R]]
+// CHECK-NEXT: bp.tfree c2v pipe(0)
+// CHECK-NEXT: %[[STORED:.*]] = bp.store %[[Y]], %[[OUT]]
+// CHECK-NEXT: return %[[STORED]]
+// CHECK-LABEL: func.func @one_crossing(
+// CHECK-SAME: %[[GX:.*]]: !bp.tensor<128x64xf32>, %[[GW:.*]]: !bp.tensor<64x32xf32>, %[[GRES:.*]]: !bp.tensor<128x32xf32>, %[[GOUT:.*]]: !bp.tensor<128x32xf32> {bp.dir = #bp<dir out>}) -> !bp.tensor<128x32xf32>
+// CHECK-SAME: attributes {bp.kind = #bp<kind group>}
+// CHECK-NEXT: call @one_crossing_aic(%[[GX]], %[[GW]]) : (!bp.tensor<128x64xf32>, !bp.tensor<64x32xf32>) -> ()
+// CHECK-NEXT: %[[V:.*]] = call @one_crossing_aiv(%[[GRES]], %[[GOUT]])
+// CHECK-NEXT: return %[[V]]
+func.func @one_crossing(%x: !bp.tensor<128x64xf32>, %w: !bp.tensor<64x32xf32>,
+                        %res: !bp.tensor<128x32xf32>,
+                        %out: !bp.tensor<128x32xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<128x32xf32> attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %block = bp.get_block_idx
+  %row = arith.muli %block, %c32 : index
+  %a = bp.load %x[%row, %c0] : !bp.tensor<128x64xf32> -> !bp.tile<32x64xf32, mat>
+  %b = bp.load %w[%c0, %c0] : !bp.tensor<64x32xf32> -> !bp.tile<64x32xf32, mat>
+  %l = bp.move %a : !bp.tile<32x64xf32, mat> -> !bp.tile<32x64xf32, left>
+  %r = bp.move %b : !bp.tile<64x32xf32, mat> -> !bp.tile<64x32xf32, right>
+  %acc = bp.matmul %l, %r : !bp.tile<32x64xf32, left>, !bp.tile<64x32xf32, right> -> !bp.tile<32x32xf32, acc>
+  %v = bp.move %acc : !bp.tile<32x32xf32, acc> -> !bp.tile<32x32xf32, vec>
+  %t = bp.load %res[%row, %c0] : !bp.tensor<128x32xf32> -> !bp.tile<32x32xf32, vec>
+  %y = bp.add %v, %t : !bp.tile<32x32xf32, vec>, !bp.tile<32x32xf32, vec>
+  %o = bp.store %y, %out[%row, %c0] : !bp.tile<32x32xf32, vec>, !bp.tensor<128x32xf32>
+  return %o : !bp.tensor<128x32xf32>
+}
+
+// Both directions: a vector tile feeds the matmul (v2c, popped as mat) and
+// the product comes back (c2v). One pipe with dir_mask 3.
+// CHECK-LABEL: func.func @bidirectional_aic(
+// CHECK: bp.initialize_pipe id(0) dir_mask(3) slot_size(4096){{$}}
+// CHECK: %[[M:.*]] = bp.tpop v2c pipe(0) : !bp.tile<32x32xf32, mat>
+// CHECK-NEXT: %[[L:.*]] = bp.move %[[M]] : !bp.tile<32x32xf32, mat> -> !bp.tile<32x32xf32, left>
+// CHECK-NEXT: bp.tfree v2c pipe(0)
+// CHECK: %[[P:.*]] = bp.matmul %[[L]]
+// CHECK-NEXT: bp.tpush c2v %[[P]] pipe(0)
+// CHECK-LABEL: func.func @bidirectional_aiv(
+// CHECK: bp.initialize_pipe id(0) dir_mask(3) slot_size(4096){{$}}
+// CHECK: %[[E:.*]] = bp.exp
+// CHECK-NEXT: bp.tpush v2c %[[E]] pipe(0) : !bp.tile<32x32xf32, vec>
+// CHECK-NEXT: %[[BACK:.*]] = bp.tpop c2v pipe(0) : !bp.tile<32x32xf32, vec>
+// CHECK-NEXT: bp.relu %[[BACK]]
+// CHECK-NEXT: bp.tfree c2v pipe(0)
+// CHECK-LABEL: func.func @bidirectional(
+// CHECK-SAME: bp.kind = #bp<kind group>
+func.func @bidirectional(%x: !bp.tensor<32x32xf32>, %w: !bp.tensor<32x32xf32>,
+                         %out: !bp.tensor<32x32xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<32x32xf32> attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %v = bp.load %x[%c0, %c0] : !bp.tensor<32x32xf32> -> !bp.tile<32x32xf32, vec>
+  %e = bp.exp %v : !bp.tile<32x32xf32, vec>
+  %m = bp.move %e : !bp.tile<32x32xf32, vec> -> !bp.tile<32x32xf32, mat>
+  %l = bp.move %m : !bp.tile<32x32xf32, mat> -> !bp.tile<32x32xf32, left>
+  %r = bp.load %w[%c0, %c0] : !bp.tensor<32x32xf32> -> !bp.tile<32x32xf32, right>
+  %acc = bp.matmul %l, %r : !bp.tile<32x32xf32, left>, !bp.tile<32x32xf32, right> -> !bp.tile<32x32xf32, acc>
+  %y = bp.move %acc : !bp.tile<32x32xf32, acc> -> !bp.tile<32x32xf32, vec>
+  %z = bp.relu %y : !bp.tile<32x32xf32, vec>
+  %o = bp.store %z, %out[%c0, %c0] : !bp.tile<32x32xf32, vec>, !bp.tensor<32x32xf32>
+  return %o : !bp.tensor<32x32xf32>
+}
+
+// A crossing inside a loop: both halves keep the loop; each iteration pushes
+// and pops once and frees the slot in the same iteration. The tensor carried
+// by the loop stays in both halves; the store only in the aiv half.
+// CHECK-LABEL: func.func @in_loop_aic(
+// CHECK: scf.for
+// CHECK: %[[ACC:.*]] = bp.matmul
+// CHECK-NEXT: bp.tpush c2v %[[ACC]] pipe(0)
+// CHECK-NOT: bp.store
+// CHECK: scf.yield
+// CHECK-LABEL: func.func @in_loop_aiv(
+// CHECK-SAME: %[[OUT:.*]]: !bp.tensor<128x32xf32> {bp.dir = #bp<dir out>})
+// CHECK: %[[RES:.*]] = scf.for %{{.*}} iter_args(%[[O:.*]] = %[[OUT]])
+// CHECK: %[[T:.*]] = bp.tpop c2v pipe(0) : !bp.tile<32x32xf32, vec>
+// CHECK-NEXT: %[[R:.*]] = bp.relu %[[T]]
+// CHECK-NEXT: bp.tfree c2v pipe(0)
+// CHECK-NEXT: %[[S:.*]] = bp.store %[[R]], %[[O]]
+// CHECK-NEXT: scf.yield %[[S]]
+// CHECK: return %[[RES]]
+// CHECK-LABEL: func.func @in_loop(
+// CHECK: call @in_loop_aic
+// CHECK: %[[V:.*]] = call @in_loop_aiv
+// CHECK: return %[[V]]
+func.func @in_loop(%x: !bp.tensor<128x64xf32>, %w: !bp.tensor<64x32xf32>,
+                   %out: !bp.tensor<128x32xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<128x32xf32> attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %b = bp.load %w[%c0, %c0] : !bp.tensor<64x32xf32> -> !bp.tile<64x32xf32, right>
+  %res = scf.for %i = %c0 to %c4 step %c1 iter_args(%o = %out) -> (!bp.tensor<128x32xf32>) {
+    %row = arith.muli %i, %c32 : index
+    %a = bp.load %x[%row, %c0] : !bp.tensor<128x64xf32> -> !bp.tile<32x64xf32, left>
+    %acc = bp.matmul %a, %b : !bp.tile<32x64xf32, left>, !bp.tile<64x32xf32, right> -> !bp.tile<32x32xf32, acc>
+    %v = bp.move %acc : !bp.tile<32x32xf32, acc> -> !bp.tile<32x32xf32, vec>
+    %r = bp.relu %v : !bp.tile<32x32xf32, vec>
+    %o2 = bp.store %r, %o[%row, %c0] : !bp.tile<32x32xf32, vec>, !bp.tensor<128x32xf32>
+    scf.yield %o2 : !bp.tensor<128x32xf32>
+  }
+  return %res : !bp.tensor<128x32xf32>
+}
+
+// A K loop carrying the acc tile stays in the aic half only; its result
+// crosses after the loop. The cube also stores the raw product (from acc),
+// so the group returns one result from each half, in the original order.
+// CHECK-LABEL: func.func @k_loop_aic(
+// CHECK-SAME: %{{.*}}: !bp.tensor<32x128xf32>, %{{.*}}: !bp.tensor<128x32xf32>, %{{.*}}: !bp.tensor<32x32xf32> {bp.dir = #bp<dir out>}) -> !bp.tensor<32x32xf32>
+// CHECK: %[[SUM:.*]] = scf.for {{.*}} -> (!bp.tile<32x32xf32, acc>)
+// CHECK: bp.tpush c2v %[[SUM]] pipe(0)
+// CHECK-NEXT: %[[RAW:.*]] = bp.store %[[SUM]]
+// CHECK-NEXT: return %[[RAW]]
+// CHECK-LABEL: func.func @k_loop_aiv(
+// CHECK-SAME: %{{.*}}: !bp.tensor<32x32xf32> {bp.dir = #bp<dir out>}) -> !bp.tensor<32x32xf32>
+// CHECK-NOT: scf.for
+// CHECK: bp.tpop c2v pipe(0)
+// CHECK-LABEL: func.func @k_loop(
+// CHECK-SAME: %[[A0:[^:]*]]: !bp.tensor<32x128xf32>, %[[A1:[^:]*]]: !bp.tensor<128x32xf32>, %[[A2:[^:]*]]: !bp.tensor<32x32xf32> {bp.dir = #bp<dir out>}, %[[A3:[^:]*]]: !bp.tensor<32x32xf32> {bp.dir = #bp<dir out>})
+// CHECK-NEXT: %[[C:.*]] = call @k_loop_aic(%[[A0]], %[[A1]], %[[A3]])
+// CHECK-NEXT: %[[V:.*]] = call @k_loop_aiv(%[[A2]])
+// CHECK-NEXT: return %[[V]], %[[C]]
+func.func @k_loop(%x: !bp.tensor<32x128xf32>, %w: !bp.tensor<128x32xf32>,
+                  %out: !bp.tensor<32x32xf32> {bp.dir = #bp<dir out>},
+                  %raw: !bp.tensor<32x32xf32> {bp.dir = #bp<dir out>})
+    -> (!bp.tensor<32x32xf32>, !bp.tensor<32x32xf32>) attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %a0 = bp.load %x[%c0, %c0] : !bp.tensor<32x128xf32> -> !bp.tile<32x32xf32, left>
+  %b0 = bp.load %w[%c0, %c0] : !bp.tensor<128x32xf32> -> !bp.tile<32x32xf32, right>
+  %acc0 = bp.matmul %a0, %b0 : !bp.tile<32x32xf32, left>, !bp.tile<32x32xf32, right> -> !bp.tile<32x32xf32, acc>
+  %acc = scf.for %k = %c1 to %c4 step %c1 iter_args(%a = %acc0) -> (!bp.tile<32x32xf32, acc>) {
+    %kk = arith.muli %k, %c32 : index
+    %ak = bp.load %x[%c0, %kk] : !bp.tensor<32x128xf32> -> !bp.tile<32x32xf32, left>
+    %bk = bp.load %w[%kk, %c0] : !bp.tensor<128x32xf32> -> !bp.tile<32x32xf32, right>
+    %n = bp.matmul %ak, %bk acc(%a : !bp.tile<32x32xf32, acc>) : !bp.tile<32x32xf32, left>, !bp.tile<32x32xf32, right> -> !bp.tile<32x32xf32, acc>
+    scf.yield %n : !bp.tile<32x32xf32, acc>
+  }
+  %r0 = bp.store %acc, %raw[%c0, %c0] : !bp.tile<32x32xf32, acc>, !bp.tensor<32x32xf32>
+  %v = bp.move %acc : !bp.tile<32x32xf32, acc> -> !bp.tile<32x32xf32, vec>
+  %e = bp.exp %v : !bp.tile<32x32xf32, vec>
+  %o = bp.store %e, %out[%c0, %c0] : !bp.tile<32x32xf32, vec>, !bp.tensor<32x32xf32>
+  return %o, %r0 : !bp.tensor<32x32xf32>, !bp.tensor<32x32xf32>
+}
+
+// Several crossings of one direction share the ring; slot_size is the
+// largest tile, and slots are freed in pop order.
+// CHECK-LABEL: func.func @two_crossings_aiv(
+// CHECK: bp.initialize_pipe id(0) dir_mask(1) slot_size(4096){{$}}
+// CHECK: %[[P1:.*]] = bp.tpop c2v pipe(0) : !bp.tile<32x32xf32, vec>
+// CHECK: %[[P2:.*]] = bp.tpop c2v pipe(0) : !bp.tile<16x32xf32, vec>
+// CHECK: bp.row_sum %[[P2]]
+// CHECK: bp.exp %[[P1]]
+// CHECK-NEXT: bp.tfree c2v pipe(0)
+// CHECK-NEXT: bp.tfree c2v pipe(0)
+func.func @two_crossings(%x: !bp.tensor<32x32xf32>, %out: !bp.tensor<32x32xf32> {bp.dir = #bp<dir out>},
+                         %sums: !bp.tensor<16x1xf32> {bp.dir = #bp<dir out>})
+    -> (!bp.tensor<32x32xf32>, !bp.tensor<16x1xf32>) attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %l = bp.load %x[%c0, %c0] : !bp.tensor<32x32xf32> -> !bp.tile<32x32xf32, left>
+  %r = bp.load %x[%c0, %c0] : !bp.tensor<32x32xf32> -> !bp.tile<32x32xf32, right>
+  %l16 = bp.load %x[%c0, %c0] : !bp.tensor<32x32xf32> -> !bp.tile<16x32xf32, left>
+  %big = bp.matmul %l, %r : !bp.tile<32x32xf32, left>, !bp.tile<32x32xf32, right> -> !bp.tile<32x32xf32, acc>
+  %small = bp.matmul %l16, %r : !bp.tile<16x32xf32, left>, !bp.tile<32x32xf32, right> -> !bp.tile<16x32xf32, acc>
+  %bv = bp.move %big : !bp.tile<32x32xf32, acc> -> !bp.tile<32x32xf32, vec>
+  %sv = bp.move %small : !bp.tile<16x32xf32, acc> -> !bp.tile<16x32xf32, vec>
+  %s = bp.row_sum %sv : !bp.tile<16x32xf32, vec> -> !bp.tile<16x1xf32, vec>
+  %e = bp.exp %bv : !bp.tile<32x32xf32, vec>
+  %o = bp.store %e, %out[%c0, %c0] : !bp.tile<32x32xf32, vec>, !bp.tensor<32x32xf32>
+  %o2 = bp.store %s, %sums[%c0, %c0] : !bp.tile<16x1xf32, vec>, !bp.tensor<16x1xf32>
+  return %o, %o2 : !bp.tensor<32x32xf32>, !bp.tensor<16x1xf32>
+}
+
+// Pure-vector and pure-cube kernels are left alone.
+// CHECK-LABEL: func.func @vector_only(
+// CHECK-SAME: bp.kind = #bp<kind incore>
+// CHECK-NOT: bp.tpush
+func.func @vector_only(%x: !bp.tensor<16x16xf32>, %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<16x16xf32> attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %t = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, vec>
+  %r = bp.relu %t : !bp.tile<16x16xf32, vec>
+  %o = bp.store %r, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
+  return %o : !bp.tensor<16x16xf32>
+}
+
+// CHECK-LABEL: func.func @cube_only(
+// CHECK-SAME: bp.kind = #bp<kind incore>
+func.func @cube_only(%x: !bp.tensor<16x16xf32>, %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<16x16xf32> attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %l = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, left>
+  %r = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, right>
+  %acc = bp.matmul %l, %r : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %o = bp.store %acc, %out[%c0, %c0] : !bp.tile<16x16xf32, acc>, !bp.tensor<16x16xf32>
+  return %o : !bp.tensor<16x16xf32>
+}
+
+// The orchestration still launches the same symbol with the same arguments.
+// CHECK-LABEL: func.func @main(
+// CHECK: bp.launch @one_crossing(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) core_num(4)
+func.func @main(%x: !bp.tensor<128x64xf32>, %w: !bp.tensor<64x32xf32>, %res: !bp.tensor<128x32xf32>)
+    attributes {bp.kind = #bp<kind orchestration>} {
+  %out = bp.tensor_create : !bp.tensor<128x32xf32>
+  %r = bp.launch @one_crossing(%x, %w, %res, %out) core_num(4)
+      : (!bp.tensor<128x64xf32>, !bp.tensor<64x32xf32>, !bp.tensor<128x32xf32>, !bp.tensor<128x32xf32>) -> !bp.tensor<128x32xf32>
+  return
+}
+
+}

@@ -1,0 +1,96 @@
+// Kernels bp-expand-mixed-kernel cannot split; each error is at the op that
+// prevents it.
+// RUN: bp-opt --bp-expand-mixed-kernel --split-input-file --verify-diagnostics %s
+
+func.func @helper() attributes {bp.kind = #bp<kind incore>} {
+  return
+}
+
+func.func @calls_a_function(%x: !bp.tensor<16x16xf32>, %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<16x16xf32> attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %l = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, left>
+  %r = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, right>
+  %acc = bp.matmul %l, %r : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  // expected-error @+1 {{calls another function from a kernel that mixes cube and vector ops}}
+  call @helper() : () -> ()
+  %v = bp.move %acc : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %o = bp.store %v, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
+  return %o : !bp.tensor<16x16xf32>
+}
+
+// -----
+
+func.func @side_ops_under_if(%x: !bp.tensor<16x16xf32>, %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>},
+                             %flag: i1)
+    -> !bp.tensor<16x16xf32> attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %l = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, left>
+  %r = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, right>
+  %acc = bp.matmul %l, %r : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %v = bp.move %acc : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  // expected-error @+1 {{holds cube or vector ops; bp-expand-mixed-kernel splits only scf.for loops}}
+  %o = scf.if %flag -> (!bp.tensor<16x16xf32>) {
+    %s = bp.store %v, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
+    scf.yield %s : !bp.tensor<16x16xf32>
+  } else {
+    scf.yield %out : !bp.tensor<16x16xf32>
+  }
+  return %o : !bp.tensor<16x16xf32>
+}
+
+// -----
+
+// The first tile's slot would have to stay taken while the loop pops and
+// frees newer slots of the same ring, but a tfree releases the oldest.
+func.func @held_across_loop(%x: !bp.tensor<16x16xf32>, %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<16x16xf32> attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %l = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, left>
+  %r = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, right>
+  // expected-error @+1 {{this tile crosses between the cube and vector halves and is still used after a loop that receives tiles on the same ring}}
+  %bias = bp.matmul %l, %r : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  // expected-note @+1 {{the loop}}
+  %res = scf.for %i = %c0 to %c4 step %c1 iter_args(%o = %out) -> (!bp.tensor<16x16xf32>) {
+    %acc = bp.matmul %l, %r : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+    %v = bp.move %acc : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+    %o2 = bp.store %v, %o[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
+    scf.yield %o2 : !bp.tensor<16x16xf32>
+  }
+  %b = bp.move %bias : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %last = bp.store %b, %res[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
+  return %last : !bp.tensor<16x16xf32>
+}
+
+// -----
+
+func.func @returns_a_non_parameter(%x: !bp.tensor<16x16xf32>, %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})
+    -> index attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %l = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, left>
+  %r = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, right>
+  %acc = bp.matmul %l, %r : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %v = bp.move %acc : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %o = bp.store %v, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
+  %n = bp.get_block_num
+  // expected-error @+1 {{return value #0 is not the value of a parameter, so neither the aic nor the aiv half can return it}}
+  return %n : index
+}
+
+// -----
+
+// expected-error @+1 {{has more than one block; bp-expand-mixed-kernel needs structured control flow}}
+func.func @two_blocks(%x: !bp.tensor<16x16xf32>, %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<16x16xf32> attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %l = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, left>
+  %r = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, right>
+  %acc = bp.matmul %l, %r : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %v = bp.move %acc : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %o = bp.store %v, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
+  return %o : !bp.tensor<16x16xf32>
+^unreachable:
+  return %out : !bp.tensor<16x16xf32>
+}
