@@ -69,8 +69,8 @@ PYBIND11_MODULE(_core, m) {
       .def(py::init<std::string>(), py::arg("module_file"))
       .def("set_module_attr", &IRBuilder::setModuleAttr)
       .def("begin_function", &IRBuilder::beginFunction, py::arg("name"),
-           py::arg("arg_types"), py::arg("arg_attrs"), py::arg("result_types"),
-           py::arg("attrs"), py::arg("loc"))
+           py::arg("arg_types"), py::arg("arg_names"), py::arg("arg_attrs"),
+           py::arg("result_types"), py::arg("attrs"), py::arg("loc"))
       .def("end_function", &IRBuilder::endFunction)
       .def("set_function_results", &IRBuilder::setFunctionResults,
            py::arg("name"), py::arg("result_types"))

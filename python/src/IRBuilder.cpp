@@ -82,6 +82,7 @@ void IRBuilder::setModuleAttr(const std::string &name,
 std::vector<IRBuilder::Handle>
 IRBuilder::beginFunction(const std::string &name,
                          const std::vector<std::string> &argTypes,
+                         const std::vector<std::string> &argNames,
                          const std::vector<AttrMap> &argAttrs,
                          const std::vector<std::string> &resultTypes,
                          const AttrMap &attrs, const SourceLoc &loc) {
@@ -99,6 +100,12 @@ IRBuilder::beginFunction(const std::string &name,
     for (const auto &[attrName, attrText] : argAttrs[i])
       func.setArgAttr(i, attrName, parseAttr(attrText, loc));
   Block *entry = func.addEntryBlock();
+  // Parameters carry the user's names, for readable IR and generated code.
+  for (auto [arg, argName] : llvm::zip(entry->getArguments(), argNames)) {
+    SourceLoc argLoc = loc;
+    argLoc.name = argName;
+    arg.setLoc(location(argLoc));
+  }
   builder.setInsertionPointToStart(entry);
   std::vector<Handle> args;
   for (BlockArgument arg : entry->getArguments())
@@ -195,8 +202,10 @@ std::string IRBuilder::text(bool debugInfo) {
   std::string text;
   llvm::raw_string_ostream os(text);
   OpPrintingFlags flags;
-  if (debugInfo)
+  if (debugInfo) {
     flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+    flags.useLocalScope();
+  }
   moduleOp->print(os, flags);
   return text;
 }

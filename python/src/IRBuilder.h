@@ -45,6 +45,7 @@ public:
   /// Starts a function and returns handles of its arguments.
   std::vector<Handle> beginFunction(const std::string &name,
                                     const std::vector<std::string> &argTypes,
+                                    const std::vector<std::string> &argNames,
                                     const std::vector<AttrMap> &argAttrs,
                                     const std::vector<std::string> &resultTypes,
                                     const AttrMap &attrs, const SourceLoc &loc);

@@ -36,8 +36,18 @@ from blockpipe.language.types import (
 )
 
 IRType = Union[TensorType, TileType, ScalarType]
+# bp.PipeDir values, as in PipeLayout.h.
+_PIPE_DIRS = {"c2v": "1 : i32", "v2c": "2 : i32"}
 Literal = Union[int, float]
 
+# The moves bp.move allows (its verifier has the same table).
+_LEGAL_MOVES = {
+    (MemorySpace.Mat, MemorySpace.Left),
+    (MemorySpace.Mat, MemorySpace.Right),
+    (MemorySpace.Acc, MemorySpace.Vec),
+    (MemorySpace.Acc, MemorySpace.Mat),
+    (MemorySpace.Vec, MemorySpace.Mat),
+}
 _KERNEL_KINDS = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
 _CUBE_SPACES = (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc)
 
@@ -124,11 +134,13 @@ def _self_calls(tree: ast.FunctionDef) -> List[str]:
 class ProgramLowering:
     """Lowers every function of a program into one module."""
 
-    def __init__(self, program: Program, core, inference: Optional[Inference]):
+    def __init__(self, program: Program, core, inference: Inference, observing: bool,
+                 tolerant: bool = False):
         self.program = program
         self.core = core
-        self.observing = inference is None
-        self.inference = inference if inference is not None else Inference()
+        self.observing = observing
+        self.tolerant = tolerant
+        self.inference = inference
         self.sources: Dict[str, _Source] = {}
         self.signatures: Dict[str, Tuple[List[IRType], List[IRType]]] = {}
         self.param_dirs: Dict[str, List[ParamDirection]] = {}
@@ -141,7 +153,11 @@ class ProgramLowering:
         if devices:
             self.builder.set_module_attr("bp.num_devices", f"{max(devices) + 1} : i64")
         for name in self._callees_first():
-            FunctionLowering(self, self.program.functions[name], self.sources[name]).lower()
+            try:
+                FunctionLowering(self, self.program.functions[name], self.sources[name]).lower()
+            except CompileError:
+                if not self.tolerant:
+                    raise
         return self.builder
 
     def _callees_first(self) -> List[str]:
@@ -172,9 +188,13 @@ class ProgramLowering:
 
 def lower_program(program: Program, core) -> "Any":
     """Returns a verified IRBuilder holding the program's module."""
-    observer = ProgramLowering(program, core, None)
-    observer.run()
-    builder = ProgramLowering(program, core, observer.inference).run()
+    inference = Inference()
+    # A group's halves may each pop what the other pushes, so the first
+    # observing run may meet a pop before its push: it tolerates the errors
+    # that causes, and the second run sees every push.
+    for tolerant in (True, False):
+        ProgramLowering(program, core, inference, observing=True, tolerant=tolerant).run()
+    builder = ProgramLowering(program, core, inference, observing=False).run()
     builder.verify()
     return builder
 
@@ -268,6 +288,7 @@ class FunctionLowering:
         handles = self.builder.begin_function(
             self.spec.name,
             [t.mlir for t in param_types],
+            [p.arg for p in params[1:]],
             arg_attrs,
             [t.mlir for t in (declared_results or [])],
             fn_attrs,
@@ -799,14 +820,7 @@ class FunctionLowering:
             return value
         if tile.space is space:
             return value
-        legal = {
-            (MemorySpace.Mat, MemorySpace.Left),
-            (MemorySpace.Mat, MemorySpace.Right),
-            (MemorySpace.Acc, MemorySpace.Vec),
-            (MemorySpace.Acc, MemorySpace.Mat),
-            (MemorySpace.Vec, MemorySpace.Mat),
-        }
-        if (tile.space, space) not in legal:
+        if (tile.space, space) not in _LEGAL_MOVES:
             raise self.error(
                 node,
                 f"{what} must be in {space.name} memory, but this tile is in {tile.space.name} memory",
@@ -886,6 +900,9 @@ class FunctionLowering:
             return Value(tile.handle, tile.type.with_space(space))
         if tile.type.space is space:
             return tile
+        if (tile.type.space, space) not in _LEGAL_MOVES:
+            raise self.error(node, f"cannot move a tile from {tile.type.space.name} to {space.name} memory "
+                                   "(legal: Mat->Left, Mat->Right, Acc->Mat, Acc->Vec, Vec->Mat)")
         return self.demand(tile, space, node, "pl.move's result")
 
     def check_dtype(self, a: DType, b: DType, node, what: str) -> None:
@@ -1196,7 +1213,7 @@ class FunctionLowering:
                 self.program.inference.load_uses.setdefault(tile.load_key, set()).add(MemorySpace.Mat)
             if self.program.observing:
                 self.program.inference.pushes[(pipe, direction)] = tile.type
-            self.create("bp.tpush", [tile], [], {"dir": direction, "pipe": f"{pipe} : i64"}, node)
+            self.create("bp.tpush", [tile], [], {"dir": _PIPE_DIRS[direction], "pipe": f"{pipe} : i64"}, node)
             return None
 
         return handler
@@ -1221,7 +1238,7 @@ class FunctionLowering:
                                                f"annotate it, e.g. t: pl.Tile[[16, 16], pl.FP32] = pl.{what}()")
                     pushed = TileType((1,), FP32)
                 tile = TileType(pushed.shape, pushed.dtype, default_space)
-            (result,) = self.create("bp.tpop", [], [tile], {"dir": direction, "pipe": f"{pipe} : i64"}, node, name)
+            (result,) = self.create("bp.tpop", [], [tile], {"dir": _PIPE_DIRS[direction], "pipe": f"{pipe} : i64"}, node, name)
             return result
 
         return handler
@@ -1235,7 +1252,7 @@ class FunctionLowering:
         def handler(self, node, name, expected):
             self.require_kind(node, what, (side,))
             _, pipe = self.pipe_options(what, node, ())
-            self.create("bp.tfree", [], [], {"dir": direction, "pipe": f"{pipe} : i64"}, node)
+            self.create("bp.tfree", [], [], {"dir": _PIPE_DIRS[direction], "pipe": f"{pipe} : i64"}, node)
             return None
 
         return handler

@@ -1,0 +1,474 @@
+"""Bad programs: each raises CompileError at the line marked `# error: ...`,
+with that text in its message and the offending source line in str()."""
+
+import inspect
+import re
+
+import pytest
+
+import blockpipe.language as pl
+from blockpipe import CompileError, _core
+from blockpipe.language.lowering import lower_program
+
+T = pl.Tensor[[64, 64], pl.FP32]
+D = pl.Tensor[[pl.dynamic, 64], pl.FP32]
+GLOBAL_ROWS = 16
+NOT_A_NUMBER = "rows"
+
+
+def expect_error(program_factory):
+    """Lowers the program the factory builds and checks the marked line."""
+    source, first = inspect.getsourcelines(program_factory)
+    marks = [(first + i, m.group(1)) for i, line in enumerate(source)
+             if (m := re.search(r"# error: (.*)$", line))]
+    assert len(marks) == 1, "mark exactly one line with '# error: <text>'"
+    line, text = marks[0]
+    with pytest.raises(CompileError) as info:
+        lower_program(program_factory(), _core)
+    err = info.value
+    assert text.strip() in err.message, err.message
+    assert err.line == line, f"error at line {err.line}, expected {line}: {err}"
+    assert err.file == __file__
+    rendered = str(err)
+    assert rendered.startswith(f"{__file__}:{line}:")
+    assert "^" in rendered.splitlines()[2]
+    return err
+
+
+def test_unknown_name():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, out: pl.Out[T]):
+                t = pl.load(y, [0, 0], [16, 16])  # error: unknown name 'y'
+                return pl.store(t, [0, 0], out)
+        return P
+    expect_error(make)
+
+
+def test_unsupported_while():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T):
+                while True:  # error: unsupported Python construct 'while'
+                    pass
+        return P
+    expect_error(make)
+
+
+def test_unsupported_if():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T):
+                if 1:  # error: unsupported Python construct 'if'
+                    pass
+        return P
+    expect_error(make)
+
+
+def test_missing_annotation():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self,
+                     x):  # error: parameter 'x' of 'main' needs a type annotation
+                return x
+        return P
+    expect_error(make)
+
+
+def test_shape_mismatch_in_add():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, out: pl.Out[T]):
+                a = pl.load(x, [0, 0], [16, 16])
+                b = pl.load(x, [0, 0], [16, 32])
+                c = pl.add(a, b)  # error: pl.add operand shapes differ: [16, 16] and [16, 32]
+                return pl.store(c, [0, 0], out)
+        return P
+    expect_error(make)
+
+
+def test_matmul_inner_dims():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, out: pl.Out[T]):
+                a = pl.load(x, [0, 0], [16, 32])
+                b = pl.load(x, [0, 0], [16, 16])
+                c = pl.matmul(a, b)  # error: pl.matmul inner dimensions differ: [16, 32] x [16, 16]
+                return pl.store(c, [0, 0], out)
+        return P
+    expect_error(make)
+
+
+def test_dtype_mismatch():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, h: pl.Tensor[[64, 64], pl.FP16], out: pl.Out[T]):
+                a = pl.load(x, [0, 0], [16, 16])
+                b = pl.load(h, [0, 0], [16, 16])
+                c = pl.mul(a, b)  # error: pl.mul's operands have different dtypes: FP32 and FP16
+                return pl.store(c, [0, 0], out)
+        return P
+    expect_error(make)
+
+
+def test_load_window_outside_tensor():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, out: pl.Out[T]):
+                a = pl.load(x, [48, 0], [32, 16])  # error: window [48, 80) of dimension 0 is outside the tensor's size 64
+                return pl.store(a, [0, 0], out)
+        return P
+    expect_error(make)
+
+
+def test_load_wrong_offset_count():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, out: pl.Out[T]):
+                a = pl.load(x, [0], [16, 16])  # error: pl.load needs 2 offsets, one per tensor dimension, got 1
+                return pl.store(a, [0, 0], out)
+        return P
+    expect_error(make)
+
+
+def test_load_missing_argument():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T):
+                a = pl.load(x, [0, 0])  # error: pl.load is missing argument 'shapes'
+        return P
+    expect_error(make)
+
+
+def test_unknown_keyword():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T):
+                a = pl.load(x, [0, 0], [16, 16], memory=pl.MemorySpace.Vec)  # error: pl.load has no argument 'memory'
+        return P
+    expect_error(make)
+
+
+def test_load_into_acc():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T):
+                a = pl.load(x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Acc)  # error: cannot load into Acc memory
+        return P
+    expect_error(make)
+
+
+def test_illegal_move():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T):
+                a = pl.load(x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Vec)
+                b = pl.move(a, target_memory=pl.MemorySpace.Acc)  # error: cannot move a tile from Vec to Acc memory
+        return P
+    expect_error(make)
+
+
+def test_exp_on_integers():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: pl.Tensor[[64, 64], pl.INT32]):
+                a = pl.load(x, [0, 0], [16, 16])
+                b = pl.exp(a)  # error: pl.exp needs a floating-point tile, got INT32
+        return P
+    expect_error(make)
+
+
+def test_vector_op_in_aic():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIC)
+            def k(self, x: T):
+                a = pl.load(x, [0, 0], [16, 16])
+                b = pl.relu(a)  # error: pl.relu is only valid in InCore, AIV functions
+        return P
+    expect_error(make)
+
+
+def test_matmul_in_aiv():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIV)
+            def k(self, x: T):
+                a = pl.load(x, [0, 0], [16, 16])
+                b = pl.matmul(a, a)  # error: pl.matmul is only valid in InCore, AIC functions
+        return P
+    expect_error(make)
+
+
+def test_spmd_outside_orchestration():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T):
+                with pl.spmd(4):  # error: pl.spmd is only valid in orchestration functions
+                    pass
+        return P
+    expect_error(make)
+
+
+def test_zero_core_num():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T):
+                pass
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: T):
+                with pl.spmd(0):  # error: core_num must be positive, got 0
+                    self.k(x)
+        return P
+    expect_error(make)
+
+
+def test_nested_spmd():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: T):
+                with pl.spmd(2):
+                    with pl.spmd(2):  # error: pl.spmd blocks cannot be nested
+                        pass
+        return P
+    expect_error(make)
+
+
+def test_launch_wrong_argument_count():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, y: T):
+                pass
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: T):
+                with pl.spmd(2):
+                    self.k(x)  # error: 'k' takes 2 arguments, got 1
+        return P
+    expect_error(make)
+
+
+def test_launch_wrong_argument_type():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: pl.Tensor[[64, 64], pl.FP16]):
+                pass
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: T):
+                self.k(x)  # error: argument of 'k' must be Tensor[[64, 64], FP16], got Tensor[[64, 64], FP32]
+        return P
+    expect_error(make)
+
+
+def test_calling_unknown_method():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: T):
+                self.missing(x)  # error: 'missing' is not a @pl.function of this program
+        return P
+    expect_error(make)
+
+
+def test_kernel_calls_kernel():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def a(self, x: T):
+                pass
+
+            @pl.function(type=pl.FunctionType.InCore)
+            def b(self, x: T):
+                self.a(x)  # error: InCore functions cannot call other functions
+        return P
+    expect_error(make)
+
+
+def test_recursion():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Group)
+            def g(self, x: T):  # error: recursive calls are not supported: g -> g
+                self.g(x)
+        return P
+    expect_error(make)
+
+
+def test_return_type_mismatch():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, out: pl.Out[T]) -> pl.Tensor[[32, 64], pl.FP32]:
+                a = pl.load(x, [0, 0], [16, 16])
+                return pl.store(a, [0, 0], out)  # error: 'k' returns Tensor[[64, 64], FP32] but is declared to return Tensor[[32, 64], FP32]
+        return P
+    expect_error(make)
+
+
+def test_loop_changes_type():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T):
+                acc = pl.full([16, 16], pl.FP32, 0.0)
+                for i in pl.range(4):  # error: 'acc' changes type inside the loop
+                    acc = pl.row_sum(acc)
+        return P
+    expect_error(make)
+
+
+def test_loop_local_used_after_loop():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, out: pl.Out[T]):
+                for i in pl.range(4):
+                    t = pl.load(x, [0, 0], [16, 16])
+                return pl.store(t, [0, 0], out)  # error: 't' is only defined inside the block at line
+        return P
+    expect_error(make)
+
+
+def test_non_constant_shape():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T):
+                n = pl.tile.get_block_idx()
+                a = pl.load(x, [0, 0], [n, 16])  # error: 'n' must be known at compile time here
+        return P
+    expect_error(make)
+
+
+def test_global_of_wrong_kind():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T):
+                a = pl.load(x, [NOT_A_NUMBER, 0], [16, 16])  # error: 'NOT_A_NUMBER' is a str, not a value a kernel can use
+        return P
+    expect_error(make)
+
+
+def test_scalar_dtype_mismatch():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, s: pl.Scalar[pl.INT32]):
+                a = pl.load(x, [0, 0], [16, 16])
+                b = pl.add(a, s)  # error: pl.add's scalar is INT32 but the tile is FP32
+        return P
+    expect_error(make)
+
+
+def test_bad_dir_mask():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIC)
+            def k(self, x: T):
+                pl.aic_initialize_pipe(dir_mask=4, slot_size=1024)  # error: dir_mask must be 1 (C2V), 2 (V2C) or 3 (both), got 4
+        return P
+    expect_error(make)
+
+
+def test_push_from_wrong_side():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIV)
+            def k(self, x: T):
+                pl.aiv_initialize_pipe(dir_mask=3, slot_size=1024)
+                a = pl.load(x, [0, 0], [16, 16])
+                pl.tpush_to_aiv(a)  # error: pl.tpush_to_aiv is only valid in AIC functions
+        return P
+    expect_error(make)
+
+
+def test_pop_without_type():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIV)
+            def k(self, x: T):
+                pl.aiv_initialize_pipe(dir_mask=1, slot_size=1024)
+                t = pl.tpop_from_aic()  # error: cannot infer the tile type of pl.tpop_from_aic() on pipe 0
+        return P
+    expect_error(make)
+
+
+def test_verifier_error_carries_user_line():
+    # Caught by the bp dialect's verifier, not by the frontend: the pipe
+    # carries tiles larger than its slots.
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIC)
+            def k(self, x: T):
+                pl.aic_initialize_pipe(dir_mask=1, slot_size=64)
+                a = pl.load(x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat)
+                pl.tpush_to_aiv(a)  # error: moves a tile of 1024 bytes through pipe 0 whose slot_size is 64
+        return P
+    expect_error(make)
+
+
+def test_intrinsic_outside_program():
+    with pytest.raises(RuntimeError, match="pl.load can only be used inside a @pl.function"):
+        pl.load(None, [0], [1])
+
+
+def test_at_least_25_bad_programs():
+    count = sum(1 for name in globals() if name.startswith("test_") and name not in (
+        "test_intrinsic_outside_program", "test_at_least_25_bad_programs"))
+    assert count >= 25
