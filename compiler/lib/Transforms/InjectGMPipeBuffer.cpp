@@ -68,8 +68,15 @@ public:
         return failure();
     if (failed(checkOrchestrationCalls()))
       return failure();
+    // Roots: launched functions, and those no other kernel calls.
+    llvm::DenseSet<func::FuncOp> launched;
+    module.walk([&](LaunchOp launch) {
+      if (auto callee = symbols.lookup<func::FuncOp>(launch.getCallee()))
+        launched.insert(callee);
+    });
     for (func::FuncOp func : funcs)
-      if (!pipes[func].empty() && !hasPipeUserCaller(func))
+      if (!pipes[func].empty() &&
+          (launched.contains(func) || !hasPipeUserCaller(func)))
         if (failed(assignLayout(func, makeLayout(func))))
           return failure();
     for (func::FuncOp func : funcs)
@@ -97,10 +104,7 @@ private:
   LogicalResult computePipes(func::FuncOp func) {
     if (pipes.count(func))
       return success();
-    if (!inProgress.insert(func).second)
-      return func.emitOpError()
-             << "calls itself through pipe users; the pipe buffer cannot be "
-                "sized";
+    inProgress.insert(func);
     PipeSet merged;
     LogicalResult result = success();
     func.walk([&](Operation *op) {
@@ -116,6 +120,12 @@ private:
       func::FuncOp callee = call ? calleeOf(call) : func::FuncOp();
       if (!callee || !isPipeUserCandidate(callee))
         return;
+      if (inProgress.contains(callee)) {
+        result = call.emitOpError()
+                 << "makes the call graph recursive; the GM pipe buffer of a "
+                    "recursive kernel cannot be sized";
+        return;
+      }
       if (failed(computePipes(callee))) {
         result = failure();
         return;

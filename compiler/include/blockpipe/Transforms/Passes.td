@@ -99,7 +99,7 @@ def BPInjectGMPipeBuffer : Pass<"bp-inject-gm-pipe-buffer", "::mlir::ModuleOp"> 
     - two initializations of one pipe disagree on its shape;
     - a function is reached from two launched functions that lay its pipes
       out differently;
-    - the call graph through pipe users is recursive;
+    - a kernel or group calls itself, directly or through other functions;
     - an orchestration function reaches a pipe user through `func.call`
       rather than `bp.launch`.
   }];
