@@ -1,0 +1,82 @@
+//===- Device.h - A cpu-sim device ------------------------------*- C++ -*-===//
+//
+// A Device owns its GM, its kernel registry, its tracer and a pool of
+// worker threads, one leader per core group plus two vector-unit threads per
+// core group (started on first need). Workers sleep while idle (futex via
+// std::atomic::wait); nothing spins beyond the standard library's brief
+// pre-sleep check.
+//
+// Switches (environment, read when the Device is made; DeviceOptions
+// override them):
+//   BLOCKPIPE_SANITIZE=1     check every pipe access against the block's
+//                            slice of the pipe buffer (see LaunchSpec)
+//   BLOCKPIPE_TRACE=<path>   record a Chrome trace, written at destruction
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKPIPE_RUNTIME_DEVICE_H
+#define BLOCKPIPE_RUNTIME_DEVICE_H
+
+#include "blockpipe/Runtime/DeviceSpec.h"
+#include "blockpipe/Runtime/GlobalMemory.h"
+#include "blockpipe/Runtime/Kernel.h"
+#include "blockpipe/Runtime/Launch.h"
+#include "blockpipe/Runtime/Trace.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace blockpipe::runtime {
+
+namespace detail {
+class DeviceImpl;
+} // namespace detail
+
+struct DeviceOptions {
+  int64_t deviceId = 0;
+  bool sanitize = false;
+  /// Non-empty: trace enabled and written there when the device is destroyed.
+  std::string tracePath;
+
+  /// Defaults taken from BLOCKPIPE_SANITIZE and BLOCKPIPE_TRACE.
+  static DeviceOptions fromEnvironment();
+};
+
+class Device {
+public:
+  explicit Device(DeviceSpec spec = DeviceSpec::builtin(),
+                  DeviceOptions options = DeviceOptions::fromEnvironment());
+  /// Waits for launches still running, stops the workers, writes the trace.
+  ~Device();
+  Device(const Device &) = delete;
+  Device &operator=(const Device &) = delete;
+
+  const DeviceSpec &spec() const;
+  const DeviceOptions &options() const;
+  GlobalMemory &gm();
+  KernelRegistry &kernels();
+  Tracer &tracer();
+
+  /// Submits a launch. `args` follows KernelABI.h: one pointer per kernel
+  /// parameter. Invalid specs (block count, sync_start beyond the core
+  /// groups, a kernel without the halves its kind needs) throw LaunchError
+  /// here; failures of blocks are reported by wait(). `onDone` runs once on
+  /// the thread that finishes the launch; it must not block.
+  LaunchHandle launch(const Kernel &kernel, const LaunchSpec &spec,
+                      std::vector<void *> args,
+                      std::function<void(const LaunchHandle &)> onDone = {});
+  /// launch() then wait(): the calling thread runs blocks too.
+  void run(const Kernel &kernel, const LaunchSpec &spec,
+           std::vector<void *> args);
+
+  detail::DeviceImpl &impl() { return *impl_; }
+
+private:
+  std::unique_ptr<detail::DeviceImpl> impl_;
+};
+
+} // namespace blockpipe::runtime
+
+#endif // BLOCKPIPE_RUNTIME_DEVICE_H

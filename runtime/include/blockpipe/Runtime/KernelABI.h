@@ -1,0 +1,181 @@
+/*===- KernelABI.h - The contract between kernels and the runtime -*- C -*-===//
+ *
+ * Everything generated kernel code may rely on, in plain C so that any
+ * compiler can target it (the generated code itself is C++17).
+ *
+ * Entry point
+ * -----------
+ * A kernel half is one C-callable function:
+ *
+ *     extern "C" int32_t <symbol>(void **args, const bp_block_context *ctx);
+ *
+ * It returns BP_OK, or any other value to fail the launch (the runtime
+ * reports the kernel name, block id and the code). Throwing a C++ exception
+ * out of it fails the launch the same way, with the exception's message.
+ *
+ * Arguments (`args`)
+ * ------------------
+ * One pointer per parameter, in parameter order:
+ *   - a tensor is its data pointer in GM (element [0, 0, ...], row-major);
+ *   - a tensor with dynamic dims is followed by one argument per dynamic dim,
+ *     in dim order, each pointing to an int64_t holding that dim's extent;
+ *   - a scalar is a pointer to its value (INDEX and INT64 as int64_t, FP32
+ *     as float, INT32 as int32_t, ...);
+ *   - `__gm_pipe_buffer` (when the kernel uses pipes) is the base of the
+ *     whole buffer of the launch, `per_block_bytes * block_num` bytes. The
+ *     runtime never offsets it: the kernel's wrapper adds
+ *     `block_idx * per_block_bytes` itself. The launch spec names which
+ *     argument is the pipe buffer so the sanitizer can check the slices.
+ *
+ * Blocks and core groups
+ * ----------------------
+ * A launch runs `block_num` blocks; each block occupies one core group
+ * (1 AIC + 2 AIV) while it runs, so more blocks than core groups run in
+ * waves. A group kernel runs its AIC half and its AIV half concurrently for
+ * every block (the AIV half once per vector subblock the launch asks for,
+ * 1 or 2). Pipes connect the AIC half with AIV subblock 0 of the same block;
+ * AIV subblock 1 may not use pipes.
+ *
+ * Pipes
+ * -----
+ * A pipe is a ring of `slot_num` slots of `slot_size` bytes per direction,
+ * laid out in the block's slice of the pipe buffer as PipeLayout.h says. The
+ * slot full/empty flags live in control memory the runtime allocates in GM
+ * per launch, never in the pipe buffer. Both halves call bp_pipe_init with
+ * the same parameters before using a pipe. Direction C2V (1): the AIC pushes,
+ * the AIV pops and frees. V2C (2): the AIV pushes, the AIC pops and frees.
+ * Push waits for an empty slot, pop for a full one; pops are freed in FIFO
+ * order. Waiting threads sleep. Every pipe function returns BP_OK or an error
+ * status; after an error the launch is failed and the kernel should return
+ * (BP_CHECK does that). A wait that can never end (the peer half returned,
+ * or another block failed) returns an error instead of hanging.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef BLOCKPIPE_RUNTIME_KERNELABI_H
+#define BLOCKPIPE_RUNTIME_KERNELABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BP_ABI_VERSION 1
+
+/* Status codes of kernels and pipe functions. */
+enum {
+  BP_OK = 0,
+  BP_ERR_CANCELLED = 1, /* another block or half failed: stop */
+  BP_ERR_INVALID = 2,   /* bad pipe id, direction, size, or misuse */
+  BP_ERR_SANITIZER = 3, /* pipe access outside the block's slice */
+  BP_ERR_DEADLOCK = 4,  /* waiting on a peer half that already returned */
+  BP_ERR_KERNEL = 5     /* reported by the kernel through bp_fail */
+};
+
+/* Core types (bp_block_context::core_type). */
+enum { BP_CORE_AIC = 1, BP_CORE_AIV = 2 };
+
+/* Pipe directions; the same values as blockpipe::PipeDirBits. */
+enum { BP_PIPE_C2V = 1, BP_PIPE_V2C = 2, BP_PIPE_BOTH = 3 };
+
+typedef struct bp_block_context bp_block_context;
+
+/* Runtime services reachable from a kernel. Reached through the context so
+ * that a kernel library needs no link-time dependency on the runtime. */
+typedef struct bp_runtime_api {
+  uint32_t abi_version;
+  int32_t (*pipe_init)(const bp_block_context *ctx, int32_t pipe_id,
+                       void *region, int32_t dir_mask, int64_t slot_size,
+                       int32_t slot_num);
+  int32_t (*tpush)(const bp_block_context *ctx, int32_t pipe_id, int32_t dir,
+                   const void *tile, int64_t bytes);
+  int32_t (*tpop)(const bp_block_context *ctx, int32_t pipe_id, int32_t dir,
+                  void **slot);
+  int32_t (*tpop_copy)(const bp_block_context *ctx, int32_t pipe_id,
+                       int32_t dir, void *tile, int64_t bytes);
+  int32_t (*tfree)(const bp_block_context *ctx, int32_t pipe_id, int32_t dir);
+  int32_t (*fail)(const bp_block_context *ctx, const char *message);
+} bp_runtime_api;
+
+/* What one kernel half sees of its block. Valid for the call only. */
+struct bp_block_context {
+  int32_t block_idx;    /* 0 .. block_num-1 */
+  int32_t block_num;    /* blocks in the launch */
+  int32_t subblock_idx; /* AIV subblock (0 or 1); 0 on the AIC */
+  int32_t subblock_num; /* AIV subblocks per block in this launch (1 or 2) */
+  int32_t core_type;    /* BP_CORE_AIC or BP_CORE_AIV */
+  int32_t core_group;   /* the core group running the block */
+  const bp_runtime_api *api;
+  void *runtime_block; /* opaque runtime state of the block */
+};
+
+typedef int32_t (*bp_kernel_fn)(void **args, const bp_block_context *ctx);
+
+/* A kernel library may export a table of its kernels under the symbol
+ * BP_KERNEL_TABLE_SYMBOL so the runtime can register them all at once:
+ *   extern "C" const bp_kernel_desc *bp_kernel_table(int64_t *count);
+ * `aic` is null for an AIV kernel and `aiv` null for an AIC kernel; an
+ * `incore` kernel (not split) sets kind BP_KERNEL_INCORE and `aic`. */
+enum {
+  BP_KERNEL_AIC = 1,
+  BP_KERNEL_AIV = 2,
+  BP_KERNEL_GROUP = 3,
+  BP_KERNEL_INCORE = 4
+};
+
+typedef struct bp_kernel_desc {
+  const char *name;
+  int64_t func_id;
+  int32_t kind;
+  bp_kernel_fn aic;
+  bp_kernel_fn aiv;
+} bp_kernel_desc;
+
+typedef const bp_kernel_desc *(*bp_kernel_table_fn)(int64_t *count);
+#define BP_KERNEL_TABLE_SYMBOL "bp_kernel_table"
+
+/* Kernel-side helpers. */
+static inline int32_t bp_pipe_init(const bp_block_context *ctx, int32_t pipe_id,
+                                   void *region, int32_t dir_mask,
+                                   int64_t slot_size, int32_t slot_num) {
+  return ctx->api->pipe_init(ctx, pipe_id, region, dir_mask, slot_size,
+                             slot_num);
+}
+static inline int32_t bp_tpush(const bp_block_context *ctx, int32_t pipe_id,
+                               int32_t dir, const void *tile, int64_t bytes) {
+  return ctx->api->tpush(ctx, pipe_id, dir, tile, bytes);
+}
+/* Zero-copy pop: *slot points at the tile in GM until bp_tfree. */
+static inline int32_t bp_tpop(const bp_block_context *ctx, int32_t pipe_id,
+                              int32_t dir, void **slot) {
+  return ctx->api->tpop(ctx, pipe_id, dir, slot);
+}
+/* Copying pop: copies `bytes` of the slot into `tile`; still needs tfree. */
+static inline int32_t bp_tpop_copy(const bp_block_context *ctx, int32_t pipe_id,
+                                   int32_t dir, void *tile, int64_t bytes) {
+  return ctx->api->tpop_copy(ctx, pipe_id, dir, tile, bytes);
+}
+static inline int32_t bp_tfree(const bp_block_context *ctx, int32_t pipe_id,
+                               int32_t dir) {
+  return ctx->api->tfree(ctx, pipe_id, dir);
+}
+/* Fails the launch with `message`; returns BP_ERR_KERNEL to return. */
+static inline int32_t bp_fail(const bp_block_context *ctx,
+                              const char *message) {
+  return ctx->api->fail(ctx, message);
+}
+
+/* Returns from the calling kernel when a runtime call fails. */
+#define BP_CHECK(call)                                                         \
+  do {                                                                         \
+    int32_t bp_check_status_ = (call);                                         \
+    if (bp_check_status_ != BP_OK)                                             \
+      return bp_check_status_;                                                 \
+  } while (0)
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* BLOCKPIPE_RUNTIME_KERNELABI_H */

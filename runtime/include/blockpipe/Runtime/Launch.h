@@ -1,0 +1,65 @@
+//===- Launch.h - How a kernel is launched ----------------------*- C++ -*-===//
+//
+// A launch runs `blockNum` blocks of one kernel. Blocks occupy core groups
+// while they run; more blocks than core groups run in waves. With
+// `syncStart` the launch waits until it can place every block at once and
+// then starts them together (so it needs blockNum <= core groups). The
+// first failing block (error code, exception, pipe misuse, sanitizer
+// violation) cancels the launch: blocks not started are skipped and blocks
+// waiting on pipes wake with BP_ERR_CANCELLED. wait() then throws a
+// LaunchError naming the kernel and block.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKPIPE_RUNTIME_LAUNCH_H
+#define BLOCKPIPE_RUNTIME_LAUNCH_H
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace blockpipe::runtime {
+
+namespace detail {
+struct LaunchState;
+} // namespace detail
+
+struct LaunchSpec {
+  int64_t blockNum = 1;
+  bool syncStart = false;
+  /// AIV subblocks per block (1 or 2): how many times the AIV half (or an
+  /// AIV kernel) runs per block, with subblock_idx 0 and 1.
+  int32_t aivSubblocks = 1;
+  /// Which argument is `__gm_pipe_buffer` (-1: none) and its bytes per
+  /// block. The runtime does not offset it; the sanitizer checks against it.
+  int32_t pipeBufferArg = -1;
+  int64_t pipeBufferPerBlockBytes = 0;
+  /// Overrides the device's sanitizer setting for this launch.
+  std::optional<bool> sanitize;
+};
+
+/// A submitted launch. Copies share the launch.
+class LaunchHandle {
+public:
+  LaunchHandle() = default;
+  explicit LaunchHandle(std::shared_ptr<detail::LaunchState> state);
+
+  /// Blocks until every block finished or was skipped; the calling thread
+  /// may run blocks of the launch meanwhile. Throws LaunchError on failure.
+  void wait() const;
+  bool done() const;
+  /// Empty when the launch succeeded (or is still running).
+  std::string error() const;
+  uint64_t id() const;
+  /// Blocks that ran (ran to completion or failed) rather than skipped.
+  int64_t blocksRun() const;
+  bool valid() const { return state_ != nullptr; }
+
+private:
+  std::shared_ptr<detail::LaunchState> state_;
+};
+
+} // namespace blockpipe::runtime
+
+#endif // BLOCKPIPE_RUNTIME_LAUNCH_H

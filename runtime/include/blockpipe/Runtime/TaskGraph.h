@@ -1,0 +1,147 @@
+//===- TaskGraph.h - Orchestration: tensors, tasks, dependencies -*- C++
+//-*-===//
+//
+// What orchestration code runs: create tensors in GM, submit launches with
+// their arguments, wait. A task's dependencies come from how it uses each
+// tensor argument: a read waits for the tensor's last writer (RAW); a write
+// waits for the last writer and every reader since (WAW, WAR). Tensors
+// created with `manualDep` are not tracked; pass explicit dependencies for
+// them. Independent tasks run concurrently on the device. A failed task
+// skips every task that depends on it; wait() throws the first failure.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKPIPE_RUNTIME_TASKGRAPH_H
+#define BLOCKPIPE_RUNTIME_TASKGRAPH_H
+
+#include "blockpipe/Runtime/DType.h"
+#include "blockpipe/Runtime/Device.h"
+
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace blockpipe::runtime {
+
+/// A tensor in GM (or wrapped host memory). Copies share it; GM it owns is
+/// freed when the last copy and the last task using it are gone.
+class Tensor {
+public:
+  Tensor() = default;
+  void *data() const;
+  const std::vector<int64_t> &shape() const;
+  DType dtype() const;
+  int64_t numel() const;
+  int64_t bytes() const;
+  const std::string &name() const;
+  bool manualDep() const;
+  bool valid() const { return storage_ != nullptr; }
+
+  struct Storage;
+
+private:
+  friend class TaskGraph;
+  friend struct Arg;
+  std::shared_ptr<Storage> storage_;
+};
+
+enum class Access { Read, Write, ReadWrite };
+
+/// One kernel argument as the task graph sees it.
+struct Arg {
+  enum class Kind { Tensor, Scalar, Pointer };
+
+  static Arg in(const Tensor &tensor) {
+    return tensorArg(tensor, Access::Read);
+  }
+  static Arg out(const Tensor &tensor) {
+    return tensorArg(tensor, Access::Write);
+  }
+  static Arg inout(const Tensor &tensor) {
+    return tensorArg(tensor, Access::ReadWrite);
+  }
+  /// A kernel's `__gm_pipe_buffer`: written by every block.
+  static Arg pipeBuffer(const Tensor &tensor) { return inout(tensor); }
+  /// A scalar passed by pointer to a copy kept by the task.
+  template <typename T> static Arg scalar(T value) {
+    static_assert(std::is_trivially_copyable<T>::value && sizeof(T) <= 16,
+                  "scalars are trivially copyable and at most 16 bytes");
+    Arg arg;
+    arg.kind = Kind::Scalar;
+    std::memcpy(arg.scalarBytes, &value, sizeof(T));
+    return arg;
+  }
+  /// An untracked pointer passed as is.
+  static Arg pointer(void *ptr) {
+    Arg arg;
+    arg.kind = Kind::Pointer;
+    arg.ptr = ptr;
+    return arg;
+  }
+
+  Kind kind = Kind::Pointer;
+  Access access = Access::Read;
+  Tensor tensor;
+  void *ptr = nullptr;
+  alignas(16) unsigned char scalarBytes[16] = {};
+
+private:
+  static Arg tensorArg(const Tensor &tensor, Access access);
+};
+
+class TaskGraph {
+public:
+  using TaskId = int64_t;
+
+  explicit TaskGraph(Device &device);
+  /// Waits for every task (errors are dropped: call wait() to see them).
+  ~TaskGraph();
+  TaskGraph(const TaskGraph &) = delete;
+  TaskGraph &operator=(const TaskGraph &) = delete;
+
+  /// A tensor in the device's GM, zero-filled. OutOfMemoryError names it.
+  Tensor createTensor(const std::string &name, std::vector<int64_t> shape,
+                      DType dtype, bool manualDep = false);
+  /// A tensor over memory the caller owns and keeps alive.
+  Tensor wrapTensor(const std::string &name, void *data,
+                    std::vector<int64_t> shape, DType dtype,
+                    bool manualDep = false);
+
+  /// Submits a launch; it starts once its dependencies are done.
+  TaskId submit(const Kernel &kernel, const LaunchSpec &spec,
+                std::vector<Arg> args, std::vector<TaskId> after = {});
+  /// Waits for every submitted task. Throws TaskError naming the first
+  /// failed task (and how many were skipped because of failures); the
+  /// graph is usable again afterwards.
+  void wait();
+
+  /// The tasks `task` waited for (derived and explicit), for inspection.
+  std::vector<TaskId> dependenciesOf(TaskId task) const;
+
+  Device &device() { return device_; }
+
+private:
+  struct Task;
+  void start(const std::vector<TaskId> &ready);
+  void finished(TaskId id, const std::string &error);
+  /// Under mutex_: marks `id` failed or skipped and skips its dependents.
+  void failLocked(Task &task, const std::string &error, bool skipped);
+
+  Device &device_;
+  mutable std::mutex mutex_;
+  std::condition_variable idle_;
+  std::map<TaskId, std::unique_ptr<Task>> tasks_;
+  TaskId nextId_ = 1;
+  int64_t unfinished_ = 0;
+  std::vector<std::string> failures_;
+  int64_t skipped_ = 0;
+};
+
+} // namespace blockpipe::runtime
+
+#endif // BLOCKPIPE_RUNTIME_TASKGRAPH_H

@@ -1,0 +1,112 @@
+//===- Elementwise.h - Tile-tile, tile-scalar and unary ops -----*- C++ -*-===//
+//
+// dst = op(a, b) element by element, with the scalar forms dst = op(a, s).
+// dst may alias an operand. Arithmetic happens in compute_t<T> (float for
+// the 16-bit types).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKPIPE_TILE_ELEMENTWISE_H
+#define BLOCKPIPE_TILE_ELEMENTWISE_H
+
+#include "blockpipe/Tile/Tile.h"
+
+#include <cmath>
+
+namespace blockpipe::tile {
+
+namespace detail {
+
+template <typename T, int64_t R, int64_t C, Space D, Space A, Space B,
+          typename Op>
+inline void binary(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,
+                   const Tile<T, R, C, B> &b, Op op) {
+  using U = compute_t<T>;
+  for (int64_t i = 0; i < R * C; ++i)
+    dst.data[i] = T(op(U(a.data[i]), U(b.data[i])));
+}
+
+template <typename T, int64_t R, int64_t C, Space D, Space A, typename Op>
+inline void binaryScalar(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,
+                         compute_t<T> s, Op op) {
+  using U = compute_t<T>;
+  for (int64_t i = 0; i < R * C; ++i)
+    dst.data[i] = T(op(U(a.data[i]), s));
+}
+
+template <typename T, int64_t R, int64_t C, Space D, Space A, typename Op>
+inline void unary(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a, Op op) {
+  using U = compute_t<T>;
+  for (int64_t i = 0; i < R * C; ++i)
+    dst.data[i] = T(op(U(a.data[i])));
+}
+
+struct Add {
+  template <typename U> U operator()(U x, U y) const { return x + y; }
+};
+struct Sub {
+  template <typename U> U operator()(U x, U y) const { return x - y; }
+};
+struct Mul {
+  template <typename U> U operator()(U x, U y) const { return x * y; }
+};
+struct Div {
+  template <typename U> U operator()(U x, U y) const { return x / y; }
+};
+struct Max {
+  template <typename U> U operator()(U x, U y) const { return x > y ? x : y; }
+};
+struct Min {
+  template <typename U> U operator()(U x, U y) const { return x < y ? x : y; }
+};
+
+} // namespace detail
+
+#define BP_TILE_BINARY(name, functor)                                          \
+  template <typename T, int64_t R, int64_t C, Space D, Space A, Space B>       \
+  inline void name(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,           \
+                   const Tile<T, R, C, B> &b) {                                \
+    detail::binary(dst, a, b, detail::functor{});                              \
+  }                                                                            \
+  template <typename T, int64_t R, int64_t C, Space D, Space A>                \
+  inline void name(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,           \
+                   compute_t<T> s) {                                           \
+    detail::binaryScalar(dst, a, s, detail::functor{});                        \
+  }
+
+BP_TILE_BINARY(add, Add)
+BP_TILE_BINARY(sub, Sub)
+BP_TILE_BINARY(mul, Mul)
+BP_TILE_BINARY(div, Div)
+BP_TILE_BINARY(maximum, Max)
+BP_TILE_BINARY(minimum, Min)
+
+#undef BP_TILE_BINARY
+
+template <typename T, int64_t R, int64_t C, Space D, Space A>
+inline void exp(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
+  using U = compute_t<T>;
+  detail::unary(dst, a, [](U x) { return U(std::exp(x)); });
+}
+
+template <typename T, int64_t R, int64_t C, Space D, Space A>
+inline void relu(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
+  using U = compute_t<T>;
+  detail::unary(dst, a, [](U x) { return x > U(0) ? x : U(0); });
+}
+
+template <typename T, int64_t R, int64_t C, Space D, Space A>
+inline void neg(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
+  using U = compute_t<T>;
+  detail::unary(dst, a, [](U x) { return U(-x); });
+}
+
+template <typename T, int64_t R, int64_t C, Space D, Space A>
+inline void sqrt(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
+  using U = compute_t<T>;
+  detail::unary(dst, a, [](U x) { return U(std::sqrt(x)); });
+}
+
+} // namespace blockpipe::tile
+
+#endif // BLOCKPIPE_TILE_ELEMENTWISE_H

@@ -1,0 +1,40 @@
+//===- Reduce.h - Row reductions --------------------------------*- C++ -*-===//
+
+#ifndef BLOCKPIPE_TILE_REDUCE_H
+#define BLOCKPIPE_TILE_REDUCE_H
+
+#include "blockpipe/Tile/Tile.h"
+
+namespace blockpipe::tile {
+
+/// dst[r] = sum of src[r, :], accumulated in compute_t<T>.
+template <typename T, int64_t R, int64_t C, Space D, Space S>
+inline void row_sum(Tile<T, R, 1, D> &dst, const Tile<T, R, C, S> &src) {
+  using U = compute_t<T>;
+  for (int64_t r = 0; r < R; ++r) {
+    const T *row = src.data + r * C;
+    U acc = U(0);
+    for (int64_t c = 0; c < C; ++c)
+      acc += U(row[c]);
+    dst.data[r] = T(acc);
+  }
+}
+
+/// dst[r] = max of src[r, :].
+template <typename T, int64_t R, int64_t C, Space D, Space S>
+inline void row_max(Tile<T, R, 1, D> &dst, const Tile<T, R, C, S> &src) {
+  using U = compute_t<T>;
+  for (int64_t r = 0; r < R; ++r) {
+    const T *row = src.data + r * C;
+    U acc = U(row[0]);
+    for (int64_t c = 1; c < C; ++c) {
+      const U x = U(row[c]);
+      acc = x > acc ? x : acc;
+    }
+    dst.data[r] = T(acc);
+  }
+}
+
+} // namespace blockpipe::tile
+
+#endif // BLOCKPIPE_TILE_REDUCE_H

@@ -1,0 +1,26 @@
+//===- TileLib.h - Everything a generated kernel body calls -----*- C++ -*-===//
+//
+// Header-only, C++17, no dependencies beyond the standard library:
+//   Types.h        half, bfloat16, compute_t
+//   Tile.h         Tile<T, rows, cols, Space>
+//   Memory.h       load, load_partial, store, store_partial, move, full
+//   Elementwise.h  add, sub, mul, div, maximum, minimum (tile or scalar),
+//                  exp, relu, neg, sqrt
+//   Reduce.h       row_sum, row_max
+//   Cast.h         cast
+//   Matmul.h       matmul, matmul_acc
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKPIPE_TILE_TILELIB_H
+#define BLOCKPIPE_TILE_TILELIB_H
+
+#include "blockpipe/Tile/Cast.h"
+#include "blockpipe/Tile/Elementwise.h"
+#include "blockpipe/Tile/Matmul.h"
+#include "blockpipe/Tile/Memory.h"
+#include "blockpipe/Tile/Reduce.h"
+#include "blockpipe/Tile/Tile.h"
+#include "blockpipe/Tile/Types.h"
+
+#endif // BLOCKPIPE_TILE_TILELIB_H

@@ -1,0 +1,124 @@
+//===- Types.h - fp16 / bf16 storage types for tiles ------------*- C++ -*-===//
+//
+// `half` (IEEE binary16) and `bfloat16` are 16-bit storage types: arithmetic
+// happens in float after an implicit conversion, and converting back rounds
+// to nearest even. NaN stays NaN, overflow becomes infinity.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKPIPE_TILE_TYPES_H
+#define BLOCKPIPE_TILE_TYPES_H
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace blockpipe::tile {
+
+namespace detail {
+inline uint32_t floatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+inline float bitsFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+} // namespace detail
+
+/// float -> binary16, round to nearest even.
+inline uint16_t floatToHalfBits(float value) {
+  uint32_t u = detail::floatBits(value);
+  const uint32_t sign = u & 0x80000000u;
+  u ^= sign;
+  uint32_t out;
+  if (u >= (127u + 16u) << 23) { // beyond the half range: Inf or NaN
+    out = u > 0x7f800000u ? 0x7e00u : 0x7c00u;
+  } else if (u < (113u << 23)) { // half subnormal or zero
+    // Adding the magic aligns the 10 mantissa bits at the bottom; the FPU
+    // rounds to nearest even for us.
+    const uint32_t magicBits = ((127u - 15u) + (23u - 10u) + 1u) << 23;
+    float f = detail::bitsFloat(u) + detail::bitsFloat(magicBits);
+    out = detail::floatBits(f) - magicBits;
+  } else {
+    const uint32_t mantissaOdd = (u >> 13) & 1u;
+    u += (uint32_t(15 - 127) << 23) + 0xfffu; // rebias, round half down
+    u += mantissaOdd;                         // ... or to even
+    out = u >> 13;
+  }
+  return uint16_t(out | (sign >> 16));
+}
+
+/// binary16 -> float (exact).
+inline float halfBitsToFloat(uint16_t bits) {
+  const uint32_t shiftedExp = 0x7c00u << 13;
+  uint32_t u = uint32_t(bits & 0x7fffu) << 13;
+  const uint32_t exp = shiftedExp & u;
+  u += (127u - 15u) << 23;
+  float f;
+  if (exp == shiftedExp) { // Inf / NaN
+    u += (128u - 16u) << 23;
+    f = detail::bitsFloat(u);
+  } else if (exp == 0) { // zero / subnormal: renormalize
+    u += 1u << 23;
+    f = detail::bitsFloat(u) - detail::bitsFloat(113u << 23);
+  } else {
+    f = detail::bitsFloat(u);
+  }
+  return detail::bitsFloat(detail::floatBits(f) |
+                           (uint32_t(bits & 0x8000u) << 16));
+}
+
+/// float -> bfloat16, round to nearest even.
+inline uint16_t floatToBf16Bits(float value) {
+  uint32_t u = detail::floatBits(value);
+  if ((u & 0x7fffffffu) > 0x7f800000u) // NaN: keep it quiet and NaN
+    return uint16_t((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return uint16_t(u >> 16);
+}
+
+inline float bf16BitsToFloat(uint16_t bits) {
+  return detail::bitsFloat(uint32_t(bits) << 16);
+}
+
+struct half {
+  uint16_t bits;
+  half() = default;
+  half(float value) : bits(floatToHalfBits(value)) {}
+  operator float() const { return halfBitsToFloat(bits); }
+  static half fromBits(uint16_t raw) {
+    half h;
+    h.bits = raw;
+    return h;
+  }
+};
+
+struct bfloat16 {
+  uint16_t bits;
+  bfloat16() = default;
+  bfloat16(float value) : bits(floatToBf16Bits(value)) {}
+  operator float() const { return bf16BitsToFloat(bits); }
+  static bfloat16 fromBits(uint16_t raw) {
+    bfloat16 b;
+    b.bits = raw;
+    return b;
+  }
+};
+
+static_assert(sizeof(half) == 2 && sizeof(bfloat16) == 2,
+              "16-bit storage types");
+static_assert(std::is_trivial<half>::value && std::is_trivial<bfloat16>::value,
+              "tiles of 16-bit types stay trivially copyable");
+
+/// The type arithmetic on T happens in: float for the 16-bit types.
+template <typename T> struct ComputeType { using type = T; };
+template <> struct ComputeType<half> { using type = float; };
+template <> struct ComputeType<bfloat16> { using type = float; };
+template <typename T> using compute_t = typename ComputeType<T>::type;
+
+} // namespace blockpipe::tile
+
+#endif // BLOCKPIPE_TILE_TYPES_H

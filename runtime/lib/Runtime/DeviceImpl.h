@@ -1,0 +1,57 @@
+//===- DeviceImpl.h - Device internals (internal) ---------------*- C++ -*-===//
+
+#ifndef BLOCKPIPE_RUNTIME_LIB_DEVICEIMPL_H
+#define BLOCKPIPE_RUNTIME_LIB_DEVICEIMPL_H
+
+#include "Sanitizer.h"
+#include "Scheduler.h"
+
+#include "blockpipe/Runtime/Device.h"
+
+#include <condition_variable>
+#include <mutex>
+
+namespace blockpipe::runtime::detail {
+
+class DeviceImpl {
+public:
+  DeviceImpl(DeviceSpec spec, DeviceOptions options);
+  ~DeviceImpl();
+
+  std::shared_ptr<LaunchState>
+  submit(const Kernel &kernel, const LaunchSpec &spec, std::vector<void *> args,
+         std::function<void(const LaunchHandle &)> onDone, bool wakeWorker);
+  /// Called by a launch when its last block finished.
+  void launchCompleted();
+
+  /// Trace lane of (core group, lane within it).
+  static int64_t traceLane(int32_t group, int32_t lane) {
+    return int64_t(group) * 4 + lane;
+  }
+
+  const DeviceSpec spec;
+  const DeviceOptions options;
+  GlobalMemory gm;
+  KernelRegistry kernels;
+  Tracer tracer;
+  PipeRegionRegistry pipeRegions;
+
+private:
+  void validate(const Kernel &kernel, const LaunchSpec &spec,
+                const std::vector<void *> &args) const;
+  /// The sanitizer's launch-wide check: the pipe buffer holds every slice.
+  void checkPipeBuffer(LaunchState &launch);
+
+  std::atomic<uint64_t> nextLaunchId_{1};
+  std::mutex activeMutex_;
+  std::condition_variable activeCv_;
+  int64_t activeLaunches_ = 0;
+
+public:
+  // Last: stopped and destroyed first.
+  Scheduler scheduler;
+};
+
+} // namespace blockpipe::runtime::detail
+
+#endif // BLOCKPIPE_RUNTIME_LIB_DEVICEIMPL_H

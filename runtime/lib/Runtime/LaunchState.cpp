@@ -1,0 +1,125 @@
+//===- LaunchState.cpp - Progress, failure and cancellation of a launch ---===//
+
+#include "LaunchState.h"
+#include "DeviceImpl.h"
+#include "Pipe.h"
+
+namespace blockpipe::runtime::detail {
+
+LaunchState::LaunchState(DeviceImpl &device, uint64_t id, Kernel kernel,
+                         LaunchSpec spec, std::vector<void *> args,
+                         bool sanitize)
+    : device(device), id(id), kernel(std::move(kernel)), spec(std::move(spec)),
+      args(std::move(args)), sanitize(sanitize) {
+  if (usesPipes())
+    blocks_.resize(size_t(this->spec.blockNum));
+}
+
+LaunchState::~LaunchState() = default;
+
+std::byte *LaunchState::pipeBufferBase() const {
+  if (spec.pipeBufferArg < 0)
+    return nullptr;
+  return static_cast<std::byte *>(args[size_t(spec.pipeBufferArg)]);
+}
+
+BlockPipes &LaunchState::blockPipes(int64_t block, int32_t coreGroup) {
+  std::lock_guard<std::mutex> lock(blocksMutex_);
+  std::unique_ptr<BlockPipes> &slot = blocks_[size_t(block)];
+  if (!slot) {
+    const PipeLimits &limits = device.spec.pipe;
+    auto *control = reinterpret_cast<std::atomic<uint32_t> *>(
+        this->control + coreGroup * controlBytesPerBlock);
+    slot = std::make_unique<BlockPipes>(*this, block, coreGroup, control,
+                                        limits.maxPipesPerBlock,
+                                        limits.maxSlotNum);
+  }
+  return *slot;
+}
+
+void LaunchState::fail(const std::string &message) {
+  {
+    std::lock_guard<std::mutex> lock(errorMutex_);
+    if (!error_.empty())
+      return;
+    error_ = message;
+  }
+  cancel();
+}
+
+std::string LaunchState::error() const {
+  std::lock_guard<std::mutex> lock(errorMutex_);
+  return error_;
+}
+
+bool LaunchState::failed() const {
+  std::lock_guard<std::mutex> lock(errorMutex_);
+  return !error_.empty();
+}
+
+void LaunchState::cancel() {
+  if (cancelled.exchange(true, std::memory_order_acq_rel))
+    return;
+  barrier.fetch_or(kCancelledBit, std::memory_order_acq_rel);
+  barrier.notify_all();
+  std::lock_guard<std::mutex> lock(blocksMutex_);
+  for (auto &block : blocks_)
+    if (block)
+      block->cancel();
+}
+
+std::string LaunchState::where(int64_t block, int32_t coreType,
+                               int32_t subblock) const {
+  std::string text =
+      "kernel '" + kernel.name + "' block " + std::to_string(block);
+  if (kernel.kind == KernelKind::Group || spec.aivSubblocks > 1 ||
+      kernel.kind != KernelKind::AIV) {
+    if (coreType == BP_CORE_AIC)
+      text += " (AIC)";
+    else
+      text += " (AIV subblock " + std::to_string(subblock) + ")";
+  }
+  return text;
+}
+
+void LaunchState::finishBlock(bool ran) {
+  if (ran)
+    blocksRun.fetch_add(1, std::memory_order_relaxed);
+  if (blocksFinished.fetch_add(1, std::memory_order_acq_rel) + 1 ==
+      spec.blockNum)
+    complete();
+}
+
+void LaunchState::complete() {
+  Tracer &tracer = device.tracer;
+  if (tracer.enabled()) {
+    TraceEvent event;
+    event.name = kernel.name;
+    event.cat = "launch";
+    event.ph = 'e';
+    event.ts = tracer.now();
+    event.pid = tracer.pid();
+    event.id = id;
+    tracer.record(std::move(event));
+  }
+  if (control) {
+    device.gm.free(control);
+    control = nullptr;
+  }
+  if (onDone) {
+    auto callback = std::move(onDone);
+    try {
+      callback(LaunchHandle(self.lock()));
+    } catch (const std::exception &e) {
+      fail("completion callback of kernel '" + kernel.name +
+           "' threw: " + e.what());
+    } catch (...) {
+      fail("completion callback of kernel '" + kernel.name + "' threw");
+    }
+  }
+  done.store(1, std::memory_order_release);
+  done.notify_all();
+  device.launchCompleted();
+}
+
+} // namespace blockpipe::runtime::detail

@@ -1,0 +1,93 @@
+//===- LaunchState.h - One launch in flight (internal) ----------*- C++ -*-===//
+
+#ifndef BLOCKPIPE_RUNTIME_LIB_LAUNCHSTATE_H
+#define BLOCKPIPE_RUNTIME_LIB_LAUNCHSTATE_H
+
+#include "blockpipe/Runtime/Kernel.h"
+#include "blockpipe/Runtime/Launch.h"
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace blockpipe::runtime::detail {
+
+class DeviceImpl;
+struct BlockPipes;
+
+/// One kernel half run for every block: which entry, on which lane.
+struct Part {
+  bp_kernel_fn fn;
+  int32_t coreType; // BP_CORE_AIC / BP_CORE_AIV
+  int32_t subblock;
+  int32_t lane; // 0 AIC, 1 AIV subblock 0, 2 AIV subblock 1
+};
+
+/// Bits of a launch-wide wait word (sync_start barrier, slot flags).
+constexpr uint32_t kCancelledBit = 1u << 31;
+
+struct LaunchState {
+  LaunchState(DeviceImpl &device, uint64_t id, Kernel kernel, LaunchSpec spec,
+              std::vector<void *> args, bool sanitize);
+  ~LaunchState();
+
+  DeviceImpl &device;
+  const uint64_t id;
+  const Kernel kernel;
+  const LaunchSpec spec;
+  std::vector<void *> args;
+  const bool sanitize;
+  std::vector<Part> parts;
+  std::function<void(const LaunchHandle &)> onDone;
+  std::weak_ptr<LaunchState> self;
+
+  // Claimed under the scheduler's lock.
+  int64_t nextBlock = 0;
+
+  std::atomic<int64_t> blocksFinished{0}; // ran or skipped
+  std::atomic<int64_t> blocksRun{0};
+  std::atomic<uint32_t> done{0};
+  std::atomic<bool> cancelled{false};
+  /// sync_start: arrivals in the low bits, kCancelledBit when cancelled.
+  std::atomic<uint32_t> barrier{0};
+
+  double submitTs = 0;
+
+  // Pipes (group launches): slot flags live in GM control memory.
+  bool usesPipes() const { return kernel.kind == KernelKind::Group; }
+  std::byte *control = nullptr;
+  int64_t controlBytesPerBlock = 0;
+  /// The state of block `block`, made on first use.
+  BlockPipes &blockPipes(int64_t block, int32_t coreGroup);
+  std::byte *pipeBufferBase() const;
+
+  /// Records the first error and cancels the launch. Later errors are
+  /// consequences and are dropped.
+  void fail(const std::string &message);
+  std::string error() const;
+  bool failed() const;
+
+  /// Marks one block finished; the last one completes the launch.
+  void finishBlock(bool ran);
+  /// Wakes everything that waits on this launch.
+  void cancel();
+
+  /// "kernel 'k' block 3 (AIV subblock 0)"
+  std::string where(int64_t block, int32_t coreType, int32_t subblock) const;
+
+private:
+  void complete();
+
+  mutable std::mutex errorMutex_;
+  std::string error_;
+  std::mutex blocksMutex_;
+  std::vector<std::unique_ptr<BlockPipes>> blocks_;
+};
+
+} // namespace blockpipe::runtime::detail
+
+#endif // BLOCKPIPE_RUNTIME_LIB_LAUNCHSTATE_H

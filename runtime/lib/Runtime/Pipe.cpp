@@ -1,0 +1,465 @@
+//===- Pipe.cpp - tpush / tpop / tfree over GM rings ----------------------===//
+
+#include "Pipe.h"
+#include "DeviceImpl.h"
+#include "LaunchState.h"
+
+#include "blockpipe/Runtime/PipeLayout.h"
+
+#include <cstring>
+#include <new>
+#include <string>
+
+namespace blockpipe::runtime::detail {
+
+BlockPipes::BlockPipes(LaunchState &launch, int64_t block, int32_t coreGroup,
+                       std::atomic<uint32_t> *control, int64_t maxPipes,
+                       int64_t maxSlots)
+    : launch(launch), block(block), coreGroup(coreGroup), control(control),
+      maxPipes(maxPipes), maxSlots(maxSlots), pipes(size_t(maxPipes)) {}
+
+namespace {
+
+const char *dirName(int32_t dir) { return dir == BP_PIPE_C2V ? "C2V" : "V2C"; }
+
+int ringIndex(int32_t dir) { return dir == BP_PIPE_C2V ? 0 : 1; }
+
+/// The lane bit of a half for PipeState::initializedBy.
+uint32_t laneBit(const bp_block_context *ctx) {
+  return ctx->core_type == BP_CORE_AIC ? 1u : 2u;
+}
+
+const char *halfName(int32_t coreType) {
+  return coreType == BP_CORE_AIC ? "AIC" : "AIV";
+}
+
+void setRingBits(const PipeState &pipe, int ring, uint32_t bits) {
+  const Ring &r = pipe.rings[ring];
+  for (int32_t s = 0; s < pipe.slotNum; ++s) {
+    r.flags[s].fetch_or(bits, std::memory_order_acq_rel);
+    r.flags[s].notify_all();
+  }
+}
+
+bool hasRing(const PipeState &pipe, int ring) {
+  return pipe.dirMask & (ring == 0 ? BP_PIPE_C2V : BP_PIPE_V2C);
+}
+
+/// Bits a ring gets when the half of `coreType` returns.
+uint32_t exitBits(int32_t coreType, int ring) {
+  const bool aic = coreType == BP_CORE_AIC;
+  // C2V: the AIC produces; V2C: the AIC consumes.
+  return (ring == 0) == aic ? kProducerGoneBit : kConsumerGoneBit;
+}
+
+BlockRef &refOf(const bp_block_context *ctx) {
+  return *static_cast<BlockRef *>(ctx->runtime_block);
+}
+
+std::string where(const bp_block_context *ctx) {
+  return refOf(ctx).launch->where(ctx->block_idx, ctx->core_type,
+                                  ctx->subblock_idx);
+}
+
+int32_t failWith(const bp_block_context *ctx, int32_t status,
+                 const std::string &message) {
+  LaunchState &launch = *refOf(ctx).launch;
+  std::string prefix = status == BP_ERR_SANITIZER ? "sanitizer: " : "";
+  launch.fail(prefix + where(ctx) + ": " + message);
+  return status;
+}
+
+std::string pipeName(int32_t pipeId, int32_t dir) {
+  return "pipe " + std::to_string(pipeId) + " (" + dirName(dir) + ")";
+}
+
+/// The block's slice of the launch's pipe buffer.
+void sliceOf(const LaunchState &launch, int64_t block, const std::byte *&begin,
+             const std::byte *&end) {
+  const std::byte *base = launch.pipeBufferBase();
+  const int64_t perBlock = launch.spec.pipeBufferPerBlockBytes;
+  begin = base + block * perBlock;
+  end = begin + perBlock;
+}
+
+/// Empty when [begin, end) lies in the block's slice, else the violation.
+std::string sliceViolation(const LaunchState &launch, int64_t block,
+                           const std::byte *begin, const std::byte *end,
+                           const std::string &what) {
+  const std::byte *sliceBegin, *sliceEnd;
+  sliceOf(launch, block, sliceBegin, sliceEnd);
+  if (begin >= sliceBegin && end <= sliceEnd)
+    return "";
+  const std::byte *base = launch.pipeBufferBase();
+  return what + " " + describeRange(begin, end, base) +
+         " lies outside the block's slice " +
+         describeRange(sliceBegin, sliceEnd, base) + " (" +
+         std::to_string(launch.spec.pipeBufferPerBlockBytes) +
+         " bytes per block); is __gm_pipe_buffer offset by block_idx * "
+         "per_block_bytes?";
+}
+
+int32_t checkInSlice(const bp_block_context *ctx, const std::byte *begin,
+                     const std::byte *end, const std::string &what) {
+  std::string violation =
+      sliceViolation(*refOf(ctx).launch, ctx->block_idx, begin, end, what);
+  return violation.empty() ? BP_OK : failWith(ctx, BP_ERR_SANITIZER, violation);
+}
+
+/// Common checks of tpush/tpop/tfree. `producer`: the call must come from
+/// the side that pushes on `dir`.
+int32_t access(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
+               bool producer, const char *op, PipeState *&pipe, Ring *&ring) {
+  BlockRef &ref = refOf(ctx);
+  if (ref.launch->cancelled.load(std::memory_order_acquire))
+    return BP_ERR_CANCELLED;
+  if (!ref.pipes)
+    return failWith(ctx, BP_ERR_INVALID,
+                    std::string(op) + " needs a group launch; kernel kind is " +
+                        kernelKindName(ref.launch->kernel.kind));
+  if (pipeId < 0 || pipeId >= ref.pipes->maxPipes)
+    return failWith(ctx, BP_ERR_INVALID,
+                    std::string(op) + ": pipe id " + std::to_string(pipeId) +
+                        " out of range [0, " +
+                        std::to_string(ref.pipes->maxPipes) + ")");
+  if (dir != BP_PIPE_C2V && dir != BP_PIPE_V2C)
+    return failWith(ctx, BP_ERR_INVALID,
+                    std::string(op) + " on pipe " + std::to_string(pipeId) +
+                        ": direction " + std::to_string(dir) +
+                        " is neither C2V (1) nor V2C (2)");
+  if (ctx->core_type == BP_CORE_AIV && ctx->subblock_idx != 0)
+    return failWith(ctx, BP_ERR_INVALID,
+                    std::string(op) + " on " + pipeName(pipeId, dir) +
+                        ": pipes connect the AIC with AIV subblock 0 only");
+  pipe = &ref.pipes->pipes[size_t(pipeId)];
+  if (!(pipe->initializedBy.load(std::memory_order_acquire) & laneBit(ctx)))
+    return failWith(ctx, BP_ERR_INVALID,
+                    std::string(op) + " on " + pipeName(pipeId, dir) +
+                        " before this half called bp_pipe_init for it");
+  if (!(pipe->dirMask & dir))
+    return failWith(ctx, BP_ERR_INVALID,
+                    std::string(op) + " on " + pipeName(pipeId, dir) +
+                        ": the pipe was initialized with dir_mask " +
+                        std::to_string(pipe->dirMask));
+  const bool aicProduces = dir == BP_PIPE_C2V;
+  const bool isAic = ctx->core_type == BP_CORE_AIC;
+  if ((aicProduces == isAic) != producer)
+    return failWith(
+        ctx, BP_ERR_INVALID,
+        std::string(op) + " on " + pipeName(pipeId, dir) + " from the " +
+            halfName(ctx->core_type) + ": on " + dirName(dir) + " the " +
+            (aicProduces ? "AIC pushes and the AIV pops and frees"
+                         : "AIV pushes and the AIC pops and frees"));
+  ring = &pipe->rings[ringIndex(dir)];
+  return BP_OK;
+}
+
+/// Sleeps until the slot flag has `full` in its low bit. Ends early, with
+/// an error, when the launch is cancelled or the other half is gone.
+int32_t waitSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
+                 std::atomic<uint32_t> &flag, bool wantFull, const char *op) {
+  uint32_t value = flag.load(std::memory_order_acquire);
+  if (!(value & kCancelledBit) && bool(value & kSlotFull) == wantFull)
+    return BP_OK;
+
+  LaunchState &launch = *refOf(ctx).launch;
+  Tracer &tracer = launch.device.tracer;
+  const double start = tracer.enabled() ? tracer.now() : 0;
+  int32_t status = BP_OK;
+  for (;;) {
+    if (value & kCancelledBit) {
+      status = BP_ERR_CANCELLED;
+      break;
+    }
+    if (bool(value & kSlotFull) == wantFull)
+      break;
+    const uint32_t gone = wantFull ? kProducerGoneBit : kConsumerGoneBit;
+    if (value & gone) {
+      const bool aicPeer = (dir == BP_PIPE_C2V) == wantFull;
+      status = failWith(
+          ctx, BP_ERR_DEADLOCK,
+          std::string(op) + " on " + pipeName(pipeId, dir) + " waits for " +
+              (wantFull ? "a tile" : "a free slot") + " but the " +
+              (aicPeer ? "AIC" : "AIV") + " half returned without " +
+              (wantFull ? "pushing it" : "freeing it"));
+      break;
+    }
+    flag.wait(value, std::memory_order_acquire);
+    value = flag.load(std::memory_order_acquire);
+  }
+  if (tracer.enabled()) {
+    TraceEvent event;
+    event.name = std::string(op) + " wait";
+    event.cat = "pipe";
+    event.ts = start;
+    event.dur = tracer.now() - start;
+    event.pid = tracer.pid();
+    event.tid = DeviceImpl::traceLane(ctx->core_group,
+                                      ctx->core_type == BP_CORE_AIC ? 0 : 1);
+    event.intArgs = {{"pipe", pipeId}, {"block", ctx->block_idx}};
+    event.strArgs = {{"dir", dirName(dir)}};
+    tracer.record(std::move(event));
+  }
+  return status;
+}
+
+int32_t pipeInit(const bp_block_context *ctx, int32_t pipeId, void *regionPtr,
+                 int32_t dirMask, int64_t slotSize, int32_t slotNum) {
+  BlockRef &ref = refOf(ctx);
+  LaunchState &launch = *ref.launch;
+  if (launch.cancelled.load(std::memory_order_acquire))
+    return BP_ERR_CANCELLED;
+  if (!ref.pipes)
+    return failWith(ctx, BP_ERR_INVALID,
+                    "bp_pipe_init needs a group launch; kernel kind is " +
+                        std::string(kernelKindName(launch.kernel.kind)));
+  BlockPipes &pipes = *ref.pipes;
+  const std::string name = "pipe " + std::to_string(pipeId);
+  if (pipeId < 0 || pipeId >= pipes.maxPipes)
+    return failWith(ctx, BP_ERR_INVALID,
+                    "bp_pipe_init: pipe id " + std::to_string(pipeId) +
+                        " out of range [0, " + std::to_string(pipes.maxPipes) +
+                        ")");
+  if (!isValidPipeDirMask(dirMask))
+    return failWith(ctx, BP_ERR_INVALID,
+                    "bp_pipe_init of " + name + ": dir_mask " +
+                        std::to_string(dirMask) + " is not 1, 2 or 3");
+  if (slotSize <= 0)
+    return failWith(ctx, BP_ERR_INVALID,
+                    "bp_pipe_init of " + name + ": slot_size " +
+                        std::to_string(slotSize) + " must be positive");
+  if (slotNum <= 0 || slotNum > pipes.maxSlots)
+    return failWith(ctx, BP_ERR_INVALID,
+                    "bp_pipe_init of " + name + ": slot_num " +
+                        std::to_string(slotNum) + " out of range [1, " +
+                        std::to_string(pipes.maxSlots) + "]");
+  if (!regionPtr)
+    return failWith(ctx, BP_ERR_INVALID,
+                    "bp_pipe_init of " + name + ": null region");
+  if (ctx->core_type == BP_CORE_AIV && ctx->subblock_idx != 0)
+    return failWith(ctx, BP_ERR_INVALID,
+                    "bp_pipe_init of " + name +
+                        ": pipes connect the AIC with AIV subblock 0 only");
+
+  auto *region = static_cast<std::byte *>(regionPtr);
+  const int64_t footprint = pipeFootprintBytes(dirMask, slotSize, slotNum);
+  // Failing cancels the launch, which takes this mutex: fail unlocked.
+  std::unique_lock<std::mutex> lock(pipes.mutex);
+  auto failUnlocked = [&](int32_t status, const std::string &message) {
+    lock.unlock();
+    return failWith(ctx, status, message);
+  };
+  PipeState &pipe = pipes.pipes[size_t(pipeId)];
+  const uint32_t initialized = pipe.initializedBy.load();
+  if (initialized & laneBit(ctx))
+    return failUnlocked(BP_ERR_INVALID,
+                        "bp_pipe_init of " + name + " twice on the same half");
+  if (initialized) {
+    // The peer initialized it; both halves must describe the same pipe.
+    if (pipe.region != region || pipe.dirMask != dirMask ||
+        pipe.slotSize != slotSize || pipe.slotNum != slotNum)
+      return failUnlocked(
+          BP_ERR_INVALID,
+          "bp_pipe_init of " + name + " disagrees with the other half: " +
+              "region " + describeRange(region, region + footprint, nullptr) +
+              " dir_mask " + std::to_string(dirMask) + " slot_size " +
+              std::to_string(slotSize) + " slot_num " +
+              std::to_string(slotNum) + " vs region " +
+              describeRange(pipe.region,
+                            pipe.region + pipeFootprintBytes(pipe.dirMask,
+                                                             pipe.slotSize,
+                                                             pipe.slotNum),
+                            nullptr) +
+              " dir_mask " + std::to_string(pipe.dirMask) + " slot_size " +
+              std::to_string(pipe.slotSize) + " slot_num " +
+              std::to_string(pipe.slotNum));
+    pipe.initializedBy.fetch_or(laneBit(ctx), std::memory_order_release);
+    return BP_OK;
+  }
+
+  if (launch.sanitize) {
+    if (launch.spec.pipeBufferArg < 0)
+      return failUnlocked(
+          BP_ERR_SANITIZER,
+          "bp_pipe_init of " + name +
+              ": the launch names no pipe buffer "
+              "(LaunchSpec::pipeBufferArg), so its slices cannot "
+              "be checked");
+    std::string outside =
+        sliceViolation(launch, pipes.block, region, region + footprint,
+                       name + " (" + std::to_string(footprint) + " bytes)");
+    if (!outside.empty())
+      return failUnlocked(BP_ERR_SANITIZER, outside);
+    auto clash = launch.device.pipeRegions.claim(PipeRegionRegistry::Region{
+        region, region + footprint, launch.pipeBufferBase(), launch.id,
+        pipes.block, pipeId,
+        launch.where(pipes.block, ctx->core_type, ctx->subblock_idx)});
+    if (clash)
+      return failUnlocked(BP_ERR_SANITIZER, *clash);
+  }
+
+  pipe.region = region;
+  pipe.dirMask = dirMask;
+  pipe.slotSize = slotSize;
+  pipe.slotNum = slotNum;
+  for (int ring = 0; ring < 2; ++ring) {
+    if (!hasRing(pipe, ring))
+      continue;
+    Ring &r = pipe.rings[ring];
+    const int32_t dir = ring == 0 ? BP_PIPE_C2V : BP_PIPE_V2C;
+    r.data = region + pipeRingOffset(dirMask, slotSize, slotNum, dir);
+    r.flags = pipes.control + (int64_t(pipeId) * 2 + ring) * pipes.maxSlots;
+    uint32_t bits = 0;
+    if (launch.cancelled.load(std::memory_order_acquire))
+      bits |= kCancelledBit;
+    if (pipes.aicExited)
+      bits |= exitBits(BP_CORE_AIC, ring);
+    if (pipes.aivExited)
+      bits |= exitBits(BP_CORE_AIV, ring);
+    for (int32_t s = 0; s < slotNum; ++s)
+      new (&r.flags[s]) std::atomic<uint32_t>(bits);
+  }
+  pipe.initializedBy.fetch_or(laneBit(ctx), std::memory_order_release);
+  return BP_OK;
+}
+
+int32_t tpush(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
+              const void *tile, int64_t bytes) {
+  PipeState *pipe;
+  Ring *ring;
+  int32_t status = access(ctx, pipeId, dir, true, "tpush", pipe, ring);
+  if (status != BP_OK)
+    return status;
+  if (bytes < 0 || bytes > pipe->slotSize)
+    return failWith(ctx, BP_ERR_INVALID,
+                    "tpush of " + std::to_string(bytes) + " bytes on " +
+                        pipeName(pipeId, dir) + " with " +
+                        std::to_string(pipe->slotSize) + "-byte slots");
+  const int64_t slot = ring->pushed % pipe->slotNum;
+  std::atomic<uint32_t> &flag = ring->flags[slot];
+  status = waitSlot(ctx, pipeId, dir, flag, false, "tpush");
+  if (status != BP_OK)
+    return status;
+  std::byte *dst = ring->data + slot * pipe->slotSize;
+  const LaunchState &launch = *refOf(ctx).launch;
+  if (launch.sanitize &&
+      (status = checkInSlice(ctx, dst, dst + pipe->slotSize,
+                             "tpush slot " + std::to_string(slot) + " of " +
+                                 pipeName(pipeId, dir))) != BP_OK)
+    return status;
+  if (bytes)
+    std::memcpy(dst, tile, size_t(bytes));
+  flag.fetch_add(kSlotFull, std::memory_order_release);
+  flag.notify_one();
+  ++ring->pushed;
+  return BP_OK;
+}
+
+int32_t popSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
+                const char *op, std::byte *&out, PipeState *&pipe) {
+  Ring *ring;
+  int32_t status = access(ctx, pipeId, dir, false, op, pipe, ring);
+  if (status != BP_OK)
+    return status;
+  if (ring->popped - ring->freed >= pipe->slotNum)
+    return failWith(ctx, BP_ERR_INVALID,
+                    std::string(op) + " on " + pipeName(pipeId, dir) +
+                        ": all " + std::to_string(pipe->slotNum) +
+                        " slots are popped and not freed (tfree first)");
+  const int64_t slot = ring->popped % pipe->slotNum;
+  status = waitSlot(ctx, pipeId, dir, ring->flags[slot], true, op);
+  if (status != BP_OK)
+    return status;
+  out = ring->data + slot * pipe->slotSize;
+  const LaunchState &launch = *refOf(ctx).launch;
+  if (launch.sanitize &&
+      (status = checkInSlice(ctx, out, out + pipe->slotSize,
+                             std::string(op) + " slot " + std::to_string(slot) +
+                                 " of " + pipeName(pipeId, dir))) != BP_OK)
+    return status;
+  ++ring->popped;
+  return BP_OK;
+}
+
+int32_t tpop(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
+             void **slot) {
+  if (slot)
+    *slot = nullptr;
+  std::byte *data;
+  PipeState *pipe;
+  int32_t status = popSlot(ctx, pipeId, dir, "tpop", data, pipe);
+  if (status == BP_OK && slot)
+    *slot = data;
+  return status;
+}
+
+int32_t tpopCopy(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
+                 void *tile, int64_t bytes) {
+  std::byte *data;
+  PipeState *pipe;
+  int32_t status = popSlot(ctx, pipeId, dir, "tpop", data, pipe);
+  if (status != BP_OK)
+    return status;
+  if (bytes < 0 || bytes > pipe->slotSize)
+    return failWith(ctx, BP_ERR_INVALID,
+                    "tpop of " + std::to_string(bytes) + " bytes on " +
+                        pipeName(pipeId, dir) + " with " +
+                        std::to_string(pipe->slotSize) + "-byte slots");
+  if (bytes)
+    std::memcpy(tile, data, size_t(bytes));
+  return BP_OK;
+}
+
+int32_t tfree(const bp_block_context *ctx, int32_t pipeId, int32_t dir) {
+  PipeState *pipe;
+  Ring *ring;
+  int32_t status = access(ctx, pipeId, dir, false, "tfree", pipe, ring);
+  if (status != BP_OK)
+    return status;
+  if (ring->freed == ring->popped)
+    return failWith(ctx, BP_ERR_INVALID,
+                    "tfree on " + pipeName(pipeId, dir) +
+                        " without a popped tile");
+  std::atomic<uint32_t> &flag = ring->flags[ring->freed % pipe->slotNum];
+  flag.fetch_sub(kSlotFull, std::memory_order_release);
+  flag.notify_one();
+  ++ring->freed;
+  return BP_OK;
+}
+
+int32_t kernelFail(const bp_block_context *ctx, const char *message) {
+  return failWith(ctx, BP_ERR_KERNEL,
+                  message ? message : "bp_fail without a message");
+}
+
+const bp_runtime_api kApi = {BP_ABI_VERSION, pipeInit, tpush,     tpop,
+                             tpopCopy,       tfree,    kernelFail};
+
+} // namespace
+
+const bp_runtime_api *runtimeApi() { return &kApi; }
+
+void BlockPipes::halfExited(int32_t coreType) {
+  std::lock_guard<std::mutex> lock(mutex);
+  (coreType == BP_CORE_AIC ? aicExited : aivExited) = true;
+  for (PipeState &pipe : pipes) {
+    if (!pipe.initializedBy.load(std::memory_order_relaxed))
+      continue;
+    for (int ring = 0; ring < 2; ++ring)
+      if (hasRing(pipe, ring))
+        setRingBits(pipe, ring, exitBits(coreType, ring));
+  }
+}
+
+void BlockPipes::cancel() {
+  std::lock_guard<std::mutex> lock(mutex);
+  for (PipeState &pipe : pipes) {
+    if (!pipe.initializedBy.load(std::memory_order_relaxed))
+      continue;
+    for (int ring = 0; ring < 2; ++ring)
+      if (hasRing(pipe, ring))
+        setRingBits(pipe, ring, kCancelledBit);
+  }
+}
+
+} // namespace blockpipe::runtime::detail

@@ -1,0 +1,374 @@
+//===- Scheduler.cpp - Core groups, waves and worker threads --------------===//
+
+#include "Scheduler.h"
+#include "DeviceImpl.h"
+#include "Pipe.h"
+
+#include "blockpipe/Runtime/Error.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace blockpipe::runtime::detail {
+
+namespace {
+/// Kernel bodies keep their tiles on the stack: room for every local memory
+/// of a core group several times over.
+constexpr size_t kWorkerStackBytes = size_t(16) << 20;
+
+pthread_t startThread(void *(*entry)(void *), void *arg) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, kWorkerStackBytes);
+  pthread_t thread;
+  int rc = pthread_create(&thread, &attr, entry, arg);
+  pthread_attr_destroy(&attr);
+  if (rc != 0)
+    throw Error(std::string("cannot start a worker thread: ") +
+                std::strerror(rc));
+  return thread;
+}
+
+struct VectorArg {
+  void *scheduler;
+  int32_t group;
+  int32_t unit;
+};
+} // namespace
+
+Scheduler::Scheduler(DeviceImpl &device, int32_t coreGroups)
+    : device_(device), coreGroups_(coreGroups),
+      groups_(new Group[size_t(coreGroups)]) {
+  for (int32_t g = coreGroups - 1; g >= 0; --g)
+    freeGroups_.push_back(g);
+  leaders_.reserve(size_t(coreGroups));
+  try {
+    for (int32_t g = 0; g < coreGroups; ++g)
+      leaders_.push_back(startThread(&Scheduler::leaderEntry, this));
+  } catch (...) {
+    stop();
+    throw;
+  }
+}
+
+Scheduler::~Scheduler() { stop(); }
+
+void Scheduler::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_ && leaders_.empty())
+      return;
+    stopping_ = true;
+  }
+  workSeq_.fetch_add(1, std::memory_order_release);
+  workSeq_.notify_all();
+  for (pthread_t thread : leaders_)
+    pthread_join(thread, nullptr);
+  leaders_.clear();
+  for (int32_t g = 0; g < coreGroups_; ++g) {
+    for (VectorUnit &unit : groups_[size_t(g)].vector) {
+      if (!unit.started)
+        continue;
+      unit.stop = true;
+      unit.seq.fetch_add(1, std::memory_order_release);
+      unit.seq.notify_one();
+      pthread_join(unit.thread, nullptr);
+      unit.started = false;
+    }
+  }
+}
+
+void *Scheduler::leaderEntry(void *self) {
+  static_cast<Scheduler *>(self)->leaderLoop();
+  return nullptr;
+}
+
+void *Scheduler::vectorEntry(void *arg) {
+  VectorArg args = *static_cast<VectorArg *>(arg);
+  delete static_cast<VectorArg *>(arg);
+  static_cast<Scheduler *>(args.scheduler)->vectorLoop(args.group, args.unit);
+  return nullptr;
+}
+
+void Scheduler::submit(const std::shared_ptr<LaunchState> &launch,
+                       bool wakeWorker) {
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back(launch);
+    wake = idleLeaders_ > 0 && workAvailableLocked() &&
+           (wakeWorker || launch->parts.size() > 1 || launch->spec.syncStart);
+  }
+  if (wake)
+    wakeLeaders(false);
+}
+
+void Scheduler::wakeLeaders(bool all) {
+  workSeq_.fetch_add(1, std::memory_order_release);
+  if (all)
+    workSeq_.notify_all();
+  else
+    workSeq_.notify_one();
+}
+
+int32_t Scheduler::popGroupLocked() {
+  int32_t group = freeGroups_.back();
+  freeGroups_.pop_back();
+  return group;
+}
+
+bool Scheduler::workAvailableLocked() const {
+  if (!gang_.empty())
+    return true;
+  if (queue_.empty() || freeGroups_.empty())
+    return false;
+  const LaunchState &head = *queue_.front();
+  return !head.spec.syncStart ||
+         int64_t(freeGroups_.size()) >= head.spec.blockNum;
+}
+
+bool Scheduler::takeLocked(Assignment &out) {
+  if (!gang_.empty()) {
+    out = std::move(gang_.front());
+    gang_.pop_front();
+    return true;
+  }
+  if (queue_.empty() || freeGroups_.empty())
+    return false;
+  const std::shared_ptr<LaunchState> &head = queue_.front();
+  const int64_t blockNum = head->spec.blockNum;
+  if (head->spec.syncStart) {
+    // All or nothing, in FIFO order: later launches wait behind the gang.
+    if (int64_t(freeGroups_.size()) < blockNum)
+      return false;
+    for (int64_t b = 0; b < blockNum; ++b)
+      gang_.push_back(Assignment{head, b, popGroupLocked()});
+    head->nextBlock = blockNum;
+    queue_.pop_front();
+    out = std::move(gang_.front());
+    gang_.pop_front();
+    return true;
+  }
+  out = Assignment{head, head->nextBlock++, popGroupLocked()};
+  if (head->nextBlock == blockNum)
+    queue_.pop_front();
+  return true;
+}
+
+void Scheduler::releaseGroup(int32_t group) {
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    freeGroups_.push_back(group);
+    wake = idleLeaders_ > 0 && workAvailableLocked();
+  }
+  if (wake)
+    wakeLeaders(false);
+}
+
+void Scheduler::leaderLoop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    Assignment assignment;
+    while (!takeLocked(assignment)) {
+      if (stopping_)
+        return;
+      const uint32_t seen = workSeq_.load(std::memory_order_acquire);
+      ++idleLeaders_;
+      lock.unlock();
+      workSeq_.wait(seen, std::memory_order_acquire);
+      lock.lock();
+      --idleLeaders_;
+    }
+    // Hand on the wake-up: one more leader for each block still waiting, a
+    // whole gang at once.
+    const bool gang = !gang_.empty();
+    const bool wake = idleLeaders_ > 0 && workAvailableLocked();
+    lock.unlock();
+    if (wake)
+      wakeLeaders(gang);
+    runBlock(assignment);
+    lock.lock();
+    freeGroups_.push_back(assignment.group);
+  }
+}
+
+void Scheduler::help(const std::shared_ptr<LaunchState> &launch) {
+  if (launch->parts.size() != 1 || launch->spec.syncStart)
+    return;
+  const int64_t blockNum = launch->spec.blockNum;
+  for (;;) {
+    Assignment assignment;
+    bool wake;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (launch->nextBlock >= blockNum || freeGroups_.empty())
+        return;
+      assignment = Assignment{launch, launch->nextBlock++, popGroupLocked()};
+      if (launch->nextBlock == blockNum) {
+        auto it = std::find(queue_.begin(), queue_.end(), launch);
+        if (it != queue_.end())
+          queue_.erase(it);
+      }
+      // More blocks than this thread will get to soon: bring a leader in.
+      wake = idleLeaders_ > 0 && launch->nextBlock < blockNum &&
+             !freeGroups_.empty();
+    }
+    if (wake)
+      wakeLeaders(false);
+    runBlock(assignment);
+    releaseGroup(assignment.group);
+  }
+}
+
+void Scheduler::ensureVectorUnit(int32_t group, int32_t unit) {
+  VectorUnit &vector = groups_[size_t(group)].vector[unit];
+  std::lock_guard<std::mutex> lock(vectorStartMutex_);
+  if (vector.started)
+    return;
+  auto *arg = new VectorArg{this, group, unit};
+  try {
+    vector.thread = startThread(&Scheduler::vectorEntry, arg);
+  } catch (...) {
+    delete arg;
+    throw;
+  }
+  vector.started = true;
+}
+
+void Scheduler::vectorLoop(int32_t group, int32_t unitIndex) {
+  Group &g = groups_[size_t(group)];
+  VectorUnit &unit = g.vector[unitIndex];
+  uint32_t seen = 0;
+  for (;;) {
+    uint32_t now;
+    while ((now = unit.seq.load(std::memory_order_acquire)) == seen)
+      unit.seq.wait(seen, std::memory_order_acquire);
+    seen = now;
+    if (unit.stop)
+      return;
+    runPart(*unit.launch, *unit.part, unit.ctx);
+    if (g.pending.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      g.pending.notify_one();
+  }
+}
+
+void Scheduler::runBlock(const Assignment &assignment) {
+  LaunchState &launch = *assignment.launch;
+  const int64_t blockNum = launch.spec.blockNum;
+
+  if (launch.spec.syncStart) {
+    uint32_t seen = launch.barrier.fetch_add(1, std::memory_order_acq_rel) + 1;
+    if ((seen & ~kCancelledBit) == uint32_t(blockNum)) {
+      launch.barrier.notify_all();
+    } else {
+      while (!(seen & kCancelledBit) &&
+             (seen & ~kCancelledBit) < uint32_t(blockNum)) {
+        launch.barrier.wait(seen, std::memory_order_acquire);
+        seen = launch.barrier.load(std::memory_order_acquire);
+      }
+    }
+  }
+  if (launch.cancelled.load(std::memory_order_acquire)) {
+    launch.finishBlock(false);
+    return;
+  }
+
+  BlockRef ref{&launch, nullptr};
+  if (launch.usesPipes())
+    ref.pipes = &launch.blockPipes(assignment.block, assignment.group);
+
+  bp_block_context ctx{};
+  ctx.block_idx = int32_t(assignment.block);
+  ctx.block_num = int32_t(blockNum);
+  ctx.subblock_num = launch.spec.aivSubblocks;
+  ctx.core_group = assignment.group;
+  ctx.api = runtimeApi();
+  ctx.runtime_block = &ref;
+
+  Group &group = groups_[size_t(assignment.group)];
+  const size_t parts = launch.parts.size();
+  size_t dispatched = 0;
+  if (parts > 1) {
+    group.pending.store(uint32_t(parts - 1), std::memory_order_relaxed);
+    try {
+      for (size_t k = 1; k < parts; ++k) {
+        const Part &part = launch.parts[k];
+        const int32_t unitIndex = part.lane - 1;
+        ensureVectorUnit(assignment.group, unitIndex);
+        VectorUnit &unit = group.vector[unitIndex];
+        unit.launch = &launch;
+        unit.part = &part;
+        unit.ctx = ctx;
+        unit.ctx.core_type = part.coreType;
+        unit.ctx.subblock_idx = part.subblock;
+        unit.seq.fetch_add(1, std::memory_order_release);
+        unit.seq.notify_one();
+        ++dispatched;
+      }
+    } catch (const std::exception &e) {
+      launch.fail(launch.where(assignment.block, BP_CORE_AIV, 0) + ": " +
+                  e.what());
+      group.pending.fetch_sub(uint32_t(parts - 1 - dispatched),
+                              std::memory_order_acq_rel);
+    }
+  }
+
+  const Part &first = launch.parts[0];
+  ctx.core_type = first.coreType;
+  ctx.subblock_idx = first.subblock;
+  runPart(launch, first, ctx);
+
+  if (parts > 1) {
+    uint32_t pending;
+    while ((pending = group.pending.load(std::memory_order_acquire)) != 0)
+      group.pending.wait(pending, std::memory_order_acquire);
+  }
+  if (ref.pipes && launch.sanitize)
+    device_.pipeRegions.release(launch.id, assignment.block);
+  launch.finishBlock(true);
+}
+
+void Scheduler::runPart(LaunchState &launch, const Part &part,
+                        const bp_block_context &ctx) {
+  Tracer &tracer = device_.tracer;
+  const bool tracing = tracer.enabled();
+  const double start = tracing ? tracer.now() : 0;
+  const int64_t block = ctx.block_idx;
+
+  if (!launch.cancelled.load(std::memory_order_acquire)) {
+    try {
+      const int32_t status = part.fn(launch.args.data(), &ctx);
+      if (status != BP_OK)
+        launch.fail(launch.where(block, part.coreType, part.subblock) +
+                    ": returned error code " + std::to_string(status));
+    } catch (const std::exception &e) {
+      launch.fail(launch.where(block, part.coreType, part.subblock) +
+                  ": threw: " + e.what());
+    } catch (...) {
+      launch.fail(launch.where(block, part.coreType, part.subblock) +
+                  ": threw a non-standard exception");
+    }
+  }
+  if (auto *pipes = static_cast<BlockRef *>(ctx.runtime_block)->pipes)
+    if (part.subblock == 0)
+      pipes->halfExited(part.coreType);
+
+  if (tracing) {
+    TraceEvent event;
+    event.name = launch.kernel.name;
+    event.cat = "block";
+    event.ts = start;
+    event.dur = tracer.now() - start;
+    event.pid = tracer.pid();
+    event.tid = DeviceImpl::traceLane(ctx.core_group, part.lane);
+    event.intArgs = {{"block", block},
+                     {"launch", int64_t(launch.id)},
+                     {"subblock", part.subblock}};
+    event.strArgs = {{"core", part.coreType == BP_CORE_AIC ? "AIC" : "AIV"}};
+    tracer.record(std::move(event));
+  }
+}
+
+} // namespace blockpipe::runtime::detail

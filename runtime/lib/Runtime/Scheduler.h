@@ -1,0 +1,104 @@
+//===- Scheduler.h - Core groups and their worker threads (internal) -----===//
+//
+// Core groups are tokens: a block holds one while it runs, so at most
+// `core_groups` blocks run at once and larger launches run in waves. Each
+// core group has a leader thread (runs the block's first part: the AIC half,
+// or the whole block of a single-part launch) and up to two vector threads
+// (the AIV halves of a group launch), started on first need.
+//
+// Launches wait in one FIFO. Idle leaders take blocks from its head; a
+// sync_start launch at the head waits until it can take all of its core
+// groups at once, so gangs never interleave and never deadlock. A thread
+// waiting for a single-part launch runs that launch's blocks itself when a
+// core group is free, which makes small launches cheap: nobody has to wake
+// up for them. All waits sleep (std::atomic::wait); every wake-up is
+// targeted at a thread that has work.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKPIPE_RUNTIME_LIB_SCHEDULER_H
+#define BLOCKPIPE_RUNTIME_LIB_SCHEDULER_H
+
+#include "LaunchState.h"
+
+#include <pthread.h>
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace blockpipe::runtime::detail {
+
+class DeviceImpl;
+
+class Scheduler {
+public:
+  Scheduler(DeviceImpl &device, int32_t coreGroups);
+  /// Call stop() before destruction.
+  ~Scheduler();
+
+  void submit(const std::shared_ptr<LaunchState> &launch, bool wakeWorker);
+  /// Runs blocks of `launch` on the calling thread while it has unclaimed
+  /// blocks and a core group is free (single-part launches only).
+  void help(const std::shared_ptr<LaunchState> &launch);
+  /// Stops and joins every worker; the caller ensures no launch is left.
+  void stop();
+
+private:
+  struct Assignment {
+    std::shared_ptr<LaunchState> launch;
+    int64_t block = -1;
+    int32_t group = -1;
+  };
+  struct VectorUnit {
+    pthread_t thread{};
+    bool started = false;
+    std::atomic<uint32_t> seq{0};
+    bool stop = false;
+    // The part to run, set before seq is bumped.
+    LaunchState *launch = nullptr;
+    const Part *part = nullptr;
+    bp_block_context ctx{};
+  };
+  struct Group {
+    VectorUnit vector[2];
+    std::atomic<uint32_t> pending{0}; // vector parts still running
+  };
+
+  bool takeLocked(Assignment &out);
+  bool workAvailableLocked() const;
+  int32_t popGroupLocked();
+  void releaseGroup(int32_t group);
+  void wakeLeaders(bool all);
+
+  void leaderLoop();
+  void vectorLoop(int32_t group, int32_t unit);
+  void runBlock(const Assignment &assignment);
+  void runPart(LaunchState &launch, const Part &part,
+               const bp_block_context &ctx);
+  void ensureVectorUnit(int32_t group, int32_t unit);
+
+  static void *leaderEntry(void *self);
+  static void *vectorEntry(void *arg);
+
+  DeviceImpl &device_;
+  const int32_t coreGroups_;
+
+  std::mutex mutex_;
+  std::deque<std::shared_ptr<LaunchState>> queue_;
+  std::deque<Assignment> gang_; // sync_start blocks holding their groups
+  std::vector<int32_t> freeGroups_;
+  int32_t idleLeaders_ = 0;
+  bool stopping_ = false;
+  std::atomic<uint32_t> workSeq_{0};
+
+  std::vector<pthread_t> leaders_;
+  std::unique_ptr<Group[]> groups_;
+  std::mutex vectorStartMutex_;
+};
+
+} // namespace blockpipe::runtime::detail
+
+#endif // BLOCKPIPE_RUNTIME_LIB_SCHEDULER_H

@@ -1,0 +1,333 @@
+//===- TaskGraph.cpp - Dependency tracking and task execution -------------===//
+
+#include "blockpipe/Runtime/TaskGraph.h"
+#include "blockpipe/Runtime/Error.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+namespace blockpipe::runtime {
+
+const char *dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::FP32:
+    return "fp32";
+  case DType::FP16:
+    return "fp16";
+  case DType::BF16:
+    return "bf16";
+  case DType::INT32:
+    return "int32";
+  case DType::INT64:
+    return "int64";
+  case DType::INT8:
+    return "int8";
+  case DType::UINT8:
+    return "uint8";
+  case DType::FP64:
+    return "fp64";
+  }
+  return "?";
+}
+
+DType dtypeFromName(const std::string &name) {
+  for (DType dtype : {DType::FP32, DType::FP16, DType::BF16, DType::INT32,
+                      DType::INT64, DType::INT8, DType::UINT8, DType::FP64})
+    if (name == dtypeName(dtype))
+      return dtype;
+  throw Error("unknown dtype '" + name + "'");
+}
+
+struct Tensor::Storage {
+  void *data = nullptr;
+  std::vector<int64_t> shape;
+  DType dtype = DType::FP32;
+  std::string name;
+  bool manualDep = false;
+  GlobalMemory *owner = nullptr; // set when the GM is ours to free
+  // Dependency tracking, guarded by the owning graph's mutex.
+  TaskGraph::TaskId lastWriter = 0;
+  std::vector<TaskGraph::TaskId> readers;
+
+  ~Storage() {
+    if (owner)
+      owner->free(data);
+  }
+};
+
+void *Tensor::data() const { return storage_ ? storage_->data : nullptr; }
+const std::vector<int64_t> &Tensor::shape() const { return storage_->shape; }
+DType Tensor::dtype() const { return storage_->dtype; }
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int64_t dim : storage_->shape)
+    n *= dim;
+  return n;
+}
+int64_t Tensor::bytes() const { return numel() * dtypeBytes(dtype()); }
+const std::string &Tensor::name() const { return storage_->name; }
+bool Tensor::manualDep() const { return storage_->manualDep; }
+
+Arg Arg::tensorArg(const Tensor &tensor, Access access) {
+  if (!tensor.valid())
+    throw Error("an argument refers to an empty Tensor");
+  Arg arg;
+  arg.kind = Kind::Tensor;
+  arg.access = access;
+  arg.tensor = tensor;
+  arg.ptr = tensor.data();
+  return arg;
+}
+
+struct TaskGraph::Task {
+  TaskId id;
+  Kernel kernel;
+  LaunchSpec spec;
+  std::vector<Arg> args;
+  std::vector<void *> argv;
+  std::vector<TaskId> deps;
+  std::vector<TaskId> dependents;
+  int64_t pending = 0;
+  enum class State { Waiting, Running, Done, Failed } state = State::Waiting;
+  std::string error;
+  double submitTs = 0;
+};
+
+TaskGraph::TaskGraph(Device &device) : device_(device) {}
+
+TaskGraph::~TaskGraph() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  idle_.wait(lock, [&] { return unfinished_ == 0; });
+}
+
+namespace {
+std::shared_ptr<Tensor::Storage> makeStorage(const std::string &name,
+                                             std::vector<int64_t> shape,
+                                             DType dtype, bool manualDep) {
+  auto storage = std::make_shared<Tensor::Storage>();
+  for (int64_t dim : shape)
+    if (dim < 0)
+      throw Error("tensor '" + name + "': negative dimension " +
+                  std::to_string(dim));
+  storage->shape = std::move(shape);
+  storage->dtype = dtype;
+  storage->name = name;
+  storage->manualDep = manualDep;
+  return storage;
+}
+} // namespace
+
+Tensor TaskGraph::createTensor(const std::string &name,
+                               std::vector<int64_t> shape, DType dtype,
+                               bool manualDep) {
+  Tensor tensor;
+  tensor.storage_ = makeStorage(name, std::move(shape), dtype, manualDep);
+  const int64_t bytes = std::max<int64_t>(tensor.bytes(), 1);
+  tensor.storage_->data = device_.gm().allocate(bytes, name);
+  tensor.storage_->owner = &device_.gm();
+  std::memset(tensor.storage_->data, 0, size_t(bytes));
+  return tensor;
+}
+
+Tensor TaskGraph::wrapTensor(const std::string &name, void *data,
+                             std::vector<int64_t> shape, DType dtype,
+                             bool manualDep) {
+  Tensor tensor;
+  tensor.storage_ = makeStorage(name, std::move(shape), dtype, manualDep);
+  tensor.storage_->data = data;
+  return tensor;
+}
+
+TaskGraph::TaskId TaskGraph::submit(const Kernel &kernel,
+                                    const LaunchSpec &spec,
+                                    std::vector<Arg> args,
+                                    std::vector<TaskId> after) {
+  auto task = std::make_unique<Task>();
+  task->kernel = kernel;
+  task->spec = spec;
+  task->args = std::move(args);
+  for (Arg &arg : task->args)
+    task->argv.push_back(arg.kind == Arg::Kind::Scalar ? arg.scalarBytes
+                                                       : arg.ptr);
+
+  std::vector<TaskId> ready;
+  TaskId id;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    id = task->id = nextId_++;
+    std::set<TaskId> deps;
+    for (TaskId dep : after) {
+      if (dep <= 0 || dep >= id)
+        throw Error("task of kernel '" + kernel.name +
+                    "': explicit dependency on unknown task " +
+                    std::to_string(dep));
+      deps.insert(dep);
+    }
+    for (Arg &arg : task->args) {
+      if (arg.kind != Arg::Kind::Tensor || arg.tensor.manualDep())
+        continue;
+      Tensor::Storage &storage = *arg.tensor.storage_;
+      if (storage.lastWriter)
+        deps.insert(storage.lastWriter); // RAW, WAW
+      if (arg.access == Access::Read) {
+        storage.readers.push_back(id);
+      } else {
+        deps.insert(storage.readers.begin(), storage.readers.end()); // WAR
+        storage.readers.clear();
+        storage.lastWriter = id;
+      }
+    }
+    deps.erase(id);
+    task->deps.assign(deps.begin(), deps.end());
+
+    Task &ref = *task;
+    tasks_[id] = std::move(task);
+    ++unfinished_;
+    Tracer &tracer = device_.tracer();
+    ref.submitTs = tracer.enabled() ? tracer.now() : 0;
+    std::string failedDep;
+    for (TaskId dep : ref.deps) {
+      auto it = tasks_.find(dep);
+      if (it == tasks_.end() || it->second->state == Task::State::Done)
+        continue; // finished (and pruned) or done
+      if (it->second->state == Task::State::Failed) {
+        failedDep = "task " + std::to_string(dep) + " (kernel '" +
+                    it->second->kernel.name + "') failed";
+        continue;
+      }
+      it->second->dependents.push_back(id);
+      ++ref.pending;
+    }
+    if (!failedDep.empty()) {
+      // Not started; dependents registered above are skipped with it.
+      failLocked(ref, "skipped: " + failedDep, true);
+      if (unfinished_ == 0)
+        idle_.notify_all();
+      return id;
+    }
+    if (ref.pending == 0) {
+      ref.state = Task::State::Running;
+      ready.push_back(id);
+    }
+  }
+  start(ready);
+  return id;
+}
+
+void TaskGraph::start(const std::vector<TaskId> &ready) {
+  for (TaskId id : ready) {
+    Task *task;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      task = tasks_.at(id).get();
+    }
+    Tracer &tracer = device_.tracer();
+    if (tracer.enabled()) {
+      TraceEvent event;
+      event.name = "task " + std::to_string(id) + " " + task->kernel.name;
+      event.cat = "task";
+      event.ph = 'b';
+      event.ts = tracer.now();
+      event.pid = tracer.pid();
+      event.id = uint64_t(id);
+      tracer.record(std::move(event));
+    }
+    try {
+      device_.launch(task->kernel, task->spec, task->argv,
+                     [this, id](const LaunchHandle &handle) {
+                       finished(id, handle.error());
+                     });
+    } catch (const std::exception &e) {
+      finished(id, e.what());
+    }
+  }
+}
+
+void TaskGraph::failLocked(Task &task, const std::string &error, bool skipped) {
+  task.state = Task::State::Failed;
+  task.error = error;
+  --unfinished_;
+  if (skipped)
+    ++skipped_;
+  else
+    failures_.push_back("task " + std::to_string(task.id) + " (kernel '" +
+                        task.kernel.name + "'): " + error);
+  for (TaskId dependent : task.dependents) {
+    Task &next = *tasks_.at(dependent);
+    if (next.state == Task::State::Waiting)
+      failLocked(next,
+                 "skipped: task " + std::to_string(task.id) + " (kernel '" +
+                     task.kernel.name + "') failed",
+                 true);
+  }
+}
+
+void TaskGraph::finished(TaskId id, const std::string &error) {
+  Tracer &tracer = device_.tracer();
+  std::vector<TaskId> ready;
+  std::unique_lock<std::mutex> lock(mutex_);
+  Task &task = *tasks_.at(id);
+  if (tracer.enabled()) {
+    TraceEvent event;
+    event.name = "task " + std::to_string(id) + " " + task.kernel.name;
+    event.cat = "task";
+    event.ph = 'e';
+    event.ts = tracer.now();
+    event.pid = tracer.pid();
+    event.id = uint64_t(id);
+    tracer.record(std::move(event));
+  }
+  if (!error.empty()) {
+    failLocked(task, error, false);
+  } else {
+    task.state = Task::State::Done;
+    --unfinished_;
+    for (TaskId dependent : task.dependents) {
+      Task &next = *tasks_.at(dependent);
+      if (next.state == Task::State::Waiting && --next.pending == 0) {
+        next.state = Task::State::Running;
+        ready.push_back(dependent);
+      }
+    }
+  }
+  if (ready.empty()) {
+    // Notified under the lock: wait() may return and the graph go away as
+    // soon as it is released.
+    if (unfinished_ == 0)
+      idle_.notify_all();
+    return;
+  }
+  // Ready tasks keep unfinished_ above zero, so the graph outlives this.
+  lock.unlock();
+  start(ready);
+}
+
+void TaskGraph::wait() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  idle_.wait(lock, [&] { return unfinished_ == 0; });
+  tasks_.clear(); // all finished: later dependencies on them are satisfied
+  if (failures_.empty())
+    return;
+  std::string message = failures_.front();
+  if (failures_.size() > 1)
+    message +=
+        " (and " + std::to_string(failures_.size() - 1) + " more failed tasks)";
+  if (skipped_)
+    message +=
+        "; " + std::to_string(skipped_) + " dependent tasks were skipped";
+  failures_.clear();
+  skipped_ = 0;
+  throw TaskError(message);
+}
+
+std::vector<TaskGraph::TaskId> TaskGraph::dependenciesOf(TaskId task) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = tasks_.find(task);
+  if (it == tasks_.end())
+    throw Error("task " + std::to_string(task) +
+                " is unknown or already finished and collected by wait()");
+  return it->second->deps;
+}
+
+} // namespace blockpipe::runtime

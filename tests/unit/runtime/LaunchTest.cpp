@@ -1,0 +1,378 @@
+// SPMD launches: block indices, waves, sync_start, failures, subblocks.
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+#include <vector>
+
+using namespace blockpipe::runtime;
+using bptest::contains;
+using bptest::errorOf;
+
+namespace {
+
+struct Record {
+  std::atomic<int> hits[256] = {};
+  std::atomic<int> running{0};
+  std::atomic<int> maxRunning{0};
+  std::atomic<int> groupsSeen[64] = {};
+  std::atomic<int> blockNum{0};
+};
+
+int32_t recordBlock(void **args, const bp_block_context *ctx) {
+  auto *record = static_cast<Record *>(args[0]);
+  int now = record->running.fetch_add(1) + 1;
+  int seen = record->maxRunning.load();
+  while (now > seen && !record->maxRunning.compare_exchange_weak(seen, now)) {
+  }
+  record->hits[ctx->block_idx].fetch_add(1);
+  record->groupsSeen[ctx->core_group].fetch_add(1);
+  record->blockNum.store(ctx->block_num);
+  // Long enough that a wave overlaps.
+  std::this_thread::sleep_for(std::chrono::microseconds(200));
+  record->running.fetch_sub(1);
+  return BP_OK;
+}
+
+TEST(Launch, EveryBlockRunsOnceWithItsIndex) {
+  Device device;
+  Kernel kernel = Kernel::makeAiv("record", recordBlock);
+  for (int64_t blocks : {1, 4, 24}) {
+    Record record;
+    LaunchSpec spec;
+    spec.blockNum = blocks;
+    device.run(kernel, spec, {&record});
+    for (int64_t b = 0; b < 256; ++b)
+      EXPECT_EQ(record.hits[b].load(), b < blocks ? 1 : 0) << "block " << b;
+    EXPECT_EQ(record.blockNum.load(), blocks);
+  }
+}
+
+TEST(Launch, MoreBlocksThanCoreGroupsRunInWaves) {
+  Device device;
+  ASSERT_EQ(device.spec().coreGroups, 24);
+  Record record;
+  LaunchSpec spec;
+  spec.blockNum = 96;
+  LaunchHandle handle =
+      device.launch(Kernel::makeAic("waves", recordBlock), spec, {&record});
+  handle.wait();
+  EXPECT_EQ(handle.blocksRun(), 96);
+  for (int b = 0; b < 96; ++b)
+    EXPECT_EQ(record.hits[b].load(), 1) << "block " << b;
+  EXPECT_LE(record.maxRunning.load(), 24);
+  int total = 0;
+  for (int g = 0; g < 64; ++g) {
+    total += record.groupsSeen[g].load();
+    if (g >= 24) {
+      EXPECT_EQ(record.groupsSeen[g].load(), 0);
+    }
+  }
+  EXPECT_EQ(total, 96);
+}
+
+TEST(Launch, SmallDeviceRunsManyBlocksInWaves) {
+  DeviceSpec spec = DeviceSpec::builtin();
+  spec.coreGroups = 2;
+  spec.gmBytes = 1 << 24;
+  Device device(spec, DeviceOptions{});
+  Record record;
+  LaunchSpec launch;
+  launch.blockNum = 40;
+  device.run(Kernel::makeAiv("waves", recordBlock), launch, {&record});
+  EXPECT_LE(record.maxRunning.load(), 2);
+  for (int b = 0; b < 40; ++b)
+    EXPECT_EQ(record.hits[b].load(), 1);
+}
+
+struct SyncState {
+  bptest::Rendezvous all{24};
+  std::atomic<int> reached{0};
+  bptest::Gate *otherDone = nullptr;
+  std::atomic<int> startedBeforeOther{0};
+};
+
+int32_t meetAll(void **args, const bp_block_context *) {
+  auto *state = static_cast<SyncState *>(args[0]);
+  if (state->otherDone && !state->otherDone->isOpen())
+    state->startedBeforeOther.fetch_add(1);
+  // Only possible when all 24 blocks are resident at once.
+  if (state->all.arriveAndWait(std::chrono::seconds(20)))
+    state->reached.fetch_add(1);
+  return BP_OK;
+}
+
+TEST(Launch, SyncStartStartsAllBlocksTogether) {
+  Device device;
+  SyncState state;
+  LaunchSpec spec;
+  spec.blockNum = 24;
+  spec.syncStart = true;
+  device.run(Kernel::makeAiv("meet", meetAll), spec, {&state});
+  EXPECT_EQ(state.reached.load(), 24);
+}
+
+struct HoldState {
+  bptest::Gate release;
+  std::atomic<int> started{0};
+};
+
+int32_t holdGroup(void **args, const bp_block_context *) {
+  auto *state = static_cast<HoldState *>(args[0]);
+  state->started.fetch_add(1);
+  state->release.waitOpen();
+  return BP_OK;
+}
+
+TEST(Launch, SyncStartWaitsForAllItsCoreGroups) {
+  Device device;
+  // Occupy 20 core groups; a 24-block sync_start launch cannot start any
+  // block until they are free, although 4 groups are idle.
+  HoldState hold;
+  LaunchSpec holdSpec;
+  holdSpec.blockNum = 20;
+  LaunchHandle holding =
+      device.launch(Kernel::makeAiv("hold", holdGroup), holdSpec, {&hold});
+  while (hold.started.load() < 20)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  bptest::Gate holdDone;
+  SyncState state;
+  state.otherDone = &holdDone;
+  LaunchSpec spec;
+  spec.blockNum = 24;
+  spec.syncStart = true;
+  LaunchHandle sync =
+      device.launch(Kernel::makeAiv("meet", meetAll), spec, {&state});
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(sync.done());
+  holdDone.open(); // before the hold is released: nothing may start earlier
+  hold.release.open();
+  holding.wait();
+  sync.wait();
+  EXPECT_EQ(state.startedBeforeOther.load(), 0);
+  EXPECT_EQ(state.reached.load(), 24);
+}
+
+TEST(Launch, SyncStartBeyondTheCoreGroupsIsRejected) {
+  Device device;
+  LaunchSpec spec;
+  spec.blockNum = 25;
+  spec.syncStart = true;
+  SyncState state;
+  std::string error = errorOf(
+      [&] { device.launch(Kernel::makeAiv("meet", meetAll), spec, {&state}); });
+  EXPECT_TRUE(contains(error, "sync_start")) << error;
+  EXPECT_TRUE(contains(error, "'meet'")) << error;
+  EXPECT_TRUE(contains(error, "24 core groups")) << error;
+}
+
+struct FailState {
+  int failingBlock;
+  std::atomic<int> ran{0};
+};
+
+int32_t throwOnBlock(void **args, const bp_block_context *ctx) {
+  auto *state = static_cast<FailState *>(args[0]);
+  state->ran.fetch_add(1);
+  if (ctx->block_idx == state->failingBlock)
+    throw std::runtime_error("bad tile at row 7");
+  return BP_OK;
+}
+
+int32_t returnCodeOnBlock(void **args, const bp_block_context *ctx) {
+  auto *state = static_cast<FailState *>(args[0]);
+  state->ran.fetch_add(1);
+  return ctx->block_idx == state->failingBlock ? 42 : BP_OK;
+}
+
+int32_t bpFailOnBlock(void **args, const bp_block_context *ctx) {
+  auto *state = static_cast<FailState *>(args[0]);
+  if (ctx->block_idx == state->failingBlock)
+    return bp_fail(ctx, "index 99 out of bounds");
+  return BP_OK;
+}
+
+TEST(Launch, ThrowingBlockFailsTheLaunchNamingKernelAndBlock) {
+  Device device;
+  FailState state{5};
+  LaunchSpec spec;
+  spec.blockNum = 96;
+  std::string error = errorOf([&] {
+    device.run(Kernel::makeAiv("flaky", throwOnBlock), spec, {&state});
+  });
+  EXPECT_TRUE(contains(error, "kernel 'flaky' block 5")) << error;
+  EXPECT_TRUE(contains(error, "bad tile at row 7")) << error;
+  EXPECT_LE(state.ran.load(), 96);
+}
+
+TEST(Launch, ErrorCodeFailsTheLaunch) {
+  Device device;
+  FailState state{3};
+  LaunchSpec spec;
+  spec.blockNum = 8;
+  LaunchHandle handle = device.launch(
+      Kernel::makeAic("coded", returnCodeOnBlock), spec, {&state});
+  std::string error = errorOf([&] { handle.wait(); });
+  EXPECT_TRUE(contains(error, "kernel 'coded' block 3 (AIC)")) << error;
+  EXPECT_TRUE(contains(error, "error code 42")) << error;
+  EXPECT_EQ(handle.error(), error);
+  EXPECT_TRUE(handle.done());
+}
+
+TEST(Launch, BpFailCarriesTheKernelsMessage) {
+  Device device;
+  FailState state{1};
+  LaunchSpec spec;
+  spec.blockNum = 2;
+  std::string error = errorOf([&] {
+    device.run(Kernel::makeAiv("checked", bpFailOnBlock), spec, {&state});
+  });
+  EXPECT_TRUE(contains(error, "kernel 'checked' block 1: index 99 out of "
+                              "bounds"))
+      << error;
+}
+
+TEST(Launch, FailureSkipsBlocksNotYetStarted) {
+  DeviceSpec small = DeviceSpec::builtin();
+  small.coreGroups = 1;
+  small.gmBytes = 1 << 24;
+  Device device(small, DeviceOptions{});
+  FailState state{0};
+  LaunchSpec spec;
+  spec.blockNum = 50;
+  LaunchHandle handle =
+      device.launch(Kernel::makeAiv("first", throwOnBlock), spec, {&state});
+  EXPECT_FALSE(errorOf([&] { handle.wait(); }).empty());
+  // One core group: block 0 runs first and fails; the rest are skipped.
+  EXPECT_EQ(state.ran.load(), 1);
+  EXPECT_EQ(handle.blocksRun(), 1);
+}
+
+struct SubblockState {
+  std::atomic<int> seen[8][2] = {};
+  std::atomic<int> badType{0};
+};
+
+int32_t recordSubblock(void **args, const bp_block_context *ctx) {
+  auto *state = static_cast<SubblockState *>(args[0]);
+  if (ctx->core_type != BP_CORE_AIV || ctx->subblock_num != 2)
+    state->badType.fetch_add(1);
+  state->seen[ctx->block_idx][ctx->subblock_idx].fetch_add(1);
+  return BP_OK;
+}
+
+TEST(Launch, AivKernelRunsOncePerSubblock) {
+  Device device;
+  SubblockState state;
+  LaunchSpec spec;
+  spec.blockNum = 8;
+  spec.aivSubblocks = 2;
+  device.run(Kernel::makeAiv("sub", recordSubblock), spec, {&state});
+  for (int b = 0; b < 8; ++b)
+    for (int s = 0; s < 2; ++s)
+      EXPECT_EQ(state.seen[b][s].load(), 1);
+  EXPECT_EQ(state.badType.load(), 0);
+}
+
+TEST(Launch, InvalidLaunchesAreRejectedUpFront) {
+  Device device;
+  Record record;
+  Kernel kernel = Kernel::makeAiv("record", recordBlock);
+  LaunchSpec zero;
+  zero.blockNum = 0;
+  EXPECT_TRUE(contains(errorOf([&] { device.launch(kernel, zero, {&record}); }),
+                       "block_num 0"));
+  LaunchSpec three;
+  three.aivSubblocks = 3;
+  EXPECT_TRUE(contains(
+      errorOf([&] { device.launch(kernel, three, {&record}); }), "subblocks"));
+  LaunchSpec aicSub;
+  aicSub.aivSubblocks = 2;
+  EXPECT_TRUE(contains(errorOf([&] {
+                         device.launch(Kernel::makeAic("cube", recordBlock),
+                                       aicSub, {&record});
+                       }),
+                       "no AIV half"));
+  LaunchSpec pipeArg;
+  pipeArg.pipeBufferArg = 3;
+  pipeArg.pipeBufferPerBlockBytes = 64;
+  EXPECT_TRUE(
+      contains(errorOf([&] { device.launch(kernel, pipeArg, {&record}); }),
+               "pipe buffer argument 3"));
+  Kernel broken{"broken", -1, KernelKind::Group, recordBlock, nullptr};
+  EXPECT_TRUE(contains(errorOf([&] { device.launch(broken, {}, {}); }),
+                       "no AIV entry point"));
+}
+
+TEST(Launch, ManyConcurrentLaunchesAllComplete) {
+  Device device;
+  std::vector<Record> records(16);
+  std::vector<LaunchHandle> handles;
+  Kernel kernel = Kernel::makeAiv("record", recordBlock);
+  for (auto &record : records) {
+    LaunchSpec spec;
+    spec.blockNum = 10;
+    handles.push_back(device.launch(kernel, spec, {&record}));
+  }
+  for (auto &handle : handles)
+    handle.wait();
+  for (auto &record : records)
+    for (int b = 0; b < 10; ++b)
+      EXPECT_EQ(record.hits[b].load(), 1);
+}
+
+TEST(Launch, LaunchesFromManyThreads) {
+  Device device;
+  Kernel kernel = Kernel::makeAiv("record", recordBlock);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 10; ++i) {
+        Record record;
+        LaunchSpec spec;
+        spec.blockNum = 1 + (i * 7) % 30;
+        device.run(kernel, spec, {&record});
+        for (int b = 0; b < spec.blockNum; ++b)
+          if (record.hits[b].load() != 1)
+            failures.fetch_add(1);
+      }
+    });
+  for (auto &thread : threads)
+    thread.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(Launch, CompletionCallbackRunsOnce) {
+  Device device;
+  Record record;
+  std::atomic<int> calls{0};
+  LaunchSpec spec;
+  spec.blockNum = 30;
+  LaunchHandle handle =
+      device.launch(Kernel::makeAiv("record", recordBlock), spec, {&record},
+                    [&](const LaunchHandle &done) {
+                      EXPECT_TRUE(done.error().empty());
+                      calls.fetch_add(1);
+                    });
+  handle.wait();
+  EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(Launch, DeviceDestructionWaitsForRunningLaunches) {
+  Record record;
+  {
+    Device device;
+    LaunchSpec spec;
+    spec.blockNum = 48;
+    device.launch(Kernel::makeAiv("record", recordBlock), spec, {&record});
+  }
+  for (int b = 0; b < 48; ++b)
+    EXPECT_EQ(record.hits[b].load(), 1);
+}
+
+} // namespace

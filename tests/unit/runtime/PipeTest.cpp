@@ -1,0 +1,400 @@
+// Group launches exchanging tiles through per-block GM pipe rings.
+#include "TestUtil.h"
+
+#include "blockpipe/Runtime/PipeLayout.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+using namespace blockpipe::runtime;
+using namespace blockpipe;
+using bptest::contains;
+using bptest::errorOf;
+
+namespace {
+
+constexpr int kTileInts = 256; // 1 KiB tiles
+
+/// Arguments of the streaming kernels below.
+struct StreamArgs {
+  int64_t tiles;    // tiles per block
+  int32_t slotNum;  // ring depth
+  int64_t perBlock; // pipe buffer bytes per block
+};
+
+// args: [0] StreamArgs*, [1] int64 sums per block (out), [2] pipe buffer.
+int32_t streamAic(void **args, const bp_block_context *ctx) {
+  const auto &a = *static_cast<const StreamArgs *>(args[0]);
+  char *pipes = static_cast<char *>(args[2]) + ctx->block_idx * a.perBlock;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, kTileInts * 4, a.slotNum));
+  int32_t tile[kTileInts];
+  for (int64_t t = 0; t < a.tiles; ++t) {
+    for (int i = 0; i < kTileInts; ++i)
+      tile[i] = int32_t(ctx->block_idx * 100000 + t * 10 + i % 7);
+    BP_CHECK(bp_tpush(ctx, 0, BP_PIPE_C2V, tile, sizeof tile));
+  }
+  return BP_OK;
+}
+
+int32_t streamAiv(void **args, const bp_block_context *ctx) {
+  const auto &a = *static_cast<const StreamArgs *>(args[0]);
+  auto *sums = static_cast<int64_t *>(args[1]);
+  char *pipes = static_cast<char *>(args[2]) + ctx->block_idx * a.perBlock;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, kTileInts * 4, a.slotNum));
+  int64_t sum = 0;
+  for (int64_t t = 0; t < a.tiles; ++t) {
+    void *slot;
+    BP_CHECK(bp_tpop(ctx, 0, BP_PIPE_C2V, &slot));
+    const auto *tile = static_cast<const int32_t *>(slot);
+    for (int i = 0; i < kTileInts; ++i)
+      sum += tile[i];
+    BP_CHECK(bp_tfree(ctx, 0, BP_PIPE_C2V));
+  }
+  sums[ctx->block_idx] = sum;
+  return BP_OK;
+}
+
+int64_t expectedStreamSum(int64_t block, int64_t tiles) {
+  int64_t sum = 0;
+  for (int64_t t = 0; t < tiles; ++t)
+    for (int i = 0; i < kTileInts; ++i)
+      sum += block * 100000 + t * 10 + i % 7;
+  return sum;
+}
+
+void runStream(Device &device, int64_t blocks, int32_t slotNum, int64_t tiles,
+               bool sanitize) {
+  StreamArgs a{tiles, slotNum,
+               pipeFootprintBytes(kPipeC2V, kTileInts * 4, slotNum)};
+  std::vector<int64_t> sums(size_t(blocks), -1);
+  void *buffer = device.gm().allocate(a.perBlock * blocks, "gm_pipe_buffer_0");
+  LaunchSpec spec;
+  spec.blockNum = blocks;
+  spec.pipeBufferArg = 2;
+  spec.pipeBufferPerBlockBytes = a.perBlock;
+  spec.sanitize = sanitize;
+  device.run(Kernel::makeGroup("stream", streamAic, streamAiv), spec,
+             {&a, sums.data(), buffer});
+  for (int64_t b = 0; b < blocks; ++b)
+    EXPECT_EQ(sums[size_t(b)], expectedStreamSum(b, tiles)) << "block " << b;
+  device.gm().free(buffer);
+}
+
+class PipeStream : public ::testing::TestWithParam<int32_t> {};
+
+TEST_P(PipeStream, TilesArriveInOrderThroughTheRing) {
+  Device device;
+  runStream(device, 24, GetParam(), 50, false);
+}
+
+INSTANTIATE_TEST_SUITE_P(SlotNums, PipeStream, ::testing::Values(1, 2, 4, 8));
+
+TEST(Pipe, WavesOfGroupBlocksEachUseTheirOwnSlice) {
+  Device device;
+  runStream(device, 96, 2, 10, true);
+}
+
+// Ping-pong over one bidirectional pipe: the AIC sends a value C2V, the AIV
+// adds its block index and sends it back V2C, `rounds` times.
+struct PingArgs {
+  int64_t rounds;
+  int64_t perBlock;
+};
+
+int32_t pingAic(void **args, const bp_block_context *ctx) {
+  const auto &a = *static_cast<const PingArgs *>(args[0]);
+  auto *results = static_cast<int64_t *>(args[1]);
+  char *pipes = static_cast<char *>(args[2]) + ctx->block_idx * a.perBlock;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_BOTH, 64, 2));
+  int64_t value = 0;
+  for (int64_t r = 0; r < a.rounds; ++r) {
+    BP_CHECK(bp_tpush(ctx, 0, BP_PIPE_C2V, &value, sizeof value));
+    BP_CHECK(bp_tpop_copy(ctx, 0, BP_PIPE_V2C, &value, sizeof value));
+    BP_CHECK(bp_tfree(ctx, 0, BP_PIPE_V2C));
+  }
+  results[ctx->block_idx] = value;
+  return BP_OK;
+}
+
+int32_t pingAiv(void **args, const bp_block_context *ctx) {
+  const auto &a = *static_cast<const PingArgs *>(args[0]);
+  char *pipes = static_cast<char *>(args[2]) + ctx->block_idx * a.perBlock;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_BOTH, 64, 2));
+  for (int64_t r = 0; r < a.rounds; ++r) {
+    int64_t value;
+    BP_CHECK(bp_tpop_copy(ctx, 0, BP_PIPE_C2V, &value, sizeof value));
+    BP_CHECK(bp_tfree(ctx, 0, BP_PIPE_C2V));
+    value += ctx->block_idx + 1;
+    BP_CHECK(bp_tpush(ctx, 0, BP_PIPE_V2C, &value, sizeof value));
+  }
+  return BP_OK;
+}
+
+TEST(Pipe, BidirectionalPingPongWith24ConcurrentBlocks) {
+  Device device;
+  PingArgs a{200, pipeFootprintBytes(kPipeBoth, 64, 2)};
+  std::vector<int64_t> results(24, -1);
+  void *buffer = device.gm().allocate(a.perBlock * 24, "gm_pipe_buffer_0");
+  LaunchSpec spec;
+  spec.blockNum = 24;
+  spec.syncStart = true; // all 24 really run at once
+  spec.pipeBufferArg = 2;
+  spec.pipeBufferPerBlockBytes = a.perBlock;
+  spec.sanitize = true;
+  device.run(Kernel::makeGroup("ping", pingAic, pingAiv), spec,
+             {&a, results.data(), buffer});
+  for (int64_t b = 0; b < 24; ++b)
+    EXPECT_EQ(results[size_t(b)], a.rounds * (b + 1)) << "block " << b;
+  device.gm().free(buffer);
+}
+
+// The AIV half returns without pushing: the AIC's pop can never complete.
+int32_t popForever(void **args, const bp_block_context *ctx) {
+  char *pipes = static_cast<char *>(args[0]) + ctx->block_idx * 256;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_V2C, 32, 8));
+  void *slot;
+  BP_CHECK(bp_tpop(ctx, 0, BP_PIPE_V2C, &slot));
+  return BP_OK;
+}
+
+int32_t initAndLeave(void **args, const bp_block_context *ctx) {
+  char *pipes = static_cast<char *>(args[0]) + ctx->block_idx * 256;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_V2C, 32, 8));
+  return BP_OK;
+}
+
+int32_t leaveAtOnce(void **, const bp_block_context *) { return BP_OK; }
+
+TEST(Pipe, PopFromAHalfThatReturnedIsADeadlockError) {
+  Device device;
+  std::vector<char> buffer(256 * 4);
+  LaunchSpec spec;
+  spec.blockNum = 4;
+  for (auto aiv : {initAndLeave, leaveAtOnce}) {
+    std::string error = errorOf([&] {
+      device.run(Kernel::makeGroup("stuck", popForever, aiv), spec,
+                 {buffer.data()});
+    });
+    EXPECT_TRUE(contains(error, "kernel 'stuck' block")) << error;
+    EXPECT_TRUE(contains(error, "(AIC): tpop on pipe 0 (V2C) waits for a "
+                                "tile but the AIV half returned"))
+        << error;
+  }
+}
+
+// The AIC fills every slot and pushes once more; the AIV pops nothing.
+int32_t pushTooMany(void **args, const bp_block_context *ctx) {
+  char *pipes = static_cast<char *>(args[0]) + ctx->block_idx * 256;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 32, 2));
+  char tile[32] = {};
+  for (int i = 0; i < 3; ++i)
+    BP_CHECK(bp_tpush(ctx, 0, BP_PIPE_C2V, tile, sizeof tile));
+  return BP_OK;
+}
+
+int32_t initC2VAndLeave(void **args, const bp_block_context *ctx) {
+  char *pipes = static_cast<char *>(args[0]) + ctx->block_idx * 256;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 32, 2));
+  return BP_OK;
+}
+
+TEST(Pipe, PushIntoAFullRingWhoseConsumerReturnedIsADeadlockError) {
+  Device device;
+  std::vector<char> buffer(256 * 2);
+  LaunchSpec spec;
+  spec.blockNum = 2;
+  std::string error = errorOf([&] {
+    device.run(Kernel::makeGroup("full", pushTooMany, initC2VAndLeave), spec,
+               {buffer.data()});
+  });
+  EXPECT_TRUE(contains(error, "tpush on pipe 0 (C2V) waits for a free slot "
+                              "but the AIV half returned"))
+      << error;
+}
+
+// Block 3's AIV throws before pushing while its AIC (and every other block)
+// waits: the launch fails with block 3 and nobody hangs.
+int32_t waitForTile(void **args, const bp_block_context *ctx) {
+  char *pipes = static_cast<char *>(args[0]) + ctx->block_idx * 256;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_V2C, 32, 8));
+  void *slot;
+  BP_CHECK(bp_tpop(ctx, 0, BP_PIPE_V2C, &slot));
+  return bp_tfree(ctx, 0, BP_PIPE_V2C);
+}
+
+int32_t failOnBlock3(void **args, const bp_block_context *ctx) {
+  auto *gate = static_cast<bptest::Rendezvous *>(args[1]);
+  char *pipes = static_cast<char *>(args[0]) + ctx->block_idx * 256;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_V2C, 32, 8));
+  if (ctx->block_idx == 3)
+    throw std::runtime_error("vector unit fault");
+  // The others wait until they must have been cancelled (never pushing).
+  gate->arriveAndWait(std::chrono::seconds(1));
+  char tile[32] = {};
+  return bp_tpush(ctx, 0, BP_PIPE_V2C, tile, sizeof tile);
+}
+
+TEST(Pipe, FailingBlockWakesBlocksWaitingOnPipes) {
+  Device device;
+  std::vector<char> buffer(256 * 8);
+  bptest::Rendezvous never(1000);
+  LaunchSpec spec;
+  spec.blockNum = 8;
+  std::string error = errorOf([&] {
+    device.run(Kernel::makeGroup("faulty", waitForTile, failOnBlock3), spec,
+               {buffer.data(), &never});
+  });
+  EXPECT_TRUE(contains(error, "kernel 'faulty' block 3 (AIV subblock 0): "
+                              "threw: vector unit fault"))
+      << error;
+}
+
+// Misuse is an error naming the pipe, never a hang or a crash.
+struct MisuseArgs {
+  int which;
+};
+
+int32_t misuseAic(void **args, const bp_block_context *ctx) {
+  const int which = static_cast<MisuseArgs *>(args[0])->which;
+  char *pipes = static_cast<char *>(args[1]);
+  char tile[64] = {};
+  switch (which) {
+  case 0: // tfree without a pop (AIC consumes V2C)
+    BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_V2C, 64, 2));
+    return bp_tfree(ctx, 0, BP_PIPE_V2C);
+  case 1: // AIC pushing V2C
+    BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_V2C, 64, 2));
+    return bp_tpush(ctx, 0, BP_PIPE_V2C, tile, 64);
+  case 2: // bigger than a slot
+    BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 32, 2));
+    return bp_tpush(ctx, 0, BP_PIPE_C2V, tile, 64);
+  case 3: // use before init
+    return bp_tpush(ctx, 1, BP_PIPE_C2V, tile, 8);
+  case 4: // halves disagree
+    BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 64, 4));
+    return BP_OK;
+  case 5: // bad pipe id
+    return bp_pipe_init(ctx, 99, pipes, BP_PIPE_C2V, 64, 4);
+  case 6: // direction not in the mask
+    BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 64, 2));
+    return bp_tpop(ctx, 0, BP_PIPE_V2C, nullptr);
+  }
+  return BP_OK;
+}
+
+int32_t misuseAiv(void **args, const bp_block_context *ctx) {
+  const int which = static_cast<MisuseArgs *>(args[0])->which;
+  char *pipes = static_cast<char *>(args[1]);
+  if (which == 4)
+    return bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 64, 8);
+  return BP_OK;
+}
+
+TEST(Pipe, MisuseIsAnErrorNamingThePipe) {
+  Device device;
+  std::vector<char> buffer(4096);
+  const std::pair<int, const char *> cases[] = {
+      {0, "tfree on pipe 0 (V2C) without a popped tile"},
+      {1, "tpush on pipe 0 (V2C) from the AIC"},
+      {2, "tpush of 64 bytes on pipe 0 (C2V) with 32-byte slots"},
+      {3, "before this half called bp_pipe_init"},
+      {4, "disagrees with the other half"},
+      {5, "pipe id 99 out of range"},
+      {6, "initialized with dir_mask 1"},
+  };
+  for (const auto &[which, expected] : cases) {
+    MisuseArgs a{which};
+    std::string error = errorOf([&] {
+      device.run(Kernel::makeGroup("misuse", misuseAic, misuseAiv), {},
+                 {&a, buffer.data()});
+    });
+    EXPECT_TRUE(contains(error, expected)) << which << ": " << error;
+    EXPECT_TRUE(contains(error, "kernel 'misuse' block 0")) << error;
+  }
+}
+
+int32_t pipeOutsideGroup(void **args, const bp_block_context *ctx) {
+  return bp_pipe_init(ctx, 0, args[0], BP_PIPE_C2V, 64, 2);
+}
+
+TEST(Pipe, PipesNeedAGroupLaunch) {
+  Device device;
+  std::vector<char> buffer(1024);
+  std::string error = errorOf([&] {
+    device.run(Kernel::makeAiv("lonely", pipeOutsideGroup), {},
+               {buffer.data()});
+  });
+  EXPECT_TRUE(contains(error, "needs a group launch")) << error;
+}
+
+// With two AIV subblocks, subblock 0 talks to the AIC and subblock 1 works
+// alone; subblock 1 touching a pipe is an error.
+struct TwoSubArgs {
+  std::atomic<int> subblock1Ran{0};
+  bool subblock1UsesPipe = false;
+};
+
+int32_t sendOne(void **args, const bp_block_context *ctx) {
+  char *pipes = static_cast<char *>(args[1]) + ctx->block_idx * 512;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 64, 8));
+  int64_t value = 7;
+  return bp_tpush(ctx, 0, BP_PIPE_C2V, &value, sizeof value);
+}
+
+int32_t receiveOnSubblock0(void **args, const bp_block_context *ctx) {
+  auto *a = static_cast<TwoSubArgs *>(args[0]);
+  char *pipes = static_cast<char *>(args[1]) + ctx->block_idx * 512;
+  if (ctx->subblock_idx == 1) {
+    a->subblock1Ran.fetch_add(1);
+    if (a->subblock1UsesPipe)
+      return bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 64, 8);
+    return BP_OK;
+  }
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 64, 8));
+  int64_t value = 0;
+  BP_CHECK(bp_tpop_copy(ctx, 0, BP_PIPE_C2V, &value, sizeof value));
+  BP_CHECK(bp_tfree(ctx, 0, BP_PIPE_C2V));
+  return value == 7 ? BP_OK : 99;
+}
+
+TEST(Pipe, SecondAivSubblockRunsButDoesNotUsePipes) {
+  Device device;
+  std::vector<char> buffer(512 * 6);
+  LaunchSpec spec;
+  spec.blockNum = 6;
+  spec.aivSubblocks = 2;
+  Kernel kernel = Kernel::makeGroup("split", sendOne, receiveOnSubblock0);
+  TwoSubArgs ok;
+  device.run(kernel, spec, {&ok, buffer.data()});
+  EXPECT_EQ(ok.subblock1Ran.load(), 6);
+
+  TwoSubArgs bad;
+  bad.subblock1UsesPipe = true;
+  std::string error = errorOf([&] {
+    device.run(kernel, spec, {&bad, buffer.data()});
+  });
+  EXPECT_TRUE(contains(error, "(AIV subblock 1)")) << error;
+  EXPECT_TRUE(contains(error, "AIC with AIV subblock 0 only")) << error;
+}
+
+TEST(Pipe, SlotFlagsLiveInGmControlMemory) {
+  Device device;
+  const int64_t before = device.gm().liveAllocations();
+  int64_t peakDuring = 0;
+  StreamArgs a{5, 2, pipeFootprintBytes(kPipeC2V, kTileInts * 4, 2)};
+  std::vector<int64_t> sums(4);
+  std::vector<char> buffer(size_t(a.perBlock * 4));
+  LaunchSpec spec;
+  spec.blockNum = 4;
+  device.run(Kernel::makeGroup("stream", streamAic, streamAiv), spec,
+             {&a, sums.data(), buffer.data()});
+  peakDuring = device.gm().peakBytes();
+  // Control memory was allocated in GM for the launch and freed after it.
+  EXPECT_GT(peakDuring, 0);
+  EXPECT_EQ(device.gm().liveAllocations(), before);
+}
+
+} // namespace

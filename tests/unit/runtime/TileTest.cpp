@@ -1,0 +1,292 @@
+// The tile library against naive references, over many shapes and dtypes.
+// Built as C++17 with -Werror, as generated kernels are.
+#include "blockpipe/Tile/TileLib.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+#include <vector>
+
+namespace bt = blockpipe::tile;
+using bt::bfloat16;
+using bt::half;
+using bt::Space;
+using bt::Tile;
+
+namespace {
+
+template <typename T> T fromDouble(double value) {
+  return T(static_cast<bt::compute_t<T>>(value));
+}
+template <typename T> double toDouble(T value) {
+  return double(static_cast<bt::compute_t<T>>(value));
+}
+
+/// Relative tolerance of one rounding to T.
+template <typename T> double eps() {
+  if (std::is_same<T, half>::value)
+    return 1.0 / 1024;
+  if (std::is_same<T, bfloat16>::value)
+    return 1.0 / 128;
+  if (std::is_same<T, float>::value)
+    return 1e-6;
+  return 0;
+}
+
+template <typename T>
+void expectNear(double want, T got, double scale, const char *what,
+                int64_t index) {
+  const double tolerance = 2 * eps<T>() * (std::fabs(want) + scale) + 1e-12;
+  ASSERT_NEAR(toDouble(got), want, tolerance) << what << " at " << index;
+}
+
+template <typename T, int64_t R, int64_t C, Space S = Space::Vec>
+std::unique_ptr<Tile<T, R, C, S>> randomTile(std::mt19937 &rng, double lo = -4,
+                                             double hi = 4) {
+  auto tile = std::make_unique<Tile<T, R, C, S>>();
+  std::uniform_real_distribution<double> dist(lo, hi);
+  for (int64_t i = 0; i < R * C; ++i) {
+    double v = dist(rng);
+    if (std::is_integral<T>::value)
+      v = std::round(v);
+    tile->data[i] = fromDouble<T>(v);
+  }
+  return tile;
+}
+
+template <typename T, int64_t R, int64_t C> void checkElementwise() {
+  std::mt19937 rng(R * 131 + C);
+  auto a = randomTile<T, R, C>(rng);
+  auto b = randomTile<T, R, C>(rng, 0.5, 4); // no division by ~0
+  auto out = std::make_unique<Tile<T, R, C>>();
+  auto ref = [&](auto op, const char *what) {
+    for (int64_t i = 0; i < R * C; ++i) {
+      const double x = toDouble(a->data[i]), y = toDouble(b->data[i]);
+      expectNear<T>(toDouble(fromDouble<T>(op(x, y))), out->data[i], 0, what,
+                    i);
+    }
+  };
+  bt::add(*out, *a, *b);
+  ref([](double x, double y) { return x + y; }, "add");
+  bt::sub(*out, *a, *b);
+  ref([](double x, double y) { return x - y; }, "sub");
+  bt::mul(*out, *a, *b);
+  ref([](double x, double y) { return x * y; }, "mul");
+  bt::maximum(*out, *a, *b);
+  ref([](double x, double y) { return x > y ? x : y; }, "maximum");
+  bt::minimum(*out, *a, *b);
+  ref([](double x, double y) { return x < y ? x : y; }, "minimum");
+  if (!std::is_integral<T>::value) {
+    bt::div(*out, *a, *b);
+    ref([](double x, double y) { return x / y; }, "div");
+  }
+  bt::add(*out, *a, bt::compute_t<T>(3));
+  ref([](double x, double) { return x + 3; }, "add scalar");
+  bt::mul(*out, *a, bt::compute_t<T>(-2));
+  ref([](double x, double) { return x * -2; }, "mul scalar");
+  bt::maximum(*out, *a, bt::compute_t<T>(0));
+  ref([](double x, double) { return x > 0 ? x : 0; }, "maximum scalar");
+  bt::relu(*out, *a);
+  ref([](double x, double) { return x > 0 ? x : 0; }, "relu");
+  bt::neg(*out, *a);
+  ref([](double x, double) { return -x; }, "neg");
+  if (!std::is_integral<T>::value) {
+    bt::exp(*out, *a);
+    ref([](double x, double) { return std::exp(x); }, "exp");
+  }
+  // In place.
+  *out = *a;
+  bt::add(*out, *out, *out);
+  ref([](double x, double) { return 2 * x; }, "add in place");
+}
+
+template <typename T, int64_t R, int64_t C> void checkReduce() {
+  std::mt19937 rng(R * 7 + C);
+  auto a = randomTile<T, R, C>(rng);
+  Tile<T, R, 1> sums, maxes;
+  bt::row_sum(sums, *a);
+  bt::row_max(maxes, *a);
+  for (int64_t r = 0; r < R; ++r) {
+    double sum = 0, max = -1e300, scale = 0;
+    for (int64_t c = 0; c < C; ++c) {
+      const double x = toDouble((*a)(r, c));
+      sum += x;
+      scale += std::fabs(x);
+      max = std::max(max, x);
+    }
+    expectNear<T>(sum, sums.data[r], scale, "row_sum", r);
+    expectNear<T>(max, maxes.data[r], 0, "row_max", r);
+  }
+}
+
+template <typename TA, typename TC, int64_t M, int64_t K, int64_t N>
+void checkMatmul() {
+  std::mt19937 rng(M * 10007 + K * 101 + N);
+  auto a = randomTile<TA, M, K, Space::Left>(rng, -1, 1);
+  auto b = randomTile<TA, K, N, Space::Right>(rng, -1, 1);
+  auto c = std::make_unique<Tile<TC, M, N, Space::Acc>>();
+  bt::matmul(*c, *a, *b);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double want = 0, scale = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const double p = toDouble((*a)(i, k)) * toDouble((*b)(k, j));
+        want += p;
+        scale += std::fabs(p);
+      }
+      // Float accumulation over K terms.
+      const double tolerance =
+          (1e-6 * double(K) + 2 * eps<TC>()) * (scale + 1e-3);
+      ASSERT_NEAR(toDouble((*c)(i, j)), want, tolerance)
+          << "matmul " << M << "x" << K << "x" << N << " at " << i << "," << j;
+    }
+  // matmul_acc adds on top.
+  auto twice = std::make_unique<Tile<TC, M, N, Space::Acc>>(*c);
+  bt::matmul_acc(*twice, *a, *b);
+  for (int64_t i = 0; i < M * N; ++i)
+    ASSERT_NEAR(toDouble(twice->data[i]), 2 * toDouble(c->data[i]),
+                4 * eps<TC>() * (std::fabs(toDouble(c->data[i])) + 1) + 1e-5);
+}
+
+TEST(TileTypes, HalfRoundTripsAndRoundsToNearestEven) {
+  // Every finite half converts to float and back unchanged.
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    half h = half::fromBits(uint16_t(bits));
+    float f = h;
+    if (std::isnan(f))
+      continue;
+    ASSERT_EQ(half(f).bits, bits) << std::hex << bits;
+  }
+  EXPECT_EQ(half(1.0f).bits, 0x3c00);
+  EXPECT_EQ(half(-2.0f).bits, 0xc000);
+  EXPECT_EQ(half(65504.0f).bits, 0x7bff);
+  EXPECT_EQ(half(1e6f).bits, 0x7c00);          // overflow -> inf
+  EXPECT_EQ(half(5.9604645e-8f).bits, 0x0001); // smallest subnormal
+  // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties to even (1).
+  EXPECT_EQ(half(1.0f + 1.0f / 2048).bits, 0x3c00);
+  EXPECT_EQ(half(1.0f + 3.0f / 2048).bits, 0x3c02);
+  EXPECT_TRUE(std::isnan(float(half(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+TEST(TileTypes, Bfloat16RoundsToNearestEven) {
+  EXPECT_EQ(bfloat16(1.0f).bits, 0x3f80);
+  EXPECT_EQ(float(bfloat16(3.0f)), 3.0f);
+  // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to even (1).
+  EXPECT_EQ(bfloat16(1.0f + 1.0f / 256).bits, 0x3f80);
+  EXPECT_EQ(bfloat16(1.0f + 3.0f / 256).bits, 0x3f82);
+  EXPECT_TRUE(
+      std::isnan(float(bfloat16(std::numeric_limits<float>::quiet_NaN()))));
+  for (uint32_t bits = 0; bits < 0x10000; bits += 3) {
+    bfloat16 b = bfloat16::fromBits(uint16_t(bits));
+    if (std::isnan(float(b)))
+      continue;
+    ASSERT_EQ(bfloat16(float(b)).bits, bits);
+  }
+}
+
+#define BP_SHAPES(CHECK, T)                                                    \
+  CHECK<T, 1, 1>();                                                            \
+  CHECK<T, 1, 7>();                                                            \
+  CHECK<T, 3, 5>();                                                            \
+  CHECK<T, 8, 8>();                                                            \
+  CHECK<T, 16, 33>();                                                          \
+  CHECK<T, 32, 64>();                                                          \
+  CHECK<T, 64, 128>();                                                         \
+  CHECK<T, 128, 96>()
+
+TEST(Tile, ElementwiseFloat) { BP_SHAPES(checkElementwise, float); }
+TEST(Tile, ElementwiseHalf) { BP_SHAPES(checkElementwise, half); }
+TEST(Tile, ElementwiseBf16) { BP_SHAPES(checkElementwise, bfloat16); }
+TEST(Tile, ElementwiseInt32) { BP_SHAPES(checkElementwise, int32_t); }
+TEST(Tile, ReduceFloat) { BP_SHAPES(checkReduce, float); }
+TEST(Tile, ReduceHalf) { BP_SHAPES(checkReduce, half); }
+TEST(Tile, ReduceBf16) { BP_SHAPES(checkReduce, bfloat16); }
+TEST(Tile, ReduceInt32) { BP_SHAPES(checkReduce, int32_t); }
+
+TEST(Tile, MatmulFloat) {
+  checkMatmul<float, float, 1, 1, 1>();
+  checkMatmul<float, float, 3, 5, 7>();
+  checkMatmul<float, float, 16, 16, 16>();
+  checkMatmul<float, float, 32, 65, 17>(); // K crosses a block boundary
+  checkMatmul<float, float, 64, 128, 64>();
+  // The largest the cpu-sim spec allows: left 64 KiB, right 64 KiB, acc
+  // 128 KiB of fp32.
+  checkMatmul<float, float, 128, 128, 128>();
+}
+
+TEST(Tile, MatmulHalfAndBf16AccumulateInFloat) {
+  checkMatmul<half, float, 16, 16, 16>();
+  checkMatmul<half, float, 33, 70, 9>();
+  checkMatmul<half, half, 8, 32, 8>();
+  checkMatmul<half, float, 128, 256, 64>(); // 64 KiB fp16 left operand
+  checkMatmul<bfloat16, float, 16, 48, 32>();
+  checkMatmul<bfloat16, bfloat16, 4, 8, 12>();
+}
+
+TEST(Tile, MatmulInt32) { checkMatmul<int32_t, int32_t, 9, 13, 11>(); }
+
+TEST(Tile, LoadStoreWindowsOfAGmTensor) {
+  const int64_t rows = 40, cols = 50;
+  std::vector<float> gm(rows * cols), back(rows * cols, -1);
+  for (int64_t i = 0; i < rows * cols; ++i)
+    gm[i] = float(i);
+  Tile<float, 8, 16> tile;
+  bt::load(tile, gm.data(), cols, 16, 24);
+  for (int64_t r = 0; r < 8; ++r)
+    for (int64_t c = 0; c < 16; ++c)
+      ASSERT_EQ(tile(r, c), gm[(16 + r) * cols + 24 + c]);
+  bt::store(back.data(), cols, 16, 24, tile);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const bool inside = r >= 16 && r < 24 && c >= 24 && c < 40;
+      ASSERT_EQ(back[r * cols + c], inside ? gm[r * cols + c] : -1.0f);
+    }
+
+  // Edge tile: 3 valid rows, 5 valid cols, padded with 0.
+  Tile<float, 8, 16> edge;
+  bt::load_partial(edge, gm.data(), cols, 37, 45, 3, 5, 0.0f);
+  for (int64_t r = 0; r < 8; ++r)
+    for (int64_t c = 0; c < 16; ++c)
+      ASSERT_EQ(edge(r, c),
+                r < 3 && c < 5 ? gm[(37 + r) * cols + 45 + c] : 0.0f);
+  std::vector<float> out(rows * cols, -1);
+  bt::store_partial(out.data(), cols, 37, 45, edge, 3, 5);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const bool inside = r >= 37 && c >= 45;
+      ASSERT_EQ(out[r * cols + c], inside ? gm[r * cols + c] : -1.0f);
+    }
+}
+
+TEST(Tile, MoveFullAndCast) {
+  Tile<float, 4, 8, Space::Mat> mat;
+  bt::full(mat, 2.5f);
+  Tile<float, 4, 8, Space::Left> left;
+  bt::move(left, mat);
+  for (float v : left.data)
+    ASSERT_EQ(v, 2.5f);
+
+  Tile<float, 4, 8> f;
+  for (int i = 0; i < 32; ++i)
+    f.data[i] = float(i) * 0.75f - 7.3f;
+  Tile<half, 4, 8> h;
+  Tile<bfloat16, 4, 8> b;
+  Tile<int32_t, 4, 8> n;
+  bt::cast(h, f);
+  bt::cast(b, f);
+  bt::cast(n, f);
+  Tile<float, 4, 8> back;
+  bt::cast(back, h);
+  for (int i = 0; i < 32; ++i) {
+    ASSERT_EQ(float(h.data[i]), float(half(f.data[i])));
+    ASSERT_EQ(float(b.data[i]), float(bfloat16(f.data[i])));
+    ASSERT_EQ(n.data[i], int32_t(f.data[i]));
+    ASSERT_EQ(back.data[i], float(h.data[i]));
+  }
+  static_assert(Tile<half, 128, 256>::bytes == 64 * 1024, "tile bytes");
+}
+
+} // namespace
