@@ -91,7 +91,7 @@ blockpipe::Diagnostic convert(const mlir::Diagnostic &diag, Severity severity) {
   return result;
 }
 
-/// Hands the module to `capture` after each pass.
+/// Records the module after each pass.
 class CaptureConfig : public PassManager::IRPrinterConfig {
 public:
   CaptureConfig(std::vector<PassIR> &passIR, OpPrintingFlags flags)
@@ -100,11 +100,13 @@ public:
                         /*printAfterOnlyOnFailure=*/false, flags),
         passIR(passIR) {}
 
-  void printAfterIfEnabled(Pass *pass, Operation *,
-                           PrintCallbackFn printCallback) override {
+  void printAfterIfEnabled(Pass *pass, Operation *op,
+                           PrintCallbackFn) override {
+    // Printed here rather than through the callback, which adds a banner:
+    // callers get exactly the module text.
     PassIR entry{pass->getArgument().str(), {}};
     llvm::raw_string_ostream os(entry.ir);
-    printCallback(os);
+    op->print(os, getOpPrintingFlags());
     passIR.push_back(std::move(entry));
   }
 

@@ -5,9 +5,10 @@
 // by core_num.
 // RUN: bp-opt --bp-inject-gm-pipe-buffer %s | FileCheck %s
 // Idempotent: a second run prints the same module.
-// RUN: bp-opt --bp-inject-gm-pipe-buffer %s > %t.once.mlir
-// RUN: bp-opt --bp-inject-gm-pipe-buffer %t.once.mlir > %t.twice.mlir
-// RUN: diff %t.once.mlir %t.twice.mlir
+// RUN: bp-opt --bp-inject-gm-pipe-buffer %s > %t.once
+// RUN: bp-opt --bp-inject-gm-pipe-buffer %t.once > %t.twice
+// RUN: diff %t.once %t.twice
+// RUN: rm %t.once %t.twice
 
 module {
 

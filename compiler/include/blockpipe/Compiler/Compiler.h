@@ -67,8 +67,9 @@ struct CompileResult {
   /// not parse).
   std::string ir;
   std::vector<Diagnostic> diagnostics;
-  /// With PipelineOptions::captureIRAfterEachPass: one entry per pass run,
-  /// in order, up to and including a pass that failed.
+  /// With PipelineOptions::captureIRAfterEachPass: the module after each
+  /// pass that succeeded, in order (a failing pass adds no entry; `ir` then
+  /// holds the module as the failing pass left it).
   std::vector<PassIR> passIR;
 };
 
