@@ -11,11 +11,6 @@
 
 #include "blockpipe/Dialect/BPDialect.h"
 
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -25,25 +20,32 @@ using namespace blockpipe::python;
 
 namespace {
 
-std::string printModule(ModuleOp module) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  module->print(os);
-  return text;
+std::string parseAndVerify(const std::string &text, const std::string &filename,
+                           bool printLocations) {
+  blockpipe::PipelineOptions options;
+  options.printLocations = printLocations;
+  blockpipe::CompileResult result =
+      blockpipe::parseAndVerify(text, filename, options);
+  if (!result.success)
+    raiseCompileError(result.diagnostics, "the IR does not parse or verify");
+  return result.ir;
 }
 
-/// Parses and verifies `text`, returning it printed in canonical form.
-std::string parseAndVerify(const std::string &text,
-                           const std::string &filename) {
-  MLIRContext context(MLIRContext::Threading::DISABLED);
-  context.printOpOnDiagnostic(false);
-  loadDialects(context);
-  DiagnosticCollector collector(context);
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(text, ParserConfig(&context), filename);
-  if (!module)
-    collector.raise("the IR does not parse or verify");
-  return printModule(*module);
+/// Runs the default pipeline; returns the final IR and, when asked, the IR
+/// after each pass as (pass, text) pairs.
+py::tuple runPipeline(const std::string &text, const std::string &filename,
+                      bool captureEachPass, bool printLocations) {
+  blockpipe::PipelineOptions options;
+  options.captureIRAfterEachPass = captureEachPass;
+  options.printLocations = printLocations;
+  blockpipe::CompileResult result =
+      blockpipe::runDefaultPipeline(text, filename, options);
+  if (!result.success)
+    raiseCompileError(result.diagnostics, "the compiler rejected the program");
+  py::list passes;
+  for (const blockpipe::PassIR &pass : result.passIR)
+    passes.append(py::make_tuple(pass.pass, pass.ir));
+  return py::make_tuple(result.ir, passes);
 }
 
 } // namespace
@@ -51,9 +53,15 @@ std::string parseAndVerify(const std::string &text,
 PYBIND11_MODULE(_core, m) {
   m.doc() = "blockpipe's compiler core: the bp dialect and its passes";
   m.def("parse_and_verify", &parseAndVerify, py::arg("text"),
-        py::arg("filename") = "<string>",
+        py::arg("filename") = "<string>", py::arg("print_locations") = false,
         "Parse and verify bp IR; return it in canonical form or raise "
         "blockpipe.CompileError.");
+  m.def("run_pipeline", &runPipeline, py::arg("text"),
+        py::arg("filename") = "<string>", py::arg("capture_each_pass") = false,
+        py::arg("print_locations") = false,
+        "Run the default pass pipeline; return (ir, [(pass, ir), ...]) or "
+        "raise blockpipe.CompileError.");
+  m.def("default_pipeline_passes", &blockpipe::defaultPipelinePassNames);
 
   py::class_<SourceLoc>(m, "SourceLoc")
       .def(py::init<std::string, unsigned, unsigned, std::string>(),
@@ -81,6 +89,5 @@ PYBIND11_MODULE(_core, m) {
            py::arg("loc"))
       .def("end_for", &IRBuilder::endFor, py::arg("yielded"), py::arg("loc"))
       .def("type_of", &IRBuilder::typeOf)
-      .def("verify", &IRBuilder::verify)
       .def("text", &IRBuilder::text, py::arg("debug_info") = false);
 }

@@ -3,10 +3,11 @@
 #include "IRBuilder.h"
 #include "Diagnostics.h"
 
+#include "blockpipe/Compiler/Compiler.h"
 #include "blockpipe/Dialect/BPDialect.h"
 
 #include "mlir/AsmParser/AsmParser.h"
-#include "mlir/IR/Verifier.h"
+#include "mlir/IR/Diagnostics.h"
 
 using namespace mlir;
 
@@ -14,8 +15,7 @@ namespace blockpipe::python {
 
 void loadDialects(MLIRContext &context) {
   DialectRegistry registry;
-  registry.insert<bp::BPDialect, arith::ArithDialect, func::FuncDialect,
-                  scf::SCFDialect>();
+  blockpipe::registerDialects(registry);
   context.appendDialectRegistry(registry);
   context.loadAllAvailableDialects();
 }
@@ -24,8 +24,7 @@ void loadDialects(MLIRContext &context) {
 static void check(bool ok, const SourceLoc &loc, const std::string &message) {
   if (ok)
     return;
-  CapturedDiagnostic diag;
-  diag.severity = "error";
+  Diagnostic diag;
   diag.file = loc.file;
   diag.line = loc.line;
   diag.column = loc.column;
@@ -49,14 +48,17 @@ Location IRBuilder::location(const SourceLoc &loc) {
 }
 
 Type IRBuilder::parseType(const std::string &text, const SourceLoc &loc) {
-  DiagnosticCollector collector(ctx);
+  // The parser's own message is replaced by one at the user's location.
+  ScopedDiagnosticHandler quiet(&ctx,
+                                [](mlir::Diagnostic &) { return success(); });
   Type type = mlir::parseType(text, &ctx);
   check(static_cast<bool>(type), loc, "invalid type '" + text + "'");
   return type;
 }
 
 Attribute IRBuilder::parseAttr(const std::string &text, const SourceLoc &loc) {
-  DiagnosticCollector collector(ctx);
+  ScopedDiagnosticHandler quiet(&ctx,
+                                [](mlir::Diagnostic &) { return success(); });
   Attribute attr = mlir::parseAttribute(text, &ctx);
   check(static_cast<bool>(attr), loc, "invalid attribute '" + text + "'");
   return attr;
@@ -190,12 +192,6 @@ std::string IRBuilder::typeOf(Handle handle) const {
   llvm::raw_string_ostream os(text);
   value(handle).getType().print(os);
   return text;
-}
-
-void IRBuilder::verify() {
-  DiagnosticCollector collector(ctx);
-  if (failed(mlir::verify(*moduleOp)))
-    collector.raise("the program does not verify");
 }
 
 std::string IRBuilder::text(bool debugInfo) {

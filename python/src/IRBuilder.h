@@ -72,8 +72,6 @@ public:
 
   std::string typeOf(Handle value) const;
 
-  /// Verifies the module; throws blockpipe.CompileError on failure.
-  void verify();
   std::string text(bool debugInfo);
   mlir::ModuleOp module() { return *moduleOp; }
   mlir::MLIRContext &context() { return ctx; }

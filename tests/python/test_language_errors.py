@@ -7,8 +7,8 @@ import re
 import pytest
 
 import blockpipe.language as pl
-from blockpipe import CompileError, _core
-from blockpipe.language.lowering import lower_program
+from blockpipe import CompileError
+from blockpipe.language.lowering import program_ir
 
 T = pl.Tensor[[64, 64], pl.FP32]
 D = pl.Tensor[[pl.dynamic, 64], pl.FP32]
@@ -24,7 +24,7 @@ def expect_error(program_factory):
     assert len(marks) == 1, "mark exactly one line with '# error: <text>'"
     line, text = marks[0]
     with pytest.raises(CompileError) as info:
-        lower_program(program_factory(), _core)
+        program_ir(program_factory())
     err = info.value
     assert text.strip() in err.message, err.message
     assert err.line == line, f"error at line {err.line}, expected {line}: {err}"

@@ -33,3 +33,9 @@ LogicalResult mlir::bp::verifyOrchestrationOnly(Operation *op) {
   return verifyEnclosingFunctionKind(op, {FunctionKind::Orchestration},
                                      "an orchestration function");
 }
+
+LogicalResult mlir::bp::verifyHostOnly(Operation *op) {
+  return verifyEnclosingFunctionKind(
+      op, {FunctionKind::Orchestration, FunctionKind::Pipeline},
+      "an orchestration or pipeline function");
+}

@@ -187,16 +187,23 @@ class ProgramLowering:
 
 
 def lower_program(program: Program, core) -> "Any":
-    """Returns a verified IRBuilder holding the program's module."""
+    """Returns an IRBuilder holding the program's module (not yet verified:
+    `verify_ir(builder.text(True))` or the pass pipeline does that)."""
     inference = Inference()
     # A group's halves may each pop what the other pushes, so the first
     # observing run may meet a pop before its push: it tolerates the errors
     # that causes, and the second run sees every push.
     for tolerant in (True, False):
         ProgramLowering(program, core, inference, observing=True, tolerant=tolerant).run()
-    builder = ProgramLowering(program, core, inference, observing=False).run()
-    builder.verify()
-    return builder
+    return ProgramLowering(program, core, inference, observing=False).run()
+
+
+def program_ir(program: Program, locations: bool = False) -> str:
+    """The verified bp IR of `program`, optionally with its locations."""
+    from blockpipe import _core
+
+    text = lower_program(program, _core).text(True)
+    return _core.parse_and_verify(text, program.source_file, locations)
 
 
 class FunctionLowering:

@@ -103,7 +103,7 @@ func.func @bad_pipe_buffer() attributes {bp.kind = #bp<kind orchestration>} {
 // -----
 
 func.func @create_outside_orchestration() {
-  // expected-error @+1 {{'bp.tensor_create' op must be inside an orchestration function (a func.func with a bp.kind attribute)}}
+  // expected-error @+1 {{'bp.tensor_create' op must be inside an orchestration or pipeline function (a func.func with a bp.kind attribute)}}
   %t = bp.tensor_create : !bp.tensor<16xf32>
   return
 }

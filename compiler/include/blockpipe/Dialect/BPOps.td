@@ -23,6 +23,8 @@ class BP_NativeOpTrait<string name> : NativeOpTrait<name> {
 def BP_KernelOnly : BP_NativeOpTrait<"KernelOnly">;
 // The op must be inside an orchestration function.
 def BP_OrchestrationOnly : BP_NativeOpTrait<"OrchestrationOnly">;
+// The op must be inside an orchestration or a pipeline function.
+def BP_HostOnly : BP_NativeOpTrait<"HostOnly">;
 // The op runs on the cube unit (AIC).
 def BP_CubeOp : BP_NativeOpTrait<"CubeOp">;
 // The op runs on a vector unit (AIV).
@@ -45,7 +47,7 @@ class BP_Op<string mnemonic, list<Trait> traits = []>
 // Orchestration
 //===----------------------------------------------------------------------===//
 
-def BP_TensorCreateOp : BP_Op<"tensor_create", [BP_OrchestrationOnly]> {
+def BP_TensorCreateOp : BP_Op<"tensor_create", [BP_HostOnly]> {
   let summary = "allocate a GM tensor";
   let description = [{
     Allocates a tensor in GM. One index operand per dynamic dimension.

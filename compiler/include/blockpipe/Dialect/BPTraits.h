@@ -19,6 +19,7 @@ LogicalResult verifyEnclosingFunctionKind(Operation *op,
 
 LogicalResult verifyKernelOnly(Operation *op);
 LogicalResult verifyOrchestrationOnly(Operation *op);
+LogicalResult verifyHostOnly(Operation *op);
 
 template <typename ConcreteType>
 class KernelOnly : public OpTrait::TraitBase<ConcreteType, KernelOnly> {
@@ -35,6 +36,12 @@ public:
   static LogicalResult verifyTrait(Operation *op) {
     return verifyOrchestrationOnly(op);
   }
+};
+
+template <typename ConcreteType>
+class HostOnly : public OpTrait::TraitBase<ConcreteType, HostOnly> {
+public:
+  static LogicalResult verifyTrait(Operation *op) { return verifyHostOnly(op); }
 };
 
 /// Marker: the op runs on the cube unit.
