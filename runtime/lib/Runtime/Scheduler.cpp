@@ -198,6 +198,7 @@ void Scheduler::help(const std::shared_ptr<LaunchState> &launch) {
   if (launch->parts.size() != 1 || launch->spec.syncStart)
     return;
   const int64_t blockNum = launch->spec.blockNum;
+  bool woke = false;
   for (;;) {
     Assignment assignment;
     bool wake;
@@ -211,12 +212,15 @@ void Scheduler::help(const std::shared_ptr<LaunchState> &launch) {
         if (it != queue_.end())
           queue_.erase(it);
       }
-      // More blocks than this thread will get to soon: bring a leader in.
-      wake = idleLeaders_ > 0 && launch->nextBlock < blockNum &&
+      // More blocks than this thread will get to soon: bring one leader in;
+      // each leader that finds work left brings in the next.
+      wake = !woke && idleLeaders_ > 0 && launch->nextBlock < blockNum &&
              !freeGroups_.empty();
     }
-    if (wake)
+    if (wake) {
       wakeLeaders(false);
+      woke = true;
+    }
     runBlock(assignment);
     releaseGroup(assignment.group);
   }

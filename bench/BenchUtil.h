@@ -1,0 +1,70 @@
+// Timing helpers shared by the C++ benchmarks: repetitions alternate
+// between ours and the anchor so drift on the machine hits both alike, and
+// each reports the median.
+#ifndef BLOCKPIPE_BENCH_BENCHUTIL_H
+#define BLOCKPIPE_BENCH_BENCHUTIL_H
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+struct Options {
+  bool quick = false;
+};
+
+inline Options parseOptions(int argc, char **argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--quick") == 0)
+      options.quick = true;
+  return options;
+}
+
+inline double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+/// Seconds `body` takes.
+template <typename Body> double seconds(Body &&body) {
+  const auto start = std::chrono::steady_clock::now();
+  body();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+/// Medians of `reps` alternating runs of ours and anchor (each returns the
+/// figure of one run).
+template <typename Ours, typename Anchor>
+std::pair<double, double> alternate(int reps, Ours &&ours, Anchor &&anchor) {
+  std::vector<double> a, b;
+  for (int r = 0; r < reps; ++r) {
+    a.push_back(ours());
+    b.push_back(anchor());
+  }
+  return {median(a), median(b)};
+}
+
+/// One result line, the format bench/run.py and ARCHITECTURE.md define.
+inline void emit(const std::string &benchName, const std::string &caseName,
+                 double value, const std::string &unit,
+                 const std::string &anchor, double anchorValue,
+                 const std::string &extra = "") {
+  std::printf("{\"bench\": \"%s\", \"case\": \"%s\", \"value\": %.6g, "
+              "\"unit\": \"%s\", \"anchor\": \"%s\", \"anchor_value\": %.6g, "
+              "\"ratio\": %.4g%s%s}\n",
+              benchName.c_str(), caseName.c_str(), value, unit.c_str(),
+              anchor.c_str(), anchorValue, value / anchorValue,
+              extra.empty() ? "" : ", ", extra.c_str());
+  std::fflush(stdout);
+}
+
+} // namespace bench
+
+#endif
