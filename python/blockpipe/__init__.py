@@ -1,8 +1,27 @@
 """blockpipe: a compiler backend and runtime for SPMD accelerator kernels."""
 
-from blockpipe.errors import CompileError, Diagnostic
+from blockpipe.errors import BuildError, CompileError, Diagnostic
 
-__all__ = ["CompileError", "Diagnostic", "verify_ir"]
+__all__ = ["BuildError", "CompileError", "CompiledProgram", "Diagnostic", "compile", "verify_ir"]
+
+
+def compile(program, output_dir=None, target="cpu-sim", dump_passes=False, quiet=None):
+    """Compiles and builds a @pl.program; returns a CompiledProgram.
+
+    See blockpipe.compiler.compile.
+    """
+    from blockpipe.compiler import compile as _compile
+
+    return _compile(program, output_dir=output_dir, target=target, dump_passes=dump_passes,
+                    quiet=quiet)
+
+
+def __getattr__(name):
+    if name == "CompiledProgram":
+        from blockpipe.compiler import CompiledProgram
+
+        return CompiledProgram
+    raise AttributeError(f"module 'blockpipe' has no attribute {name!r}")
 
 
 def verify_ir(text: str, filename: str = "<string>") -> str:

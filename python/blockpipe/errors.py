@@ -82,3 +82,8 @@ def _source_excerpt(file: Optional[str], line: Optional[int], column: Optional[i
     text = text.rstrip("\n").expandtabs(4)
     caret = " " * max((column or 1) - 1, 0) + "^"
     return ["    " + text, "    " + caret]
+
+
+class BuildError(Exception):
+    """The C++ build of a generated program failed; the message holds the
+    command and its output."""

@@ -11,6 +11,14 @@
 
 #include "blockpipe/Dialect/BPDialect.h"
 
+#include "blockpipe/Codegen/Codegen.h"
+#include "blockpipe/Compiler/Compiler.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -48,6 +56,36 @@ py::tuple runPipeline(const std::string &text, const std::string &filename,
   return py::make_tuple(result.ir, passes);
 }
 
+/// Translates IR that went through the default pipeline into the files of a
+/// C++ project, by relative path.
+std::map<std::string, std::string> emitCpp(const std::string &text,
+                                           const std::string &filename,
+                                           const std::string &projectName,
+                                           const std::string &target) {
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  context.printOpOnDiagnostic(false);
+  loadDialects(context);
+  std::vector<blockpipe::Diagnostic> diagnostics;
+  ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+    diagnostics.push_back(blockpipe::toDiagnostic(diag));
+    for (mlir::Diagnostic &note : diag.getNotes())
+      diagnostics.push_back(blockpipe::toDiagnostic(note));
+    return success();
+  });
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(text, ParserConfig(&context), filename);
+  if (!module)
+    raiseCompileError(diagnostics, "the IR does not parse or verify");
+  blockpipe::codegen::EmitOptions options;
+  options.projectName = projectName;
+  options.target = target;
+  FailureOr<blockpipe::codegen::FileMap> files =
+      blockpipe::codegen::emitCpp(*module, options);
+  if (failed(files))
+    raiseCompileError(diagnostics, "code generation failed");
+  return {files->begin(), files->end()};
+}
+
 } // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -62,6 +100,9 @@ PYBIND11_MODULE(_core, m) {
         "Run the default pass pipeline; return (ir, [(pass, ir), ...]) or "
         "raise blockpipe.CompileError.");
   m.def("default_pipeline_passes", &blockpipe::defaultPipelinePassNames);
+  m.def("emit_cpp", &emitCpp, py::arg("text"), py::arg("filename"),
+        py::arg("project_name") = "", py::arg("target") = "cpu-sim",
+        "Translate pipelined IR to C++: {relative path: file text}.");
 
   py::class_<SourceLoc>(m, "SourceLoc")
       .def(py::init<std::string, unsigned, unsigned, std::string>(),

@@ -91,6 +91,14 @@ blockpipe::Diagnostic convert(const mlir::Diagnostic &diag, Severity severity) {
   return result;
 }
 
+} // namespace
+
+blockpipe::Diagnostic toDiagnostic(const mlir::Diagnostic &diag) {
+  return convert(diag, toSeverity(diag.getSeverity()));
+}
+
+namespace {
+
 /// Records the module after each pass.
 class CaptureConfig : public PassManager::IRPrinterConfig {
 public:

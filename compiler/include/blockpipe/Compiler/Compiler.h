@@ -18,6 +18,7 @@
 #include <vector>
 
 namespace mlir {
+class Diagnostic;
 class DialectRegistry;
 } // namespace mlir
 
@@ -42,6 +43,10 @@ struct Diagnostic {
   /// `file:line:column: error: message`, as compilers print it.
   std::string str() const;
 };
+
+/// `diag` (without its notes) at the first file:line:col of its location, for
+/// callers that run their own MLIR code and report like the compiler does.
+Diagnostic toDiagnostic(const mlir::Diagnostic &diag);
 
 /// The IR after one pass.
 struct PassIR {

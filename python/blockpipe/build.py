@@ -1,0 +1,180 @@
+"""Building a generated C++ project into a shared library, cached.
+
+The cache key covers everything that decides the binary: the generated
+sources, the build flags, the C++ compiler, and the runtime the library links
+against. A cached entry records the SHA-256 of its library; an entry whose
+library no longer matches is rebuilt. Concurrent builds of the same key are
+serialised by a file lock and published by an atomic rename.
+
+The cache lives in `$BLOCKPIPE_CACHE_DIR`, else `~/.cache/blockpipe`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Dict, Optional
+
+from blockpipe.errors import BuildError
+
+BUILD_FLAGS = ("-DCMAKE_BUILD_TYPE=Release",)
+_CACHE_FORMAT = 1
+_fingerprints: Dict[str, str] = {}
+
+
+def repo_root() -> pathlib.Path:
+    return pathlib.Path(__file__).resolve().parents[2]
+
+
+def blockpipe_build_dir() -> pathlib.Path:
+    """The build tree whose runtime generated programs link against."""
+    return pathlib.Path(os.environ.get("BLOCKPIPE_BUILD_DIR", repo_root() / "build"))
+
+
+def cache_root() -> pathlib.Path:
+    default = pathlib.Path.home() / ".cache" / "blockpipe"
+    return pathlib.Path(os.environ.get("BLOCKPIPE_CACHE_DIR", default))
+
+
+def _file_fingerprint(path: pathlib.Path) -> str:
+    """SHA-256 of a file, remembered per (path, size, mtime)."""
+    stat = path.stat()
+    memo = f"{path}:{stat.st_size}:{stat.st_mtime_ns}"
+    if memo not in _fingerprints:
+        _fingerprints[memo] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return _fingerprints[memo]
+
+
+def _compiler_identity() -> str:
+    cxx = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++") or "c++"
+    path = pathlib.Path(shutil.which(cxx) or cxx)
+    memo = f"cxx:{path}"
+    if memo not in _fingerprints:
+        try:
+            version = subprocess.run([str(path), "--version"], capture_output=True, text=True,
+                                     timeout=30).stdout.splitlines()[0]
+        except (OSError, subprocess.SubprocessError, IndexError):
+            version = "unknown"
+        _fingerprints[memo] = f"{path.resolve() if path.exists() else path} {version}"
+    return _fingerprints[memo]
+
+
+def _runtime_identity(build_dir: pathlib.Path) -> str:
+    libs = sorted((build_dir / "lib").glob("libblockpipe_runtime.so*"))
+    if not libs:
+        raise BuildError(f"the blockpipe runtime is not built in {build_dir} "
+                         "(run scripts/setup.sh, or set BLOCKPIPE_BUILD_DIR)")
+    parts = [_file_fingerprint(lib) for lib in libs if lib.is_file() and not lib.is_symlink()]
+    headers = repo_root() / "runtime" / "include"
+    for header in sorted(headers.rglob("*.h")):
+        parts.append(f"{header.relative_to(headers)}:{_file_fingerprint(header)}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def cache_key(files: Dict[str, str]) -> str:
+    digest = hashlib.sha256()
+    digest.update(json.dumps({
+        "format": _CACHE_FORMAT,
+        "files": {path: hashlib.sha256(text.encode()).hexdigest() for path, text in sorted(files.items())},
+        "flags": BUILD_FLAGS,
+        "compiler": _compiler_identity(),
+        "runtime": _runtime_identity(blockpipe_build_dir()),
+    }, sort_keys=True).encode())
+    return digest.hexdigest()[:32]
+
+
+class _Progress:
+    """One status line on stderr while a build runs, only on a terminal."""
+
+    def __init__(self, quiet: Optional[bool]):
+        self.enabled = (not quiet) if quiet is not None else sys.stderr.isatty()
+        if os.environ.get("BLOCKPIPE_QUIET"):
+            self.enabled = False
+
+    def show(self, text: str) -> None:
+        if self.enabled:
+            sys.stderr.write("\r\x1b[K" + text)
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def _valid_entry(entry: pathlib.Path, library_name: str) -> Optional[pathlib.Path]:
+    manifest = entry / "manifest.json"
+    library = entry / library_name
+    try:
+        recorded = json.loads(manifest.read_text())["sha256"]
+    except (OSError, ValueError, KeyError):
+        return None
+    if not library.is_file() or hashlib.sha256(library.read_bytes()).hexdigest() != recorded:
+        return None
+    return library
+
+
+def build_library(source_dir: pathlib.Path, files: Dict[str, str], project: str,
+                  quiet: Optional[bool] = None) -> pathlib.Path:
+    """The shared library built from `source_dir` (whose content is `files`),
+    from the cache when an intact entry exists."""
+    library_name = f"lib{project}.so"
+    key = cache_key(files)
+    root = cache_root()
+    entry = root / "builds" / key
+    library = _valid_entry(entry, library_name)
+    if library is not None:
+        return library
+
+    (root / "locks").mkdir(parents=True, exist_ok=True)
+    with open(root / "locks" / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        library = _valid_entry(entry, library_name)  # built while we waited
+        if library is not None:
+            return library
+        if entry.exists():
+            shutil.rmtree(entry, ignore_errors=True)  # corrupted: rebuild
+        progress = _Progress(quiet)
+        (root / "tmp").mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=root / "tmp") as tmp:
+            build = pathlib.Path(tmp) / "build"
+            start = time.monotonic()
+            progress.show(f"blockpipe: configuring {project} ...")
+            _run(["cmake", "-S", str(source_dir), "-B", str(build), "-G", "Ninja",
+                  f"-Dblockpipe_DIR={blockpipe_build_dir() / 'cmake' / 'blockpipe'}", *BUILD_FLAGS],
+                 project)
+            progress.show(f"blockpipe: compiling {project} (C++) ...")
+            _run(["cmake", "--build", str(build)], project)
+            progress.done()
+            built = build / library_name
+            if not built.is_file():
+                raise BuildError(f"building {project} produced no {library_name}")
+            staging = pathlib.Path(tmp) / "entry"
+            staging.mkdir()
+            shutil.copy2(built, staging / library_name)
+            (staging / "manifest.json").write_text(json.dumps({
+                "sha256": hashlib.sha256((staging / library_name).read_bytes()).hexdigest(),
+                "project": project,
+                "seconds": round(time.monotonic() - start, 3),
+            }))
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staging, entry)
+    library = _valid_entry(entry, library_name)
+    if library is None:
+        raise BuildError(f"the cache entry {entry} is unreadable right after it was built")
+    return library
+
+
+def _run(command, project: str) -> None:
+    proc = subprocess.run(command, capture_output=True, text=True)
+    if proc.returncode != 0:
+        output = (proc.stdout + proc.stderr).strip()
+        raise BuildError(f"building the C++ of {project} failed:\n$ {' '.join(command)}\n{output}")

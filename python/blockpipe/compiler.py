@@ -1,0 +1,207 @@
+"""`blockpipe.compile()`: a `@pl.program` to a runnable CompiledProgram.
+
+Stages: lower the Python AST to bp IR, run the pass pipeline, emit C++,
+write the output directory, build it (cached), and load it on a device when
+first called.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pathlib
+import re
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from blockpipe.build import build_library, cache_root
+from blockpipe.errors import CompileError
+from blockpipe.language.program import Program
+
+_NUMPY_DTYPES = {
+    "fp32": np.dtype(np.float32),
+    "fp16": np.dtype(np.float16),
+    "int32": np.dtype(np.int32),
+    "int64": np.dtype(np.int64),
+    "index": np.dtype(np.int64),
+}
+
+
+class CompiledProgram:
+    """A compiled program: its artifacts, its IR after each pass, and a
+    callable that runs an orchestration on numpy arrays."""
+
+    def __init__(self, program: Program, output_dir: pathlib.Path, artifacts: Dict[str, str],
+                 pass_ir: List[Tuple[str, str]], input_ir: str, library: pathlib.Path,
+                 target: str):
+        self.program = program
+        self.output_dir = output_dir
+        self.artifacts = artifacts
+        self.library_path = library
+        self.target = target
+        self._input_ir = input_ir
+        self._pass_ir = pass_ir
+        self.config = json.loads(artifacts["kernel_config.json"])
+        self._orchestrations = {o["name"]: o for o in self.config.get("orchestrations", [])}
+        self._device = None
+        self._library = None
+
+    # ------------------------------------------------------------------ IR
+
+    @property
+    def passes(self) -> List[str]:
+        return [name for name, _ in self._pass_ir]
+
+    def ir(self, after_pass: Optional[str] = None) -> str:
+        """The IR before any pass (`None` or "input"), after a pass (its flag,
+        with or without the `bp-` prefix), or after the last one ("final")."""
+        if after_pass in (None, "input"):
+            return self._input_ir
+        if after_pass == "final":
+            return self._pass_ir[-1][1] if self._pass_ir else self._input_ir
+        wanted = after_pass if after_pass.startswith("bp-") else "bp-" + after_pass
+        for name, text in self._pass_ir:
+            if name == wanted:
+                return text
+        raise KeyError(f"no pass '{after_pass}'; the pipeline ran {', '.join(self.passes)}")
+
+    # ----------------------------------------------------------------- run
+
+    def _entry(self, name: Optional[str]) -> dict:
+        if name is None:
+            if "main" in self._orchestrations:
+                name = "main"
+            elif len(self._orchestrations) == 1:
+                name = next(iter(self._orchestrations))
+            else:
+                raise ValueError(
+                    f"program {self.program.name} has orchestrations "
+                    f"{', '.join(self._orchestrations) or '(none)'}; use .run(name, ...)")
+        if name not in self._orchestrations:
+            raise ValueError(f"program {self.program.name} has no orchestration '{name}'")
+        return self._orchestrations[name]
+
+    def __call__(self, *args):
+        """Runs the program's `main` (or only) orchestration."""
+        return self.run(None, *args)
+
+    def run(self, orchestration: Optional[str], *args):
+        """Runs `orchestration` on `args`; Out/InOut arrays are written in
+        place and returned (one array, a tuple, or None)."""
+        entry = self._entry(orchestration)
+        params = entry["signature"]
+        prepared = self._validate(entry["name"], params, args)
+        from blockpipe import _runtime
+
+        if self._device is None:
+            self._device = _runtime.Device()
+            self._library = _runtime.Library(str(self.library_path))
+        runtime_params = [
+            _runtime.Param(p["name"], p["kind"] == "tensor", p["dtype"], p.get("dir", "in"))
+            for p in params
+        ]
+        _runtime.run_orchestration(self._device, self._library, entry["symbol"],
+                                   runtime_params, prepared)
+        outs = [a for a, p in zip(args, params) if p["kind"] == "tensor" and p.get("dir") != "in"]
+        if not outs:
+            return None
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _validate(self, name: str, params: Sequence[dict], args) -> list:
+        if len(args) != len(params):
+            names = ", ".join(p["name"] for p in params)
+            raise ValueError(f"{self.program.name}.{name} takes {len(params)} arguments ({names}), "
+                             f"got {len(args)}")
+        prepared = []
+        for param, arg in zip(params, args):
+            pname = param["name"]
+            if param["kind"] != "tensor":
+                if isinstance(arg, (bool, np.bool_)) or not isinstance(arg, (int, float, np.integer, np.floating)):
+                    raise ValueError(f"parameter '{pname}' is a scalar, got {type(arg).__name__}")
+                if param["dtype"] != "fp32" and not float(arg).is_integer():
+                    raise ValueError(f"parameter '{pname}' is {param['dtype']}, got {arg!r}")
+                prepared.append(arg)
+                continue
+            if not isinstance(arg, np.ndarray):
+                raise ValueError(f"parameter '{pname}' must be a numpy array, got {type(arg).__name__}")
+            want = _NUMPY_DTYPES.get(param["dtype"])
+            if want is None:
+                raise ValueError(f"parameter '{pname}' has dtype {param['dtype']}, which numpy arrays "
+                                 "cannot supply")
+            if arg.dtype != want:
+                raise ValueError(f"parameter '{pname}' must have dtype {want}, got {arg.dtype}")
+            shape = param["shape"]
+            if arg.ndim != len(shape) or any(d is not None and d != n for d, n in zip(shape, arg.shape)):
+                expected = "x".join("?" if d is None else str(d) for d in shape)
+                raise ValueError(f"parameter '{pname}' must have shape {expected}, got "
+                                 f"{'x'.join(map(str, arg.shape))}")
+            if not arg.flags.c_contiguous:
+                raise ValueError(f"parameter '{pname}' must be C-contiguous "
+                                 "(use np.ascontiguousarray)")
+            if param.get("dir", "in") != "in" and not arg.flags.writeable:
+                raise ValueError(f"parameter '{pname}' is an output but the array is read-only")
+            prepared.append(arg)
+        return prepared
+
+    def __repr__(self) -> str:
+        return f"<CompiledProgram {self.program.name} at {self.output_dir}>"
+
+
+def _write_tree(output_dir: pathlib.Path, files: Dict[str, str]) -> None:
+    """Writes files whose content changed (keeps timestamps stable)."""
+    for rel, text in files.items():
+        path = output_dir / rel
+        if path.is_file() and path.read_text() == text:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+
+
+def _project_name(name: str) -> str:
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+    snake = re.sub(r"[^a-z0-9_]", "_", snake).strip("_") or "program"
+    return snake if not snake[0].isdigit() else "p_" + snake
+
+
+def compile(program: Program, output_dir: Optional[os.PathLike] = None, target: str = "cpu-sim",
+            dump_passes: bool = False, quiet: Optional[bool] = None) -> CompiledProgram:
+    """Compiles a `@pl.program` and builds it; see CompiledProgram.
+
+    `output_dir` receives the generated project (default: a directory in the
+    cache named after the program's content). With `dump_passes` the IR after
+    each pass is written to `passes/NN_<pass>.mlir` as well. `quiet`
+    silences the build status line (default: shown only on a terminal).
+    Errors in the program raise CompileError at the user's line.
+    """
+    if not isinstance(program, Program):
+        raise TypeError(f"blockpipe.compile takes a @pl.program class, got {program!r}")
+    if target != "cpu-sim":
+        raise ValueError(f"unknown target '{target}'; available: cpu-sim")
+    from blockpipe import _core
+    from blockpipe.language.lowering import lower_program
+
+    input_ir = lower_program(program, _core).text(True)
+    final_ir, pass_ir = _core.run_pipeline(input_ir, program.source_file, True, True)
+    project = _project_name(program.name)
+    files = dict(_core.emit_cpp(final_ir, program.source_file, project, target))
+    artifacts = dict(files)
+    if dump_passes:
+        for index, (name, text) in enumerate(pass_ir, start=1):
+            artifacts[f"passes/{index:02d}_{name}.mlir"] = text
+        artifacts["passes/00_input.mlir"] = input_ir
+    if output_dir is None:
+        digest = hashlib.sha256(json.dumps(sorted(artifacts.items())).encode()).hexdigest()[:16]
+        out = cache_root() / "programs" / f"{project}-{digest}"
+    else:
+        out = pathlib.Path(output_dir)
+    _write_tree(out, artifacts)
+    library = build_library(out, files, project, quiet=quiet)
+    return CompiledProgram(program, out.resolve(), artifacts, list(pass_ir), input_ir, library,
+                           target)
+
+
+__all__ = ["compile", "CompiledProgram", "CompileError"]

@@ -1,0 +1,190 @@
+//===- RuntimeModule.cpp - The blockpipe._runtime Python extension --------===//
+//
+// Runs a generated program's orchestration on a cpu-sim device with numpy
+// arrays as its tensors. Inputs are copied into the device's GM; Out and
+// InOut arrays are written back only after every task succeeded, so a
+// failing run leaves them untouched.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockpipe/Runtime/Device.h"
+#include "blockpipe/Runtime/Error.h"
+#include "blockpipe/Runtime/TaskGraph.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <dlfcn.h>
+#include <memory>
+#include <optional>
+
+namespace py = pybind11;
+namespace rt = blockpipe::runtime;
+
+namespace {
+
+/// A generated program's shared library, open for the object's lifetime.
+class Library {
+public:
+  explicit Library(const std::string &path) : path_(path) {
+    handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle_) {
+      const char *why = dlerror();
+      throw std::runtime_error("cannot load " + path + ": " +
+                               (why ? why : "unknown error"));
+    }
+  }
+  ~Library() {
+    if (handle_)
+      dlclose(handle_);
+  }
+  Library(const Library &) = delete;
+  Library &operator=(const Library &) = delete;
+
+  void *symbol(const std::string &name) const {
+    dlerror();
+    void *sym = dlsym(handle_, name.c_str());
+    if (!sym)
+      throw std::runtime_error("symbol '" + name + "' is not in " + path_);
+    return sym;
+  }
+  const std::string &path() const { return path_; }
+
+private:
+  std::string path_;
+  void *handle_ = nullptr;
+};
+
+/// How the orchestration sees one parameter (from kernel_config.json).
+struct Param {
+  std::string name;
+  bool isTensor = true;
+  std::string dtype;     // "fp32", "int64", "index", ...
+  std::string direction; // "in", "out", "inout"
+};
+
+using OrchestrationEntry = void (*)(rt::TaskGraph *, void **);
+
+rt::DType tensorDType(const std::string &name) {
+  return rt::dtypeFromName(name == "index" ? "int64" : name);
+}
+
+std::unique_ptr<rt::Device> makeDevice(std::optional<std::string> specPath,
+                                       std::optional<bool> sanitize,
+                                       std::optional<std::string> tracePath,
+                                       int64_t deviceId) {
+  rt::DeviceOptions options = rt::DeviceOptions::fromEnvironment();
+  options.deviceId = deviceId;
+  if (sanitize)
+    options.sanitize = *sanitize;
+  if (tracePath)
+    options.tracePath = *tracePath;
+  rt::DeviceSpec spec = specPath ? rt::DeviceSpec::fromFile(*specPath)
+                                 : rt::DeviceSpec::builtin();
+  return std::make_unique<rt::Device>(std::move(spec), std::move(options));
+}
+
+/// Runs orchestration `entry` of `library` with `args` (numpy arrays for
+/// tensors, Python numbers for scalars), validated by the caller.
+void runOrchestration(rt::Device &device, const Library &library,
+                      const std::string &entry,
+                      const std::vector<Param> &params, py::list args) {
+  if (args.size() != params.size())
+    throw std::invalid_argument("expected " + std::to_string(params.size()) +
+                                " arguments, got " +
+                                std::to_string(args.size()));
+  auto function = reinterpret_cast<OrchestrationEntry>(library.symbol(entry));
+
+  rt::TaskGraph graph(device);
+  std::vector<rt::Tensor> tensors(params.size());
+  std::vector<std::array<unsigned char, 8>> scalars(params.size());
+  std::vector<void *> argv(params.size());
+  std::vector<py::array> arrays(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Param &param = params[i];
+    if (param.isTensor) {
+      py::array array = py::reinterpret_borrow<py::array>(args[i]);
+      std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
+      tensors[i] =
+          graph.createTensor(param.name, shape, tensorDType(param.dtype));
+      if (static_cast<int64_t>(array.nbytes()) != tensors[i].bytes())
+        throw std::invalid_argument("parameter '" + param.name +
+                                    "': array size does not match its dtype");
+      std::memcpy(tensors[i].data(), array.data(), array.nbytes());
+      arrays[i] = array;
+      argv[i] = &tensors[i];
+      continue;
+    }
+    py::handle value = args[i];
+    if (param.dtype == "fp32") {
+      float v = value.cast<float>();
+      std::memcpy(scalars[i].data(), &v, sizeof v);
+    } else if (param.dtype == "int32") {
+      int32_t v = value.cast<int32_t>();
+      std::memcpy(scalars[i].data(), &v, sizeof v);
+    } else if (param.dtype == "int64" || param.dtype == "index") {
+      int64_t v = value.cast<int64_t>();
+      std::memcpy(scalars[i].data(), &v, sizeof v);
+    } else {
+      throw std::invalid_argument("parameter '" + param.name +
+                                  "': scalars of type " + param.dtype +
+                                  " are not supported from Python");
+    }
+    argv[i] = scalars[i].data();
+  }
+  {
+    py::gil_scoped_release release;
+    function(&graph, argv.data());
+    graph.wait();
+  }
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].isTensor && params[i].direction != "in")
+      std::memcpy(arrays[i].mutable_data(), tensors[i].data(),
+                  arrays[i].nbytes());
+}
+
+} // namespace
+
+PYBIND11_MODULE(_runtime, m) {
+  m.doc() = "blockpipe's cpu-sim runtime: devices and generated programs";
+
+  py::register_exception<rt::Error>(m, "RuntimeError", PyExc_RuntimeError);
+
+  py::class_<rt::Device>(m, "Device")
+      .def(py::init(&makeDevice), py::arg("spec_path") = py::none(),
+           py::arg("sanitize") = py::none(), py::arg("trace_path") = py::none(),
+           py::arg("device_id") = 0)
+      .def_property_readonly(
+          "gm_live_bytes",
+          [](rt::Device &device) { return device.gm().liveBytes(); })
+      .def_property_readonly("gm_peak_bytes", [](rt::Device &device) {
+        return device.gm().peakBytes();
+      });
+
+  py::class_<Library>(m, "Library")
+      .def(py::init<std::string>(), py::arg("path"))
+      .def_property_readonly("path", &Library::path)
+      .def("has_symbol", [](const Library &library, const std::string &name) {
+        try {
+          library.symbol(name);
+          return true;
+        } catch (const std::runtime_error &) {
+          return false;
+        }
+      });
+
+  py::class_<Param>(m, "Param")
+      .def(py::init([](std::string name, bool isTensor, std::string dtype,
+                       std::string direction) {
+             return Param{std::move(name), isTensor, std::move(dtype),
+                          std::move(direction)};
+           }),
+           py::arg("name"), py::arg("is_tensor"), py::arg("dtype"),
+           py::arg("direction") = "in");
+
+  m.def("run_orchestration", &runOrchestration, py::arg("device"),
+        py::arg("library"), py::arg("entry"), py::arg("params"),
+        py::arg("args"));
+}
