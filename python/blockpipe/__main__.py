@@ -1,0 +1,84 @@
+"""The blockpipe command line.
+
+    python -m blockpipe compile FILE.py [--program NAME] -o DIR [--dump-passes]
+    python -m blockpipe run FILE.py [--program NAME]
+
+`compile` writes the generated project of one @pl.program of FILE.py to DIR
+and builds it. `run` executes FILE.py as a script (its `main()` when it has
+one, as examples do).
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import runpy
+import sys
+
+from blockpipe.errors import BuildError, CompileError
+
+
+def _load_programs(path: pathlib.Path):
+    from blockpipe.language.program import Program
+
+    namespace = runpy.run_path(str(path), run_name="__blockpipe__")
+    return {name: value for name, value in namespace.items() if isinstance(value, Program)}, namespace
+
+
+def _pick(programs, wanted, path):
+    if wanted:
+        if wanted not in programs:
+            raise SystemExit(f"error: {path} has no @pl.program named '{wanted}' "
+                             f"(it has: {', '.join(programs) or 'none'})")
+        return programs[wanted]
+    if len(programs) != 1:
+        raise SystemExit(f"error: {path} has {len(programs)} programs "
+                         f"({', '.join(programs) or 'none'}); choose one with --program")
+    return next(iter(programs.values()))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m blockpipe", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    comp = sub.add_parser("compile", help="compile a program to a C++ project and build it")
+    comp.add_argument("file", type=pathlib.Path)
+    comp.add_argument("--program", help="the @pl.program class to compile (when FILE has several)")
+    comp.add_argument("-o", "--output", type=pathlib.Path, required=True, help="output directory")
+    comp.add_argument("--dump-passes", action="store_true", help="also write the IR after each pass")
+    run = sub.add_parser("run", help="run FILE.py (its main() function, if any)")
+    run.add_argument("file", type=pathlib.Path)
+    run.add_argument("--program", help="only check that this program exists in FILE")
+    args = parser.parse_args(argv)
+
+    if not args.file.is_file():
+        print(f"error: {args.file}: no such file", file=sys.stderr)
+        return 2
+    try:
+        if args.command == "compile":
+            import blockpipe
+
+            programs, _ = _load_programs(args.file)
+            program = _pick(programs, args.program, args.file)
+            compiled = blockpipe.compile(program, output_dir=args.output, dump_passes=args.dump_passes)
+            print(f"{program.name}: {len(compiled.artifacts)} files in {compiled.output_dir}; "
+                  f"library {compiled.library_path}")
+            return 0
+        programs, namespace = _load_programs(args.file)
+        if args.program:
+            _pick(programs, args.program, args.file)
+        entry = namespace.get("main")
+        if callable(entry):
+            result = entry()
+            return int(result) if isinstance(result, int) else 0
+        runpy.run_path(str(args.file), run_name="__main__")
+        return 0
+    except CompileError as err:
+        print(err, file=sys.stderr)
+        return 1
+    except BuildError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
