@@ -1179,10 +1179,13 @@ class FunctionLowering:
                 raise self.error(b["slot_size"], f"slot_size must be positive, got {slot_size}")
             attrs = {"id": f"{self.static_int(b['pipe_id'], 'pipe_id')} : i64",
                      "dir_mask": f"{dir_mask} : i32", "slot_size": f"{slot_size} : i64"}
-            if b["slot_num"] is not None:
-                slot_num = self.static_int(b["slot_num"], "slot_num")
+            slot_node = b["slot_num"]
+            if isinstance(slot_node, ast.AST) and self.static(slot_node) is None:
+                slot_node = None
+            if slot_node is not None:
+                slot_num = self.static_int(slot_node, "slot_num")
                 if slot_num <= 0:
-                    raise self.error(b["slot_num"], f"slot_num must be positive, got {slot_num}")
+                    raise self.error(slot_node, f"slot_num must be positive, got {slot_num}")
                 attrs["slot_num"] = f"{slot_num} : i64"
             self.create("bp.initialize_pipe", [], [], attrs, node)
             return None

@@ -1,0 +1,145 @@
+"""blockpipe.compile(): artifacts, per-pass IR, input validation, and the
+C++ build cache."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import blockpipe
+import blockpipe.build as build
+import blockpipe.language as pl
+
+ROWS, COLS = 32, 16
+
+
+@pl.program
+class Scale:
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, x: pl.Tensor[[ROWS, COLS], pl.FP32], s: pl.Scalar[pl.FP32],
+              y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+        row = pl.tile.get_block_idx() * 16
+        return pl.store(pl.mul(pl.load(x, [row, 0], [16, COLS]), s), [row, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[ROWS, COLS], pl.FP32], s: pl.Scalar[pl.FP32],
+             y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+        with pl.spmd(2):
+            y = self.scale(x, s, y)
+        return y
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    return blockpipe.compile(Scale, output_dir=tmp_path_factory.mktemp("scale"), dump_passes=True,
+                             quiet=True)
+
+
+def test_runs_and_returns_out_array(compiled):
+    x = np.arange(ROWS * COLS, dtype=np.float32).reshape(ROWS, COLS)
+    y = np.zeros_like(x)
+    result = compiled(x, 0.5, y)
+    assert result is y
+    np.testing.assert_allclose(y, x * 0.5)
+
+
+def test_artifacts_and_output_dir(compiled):
+    out = compiled.output_dir
+    for rel in ("kernel_config.json", "orchestration/main.cpp", "CMakeLists.txt"):
+        assert (out / rel).read_text() == compiled.artifacts[rel]
+    assert any(rel.startswith("kernels/incore/") for rel in compiled.artifacts)
+    config = json.loads(compiled.artifacts["kernel_config.json"])
+    assert config["orchestrations"][0]["name"] == "main"
+    dumps = sorted(p.name for p in (out / "passes").iterdir())
+    assert dumps[0] == "00_input.mlir" and dumps[1] == "01_bp-expand-mixed-kernel.mlir"
+
+
+def test_ir_after_each_pass(compiled):
+    assert compiled.passes[0] == "bp-expand-mixed-kernel"
+    assert "bp.launch @scale" in compiled.ir()
+    assert compiled.ir("inject-gm-pipe-buffer") == compiled.ir("bp-inject-gm-pipe-buffer")
+    assert compiled.ir("final") == compiled.ir(compiled.passes[-1])
+    with pytest.raises(KeyError, match="no pass 'bp-nothing'"):
+        compiled.ir("bp-nothing")
+
+
+@pytest.mark.parametrize("args,message", [
+    (lambda x, y: (x, 0.5), "takes 3 arguments"),
+    (lambda x, y: (x[:16], 0.5, y), "parameter 'x' must have shape 32x16, got 16x16"),
+    (lambda x, y: (x.astype(np.float64), 0.5, y), "parameter 'x' must have dtype float32, got float64"),
+    (lambda x, y: (np.asfortranarray(x), 0.5, y), "parameter 'x' must be C-contiguous"),
+    (lambda x, y: (x.tolist(), 0.5, y), "parameter 'x' must be a numpy array, got list"),
+    (lambda x, y: (x, "half", y), "parameter 's' is a scalar, got str"),
+    (lambda x, y: (x, 0.5, y[:, :8]), "parameter 'y' must have shape 32x16, got 32x8"),
+])
+def test_bad_inputs_name_the_parameter_and_touch_nothing(compiled, args, message):
+    x = np.ones((ROWS, COLS), dtype=np.float32)
+    y = np.full((ROWS, COLS), 7.0, dtype=np.float32)
+    with pytest.raises(ValueError, match=message):
+        compiled(*args(x, y))
+    assert (y == 7.0).all()
+
+
+def test_read_only_output_is_rejected(compiled):
+    x = np.ones((ROWS, COLS), dtype=np.float32)
+    y = np.zeros((ROWS, COLS), dtype=np.float32)
+    y.flags.writeable = False
+    with pytest.raises(ValueError, match="'y' is an output but the array is read-only"):
+        compiled(x, 1.0, y)
+
+
+def test_second_compile_does_no_cpp_build(compiled, monkeypatch):
+    def no_build(command, project):
+        raise AssertionError(f"unexpected C++ build: {command}")
+
+    monkeypatch.setattr(build, "_run", no_build)
+    again = blockpipe.compile(Scale, quiet=True)
+    assert again.library_path == compiled.library_path
+
+
+def test_corrupted_cache_entry_is_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setenv("BLOCKPIPE_CACHE_DIR", str(tmp_path / "cache"))
+    first = blockpipe.compile(Scale, quiet=True)
+    library = first.library_path
+    library.write_bytes(library.read_bytes()[:-64] + b"\0" * 64)
+    calls = []
+    real_run = build._run
+    monkeypatch.setattr(build, "_run", lambda command, project: (calls.append(command), real_run(command, project)))
+    second = blockpipe.compile(Scale, quiet=True)
+    assert calls, "the corrupted entry was not rebuilt"
+    x = np.ones((ROWS, COLS), dtype=np.float32)
+    y = np.zeros_like(x)
+    second(x, 3.0, y)
+    assert (y == 3.0).all()
+
+
+def test_concurrent_compiles_share_one_build(tmp_path):
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r})
+        import numpy as np, blockpipe
+        from test_compile import Scale
+        c = blockpipe.compile(Scale, quiet=True)
+        x = np.ones((32, 16), dtype=np.float32); y = np.zeros_like(x)
+        c(x, 2.0, y)
+        assert (y == 2.0).all()
+        print(c.library_path)
+    """)
+    env = dict(os.environ)
+    env["BLOCKPIPE_CACHE_DIR"] = str(tmp_path / "cache")
+    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    outputs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outputs
+    assert len({out.strip() for out, _ in outputs}) == 1
+    assert len(list((tmp_path / "cache" / "builds").iterdir())) == 1
+
+
+def test_compile_rejects_non_programs():
+    with pytest.raises(TypeError, match="takes a @pl.program"):
+        blockpipe.compile(object())
