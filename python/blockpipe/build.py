@@ -25,7 +25,9 @@ from typing import Dict, Optional
 
 from blockpipe.errors import BuildError
 
-BUILD_FLAGS = ("-DCMAKE_BUILD_TYPE=Release",)
+# cpu-sim programs run where they are built: tune for this CPU (the cache key
+# includes it).
+BUILD_FLAGS = ("-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_CXX_FLAGS=-march=native")
 _CACHE_FORMAT = 1
 _fingerprints: Dict[str, str] = {}
 
@@ -67,6 +69,20 @@ def _compiler_identity() -> str:
     return _fingerprints[memo]
 
 
+def _cpu_identity() -> str:
+    """Generated code is built for this CPU (-march=native)."""
+    if "cpu" not in _fingerprints:
+        text = ""
+        try:
+            text = pathlib.Path("/proc/cpuinfo").read_text()
+        except OSError:
+            pass
+        model = next((l for l in text.splitlines() if l.startswith("model name")), "")
+        flags = next((l for l in text.splitlines() if l.startswith("flags")), "")
+        _fingerprints["cpu"] = hashlib.sha256(f"{os.uname().machine}\n{model}\n{flags}".encode()).hexdigest()
+    return _fingerprints["cpu"]
+
+
 def _runtime_identity(build_dir: pathlib.Path) -> str:
     libs = sorted((build_dir / "lib").glob("libblockpipe_runtime.so*"))
     if not libs:
@@ -86,6 +102,7 @@ def cache_key(files: Dict[str, str]) -> str:
         "files": {path: hashlib.sha256(text.encode()).hexdigest() for path, text in sorted(files.items())},
         "flags": BUILD_FLAGS,
         "compiler": _compiler_identity(),
+        "cpu": _cpu_identity(),
         "runtime": _runtime_identity(blockpipe_build_dir()),
     }, sort_keys=True).encode())
     return digest.hexdigest()[:32]

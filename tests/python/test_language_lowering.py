@@ -170,3 +170,26 @@ def test_pipeline_functions_and_devices():
     assert "bp.microbatches = 4 : i64" in ir
     assert "bp.tensor_create : !bp.tensor<32x64xf32>" in ir
     assert "call @stage0" in ir and "call @stage1" in ir
+
+
+
+def test_string_annotations_are_evaluated(tmp_path):
+    # `from __future__ import annotations` turns annotations into strings.
+    module = tmp_path / "future_annotations.py"
+    module.write_text(
+        "from __future__ import annotations\n"
+        "import blockpipe.language as pl\n"
+        "N = 16\n"
+        "@pl.program\n"
+        "class P:\n"
+        "    @pl.function(type=pl.FunctionType.InCore)\n"
+        "    def k(self, x: pl.Tensor[[N, N], pl.FP32],\n"
+        "          y: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:\n"
+        "        return pl.store(pl.load(x, [0, 0], [N, N]), [0, 0], y)\n")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("future_annotations", module)
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    ir = program_ir(loaded.P)
+    assert "func.func @k(%arg0: !bp.tensor<16x16xf32>, %arg1: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>}) -> !bp.tensor<16x16xf32>" in ir

@@ -257,7 +257,7 @@ class FunctionLowering:
         dirs: List[ParamDirection] = []
         arg_attrs: List[Dict[str, str]] = []
         for param in params[1:]:
-            ann = annotations.get(param.arg)
+            ann = self.annotation(annotations.get(param.arg), param.annotation or param)
             if ann is None:
                 raise self.error(
                     param,
@@ -279,7 +279,8 @@ class FunctionLowering:
                 attrs["bp.dir"] = f"#bp<dir {direction.value}>"
             arg_attrs.append(attrs)
 
-        declared_results = self._declared_results(annotations.get("return"), tree)
+        declared_results = self._declared_results(
+            self.annotation(annotations.get("return"), tree.returns or tree), tree)
         self.result_types = declared_results
         fn_attrs = {"bp.kind": f"#bp<kind {self.kind.value}>"}
         if self.spec.device is not None:
@@ -313,6 +314,16 @@ class FunctionLowering:
                 raise self.error(tree, f"'{self.spec.name}' declares results but does not return")
             self.builder.create("func.return", [], [], {}, self.loc(tree))
         self.builder.end_function()
+
+    def annotation(self, ann, node):
+        """An annotation's value; string annotations (`from __future__ import
+        annotations`) are evaluated in the function's namespace."""
+        if not isinstance(ann, str):
+            return ann
+        try:
+            return eval(ann, dict(self.source.globals))  # the user's own source text
+        except Exception as exc:  # noqa: BLE001 - report any failure at the annotation
+            raise self.error(node, f"cannot evaluate annotation '{ann}': {exc}") from None
 
     def _declared_results(self, ann, node) -> Optional[List[IRType]]:
         if ann is None:

@@ -1,0 +1,109 @@
+"""`kernel`: the flagship down-projection + residual, y = x @ w + res, at
+1024 x 1024 x 1024 f32, against numpy's `x @ w + res` in the same process.
+
+numpy comes from PyPI, so its matmul is OpenBLAS (printed in the `blas`
+field); both sides use the machine's cores (OpenBLAS's threads, the
+runtime's core groups on the same cores). ratio = our GFLOP/s / numpy's
+(higher is better; goal >= 0.5). `peak_fraction` relates our GFLOP/s to this
+CPU's peak, cores x FMA lanes x 2 x clock, with the clock read from
+/proc/cpuinfo and the FMA width from its flags.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import time
+
+import numpy as np
+
+import blockpipe
+import blockpipe.language as pl
+
+M = N = K = 1024
+TM, TK, TN = 64, 64, 128
+BLOCKS = M // TM
+
+
+@pl.program
+class DownProjLarge:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[M, K], pl.FP32], w: pl.Tensor[[K, N], pl.FP32],
+               res: pl.Tensor[[M, N], pl.FP32],
+               out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        row = pl.tile.get_block_idx() * TM
+        for j in pl.range(N // TN):
+            col = j * TN
+            acc = pl.matmul(pl.load(x, [row, 0], [TM, TK]), pl.load(w, [0, col], [TK, TN]))
+            for k in pl.range(1, K // TK):
+                acc = pl.matmul(pl.load(x, [row, k * TK], [TM, TK]),
+                                pl.load(w, [k * TK, col], [TK, TN]), acc=acc)
+            y = pl.add(acc, pl.load(res, [row, col], [TM, TN]))
+            out = pl.store(y, [row, col], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[M, K], pl.FP32], w: pl.Tensor[[K, N], pl.FP32],
+             res: pl.Tensor[[M, N], pl.FP32],
+             out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        with pl.spmd(BLOCKS):
+            out = self.kernel(x, w, res, out)
+        return out
+
+
+def blas_name() -> str:
+    try:
+        config = np.show_config(mode="dicts")
+        return config["Build Dependencies"]["blas"]["name"]
+    except Exception:  # older numpy
+        return "unknown"
+
+
+def cpu_peak_gflops() -> tuple:
+    cores = os.cpu_count() or 1
+    mhz, flags = 0.0, ""
+    try:
+        text = open("/proc/cpuinfo").read()
+        mhz = max(float(m) for m in re.findall(r"cpu MHz\s*:\s*([\d.]+)", text))
+        flags = re.search(r"flags\s*:\s*(.*)", text).group(1).split()
+    except (OSError, ValueError, AttributeError):
+        pass
+    lanes = 16 if "avx512f" in flags else 8 if "avx2" in flags else 4
+    fma_units = 2  # two FMA pipes per core on current x86 server cores
+    return cores * lanes * 2 * fma_units * mhz / 1e3, f"{cores} cores x {lanes} f32 lanes x 2 FMA units x 2 flops x {mhz:.0f} MHz"
+
+
+def _median_seconds(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def run(quick: bool):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((M, K), dtype=np.float32)
+    w = rng.standard_normal((K, N), dtype=np.float32)
+    res = rng.standard_normal((M, N), dtype=np.float32)
+    out = np.zeros((M, N), dtype=np.float32)
+    compiled = blockpipe.compile(DownProjLarge, quiet=True)
+    compiled(x, w, res, out)  # warm up and check
+    np.testing.assert_allclose(out, x @ w + res, rtol=1e-3, atol=1e-2)
+    repeats = 3 if quick else 7
+    ours = _median_seconds(lambda: compiled(x, w, res, out), repeats)
+    anchor = _median_seconds(lambda: x @ w + res, repeats)
+    flops = 2.0 * M * N * K
+    ours_gflops, anchor_gflops = flops / ours / 1e9, flops / anchor / 1e9
+    peak, peak_formula = cpu_peak_gflops()
+    yield {
+        "bench": "kernel", "case": f"down_proj_residual {M}x{K}x{N} f32, {BLOCKS} blocks",
+        "value": round(ours_gflops, 2), "unit": "GFLOP/s",
+        "anchor": f"numpy x @ w + res ({blas_name()})", "anchor_value": round(anchor_gflops, 2),
+        "ratio": round(ours_gflops / anchor_gflops, 3), "goal": ">= 0.5",
+        "seconds": round(ours, 4), "anchor_seconds": round(anchor, 4),
+        "blas": blas_name(), "peak_gflops": round(peak, 1), "peak_formula": peak_formula,
+        "peak_fraction": round(ours_gflops / peak, 4) if peak else None,
+    }
