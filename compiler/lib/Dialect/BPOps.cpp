@@ -242,10 +242,17 @@ static LogicalResult verifyBinary(Operation *op, TileType lhs, Type rhs) {
   if (failed(verifyVecTile(op, lhs, "lhs")))
     return failure();
   if (auto rhsTile = dyn_cast<TileType>(rhs)) {
-    if (rhsTile.getShape() != lhs.getShape())
+    // An Mx1 rhs applies its row i to all of lhs's row i.
+    bool rowBroadcast = lhs.getRank() == 2 && rhsTile.getRank() == 2 &&
+                        lhs.getDimSize(1) > 1 &&
+                        rhsTile.getDimSize(0) == lhs.getDimSize(0) &&
+                        rhsTile.getDimSize(1) == 1;
+    if (rhsTile.getShape() != lhs.getShape() && !rowBroadcast)
       return op->emitOpError()
              << "operand shapes differ: " << formatShape(lhs.getShape())
-             << " and " << formatShape(rhsTile.getShape());
+             << " and " << formatShape(rhsTile.getShape())
+             << " (the rhs may also be a " << lhs.getDimSize(0)
+             << "x1 tile, broadcast along rows)";
     if (rhsTile.getElementType() != lhs.getElementType())
       return op->emitOpError()
              << "operand element types differ: " << lhs.getElementType()

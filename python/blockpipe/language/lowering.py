@@ -936,7 +936,8 @@ class FunctionLowering:
         tile = lhs.type.with_space(MemorySpace.Vec)
         if isinstance(rhs, Value) and isinstance(rhs.type, TileType):
             rhs = self.vector_operand(rhs, node, f"pl.{op}'s operands")
-            if rhs.type.shape != tile.shape:
+            row_broadcast = len(tile.shape) == 2 and tile.shape[1] > 1 and rhs.type.shape == (tile.shape[0], 1)
+            if rhs.type.shape != tile.shape and not row_broadcast:
                 raise self.error(node, f"pl.{op} operand shapes differ: {list(tile.shape)} and {list(rhs.type.shape)}")
             self.check_dtype(tile.dtype, rhs.type.dtype, node, f"pl.{op}'s operands")
         else:

@@ -153,6 +153,14 @@ func.func @add_shapes(%a: !bp.tile<16x16xf32, vec>, %b: !bp.tile<16x32xf32, vec>
 
 // -----
 
+func.func @broadcast_wrong_rows(%a: !bp.tile<16x16xf32, vec>, %b: !bp.tile<8x1xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{operand shapes differ: 16x16 and 8x1 (the rhs may also be a 16x1 tile, broadcast along rows)}}
+  %c = bp.div %a, %b : !bp.tile<16x16xf32, vec>, !bp.tile<8x1xf32, vec>
+  return
+}
+
+// -----
+
 func.func @mul_dtypes(%a: !bp.tile<16x16xf32, vec>, %b: !bp.tile<16x16xf16, vec>) attributes {bp.kind = #bp<kind incore>} {
   // expected-error @+1 {{operand element types differ: 'f32' and 'f16'}}
   %c = bp.mul %a, %b : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf16, vec>

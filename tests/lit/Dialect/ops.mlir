@@ -56,6 +56,8 @@ func.func @vector_ops(%x: !bp.tensor<64x16xf32>, %y: !bp.tensor<?x16xf16>,
   %one = bp.full 1.0 : f32 -> !bp.tile<16x1xf32, vec>
   %rr = bp.add %rs, %rm : !bp.tile<16x1xf32, vec>, !bp.tile<16x1xf32, vec>
   %rr1 = bp.add %rr, %one : !bp.tile<16x1xf32, vec>, !bp.tile<16x1xf32, vec>
+  // CHECK: bp.sub %{{.*}}, %{{.*}} : !bp.tile<16x16xf32, vec>, !bp.tile<16x1xf32, vec>
+  %bc = bp.sub %sum0, %rm : !bp.tile<16x16xf32, vec>, !bp.tile<16x1xf32, vec>
   // CHECK: bp.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : !bp.tile<16x16xf32, vec>, !bp.tensor<64x16xf32>
   %o = bp.store %sum0, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<64x16xf32>
   %o2 = bp.store %rr1, %io[%c0, %c0] : !bp.tile<16x1xf32, vec>, !bp.tensor<64x1xf32>

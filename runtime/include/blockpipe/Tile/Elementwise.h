@@ -1,6 +1,8 @@
 //===- Elementwise.h - Tile-tile, tile-scalar and unary ops -----*- C++ -*-===//
 //
-// dst = op(a, b) element by element, with the scalar forms dst = op(a, s).
+// dst = op(a, b) element by element, with the scalar forms dst = op(a, s)
+// and the row-broadcast forms dst = op(a, b) with b an Rx1 tile (b[i] applies
+// to all of row i).
 // dst may alias an operand. Arithmetic happens in compute_t<T> (float for
 // the 16-bit types).
 //
@@ -12,6 +14,7 @@
 #include "blockpipe/Tile/Tile.h"
 
 #include <cmath>
+#include <type_traits>
 
 namespace blockpipe::tile {
 
@@ -24,6 +27,18 @@ inline void binary(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,
   using U = compute_t<T>;
   for (int64_t i = 0; i < R * C; ++i)
     dst.data[i] = T(op(U(a.data[i]), U(b.data[i])));
+}
+
+template <typename T, int64_t R, int64_t C, Space D, Space A, Space B,
+          typename Op>
+inline void binaryRow(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,
+                      const Tile<T, R, 1, B> &b, Op op) {
+  using U = compute_t<T>;
+  for (int64_t i = 0; i < R; ++i) {
+    const U s = U(b.data[i]);
+    for (int64_t j = 0; j < C; ++j)
+      dst.data[i * C + j] = T(op(U(a.data[i * C + j]), s));
+  }
 }
 
 template <typename T, int64_t R, int64_t C, Space D, Space A, typename Op>
@@ -67,6 +82,12 @@ struct Min {
   inline void name(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,           \
                    const Tile<T, R, C, B> &b) {                                \
     detail::binary(dst, a, b, detail::functor{});                              \
+  }                                                                            \
+  template <typename T, int64_t R, int64_t C, Space D, Space A, Space B,       \
+            typename = std::enable_if_t<(C > 1)>>                              \
+  inline void name(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,           \
+                   const Tile<T, R, 1, B> &b) {                                \
+    detail::binaryRow(dst, a, b, detail::functor{});                           \
   }                                                                            \
   template <typename T, int64_t R, int64_t C, Space D, Space A>                \
   inline void name(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,           \
