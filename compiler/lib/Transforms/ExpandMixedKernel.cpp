@@ -298,8 +298,11 @@ FailureOr<func::FuncOp> HalfBuilder::build(func::FuncOp kernel,
                   side == Side::Cube ? FunctionKind::AIC : FunctionKind::AIV);
   Block *entry = half.addEntryBlock();
   for (auto [from, to] :
-       llvm::zip(source.getArguments(), entry->getArguments()))
+       llvm::zip(source.getArguments(), entry->getArguments())) {
+    // Parameters keep their locations, which carry the user's names.
+    to.setLoc(from.getLoc());
     mapping.map(from, to);
+  }
 
   OpBuilder builder = OpBuilder::atBlockEnd(entry);
   if (analysis.dirMask != 0)
