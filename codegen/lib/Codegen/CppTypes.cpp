@@ -1,0 +1,137 @@
+//===- CppTypes.cpp - How bp types and constants are spelled in C++ -------===//
+
+#include "CppTypes.h"
+
+#include "llvm/ADT/SmallString.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+
+using namespace mlir;
+using namespace blockpipe::codegen;
+
+std::optional<std::string> blockpipe::codegen::cppScalarType(Type type) {
+  if (type.isF32())
+    return std::string("float");
+  if (type.isF64())
+    return std::string("double");
+  if (type.isF16())
+    return std::string("::blockpipe::tile::half");
+  if (type.isBF16())
+    return std::string("::blockpipe::tile::bfloat16");
+  if (type.isIndex() || type.isInteger(64))
+    return std::string("int64_t");
+  if (type.isInteger(32))
+    return std::string("int32_t");
+  if (type.isInteger(16))
+    return std::string("int16_t");
+  if (type.isInteger(8))
+    return std::string("int8_t");
+  if (type.isInteger(1))
+    return std::string("bool");
+  return std::nullopt;
+}
+
+std::optional<std::string> blockpipe::codegen::dtypeName(Type type) {
+  if (type.isF32())
+    return std::string("fp32");
+  if (type.isF16())
+    return std::string("fp16");
+  if (type.isBF16())
+    return std::string("bf16");
+  if (type.isF64())
+    return std::string("fp64");
+  if (type.isIndex() || type.isInteger(64))
+    return std::string("int64");
+  if (type.isInteger(32))
+    return std::string("int32");
+  if (type.isInteger(8))
+    return std::string("int8");
+  return std::nullopt;
+}
+
+std::optional<std::string> blockpipe::codegen::dtypeEnumerator(Type type) {
+  std::optional<std::string> name = dtypeName(type);
+  if (!name)
+    return std::nullopt;
+  std::string upper;
+  for (char c : *name)
+    upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return upper;
+}
+
+static const char *spaceName(bp::MemorySpace space) {
+  switch (space) {
+  case bp::MemorySpace::Vec:
+    return "Vec";
+  case bp::MemorySpace::Mat:
+    return "Mat";
+  case bp::MemorySpace::Left:
+    return "Left";
+  case bp::MemorySpace::Right:
+    return "Right";
+  case bp::MemorySpace::Acc:
+    return "Acc";
+  }
+  return "Vec";
+}
+
+std::string blockpipe::codegen::cppTileType(bp::TileType type) {
+  llvm::ArrayRef<int64_t> shape = type.getShape();
+  int64_t rows = shape.size() == 2 ? shape[0] : 1;
+  int64_t cols = shape.empty() ? 1 : shape.back();
+  return "tile::Tile<" + cppScalarType(type.getElementType()).value_or("void") +
+         ", " + std::to_string(rows) + ", " + std::to_string(cols) +
+         ", tile::Space::" + spaceName(type.getMemorySpace()) + ">";
+}
+
+const char *blockpipe::codegen::cppPipeDir(bp::PipeDir dir) {
+  return dir == bp::PipeDir::C2V ? "BP_PIPE_C2V" : "BP_PIPE_V2C";
+}
+
+std::string blockpipe::codegen::cppIntLiteral(int64_t value) {
+  if (value == INT64_MIN)
+    return "(-9223372036854775807 - 1)";
+  if (value < 0)
+    return "(" + std::to_string(value) + ")";
+  return std::to_string(value);
+}
+
+/// Shortest round-tripping decimal of `value` at `digits` significant
+/// digits, always with a '.' or an exponent so a suffix can follow.
+static std::string floatDigits(double value, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
+  std::string text(buffer);
+  if (text.find_first_of(".e") == std::string::npos)
+    text += ".0";
+  return text;
+}
+
+std::optional<std::string> blockpipe::codegen::cppLiteral(TypedAttr attr) {
+  if (auto integer = llvm::dyn_cast<IntegerAttr>(attr)) {
+    if (integer.getType().isInteger(1))
+      return std::string(integer.getValue().getBoolValue() ? "true" : "false");
+    return cppIntLiteral(integer.getValue().getSExtValue());
+  }
+  auto floating = llvm::dyn_cast<FloatAttr>(attr);
+  if (!floating)
+    return std::nullopt;
+  Type type = floating.getType();
+  bool isDouble = type.isF64();
+  double value = floating.getValueAsDouble();
+  std::string text;
+  if (std::isnan(value))
+    text = isDouble ? "__builtin_nan(\"\")" : "__builtin_nanf(\"\")";
+  else if (std::isinf(value))
+    text = isDouble ? "__builtin_inf()" : "__builtin_inff()";
+  else
+    text = floatDigits(value, isDouble ? 17 : 9) + (isDouble ? "" : "f");
+  if (std::signbit(value) && !std::isnan(value))
+    text = std::isinf(value) ? "(-" + text + ")" : "(" + text + ")";
+  if (!type.isF32() && !isDouble)
+    text = *cppScalarType(type) + "(" + text + ")";
+  return text;
+}

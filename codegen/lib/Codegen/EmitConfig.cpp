@@ -1,0 +1,185 @@
+//===- EmitConfig.cpp - kernel_config.json --------------------------------===//
+//
+// The manifest the runtime, the Python package and users read to find what
+// the generated library exports: kernels with their entry symbols and
+// argument signatures, orchestrations, and every pipe's place in a block's
+// slice of the pipe buffer. Schema: docs/kernel_config.schema.json.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CppTypes.h"
+#include "Program.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace mlir;
+using namespace blockpipe::codegen;
+using Json = nlohmann::ordered_json;
+
+static const char *coreType(bp::FunctionKind kind) {
+  switch (kind) {
+  case bp::FunctionKind::AIC:
+    return "aic";
+  case bp::FunctionKind::AIV:
+    return "aiv";
+  case bp::FunctionKind::Group:
+    return "group";
+  default:
+    return "incore";
+  }
+}
+
+static Json shapeOf(bp::GMTensorType type) {
+  Json shape = Json::array();
+  for (int64_t dim : type.getShape())
+    shape.push_back(ShapedType::isDynamic(dim) ? Json(nullptr) : Json(dim));
+  return shape;
+}
+
+/// One entry per parameter, with its slot in the kernel ABI's `args`.
+static Json signatureOf(const Program &program, func::FuncOp func,
+                        std::optional<unsigned> pipeArg, bool kernelAbi) {
+  Json signature = Json::array();
+  std::vector<unsigned> slots = abiSlots(func);
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    Json entry;
+    std::optional<std::string> name = program.nameOf(arg);
+    entry["name"] = pipeArg == i ? "__gm_pipe_buffer"
+                                 : (name ? *name : "arg" + std::to_string(i));
+    if (auto tensor = llvm::dyn_cast<bp::GMTensorType>(arg.getType())) {
+      entry["kind"] = pipeArg == i ? "pipe_buffer" : "tensor";
+      std::string dir = "in";
+      if (auto attr = func.getArgAttrOfType<bp::ParamDirAttr>(
+              i, bp::BPDialect::kParamDirAttrName))
+        dir = bp::stringifyParamDir(attr.getValue()).str();
+      entry["dir"] = pipeArg == i ? "inout" : dir;
+      entry["dtype"] = dtypeName(tensor.getElementType()).value_or("unknown");
+      entry["shape"] = shapeOf(tensor);
+    } else {
+      entry["kind"] = "scalar";
+      entry["dir"] = "in";
+      entry["dtype"] = dtypeName(arg.getType()).value_or("unknown");
+    }
+    // Orchestration entries take one pointer per parameter (a Tensor
+    // carries its own shape); kernels follow tensors with dynamic dims.
+    entry["abi_slot"] = kernelAbi ? slots[i] : i;
+    signature.push_back(entry);
+  }
+  return signature;
+}
+
+/// The pipes initialized under `func` (its halves too for a group), by id.
+static Json pipesOf(const Program &program, const KernelInfo &kernel) {
+  std::map<int64_t, Json> pipes;
+  auto collect = [&](func::FuncOp func) {
+    func.walk([&](bp::InitializePipeOp op) {
+      Json pipe;
+      pipe["id"] = op.getId();
+      pipe["dir_mask"] = op.getDirMask();
+      pipe["slot_size"] = op.getSlotSize();
+      pipe["slot_num"] = op.getResolvedSlotNum();
+      pipe["offset"] = op.getOffset().value_or(0);
+      pipe["bytes"] = op.getFootprintBytes();
+      pipes.emplace(op.getId(), pipe);
+    });
+  };
+  if (kernel.kind == bp::FunctionKind::Group) {
+    for (const std::optional<GroupHalf> *half :
+         {&kernel.aicHalf, &kernel.aivHalf})
+      if (*half)
+        collect((*half)->func);
+  } else {
+    collect(kernel.func);
+  }
+  Json list = Json::array();
+  for (auto &[id, pipe] : pipes)
+    list.push_back(pipe);
+  (void)program;
+  return list;
+}
+
+void blockpipe::codegen::emitKernelConfig(const Program &program,
+                                          FileMap &files) {
+  Json config;
+  config["schema_version"] = 1;
+  config["generator"] = "bp-translate";
+  config["target"] = program.options.target;
+  config["project"] = program.project;
+  config["library"] = program.project;
+  config["kernel_table_symbol"] = "bp_kernel_table";
+
+  Json kernels = Json::array();
+  for (const KernelInfo &kernel : program.kernels) {
+    Json entry;
+    entry["func_id"] = kernel.funcId;
+    entry["name"] = kernel.name;
+    entry["core_type"] = coreType(kernel.kind);
+    if (kernel.kind == bp::FunctionKind::Group) {
+      Json halves;
+      halves["aic"] = {
+          {"function", kernel.aicHalf->func.getSymName().str()},
+          {"symbol", kernel.aicEntry},
+          {"source", program.kernelFor(kernel.aicHalf->func)->source}};
+      halves["aiv"] = {
+          {"function", kernel.aivHalf->func.getSymName().str()},
+          {"symbol", kernel.aivEntry},
+          {"source", program.kernelFor(kernel.aivHalf->func)->source}};
+      entry["halves"] = halves;
+    } else {
+      entry["source"] = kernel.source;
+      entry["symbol"] = kernel.entry;
+    }
+    entry["signature"] =
+        signatureOf(program, kernel.func, kernel.pipeBufferArg, true);
+    Json layout;
+    layout["arg_index"] =
+        kernel.pipeBufferArg ? Json(*kernel.pipeBufferArg) : Json(nullptr);
+    layout["abi_slot"] =
+        kernel.pipeBufferArg
+            ? Json(abiSlots(kernel.func)[*kernel.pipeBufferArg])
+            : Json(nullptr);
+    layout["per_block_bytes"] = kernel.pipeBufferBytes;
+    layout["pipes"] = pipesOf(program, kernel);
+    entry["pipe_layout"] = layout;
+    kernels.push_back(entry);
+  }
+  config["kernels"] = kernels;
+
+  Json orchestrations = Json::array();
+  for (const OrchestrationInfo &orch : program.orchestrations) {
+    Json entry;
+    entry["name"] = orch.name;
+    entry["symbol"] = orch.entry;
+    entry["function"] = program.project + "::" + orch.ident;
+    entry["source"] = orch.source;
+    entry["header"] = orch.header;
+    if (auto device = orch.func->getAttrOfType<IntegerAttr>(
+            bp::BPDialect::kDeviceAttrName))
+      entry["device"] = device.getInt();
+    else
+      entry["device"] = nullptr;
+    entry["signature"] = signatureOf(program, orch.func, std::nullopt, false);
+    Json launches = Json::array();
+    orch.func.walk([&](bp::LaunchOp op) {
+      Json launch;
+      launch["kernel"] = op.getCallee().str();
+      if (std::optional<int64_t> coreNum = op.getStaticCoreNum())
+        launch["core_num"] = *coreNum;
+      else
+        launch["core_num"] = "dynamic";
+      launch["sync_start"] = op.getSyncStart();
+      func::FuncOp callee = program.lookup(op.getCallee());
+      const KernelInfo *kernel = callee ? program.kernelFor(callee) : nullptr;
+      launch["pipe_buffer_per_block_bytes"] =
+          kernel ? kernel->pipeBufferBytes : 0;
+      launches.push_back(launch);
+    });
+    entry["launches"] = launches;
+    orchestrations.push_back(entry);
+  }
+  config["orchestrations"] = orchestrations;
+  // Invalid UTF-8 in a user name is replaced, never a crash.
+  files["kernel_config.json"] =
+      config.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}

@@ -1,0 +1,536 @@
+//===- EmitKernels.cpp - kernels/<aic|aiv|incore>/<kernel>.cpp ------------===//
+//
+// One file per incore, aic or aiv function: the kernel body (a C++ function
+// on typed pointers and scalars calling the tile library), its standalone
+// extern "C" entry, and the entry of every group half it is. Entries unpack
+// the kernel ABI's `args` and give each block its own slice of the pipe
+// buffer. kernels/kernel_table.cpp lists every entry for dlopen.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CppTypes.h"
+#include "FunctionBody.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace blockpipe::codegen;
+
+static constexpr llvm::StringLiteral kPipeBufferName = "__gm_pipe_buffer";
+
+static const char *kindName(bp::FunctionKind kind) {
+  switch (kind) {
+  case bp::FunctionKind::InCore:
+    return "incore";
+  case bp::FunctionKind::AIC:
+    return "aic";
+  case bp::FunctionKind::AIV:
+    return "aiv";
+  case bp::FunctionKind::Group:
+    return "group";
+  case bp::FunctionKind::Orchestration:
+    return "orchestration";
+  case bp::FunctionKind::Pipeline:
+    return "pipeline";
+  }
+  return "";
+}
+
+/// The C++ pointer type of a tensor parameter (`float *`, `uint8_t *` for
+/// the pipe buffer).
+static std::string pointerType(bp::GMTensorType type, bool pipeBuffer) {
+  if (pipeBuffer)
+    return "uint8_t *";
+  return *cppScalarType(type.getElementType()) + " *";
+}
+
+namespace {
+
+/// One parameter of a kernel as C++ sees it: the names of its pieces.
+struct CppParam {
+  std::string name;              // pointer or scalar
+  std::vector<std::string> dims; // one per dim; literal when static
+  std::vector<unsigned> dynamicDims;
+};
+
+class KernelBody : public FunctionBody {
+public:
+  KernelBody(const Program &program, const KernelInfo &kernel)
+      : FunctionBody(program, kernel.func), kernel(kernel) {}
+
+  /// Writes `int32_t <ident>(...) { ... }` to `file`.
+  LogicalResult emit(CppWriter &file);
+
+private:
+  LogicalResult emitSideOp(Operation *op) override;
+  std::string dimExpr(Value tensor, unsigned k) const override;
+  std::optional<std::string> valueType(Type type) const override {
+    if (auto tile = llvm::dyn_cast<bp::TileType>(type))
+      return cppTileType(tile);
+    return cppScalarType(type);
+  }
+  /// Element offset of the window's first row inside `tensor` (for ranks
+  /// above 2), the row, the column and the leading dimension.
+  FailureOr<std::array<std::string, 4>>
+  window(Operation *op, Value tensor, ValueRange offsets, bp::TileType tile);
+  std::string declareTile(Value value, llvm::StringRef fallback) {
+    std::string name = declare(value, fallback);
+    out.line(cppTileType(llvm::cast<bp::TileType>(value.getType())) + " " +
+             name + ";");
+    return name;
+  }
+  std::string ctx() {
+    usesContext = true;
+    return "bp_ctx";
+  }
+
+  const KernelInfo &kernel;
+  llvm::DenseMap<Value, CppParam> params;
+  mutable llvm::StringSet<> usedNames;
+  bool usesContext = false;
+};
+
+} // namespace
+
+std::string KernelBody::dimExpr(Value tensor, unsigned k) const {
+  auto type = llvm::cast<bp::GMTensorType>(tensor.getType());
+  if (!type.isDynamicDim(k))
+    return std::to_string(type.getDimSize(k));
+  const CppParam &param = params.find(tensorRoot(tensor))->second;
+  usedNames.insert(param.dims[k]);
+  return param.dims[k];
+}
+
+LogicalResult KernelBody::emit(CppWriter &file) {
+  findDeadOps(func.getBody());
+  scope.reserve(kPipeBufferName);
+  // Parameters first, so they keep the user's names.
+  struct Piece {
+    std::string type, name;
+  };
+  std::vector<Piece> signature;
+  for (BlockArgument arg : func.getArguments()) {
+    CppParam param;
+    bool isPipeBuffer = kernel.pipeBufferArg == arg.getArgNumber();
+    if (auto tensor = llvm::dyn_cast<bp::GMTensorType>(arg.getType())) {
+      param.name = isPipeBuffer ? kPipeBufferName.str() : declare(arg, "t");
+      names[arg] = param.name;
+      signature.push_back({pointerType(tensor, isPipeBuffer), param.name});
+      for (unsigned k = 0; k < tensor.getRank(); ++k) {
+        if (!tensor.isDynamicDim(k)) {
+          param.dims.push_back(std::to_string(tensor.getDimSize(k)));
+          continue;
+        }
+        std::string dim = scope.unique(param.name + "_dim" + std::to_string(k));
+        param.dims.push_back(dim);
+        signature.push_back({"int64_t ", dim});
+      }
+    } else {
+      std::optional<std::string> type = cppScalarType(arg.getType());
+      if (!type)
+        return error(func, "unsupported parameter type ") << arg.getType();
+      param.name = declare(arg, "s");
+      if (hasLiveUse(arg))
+        usedNames.insert(param.name);
+      signature.push_back({*type + " ", param.name});
+    }
+    params[arg] = std::move(param);
+  }
+  if (failed(emitBlock(func.getBody().front())))
+    return failure();
+  out.line("return BP_OK;");
+
+  // The signature marks what the body never reads, which -Wextra would
+  // report (a half that takes the pipe buffer only to pass it on, a dim
+  // that only sizes the tensor).
+  auto maybeUnused = [&](bool used) {
+    return used ? std::string() : std::string("[[maybe_unused]] ");
+  };
+  std::vector<std::string> pieces;
+  pieces.push_back(maybeUnused(usesContext) + "const bp_block_context *bp_ctx");
+  for (const Piece &piece : signature)
+    pieces.push_back(maybeUnused(usedNames.contains(piece.name)) + piece.type +
+                     piece.name);
+  file.line("int32_t " + kernel.ident + "(" + llvm::join(pieces, ", ") + ") {");
+  file.str() += out.str();
+  file.line("}");
+  return success();
+}
+
+FailureOr<std::array<std::string, 4>> KernelBody::window(Operation *op,
+                                                         Value tensor,
+                                                         ValueRange offsets,
+                                                         bp::TileType tile) {
+  auto type = llvm::cast<bp::GMTensorType>(tensor.getType());
+  int64_t rank = type.getRank();
+  if (tile.getRank() > 2 || rank < 1 || offsets.size() != size_t(rank))
+    return error(op, "unsupported window: a 1-D or 2-D tile of a tensor "
+                     "indexed by one offset per dim");
+  std::string base = expr(tensor);
+  usedNames.insert(expr(tensorRoot(tensor)));
+  if (rank == 1) {
+    if (tile.getRank() == 2 && tile.getDimSize(0) != 1)
+      return error(op, "a tile of a 1-D tensor must have one row");
+    return std::array<std::string, 4>{base, "0", expr(offsets[0]),
+                                      dimExpr(tensor, 0)};
+  }
+  // Leading dims select a 2-D slice: offset the base by their strides.
+  std::vector<std::string> terms;
+  for (int64_t i = 0; i + 2 < rank; ++i) {
+    std::vector<std::string> factors{expr(offsets[i])};
+    for (int64_t k = i + 1; k < rank; ++k)
+      factors.push_back(dimExpr(tensor, k));
+    terms.push_back(llvm::join(factors, " * "));
+  }
+  if (!terms.empty())
+    base += " + " + llvm::join(terms, " + ");
+  return std::array<std::string, 4>{base, expr(offsets[rank - 2]),
+                                    expr(offsets[rank - 1]),
+                                    dimExpr(tensor, rank - 1)};
+}
+
+LogicalResult KernelBody::emitSideOp(Operation *op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](bp::GetBlockIdxOp op) {
+        out.line("const int64_t " + declare(op, "block_idx") + " = " + ctx() +
+                 "->block_idx;");
+        return success();
+      })
+      .Case([&](bp::GetBlockNumOp op) {
+        out.line("const int64_t " + declare(op, "block_num") + " = " + ctx() +
+                 "->block_num;");
+        return success();
+      })
+      .Case([&](bp::GetSubblockIdxOp op) {
+        out.line("const int64_t " + declare(op, "subblock_idx") + " = " +
+                 ctx() + "->subblock_idx;");
+        return success();
+      })
+      .Case([&](bp::DimOp op) {
+        alias(op, dimExpr(op.getSource(), op.getIndex()));
+        return success();
+      })
+      .Case([&](bp::LoadOp op) -> LogicalResult {
+        auto w = window(op, op.getSource(), op.getOffsets(), op.getType());
+        if (failed(w))
+          return failure();
+        std::string name = declareTile(op, "tile");
+        out.line("tile::load(" + name + ", " + (*w)[0] + ", " + (*w)[3] + ", " +
+                 (*w)[1] + ", " + (*w)[2] + ");");
+        return success();
+      })
+      .Case([&](bp::StoreOp op) -> LogicalResult {
+        auto w =
+            window(op, op.getDest(), op.getOffsets(), op.getValue().getType());
+        if (failed(w))
+          return failure();
+        out.line("tile::store(" + (*w)[0] + ", " + (*w)[3] + ", " + (*w)[1] +
+                 ", " + (*w)[2] + ", " + expr(op.getValue()) + ");");
+        aliasTensor(op.getResult(), op.getDest());
+        return success();
+      })
+      .Case([&](bp::MoveOp op) {
+        std::string name = declareTile(op, "tile");
+        out.line("tile::move(" + name + ", " + expr(op.getSource()) + ");");
+        return success();
+      })
+      .Case<bp::AddOp, bp::SubOp, bp::MulOp, bp::DivOp, bp::MaximumOp,
+            bp::MinimumOp>([&](Operation *op) {
+        std::string name = declareTile(op->getResult(0), "tile");
+        out.line("tile::" + op->getName().stripDialect().str() + "(" + name +
+                 ", " + expr(op->getOperand(0)) + ", " +
+                 expr(op->getOperand(1)) + ");");
+        return success();
+      })
+      .Case<bp::ExpOp, bp::SqrtOp, bp::ReluOp, bp::NegOp, bp::RowSumOp,
+            bp::RowMaxOp, bp::CastOp>([&](Operation *op) {
+        std::string name = declareTile(op->getResult(0), "tile");
+        out.line("tile::" + op->getName().stripDialect().str() + "(" + name +
+                 ", " + expr(op->getOperand(0)) + ");");
+        return success();
+      })
+      .Case([&](bp::AbsOp op) {
+        // |x| = max(x, -x); the tile library's ops may write in place.
+        std::string name = declareTile(op, "tile");
+        std::string source = expr(op.getSource());
+        out.line("tile::neg(" + name + ", " + source + ");");
+        out.line("tile::maximum(" + name + ", " + source + ", " + name + ");");
+        return success();
+      })
+      .Case([&](bp::FullOp op) -> LogicalResult {
+        std::optional<std::string> literal =
+            cppLiteral(llvm::cast<TypedAttr>(op.getValue()));
+        Type element = op.getType().getElementType();
+        if (!literal)
+          return error(op, "unsupported fill value");
+        if (op.getValue().getType() != element)
+          literal = *cppScalarType(element) + "(" + *literal + ")";
+        std::string name = declareTile(op, "tile");
+        out.line("tile::full(" + name + ", " + *literal + ");");
+        return success();
+      })
+      .Case([&](bp::MatmulOp op) {
+        std::string lhs = expr(op.getLhs()), rhs = expr(op.getRhs());
+        if (Value acc = op.getAcc()) {
+          std::string name = declare(op, "acc");
+          out.line(cppTileType(op.getType()) + " " + name + " = " + expr(acc) +
+                   ";");
+          out.line("tile::matmul_acc(" + name + ", " + lhs + ", " + rhs + ");");
+          return success();
+        }
+        std::string name = declareTile(op, "acc");
+        out.line("tile::matmul(" + name + ", " + lhs + ", " + rhs + ");");
+        return success();
+      })
+      .Case([&](bp::InitializePipeOp op) -> LogicalResult {
+        if (!op.getBuffer())
+          return error(op, "pipe ")
+                 << op.getId()
+                 << " has no buffer; run bp-inject-gm-pipe-buffer (or the "
+                    "default pipeline) first";
+        usedNames.insert(expr(tensorRoot(op.getBuffer())));
+        static const char *masks[] = {"0", "BP_PIPE_C2V", "BP_PIPE_V2C",
+                                      "BP_PIPE_BOTH"};
+        out.line("BP_CHECK(bp_pipe_init(" + ctx() + ", /*pipe_id=*/" +
+                 std::to_string(op.getId()) + ", " + expr(op.getBuffer()) +
+                 " + " + std::to_string(op.getOffset().value_or(0)) + ", " +
+                 masks[op.getDirMask() & 3] + ", /*slot_size=*/" +
+                 std::to_string(op.getSlotSize()) + ", /*slot_num=*/" +
+                 std::to_string(op.getResolvedSlotNum()) + "));");
+        return success();
+      })
+      .Case([&](bp::TPushOp op) {
+        std::string value = expr(op.getValue());
+        out.line("BP_CHECK(bp_tpush(" + ctx() + ", " +
+                 std::to_string(op.getPipe()) + ", " + cppPipeDir(op.getDir()) +
+                 ", " + value + ".data, sizeof(" + value + ".data)));");
+        return success();
+      })
+      .Case([&](bp::TPopOp op) {
+        std::string name = declareTile(op, "tile");
+        out.line("BP_CHECK(bp_tpop_copy(" + ctx() + ", " +
+                 std::to_string(op.getPipe()) + ", " + cppPipeDir(op.getDir()) +
+                 ", " + name + ".data, sizeof(" + name + ".data)));");
+        return success();
+      })
+      .Case([&](bp::TFreeOp op) {
+        out.line("BP_CHECK(bp_tfree(" + ctx() + ", " +
+                 std::to_string(op.getPipe()) + ", " + cppPipeDir(op.getDir()) +
+                 "));");
+        return success();
+      })
+      .Default([&](Operation *op) {
+        return error(op, "'")
+               << op->getName() << "' cannot appear in a kernel body";
+      });
+}
+
+namespace {
+/// Unpacks `args` of an entry whose ABI signature is `abi`'s into locals
+/// and returns, per parameter of `abi`, its pieces' names.
+class EntryWriter {
+public:
+  EntryWriter(const Program &program, CppWriter &file, func::FuncOp abi,
+              std::optional<unsigned> pipe, int64_t pipeBytes,
+              llvm::StringRef bodyIdent)
+      : program(program), file(file), abi(abi), pipe(pipe),
+        pipeBytes(pipeBytes), slots(abiSlots(abi)) {
+    scope.reserve(bodyIdent);
+    scope.reserve(kPipeBufferName);
+  }
+
+  /// The pieces (pointer or value, then dynamic dims) of ABI parameter `i`,
+  /// unpacked on first request.
+  const std::vector<std::string> &unpack(unsigned i) {
+    auto it = unpacked.find(i);
+    if (it != unpacked.end())
+      return it->second;
+    std::vector<std::string> pieces;
+    BlockArgument arg = abi.getArgument(i);
+    std::string slot = "bp_args[" + std::to_string(slots[i]) + "]";
+    if (pipe == i) {
+      file.line("// Each block owns its own " + std::to_string(pipeBytes) +
+                "-byte slice of the launch's pipe buffer,");
+      file.line("// whether or not the kernel body reads block_idx.");
+      file.line("uint8_t *" + kPipeBufferName.str() +
+                " = static_cast<uint8_t *>(" + slot +
+                ") + static_cast<int64_t>(bp_ctx->block_idx) * " +
+                std::to_string(pipeBytes) + ";");
+      pieces.push_back(kPipeBufferName.str());
+    } else if (auto tensor = llvm::dyn_cast<bp::GMTensorType>(arg.getType())) {
+      std::optional<std::string> hint = program.nameOf(arg);
+      std::string name = scope.unique(hint ? *hint : "t");
+      std::string type = pointerType(tensor, false);
+      file.line(type + name + " = static_cast<" + type + ">(" + slot + ");");
+      pieces.push_back(name);
+      unsigned next = slots[i] + 1;
+      for (unsigned k = 0; k < tensor.getRank(); ++k) {
+        if (!tensor.isDynamicDim(k))
+          continue;
+        std::string dim = scope.unique(name + "_dim" + std::to_string(k));
+        file.line("const int64_t " + dim +
+                  " = *static_cast<const int64_t *>(bp_args[" +
+                  std::to_string(next++) + "]);");
+        pieces.push_back(dim);
+      }
+    } else {
+      std::optional<std::string> hint = program.nameOf(arg);
+      std::string name = scope.unique(hint ? *hint : "s");
+      std::string type = *cppScalarType(arg.getType());
+      file.line("const " + type + " " + name + " = *static_cast<const " + type +
+                " *>(" + slot + ");");
+      pieces.push_back(name);
+    }
+    return unpacked[i] = std::move(pieces);
+  }
+
+private:
+  const Program &program;
+  CppWriter &file;
+  func::FuncOp abi;
+  std::optional<unsigned> pipe;
+  int64_t pipeBytes;
+  std::vector<unsigned> slots;
+  NameScope scope;
+  std::map<unsigned, std::vector<std::string>> unpacked;
+};
+} // namespace
+
+/// Writes the entry `symbol` of `body` (a kernel function), launched with
+/// `abi`'s arguments: the kernel itself, or the group it is a half of.
+static void writeEntry(const Program &program, CppWriter &file,
+                       llvm::StringRef symbol, const KernelInfo &body,
+                       const KernelInfo &abi,
+                       llvm::ArrayRef<unsigned> abiArgOf) {
+  file.open("extern \"C\" int32_t " + symbol.str() +
+            "(void **bp_args, const bp_block_context *bp_ctx)");
+  EntryWriter entry(program, file, abi.func, abi.pipeBufferArg,
+                    abi.pipeBufferBytes, body.ident);
+  std::vector<std::string> callArgs{"bp_ctx"};
+  for (unsigned i = 0; i < body.func.getNumArguments(); ++i)
+    for (const std::string &piece : entry.unpack(abiArgOf[i]))
+      callArgs.push_back(piece);
+  file.line("return " + body.ident + "(" + llvm::join(callArgs, ", ") + ");");
+  file.close();
+}
+
+static LogicalResult emitKernelFile(const Program &program,
+                                    const KernelInfo &kernel, FileMap &files) {
+  KernelBody body(program, kernel);
+  CppWriter bodyText;
+  if (failed(body.emit(bodyText)))
+    return failure();
+
+  CppWriter file;
+  file.line("// Generated by bp-translate from " +
+            std::string(kindName(kernel.kind)) + " function '" +
+            escapeCppComment(kernel.name) + "'. Do not edit.");
+  file.line();
+  file.line("#include \"blockpipe/Runtime/KernelABI.h\"");
+  file.line("#include \"blockpipe/Tile/TileLib.h\"");
+  file.line();
+  file.line("#include <cstdint>");
+  file.line();
+  file.line("namespace {");
+  file.line();
+  file.line("namespace tile = ::blockpipe::tile;");
+  file.line();
+  file.str() += bodyText.str();
+  file.line();
+  file.line("} // namespace");
+  file.line();
+
+  std::vector<unsigned> identity(kernel.func.getNumArguments());
+  for (unsigned i = 0; i < identity.size(); ++i)
+    identity[i] = i;
+  file.line("// Launched on its own: takes its own parameters.");
+  writeEntry(program, file, kernel.entry, kernel, kernel, identity);
+  for (const KernelInfo &group : program.kernels) {
+    for (auto [half, symbol] :
+         {std::make_pair(&group.aicHalf, &group.aicEntry),
+          std::make_pair(&group.aivHalf, &group.aivEntry)}) {
+      if (!*half || (*half)->func != kernel.func)
+        continue;
+      file.line();
+      file.line("// " + std::string(kindName(kernel.kind)) +
+                " half of group '" + escapeCppComment(group.name) +
+                "': takes the group's arguments.");
+      writeEntry(program, file, *symbol, kernel, group, (*half)->groupArgOf);
+    }
+  }
+  files[kernel.source] = std::move(file.str());
+  return success();
+}
+
+static void emitKernelTable(const Program &program, FileMap &files) {
+  CppWriter file;
+  file.line("// Generated by bp-translate. Do not edit.");
+  file.line("//");
+  file.line("// Every kernel of the program, for the runtime's "
+            "KernelRegistry::loadLibrary.");
+  file.line();
+  file.line("#include \"blockpipe/Runtime/KernelABI.h\"");
+  file.line();
+  std::vector<std::string> symbols;
+  for (const KernelInfo &kernel : program.kernels)
+    for (const std::string *symbol :
+         {&kernel.entry, &kernel.aicEntry, &kernel.aivEntry})
+      if (!symbol->empty())
+        symbols.push_back(*symbol);
+  for (const std::string &symbol : symbols)
+    file.line("extern \"C\" int32_t " + symbol +
+              "(void **bp_args, const bp_block_context *bp_ctx);");
+  if (!symbols.empty())
+    file.line();
+  file.open("extern \"C\" const bp_kernel_desc *bp_kernel_table(int64_t "
+            "*count)");
+  if (program.kernels.empty()) {
+    file.line("*count = 0;");
+    file.line("return nullptr;");
+    file.close();
+    files["kernels/kernel_table.cpp"] = std::move(file.str());
+    return;
+  }
+  file.line("static const bp_kernel_desc table[] = {");
+  file.indent();
+  for (const KernelInfo &kernel : program.kernels) {
+    std::string name = "\"" + escapeCppString(kernel.name) + "\"";
+    std::string id = std::to_string(kernel.funcId);
+    switch (kernel.kind) {
+    case bp::FunctionKind::InCore:
+      file.line("{" + name + ", " + id + ", BP_KERNEL_INCORE, " + kernel.entry +
+                ", nullptr},");
+      break;
+    case bp::FunctionKind::AIC:
+      file.line("{" + name + ", " + id + ", BP_KERNEL_AIC, " + kernel.entry +
+                ", nullptr},");
+      break;
+    case bp::FunctionKind::AIV:
+      file.line("{" + name + ", " + id + ", BP_KERNEL_AIV, nullptr, " +
+                kernel.entry + "},");
+      break;
+    default:
+      file.line("{" + name + ", " + id + ", BP_KERNEL_GROUP, " +
+                (kernel.aicEntry.empty() ? "nullptr" : kernel.aicEntry) + ", " +
+                (kernel.aivEntry.empty() ? "nullptr" : kernel.aivEntry) + "},");
+      break;
+    }
+  }
+  file.dedent();
+  file.line("};");
+  file.line("*count = static_cast<int64_t>(sizeof(table) / sizeof(table[0]));");
+  file.line("return table;");
+  file.close();
+  files["kernels/kernel_table.cpp"] = std::move(file.str());
+}
+
+LogicalResult blockpipe::codegen::emitKernelSources(const Program &program,
+                                                    FileMap &files) {
+  for (const KernelInfo &kernel : program.kernels)
+    if (kernel.kind != bp::FunctionKind::Group &&
+        failed(emitKernelFile(program, kernel, files)))
+      return failure();
+  emitKernelTable(program, files);
+  return success();
+}

@@ -1,0 +1,500 @@
+//===- EmitOrchestration.cpp - orchestration/<orch>.cpp and .h ------------===//
+//
+// An orchestration function becomes a C++ function that submits its
+// launches to a runtime TaskGraph (dependencies come from how each launch
+// uses its tensors), plus an extern "C" entry taking `void **` for dlopen.
+// Pipe buffers are sized here: per-block bytes times the core_num of the
+// launch that consumes them, a literal product for a constant core_num and
+// an expression of the live C++ variable for a run-time one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CppTypes.h"
+#include "FunctionBody.h"
+
+#include "mlir/IR/Dominance.h"
+
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace blockpipe::codegen;
+
+static bool isOutParam(func::FuncOp func, unsigned i) {
+  auto dir =
+      func.getArgAttrOfType<Attribute>(i, bp::BPDialect::kParamDirAttrName);
+  if (!dir)
+    return false;
+  auto kind = llvm::dyn_cast<bp::ParamDirAttr>(dir);
+  return kind && kind.getValue() != bp::ParamDir::In;
+}
+
+/// Parameter indices of `func`'s Out/InOut parameters: result i of a call
+/// or launch is the value of the i-th (bp-normalize-return-order).
+static std::vector<unsigned> outParams(func::FuncOp func) {
+  std::vector<unsigned> out;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (isOutParam(func, i))
+      out.push_back(i);
+  return out;
+}
+
+namespace {
+
+class OrchestrationBody : public FunctionBody {
+public:
+  OrchestrationBody(const Program &program, const OrchestrationInfo &orch)
+      : FunctionBody(program, orch.func), orch(orch), dominance(orch.func) {}
+
+  LogicalResult emit();
+  const std::string &statements() { return out.str(); }
+
+  /// `void <ident>(rt::TaskGraph &bp_graph, ...)` with `tensorType` for
+  /// tensor parameters.
+  std::string signature(llvm::StringRef tensorType, llvm::StringRef graphType,
+                        bool definition) const;
+  std::vector<std::string> paramNames;
+  /// Kernels launched, in first-launch order.
+  llvm::SetVector<const KernelInfo *> launched;
+  /// Orchestrations called, in first-call order.
+  llvm::SetVector<const OrchestrationInfo *> called;
+  bool checksTensors = false;
+  bool launches = false;
+
+private:
+  LogicalResult emitSideOp(Operation *op) override;
+  std::string dimExpr(Value tensor, unsigned k) const override;
+  LogicalResult emitLaunch(bp::LaunchOp op);
+  LogicalResult emitPipeBuffer(bp::TensorCreateOp create, bp::LaunchOp launch);
+  LogicalResult aliasResults(Operation *op, func::FuncOp callee);
+
+  const OrchestrationInfo &orch;
+  DominanceInfo dominance;
+  /// Pipe buffers whose launch's core_num is defined after them: emitted
+  /// right before the launch instead.
+  llvm::DenseMap<Operation *, bp::TensorCreateOp> deferred;
+  unsigned pipeBuffers = 0;
+};
+
+} // namespace
+
+std::string OrchestrationBody::dimExpr(Value tensor, unsigned k) const {
+  auto type = llvm::cast<bp::GMTensorType>(tensor.getType());
+  if (!type.isDynamicDim(k))
+    return std::to_string(type.getDimSize(k));
+  return expr(tensorRoot(tensor)) + ".shape()[" + std::to_string(k) + "]";
+}
+
+std::string OrchestrationBody::signature(llvm::StringRef tensorType,
+                                         llvm::StringRef graphType,
+                                         bool definition) const {
+  // Tensors are always read (their shapes are checked); scalars and the
+  // graph may not be.
+  bool graphUsed = false;
+  func.walk([&](Operation *op) {
+    if (!isDead(op) &&
+        llvm::isa<bp::LaunchOp, bp::TensorCreateOp, func::CallOp>(op))
+      graphUsed = true;
+  });
+  auto unused = [&](bool used) {
+    return definition && !used ? std::string("[[maybe_unused]] ")
+                               : std::string();
+  };
+  std::vector<std::string> pieces{unused(graphUsed) + graphType.str() +
+                                  " &bp_graph"};
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    if (llvm::isa<bp::GMTensorType>(type))
+      pieces.push_back("const " + tensorType.str() + " &" + paramNames[i]);
+    else
+      pieces.push_back(unused(hasLiveUse(func.getArgument(i))) +
+                       *cppScalarType(type) + " " + paramNames[i]);
+  }
+  return "void " + orch.ident + "(" + llvm::join(pieces, ", ") + ")";
+}
+
+LogicalResult OrchestrationBody::emit() {
+  findDeadOps(func.getBody());
+  for (BlockArgument arg : func.getArguments()) {
+    if (!llvm::isa<bp::GMTensorType>(arg.getType()) &&
+        !cppScalarType(arg.getType()))
+      return error(func, "unsupported parameter type ") << arg.getType();
+    paramNames.push_back(declare(arg, "arg"));
+  }
+  // A tensor of the wrong shape or dtype would make kernels read or write
+  // outside it: check what the caller passes.
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = llvm::dyn_cast<bp::GMTensorType>(arg.getType());
+    if (!type)
+      continue;
+    std::optional<std::string> dtype = dtypeEnumerator(type.getElementType());
+    if (!dtype)
+      return error(func, "unsupported tensor element type ")
+             << type.getElementType();
+    std::vector<std::string> dims;
+    for (int64_t dim : type.getShape())
+      dims.push_back(ShapedType::isDynamic(dim) ? "-1" : std::to_string(dim));
+    out.line("bp_check_tensor(" + expr(arg) + ", \"" +
+             escapeCppString(expr(arg)) + "\", {" + llvm::join(dims, ", ") +
+             "}, rt::DType::" + *dtype + ");");
+    checksTensors = true;
+  }
+  if (failed(emitBlock(func.getBody().front())))
+    return failure();
+  Operation *ret = func.getBody().front().getTerminator();
+  for (Value value : ret->getOperands()) {
+    auto root = llvm::dyn_cast<BlockArgument>(tensorRoot(value));
+    if (!root || !isOutParam(func, root.getArgNumber()))
+      return error(ret, "an orchestration may only return its Out/InOut "
+                        "parameters (run bp-normalize-return-order)");
+  }
+  return success();
+}
+
+LogicalResult OrchestrationBody::emitPipeBuffer(bp::TensorCreateOp create,
+                                                bp::LaunchOp launch) {
+  auto type = llvm::cast<bp::GMTensorType>(create.getType());
+  int64_t perBlock = type.getDimSize(0);
+  std::string hint = "gm_pipe_buffer_" + std::to_string(pipeBuffers++);
+  std::string name = scope.unique(hint);
+  names[create.getResult()] = name;
+  std::string blocks;
+  if (std::optional<int64_t> coreNum = launch.getStaticCoreNum())
+    blocks = std::to_string(*coreNum);
+  else
+    blocks = expr(launch.getDynamicCoreNum());
+  out.line("// Pipe buffer of the launch of '" +
+           escapeCppComment(launch.getCallee()) +
+           "': " + std::to_string(perBlock) + " bytes for each of its " +
+           (launch.getStaticCoreNum() ? blocks : "`" + blocks + "`") +
+           " blocks.");
+  out.line("rt::Tensor " + name + " = bp_graph.createTensor(\"" +
+           escapeCppString(name) + "\", {" + std::to_string(perBlock) + " * " +
+           blocks + "}, rt::DType::INT8);");
+  return success();
+}
+
+LogicalResult OrchestrationBody::aliasResults(Operation *op,
+                                              func::FuncOp callee) {
+  std::vector<unsigned> outs = outParams(callee);
+  if (outs.size() != op->getNumResults())
+    return error(op, "the results of '")
+           << callee.getSymName()
+           << "' must be its Out/InOut parameters in order (run "
+              "bp-normalize-return-order)";
+  // Launch operands may be preceded by core_num; the call's args are the
+  // trailing operands.
+  unsigned first = op->getNumOperands() - callee.getNumArguments();
+  for (auto [i, result] : llvm::enumerate(op->getResults()))
+    aliasTensor(result, op->getOperand(first + outs[i]));
+  return success();
+}
+
+LogicalResult OrchestrationBody::emitLaunch(bp::LaunchOp op) {
+  func::FuncOp callee = program.lookup(op.getCallee());
+  const KernelInfo *kernel = callee ? program.kernelFor(callee) : nullptr;
+  if (!kernel)
+    return error(op, "launched '") << op.getCallee() << "' is not a kernel";
+  if (callee.getNumArguments() != op.getArgs().size())
+    return error(op, "launch of '")
+           << op.getCallee() << "' passes " << op.getArgs().size()
+           << " arguments for " << callee.getNumArguments() << " parameters";
+  launched.insert(kernel);
+  launches = true;
+  if (auto it = deferred.find(op); it != deferred.end())
+    if (failed(emitPipeBuffer(it->second, op)))
+      return failure();
+
+  std::vector<std::string> args;
+  for (auto [i, operand] : llvm::enumerate(op.getArgs())) {
+    Type type = callee.getArgumentTypes()[i];
+    if (auto tensor = llvm::dyn_cast<bp::GMTensorType>(type)) {
+      const char *access =
+          kernel->pipeBufferArg == i ? "pipeBuffer"
+          : isOutParam(callee, i)
+              ? (llvm::cast<bp::ParamDirAttr>(
+                     callee.getArgAttr(i, bp::BPDialect::kParamDirAttrName))
+                             .getValue() == bp::ParamDir::Out
+                     ? "out"
+                     : "inout")
+              : "in";
+      args.push_back(std::string("rt::Arg::") + access + "(" + expr(operand) +
+                     ")");
+      // The kernel ABI passes every dynamic dim after its tensor.
+      for (unsigned k = 0; k < tensor.getRank(); ++k)
+        if (tensor.isDynamicDim(k))
+          args.push_back("rt::Arg::scalar<int64_t>(" + dimExpr(operand, k) +
+                         ")");
+      continue;
+    }
+    args.push_back("rt::Arg::scalar<" + *cppScalarType(type) + ">(" +
+                   expr(operand) + ")");
+  }
+  std::string blocks = op.getStaticCoreNum()
+                           ? std::to_string(*op.getStaticCoreNum())
+                           : expr(op.getDynamicCoreNum());
+  std::string pipeArg = "-1", pipeBytes = "0";
+  if (kernel->pipeBufferArg) {
+    pipeArg = std::to_string(abiSlots(callee)[*kernel->pipeBufferArg]);
+    pipeBytes = std::to_string(kernel->pipeBufferBytes);
+  }
+  out.line("bp_graph.submit(bp_launchable_" + kernel->ident + "(),");
+  out.line("                bp_launch_spec(/*block_num=*/" + blocks +
+           ", /*sync_start=*/" + (op.getSyncStart() ? "true" : "false") +
+           ", /*pipe_buffer_arg=*/" + pipeArg +
+           ", /*pipe_buffer_bytes_per_block=*/" + pipeBytes + "),");
+  out.line("                {" + llvm::join(args, ", ") + "});");
+  return aliasResults(op, callee);
+}
+
+LogicalResult OrchestrationBody::emitSideOp(Operation *op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](bp::DimOp op) {
+        alias(op, dimExpr(op.getSource(), op.getIndex()));
+        return success();
+      })
+      .Case([&](bp::TensorCreateOp op) -> LogicalResult {
+        auto type = llvm::cast<bp::GMTensorType>(op.getType());
+        if (op.getPipeBuffer()) {
+          auto launch = op->hasOneUse()
+                            ? llvm::dyn_cast<bp::LaunchOp>(*op->user_begin())
+                            : bp::LaunchOp();
+          if (!launch)
+            return error(op, "a pipe buffer must be passed to exactly one "
+                             "launch: its size depends on that launch's "
+                             "core_num");
+          func::FuncOp callee = program.lookup(launch.getCallee());
+          const KernelInfo *kernel =
+              callee ? program.kernelFor(callee) : nullptr;
+          unsigned operandIndex =
+              op->use_begin()->getOperandNumber() -
+              (launch.getNumOperands() - launch.getArgs().size());
+          if (!kernel || kernel->pipeBufferArg != operandIndex)
+            return error(op, "the pipe buffer must be passed as the "
+                             "__gm_pipe_buffer parameter of '")
+                   << launch.getCallee() << "'";
+          if (type.getRank() != 1 ||
+              type.getDimSize(0) != kernel->pipeBufferBytes)
+            return error(op, "pipe buffer of ")
+                   << type << " but '" << launch.getCallee() << "' needs "
+                   << kernel->pipeBufferBytes << " bytes per block";
+          // Sized by the launch's core_num: emitted here when that value is
+          // already defined, else right before the launch.
+          Value coreNum = launch.getDynamicCoreNum();
+          if (coreNum && !dominance.properlyDominates(coreNum, op)) {
+            deferred[launch] = op;
+            return success();
+          }
+          return emitPipeBuffer(op, launch);
+        }
+        std::optional<std::string> dtype =
+            dtypeEnumerator(type.getElementType());
+        if (!dtype)
+          return error(op, "unsupported tensor element type ")
+                 << type.getElementType();
+        std::vector<std::string> dims;
+        unsigned dynamic = 0;
+        for (int64_t dim : type.getShape())
+          dims.push_back(ShapedType::isDynamic(dim)
+                             ? expr(op.getDynamicSizes()[dynamic++])
+                             : std::to_string(dim));
+        std::string name = declare(op, "tensor");
+        out.line("rt::Tensor " + name + " = bp_graph.createTensor(\"" +
+                 escapeCppString(name) + "\", {" + llvm::join(dims, ", ") +
+                 "}, rt::DType::" + *dtype +
+                 (op.getManualDep() ? ", /*manualDep=*/true" : "") + ");");
+        return success();
+      })
+      .Case([&](bp::LaunchOp op) { return emitLaunch(op); })
+      .Case([&](func::CallOp call) -> LogicalResult {
+        func::FuncOp callee = program.lookup(call.getCallee());
+        const OrchestrationInfo *other =
+            callee ? program.orchestrationFor(callee) : nullptr;
+        if (!other)
+          return error(call, "an orchestration may only call orchestrations");
+        called.insert(other);
+        std::vector<std::string> args{"bp_graph"};
+        for (Value operand : call.getOperands())
+          args.push_back(expr(operand));
+        out.line("::" + program.project + "::" + other->ident + "(" +
+                 llvm::join(args, ", ") + ");");
+        return aliasResults(call, callee);
+      })
+      .Case<bp::SendOp, bp::RecvOp, bp::CollectivePermuteOp, bp::LocalCopyOp>(
+          [&](Operation *op) {
+            return error(op, "'")
+                   << op->getName()
+                   << "' needs the runtime's device-to-device channels, which "
+                      "codegen does not target yet";
+          })
+      .Default([&](Operation *op) {
+        return error(op, "'")
+               << op->getName() << "' cannot appear in an orchestration";
+      });
+}
+
+static void emitHeader(const Program &program, const OrchestrationInfo &orch,
+                       const OrchestrationBody &body, FileMap &files) {
+  CppWriter file;
+  std::string guard =
+      "BP_GENERATED_" + program.project + "_" + orch.ident + "_H";
+  file.line("// Generated by bp-translate from orchestration function '" +
+            escapeCppComment(orch.name) + "'. Do not edit.");
+  file.line();
+  file.line("#ifndef " + guard);
+  file.line("#define " + guard);
+  file.line();
+  file.line("#include \"blockpipe/Runtime/TaskGraph.h\"");
+  file.line();
+  file.line("#include <cstdint>");
+  file.line();
+  file.line("namespace " + program.project + " {");
+  file.line();
+  file.line("/// Submits the launches of '" + escapeCppComment(orch.name) +
+            "' to `bp_graph`; Out tensors are written in");
+  file.line("/// place once `bp_graph.wait()` returns.");
+  file.line(body.signature("::blockpipe::runtime::Tensor",
+                           "::blockpipe::runtime::TaskGraph", false) +
+            ";");
+  file.line();
+  file.line("} // namespace " + program.project);
+  file.line();
+  file.line("/// The same for dlopen: `bp_args[i]` points to parameter i (a "
+            "Tensor or a scalar).");
+  file.line("extern \"C\" void " + orch.entry +
+            "(::blockpipe::runtime::TaskGraph *bp_graph, void **bp_args);");
+  file.line();
+  file.line("#endif // " + guard);
+  files[orch.header] = std::move(file.str());
+}
+
+static LogicalResult emitOrchestrationFile(const Program &program,
+                                           const OrchestrationInfo &orch,
+                                           FileMap &files) {
+  OrchestrationBody body(program, orch);
+  if (failed(body.emit()))
+    return failure();
+  emitHeader(program, orch, body, files);
+
+  CppWriter file;
+  file.line("// Generated by bp-translate from orchestration function '" +
+            escapeCppComment(orch.name) + "'. Do not edit.");
+  file.line();
+  llvm::StringRef headerFile = llvm::StringRef(orch.header).rsplit('/').second;
+  file.line("#include \"" + headerFile.str() + "\"");
+  for (const OrchestrationInfo *other : body.called)
+    if (other != &orch)
+      file.line("#include \"" +
+                llvm::StringRef(other->header).rsplit('/').second.str() + "\"");
+  file.line();
+  file.line("#include \"blockpipe/Runtime/Error.h\"");
+  file.line("#include \"blockpipe/Runtime/KernelABI.h\"");
+  file.line();
+  file.line("#include <cstdint>");
+  file.line("#include <initializer_list>");
+  file.line("#include <string>");
+  file.line();
+  for (const KernelInfo *kernel : body.launched)
+    for (const std::string *symbol :
+         {&kernel->entry, &kernel->aicEntry, &kernel->aivEntry})
+      if (!symbol->empty())
+        file.line("extern \"C\" int32_t " + *symbol +
+                  "(void **bp_args, const bp_block_context *bp_ctx);");
+  if (!body.launched.empty())
+    file.line();
+  file.line("namespace {");
+  file.line();
+  file.line("namespace rt = ::blockpipe::runtime;");
+  for (const KernelInfo *kernel : body.launched) {
+    std::string name = "\"" + escapeCppString(kernel->name) + "\"";
+    std::string id = std::to_string(kernel->funcId);
+    std::string make;
+    switch (kernel->kind) {
+    case bp::FunctionKind::InCore:
+      make = "makeInCore(" + name + ", " + kernel->entry + ", " + id + ")";
+      break;
+    case bp::FunctionKind::AIC:
+      make = "makeAic(" + name + ", " + kernel->entry + ", " + id + ")";
+      break;
+    case bp::FunctionKind::AIV:
+      make = "makeAiv(" + name + ", " + kernel->entry + ", " + id + ")";
+      break;
+    default:
+      make = "makeGroup(" + name + ", " + kernel->aicEntry + ", " +
+             kernel->aivEntry + ", " + id + ")";
+      break;
+    }
+    file.line();
+    file.open("const rt::Kernel &bp_launchable_" + kernel->ident + "()");
+    file.line("static const rt::Kernel kernel = rt::Kernel::" + make + ";");
+    file.line("return kernel;");
+    file.close();
+  }
+  if (body.launches) {
+    file.line();
+    file.open("rt::LaunchSpec bp_launch_spec(int64_t blockNum, bool syncStart, "
+              "int32_t pipeBufferArg, int64_t pipeBufferPerBlockBytes)");
+    file.line("rt::LaunchSpec spec;");
+    file.line("spec.blockNum = blockNum;");
+    file.line("spec.syncStart = syncStart;");
+    file.line("spec.pipeBufferArg = pipeBufferArg;");
+    file.line("spec.pipeBufferPerBlockBytes = pipeBufferPerBlockBytes;");
+    file.line("return spec;");
+    file.close();
+  }
+  if (body.checksTensors) {
+    file.line();
+    file.line("// -1 in `shape` is a dynamic dim.");
+    file.open(
+        "void bp_check_tensor(const rt::Tensor &tensor, const char *name, "
+        "std::initializer_list<int64_t> shape, rt::DType dtype)");
+    file.line("bool ok = tensor.valid() && tensor.dtype() == dtype &&");
+    file.line("          tensor.shape().size() == shape.size();");
+    file.line("size_t k = 0;");
+    file.line("for (int64_t dim : shape)");
+    file.line("  ok = ok && (dim < 0 || tensor.shape()[k++] == dim);");
+    file.line("if (!ok)");
+    file.line("  throw rt::Error(std::string(\"argument '\") + name +");
+    file.line("                  \"' does not have the shape and dtype the "
+              "program was compiled for\");");
+    file.close();
+  }
+  file.line();
+  file.line("} // namespace");
+  file.line();
+  file.line("namespace " + program.project + " {");
+  file.line();
+  file.line(body.signature("rt::Tensor", "rt::TaskGraph", true) + " {");
+  file.str() += body.statements();
+  file.line("}");
+  file.line();
+  file.line("} // namespace " + program.project);
+  file.line();
+  file.open("extern \"C\" void " + orch.entry +
+            "(rt::TaskGraph *bp_graph, void **bp_args)");
+  std::vector<std::string> args{"*bp_graph"};
+  for (auto [i, type] : llvm::enumerate(orch.func.getArgumentTypes())) {
+    std::string slot = "bp_args[" + std::to_string(i) + "]";
+    if (llvm::isa<bp::GMTensorType>(type))
+      args.push_back("*static_cast<const rt::Tensor *>(" + slot + ")");
+    else
+      args.push_back("*static_cast<const " + *cppScalarType(type) + " *>(" +
+                     slot + ")");
+  }
+  if (args.size() == 1) {
+    file.line("(void)bp_args;");
+  }
+  file.line(program.project + "::" + orch.ident + "(" + llvm::join(args, ", ") +
+            ");");
+  file.close();
+  files[orch.source] = std::move(file.str());
+  return success();
+}
+
+LogicalResult
+blockpipe::codegen::emitOrchestrationSources(const Program &program,
+                                             FileMap &files) {
+  for (const OrchestrationInfo &orch : program.orchestrations)
+    if (failed(emitOrchestrationFile(program, orch, files)))
+      return failure();
+  return success();
+}

@@ -1,0 +1,348 @@
+//===- FunctionBody.cpp - Statements of one function ----------------------===//
+
+#include "FunctionBody.h"
+
+#include "CppTypes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace blockpipe::codegen;
+
+void FunctionBody::findDeadOps(Region &region) {
+  for (Block &block : llvm::reverse(region.getBlocks())) {
+    for (Operation &op : llvm::reverse(block)) {
+      for (Region &inner : op.getRegions())
+        findDeadOps(inner);
+      if (op.hasTrait<OpTrait::IsTerminator>() || !wouldOpBeTriviallyDead(&op))
+        continue;
+      bool used = llvm::any_of(
+          op.getUsers(), [&](Operation *user) { return !dead.contains(user); });
+      if (!used)
+        dead.insert(&op);
+    }
+  }
+}
+
+bool FunctionBody::hasLiveUse(Value value) const {
+  return llvm::any_of(value.getUsers(),
+                      [&](Operation *user) { return !dead.contains(user); });
+}
+
+std::string FunctionBody::declare(Value value, llvm::StringRef fallback) {
+  std::optional<std::string> hint = program.nameOf(value);
+  std::string name = scope.unique(hint ? *hint : fallback.str());
+  names[value] = name;
+  return name;
+}
+
+std::string FunctionBody::expr(Value value) const {
+  auto it = names.find(value);
+  assert(it != names.end() && "value used before it was emitted");
+  return it->second;
+}
+
+Value FunctionBody::tensorRoot(Value value) const {
+  auto it = roots.find(value);
+  return it == roots.end() ? value : it->second;
+}
+
+void FunctionBody::aliasTensor(Value value, Value of) {
+  Value root = tensorRoot(of);
+  roots[value] = root;
+  names[value] = expr(root);
+}
+
+std::optional<std::string> FunctionBody::valueType(Type type) const {
+  return cppScalarType(type);
+}
+
+LogicalResult FunctionBody::emitBlock(Block &block) {
+  for (Operation &op : block.without_terminator())
+    if (!isDead(&op) && failed(emitOp(&op)))
+      return failure();
+  return success();
+}
+
+LogicalResult FunctionBody::emitOp(Operation *op) {
+  if (auto forOp = llvm::dyn_cast<scf::ForOp>(op))
+    return emitFor(forOp);
+  if (auto ifOp = llvm::dyn_cast<scf::IfOp>(op))
+    return emitIf(ifOp);
+  if (op->getDialect() && op->getDialect()->getNamespace() == "arith")
+    return emitArith(op);
+  return emitSideOp(op);
+}
+
+static std::string asUnsigned(llvm::StringRef e) {
+  return ("static_cast<uint64_t>(" + e + ")").str();
+}
+
+LogicalResult FunctionBody::emitArith(Operation *op) {
+  if (auto constant = llvm::dyn_cast<arith::ConstantOp>(op)) {
+    std::optional<std::string> literal =
+        cppLiteral(llvm::cast<TypedAttr>(constant.getValue()));
+    if (!literal)
+      return error(op, "unsupported constant of type ") << constant.getType();
+    alias(constant.getResult(), *literal);
+    return success();
+  }
+  if (op->getNumResults() != 1)
+    return error(op, "unsupported op '") << op->getName() << "'";
+  Value result = op->getResult(0);
+  std::optional<std::string> type = cppScalarType(result.getType());
+  if (!type)
+    return error(op, "unsupported scalar type ") << result.getType();
+  auto operand = [&](unsigned i) { return expr(op->getOperand(i)); };
+  auto binary = [&](llvm::StringRef sign) {
+    return operand(0) + " " + sign.str() + " " + operand(1);
+  };
+  auto cast = [&](const std::string &e) {
+    return "static_cast<" + *type + ">(" + e + ")";
+  };
+  std::optional<std::string> value =
+      llvm::TypeSwitch<Operation *, std::optional<std::string>>(op)
+          .Case<arith::AddIOp, arith::AddFOp>([&](auto) { return binary("+"); })
+          .Case<arith::SubIOp, arith::SubFOp>([&](auto) { return binary("-"); })
+          .Case<arith::MulIOp, arith::MulFOp>([&](auto) { return binary("*"); })
+          .Case<arith::DivSIOp, arith::DivFOp>(
+              [&](auto) { return binary("/"); })
+          .Case<arith::RemSIOp>([&](auto) { return binary("%"); })
+          .Case<arith::AndIOp>([&](auto) { return binary("&"); })
+          .Case<arith::OrIOp>([&](auto) { return binary("|"); })
+          .Case<arith::XOrIOp>([&](auto) { return binary("^"); })
+          .Case<arith::ShLIOp>([&](auto) { return binary("<<"); })
+          .Case<arith::ShRSIOp>([&](auto) { return binary(">>"); })
+          .Case<arith::DivUIOp>([&](auto) {
+            return cast(asUnsigned(operand(0)) + " / " +
+                        asUnsigned(operand(1)));
+          })
+          .Case<arith::RemUIOp>([&](auto) {
+            return cast(asUnsigned(operand(0)) + " % " +
+                        asUnsigned(operand(1)));
+          })
+          .Case<arith::ShRUIOp>([&](auto) {
+            return cast(asUnsigned(operand(0)) + " >> " + operand(1));
+          })
+          .Case<arith::CeilDivSIOp>([&](auto) {
+            std::string a = operand(0), b = operand(1);
+            return "(" + a + " / " + b + ") + ((" + a + " % " + b +
+                   " != 0) && ((" + a + " < 0) == (" + b + " < 0)) ? 1 : 0)";
+          })
+          .Case<arith::FloorDivSIOp>([&](auto) {
+            std::string a = operand(0), b = operand(1);
+            return "(" + a + " / " + b + ") - ((" + a + " % " + b +
+                   " != 0) && ((" + a + " < 0) != (" + b + " < 0)) ? 1 : 0)";
+          })
+          .Case<arith::MaxSIOp, arith::MaximumFOp, arith::MaxNumFOp>([&](auto) {
+            return operand(0) + " > " + operand(1) + " ? " + operand(0) +
+                   " : " + operand(1);
+          })
+          .Case<arith::MinSIOp, arith::MinimumFOp, arith::MinNumFOp>([&](auto) {
+            return operand(0) + " < " + operand(1) + " ? " + operand(0) +
+                   " : " + operand(1);
+          })
+          .Case<arith::NegFOp>([&](auto) { return "-" + operand(0); })
+          .Case<arith::SelectOp>([&](auto) {
+            return operand(0) + " ? " + operand(1) + " : " + operand(2);
+          })
+          .Case<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp,
+                arith::SIToFPOp, arith::FPToSIOp, arith::ExtFOp,
+                arith::TruncFOp>([&](auto) { return cast(operand(0)); })
+          .Case<arith::CmpIOp>(
+              [&](arith::CmpIOp cmp) -> std::optional<std::string> {
+                std::string a = operand(0), b = operand(1);
+                using P = arith::CmpIPredicate;
+                switch (cmp.getPredicate()) {
+                case P::eq:
+                  return a + " == " + b;
+                case P::ne:
+                  return a + " != " + b;
+                case P::slt:
+                  return a + " < " + b;
+                case P::sle:
+                  return a + " <= " + b;
+                case P::sgt:
+                  return a + " > " + b;
+                case P::sge:
+                  return a + " >= " + b;
+                case P::ult:
+                  return asUnsigned(a) + " < " + asUnsigned(b);
+                case P::ule:
+                  return asUnsigned(a) + " <= " + asUnsigned(b);
+                case P::ugt:
+                  return asUnsigned(a) + " > " + asUnsigned(b);
+                case P::uge:
+                  return asUnsigned(a) + " >= " + asUnsigned(b);
+                }
+                return std::nullopt;
+              })
+          .Case<arith::CmpFOp>(
+              [&](arith::CmpFOp cmp) -> std::optional<std::string> {
+                std::string a = operand(0), b = operand(1);
+                using P = arith::CmpFPredicate;
+                switch (cmp.getPredicate()) {
+                case P::OEQ:
+                  return a + " == " + b;
+                case P::UNE:
+                  return a + " != " + b;
+                case P::OLT:
+                  return a + " < " + b;
+                case P::OLE:
+                  return a + " <= " + b;
+                case P::OGT:
+                  return a + " > " + b;
+                case P::OGE:
+                  return a + " >= " + b;
+                default:
+                  return std::nullopt;
+                }
+              })
+          .Default([](Operation *) { return std::nullopt; });
+  if (!value)
+    return error(op, "unsupported op '") << op->getName() << "'";
+  std::string name = declare(result);
+  out.line("const " + *type + " " + name + " = " + *value + ";");
+  return success();
+}
+
+FailureOr<std::vector<std::string>>
+FunctionBody::declareCarried(Operation *op, ValueRange results,
+                             ValueRange inits, ValueRange blockArgs) {
+  std::vector<std::string> vars;
+  for (auto [i, result] : llvm::enumerate(results)) {
+    if (llvm::isa<bp::GMTensorType>(result.getType())) {
+      // A tensor carried through a loop is the same tensor: stores return
+      // their destination.
+      if (!inits.empty()) {
+        aliasTensor(result, inits[i]);
+        if (!blockArgs.empty())
+          aliasTensor(blockArgs[i], inits[i]);
+      }
+      vars.push_back("");
+      continue;
+    }
+    std::optional<std::string> type = valueType(result.getType());
+    if (!type)
+      return error(op, "unsupported carried value of type ")
+             << result.getType();
+    std::optional<std::string> hint = program.nameOf(result);
+    if (!hint && !blockArgs.empty())
+      hint = program.nameOf(blockArgs[i]);
+    std::string name = scope.unique(hint ? *hint : "v");
+    bool used =
+        hasLiveUse(result) || (!blockArgs.empty() && hasLiveUse(blockArgs[i]));
+    std::string decl = (used ? "" : "[[maybe_unused]] ") + *type + " " + name;
+    if (!inits.empty())
+      decl += " = " + expr(inits[i]);
+    else if (!llvm::isa<bp::TileType>(result.getType()))
+      decl += "{}";
+    out.line(decl + ";");
+    names[result] = name;
+    if (!blockArgs.empty())
+      names[blockArgs[i]] = name;
+    vars.push_back(name);
+  }
+  return vars;
+}
+
+LogicalResult FunctionBody::assignYield(Operation *yield, ValueRange yielded,
+                                        ValueRange results,
+                                        llvm::ArrayRef<std::string> vars,
+                                        ValueRange blockArgs) {
+  // A yield that permutes the carried values reads them all before writing.
+  bool permutes = false;
+  for (auto [i, value] : llvm::enumerate(yielded))
+    for (auto [j, arg] : llvm::enumerate(blockArgs))
+      if (value == arg && i != j)
+        permutes = true;
+  std::vector<std::pair<std::string, std::string>> assignments;
+  for (auto [i, value] : llvm::enumerate(yielded)) {
+    if (vars[i].empty()) {
+      if (tensorRoot(value) != tensorRoot(results[i]))
+        return error(yield, "a tensor carried by a loop or branch must stay "
+                            "the same tensor");
+      continue;
+    }
+    if (!blockArgs.empty() && value == blockArgs[i])
+      continue;
+    assignments.push_back({vars[i], expr(value)});
+  }
+  if (permutes) {
+    std::vector<std::string> temps;
+    for (auto &[var, value] : assignments) {
+      std::string temp = scope.unique(var + "_next");
+      out.line("const auto " + temp + " = " + value + ";");
+      temps.push_back(temp);
+    }
+    for (auto [k, assignment] : llvm::enumerate(assignments))
+      out.line(assignment.first + " = " + temps[k] + ";");
+    return success();
+  }
+  for (auto &[var, value] : assignments)
+    out.line(var + " = " + value + ";");
+  return success();
+}
+
+LogicalResult FunctionBody::emitFor(scf::ForOp op) {
+  Block *body = op.getBody();
+  FailureOr<std::vector<std::string>> vars = declareCarried(
+      op, op.getResults(), op.getInitArgs(), op.getRegionIterArgs());
+  if (failed(vars))
+    return failure();
+  std::optional<std::string> ivType =
+      cppScalarType(op.getInductionVar().getType());
+  if (!ivType)
+    return error(op, "unsupported induction variable type");
+  std::string iv = declare(op.getInductionVar(), "i");
+  out.open("for (" + *ivType + " " + iv + " = " + expr(op.getLowerBound()) +
+           "; " + iv + " < " + expr(op.getUpperBound()) + "; " + iv +
+           " += " + expr(op.getStep()) + ")");
+  if (failed(emitBlock(*body)))
+    return failure();
+  Operation *yield = body->getTerminator();
+  if (failed(assignYield(yield, yield->getOperands(), op.getResults(), *vars,
+                         op.getRegionIterArgs())))
+    return failure();
+  out.close();
+  return success();
+}
+
+LogicalResult FunctionBody::emitIf(scf::IfOp op) {
+  FailureOr<std::vector<std::string>> vars =
+      declareCarried(op, op.getResults(), {}, {});
+  if (failed(vars))
+    return failure();
+  auto emitBranch = [&](Region &region) -> LogicalResult {
+    Block &block = region.front();
+    if (failed(emitBlock(block)))
+      return failure();
+    Operation *yield = block.getTerminator();
+    return assignYield(yield, yield->getOperands(), op.getResults(), *vars, {});
+  };
+  // A tensor result of an scf.if must be the same tensor on both branches;
+  // alias it to the then-branch's value once that is emitted.
+  out.open("if (" + expr(op.getCondition()) + ")");
+  Block &thenBlock = op.getThenRegion().front();
+  if (failed(emitBlock(thenBlock)))
+    return failure();
+  for (auto [i, result] : llvm::enumerate(op.getResults()))
+    if ((*vars)[i].empty())
+      aliasTensor(result, thenBlock.getTerminator()->getOperand(i));
+  if (failed(assignYield(thenBlock.getTerminator(),
+                         thenBlock.getTerminator()->getOperands(),
+                         op.getResults(), *vars, {})))
+    return failure();
+  if (!op.getElseRegion().empty()) {
+    out.dedent();
+    out.line("} else {");
+    out.indent();
+    if (failed(emitBranch(op.getElseRegion())))
+      return failure();
+  }
+  out.close();
+  return success();
+}

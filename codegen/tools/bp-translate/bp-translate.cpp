@@ -1,0 +1,114 @@
+//===- bp-translate.cpp - bp IR to a C++ project ----------------*- C++ -*-===//
+//
+//   bp-translate --bp-to-cpp -o DIR [input.mlir]
+//
+// Reads a module (after the default pipeline, or runs it with
+// --bp-default-pipeline), writes the project of ARCHITECTURE.md ("Codegen
+// output") under DIR, and with --bp-dump-passes the IR after each pass to
+// DIR/passes/. Errors are printed at the user's location; nothing is written
+// then.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockpipe/Codegen/Codegen.h"
+#include "blockpipe/Dialect/BPDialect.h"
+#include "blockpipe/Transforms/Passes.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/AsmParser/AsmParserState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+namespace cl = llvm::cl;
+
+static cl::opt<bool> toCpp("bp-to-cpp",
+                           cl::desc("Translate to a C++ project (the only "
+                                    "translation; accepted for clarity)"));
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
+                                      cl::init("-"));
+static cl::opt<std::string> outputDir("o", cl::desc("Output directory"),
+                                      cl::value_desc("dir"), cl::Required);
+static cl::opt<bool>
+    runPipeline("bp-default-pipeline",
+                cl::desc("Run the default pass pipeline before translating"));
+static cl::opt<bool> dumpPasses(
+    "bp-dump-passes",
+    cl::desc("With --bp-default-pipeline: write the IR after each pass to "
+             "<dir>/passes/NN_<pass>.mlir"));
+static cl::opt<std::string> target("bp-target",
+                                   cl::desc("Target recorded in the manifest"),
+                                   cl::init("cpu-sim"));
+static cl::opt<std::string>
+    projectName("bp-project",
+                cl::desc("CMake project / library / C++ namespace name "
+                         "(default: the module's name, else bp_program)"));
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "blockpipe C++ code generator\n");
+
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::bp::BPDialect, mlir::arith::ArithDialect,
+                  mlir::func::FuncDialect, mlir::scf::SCFDialect>();
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      mlir::openInputFile(inputFile, &error);
+  if (!input) {
+    llvm::errs() << "bp-translate: " << error << "\n";
+    return 1;
+  }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  // The parser state keeps the SSA names of the text (%x, %row), which the
+  // generated C++ reuses.
+  mlir::AsmParserState parserState;
+  mlir::ParserConfig config(&context);
+  mlir::Block parsed;
+  if (mlir::failed(
+          mlir::parseAsmSourceFile(sourceMgr, &parsed, config, &parserState)))
+    return 1;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::detail::constructContainerOpForParserIfNecessary<mlir::ModuleOp>(
+          &parsed, &context, mlir::UnknownLoc::get(&context));
+  if (!module)
+    return 1;
+  blockpipe::codegen::attachSourceNames(parserState);
+
+  if (runPipeline) {
+    mlir::PassManager pm(&context);
+    mlir::bp::DefaultPipelineOptions options;
+    if (dumpPasses) {
+      llvm::SmallString<256> dir(outputDir);
+      llvm::sys::path::append(dir, "passes");
+      options.dumpDir = dir.str().str();
+    }
+    mlir::bp::buildDefaultPipeline(pm, options);
+    if (mlir::failed(pm.run(*module)))
+      return 1;
+  }
+
+  blockpipe::codegen::EmitOptions options;
+  options.target = target;
+  options.projectName = projectName;
+  mlir::FailureOr<blockpipe::codegen::FileMap> files =
+      blockpipe::codegen::emitCpp(*module, options);
+  if (mlir::failed(files))
+    return 1;
+  if (mlir::failed(blockpipe::codegen::writeFiles(*files, outputDir, error))) {
+    llvm::errs() << "bp-translate: " << error << "\n";
+    return 1;
+  }
+  return 0;
+}
