@@ -450,8 +450,10 @@ static LogicalResult emitOrchestrationFile(const Program &program,
     file.line("bool ok = tensor.valid() && tensor.dtype() == dtype &&");
     file.line("          tensor.shape().size() == shape.size();");
     file.line("size_t k = 0;");
-    file.line("for (int64_t dim : shape)");
-    file.line("  ok = ok && (dim < 0 || tensor.shape()[k++] == dim);");
+    file.open("for (int64_t dim : shape)");
+    file.line("ok = ok && (dim < 0 || tensor.shape()[k] == dim);");
+    file.line("++k;");
+    file.close();
     file.line("if (!ok)");
     file.line("  throw rt::Error(std::string(\"argument '\") + name +");
     file.line("                  \"' does not have the shape and dtype the "

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# One golden test: translate <case>/input.mlir into <work> and compare it
+# byte for byte with <case>/expected. Usage: check.sh BP_TRANSLATE CASE WORK
+set -euo pipefail
+translate=$1 case=$2 work=$3
+rm -rf "$work"
+"$translate" --bp-to-cpp --bp-default-pipeline -o "$work" "$case/input.mlir"
+if ! diff -r -u "$case/expected" "$work"; then
+  echo "golden mismatch for $(basename "$case"); if intended, run" \
+       "tests/golden/regenerate.sh $(basename "$case") and review the diff" >&2
+  exit 1
+fi

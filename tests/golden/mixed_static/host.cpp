@@ -1,0 +1,18 @@
+// out = x * w + res over 4 blocks.
+#include "main.h"
+
+#include "HostUtil.h"
+
+int main() {
+  using namespace host;
+  rt::Device device;
+  rt::TaskGraph graph(device);
+  rt::Tensor x = graph.createTensor("x", {128, 64}, rt::DType::FP32);
+  rt::Tensor w = graph.createTensor("w", {64, 32}, rt::DType::FP32);
+  rt::Tensor res = graph.createTensor("res", {128, 32}, rt::DType::FP32);
+  rt::Tensor out = graph.createTensor("out", {128, 32}, rt::DType::FP32);
+  fill(x, 1), fill(w, 2), fill(res, 3);
+  blockpipe_program::main(graph, x, w, res, out);
+  graph.wait();
+  return finish(compare("out", fp32(out), matmulAdd(x, w, fp32(res), 128)));
+}

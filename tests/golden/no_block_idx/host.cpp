@@ -1,0 +1,22 @@
+// Every one of the 8 blocks computes rows 0-31: out[0:32] = x * w + res; the
+// other rows stay zero. Under the sanitizer, a wrapper that did not slice the
+// pipe buffer per block would fail the launch.
+#include "main.h"
+
+#include "HostUtil.h"
+
+int main() {
+  using namespace host;
+  rt::Device device;
+  rt::TaskGraph graph(device);
+  rt::Tensor x = graph.createTensor("x", {128, 64}, rt::DType::FP32);
+  rt::Tensor w = graph.createTensor("w", {64, 32}, rt::DType::FP32);
+  rt::Tensor res = graph.createTensor("res", {128, 32}, rt::DType::FP32);
+  rt::Tensor out = graph.createTensor("out", {128, 32}, rt::DType::FP32);
+  fill(x, 1), fill(w, 2), fill(res, 3);
+  blockpipe_program::main(graph, x, w, res, out);
+  graph.wait();
+  std::vector<float> expect = matmulAdd(x, w, fp32(res), 32);
+  expect.resize(128 * 32, 0.0f);
+  return finish(compare("out", fp32(out), expect));
+}
