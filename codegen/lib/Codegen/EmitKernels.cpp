@@ -105,6 +105,9 @@ std::string KernelBody::dimExpr(Value tensor, unsigned k) const {
 LogicalResult KernelBody::emit(CppWriter &file) {
   findDeadOps(func.getBody());
   scope.reserve(kPipeBufferName);
+  // The body refers to the tile library as `tile::`; a variable of that name
+  // would hide it from readers.
+  scope.reserve("tile");
   // Parameters first, so they keep the user's names.
   struct Piece {
     std::string type, name;
@@ -215,7 +218,7 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         auto w = window(op, op.getSource(), op.getOffsets(), op.getType());
         if (failed(w))
           return failure();
-        std::string name = declareTile(op, "tile");
+        std::string name = declareTile(op, "t");
         out.line("tile::load(" + name + ", " + (*w)[0] + ", " + (*w)[3] + ", " +
                  (*w)[1] + ", " + (*w)[2] + ");");
         return success();
@@ -231,13 +234,13 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         return success();
       })
       .Case([&](bp::MoveOp op) {
-        std::string name = declareTile(op, "tile");
+        std::string name = declareTile(op, "t");
         out.line("tile::move(" + name + ", " + expr(op.getSource()) + ");");
         return success();
       })
       .Case<bp::AddOp, bp::SubOp, bp::MulOp, bp::DivOp, bp::MaximumOp,
             bp::MinimumOp>([&](Operation *op) {
-        std::string name = declareTile(op->getResult(0), "tile");
+        std::string name = declareTile(op->getResult(0), "t");
         out.line("tile::" + op->getName().stripDialect().str() + "(" + name +
                  ", " + expr(op->getOperand(0)) + ", " +
                  expr(op->getOperand(1)) + ");");
@@ -245,14 +248,14 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
       })
       .Case<bp::ExpOp, bp::SqrtOp, bp::ReluOp, bp::NegOp, bp::RowSumOp,
             bp::RowMaxOp, bp::CastOp>([&](Operation *op) {
-        std::string name = declareTile(op->getResult(0), "tile");
+        std::string name = declareTile(op->getResult(0), "t");
         out.line("tile::" + op->getName().stripDialect().str() + "(" + name +
                  ", " + expr(op->getOperand(0)) + ");");
         return success();
       })
       .Case([&](bp::AbsOp op) {
         // |x| = max(x, -x); the tile library's ops may write in place.
-        std::string name = declareTile(op, "tile");
+        std::string name = declareTile(op, "t");
         std::string source = expr(op.getSource());
         out.line("tile::neg(" + name + ", " + source + ");");
         out.line("tile::maximum(" + name + ", " + source + ", " + name + ");");
@@ -266,7 +269,7 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
           return error(op, "unsupported fill value");
         if (op.getValue().getType() != element)
           literal = *cppScalarType(element) + "(" + *literal + ")";
-        std::string name = declareTile(op, "tile");
+        std::string name = declareTile(op, "t");
         out.line("tile::full(" + name + ", " + *literal + ");");
         return success();
       })
@@ -308,7 +311,7 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         return success();
       })
       .Case([&](bp::TPopOp op) {
-        std::string name = declareTile(op, "tile");
+        std::string name = declareTile(op, "t");
         out.line("BP_CHECK(bp_tpop_copy(" + ctx() + ", " +
                  std::to_string(op.getPipe()) + ", " + cppPipeDir(op.getDir()) +
                  ", " + name + ".data, sizeof(" + name + ".data)));");

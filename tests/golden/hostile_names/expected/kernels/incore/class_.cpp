@@ -11,16 +11,16 @@ namespace tile = ::blockpipe::tile;
 
 int32_t class_(const bp_block_context *bp_ctx, float *int_, float *v_x, float x_u22_u3b_u20_abort_u28_u29_u3b_u20_u2f_u2a_, float *gr_uf6_udf_e) {
   const int64_t u_bp_ctx = bp_ctx->block_idx;
-  const int64_t tile = u_bp_ctx * 16;
+  const int64_t tile_1 = u_bp_ctx * 16;
   tile::Tile<float, 16, 16, tile::Space::Vec> rt;
-  tile::load(rt, int_, 16, tile, 0);
+  tile::load(rt, int_, 16, tile_1, 0);
   tile::Tile<float, 16, 16, tile::Space::Vec> v1st;
-  tile::load(v1st, v_x, 16, tile, 0);
+  tile::load(v1st, v_x, 16, tile_1, 0);
   tile::Tile<float, 16, 16, tile::Space::Vec> return_;
   tile::mul(return_, rt, x_u22_u3b_u20_abort_u28_u29_u3b_u20_u2f_u2a_);
   tile::Tile<float, 16, 16, tile::Space::Vec> int_1;
   tile::add(int_1, return_, v1st);
-  tile::store(gr_uf6_udf_e, 16, tile, 0, int_1);
+  tile::store(gr_uf6_udf_e, 16, tile_1, 0, int_1);
   return BP_OK;
 }
 
