@@ -118,8 +118,11 @@ static bool isReservedByGeneratedCode(llvm::StringRef name) {
   if (reserved.contains(name))
     return true;
   // Macro-style names (INT32_MAX, UINT64_C, ...) are spelled in capitals
-  // with an underscore; give them all a suffix rather than list them.
-  bool macroStyle = name.contains('_') && llvm::all_of(name, [](char c) {
+  // with an underscore; give them all a suffix rather than list them. One
+  // that already ends in `_` is what that suffix makes: another `_` would
+  // make a reserved `__`.
+  bool macroStyle = name.contains('_') && !name.ends_with("_") &&
+                    llvm::all_of(name, [](char c) {
                       return llvm::isUpper(c) || llvm::isDigit(c) || c == '_';
                     });
   return macroStyle;
@@ -223,8 +226,10 @@ std::string blockpipe::codegen::escapeCppComment(llvm::StringRef text) {
   std::string out;
   for (unsigned char c : text) {
     // A backslash at the end of a `//` comment would continue it onto the
-    // next line; `*/` cannot end a `//` comment, but keep comments plain.
-    if (c >= 0x20 && c < 0x7F && c != '\\')
+    // next line, and so would `??/` where trigraphs are on: no `??` either.
+    // `*/` cannot end a `//` comment.
+    bool trigraph = c == '?' && !out.empty() && out.back() == '?';
+    if (c >= 0x20 && c < 0x7F && c != '\\' && !trigraph)
       out += static_cast<char>(c);
     else
       out += '_';

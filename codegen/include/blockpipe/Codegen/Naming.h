@@ -54,7 +54,8 @@ private:
 /// byte outside printable ASCII, and `"`, `\`, `?` (trigraphs), as escapes.
 std::string escapeCppString(llvm::StringRef text);
 
-/// `text` safe inside a `//` comment: one line, printable ASCII only.
+/// `text` safe inside a `//` comment: one line, printable ASCII only, no
+/// backslash and no `??` (a trigraph could be one).
 std::string escapeCppComment(llvm::StringRef text);
 
 } // namespace blockpipe::codegen
