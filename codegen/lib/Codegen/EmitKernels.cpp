@@ -246,19 +246,11 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
                  expr(op->getOperand(1)) + ");");
         return success();
       })
-      .Case<bp::ExpOp, bp::SqrtOp, bp::ReluOp, bp::NegOp, bp::RowSumOp,
-            bp::RowMaxOp, bp::CastOp>([&](Operation *op) {
+      .Case<bp::ExpOp, bp::SqrtOp, bp::ReluOp, bp::NegOp, bp::AbsOp,
+            bp::RowSumOp, bp::RowMaxOp, bp::CastOp>([&](Operation *op) {
         std::string name = declareTile(op->getResult(0), "t");
         out.line("tile::" + op->getName().stripDialect().str() + "(" + name +
                  ", " + expr(op->getOperand(0)) + ");");
-        return success();
-      })
-      .Case([&](bp::AbsOp op) {
-        // |x| = max(x, -x); the tile library's ops may write in place.
-        std::string name = declareTile(op, "t");
-        std::string source = expr(op.getSource());
-        out.line("tile::neg(" + name + ", " + source + ");");
-        out.line("tile::maximum(" + name + ", " + source + ", " + name + ");");
         return success();
       })
       .Case([&](bp::FullOp op) -> LogicalResult {

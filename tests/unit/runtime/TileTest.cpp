@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <random>
@@ -287,6 +288,41 @@ TEST(Tile, MoveFullAndCast) {
     ASSERT_EQ(back.data[i], float(h.data[i]));
   }
   static_assert(Tile<half, 128, 256>::bytes == 64 * 1024, "tile bytes");
+}
+
+/// tile::abs against std::abs, element by element and bit for bit: the sign
+/// of -0 and of NaN is cleared too, in place as well.
+template <typename T> void checkAbs(std::vector<double> values) {
+  Tile<T, 4, 8> a, out;
+  ASSERT_LE(values.size(), size_t(32));
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> dist(-100, 100);
+  while (values.size() < 32)
+    values.push_back(std::is_integral<T>::value ? std::round(dist(rng))
+                                                : dist(rng));
+  for (int i = 0; i < 32; ++i)
+    a.data[i] = fromDouble<T>(values[i]);
+  bt::abs(out, a);
+  for (int i = 0; i < 32; ++i) {
+    const T want = T(std::abs(bt::compute_t<T>(a.data[i])));
+    ASSERT_EQ(std::memcmp(&out.data[i], &want, sizeof(T)), 0)
+        << "abs(" << toDouble(a.data[i]) << ") gave " << toDouble(out.data[i])
+        << " at " << i;
+  }
+  bt::abs(a, a);
+  ASSERT_EQ(std::memcmp(a.data, out.data, sizeof(a.data)), 0) << "in place";
+}
+
+TEST(Tile, AbsMatchesStdAbs) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> special = {0.0, -0.0, 1.5,  -1.5,   -inf,
+                                       inf, nan,  -nan, -1e-30, 3.0};
+  checkAbs<float>(special);
+  checkAbs<half>(special);
+  checkAbs<bfloat16>(special);
+  checkAbs<int32_t>({0, -1, 1, -2147483647, 2147483647});
+  checkAbs<int64_t>({0, -1, 1, -9007199254740992.0});
 }
 
 } // namespace

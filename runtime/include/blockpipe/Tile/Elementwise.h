@@ -122,6 +122,22 @@ inline void neg(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
   detail::unary(dst, a, [](U x) { return U(-x); });
 }
 
+/// |a|. Floating point: std::abs, so the sign bit is cleared for -0 and NaN
+/// too. Integers: the lowest value stays itself (two's complement
+/// wrap-around) instead of overflowing.
+template <typename T, int64_t R, int64_t C, Space D, Space A>
+inline void abs(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
+  using U = compute_t<T>;
+  detail::unary(dst, a, [](U x) {
+    if constexpr (std::is_integral<U>::value) {
+      using Bits = std::make_unsigned_t<U>;
+      return x < U(0) ? U(Bits(0) - Bits(x)) : x;
+    } else {
+      return U(std::abs(x));
+    }
+  });
+}
+
 template <typename T, int64_t R, int64_t C, Space D, Space A>
 inline void sqrt(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
   using U = compute_t<T>;
