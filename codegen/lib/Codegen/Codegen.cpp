@@ -58,6 +58,15 @@ LogicalResult blockpipe::codegen::writeFiles(const FileMap &files,
   return success();
 }
 
+void blockpipe::codegen::printFiles(const FileMap &files,
+                                    llvm::raw_ostream &os) {
+  for (const auto &[relative, content] : files) {
+    os << "// ---- FILE: " << relative << "\n" << content;
+    if (!content.empty() && content.back() != '\n')
+      os << "\n";
+  }
+}
+
 /// True for the names MLIR's printer makes up (`%0`, `%arg3`, `%c0_i32`
 /// stays: it may be the user's).
 static bool isGeneratedName(llvm::StringRef name) {

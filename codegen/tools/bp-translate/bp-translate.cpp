@@ -1,12 +1,14 @@
 //===- bp-translate.cpp - bp IR to a C++ project ----------------*- C++ -*-===//
 //
 //   bp-translate --bp-to-cpp -o DIR [input.mlir]
+//   bp-translate --bp-to-cpp -o - [input.mlir]
 //
 // Reads a module (after the default pipeline, or runs it with
 // --bp-default-pipeline), writes the project of ARCHITECTURE.md ("Codegen
 // output") under DIR, and with --bp-dump-passes the IR after each pass to
-// DIR/passes/. Errors are printed at the user's location; nothing is written
-// then.
+// DIR/passes/. With `-o -` the files go to stdout instead, each after a line
+// `// ---- FILE: <path>`. Errors are printed at the user's location; nothing
+// is written then.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,7 +36,9 @@ static cl::opt<bool> toCpp("bp-to-cpp",
                                     "translation; accepted for clarity)"));
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
                                       cl::init("-"));
-static cl::opt<std::string> outputDir("o", cl::desc("Output directory"),
+static cl::opt<std::string> outputDir("o",
+                                      cl::desc("Output directory ('-': print "
+                                               "every file to stdout)"),
                                       cl::value_desc("dir"), cl::Required);
 static cl::opt<bool>
     runPipeline("bp-default-pipeline",
@@ -86,6 +90,13 @@ int main(int argc, char **argv) {
     return 1;
   blockpipe::codegen::attachSourceNames(parserState);
 
+  bool toStdout = outputDir == "-";
+  if (toStdout && dumpPasses) {
+    llvm::errs() << "bp-translate: --bp-dump-passes writes files; it needs an "
+                    "output directory, not '-o -'\n";
+    return 1;
+  }
+
   if (runPipeline) {
     mlir::PassManager pm(&context);
     mlir::bp::DefaultPipelineOptions options;
@@ -106,6 +117,10 @@ int main(int argc, char **argv) {
       blockpipe::codegen::emitCpp(*module, options);
   if (mlir::failed(files))
     return 1;
+  if (toStdout) {
+    blockpipe::codegen::printFiles(*files, llvm::outs());
+    return 0;
+  }
   if (mlir::failed(blockpipe::codegen::writeFiles(*files, outputDir, error))) {
     llvm::errs() << "bp-translate: " << error << "\n";
     return 1;

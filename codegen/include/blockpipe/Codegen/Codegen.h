@@ -26,6 +26,10 @@
 #include <map>
 #include <string>
 
+namespace llvm {
+class raw_ostream;
+} // namespace llvm
+
 namespace mlir {
 class AsmParserState;
 } // namespace mlir
@@ -56,6 +60,11 @@ mlir::FailureOr<FileMap> emitCpp(mlir::ModuleOp module,
 /// which path and why.
 mlir::LogicalResult writeFiles(const FileMap &files, llvm::StringRef dir,
                                std::string &error);
+
+/// Prints `files` to `os` in path order, each after a line
+/// `// ---- FILE: <path>` (what `bp-translate -o -` shows, for reading and
+/// FileCheck).
+void printFiles(const FileMap &files, llvm::raw_ostream &os);
 
 /// Gives every value that the parsed text named (`%x`, `%row`) and that has
 /// no name location yet a NameLoc with that name, so generated C++ keeps the

@@ -1,0 +1,57 @@
+// RUN: bp-translate --bp-to-cpp -o - %s | FileCheck %s
+
+// The orchestration allocates a pipe buffer of per_block * core_num bytes.
+// A dynamic core_num is a live SSA value: the allocation is emitted once that
+// value is defined, even where the tensor_create comes before it in the IR,
+// and multiplies by it. A constant core_num gives a literal.
+
+module {
+  func.func @k(%x: !bp.tensor<?x16xf32>, %buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer})
+      attributes {bp.kind = #bp<kind aiv>, bp.pipe_buffer_bytes = 8192 : i64} {
+    bp.initialize_pipe id(0) dir_mask(2) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>) offset(0)
+    return
+  }
+
+  // CHECK-LABEL: // ---- FILE: orchestration/dynamic.cpp
+  // CHECK: void dynamic(
+  // CHECK-NOT: createTensor
+  // CHECK: const int64_t blocks = {{.*}}x.shape()[0]{{.*}};
+  // CHECK-NEXT: // Pipe buffer of the launch of 'k': 8192 bytes for each of its `blocks` blocks.
+  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {8192 * blocks}, rt::DType::INT8);
+  // CHECK-NEXT: bp_graph.submit(bp_launchable_k(),
+  // CHECK-NEXT: bp_launch_spec(/*block_num=*/blocks, /*sync_start=*/false, /*pipe_buffer_arg=*/2, /*pipe_buffer_bytes_per_block=*/8192),
+  // CHECK-NEXT: {rt::Arg::in(x), rt::Arg::scalar<int64_t>(x.shape()[0]), rt::Arg::pipeBuffer(gm_pipe_buffer_0)});
+  func.func @dynamic(%x: !bp.tensor<?x16xf32>)
+      attributes {bp.kind = #bp<kind orchestration>} {
+    %buf = bp.tensor_create pipe_buffer : !bp.tensor<8192xi8>
+    %c16 = arith.constant 16 : index
+    %rows = bp.dim %x, 0 : !bp.tensor<?x16xf32>
+    %blocks = arith.divui %rows, %c16 : index
+    bp.launch @k(%x, %buf) core_num(%blocks) : (!bp.tensor<?x16xf32>, !bp.tensor<8192xi8>) -> ()
+    return
+  }
+
+  // CHECK-LABEL: // ---- FILE: orchestration/fixed.cpp
+  // CHECK: // Pipe buffer of the launch of 'k': 8192 bytes for each of its 6 blocks.
+  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {8192 * 6}, rt::DType::INT8);
+  // CHECK: bp_launch_spec(/*block_num=*/6,
+  func.func @fixed(%x: !bp.tensor<?x16xf32>)
+      attributes {bp.kind = #bp<kind orchestration>} {
+    %buf = bp.tensor_create pipe_buffer : !bp.tensor<8192xi8>
+    bp.launch @k(%x, %buf) core_num(6) : (!bp.tensor<?x16xf32>, !bp.tensor<8192xi8>) -> ()
+    return
+  }
+
+  // A core_num that is a parameter is defined before everything.
+  // CHECK-LABEL: // ---- FILE: orchestration/parameter.cpp
+  // CHECK: void parameter({{.*}}, int64_t n)
+  // CHECK: // Pipe buffer of the launch of 'k': 8192 bytes for each of its `n` blocks.
+  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {8192 * n}, rt::DType::INT8);
+  // CHECK: bp_launch_spec(/*block_num=*/n,
+  func.func @parameter(%x: !bp.tensor<?x16xf32>, %n: index)
+      attributes {bp.kind = #bp<kind orchestration>} {
+    %buf = bp.tensor_create pipe_buffer : !bp.tensor<8192xi8>
+    bp.launch @k(%x, %buf) core_num(%n) : (!bp.tensor<?x16xf32>, !bp.tensor<8192xi8>) -> ()
+    return
+  }
+}
