@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace bt = blockpipe::tile;
@@ -129,6 +130,10 @@ void checkMatmul() {
   auto a = randomTile<TA, M, K, Space::Left>(rng, -1, 1);
   auto b = randomTile<TA, K, N, Space::Right>(rng, -1, 1);
   auto c = std::make_unique<Tile<TC, M, N, Space::Acc>>();
+  // matmul overwrites c: whatever it held must not leak into the result.
+  bt::full(*c, fromDouble<TC>(std::is_integral<TC>::value
+                                  ? 12345.0
+                                  : std::numeric_limits<double>::quiet_NaN()));
   bt::matmul(*c, *a, *b);
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
@@ -213,6 +218,7 @@ TEST(Tile, MatmulFloat) {
   checkMatmul<float, float, 16, 16, 16>();
   checkMatmul<float, float, 32, 65, 17>(); // K crosses a block boundary
   checkMatmul<float, float, 64, 128, 64>();
+  checkMatmul<float, float, 64, 64, 128>(); // the flagship kernel's tiles
   // The largest the cpu-sim spec allows: left 64 KiB, right 64 KiB, acc
   // 128 KiB of fp32.
   checkMatmul<float, float, 128, 128, 128>();
@@ -225,6 +231,70 @@ TEST(Tile, MatmulHalfAndBf16AccumulateInFloat) {
   checkMatmul<half, float, 128, 256, 64>(); // 64 KiB fp16 left operand
   checkMatmul<bfloat16, float, 16, 48, 32>();
   checkMatmul<bfloat16, bfloat16, 4, 8, 12>();
+}
+
+// Shapes around the register blocks of the SIMD path (8 x 32 with AVX-512,
+// 6 x 16 with AVX2): leftover rows, leftover whole vectors, a masked last
+// vector, fewer columns than one vector, and K over the K block (128).
+TEST(Tile, MatmulFloatOddShapes) {
+  checkMatmul<float, float, 2, 3, 15>();
+  checkMatmul<float, float, 5, 1, 16>();
+  checkMatmul<float, float, 6, 4, 8>();
+  checkMatmul<float, float, 7, 9, 31>();
+  checkMatmul<float, float, 8, 8, 32>();
+  checkMatmul<float, float, 9, 17, 33>();
+  checkMatmul<float, float, 13, 11, 48>();
+  checkMatmul<float, float, 15, 20, 50>();
+  checkMatmul<float, float, 17, 129, 65>();
+  checkMatmul<float, float, 23, 300, 47>();
+  checkMatmul<float, float, 64, 1, 128>();
+  checkMatmul<float, float, 1, 64, 200>();
+}
+
+TEST(Tile, MatmulHalfAndBf16OddShapes) {
+  checkMatmul<half, float, 7, 33, 41>();
+  checkMatmul<half, half, 9, 130, 17>();
+  checkMatmul<bfloat16, float, 13, 5, 50>();
+  checkMatmul<bfloat16, bfloat16, 10, 64, 36>();
+}
+
+/// matmul_acc over K blocks, as generated kernels chain it, equals one
+/// matmul over the whole K.
+template <typename T, int64_t M, int64_t K, int64_t N, int64_t Parts>
+void checkMatmulAccChain() {
+  static_assert(K % Parts == 0, "K splits into Parts");
+  constexpr int64_t KP = K / Parts;
+  std::mt19937 rng(M * 31 + K * 7 + N);
+  auto a = randomTile<T, M, K, Space::Left>(rng, -1, 1);
+  auto b = randomTile<T, K, N, Space::Right>(rng, -1, 1);
+  auto whole = std::make_unique<Tile<float, M, N, Space::Acc>>();
+  bt::matmul(*whole, *a, *b);
+  auto chained = std::make_unique<Tile<float, M, N, Space::Acc>>();
+  auto ap = std::make_unique<Tile<T, M, KP, Space::Left>>();
+  auto bp = std::make_unique<Tile<T, KP, N, Space::Right>>();
+  for (int64_t p = 0; p < Parts; ++p) {
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t k = 0; k < KP; ++k)
+        (*ap)(i, k) = (*a)(i, p * KP + k);
+    for (int64_t k = 0; k < KP; ++k)
+      for (int64_t j = 0; j < N; ++j)
+        (*bp)(k, j) = (*b)(p * KP + k, j);
+    if (p == 0)
+      bt::matmul(*chained, *ap, *bp);
+    else
+      bt::matmul_acc(*chained, *ap, *bp);
+  }
+  for (int64_t i = 0; i < M * N; ++i)
+    ASSERT_NEAR(chained->data[i], whole->data[i],
+                1e-5 * (std::fabs(whole->data[i]) + double(K)))
+        << "chained matmul_acc " << M << "x" << K << "x" << N << " at " << i;
+}
+
+TEST(Tile, MatmulAccChainsOverK) {
+  checkMatmulAccChain<float, 64, 256, 128, 4>();
+  checkMatmulAccChain<float, 19, 60, 37, 3>();
+  checkMatmulAccChain<half, 11, 48, 24, 2>();
+  checkMatmulAccChain<bfloat16, 8, 32, 40, 4>();
 }
 
 TEST(Tile, MatmulInt32) { checkMatmul<int32_t, int32_t, 9, 13, 11>(); }
@@ -326,3 +396,22 @@ TEST(Tile, AbsMatchesStdAbs) {
 }
 
 } // namespace
+
+#ifdef BP_TILE_TEST_ISA
+// The variants built for an instruction set extension skip every test on a
+// CPU without it.
+namespace {
+class IsaEnvironment : public ::testing::Environment {
+public:
+  void SetUp() override {
+#if defined(__x86_64__) || defined(__i386__)
+    if (std::string(BP_TILE_TEST_ISA) == "avx2" &&
+        !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")))
+      GTEST_SKIP() << "this CPU has no AVX2 + FMA";
+#endif
+  }
+};
+[[maybe_unused]] ::testing::Environment *const isaEnvironment =
+    ::testing::AddGlobalTestEnvironment(new IsaEnvironment);
+} // namespace
+#endif
