@@ -16,19 +16,6 @@ using namespace mlir;
 using namespace blockpipe::codegen;
 using Json = nlohmann::ordered_json;
 
-static const char *coreType(bp::FunctionKind kind) {
-  switch (kind) {
-  case bp::FunctionKind::AIC:
-    return "aic";
-  case bp::FunctionKind::AIV:
-    return "aiv";
-  case bp::FunctionKind::Group:
-    return "group";
-  default:
-    return "incore";
-  }
-}
-
 static Json shapeOf(bp::GMTensorType type) {
   Json shape = Json::array();
   for (int64_t dim : type.getShape())
@@ -114,7 +101,7 @@ void blockpipe::codegen::emitKernelConfig(const Program &program,
     Json entry;
     entry["func_id"] = kernel.funcId;
     entry["name"] = kernel.name;
-    entry["core_type"] = coreType(kernel.kind);
+    entry["core_type"] = bp::stringifyFunctionKind(kernel.kind).str();
     if (kernel.kind == bp::FunctionKind::Group) {
       Json halves;
       halves["aic"] = {
