@@ -14,4 +14,12 @@ test -f "$work/prefix/lib/cmake/blockpipe/blockpipeConfig.cmake"
 bash "$here/build_and_run.sh" "$case_dir/expected" "$case_dir/host.cpp" \
   "$work/project" "$cxx" "$work/prefix/lib/cmake/blockpipe"
 library=$(find "$work/project" -maxdepth 1 -name 'lib*.so' | head -n1)
-ldd "$library" | grep -q "$work/prefix/lib/libblockpipe_runtime.so"
+# Capture first: `ldd | grep -q` under pipefail fails at random when grep
+# exits early and ldd dies of SIGPIPE.
+deps=$(ldd "$library")
+if ! grep -qF "$work/prefix/lib/libblockpipe_runtime.so" <<<"$deps"; then
+  echo "error: $library does not link the installed runtime:" >&2
+  echo "$deps" >&2
+  exit 1
+fi
+echo "links $work/prefix/lib/libblockpipe_runtime.so"
