@@ -74,9 +74,17 @@ rt::DType tensorDType(const std::string &name) {
 std::unique_ptr<rt::Device> makeDevice(std::optional<std::string> specPath,
                                        std::optional<bool> sanitize,
                                        std::optional<std::string> tracePath,
-                                       int64_t deviceId) {
+                                       int64_t deviceId,
+                                       std::optional<int32_t> parallelism) {
   rt::DeviceOptions options = rt::DeviceOptions::fromEnvironment();
   options.deviceId = deviceId;
+  if (parallelism) {
+    if (*parallelism < 0)
+      throw std::invalid_argument("Device: parallelism must be >= 0 (0: the "
+                                  "host's hardware threads), got " +
+                                  std::to_string(*parallelism));
+    options.parallelism = *parallelism;
+  }
   if (sanitize)
     options.sanitize = *sanitize;
   if (tracePath)
@@ -155,7 +163,8 @@ PYBIND11_MODULE(_runtime, m) {
   py::class_<rt::Device>(m, "Device")
       .def(py::init(&makeDevice), py::arg("spec_path") = py::none(),
            py::arg("sanitize") = py::none(), py::arg("trace_path") = py::none(),
-           py::arg("device_id") = 0)
+           py::arg("device_id") = 0, py::arg("parallelism") = py::none())
+      .def_property_readonly("parallelism", &rt::Device::parallelism)
       .def_property_readonly(
           "gm_live_bytes",
           [](rt::Device &device) { return device.gm().liveBytes(); })

@@ -143,3 +143,34 @@ def test_concurrent_compiles_share_one_build(tmp_path):
 def test_compile_rejects_non_programs():
     with pytest.raises(TypeError, match="takes a @pl.program"):
         blockpipe.compile(object())
+
+
+def test_device_parallelism_is_bounded_and_validated():
+    from blockpipe import _runtime
+
+    assert _runtime.Device(parallelism=1).parallelism == 1
+    assert _runtime.Device(parallelism=1000).parallelism == 24  # the core groups
+    assert 1 <= _runtime.Device(parallelism=0).parallelism <= 24
+    with pytest.raises(ValueError, match="parallelism must be >= 0"):
+        _runtime.Device(parallelism=-1)
+
+
+@pytest.mark.parametrize("parallelism", ["1", "24"])
+def test_results_do_not_depend_on_parallelism(compiled, monkeypatch, parallelism):
+    monkeypatch.setenv("BLOCKPIPE_PARALLELISM", parallelism)
+    program = blockpipe.compile(Scale, output_dir=compiled.output_dir, quiet=True)
+    x = np.random.default_rng(1).standard_normal((ROWS, COLS), dtype=np.float32)
+    y = np.zeros_like(x)
+    program(x, 3.0, y)
+    assert program._device.parallelism == int(parallelism)
+    np.testing.assert_allclose(y, x * 3.0)
+
+
+def test_bad_parallelism_from_the_environment_is_named(compiled, monkeypatch):
+    monkeypatch.setenv("BLOCKPIPE_PARALLELISM", "many")
+    program = blockpipe.compile(Scale, output_dir=compiled.output_dir, quiet=True)
+    x = np.zeros((ROWS, COLS), dtype=np.float32)
+    y = np.full_like(x, 7.0)
+    with pytest.raises(RuntimeError, match="BLOCKPIPE_PARALLELISM='many'"):
+        program(x, 1.0, y)
+    assert (y == 7.0).all()

@@ -250,6 +250,16 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
       .Case([&](bp::MatmulOp op) {
         std::string lhs = expr(op.getLhs()), rhs = expr(op.getRhs());
         if (Value acc = op.getAcc()) {
+          // An accumulator that dies here (its only use, in the same block:
+          // not re-read by a later iteration) is accumulated in place, so a
+          // chain of matmuls over a loop-carried tile copies nothing.
+          if (acc.hasOneUse() && acc.getParentBlock() == op->getBlock()) {
+            std::string name = expr(acc);
+            alias(op, name);
+            out.line("tile::matmul_acc(" + name + ", " + lhs + ", " + rhs +
+                     ");");
+            return success();
+          }
           std::string name = declare(op, "acc");
           out.line(cppTileType(op.getType()) + " " + name + " = " + expr(acc) +
                    ";");

@@ -253,12 +253,6 @@ LogicalResult FunctionBody::assignYield(Operation *yield, ValueRange yielded,
                                         ValueRange results,
                                         llvm::ArrayRef<std::string> vars,
                                         ValueRange blockArgs) {
-  // A yield that permutes the carried values reads them all before writing.
-  bool permutes = false;
-  for (auto [i, value] : llvm::enumerate(yielded))
-    for (auto [j, arg] : llvm::enumerate(blockArgs))
-      if (value == arg && i != j)
-        permutes = true;
   std::vector<std::pair<std::string, std::string>> assignments;
   for (auto [i, value] : llvm::enumerate(yielded)) {
     if (vars[i].empty()) {
@@ -269,9 +263,21 @@ LogicalResult FunctionBody::assignYield(Operation *yield, ValueRange yielded,
     }
     if (!blockArgs.empty() && value == blockArgs[i])
       continue;
-    assignments.push_back({vars[i], expr(value)});
+    std::string source = expr(value);
+    // A value computed in place in the carried variable is already there.
+    if (source == vars[i])
+      continue;
+    assignments.push_back({vars[i], source});
   }
-  if (permutes) {
+  // When one assignment reads a variable another one writes (a yield that
+  // permutes the carried values, or a value computed in place in another
+  // carried variable), all are read before any is written.
+  bool overlaps = llvm::any_of(assignments, [&](const auto &read) {
+    return llvm::any_of(assignments, [&](const auto &written) {
+      return read.second == written.first;
+    });
+  });
+  if (overlaps) {
     std::vector<std::string> temps;
     for (auto &[var, value] : assignments) {
       std::string temp = scope.unique(var + "_next");

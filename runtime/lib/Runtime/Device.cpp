@@ -5,6 +5,8 @@
 
 #include "blockpipe/Runtime/Error.h"
 
+#include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -18,6 +20,17 @@ DeviceOptions DeviceOptions::fromEnvironment() {
         std::string(sanitize) != "" && std::string(sanitize) != "0";
   if (const char *trace = std::getenv("BLOCKPIPE_TRACE"))
     options.tracePath = trace;
+  if (const char *parallelism = std::getenv("BLOCKPIPE_PARALLELISM")) {
+    char *end = nullptr;
+    errno = 0;
+    long value = std::strtol(parallelism, &end, 10);
+    if (*parallelism == '\0' || *end != '\0' || errno != 0 || value < 0 ||
+        value > INT32_MAX)
+      throw Error(std::string("BLOCKPIPE_PARALLELISM='") + parallelism +
+                  "': expected a non-negative integer (0: the host's "
+                  "hardware threads)");
+    options.parallelism = int32_t(value);
+  }
   return options;
 }
 
@@ -27,7 +40,8 @@ DeviceImpl::DeviceImpl(DeviceSpec spec, DeviceOptions options)
     : spec(std::move(spec)), options(std::move(options)),
       gm(this->spec.gmBytes, this->spec.gmAlignment),
       tracer(this->options.deviceId),
-      scheduler(*this, int32_t(this->spec.coreGroups)) {
+      scheduler(*this, int32_t(this->spec.coreGroups),
+                this->options.parallelism) {
   if (!this->options.tracePath.empty())
     tracer.enable();
   static const char *const kLaneNames[] = {"AIC", "AIV0", "AIV1"};
@@ -211,6 +225,7 @@ Device::~Device() = default;
 
 const DeviceSpec &Device::spec() const { return impl_->spec; }
 const DeviceOptions &Device::options() const { return impl_->options; }
+int32_t Device::parallelism() const { return impl_->scheduler.parallelism(); }
 GlobalMemory &Device::gm() { return impl_->gm; }
 KernelRegistry &Device::kernels() { return impl_->kernels; }
 Tracer &Device::tracer() { return impl_->tracer; }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <thread>
 
 namespace blockpipe::runtime::detail {
 
@@ -37,8 +38,17 @@ struct VectorArg {
 };
 } // namespace
 
-Scheduler::Scheduler(DeviceImpl &device, int32_t coreGroups)
+static int32_t effectiveParallelism(int32_t coreGroups, int32_t requested) {
+  int32_t n = requested;
+  if (n <= 0)
+    n = int32_t(std::max(1u, std::thread::hardware_concurrency()));
+  return std::min(n, coreGroups);
+}
+
+Scheduler::Scheduler(DeviceImpl &device, int32_t coreGroups,
+                     int32_t parallelism)
     : device_(device), coreGroups_(coreGroups),
+      parallelism_(effectiveParallelism(coreGroups, parallelism)),
       groups_(new Group[size_t(coreGroups)]) {
   for (int32_t g = coreGroups - 1; g >= 0; --g)
     freeGroups_.push_back(g);
@@ -124,8 +134,9 @@ bool Scheduler::workAvailableLocked() const {
   if (queue_.empty() || freeGroups_.empty())
     return false;
   const LaunchState &head = *queue_.front();
-  return !head.spec.syncStart ||
-         int64_t(freeGroups_.size()) >= head.spec.blockNum;
+  if (head.spec.syncStart)
+    return int64_t(freeGroups_.size()) >= head.spec.blockNum;
+  return mayStartLocked();
 }
 
 bool Scheduler::takeLocked(Assignment &out) {
@@ -144,13 +155,17 @@ bool Scheduler::takeLocked(Assignment &out) {
       return false;
     for (int64_t b = 0; b < blockNum; ++b)
       gang_.push_back(Assignment{head, b, popGroupLocked()});
+    running_ += int32_t(blockNum);
     head->nextBlock = blockNum;
     queue_.pop_front();
     out = std::move(gang_.front());
     gang_.pop_front();
     return true;
   }
+  if (!mayStartLocked())
+    return false;
   out = Assignment{head, head->nextBlock++, popGroupLocked()};
+  ++running_;
   if (head->nextBlock == blockNum)
     queue_.pop_front();
   return true;
@@ -161,6 +176,7 @@ void Scheduler::releaseGroup(int32_t group) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     freeGroups_.push_back(group);
+    --running_;
     wake = idleLeaders_ > 0 && workAvailableLocked();
   }
   if (wake)
@@ -191,6 +207,7 @@ void Scheduler::leaderLoop() {
     runBlock(assignment);
     lock.lock();
     freeGroups_.push_back(assignment.group);
+    --running_;
   }
 }
 
@@ -204,9 +221,10 @@ void Scheduler::help(const std::shared_ptr<LaunchState> &launch) {
     bool wake;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (launch->nextBlock >= blockNum || freeGroups_.empty())
+      if (launch->nextBlock >= blockNum || !mayStartLocked())
         return;
       assignment = Assignment{launch, launch->nextBlock++, popGroupLocked()};
+      ++running_;
       if (launch->nextBlock == blockNum) {
         auto it = std::find(queue_.begin(), queue_.end(), launch);
         if (it != queue_.end())
@@ -215,7 +233,7 @@ void Scheduler::help(const std::shared_ptr<LaunchState> &launch) {
       // More blocks than this thread will get to soon: bring one leader in;
       // each leader that finds work left brings in the next.
       wake = !woke && idleLeaders_ > 0 && launch->nextBlock < blockNum &&
-             !freeGroups_.empty();
+             mayStartLocked();
     }
     if (wake) {
       wakeLeaders(false);

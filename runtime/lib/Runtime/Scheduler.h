@@ -1,7 +1,10 @@
 //===- Scheduler.h - Core groups and their worker threads (internal) -----===//
 //
 // Core groups are tokens: a block holds one while it runs, so at most
-// `core_groups` blocks run at once and larger launches run in waves. Each
+// `core_groups` blocks run at once and larger launches run in waves. Outside
+// sync_start gangs, at most `parallelism` blocks run at once (by default the
+// host's hardware threads): blocks of a launch are independent, and more
+// running blocks than host threads only add switching and cache misses. Each
 // core group has a leader thread (runs the block's first part: the AIC half,
 // or the whole block of a single-part launch) and up to two vector threads
 // (the AIV halves of a group launch), started on first need.
@@ -35,7 +38,10 @@ class DeviceImpl;
 
 class Scheduler {
 public:
-  Scheduler(DeviceImpl &device, int32_t coreGroups);
+  /// `parallelism` 0: the host's hardware threads.
+  Scheduler(DeviceImpl &device, int32_t coreGroups, int32_t parallelism);
+  /// How many blocks run at once outside sync_start gangs.
+  int32_t parallelism() const { return parallelism_; }
   /// Call stop() before destruction.
   ~Scheduler();
 
@@ -70,6 +76,10 @@ private:
   bool takeLocked(Assignment &out);
   bool workAvailableLocked() const;
   int32_t popGroupLocked();
+  /// Whether a block outside a gang may start now.
+  bool mayStartLocked() const {
+    return !freeGroups_.empty() && running_ < parallelism_;
+  }
   void releaseGroup(int32_t group);
   void wakeLeaders(bool all);
 
@@ -85,11 +95,13 @@ private:
 
   DeviceImpl &device_;
   const int32_t coreGroups_;
+  const int32_t parallelism_;
 
   std::mutex mutex_;
   std::deque<std::shared_ptr<LaunchState>> queue_;
   std::deque<Assignment> gang_; // sync_start blocks holding their groups
   std::vector<int32_t> freeGroups_;
+  int32_t running_ = 0; // blocks holding a core group, gangs included
   int32_t idleLeaders_ = 0;
   bool stopping_ = false;
   std::atomic<uint32_t> workSeq_{0};

@@ -128,7 +128,7 @@ int32_t holdGroup(void **args, const bp_block_context *) {
 }
 
 TEST(Launch, SyncStartWaitsForAllItsCoreGroups) {
-  Device device;
+  Device device(DeviceSpec::builtin(), bptest::everyCoreGroupAtOnce());
   // Occupy 20 core groups; a 24-block sync_start launch cannot start any
   // block until they are free, although 4 groups are idle.
   HoldState hold;
@@ -155,6 +155,84 @@ TEST(Launch, SyncStartWaitsForAllItsCoreGroups) {
   sync.wait();
   EXPECT_EQ(state.startedBeforeOther.load(), 0);
   EXPECT_EQ(state.reached.load(), 24);
+}
+
+TEST(Launch, SyncStartGangIgnoresTheParallelismLimit) {
+  // One block at a time otherwise, but a gang gets all its core groups.
+  DeviceOptions options;
+  options.parallelism = 1;
+  Device device(DeviceSpec::builtin(), options);
+  ASSERT_EQ(device.parallelism(), 1);
+  SyncState state;
+  LaunchSpec spec;
+  spec.blockNum = 24;
+  spec.syncStart = true;
+  device.run(Kernel::makeAiv("meet", meetAll), spec, {&state});
+  EXPECT_EQ(state.reached.load(), 24);
+}
+
+struct ParallelState {
+  Record record;
+  bptest::Rendezvous firstWave{3};
+  std::atomic<int> met{0};
+};
+
+int32_t meetFirstWave(void **args, const bp_block_context *ctx) {
+  auto *state = static_cast<ParallelState *>(args[0]);
+  void *recordArgs[] = {&state->record};
+  recordBlock(recordArgs, ctx);
+  if (state->firstWave.arriveAndWait(std::chrono::seconds(20)))
+    state->met.fetch_add(1);
+  return BP_OK;
+}
+
+TEST(Launch, ParallelismBoundsTheBlocksRunningAtOnce) {
+  DeviceOptions options;
+  options.parallelism = 3;
+  Device device(DeviceSpec::builtin(), options);
+  ASSERT_EQ(device.parallelism(), 3);
+  ParallelState state;
+  LaunchSpec spec;
+  spec.blockNum = 48;
+  // Two launches at once share the limit too.
+  LaunchHandle first =
+      device.launch(Kernel::makeAiv("meet", meetFirstWave), spec, {&state});
+  Record other;
+  LaunchHandle second =
+      device.launch(Kernel::makeAic("record", recordBlock), spec, {&other});
+  first.wait();
+  second.wait();
+  // The first three blocks could only meet if three ran at once ...
+  EXPECT_EQ(state.met.load(), 48);
+  // ... and never more than three did.
+  EXPECT_LE(state.record.maxRunning.load(), 3);
+  EXPECT_LE(other.maxRunning.load(), 3);
+  for (int b = 0; b < 48; ++b) {
+    EXPECT_EQ(state.record.hits[b].load(), 1) << "block " << b;
+    EXPECT_EQ(other.hits[b].load(), 1) << "block " << b;
+  }
+}
+
+TEST(Launch, ParallelismIsClampedAndReadFromTheEnvironment) {
+  DeviceOptions options;
+  options.parallelism = 1000;
+  EXPECT_EQ(Device(DeviceSpec::builtin(), options).parallelism(), 24);
+  options.parallelism = 0; // the host's hardware threads
+  int32_t host = Device(DeviceSpec::builtin(), options).parallelism();
+  EXPECT_GE(host, 1);
+  EXPECT_LE(host, 24);
+
+  setenv("BLOCKPIPE_PARALLELISM", "5", 1);
+  EXPECT_EQ(DeviceOptions::fromEnvironment().parallelism, 5);
+  for (const char *bad : {"", "two", "-1", "3x", "99999999999"}) {
+    setenv("BLOCKPIPE_PARALLELISM", bad, 1);
+    std::string error = errorOf([] { DeviceOptions::fromEnvironment(); });
+    EXPECT_TRUE(contains(error, std::string("BLOCKPIPE_PARALLELISM='") + bad +
+                                    "': expected a non-negative integer"))
+        << bad << ": " << error;
+  }
+  unsetenv("BLOCKPIPE_PARALLELISM");
+  EXPECT_EQ(DeviceOptions::fromEnvironment().parallelism, 0);
 }
 
 TEST(Launch, SyncStartBeyondTheCoreGroupsIsRejected) {

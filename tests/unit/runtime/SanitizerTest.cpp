@@ -53,7 +53,7 @@ int32_t consumer(void **args, const bp_block_context *ctx) {
 }
 
 struct Fixture : ::testing::Test {
-  Device device{DeviceSpec::builtin(), DeviceOptions{}};
+  Device device{DeviceSpec::builtin(), bptest::everyCoreGroupAtOnce()};
   Kernel kernel = Kernel::makeGroup("matmul_add", producer, consumer);
 
   LaunchSpec spec(int64_t blocks, int64_t perBlock = kPerBlock) {

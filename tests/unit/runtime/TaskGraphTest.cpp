@@ -110,7 +110,7 @@ int32_t meetOtherTask(void **args, const bp_block_context *) {
 }
 
 TEST(TaskGraph, IndependentTasksOverlap) {
-  Device device;
+  Device device(DeviceSpec::builtin(), bptest::everyCoreGroupAtOnce());
   TaskGraph graph(device);
   Tensor p = graph.createTensor("p", {16}, DType::FP32);
   Tensor q = graph.createTensor("q", {16}, DType::FP32);

@@ -12,6 +12,14 @@
 
 namespace bptest {
 
+/// Options for tests that need blocks of separate launches (or a large
+/// launch) to run at the same time, whatever the host's thread count.
+inline blockpipe::runtime::DeviceOptions everyCoreGroupAtOnce() {
+  blockpipe::runtime::DeviceOptions options;
+  options.parallelism = 1 << 20; // clamped to the core groups
+  return options;
+}
+
 /// The message of the blockpipe::runtime::Error `body` throws, or "".
 template <typename Body> std::string errorOf(Body &&body) {
   try {

@@ -39,8 +39,15 @@ struct DeviceOptions {
   bool sanitize = false;
   /// Non-empty: trace enabled and written there when the device is destroyed.
   std::string tracePath;
+  /// How many core groups run blocks at the same time outside sync_start
+  /// gangs (a gang always gets all its core groups at once). More than the
+  /// host has threads only adds switching; blocks of a launch are
+  /// independent, so fewer changes no result. 0: the host's hardware
+  /// threads; at least 1, at most the device's core groups.
+  int32_t parallelism = 0;
 
-  /// Defaults taken from BLOCKPIPE_SANITIZE and BLOCKPIPE_TRACE.
+  /// Defaults taken from BLOCKPIPE_SANITIZE, BLOCKPIPE_TRACE and
+  /// BLOCKPIPE_PARALLELISM (a non-negative integer; anything else throws).
   static DeviceOptions fromEnvironment();
 };
 
@@ -55,6 +62,9 @@ public:
 
   const DeviceSpec &spec() const;
   const DeviceOptions &options() const;
+  /// How many blocks run at once outside sync_start gangs (options'
+  /// parallelism resolved against the host and the core groups).
+  int32_t parallelism() const;
   GlobalMemory &gm();
   KernelRegistry &kernels();
   Tracer &tracer();
