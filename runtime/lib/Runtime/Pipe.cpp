@@ -154,18 +154,70 @@ int32_t access(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
   return BP_OK;
 }
 
+/// Whether a wait for `wantFull` on a flag now holding `value` would end.
+bool waitEnds(uint32_t value, bool wantFull) {
+  const uint32_t gone = wantFull ? kProducerGoneBit : kConsumerGoneBit;
+  return (value & (kCancelledBit | gone)) ||
+         bool(value & kSlotFull) == wantFull;
+}
+
+std::string describeWait(int32_t lane, const PipeWait &wait) {
+  // On C2V the AIC pushes; on V2C the AIV does.
+  const bool peerIsAic = lane == 1;
+  return std::string("the ") + (lane == 0 ? "AIC" : "AIV") + " waits in " +
+         wait.op + " on " + pipeName(wait.pipeId, wait.dir) + " for " +
+         (wait.wantFull ? "a tile the " : "a slot the ") +
+         (peerIsAic ? "AIC" : "AIV") + " has not " +
+         (wait.wantFull ? "pushed" : "freed");
+}
+
+/// Registers the calling half as waiting. Returns the deadlock message when
+/// the other half already waits and neither wait can end.
+std::string startWaiting(const bp_block_context *ctx, int32_t pipeId,
+                         int32_t dir, std::atomic<uint32_t> &flag,
+                         bool wantFull, const char *op) {
+  BlockPipes &pipes = *refOf(ctx).pipes;
+  const int32_t lane = ctx->core_type == BP_CORE_AIC ? 0 : 1;
+  std::lock_guard<std::mutex> lock(pipes.mutex);
+  PipeWait &self = pipes.waits[lane];
+  self = PipeWait{&flag, wantFull, pipeId, dir, op};
+  const PipeWait &other = pipes.waits[1 - lane];
+  if (!other.flag ||
+      waitEnds(other.flag->load(std::memory_order_acquire), other.wantFull) ||
+      waitEnds(flag.load(std::memory_order_acquire), wantFull))
+    return "";
+  self.flag = nullptr;
+  return "deadlock: " + describeWait(lane, self) + ", while " +
+         describeWait(1 - lane, other) +
+         "; both halves must push and pop their pipes in the same order, "
+         "and a ring must have a slot for every tile pushed before the "
+         "consumer pops the first";
+}
+
+void stopWaiting(const bp_block_context *ctx) {
+  BlockPipes &pipes = *refOf(ctx).pipes;
+  std::lock_guard<std::mutex> lock(pipes.mutex);
+  pipes.waits[ctx->core_type == BP_CORE_AIC ? 0 : 1].flag = nullptr;
+}
+
 /// Sleeps until the slot flag has `full` in its low bit. Ends early, with
-/// an error, when the launch is cancelled or the other half is gone.
+/// an error, when the launch is cancelled, the other half is gone, or the
+/// other half is itself waiting on this one (a deadlock).
 int32_t waitSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
                  std::atomic<uint32_t> &flag, bool wantFull, const char *op) {
   uint32_t value = flag.load(std::memory_order_acquire);
   if (!(value & kCancelledBit) && bool(value & kSlotFull) == wantFull)
     return BP_OK;
 
+  std::string deadlock = startWaiting(ctx, pipeId, dir, flag, wantFull, op);
+  if (!deadlock.empty())
+    return failWith(ctx, BP_ERR_DEADLOCK, deadlock);
+
   LaunchState &launch = *refOf(ctx).launch;
   Tracer &tracer = launch.device.tracer;
   const double start = tracer.enabled() ? tracer.now() : 0;
   int32_t status = BP_OK;
+  value = flag.load(std::memory_order_acquire);
   for (;;) {
     if (value & kCancelledBit) {
       status = BP_ERR_CANCELLED;
@@ -187,6 +239,7 @@ int32_t waitSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
     flag.wait(value, std::memory_order_acquire);
     value = flag.load(std::memory_order_acquire);
   }
+  stopWaiting(ctx);
   if (tracer.enabled()) {
     TraceEvent event;
     event.name = std::string(op) + " wait";

@@ -47,6 +47,15 @@ struct PipeState {
   Ring rings[2]; // [0] C2V, [1] V2C
 };
 
+/// What a half of a block is sleeping on in a pipe wait (see waitSlot).
+struct PipeWait {
+  std::atomic<uint32_t> *flag = nullptr; // null: not waiting
+  bool wantFull = false;
+  int32_t pipeId = 0;
+  int32_t dir = 0;
+  const char *op = "";
+};
+
 /// The pipes of one block: shared by its AIC and AIV halves.
 struct BlockPipes {
   BlockPipes(LaunchState &launch, int64_t block, int32_t coreGroup,
@@ -64,6 +73,11 @@ struct BlockPipes {
   std::vector<PipeState> pipes;
   bool aicExited = false;
   bool aivExited = false;
+  // The pipe waits of the AIC [0] and of AIV subblock 0 [1], the only halves
+  // pipes connect. When both sleep on conditions only the other can make
+  // true, neither ever will: the second to start waiting reports the
+  // deadlock instead of sleeping.
+  PipeWait waits[2];
 
   /// Called when a half returns: rings it fed or drained can no longer
   /// make progress, so the other half's waits on them end.

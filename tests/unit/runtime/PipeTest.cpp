@@ -133,6 +133,36 @@ int32_t pingAiv(void **args, const bp_block_context *ctx) {
   return BP_OK;
 }
 
+// The same with one slot per ring.
+int32_t pingAic1(void **args, const bp_block_context *ctx) {
+  const auto &a = *static_cast<const PingArgs *>(args[0]);
+  auto *results = static_cast<int64_t *>(args[1]);
+  char *pipes = static_cast<char *>(args[2]) + ctx->block_idx * a.perBlock;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_BOTH, 64, 1));
+  int64_t value = 0;
+  for (int64_t r = 0; r < a.rounds; ++r) {
+    BP_CHECK(bp_tpush(ctx, 0, BP_PIPE_C2V, &value, sizeof value));
+    BP_CHECK(bp_tpop_copy(ctx, 0, BP_PIPE_V2C, &value, sizeof value));
+    BP_CHECK(bp_tfree(ctx, 0, BP_PIPE_V2C));
+  }
+  results[ctx->block_idx] = value;
+  return BP_OK;
+}
+
+int32_t pingAiv1(void **args, const bp_block_context *ctx) {
+  const auto &a = *static_cast<const PingArgs *>(args[0]);
+  char *pipes = static_cast<char *>(args[2]) + ctx->block_idx * a.perBlock;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_BOTH, 64, 1));
+  for (int64_t r = 0; r < a.rounds; ++r) {
+    int64_t value;
+    BP_CHECK(bp_tpop_copy(ctx, 0, BP_PIPE_C2V, &value, sizeof value));
+    BP_CHECK(bp_tfree(ctx, 0, BP_PIPE_C2V));
+    value += ctx->block_idx + 1;
+    BP_CHECK(bp_tpush(ctx, 0, BP_PIPE_V2C, &value, sizeof value));
+  }
+  return BP_OK;
+}
+
 TEST(Pipe, BidirectionalPingPongWith24ConcurrentBlocks) {
   Device device;
   PingArgs a{200, pipeFootprintBytes(kPipeBoth, 64, 2)};
@@ -213,6 +243,78 @@ TEST(Pipe, PushIntoAFullRingWhoseConsumerReturnedIsADeadlockError) {
   EXPECT_TRUE(contains(error, "tpush on pipe 0 (C2V) waits for a free slot "
                               "but the AIV half returned"))
       << error;
+}
+
+// Both halves alive, each waiting on the other. `popFirst` 0: each half
+// pushes three tiles into its 2-slot ring before popping the other ring, so
+// both wait for a free slot; 1: each half pops first, so both wait for a
+// tile. Whichever half starts waiting second reports the deadlock.
+template <bool PopFirst, int32_t Push, int32_t Pop>
+int32_t crossedHalf(void **args, const bp_block_context *ctx) {
+  char *pipes = static_cast<char *>(args[0]) + ctx->block_idx * 512;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 32, 2));
+  BP_CHECK(bp_pipe_init(ctx, 1, pipes + 64, BP_PIPE_V2C, 32, 2));
+  const int32_t pushPipe = Push == BP_PIPE_C2V ? 0 : 1;
+  const int32_t popPipe = 1 - pushPipe;
+  char tile[32] = {};
+  if (!PopFirst)
+    for (int i = 0; i < 3; ++i)
+      BP_CHECK(bp_tpush(ctx, pushPipe, Push, tile, sizeof tile));
+  BP_CHECK(bp_tpop_copy(ctx, popPipe, Pop, tile, sizeof tile));
+  return bp_tfree(ctx, popPipe, Pop);
+}
+
+TEST(Pipe, HalvesWaitingOnEachOtherAreADeadlockErrorNotAHang) {
+  Device device;
+  std::vector<char> buffer(512 * 4);
+  LaunchSpec spec;
+  spec.blockNum = 4;
+  std::string full = errorOf([&] {
+    device.run(Kernel::makeGroup("full_rings",
+                                 crossedHalf<false, BP_PIPE_C2V, BP_PIPE_V2C>,
+                                 crossedHalf<false, BP_PIPE_V2C, BP_PIPE_C2V>),
+               spec, {buffer.data()});
+  });
+  EXPECT_TRUE(contains(full, "kernel 'full_rings' block")) << full;
+  EXPECT_TRUE(contains(full, "deadlock: ")) << full;
+  EXPECT_TRUE(contains(full, "the AIC waits in tpush on pipe 0 (C2V) for a "
+                             "slot the AIV has not freed"))
+      << full;
+  EXPECT_TRUE(contains(full, "the AIV waits in tpush on pipe 1 (V2C) for a "
+                             "slot the AIC has not freed"))
+      << full;
+
+  std::string empty = errorOf([&] {
+    device.run(Kernel::makeGroup("empty_rings",
+                                 crossedHalf<true, BP_PIPE_C2V, BP_PIPE_V2C>,
+                                 crossedHalf<true, BP_PIPE_V2C, BP_PIPE_C2V>),
+               spec, {buffer.data()});
+  });
+  EXPECT_TRUE(contains(empty, "deadlock: ")) << empty;
+  EXPECT_TRUE(contains(empty, "the AIC waits in tpop on pipe 1 (V2C) for a "
+                              "tile the AIV has not pushed"))
+      << empty;
+  EXPECT_TRUE(contains(empty, "the AIV waits in tpop on pipe 0 (C2V) for a "
+                              "tile the AIC has not pushed"))
+      << empty;
+}
+
+TEST(Pipe, ManyShortWaitsAreNeverMistakenForADeadlock) {
+  // One-slot rings both ways: almost every push and pop waits on the other
+  // half, which is never waiting on a condition this one cannot end.
+  Device device;
+  PingArgs a{3000, pipeFootprintBytes(kPipeBoth, 64, 1)};
+  std::vector<int64_t> results(4, -1);
+  void *buffer = device.gm().allocate(a.perBlock * 4, "gm_pipe_buffer_0");
+  LaunchSpec spec;
+  spec.blockNum = 4;
+  spec.pipeBufferArg = 2;
+  spec.pipeBufferPerBlockBytes = a.perBlock;
+  device.run(Kernel::makeGroup("ping1", pingAic1, pingAiv1), spec,
+             {&a, results.data(), buffer});
+  for (int64_t b = 0; b < 4; ++b)
+    EXPECT_EQ(results[size_t(b)], a.rounds * (b + 1)) << "block " << b;
+  device.gm().free(buffer);
 }
 
 // Block 3's AIV throws before pushing while its AIC (and every other block)
