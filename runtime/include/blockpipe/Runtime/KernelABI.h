@@ -48,7 +48,8 @@
  * order. Waiting threads sleep. Every pipe function returns BP_OK or an error
  * status; after an error the launch is failed and the kernel should return
  * (BP_CHECK does that). A wait that can never end (the peer half returned,
- * or another block failed) returns an error instead of hanging.
+ * the peer half is itself waiting on this one, or another block failed)
+ * returns an error instead of hanging.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -69,7 +70,7 @@ enum {
   BP_ERR_CANCELLED = 1, /* another block or half failed: stop */
   BP_ERR_INVALID = 2,   /* bad pipe id, direction, size, or misuse */
   BP_ERR_SANITIZER = 3, /* pipe access outside the block's slice */
-  BP_ERR_DEADLOCK = 4,  /* waiting on a peer half that already returned */
+  BP_ERR_DEADLOCK = 4,  /* waiting on a peer half that returned or waits */
   BP_ERR_KERNEL = 5     /* reported by the kernel through bp_fail */
 };
 
