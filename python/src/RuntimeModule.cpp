@@ -115,12 +115,16 @@ void runOrchestration(rt::Device &device, const Library &library,
     if (param.isTensor) {
       py::array array = py::reinterpret_borrow<py::array>(args[i]);
       std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
-      tensors[i] =
-          graph.createTensor(param.name, shape, tensorDType(param.dtype));
-      if (static_cast<int64_t>(array.nbytes()) != tensors[i].bytes())
+      const rt::DType dtype = tensorDType(param.dtype);
+      int64_t elements = 1;
+      for (int64_t dim : shape)
+        elements *= dim;
+      if (static_cast<int64_t>(array.nbytes()) !=
+          elements * rt::dtypeBytes(dtype))
         throw std::invalid_argument("parameter '" + param.name +
                                     "': array size does not match its dtype");
-      std::memcpy(tensors[i].data(), array.data(), array.nbytes());
+      tensors[i] = graph.uploadTensor(param.name, shape, dtype, array.data(),
+                                      static_cast<int64_t>(array.nbytes()));
       arrays[i] = array;
       argv[i] = &tensors[i];
       continue;

@@ -118,15 +118,38 @@ std::shared_ptr<Tensor::Storage> makeStorage(const std::string &name,
 }
 } // namespace
 
+Tensor TaskGraph::allocateTensor(std::shared_ptr<Tensor::Storage> storage) {
+  Tensor tensor;
+  tensor.storage_ = std::move(storage);
+  const int64_t bytes = std::max<int64_t>(tensor.bytes(), 1);
+  tensor.storage_->data = device_.gm().allocate(bytes, tensor.storage_->name);
+  tensor.storage_->owner = &device_.gm();
+  return tensor;
+}
+
 Tensor TaskGraph::createTensor(const std::string &name,
                                std::vector<int64_t> shape, DType dtype,
                                bool manualDep) {
-  Tensor tensor;
-  tensor.storage_ = makeStorage(name, std::move(shape), dtype, manualDep);
-  const int64_t bytes = std::max<int64_t>(tensor.bytes(), 1);
-  tensor.storage_->data = device_.gm().allocate(bytes, name);
-  tensor.storage_->owner = &device_.gm();
-  std::memset(tensor.storage_->data, 0, size_t(bytes));
+  Tensor tensor =
+      allocateTensor(makeStorage(name, std::move(shape), dtype, manualDep));
+  std::memset(tensor.data(), 0, size_t(std::max<int64_t>(tensor.bytes(), 1)));
+  return tensor;
+}
+
+Tensor TaskGraph::uploadTensor(const std::string &name,
+                               std::vector<int64_t> shape, DType dtype,
+                               const void *data, int64_t bytes,
+                               bool manualDep) {
+  auto storage = makeStorage(name, std::move(shape), dtype, manualDep);
+  Tensor probe;
+  probe.storage_ = storage;
+  if (probe.bytes() != bytes)
+    throw Error("tensor '" + name + "': " + std::to_string(bytes) +
+                " bytes given for a tensor of " +
+                std::to_string(probe.bytes()) + " bytes");
+  Tensor tensor = allocateTensor(std::move(storage));
+  if (bytes)
+    std::memcpy(tensor.data(), data, size_t(bytes));
   return tensor;
 }
 

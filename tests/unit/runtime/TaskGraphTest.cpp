@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 using namespace blockpipe::runtime;
@@ -237,3 +238,29 @@ TEST(TaskGraph, ManyTasksFromAGraphStayConsistent) {
 }
 
 } // namespace
+
+TEST(TaskGraph, UploadTensorCopiesTheHostBytes) {
+  Device device;
+  TaskGraph graph(device);
+  std::vector<float> host = {1.5f, -2.0f, 3.25f, 4.0f, 5.0f, 6.0f};
+  const int64_t before = device.gm().liveBytes();
+  {
+    Tensor t = graph.uploadTensor("x", {2, 3}, DType::FP32, host.data(),
+                                  int64_t(host.size() * sizeof(float)));
+    ASSERT_NE(t.data(), static_cast<void *>(host.data()));
+    EXPECT_EQ(std::memcmp(t.data(), host.data(), host.size() * sizeof(float)),
+              0);
+    EXPECT_GT(device.gm().liveBytes(), before);
+  }
+  EXPECT_EQ(device.gm().liveBytes(), before);
+  // A size that does not match the shape: an error naming the tensor, and
+  // nothing allocated.
+  std::string error = errorOf([&] {
+    graph.uploadTensor("weights", {4, 4}, DType::FP32, host.data(),
+                       int64_t(host.size() * sizeof(float)));
+  });
+  EXPECT_TRUE(contains(error, "tensor 'weights': 24 bytes given for a tensor "
+                              "of 64 bytes"))
+      << error;
+  EXPECT_EQ(device.gm().liveBytes(), before);
+}

@@ -107,6 +107,12 @@ public:
   /// A tensor in the device's GM, zero-filled. OutOfMemoryError names it.
   Tensor createTensor(const std::string &name, std::vector<int64_t> shape,
                       DType dtype, bool manualDep = false);
+  /// A tensor in the device's GM holding a copy of `bytes` bytes at `data`
+  /// (a host-to-device transfer); `bytes` must be the tensor's size, else
+  /// Error naming the tensor, with nothing allocated.
+  Tensor uploadTensor(const std::string &name, std::vector<int64_t> shape,
+                      DType dtype, const void *data, int64_t bytes,
+                      bool manualDep = false);
   /// A tensor over memory the caller owns and keeps alive.
   Tensor wrapTensor(const std::string &name, void *data,
                     std::vector<int64_t> shape, DType dtype,
@@ -126,6 +132,7 @@ public:
   Device &device() { return device_; }
 
 private:
+  Tensor allocateTensor(std::shared_ptr<Tensor::Storage> storage);
   struct Task;
   void start(const std::vector<TaskId> &ready);
   void finished(TaskId id, const std::string &error);
