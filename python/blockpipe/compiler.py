@@ -29,6 +29,19 @@ _NUMPY_DTYPES = {
 }
 
 
+
+def _numpy_dtype(name: str) -> Optional[np.dtype]:
+    """The numpy dtype that supplies a tensor of `name`; bf16 comes from
+    ml_dtypes (numpy has none)."""
+    if name == "bf16":
+        try:
+            import ml_dtypes
+        except ImportError:  # pragma: no cover - ml_dtypes is a dependency
+            return None
+        return np.dtype(ml_dtypes.bfloat16)
+    return _NUMPY_DTYPES.get(name)
+
+
 class CompiledProgram:
     """A compiled program: its artifacts, its IR after each pass, and a
     callable that runs an orchestration on numpy arrays."""
@@ -126,7 +139,7 @@ class CompiledProgram:
                 continue
             if not isinstance(arg, np.ndarray):
                 raise ValueError(f"parameter '{pname}' must be a numpy array, got {type(arg).__name__}")
-            want = _NUMPY_DTYPES.get(param["dtype"])
+            want = _numpy_dtype(param["dtype"])
             if want is None:
                 raise ValueError(f"parameter '{pname}' has dtype {param['dtype']}, which numpy arrays "
                                  "cannot supply")

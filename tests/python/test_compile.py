@@ -174,3 +174,37 @@ def test_bad_parallelism_from_the_environment_is_named(compiled, monkeypatch):
     with pytest.raises(RuntimeError, match="BLOCKPIPE_PARALLELISM='many'"):
         program(x, 1.0, y)
     assert (y == 7.0).all()
+
+
+@pl.program
+class Bf16Axpy:
+    @pl.function(type=pl.FunctionType.InCore)
+    def axpy(self, x: pl.Tensor[[ROWS, COLS], pl.BF16], y: pl.Tensor[[ROWS, COLS], pl.BF16],
+             out: pl.Out[pl.Tensor[[ROWS, COLS], pl.BF16]]) -> pl.Tensor[[ROWS, COLS], pl.BF16]:
+        row = pl.tile.get_block_idx() * 16
+        t = pl.add(pl.mul(pl.load(x, [row, 0], [16, COLS]), 2.0), pl.load(y, [row, 0], [16, COLS]))
+        return pl.store(t, [row, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[ROWS, COLS], pl.BF16], y: pl.Tensor[[ROWS, COLS], pl.BF16],
+             out: pl.Out[pl.Tensor[[ROWS, COLS], pl.BF16]]) -> pl.Tensor[[ROWS, COLS], pl.BF16]:
+        with pl.spmd(2):
+            out = self.axpy(x, y, out)
+        return out
+
+
+def test_bf16_arrays_come_from_ml_dtypes(tmp_path):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    bf16 = ml_dtypes.bfloat16
+    program = blockpipe.compile(Bf16Axpy, output_dir=tmp_path / "bf16", quiet=True)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((ROWS, COLS)).astype(bf16)
+    y = rng.standard_normal((ROWS, COLS)).astype(bf16)
+    out = np.zeros((ROWS, COLS), dtype=bf16)
+    program(x, y, out)
+    # Each op rounds to bf16, as the tile library computes in bf16 tiles.
+    want = ((x.astype(np.float32) * 2.0).astype(bf16).astype(np.float32)
+            + y.astype(np.float32)).astype(bf16)
+    np.testing.assert_array_equal(out.astype(np.float32), want.astype(np.float32))
+    with pytest.raises(ValueError, match="parameter 'x' must have dtype bfloat16, got float32"):
+        program(x.astype(np.float32), y, out)
