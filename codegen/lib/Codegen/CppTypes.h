@@ -7,6 +7,8 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include "llvm/ADT/StringRef.h"
+
 #include <optional>
 #include <string>
 
@@ -15,6 +17,10 @@ namespace blockpipe::codegen {
 /// The C++ type of a scalar or an element (`float`, `int64_t`,
 /// `::blockpipe::tile::half`); nullopt for a type codegen does not know.
 std::optional<std::string> cppScalarType(mlir::Type type);
+
+/// The types cppScalarType knows, for diagnostics.
+inline constexpr llvm::StringLiteral kScalarTypeNames =
+    "index, i1, i8, i16, i32, i64, f16, bf16, f32 or f64";
 
 /// The kernel_config.json / runtime DType name (`fp32`, `int64`, ...).
 std::optional<std::string> dtypeName(mlir::Type type);

@@ -114,7 +114,11 @@ LogicalResult KernelBody::emit(CppWriter &file) {
     } else {
       std::optional<std::string> type = cppScalarType(arg.getType());
       if (!type)
-        return error(func, "unsupported parameter type ") << arg.getType();
+        return error(func, "parameter ")
+               << arg.getArgNumber() << " of '" << kernel.name
+               << "' has unsupported type " << arg.getType()
+               << "; kernel parameters are GM tensors or scalars ("
+               << kScalarTypeNames << ")";
       param.name = declare(arg, "s");
       if (hasLiveUse(arg))
         usedNames.insert(param.name);
@@ -309,7 +313,9 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
       })
       .Default([&](Operation *op) {
         return error(op, "'")
-               << op->getName() << "' cannot appear in a kernel body";
+               << op->getName()
+               << "' is not supported in a kernel body; kernels are made of "
+                  "bp tile and pipe ops, scalar arith, scf.for and scf.if";
       });
 }
 

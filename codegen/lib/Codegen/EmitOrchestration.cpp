@@ -117,7 +117,11 @@ LogicalResult OrchestrationBody::emit() {
   for (BlockArgument arg : func.getArguments()) {
     if (!llvm::isa<bp::GMTensorType>(arg.getType()) &&
         !cppScalarType(arg.getType()))
-      return error(func, "unsupported parameter type ") << arg.getType();
+      return error(func, "parameter ")
+             << arg.getArgNumber() << " of '" << orch.name
+             << "' has unsupported type " << arg.getType()
+             << "; orchestration parameters are GM tensors or scalars ("
+             << kScalarTypeNames << ")";
     paramNames.push_back(declare(arg, "arg"));
   }
   // A tensor of the wrong shape or dtype would make kernels read or write
@@ -141,11 +145,14 @@ LogicalResult OrchestrationBody::emit() {
   if (failed(emitBlock(func.getBody().front())))
     return failure();
   Operation *ret = func.getBody().front().getTerminator();
-  for (Value value : ret->getOperands()) {
+  for (auto [i, value] : llvm::enumerate(ret->getOperands())) {
     auto root = llvm::dyn_cast<BlockArgument>(tensorRoot(value));
     if (!root || !isOutParam(func, root.getArgNumber()))
-      return error(ret, "an orchestration may only return its Out/InOut "
-                        "parameters (run bp-normalize-return-order)");
+      return error(ret, "return value ")
+             << i << " of '" << orch.name
+             << "' is not one of its Out/InOut parameters; an orchestration "
+                "may only return those (mark the tensors it writes with "
+                "bp.dir and run bp-normalize-return-order)";
   }
   return success();
 }
@@ -176,16 +183,25 @@ LogicalResult OrchestrationBody::emitPipeBuffer(bp::TensorCreateOp create,
 LogicalResult OrchestrationBody::aliasResults(Operation *op,
                                               func::FuncOp callee) {
   std::vector<unsigned> outs = outParams(callee);
-  if (outs.size() != op->getNumResults())
-    return error(op, "the results of '")
-           << callee.getSymName()
-           << "' must be its Out/InOut parameters in order (run "
-              "bp-normalize-return-order)";
   // Launch operands may be preceded by core_num; the call's args are the
   // trailing operands.
   unsigned first = op->getNumOperands() - callee.getNumArguments();
-  for (auto [i, result] : llvm::enumerate(op->getResults()))
-    aliasTensor(result, op->getOperand(first + outs[i]));
+  static constexpr llvm::StringLiteral kFix =
+      "; result i must be the i-th Out/InOut parameter (mark the tensors it "
+      "writes with bp.dir and run bp-normalize-return-order)";
+  if (outs.size() != op->getNumResults())
+    return error(op, "'") << callee.getSymName() << "' has "
+                          << op->getNumResults() << " results but "
+                          << outs.size() << " Out/InOut parameters" << kFix;
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    Value param = op->getOperand(first + outs[i]);
+    if (result.getType() != param.getType())
+      return error(op, "result ")
+             << i << " of '" << callee.getSymName() << "' has type "
+             << result.getType() << " but must be its Out/InOut parameter "
+             << outs[i] << " of type " << param.getType() << kFix;
+    aliasTensor(result, param);
+  }
   return success();
 }
 
@@ -309,8 +325,15 @@ LogicalResult OrchestrationBody::emitSideOp(Operation *op) {
         func::FuncOp callee = program.lookup(call.getCallee());
         const OrchestrationInfo *other =
             callee ? program.orchestrationFor(callee) : nullptr;
-        if (!other)
-          return error(call, "an orchestration may only call orchestrations");
+        if (!other) {
+          std::optional<bp::FunctionKind> kind =
+              callee ? bp::getFunctionKind(callee) : std::nullopt;
+          return error(call, "an orchestration may only call orchestrations, "
+                             "but '")
+                 << call.getCallee() << "' is of kind '"
+                 << (kind ? bp::stringifyFunctionKind(*kind) : "none")
+                 << "'; launch kernels and groups with bp.launch";
+        }
         called.insert(other);
         std::vector<std::string> args{"bp_graph"};
         for (Value operand : call.getOperands())
@@ -328,7 +351,10 @@ LogicalResult OrchestrationBody::emitSideOp(Operation *op) {
           })
       .Default([&](Operation *op) {
         return error(op, "'")
-               << op->getName() << "' cannot appear in an orchestration";
+               << op->getName()
+               << "' is not supported in an orchestration; orchestrations "
+                  "are made of bp.tensor_create, bp.launch, calls of "
+                  "orchestrations, scalar arith, scf.for and scf.if";
       });
 }
 

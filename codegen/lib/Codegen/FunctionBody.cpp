@@ -83,19 +83,29 @@ static std::string asUnsigned(llvm::StringRef e) {
 
 LogicalResult FunctionBody::emitArith(Operation *op) {
   if (auto constant = llvm::dyn_cast<arith::ConstantOp>(op)) {
+    // The literal of a type without a C++ scalar (i128, f8) would be cut
+    // to 64 bits or spelled with no type at all.
     std::optional<std::string> literal =
-        cppLiteral(llvm::cast<TypedAttr>(constant.getValue()));
+        cppScalarType(constant.getType())
+            ? cppLiteral(llvm::cast<TypedAttr>(constant.getValue()))
+            : std::nullopt;
     if (!literal)
-      return error(op, "unsupported constant of type ") << constant.getType();
+      return error(op, "unsupported constant of type ")
+             << constant.getType() << "; scalar constants are "
+             << kScalarTypeNames;
     alias(constant.getResult(), *literal);
     return success();
   }
   if (op->getNumResults() != 1)
-    return error(op, "unsupported op '") << op->getName() << "'";
+    return error(op, "'") << op->getName() << "' has " << op->getNumResults()
+                          << " results; codegen translates scalar arith ops "
+                             "with one result";
   Value result = op->getResult(0);
   std::optional<std::string> type = cppScalarType(result.getType());
   if (!type)
-    return error(op, "unsupported scalar type ") << result.getType();
+    return error(op, "'") << op->getName() << "' produces unsupported type "
+                          << result.getType() << "; scalars are "
+                          << kScalarTypeNames;
   auto operand = [&](unsigned i) { return expr(op->getOperand(i)); };
   auto binary = [&](llvm::StringRef sign) {
     return operand(0) + " " + sign.str() + " " + operand(1);
@@ -202,8 +212,16 @@ LogicalResult FunctionBody::emitArith(Operation *op) {
                 }
               })
           .Default([](Operation *) { return std::nullopt; });
+  if (auto cmp = llvm::dyn_cast<arith::CmpFOp>(op); cmp && !value)
+    return error(op, "unsupported predicate '")
+           << arith::stringifyCmpFPredicate(cmp.getPredicate())
+           << "' of 'arith.cmpf'; use oeq, une, olt, ole, ogt or oge";
   if (!value)
-    return error(op, "unsupported op '") << op->getName() << "'";
+    return error(op, "'")
+           << op->getName()
+           << "' is not supported; codegen translates arith's arithmetic, "
+              "bitwise, shift, min/max, compare, select and signed or float "
+              "cast ops";
   std::string name = declare(result);
   out.line("const " + *type + " " + name + " = " + *value + ";");
   return success();
@@ -227,8 +245,11 @@ FunctionBody::declareCarried(Operation *op, ValueRange results,
     }
     std::optional<std::string> type = valueType(result.getType());
     if (!type)
-      return error(op, "unsupported carried value of type ")
-             << result.getType();
+      return error(op, "result ")
+             << i << " of '" << op->getName() << "' has unsupported type "
+             << result.getType()
+             << "; a loop or branch carries GM tensors, tiles or scalars ("
+             << kScalarTypeNames << ")";
     std::optional<std::string> hint = program.nameOf(result);
     if (!hint && !blockArgs.empty())
       hint = program.nameOf(blockArgs[i]);
@@ -257,8 +278,12 @@ LogicalResult FunctionBody::assignYield(Operation *yield, ValueRange yielded,
   for (auto [i, value] : llvm::enumerate(yielded)) {
     if (vars[i].empty()) {
       if (tensorRoot(value) != tensorRoot(results[i]))
-        return error(yield, "a tensor carried by a loop or branch must stay "
-                            "the same tensor");
+        return error(yield, "'")
+               << yield->getParentOp()->getName() << "' carries tensor '"
+               << expr(tensorRoot(results[i])) << "' in result " << i
+               << ", but this yield passes '" << expr(tensorRoot(value))
+               << "'; a tensor carried by a loop or branch must stay the "
+                  "same tensor (store into it instead)";
       continue;
     }
     if (!blockArgs.empty() && value == blockArgs[i])
@@ -302,7 +327,9 @@ LogicalResult FunctionBody::emitFor(scf::ForOp op) {
   std::optional<std::string> ivType =
       cppScalarType(op.getInductionVar().getType());
   if (!ivType)
-    return error(op, "unsupported induction variable type");
+    return error(op, "unsupported induction variable type ")
+           << op.getInductionVar().getType() << "; scalars are "
+           << kScalarTypeNames;
   std::string iv = declare(op.getInductionVar(), "i");
   out.open("for (" + *ivType + " " + iv + " = " + expr(op.getLowerBound()) +
            "; " + iv + " < " + expr(op.getUpperBound()) + "; " + iv +

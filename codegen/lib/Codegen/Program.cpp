@@ -2,6 +2,8 @@
 
 #include "Program.h"
 
+#include "CppTypes.h"
+
 #include "blockpipe/Codegen/Naming.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -60,14 +62,25 @@ func::FuncOp Program::lookup(llvm::StringRef symbol) const {
 /// The group's two halves: the aic and the aiv function it calls, with the
 /// group parameter each of their parameters receives.
 static LogicalResult analyzeGroup(func::FuncOp group, KernelInfo &info) {
+  // A launch passes every parameter, also those no half takes.
+  for (BlockArgument arg : group.getArguments())
+    if (!llvm::isa<bp::GMTensorType>(arg.getType()) &&
+        !cppScalarType(arg.getType()))
+      return group.emitError("codegen: parameter ")
+             << arg.getArgNumber() << " of group '" << group.getSymName()
+             << "' has unsupported type " << arg.getType()
+             << "; group parameters are GM tensors or scalars ("
+             << kScalarTypeNames << ")";
   for (Operation &op : group.getBody().front()) {
     if (llvm::isa<func::ReturnOp>(op))
       continue;
     auto call = llvm::dyn_cast<func::CallOp>(op);
     if (!call)
-      return op.emitError("codegen: a group may only call its aic and aiv "
-                          "halves; found '")
-             << op.getName() << "'";
+      return op.emitError("codegen: group '")
+             << group.getSymName()
+             << "' may only call its aic and aiv halves, found '"
+             << op.getName()
+             << "'; compute such values inside the half that uses them";
     auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
         call, call.getCalleeAttr());
     std::optional<bp::FunctionKind> kind =
@@ -84,18 +97,24 @@ static LogicalResult analyzeGroup(func::FuncOp group, KernelInfo &info) {
              << " function, this is the second";
     GroupHalf h;
     h.func = callee;
-    for (Value operand : call.getOperands()) {
+    for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
       auto arg = llvm::dyn_cast<BlockArgument>(operand);
       if (!arg || arg.getOwner()->getParentOp() != group)
-        return call.emitError("codegen: every argument of a group's half "
-                              "must be a parameter of the group");
+        return call.emitError("codegen: argument ")
+               << i << " of the call of '" << call.getCallee()
+               << "' is not a parameter of group '" << group.getSymName()
+               << "'; a group passes only its own parameters to its halves "
+                  "(the halves exchange values through pipes)";
       h.groupArgOf.push_back(arg.getArgNumber());
     }
     half = std::move(h);
   }
   if (!info.aicHalf || !info.aivHalf)
     return group.emitError("codegen: group '")
-           << group.getSymName() << "' must call one aic and one aiv half";
+           << group.getSymName() << "' calls no "
+           << (info.aicHalf ? "aiv" : "aic")
+           << " function; a group calls one aic and one aiv function, its "
+              "halves";
   return success();
 }
 
@@ -164,7 +183,9 @@ FailureOr<Program> Program::build(ModuleOp module, const EmitOptions &options) {
                 "orchestration";
     if (func.isExternal())
       return func.emitError("codegen: '")
-             << func.getSymName() << "' is a declaration without a body";
+             << func.getSymName()
+             << "' is a declaration without a body; codegen emits every "
+                "function of the program and needs its definition";
     std::string ident = functions.unique(func.getSymName());
     switch (*kind) {
     case bp::FunctionKind::InCore:
@@ -222,12 +243,21 @@ FailureOr<Program> Program::build(ModuleOp module, const EmitOptions &options) {
       if (!*half)
         continue;
       const KernelInfo *halfInfo = program.kernelFor((*half)->func);
+      if (halfInfo->pipeBufferArg && !info.pipeBufferArg)
+        return info.func.emitError("codegen: group '")
+               << info.name
+               << "' has no __gm_pipe_buffer parameter but its half '"
+               << halfInfo->name << "' needs " << halfInfo->pipeBufferBytes
+               << " bytes per block; run bp-inject-gm-pipe-buffer (or the "
+                  "default pipeline) first";
       if (halfInfo->pipeBufferArg &&
           halfInfo->pipeBufferBytes != info.pipeBufferBytes)
         return info.func.emitError("codegen: group '")
                << info.name << "' has a " << info.pipeBufferBytes
                << "-byte pipe buffer per block but its half '" << halfInfo->name
-               << "' needs " << halfInfo->pipeBufferBytes;
+               << "' needs " << halfInfo->pipeBufferBytes
+               << " bytes; run bp-inject-gm-pipe-buffer (or the default "
+                  "pipeline), which sizes both";
       for (auto [i, groupArg] : llvm::enumerate((*half)->groupArgOf)) {
         BlockArgument arg = (*half)->func.getArgument(i);
         std::optional<std::string> name =
