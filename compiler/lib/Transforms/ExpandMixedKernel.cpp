@@ -71,7 +71,8 @@ bool hasSideOps(Operation *op) {
       .wasInterrupted();
 }
 
-/// The parameter a returned tensor is, seen through stores and loops.
+/// The parameter a returned tensor is, seen through stores, loops and ifs
+/// (whose branches yield the same tensor).
 std::optional<unsigned> rootParam(Value value, Block &entry) {
   while (true) {
     if (auto arg = dyn_cast<BlockArgument>(value)) {
@@ -85,6 +86,9 @@ std::optional<unsigned> rootParam(Value value, Block &entry) {
       value = store.getDest();
     } else if (auto loop = value.getDefiningOp<scf::ForOp>()) {
       value = loop.getInitArgs()[cast<OpResult>(value).getResultNumber()];
+    } else if (auto ifOp = value.getDefiningOp<scf::IfOp>()) {
+      value =
+          ifOp.thenYield().getOperand(cast<OpResult>(value).getResultNumber());
     } else {
       return std::nullopt;
     }
@@ -104,6 +108,14 @@ std::optional<Side> producerSide(Value value) {
       else
         value = yielded;
       continue;
+    }
+    if (auto ifOp = value.getDefiningOp<scf::IfOp>()) {
+      unsigned index = cast<OpResult>(value).getResultNumber();
+      std::optional<Side> side =
+          producerSide(ifOp.thenYield().getOperand(index));
+      if (!side && ifOp.elseBlock())
+        side = producerSide(ifOp.elseYield().getOperand(index));
+      return side;
     }
     return std::nullopt;
   }
@@ -133,6 +145,7 @@ public:
 private:
   void cloneBlock(Block &source, OpBuilder &builder);
   void cloneLoop(scf::ForOp loop, OpBuilder &builder);
+  void cloneIf(scf::IfOp ifOp, OpBuilder &builder);
   void emitCrossing(Value value, OpBuilder &builder);
   LogicalResult insertFrees();
   void eraseDeadOps(func::FuncOp half);
@@ -165,6 +178,10 @@ void HalfBuilder::cloneBlock(Block &source, OpBuilder &builder) {
       continue; // Built by the caller, which knows which values stay.
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
       cloneLoop(loop, builder);
+      continue;
+    }
+    if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+      cloneIf(ifOp, builder);
       continue;
     }
     std::optional<Side> opSide = sideOfOp(&op);
@@ -224,6 +241,97 @@ void HalfBuilder::cloneLoop(scf::ForOp loop, OpBuilder &builder) {
     emitCrossing(result, builder);
 }
 
+void HalfBuilder::cloneIf(scf::IfOp ifOp, OpBuilder &builder) {
+  // Both halves branch alike: the condition is side-less, so each half
+  // computes it. A result tile of the other unit stays with the other half.
+  SmallVector<unsigned> kept;
+  SmallVector<Type> types;
+  for (OpResult result : ifOp.getResults()) {
+    std::optional<Side> valueSide = sideOfValue(result);
+    if (!valueSide || *valueSide == side) {
+      kept.push_back(result.getResultNumber());
+      types.push_back(result.getType());
+    }
+  }
+  bool hasElse = !ifOp.getElseRegion().empty();
+  auto clone = builder.create<scf::IfOp>(
+      ifOp.getLoc(), types, mapping.lookup(ifOp.getCondition()), hasElse);
+  clone->setDiscardableAttrs(ifOp->getDiscardableAttrDictionary());
+  auto cloneBranch = [&](Block &from, Block &to) {
+    if (!to.empty())
+      to.getTerminator()->erase();
+    OpBuilder branchBuilder = OpBuilder::atBlockEnd(&to);
+    cloneBlock(from, branchBuilder);
+    Operation *yield = from.getTerminator();
+    SmallVector<Value> yielded;
+    for (unsigned index : kept)
+      yielded.push_back(mapping.lookup(yield->getOperand(index)));
+    branchBuilder.create<scf::YieldOp>(yield->getLoc(), yielded);
+  };
+  cloneBranch(*ifOp.thenBlock(), *clone.thenBlock());
+  if (hasElse)
+    cloneBranch(*ifOp.elseBlock(), *clone.elseBlock());
+
+  for (auto [position, index] : llvm::enumerate(kept))
+    mapping.map(ifOp.getResult(index), clone.getResult(position));
+  for (Value result : ifOp.getResults())
+    emitCrossing(result, builder);
+}
+
+/// How diagnostics name a region op the halves keep.
+StringRef regionOpName(Operation *op) {
+  return isa<scf::IfOp>(op) ? "if" : "loop";
+}
+
+/// The op of the pop's block after which its slot can be freed: the last to
+/// use the tile, directly or through the if and loop results it is yielded
+/// into. A tile yielded out of the block it is popped in cannot be freed in
+/// that block, which is reported at the pop.
+FailureOr<Operation *> lastUseInBlock(TPopOp pop) {
+  Block *block = pop->getBlock();
+  Operation *anchor = pop;
+  SmallVector<Value> worklist = {pop.getResult()};
+  llvm::DenseSet<Value> seen = {pop.getResult()};
+  auto follow = [&](Value value) {
+    if (seen.insert(value).second)
+      worklist.push_back(value);
+  };
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == block->getTerminator() && isa<scf::YieldOp>(user)) {
+        Operation *region = block->getParentOp();
+        bool inIf = isa<scf::IfOp>(region);
+        InFlightDiagnostic diag =
+            emitError(pop.getLoc())
+            << "this tile crosses between the cube and vector halves inside "
+            << (inIf ? "an if branch and is a result of the if"
+                     : "a loop and is carried out of its iteration")
+            << "; its slot could not be freed there (use the tile only "
+            << (inIf ? "inside the branch" : "within the iteration") << ")";
+        diag.attachNote(region->getLoc()) << "the " << regionOpName(region);
+        return diag;
+      }
+      Operation *inBlock = block->findAncestorOpInBlock(*user);
+      if (inBlock && anchor->isBeforeInBlock(inBlock))
+        anchor = inBlock;
+      if (isa<scf::YieldOp>(user)) {
+        Operation *parent = user->getParentOp();
+        follow(parent->getResult(use.getOperandNumber()));
+        if (auto loop = dyn_cast<scf::ForOp>(parent))
+          follow(loop.getRegionIterArgs()[use.getOperandNumber()]);
+      } else if (auto loop = dyn_cast<scf::ForOp>(user)) {
+        if (OpResult result = loop.getTiedLoopResult(&use)) {
+          follow(result);
+          follow(loop.getTiedLoopRegionIterArg(&use));
+        }
+      }
+    }
+  }
+  return anchor;
+}
+
 /// Frees each popped slot after the tile's last use. A tfree releases the
 /// oldest slot of its ring, so frees follow pop order.
 LogicalResult HalfBuilder::insertFrees() {
@@ -233,12 +341,10 @@ LogicalResult HalfBuilder::insertFrees() {
       if (pop.getDir() != ring)
         continue;
       Block *block = pop->getBlock();
-      Operation *anchor = pop;
-      for (Operation *user : pop.getResult().getUsers()) {
-        Operation *inBlock = block->findAncestorOpInBlock(*user);
-        if (anchor->isBeforeInBlock(inBlock))
-          anchor = inBlock;
-      }
+      FailureOr<Operation *> lastUse = lastUseInBlock(pop);
+      if (failed(lastUse))
+        return failure();
+      Operation *anchor = *lastUse;
       if (previousFree && previousFree->getBlock() == block &&
           anchor->isBeforeInBlock(previousFree))
         anchor = previousFree;
@@ -257,10 +363,12 @@ LogicalResult HalfBuilder::insertFrees() {
           InFlightDiagnostic diag =
               emitError(pop.getLoc())
               << "this tile crosses between the cube and vector halves and "
-                 "is still used after a loop that receives tiles on the same "
-                 "ring; its slot could not be freed in order (cross it inside "
-                 "the loop, or after it)";
-          diag.attachNote(op->getLoc()) << "the loop";
+                 "is still used after a"
+              << (isa<scf::IfOp>(op) ? "n " : " ") << regionOpName(op)
+              << " that receives tiles on the same ring; its slot could not "
+                 "be freed in order (cross it inside the "
+              << regionOpName(op) << ", or after it)";
+          diag.attachNote(op->getLoc()) << "the " << regionOpName(op);
           return diag;
         }
       }
@@ -361,11 +469,11 @@ FailureOr<Analysis> analyze(func::FuncOp kernel) {
                   "vector ops; bp-expand-mixed-kernel cannot split it";
       return WalkResult::interrupt();
     }
-    if (op != kernel && op->getNumRegions() > 0 && !isa<scf::ForOp>(op) &&
-        hasSideOps(op)) {
+    if (op != kernel && op->getNumRegions() > 0 &&
+        !isa<scf::ForOp, scf::IfOp>(op) && hasSideOps(op)) {
       result = op->emitOpError()
                << "holds cube or vector ops; bp-expand-mixed-kernel splits "
-                  "only scf.for loops between the halves";
+                  "only scf.for loops and scf.if between the halves";
       return WalkResult::interrupt();
     }
     auto record = [&](Value value) {

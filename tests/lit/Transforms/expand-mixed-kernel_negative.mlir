@@ -21,20 +21,17 @@ func.func @calls_a_function(%x: !bp.tensor<16x16xf32>, %out: !bp.tensor<16x16xf3
 
 // -----
 
-func.func @side_ops_under_if(%x: !bp.tensor<16x16xf32>, %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>},
-                             %flag: i1)
+func.func @side_ops_under_execute_region(%x: !bp.tensor<16x16xf32>, %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})
     -> !bp.tensor<16x16xf32> attributes {bp.kind = #bp<kind incore>} {
   %c0 = arith.constant 0 : index
   %l = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, left>
   %r = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, right>
   %acc = bp.matmul %l, %r : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
   %v = bp.move %acc : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
-  // expected-error @+1 {{holds cube or vector ops; bp-expand-mixed-kernel splits only scf.for loops}}
-  %o = scf.if %flag -> (!bp.tensor<16x16xf32>) {
+  // expected-error @+1 {{holds cube or vector ops; bp-expand-mixed-kernel splits only scf.for loops and scf.if between the halves}}
+  %o = scf.execute_region -> !bp.tensor<16x16xf32> {
     %s = bp.store %v, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
     scf.yield %s : !bp.tensor<16x16xf32>
-  } else {
-    scf.yield %out : !bp.tensor<16x16xf32>
   }
   return %o : !bp.tensor<16x16xf32>
 }
@@ -61,6 +58,29 @@ func.func @held_across_loop(%x: !bp.tensor<16x16xf32>, %out: !bp.tensor<16x16xf3
   }
   %b = bp.move %bias : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
   %last = bp.store %b, %res[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
+  return %last : !bp.tensor<16x16xf32>
+}
+
+// -----
+
+// A tile popped inside the loop is carried to the next iteration: its slot
+// would have to stay taken after the iteration frees it.
+func.func @popped_tile_carried(%x: !bp.tensor<16x16xf32>, %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<16x16xf32> attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %l = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, left>
+  %r = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, right>
+  %init = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, vec>
+  // expected-note @+1 {{the loop}}
+  %res = scf.for %i = %c0 to %c4 step %c1 iter_args(%o = %init) -> (!bp.tile<16x16xf32, vec>) {
+    // expected-error @+1 {{this tile crosses between the cube and vector halves inside a loop and is carried out of its iteration; its slot could not be freed there (use the tile only within the iteration)}}
+    %acc = bp.matmul %l, %r : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+    %v = bp.move %acc : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+    scf.yield %v : !bp.tile<16x16xf32, vec>
+  }
+  %last = bp.store %res, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
   return %last : !bp.tensor<16x16xf32>
 }
 

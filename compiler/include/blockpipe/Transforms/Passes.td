@@ -25,11 +25,13 @@ def BPExpandMixedKernel : Pass<"bp-expand-mixed-kernel", "::mlir::ModuleOp"> {
 
     Pure-cube and pure-vector incore kernels are left alone.
 
-    Ops that belong to neither side (constants, index arithmetic,
-    `get_block_idx`, `dim`, `scf.for`) are duplicated into both halves; a loop
-    holding ops of both sides is duplicated with each copy keeping its side's
-    ops, and a loop-carried tile is kept only by the half its memory space
-    belongs to (vec: AIV; mat/left/right/acc: AIC).
+    Ops that belong to neither side (constants, index arithmetic and
+    comparisons, `get_block_idx`, `dim`, `scf.for`, `scf.if`) are duplicated
+    into both halves; a loop or an if holding ops of both sides is duplicated
+    with each copy keeping its side's ops (both copies of an if branch on the
+    same condition, computed in each half), and a loop-carried tile or a tile
+    result of an if is kept only by the half its memory space belongs to
+    (vec: AIV; mat/left/right/acc: AIC).
 
     Crossings. A tile of one side used by an op of the other side crosses
     through pipe 0 of the group: a cube tile used by the vector side is
@@ -39,9 +41,11 @@ def BPExpandMixedKernel : Pass<"bp-expand-mixed-kernel", "::mlir::ModuleOp"> {
     `mat` tile. A `bp.move` acc -> vec (or vec -> mat) at a crossing becomes
     the pop itself. Because both halves keep the original order, the pushes
     and pops of each ring happen in the same order on both sides (a crossing
-    inside a loop is pushed and popped once per iteration). The popping side
-    frees each slot (`tfree`) after the last use of the popped tile, in pop
-    order, since a `tfree` releases the oldest popped slot.
+    inside a loop is pushed and popped once per iteration, one inside an if
+    branch only when that branch runs). The popping side frees each slot
+    (`tfree`) after the last use of the popped tile, also through the if and
+    loop results it is yielded into, in pop order, since a `tfree` releases
+    the oldest popped slot.
 
     The pipe. Both halves start with the same
     `bp.initialize_pipe id(0) dir_mask(M) slot_size(S)`: one pipe per group,
@@ -54,10 +58,12 @@ def BPExpandMixedKernel : Pass<"bp-expand-mixed-kernel", "::mlir::ModuleOp"> {
     original return value, the result of the half whose store produced it.
 
     Errors (at the op's location):
-    - a tile crossing between the halves is carried out of a loop iteration
-      (yielded), or is held across a nested region that pops from the same
-      ring (the FIFO `tfree` could not release it in order);
-    - an op with regions other than `scf.for` holds ops of both sides;
+    - a tile popped inside a loop or an if branch is yielded out of it (its
+      slot would outlive the region that popped it), or a popped tile is held
+      across a nested loop or if that pops from the same ring (the FIFO
+      `tfree` could not release it in order);
+    - an op with regions other than `scf.for` and `scf.if` holds ops of both
+      sides;
     - the kernel calls other functions;
     - a return value is not the value of a parameter (the half producing it is
       unknown).
