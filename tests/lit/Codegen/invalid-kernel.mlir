@@ -1,0 +1,58 @@
+// Codegen's errors in kernel functions (EmitKernels.cpp): incore, aic and aiv
+// bodies the dialect accepts but codegen cannot emit. bp-translate stops at
+// its first error, so every case is a file of its own (split-file) and checks
+// the located error it gets.
+//
+// RUN: rm -rf %t && split-file %s %t
+// RUN: not bp-translate --bp-to-cpp -o - %t/tile-param.mlir 2>&1 | FileCheck %t/tile-param.mlir
+// RUN: not bp-translate --bp-to-cpp -o - %t/wide-scalar-param.mlir 2>&1 | FileCheck %t/wide-scalar-param.mlir
+// RUN: not bp-translate --bp-to-cpp -o - %t/pipe-without-buffer.mlir 2>&1 | FileCheck %t/pipe-without-buffer.mlir
+// RUN: not bp-translate --bp-to-cpp -o - %t/call.mlir 2>&1 | FileCheck %t/call.mlir
+// RUN: not bp-translate --bp-to-cpp -o - %t/while.mlir 2>&1 | FileCheck %t/while.mlir
+
+//--- tile-param.mlir
+// CHECK: tile-param.mlir:[[@LINE+1]]:1: error: codegen: parameter 1 of 'scale' has unsupported type '!bp.tile<16xf32, vec>'; kernel parameters are GM tensors or scalars (index, i1, i8, i16, i32, i64, f16, bf16, f32 or f64)
+func.func @scale(%x: !bp.tensor<16xf32>, %t: !bp.tile<16xf32, vec>) attributes {bp.kind = #bp<kind aiv>} {
+  return
+}
+
+//--- wide-scalar-param.mlir
+// CHECK: wide-scalar-param.mlir:[[@LINE+1]]:1: error: codegen: parameter 0 of 'wide' has unsupported type 'i128'; kernel parameters are GM tensors or scalars (index, i1, i8, i16, i32, i64, f16, bf16, f32 or f64)
+func.func @wide(%n: i128) attributes {bp.kind = #bp<kind incore>} {
+  return
+}
+
+//--- pipe-without-buffer.mlir
+// The function has its pipe buffer, but this pipe was not given its place in
+// it.
+func.func @push(%buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer}) attributes {bp.kind = #bp<kind aic>} {
+  // CHECK: pipe-without-buffer.mlir:[[@LINE+1]]:3: error: codegen: pipe 0 has no buffer; run bp-inject-gm-pipe-buffer (or the default pipeline) first
+  bp.initialize_pipe id(0) dir_mask(1) slot_size(1024)
+  return
+}
+
+//--- call.mlir
+func.func @helper(%x: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind aiv>} {
+  return
+}
+func.func @kernel(%x: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind aiv>} {
+  // CHECK: call.mlir:[[@LINE+1]]:3: error: codegen: 'func.call' is not supported in a kernel body; kernels are made of bp tile and pipe ops, scalar arith, scf.for and scf.if
+  call @helper(%x) : (!bp.tensor<16xf32>) -> ()
+  return
+}
+
+//--- while.mlir
+func.func @count(%n: index) -> index attributes {bp.kind = #bp<kind aiv>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // CHECK: while.mlir:[[@LINE+1]]:8: error: codegen: 'scf.while' is not supported in a kernel body; kernels are made of bp tile and pipe ops, scalar arith, scf.for and scf.if
+  %r = scf.while (%i = %c0) : (index) -> index {
+    %more = arith.cmpi slt, %i, %n : index
+    scf.condition(%more) %i : index
+  } do {
+  ^bb0(%i: index):
+    %next = arith.addi %i, %c1 : index
+    scf.yield %next : index
+  }
+  return %r : index
+}
