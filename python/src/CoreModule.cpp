@@ -129,6 +129,11 @@ PYBIND11_MODULE(_core, m) {
            py::arg("upper"), py::arg("step"), py::arg("iter_args"),
            py::arg("loc"))
       .def("end_for", &IRBuilder::endFor, py::arg("yielded"), py::arg("loc"))
+      .def("begin_if", &IRBuilder::beginIf, py::arg("condition"),
+           py::arg("loc"))
+      .def("enter_branch", &IRBuilder::enterBranch, py::arg("else_branch"))
+      .def("end_if", &IRBuilder::endIf, py::arg("then_yielded"),
+           py::arg("else_yielded"), py::arg("loc"))
       .def("type_of", &IRBuilder::typeOf)
       .def("text", &IRBuilder::text, py::arg("debug_info") = false);
 }

@@ -187,6 +187,68 @@ IRBuilder::endFor(const std::vector<Handle> &yielded, const SourceLoc &loc) {
   return results;
 }
 
+void IRBuilder::beginIf(Handle condition, const SourceLoc &loc) {
+  auto ifOp =
+      builder.create<scf::IfOp>(location(loc), TypeRange(), value(condition),
+                                /*withElseRegion=*/true);
+  // The yields are built by endIf, once the branches' values are known.
+  for (Region *region : {&ifOp.getThenRegion(), &ifOp.getElseRegion()})
+    region->front().getTerminator()->erase();
+  openIfs.push_back(ifOp);
+  builder.setInsertionPointToEnd(ifOp.thenBlock());
+}
+
+void IRBuilder::enterBranch(bool elseBranch) {
+  if (openIfs.empty())
+    throw std::logic_error("no open if");
+  auto ifOp = cast<scf::IfOp>(openIfs.back());
+  builder.setInsertionPointToEnd(elseBranch ? ifOp.elseBlock()
+                                            : ifOp.thenBlock());
+}
+
+std::vector<IRBuilder::Handle>
+IRBuilder::endIf(const std::vector<Handle> &thenYielded,
+                 const std::vector<Handle> &elseYielded, const SourceLoc &loc) {
+  check(!openIfs.empty(), loc, "no if to end");
+  check(thenYielded.size() == elseYielded.size(), loc,
+        "the branches of an if yield different numbers of values");
+  auto ifOp = cast<scf::IfOp>(openIfs.back());
+  openIfs.pop_back();
+  SmallVector<Value> thenValues, elseValues;
+  SmallVector<Type> resultTypes;
+  for (auto [thenHandle, elseHandle] : llvm::zip(thenYielded, elseYielded)) {
+    thenValues.push_back(value(thenHandle));
+    elseValues.push_back(value(elseHandle));
+    resultTypes.push_back(thenValues.back().getType());
+  }
+  builder.setInsertionPointToEnd(ifOp.thenBlock());
+  builder.create<scf::YieldOp>(location(loc), thenValues);
+  builder.setInsertionPointToEnd(ifOp.elseBlock());
+  builder.create<scf::YieldOp>(location(loc), elseValues);
+
+  if (resultTypes.empty()) {
+    // An else that does nothing is left out, as in the source.
+    if (ifOp.elseBlock()->getOperations().size() == 1)
+      ifOp.getElseRegion().getBlocks().clear();
+    builder.setInsertionPointAfter(ifOp);
+    return {};
+  }
+  // An op's results are fixed when it is created: move the branches into an
+  // scf.if that has them.
+  builder.setInsertionPoint(ifOp);
+  auto withResults =
+      builder.create<scf::IfOp>(location(loc), resultTypes, ifOp.getCondition(),
+                                /*withElseRegion=*/false);
+  withResults.getThenRegion().takeBody(ifOp.getThenRegion());
+  withResults.getElseRegion().takeBody(ifOp.getElseRegion());
+  ifOp.erase();
+  builder.setInsertionPointAfter(withResults);
+  std::vector<Handle> results;
+  for (Value result : withResults.getResults())
+    results.push_back(track(result));
+  return results;
+}
+
 std::string IRBuilder::typeOf(Handle handle) const {
   std::string text;
   llvm::raw_string_ostream os(text);

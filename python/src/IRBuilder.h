@@ -70,6 +70,20 @@ public:
   std::vector<Handle> endFor(const std::vector<Handle> &yielded,
                              const SourceLoc &loc);
 
+  /// Starts an scf.if on the i1 `condition` and builds into its then
+  /// branch. Its results are known only at `endIf`.
+  void beginIf(Handle condition, const SourceLoc &loc);
+  /// Continues building at the end of the innermost open scf.if's then
+  /// (`elseBranch` false) or else branch: the else branch once the then
+  /// branch is done, and either again for values a branch must yield.
+  void enterBranch(bool elseBranch);
+  /// Ends the innermost scf.if: each branch yields its values (same types,
+  /// in order), which become the results returned. An if with results takes
+  /// `loc`, which may name its result.
+  std::vector<Handle> endIf(const std::vector<Handle> &thenYielded,
+                            const std::vector<Handle> &elseYielded,
+                            const SourceLoc &loc);
+
   std::string typeOf(Handle value) const;
 
   std::string text(bool debugInfo);
@@ -88,6 +102,7 @@ private:
   mlir::OpBuilder builder;
   std::vector<mlir::Value> values;
   std::vector<mlir::Operation *> openLoops;
+  std::vector<mlir::Operation *> openIfs;
 };
 
 } // namespace blockpipe::python

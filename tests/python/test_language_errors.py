@@ -59,14 +59,145 @@ def test_unsupported_while():
     expect_error(make)
 
 
-def test_unsupported_if():
+def test_run_time_if_in_orchestration():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: D):
+                if pl.tensor.dim(x, 0) > 64:  # error: an if whose condition is known only at run time is supported in incore, aic and aiv functions, not in Orchestration function 'main'
+                    pass
+        return P
+    expect_error(make)
+
+
+def test_if_condition_is_a_tile():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, out: pl.Out[T]):
+                t = pl.load(x, [0, 0], [16, 16])
+                if t:  # error: an if condition must be a comparison of scalars or index values such as 'k == 0', got Tile[[16, 16], FP32
+                    t = pl.relu(t)
+                return pl.store(t, [0, 0], out)
+        return P
+    expect_error(make)
+
+
+def test_if_condition_compares_a_tile():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, out: pl.Out[T]):
+                t = pl.load(x, [0, 0], [16, 16])
+                if pl.tile.get_block_idx() == 0 and \
+                        t > 0:  # error: an if condition compares scalars or index values, got Tile[[16, 16], FP32
+                    t = pl.relu(t)
+                return pl.store(t, [0, 0], out)
+        return P
+    expect_error(make)
+
+
+def test_if_condition_operator():
     def make():
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T):
-                if 1:  # error: unsupported Python construct 'if'
+                if pl.tile.get_block_idx() in [0, 1]:  # error: 'in' is not supported in an if condition; compare with ==, !=, <, <=, > or >=
                     pass
+        return P
+    expect_error(make)
+
+
+def test_if_condition_compares_different_scalar_types():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, s: pl.Scalar[pl.FP32]):
+                if s > pl.tile.get_block_idx():  # error: cannot compare Scalar[FP32] with Scalar[INDEX]
+                    pass
+        return P
+    expect_error(make)
+
+
+def test_if_branch_local_used_after_the_if():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, out: pl.Out[T]):
+                if pl.tile.get_block_idx() == 0:
+                    t = pl.load(x, [0, 0], [16, 16])
+                else:
+                    pass
+                return pl.store(t, [0, 0], out)  # error: 't' is assigned in only one branch of the if at line
+        return P
+    err = expect_error(make)
+    if_line = err.line - 4
+    assert f"of the if at line {if_line}; assign it before the if, or in both branches" in err.message
+
+
+def test_if_branches_leave_different_types():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, out: pl.Out[T]):
+                a = pl.load(x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Left)
+                b = pl.load(x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Right)
+                if pl.tile.get_block_idx() == 0:
+                    acc = pl.matmul(a, b)
+                else:
+                    acc = pl.load(x, [0, 0], [16, 16])  # error: 'acc' is Tile[[16, 16], FP32, Acc] after the if branch but Tile[[16, 16], FP32, Vec] after the else branch
+                return pl.store(acc, [0, 0], out)
+        return P
+    expect_error(make)
+
+
+def test_if_branch_changes_type():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, out: pl.Out[T]):
+                acc = pl.full([16, 16], pl.FP32, 0.0)
+                if pl.tile.get_block_idx() == 0:
+                    acc = pl.row_sum(acc)  # error: 'acc' changes type inside the if, from Tile[[16, 16], FP32, Vec] to Tile[[16, 1], FP32, Vec]
+                return pl.store(acc, [0, 0], out)
+        return P
+    expect_error(make)
+
+
+def test_if_branches_store_to_different_tensors():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, out: pl.Out[T], other: pl.Out[T]):
+                t = pl.load(x, [0, 0], [16, 16])
+                if pl.tile.get_block_idx() == 0:
+                    o = pl.store(t, [0, 0], out)
+                else:
+                    o = pl.store(t, [0, 0], other)  # error: 'o' is a different tensor in each branch of the if
+                return o
+        return P
+    expect_error(make)
+
+
+def test_return_inside_if():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, out: pl.Out[T]):
+                t = pl.load(x, [0, 0], [16, 16])
+                if pl.tile.get_block_idx() == 0:
+                    return pl.store(t, [0, 0], out)  # error: return is only supported at the end of the function body
+                return out
         return P
     expect_error(make)
 

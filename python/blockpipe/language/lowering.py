@@ -50,6 +50,8 @@ _LEGAL_MOVES = {
 }
 _KERNEL_KINDS = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
 _CUBE_SPACES = (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc)
+# The type of an if's condition; not a dtype users can name.
+_BOOL = ScalarType(DType("BOOL", "i1", "bool_", False))
 
 
 @dataclass
@@ -58,8 +60,9 @@ class Value:
 
     handle: int
     type: IRType
-    # For a pl.load whose memory space is inferred: the key of that load.
-    load_key: Optional[Tuple[int, int]] = None
+    # For a pl.load whose memory space is inferred: the key of that load
+    # (of each such load, for a value an if takes from either branch).
+    load_keys: Tuple[Tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -222,6 +225,13 @@ class FunctionLowering:
         self.spmd_depth = 0
         self.region_depth = 0
         self.spmd_args: Optional[Tuple[Union[Value, int], bool, Optional[str]]] = None
+        # Names whose block has ended, with the error a later use reports.
+        self.out_of_scope: Dict[str, str] = {}
+        # The statement that last assigned each name.
+        self.assigned_at: Dict[str, ast.AST] = {}
+        # Each tensor value's tensor (handle of a parameter): stores, loops
+        # and ifs return the tensor they were given.
+        self.tensor_roots: Dict[int, int] = {}
 
     # ----------------------------------------------------------------- errors
 
@@ -370,6 +380,8 @@ class FunctionLowering:
             self.ret(stmt)
         elif isinstance(stmt, ast.For):
             self.for_loop(stmt)
+        elif isinstance(stmt, ast.If):
+            self.if_stmt(stmt)
         elif isinstance(stmt, ast.With):
             self.with_block(stmt)
         elif isinstance(stmt, ast.Pass):
@@ -384,6 +396,7 @@ class FunctionLowering:
         if isinstance(value, list):
             raise self.error(node, f"'{name}' would hold several values; unpack them into names")
         self.env[name] = value
+        self.assigned_at[name] = node
 
     def assign(self, stmt: ast.Assign) -> None:
         if len(stmt.targets) != 1:
@@ -474,15 +487,18 @@ class FunctionLowering:
         lower, upper, step = (self.index_value(b, a) for b, a in zip(bounds, [call] * 3))
 
         assigned = _assigned_names(stmt.body)
-        carried = [n for n in assigned if isinstance(self.env.get(n), Value)]
-        inits = [self.env[n] for n in carried]
+        # An integer the body reassigns varies from one iteration to the
+        # next, so it is carried as an index value too.
+        carried = [n for n in assigned if isinstance(self.env.get(n), Value) or _is_int(self.env.get(n))]
+        inits = [self.index_value(self.env[n], stmt) if _is_int(self.env[n]) else self.env[n] for n in carried]
         handles = self.builder.begin_for(
             lower.handle, upper.handle, step.handle, [v.handle for v in inits], self.loc(stmt)
         )
         outer = dict(self.env)
         self.env[stmt.target.id] = Value(handles[0], ScalarType(INDEX))
         for name, init, handle in zip(carried, inits, handles[1:]):
-            self.env[name] = Value(handle, init.type, init.load_key)
+            self.env[name] = Value(handle, init.type, init.load_keys)
+            self.tensor_roots[handle] = self.root_of(init)
         self.region_depth += 1
         try:
             self.block(stmt.body)
@@ -500,16 +516,22 @@ class FunctionLowering:
         inner_only = {n for n in assigned if n not in outer}
         self.env = outer
         for name, init, handle in zip(carried, inits, results):
-            self.env[name] = Value(handle, init.type, init.load_key)
+            self.env[name] = Value(handle, init.type, init.load_keys)
+            self.tensor_roots[handle] = self.root_of(init)
         for name in inner_only:
             self.env.pop(name, None)
-            self.loop_locals[name] = stmt
+            self.out_of_scope[name] = self.block_local_message(name, stmt)
 
-    @property
-    def loop_locals(self) -> Dict[str, ast.AST]:
-        if not hasattr(self, "_loop_locals"):
-            self._loop_locals = {}
-        return self._loop_locals
+    def block_local_message(self, name: str, stmt: ast.stmt) -> str:
+        return f"'{name}' is only defined inside the block at line {self.source.position(stmt)[0]}"
+
+    def root_of(self, value: Value) -> int:
+        return self.tensor_roots.get(value.handle, value.handle)
+
+    def tensor_value(self, value: Value) -> Value:
+        """The parameter whose tensor `value` is."""
+        root = self.root_of(value)
+        return next((p for p in self.param_values if p.handle == root), value)
 
     def with_block(self, stmt: ast.With) -> None:
         if len(stmt.items) != 1 or self.intrinsic_of(stmt.items[0].context_expr) != "spmd":
@@ -537,7 +559,7 @@ class FunctionLowering:
         self.spmd_args = (core_num, sync_start, name_hint)
         hidden = self.env.pop(loop_var, None) if loop_var else None
         if loop_var:
-            self.loop_locals[loop_var] = stmt
+            self.out_of_scope[loop_var] = self.block_local_message(loop_var, stmt)
         try:
             self.block(body)
         finally:
@@ -545,6 +567,203 @@ class FunctionLowering:
             self.spmd_args = None
             if loop_var and hidden is not None:
                 self.env[loop_var] = hidden
+
+    # ---------------------------------------------------------------- branches
+
+    def if_stmt(self, stmt: ast.If) -> None:
+        condition = self.condition(stmt.test)
+        if isinstance(condition, bool):
+            # Known at compile time: as Python would, run only the branch taken.
+            self.block(stmt.body if condition else stmt.orelse)
+            return
+        if self.kind not in _KERNEL_KINDS:
+            raise self.error(stmt, "an if whose condition is known only at run time is supported in "
+                                   f"incore, aic and aiv functions, not in {self.kind.name} function "
+                                   f"'{self.spec.name}'")
+        outer, outer_assigned = dict(self.env), dict(self.assigned_at)
+        self.builder.begin_if(condition.handle, self.loc(stmt))
+        self.region_depth += 1
+        try:
+            self.block(stmt.body)
+            then_env, then_assigned = self.env, self.assigned_at
+            self.env, self.assigned_at = dict(outer), dict(outer_assigned)
+            self.builder.enter_branch(True)
+            self.block(stmt.orelse)
+            else_env, else_assigned = self.env, self.assigned_at
+        finally:
+            self.region_depth -= 1
+        self.env, self.assigned_at = dict(outer), dict(outer_assigned)
+
+        # What each name holds after the if: the same value from both
+        # branches, or a result of the scf.if that each branch yields.
+        merged: List[Tuple[str, Any, Any, ast.AST]] = []
+        for name in _assigned_names(list(stmt.body) + list(stmt.orelse)):
+            then_value, else_value = then_env.get(name), else_env.get(name)
+            if then_value is None and else_value is None:
+                continue  # local to a block inside a branch
+            if then_value is None or else_value is None:
+                self.env.pop(name, None)
+                self.out_of_scope[name] = (
+                    f"'{name}' is assigned in only one branch of the if at line "
+                    f"{self.source.position(stmt)[0]}; assign it before the if, or in both branches, "
+                    "to use it after the if")
+                continue
+            in_else = else_assigned.get(name) is not outer_assigned.get(name)
+            node = else_assigned[name] if in_else else then_assigned.get(name, stmt)
+            self.assigned_at[name] = node
+            if _same_value(then_value, else_value):
+                self.env[name] = then_value
+                continue
+            self.check_branches_agree(name, then_value, else_value, node,
+                                      in_then=then_assigned.get(name) is not outer_assigned.get(name),
+                                      in_else=in_else)
+            if isinstance(then_value, Value) and isinstance(then_value.type, TensorType):
+                # Both branches leave the same tensor, which their stores
+                # wrote into: the name keeps the tensor it held before the if,
+                # else the parameter it is, so returns still name their
+                # Out parameter without looking into branches.
+                before = outer.get(name)
+                self.env[name] = before if isinstance(before, Value) else self.tensor_value(then_value)
+                continue
+            merged.append((name, then_value, else_value, node))
+
+        yielded: Dict[bool, List[Value]] = {False: [], True: []}
+        for is_else in (False, True):
+            pairs = [(m[2], m[1]) if is_else else (m[1], m[2]) for m in merged]  # (own, other)
+            has_literal = any(not isinstance(own, Value) for own, _ in pairs)
+            if has_literal:
+                # A literal becomes a constant in its branch, typed like the
+                # other branch's value.
+                self.builder.enter_branch(is_else)
+                self.region_depth += 1
+            try:
+                for (_, _, _, node), (own, other) in zip(merged, pairs):
+                    like = other.type if isinstance(other, Value) else None
+                    yielded[is_else].append(self.as_value(own, node, like=like))
+            finally:
+                if has_literal:
+                    self.region_depth -= 1
+        # A single result is named after its variable, for generated code.
+        results = self.builder.end_if([v.handle for v in yielded[False]], [v.handle for v in yielded[True]],
+                                      self.loc(stmt, merged[0][0] if len(merged) == 1 else ""))
+        for (name, _, _, _), then_value, else_value, handle in zip(merged, yielded[False], yielded[True], results):
+            known = then_value if not _unknown_space(then_value.type) else else_value
+            keys = tuple(dict.fromkeys(then_value.load_keys + else_value.load_keys))
+            self.env[name] = Value(handle, known.type, keys)
+            self.tensor_roots[handle] = self.root_of(then_value)
+
+    def check_branches_agree(self, name: str, then_value, else_value, node: ast.AST,
+                             in_then: bool, in_else: bool) -> None:
+        values = [v for v in (then_value, else_value) if isinstance(v, Value)]
+        if len(values) == 2:
+            agree = _same_type(then_value.type, else_value.type) or (
+                self.program.observing and _same_shape_unknown_space(then_value.type, else_value.type))
+        else:
+            # A literal takes the type of the other branch's scalar.
+            agree = not values or isinstance(values[0].type, ScalarType)
+        if not agree:
+            then_text, else_text = _describe(then_value), _describe(else_value)
+            if in_then and in_else:
+                raise self.error(node, f"'{name}' is {then_text} after the if branch but {else_text} after "
+                                       "the else branch; both branches must leave it the same type")
+            before, after = (else_text, then_text) if in_then else (then_text, else_text)
+            raise self.error(node, f"'{name}' changes type inside the if, from {before} to {after}")
+        if len(values) == 2 and isinstance(then_value.type, TensorType) and (
+            self.root_of(then_value) != self.root_of(else_value)
+        ):
+            raise self.error(node, f"'{name}' is a different tensor in each branch of the if; a tensor "
+                                   "assigned in a branch must stay the same tensor (assign it the result "
+                                   "of pl.store into it)")
+
+    _CMPI_PREDICATES = {ast.Eq: 0, ast.NotEq: 1, ast.Lt: 2, ast.LtE: 3, ast.Gt: 4, ast.GtE: 5}
+    # Ordered predicates (false on NaN), except != which is true on NaN, as in Python.
+    _CMPF_PREDICATES = {ast.Eq: 1, ast.Gt: 2, ast.GtE: 3, ast.Lt: 4, ast.LtE: 5, ast.NotEq: 13}
+    _PY_COMPARE = {
+        ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
+        ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+        ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+    }
+
+    def condition(self, node: ast.expr) -> Union[bool, Value]:
+        """An if's condition: a bool when known at compile time, else an i1 value."""
+        if isinstance(node, ast.BoolOp):
+            is_and = isinstance(node.op, ast.And)
+            parts = [self.condition(v) for v in node.values]
+            if any(isinstance(p, bool) and p != is_and for p in parts):
+                return not is_and  # a known False decides 'and', a known True 'or'
+            values = [p for p in parts if isinstance(p, Value)]
+            if not values:
+                return is_and
+            result = values[0]
+            for value in values[1:]:
+                (result,) = self.create("arith.andi" if is_and else "arith.ori", [result, value],
+                                        [_BOOL], {}, node)
+            return result
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            operand = self.condition(node.operand)
+            if isinstance(operand, bool):
+                return not operand
+            true = self.constant(1, _BOOL.dtype, node)
+            (result,) = self.create("arith.xori", [operand, true], [_BOOL], {}, node)
+            return result
+        if isinstance(node, ast.Compare):
+            for op in node.ops:
+                if type(op) not in self._CMPI_PREDICATES:
+                    raise self.error(node, f"'{_cmp_symbol(op)}' is not supported in an if condition; "
+                                           "compare with ==, !=, <, <=, > or >=")
+            nodes = [node.left] + list(node.comparators)
+            operands = [self.condition_operand(n) for n in nodes]
+            parts = [self.compare(op, operands[i], operands[i + 1], nodes[i], nodes[i + 1], node)
+                     for i, op in enumerate(node.ops)]
+            if any(p is False for p in parts):
+                return False
+            values = [p for p in parts if isinstance(p, Value)]
+            if not values:
+                return True
+            result = values[0]
+            for value in values[1:]:
+                (result,) = self.create("arith.andi", [result, value], [_BOOL], {}, node)
+            return result
+        value = self.condition_operand(node)
+        if not isinstance(value, Value):
+            return bool(value)
+        if isinstance(value.type, ScalarType):
+            return self.compare(ast.NotEq(), value, 0, node, node, node)  # Python's truth of a number
+        raise self.error(node, "an if condition must be a comparison of scalars or index values such as "
+                               f"'k == 0', got {_describe(value)}")
+
+    def condition_operand(self, node: ast.expr):
+        if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.Attribute) or (
+            isinstance(node, ast.Name) and node.id not in self.env and node.id not in self.out_of_scope
+        ):
+            try:
+                value = self.static(node)
+            except _Error:
+                value = None
+            if isinstance(value, (bool, int, float)):
+                return value
+        return self.expr(node)
+
+    def compare(self, op: ast.cmpop, lhs, rhs, lhs_node, rhs_node, node) -> Union[bool, Value]:
+        for value, value_node in ((lhs, lhs_node), (rhs, rhs_node)):
+            scalar = isinstance(value, Value) and isinstance(value.type, ScalarType)
+            if not (scalar or isinstance(value, (int, float))):
+                raise self.error(value_node, "an if condition compares scalars or index values, "
+                                             f"got {_describe(value)}")
+        if not isinstance(lhs, Value) and not isinstance(rhs, Value):
+            return self._PY_COMPARE[type(op)](lhs, rhs)
+        if isinstance(lhs, Value) and isinstance(rhs, Value) and lhs.type != rhs.type:
+            raise self.error(node, f"cannot compare {lhs.type} with {rhs.type}")
+        like = lhs.type if isinstance(lhs, Value) else rhs.type
+        lhs, rhs = self.as_value(lhs, lhs_node, like=like), self.as_value(rhs, rhs_node, like=like)
+        if like.dtype.is_float:
+            opname, predicate = "arith.cmpf", self._CMPF_PREDICATES[type(op)]
+        else:
+            opname, predicate = "arith.cmpi", self._CMPI_PREDICATES[type(op)]
+        (result,) = self.create(opname, [lhs, rhs], [_BOOL], {"predicate": f"{predicate} : i64"}, node)
+        return result
 
     # ------------------------------------------------------------- expressions
 
@@ -577,9 +796,8 @@ class FunctionLowering:
     def lookup(self, node: ast.Name):
         if node.id in self.env:
             return self.env[node.id]
-        if node.id in self.loop_locals:
-            raise self.error(node, f"'{node.id}' is only defined inside the block at line "
-                                   f"{self.source.position(self.loop_locals[node.id])[0]}")
+        if node.id in self.out_of_scope:
+            raise self.error(node, self.out_of_scope[node.id])
         if node.id in self.source.globals:
             value = self.source.globals[node.id]
             if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -833,8 +1051,8 @@ class FunctionLowering:
         """Makes `value` available in `space`, inserting a legal move."""
         tile = value.type
         assert isinstance(tile, TileType)
-        if value.load_key is not None and self.program.observing:
-            self.program.inference.load_uses.setdefault(value.load_key, set()).add(space)
+        if value.load_keys and self.program.observing:
+            self.record_load_use(value, space)
             return value
         if tile.space is space:
             return value
@@ -845,6 +1063,10 @@ class FunctionLowering:
             )
         (moved,) = self.create("bp.move", [value], [tile.with_space(space)], {}, node)
         return moved
+
+    def record_load_use(self, value: Value, space: MemorySpace) -> None:
+        for key in value.load_keys:
+            self.program.inference.load_uses.setdefault(key, set()).add(space)
 
     def resolve_load_space(self, key, explicit: Optional[MemorySpace]) -> Optional[MemorySpace]:
         if explicit is not None:
@@ -883,7 +1105,7 @@ class FunctionLowering:
         (result,) = self.create("bp.load", [tensor] + offsets, [tile.with_space(space or MemorySpace.Vec)], {}, node, name)
         result.type = tile.with_space(space) if space else tile
         if explicit is None:
-            result.load_key = key
+            result.load_keys = (key,)
         return result
 
     def offsets_arg(self, node, tensor: TensorType, what: str) -> List[Value]:
@@ -903,6 +1125,7 @@ class FunctionLowering:
             tile = self.demand(tile, MemorySpace.Vec, b["tile"], "pl.store's tile")
         self.check_dtype(tile.type.dtype, out.type.dtype, node, "pl.store's tile and output")
         (result,) = self.create("bp.store", [tile, out] + offsets, [out.type], {}, node, name)
+        self.tensor_roots[result.handle] = self.root_of(out)
         return result
 
     def op_move(self, node, name, expected):
@@ -914,7 +1137,7 @@ class FunctionLowering:
             raise self.error(node, "pl.move needs target_memory=")
         if space in (MemorySpace.Left, MemorySpace.Right):
             tile = self.demand(tile, MemorySpace.Mat, b["tile"], "the tile moved to " + space.name)
-        if self.program.observing and tile.load_key is not None:
+        if self.program.observing and tile.load_keys:
             return Value(tile.handle, tile.type.with_space(space))
         if tile.type.space is space:
             return tile
@@ -1231,8 +1454,8 @@ class FunctionLowering:
             tile = self.tile_arg(b["tile"], f"pl.{what}'s tile")
             if side is FunctionType.AIV:
                 tile = self.vector_operand(tile, b["tile"], f"pl.{what}'s tile")
-            elif tile.load_key is not None and self.program.observing:
-                self.program.inference.load_uses.setdefault(tile.load_key, set()).add(MemorySpace.Mat)
+            elif tile.load_keys and self.program.observing:
+                self.record_load_use(tile, MemorySpace.Mat)
             if self.program.observing:
                 self.program.inference.pushes[(pipe, direction)] = tile.type
             self.create("bp.tpush", [tile], [], {"dir": _PIPE_DIRS[direction], "pipe": f"{pipe} : i64"}, node)
@@ -1313,6 +1536,26 @@ def _same_type(a: IRType, b: IRType) -> bool:
     return a == b
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _same_value(a, b) -> bool:
+    if isinstance(a, Value) or isinstance(b, Value):
+        return isinstance(a, Value) and isinstance(b, Value) and a.handle == b.handle
+    return type(a) is type(b) and a == b
+
+
+def _unknown_space(t: IRType) -> bool:
+    """A tile whose memory space the observing run has not inferred yet."""
+    return isinstance(t, TileType) and t.space is None
+
+
+def _same_shape_unknown_space(a: IRType, b: IRType) -> bool:
+    return (isinstance(a, TileType) and isinstance(b, TileType) and (a.space is None or b.space is None)
+            and a.shape == b.shape and a.dtype == b.dtype)
+
+
 def _assigned_names(stmts: Sequence[ast.stmt]) -> List[str]:
     names: List[str] = []
     for stmt in stmts:
@@ -1335,6 +1578,13 @@ def _describe(value) -> str:
     if value is None:
         return "nothing"
     return repr(value)
+
+
+def _cmp_symbol(op: ast.cmpop) -> str:
+    return {
+        ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+        ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in",
+    }.get(type(op), type(op).__name__)
 
 
 def _op_symbol(op: ast.operator) -> str:
