@@ -37,6 +37,12 @@ BlockPipes &LaunchState::blockPipes(int64_t block, int32_t coreGroup) {
   return *slot;
 }
 
+void LaunchState::releaseBlockPipes(int64_t block) {
+  std::unique_ptr<BlockPipes> finished;
+  std::lock_guard<std::mutex> lock(blocksMutex_);
+  finished = std::move(blocks_[size_t(block)]);
+}
+
 void LaunchState::fail(const std::string &message) {
   {
     std::lock_guard<std::mutex> lock(errorMutex_);
@@ -82,10 +88,10 @@ std::string LaunchState::where(int64_t block, int32_t coreType,
   return text;
 }
 
-void LaunchState::finishBlock(bool ran) {
+void LaunchState::finishBlocks(int64_t ran, int64_t total) {
   if (ran)
-    blocksRun.fetch_add(1, std::memory_order_relaxed);
-  if (blocksFinished.fetch_add(1, std::memory_order_acq_rel) + 1 ==
+    blocksRun.fetch_add(ran, std::memory_order_relaxed);
+  if (blocksFinished.fetch_add(total, std::memory_order_acq_rel) + total ==
       spec.blockNum)
     complete();
 }

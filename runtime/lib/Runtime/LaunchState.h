@@ -63,6 +63,10 @@ struct LaunchState {
   int64_t controlBytesPerBlock = 0;
   /// The state of block `block`, made on first use.
   BlockPipes &blockPipes(int64_t block, int32_t coreGroup);
+  /// Drops a finished block's pipes: its core group's control memory is
+  /// reused by the next block there, which cancel() must not reach through
+  /// the old block.
+  void releaseBlockPipes(int64_t block);
   std::byte *pipeBufferBase() const;
 
   /// Records the first error and cancels the launch. Later errors are
@@ -72,7 +76,9 @@ struct LaunchState {
   bool failed() const;
 
   /// Marks one block finished; the last one completes the launch.
-  void finishBlock(bool ran);
+  void finishBlock(bool ran) { finishBlocks(ran ? 1 : 0, 1); }
+  /// `total` blocks are done, `ran` of them ran (the rest were skipped).
+  void finishBlocks(int64_t ran, int64_t total);
   /// Wakes everything that waits on this launch.
   void cancel();
 

@@ -164,11 +164,21 @@ bool Scheduler::takeLocked(Assignment &out) {
   }
   if (!mayStartLocked())
     return false;
-  out = Assignment{head, head->nextBlock++, popGroupLocked()};
-  ++running_;
+  out = claimChunkLocked(head);
   if (head->nextBlock == blockNum)
     queue_.pop_front();
   return true;
+}
+
+Scheduler::Assignment
+Scheduler::claimChunkLocked(const std::shared_ptr<LaunchState> &launch) {
+  const int64_t remaining = launch->spec.blockNum - launch->nextBlock;
+  const int64_t count =
+      std::max<int64_t>(1, remaining / (2 * int64_t(parallelism_)));
+  Assignment out{launch, launch->nextBlock, popGroupLocked(), count};
+  launch->nextBlock += count;
+  ++running_;
+  return out;
 }
 
 void Scheduler::releaseGroup(int32_t group) {
@@ -204,7 +214,7 @@ void Scheduler::leaderLoop() {
     lock.unlock();
     if (wake)
       wakeLeaders(gang);
-    runBlock(assignment);
+    runAssignment(assignment);
     lock.lock();
     freeGroups_.push_back(assignment.group);
     --running_;
@@ -223,8 +233,7 @@ void Scheduler::help(const std::shared_ptr<LaunchState> &launch) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (launch->nextBlock >= blockNum || !mayStartLocked())
         return;
-      assignment = Assignment{launch, launch->nextBlock++, popGroupLocked()};
-      ++running_;
+      assignment = claimChunkLocked(launch);
       if (launch->nextBlock == blockNum) {
         auto it = std::find(queue_.begin(), queue_.end(), launch);
         if (it != queue_.end())
@@ -239,7 +248,7 @@ void Scheduler::help(const std::shared_ptr<LaunchState> &launch) {
       wakeLeaders(false);
       woke = true;
     }
-    runBlock(assignment);
+    runAssignment(assignment);
     releaseGroup(assignment.group);
   }
 }
@@ -276,8 +285,16 @@ void Scheduler::vectorLoop(int32_t group, int32_t unitIndex) {
   }
 }
 
-void Scheduler::runBlock(const Assignment &assignment) {
+void Scheduler::runAssignment(const Assignment &assignment) {
   LaunchState &launch = *assignment.launch;
+  int64_t ran = 0;
+  for (int64_t b = 0; b < assignment.count; ++b)
+    ran += runBlock(launch, assignment.block + b, assignment.group);
+  launch.finishBlocks(ran, assignment.count);
+}
+
+bool Scheduler::runBlock(LaunchState &launch, int64_t block,
+                         int32_t coreGroup) {
   const int64_t blockNum = launch.spec.blockNum;
 
   if (launch.spec.syncStart) {
@@ -292,24 +309,22 @@ void Scheduler::runBlock(const Assignment &assignment) {
       }
     }
   }
-  if (launch.cancelled.load(std::memory_order_acquire)) {
-    launch.finishBlock(false);
-    return;
-  }
+  if (launch.cancelled.load(std::memory_order_acquire))
+    return false;
 
   BlockRef ref{&launch, nullptr};
   if (launch.usesPipes())
-    ref.pipes = &launch.blockPipes(assignment.block, assignment.group);
+    ref.pipes = &launch.blockPipes(block, coreGroup);
 
   bp_block_context ctx{};
-  ctx.block_idx = int32_t(assignment.block);
+  ctx.block_idx = int32_t(block);
   ctx.block_num = int32_t(blockNum);
   ctx.subblock_num = launch.spec.aivSubblocks;
-  ctx.core_group = assignment.group;
+  ctx.core_group = coreGroup;
   ctx.api = runtimeApi();
   ctx.runtime_block = &ref;
 
-  Group &group = groups_[size_t(assignment.group)];
+  Group &group = groups_[size_t(coreGroup)];
   const size_t parts = launch.parts.size();
   size_t dispatched = 0;
   if (parts > 1) {
@@ -318,7 +333,7 @@ void Scheduler::runBlock(const Assignment &assignment) {
       for (size_t k = 1; k < parts; ++k) {
         const Part &part = launch.parts[k];
         const int32_t unitIndex = part.lane - 1;
-        ensureVectorUnit(assignment.group, unitIndex);
+        ensureVectorUnit(coreGroup, unitIndex);
         VectorUnit &unit = group.vector[unitIndex];
         unit.launch = &launch;
         unit.part = &part;
@@ -330,8 +345,7 @@ void Scheduler::runBlock(const Assignment &assignment) {
         ++dispatched;
       }
     } catch (const std::exception &e) {
-      launch.fail(launch.where(assignment.block, BP_CORE_AIV, 0) + ": " +
-                  e.what());
+      launch.fail(launch.where(block, BP_CORE_AIV, 0) + ": " + e.what());
       group.pending.fetch_sub(uint32_t(parts - 1 - dispatched),
                               std::memory_order_acq_rel);
     }
@@ -347,9 +361,12 @@ void Scheduler::runBlock(const Assignment &assignment) {
     while ((pending = group.pending.load(std::memory_order_acquire)) != 0)
       group.pending.wait(pending, std::memory_order_acquire);
   }
-  if (ref.pipes && launch.sanitize)
-    device_.pipeRegions.release(launch.id, assignment.block);
-  launch.finishBlock(true);
+  if (ref.pipes) {
+    if (launch.sanitize)
+      device_.pipeRegions.release(launch.id, block);
+    launch.releaseBlockPipes(block);
+  }
+  return true;
 }
 
 void Scheduler::runPart(LaunchState &launch, const Part &part,

@@ -53,10 +53,13 @@ public:
   void stop();
 
 private:
+  /// Blocks [block, block + count) of `launch`, run one after the other on
+  /// core group `group` (a chunk of a wave; gangs take one block each).
   struct Assignment {
     std::shared_ptr<LaunchState> launch;
     int64_t block = -1;
     int32_t group = -1;
+    int64_t count = 1;
   };
   struct VectorUnit {
     pthread_t thread{};
@@ -74,6 +77,11 @@ private:
   };
 
   bool takeLocked(Assignment &out);
+  /// Claims the next chunk of `launch` (not a gang) on a free core group:
+  /// guided, a share of the remaining blocks that shrinks as they run out,
+  /// so a launch of many short blocks takes few trips through the mutex and
+  /// the last blocks still spread over every running leader.
+  Assignment claimChunkLocked(const std::shared_ptr<LaunchState> &launch);
   bool workAvailableLocked() const;
   int32_t popGroupLocked();
   /// Whether a block outside a gang may start now.
@@ -85,7 +93,9 @@ private:
 
   void leaderLoop();
   void vectorLoop(int32_t group, int32_t unit);
-  void runBlock(const Assignment &assignment);
+  void runAssignment(const Assignment &assignment);
+  /// Runs one block; false when it was skipped (the launch was cancelled).
+  bool runBlock(LaunchState &launch, int64_t block, int32_t group);
   void runPart(LaunchState &launch, const Part &part,
                const bp_block_context &ctx);
   void ensureVectorUnit(int32_t group, int32_t unit);
