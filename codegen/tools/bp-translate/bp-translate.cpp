@@ -64,6 +64,8 @@ int main(int argc, char **argv) {
                   mlir::func::FuncDialect, mlir::scf::SCFDialect>();
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Errors point at the user's line; a dump of the op would only bury it.
+  context.printOpOnDiagnostic(false);
 
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> input =
