@@ -391,6 +391,12 @@ void HalfBuilder::eraseDeadOps(func::FuncOp half) {
       }
     });
   }
+  // An else branch left with nothing of this half's is left out.
+  half.walk([](scf::IfOp ifOp) {
+    if (ifOp.getNumResults() == 0 && ifOp.elseBlock() &&
+        ifOp.elseBlock()->getOperations().size() == 1)
+      ifOp.getElseRegion().front().erase();
+  });
 }
 
 FailureOr<func::FuncOp> HalfBuilder::build(func::FuncOp kernel,

@@ -187,4 +187,46 @@ func.func @result_crosses(%x: !bp.tensor<32x32xf32>, %w: !bp.tensor<32x32xf32>,
   return %o : !bp.tensor<32x32xf32>
 }
 
+// Stores in branches without tensor results, as the Python frontend writes
+// them: the aic half's else branch has nothing of the cube's, so it is left
+// out.
+// CHECK-LABEL: func.func @one_sided_else_aic(
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: bp.load
+// CHECK-NEXT: %[[ACC:.*]] = bp.matmul
+// CHECK-NEXT: bp.tpush c2v %[[ACC]] pipe(0)
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func @one_sided_else_aiv(
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: %[[T:.*]] = bp.tpop c2v pipe(0)
+// CHECK-NEXT: %[[R:.*]] = bp.relu %[[T]]
+// CHECK-NEXT: bp.tfree c2v pipe(0)
+// CHECK-NEXT: bp.store %[[R]]
+// CHECK-NEXT: } else {
+// CHECK-NEXT: bp.load
+// CHECK-NEXT: bp.exp
+// CHECK-NEXT: bp.store
+// CHECK-NEXT: }
+// CHECK-NEXT: return %arg1
+func.func @one_sided_else(%x: !bp.tensor<32x32xf32>, %out: !bp.tensor<32x32xf32> {bp.dir = #bp<dir out>},
+                          %n: index)
+    -> !bp.tensor<32x32xf32> attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %first = arith.cmpi eq, %n, %c0 : index
+  %r = bp.load %x[%c0, %c0] : !bp.tensor<32x32xf32> -> !bp.tile<32x32xf32, right>
+  scf.if %first {
+    %l = bp.load %x[%c0, %c0] : !bp.tensor<32x32xf32> -> !bp.tile<32x32xf32, left>
+    %acc = bp.matmul %l, %r : !bp.tile<32x32xf32, left>, !bp.tile<32x32xf32, right> -> !bp.tile<32x32xf32, acc>
+    %v = bp.move %acc : !bp.tile<32x32xf32, acc> -> !bp.tile<32x32xf32, vec>
+    %y = bp.relu %v : !bp.tile<32x32xf32, vec>
+    %s = bp.store %y, %out[%c0, %c0] : !bp.tile<32x32xf32, vec>, !bp.tensor<32x32xf32>
+  } else {
+    %t = bp.load %x[%c0, %c0] : !bp.tensor<32x32xf32> -> !bp.tile<32x32xf32, vec>
+    %e = bp.exp %t : !bp.tile<32x32xf32, vec>
+    %s = bp.store %e, %out[%c0, %c0] : !bp.tile<32x32xf32, vec>, !bp.tensor<32x32xf32>
+  }
+  return %out : !bp.tensor<32x32xf32>
+}
+
 }
