@@ -149,6 +149,25 @@ def test_stores_in_branches_keep_the_tensor_and_aiv_functions_branch_too():
     assert re.search(r"\}\n\s+return %arg2 : !bp.tensor<16x16xf32>", ir), ir
 
 
+def test_integer_changed_in_a_branch_of_a_loop_is_carried_by_the_loop():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[K, T], pl.FP32], y: pl.Out[pl.Tensor[[K, T], pl.FP32]]):
+            row = 0
+            for k in pl.range(KT):
+                if k % 2 == 1:
+                    row = row + T
+            t = pl.load(x, [row, 0], [T, T])
+            return pl.store(t, [row, 0], y)
+
+    ir = program_ir(P)
+    # The row the loop ends with, not the 0 it started from.
+    match = re.search(r"(%\w+) = scf.for %\w+ = %c0 to %c4 step %c1 iter_args\((%\w+) = %c0\) -> \(index\)", ir)
+    assert match, ir
+    assert re.search(rf"bp.load %arg0\[{match.group(1)}, %c0\]", ir), ir
+
+
 # ----------------------------------------------------------------- running
 
 def run_accumulate(x):
