@@ -103,6 +103,25 @@ def test_compile_time_condition_lowers_only_the_branch_taken():
     assert "scf.if" not in ir and "bp.exp" in ir
 
 
+def test_compile_time_condition_in_orchestration():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[T, T], pl.FP32], y: pl.Out[pl.Tensor[[T, T], pl.FP32]]):
+            return pl.store(pl.load(x, [0, 0], [T, T]), [0, 0], y)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[T, T], pl.FP32], y: pl.Out[pl.Tensor[[T, T], pl.FP32]]):
+            if BLOCKS > 2:
+                with pl.spmd(BLOCKS):
+                    y = self.k(x, y)
+            else:
+                y = self.k(x, y)
+            return y
+
+    assert re.search(r"bp.launch @k\(%arg0, %arg1\) core_num\(4\)", program_ir(P))
+
+
 def test_conditions_and_or_not_elif_and_numbers_merged_from_branches():
     @pl.program
     class P:
