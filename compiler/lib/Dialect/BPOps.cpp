@@ -421,6 +421,19 @@ LogicalResult InitializePipeOp::verify() {
   if (getOffset() && !getBuffer())
     return emitOpError("has an offset but no buffer");
   if (getBuffer()) {
+    // Only the pipe-buffer parameter is offset by block_idx in the kernel's
+    // wrapper; any other tensor would give every block the same ring.
+    auto arg = llvm::dyn_cast<BlockArgument>(getBuffer());
+    auto owner =
+        arg ? llvm::dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+            : func::FuncOp();
+    if (!owner || !owner.getArgAttr(arg.getArgNumber(),
+                                    BPDialect::kGMPipeBufferArgAttrName))
+      return emitOpError() << "buffer must be the function's pipe-buffer "
+                              "parameter (marked '"
+                           << BPDialect::kGMPipeBufferArgAttrName
+                           << "'), the only one each block gets its own "
+                              "slice of";
     int64_t offset = getOffset().value_or(0);
     GMTensorType buffer = getBuffer().getType();
     if (offset < 0)

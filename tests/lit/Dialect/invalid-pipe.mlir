@@ -41,7 +41,7 @@ func.func @zero_slot_num() attributes {bp.kind = #bp<kind aic>} {
 
 // -----
 
-func.func @buffer_too_small(%b: !bp.tensor<4096xi8>) attributes {bp.kind = #bp<kind aic>} {
+func.func @buffer_too_small(%b: !bp.tensor<4096xi8> {bp.gm_pipe_buffer}) attributes {bp.kind = #bp<kind aic>} {
   // expected-error @+1 {{needs 8192 bytes at offset 0, beyond the end of its '!bp.tensor<4096xi8>' buffer}}
   bp.initialize_pipe id(0) dir_mask(1) slot_size(1024) buffer(%b : !bp.tensor<4096xi8>) offset(0)
   return
@@ -122,5 +122,13 @@ func.func @tile_too_big(%t: !bp.tile<32x32xf32, acc>) attributes {bp.kind = #bp<
   bp.initialize_pipe id(0) dir_mask(1) slot_size(1024)
   // expected-error @+1 {{moves a tile of 4096 bytes through pipe 0 whose slot_size is 1024}}
   bp.tpush c2v %t pipe(0) : !bp.tile<32x32xf32, acc>
+  return
+}
+
+// -----
+
+func.func @buffer_not_the_pipe_buffer_parameter(%b: !bp.tensor<8192xi8>) attributes {bp.kind = #bp<kind aic>} {
+  // expected-error @+1 {{buffer must be the function's pipe-buffer parameter (marked 'bp.gm_pipe_buffer'), the only one each block gets its own slice of}}
+  bp.initialize_pipe id(0) dir_mask(1) slot_size(1024) buffer(%b : !bp.tensor<8192xi8>) offset(0)
   return
 }

@@ -86,7 +86,7 @@ func.func @cube_ops(%a: !bp.tensor<32x64xf16>, %b: !bp.tensor<64x32xf16>,
 }
 
 // CHECK-LABEL: func.func @pipe_aic
-func.func @pipe_aic(%buf: !bp.tensor<24576xi8>) attributes {bp.kind = #bp<kind aic>} {
+func.func @pipe_aic(%buf: !bp.tensor<24576xi8> {bp.gm_pipe_buffer}) attributes {bp.kind = #bp<kind aic>} {
   // CHECK: bp.initialize_pipe id(0) dir_mask(3) slot_size(2048) slot_num(2) buffer(%{{.*}} : !bp.tensor<24576xi8>) offset(0)
   bp.initialize_pipe id(0) dir_mask(3) slot_size(2048) slot_num(2) buffer(%buf : !bp.tensor<24576xi8>) offset(0)
   // CHECK: bp.initialize_pipe id(1) dir_mask(1) slot_size(2048){{$}}
