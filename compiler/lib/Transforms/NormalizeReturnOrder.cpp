@@ -54,6 +54,19 @@ std::optional<unsigned> traceToParam(Value value, func::FuncOp func,
       value = loop.getInitArgs()[cast<OpResult>(value).getResultNumber()];
       continue;
     }
+    if (auto ifOp = dyn_cast<scf::IfOp>(def)) {
+      // Both branches must yield the same parameter's tensor.
+      unsigned i = cast<OpResult>(value).getResultNumber();
+      if (!ifOp.elseBlock())
+        return std::nullopt;
+      std::optional<unsigned> thenParam =
+          traceToParam(ifOp.thenYield().getOperand(i), func, depth);
+      if (!thenParam ||
+          thenParam !=
+              traceToParam(ifOp.elseYield().getOperand(i), func, depth))
+        return std::nullopt;
+      return thenParam;
+    }
     auto call = dyn_cast<func::CallOp>(def);
     if (!call || depth > kMaxCallDepth)
       return std::nullopt;

@@ -617,14 +617,9 @@ class FunctionLowering:
             self.check_branches_agree(name, then_value, else_value, node,
                                       in_then=then_assigned.get(name) is not outer_assigned.get(name),
                                       in_else=in_else)
-            if isinstance(then_value, Value) and isinstance(then_value.type, TensorType):
-                # Both branches leave the same tensor, which their stores
-                # wrote into: the name keeps the tensor it held before the if,
-                # else the parameter it is, so returns still name their
-                # Out parameter without looking into branches.
-                before = outer.get(name)
-                self.env[name] = before if isinstance(before, Value) else self.tensor_value(then_value)
-                continue
+            # A tensor stored into in a branch becomes a result too (the
+            # same tensor on both sides, checked above): later ops see the
+            # stores through it.
             merged.append((name, then_value, else_value, node))
 
         yielded: Dict[bool, List[Value]] = {False: [], True: []}

@@ -80,4 +80,30 @@ func.func @main(%x: !bp.tensor<16x16xf32>, %n: index) -> !bp.tensor<16x1xf32>
   return %r#0 : !bp.tensor<16x1xf32>
 }
 
+// Values are traced through scf.if too: both branches store into the same
+// Out parameter. (b, a) becomes (a, b).
+// CHECK-LABEL: func.func @through_if(
+// CHECK-SAME: -> (!bp.tensor<16x16xf32>, !bp.tensor<16x16xf32>)
+// CHECK: %[[IF:.*]] = scf.if
+// CHECK: } else {
+// CHECK: }
+// CHECK-NEXT: %[[SB:.*]] = bp.store
+// CHECK-NEXT: return %[[IF]], %[[SB]] : !bp.tensor<16x16xf32>, !bp.tensor<16x16xf32>
+func.func @through_if(%x: !bp.tensor<16x16xf32>, %flag: index,
+                      %a: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>},
+                      %b: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})
+    -> (!bp.tensor<16x16xf32>, !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind aiv>} {
+  %c0 = arith.constant 0 : index
+  %t = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, vec>
+  %cond = arith.cmpi eq, %flag, %c0 : index
+  %ra = scf.if %cond -> (!bp.tensor<16x16xf32>) {
+    %s = bp.store %t, %a[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
+    scf.yield %s : !bp.tensor<16x16xf32>
+  } else {
+    scf.yield %a : !bp.tensor<16x16xf32>
+  }
+  %sb = bp.store %t, %b[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
+  return %sb, %ra : !bp.tensor<16x16xf32>, !bp.tensor<16x16xf32>
+}
+
 }

@@ -57,3 +57,21 @@ func.func @group(%x: !bp.tensor<16x16xf32>, %out: !bp.tensor<16x16xf32> {bp.dir 
   // expected-error @+1 {{return value #0 is not the value of an Out/InOut parameter: it is parameter #0, which is not marked out or inout}}
   return %r : !bp.tensor<16x16xf32>
 }
+
+// -----
+
+// The branches of an scf.if yield different parameters' tensors: the result
+// is neither.
+func.func @if_mixes_tensors(%flag: i1,
+                            %a: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>},
+                            %b: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})
+    -> (!bp.tensor<16x16xf32>, !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind aiv>} {
+  // expected-note @+1 {{the returned value is defined here}}
+  %r = scf.if %flag -> (!bp.tensor<16x16xf32>) {
+    scf.yield %a : !bp.tensor<16x16xf32>
+  } else {
+    scf.yield %b : !bp.tensor<16x16xf32>
+  }
+  // expected-error @+1 {{return value #0 is not the value of an Out/InOut parameter}}
+  return %r, %b : !bp.tensor<16x16xf32>, !bp.tensor<16x16xf32>
+}
