@@ -127,7 +127,7 @@ PYBIND11_MODULE(_core, m) {
            py::arg("result_types"), py::arg("attrs"), py::arg("loc"))
       .def("begin_for", &IRBuilder::beginFor, py::arg("lower"),
            py::arg("upper"), py::arg("step"), py::arg("iter_args"),
-           py::arg("loc"))
+           py::arg("loc"), py::arg("induction_name") = "")
       .def("end_for", &IRBuilder::endFor, py::arg("yielded"), py::arg("loc"))
       .def("begin_if", &IRBuilder::beginIf, py::arg("condition"),
            py::arg("loc"))

@@ -153,7 +153,8 @@ IRBuilder::create(const std::string &opName,
 
 std::vector<IRBuilder::Handle>
 IRBuilder::beginFor(Handle lower, Handle upper, Handle step,
-                    const std::vector<Handle> &iterArgs, const SourceLoc &loc) {
+                    const std::vector<Handle> &iterArgs, const SourceLoc &loc,
+                    const std::string &inductionName) {
   SmallVector<Value> inits;
   for (Handle arg : iterArgs)
     inits.push_back(value(arg));
@@ -165,6 +166,9 @@ IRBuilder::beginFor(Handle lower, Handle upper, Handle step,
   if (!body->empty() && isa<scf::YieldOp>(body->back()))
     body->back().erase();
   builder.setInsertionPointToEnd(body);
+  if (!inductionName.empty())
+    loop->setAttr(bp::BPDialect::kInductionVarAttrName,
+                  builder.getStringAttr(inductionName));
   std::vector<Handle> handles = {track(loop.getInductionVar())};
   for (BlockArgument arg : loop.getRegionIterArgs())
     handles.push_back(track(arg));

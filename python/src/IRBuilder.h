@@ -62,10 +62,13 @@ public:
                              const AttrMap &attrs, const SourceLoc &loc);
 
   /// Starts an scf.for; returns the induction variable followed by the
-  /// loop-carried values.
+  /// loop-carried values. `inductionName`, the user's name of the induction
+  /// variable, is recorded as the loop's `bp.induction_var` (block argument
+  /// locations do not survive the IR's text form).
   std::vector<Handle> beginFor(Handle lower, Handle upper, Handle step,
                                const std::vector<Handle> &iterArgs,
-                               const SourceLoc &loc);
+                               const SourceLoc &loc,
+                               const std::string &inductionName = "");
   /// Ends the innermost scf.for, yielding `yielded`; returns its results.
   std::vector<Handle> endFor(const std::vector<Handle> &yielded,
                              const SourceLoc &loc);

@@ -208,3 +208,34 @@ def test_bf16_arrays_come_from_ml_dtypes(tmp_path):
     np.testing.assert_array_equal(out.astype(np.float32), want.astype(np.float32))
     with pytest.raises(ValueError, match="parameter 'x' must have dtype bfloat16, got float32"):
         program(x.astype(np.float32), y, out)
+
+
+@pl.program
+class RowBlocks:
+    @pl.function(type=pl.FunctionType.InCore)
+    def total(self, x: pl.Tensor[[ROWS, COLS], pl.FP32],
+              y: pl.Out[pl.Tensor[[16, COLS], pl.FP32]]) -> pl.Tensor[[16, COLS], pl.FP32]:
+        acc = pl.load(x, [0, 0], [16, COLS])
+        for blk in pl.range(1, ROWS // 16):
+            acc = pl.add(acc, pl.load(x, [blk * 16, 0], [16, COLS]))
+        return pl.store(acc, [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[ROWS, COLS], pl.FP32],
+             y: pl.Out[pl.Tensor[[16, COLS], pl.FP32]]) -> pl.Tensor[[16, COLS], pl.FP32]:
+        with pl.spmd(1):
+            y = self.total(x, y)
+        return y
+
+
+def test_generated_loops_keep_the_users_names(tmp_path):
+    program = blockpipe.compile(RowBlocks, output_dir=tmp_path / "rows", quiet=True)
+    source = program.artifacts["kernels/incore/total.cpp"]
+    # The loop variable and the carried tile are the user's; the tile that
+    # starts the loop is the loop's variable (no copy).
+    assert "for (int64_t blk = 1; blk < 2; blk += 1) {" in source, source
+    assert "tile::add(acc_1, acc, t);" in source and "acc = acc_1;" in source, source
+    x = np.random.default_rng(5).standard_normal((ROWS, COLS), dtype=np.float32)
+    y = np.zeros((16, COLS), dtype=np.float32)
+    program(x, y)
+    np.testing.assert_allclose(y, x[:16] + x[16:], rtol=1e-6)

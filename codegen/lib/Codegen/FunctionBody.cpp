@@ -243,6 +243,16 @@ FunctionBody::declareCarried(Operation *op, ValueRange results,
       vars.push_back("");
       continue;
     }
+    // A tile that only starts the loop (its one use, in the loop's block)
+    // is the carried variable itself: no copy.
+    if (!inits.empty() && llvm::isa<bp::TileType>(result.getType()) &&
+        inits[i].hasOneUse() && inits[i].getParentBlock() == op->getBlock()) {
+      names[result] = expr(inits[i]);
+      if (!blockArgs.empty())
+        names[blockArgs[i]] = names[result];
+      vars.push_back(names[result]);
+      continue;
+    }
     std::optional<std::string> type = valueType(result.getType());
     if (!type)
       return error(op, "result ")
@@ -253,6 +263,14 @@ FunctionBody::declareCarried(Operation *op, ValueRange results,
     std::optional<std::string> hint = program.nameOf(result);
     if (!hint && !blockArgs.empty())
       hint = program.nameOf(blockArgs[i]);
+    // A loop's carried value is the user's variable that the body reassigns
+    // and that was set before the loop: named like either.
+    if (auto loop = llvm::dyn_cast<scf::ForOp>(op)) {
+      if (!hint)
+        hint = program.nameOf(loop.getYieldedValues()[i]);
+      if (!hint)
+        hint = program.nameOf(inits[i]);
+    }
     std::string name = scope.unique(hint ? *hint : "v");
     bool used =
         hasLiveUse(result) || (!blockArgs.empty() && hasLiveUse(blockArgs[i]));
@@ -330,7 +348,15 @@ LogicalResult FunctionBody::emitFor(scf::ForOp op) {
     return error(op, "unsupported induction variable type ")
            << op.getInductionVar().getType() << "; scalars are "
            << kScalarTypeNames;
-  std::string iv = declare(op.getInductionVar(), "i");
+  auto userName =
+      op->getAttrOfType<StringAttr>(bp::BPDialect::kInductionVarAttrName);
+  std::string iv;
+  if (userName) {
+    iv = scope.unique(userName.getValue());
+    names[op.getInductionVar()] = iv;
+  } else {
+    iv = declare(op.getInductionVar(), "i");
+  }
   out.open("for (" + *ivType + " " + iv + " = " + expr(op.getLowerBound()) +
            "; " + iv + " < " + expr(op.getUpperBound()) + "; " + iv +
            " += " + expr(op.getStep()) + ")");

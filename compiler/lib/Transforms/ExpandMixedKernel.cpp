@@ -222,9 +222,13 @@ void HalfBuilder::cloneLoop(scf::ForOp loop, OpBuilder &builder) {
   if (!body->empty())
     body->getTerminator()->erase();
   mapping.map(loop.getInductionVar(), clone.getInductionVar());
-  for (auto [position, index] : llvm::enumerate(kept))
-    mapping.map(loop.getRegionIterArgs()[index],
-                clone.getRegionIterArgs()[position]);
+  clone.getInductionVar().setLoc(loop.getInductionVar().getLoc());
+  for (auto [position, index] : llvm::enumerate(kept)) {
+    BlockArgument arg = clone.getRegionIterArgs()[position];
+    mapping.map(loop.getRegionIterArgs()[index], arg);
+    // Block arguments keep their locations, which carry the user's names.
+    arg.setLoc(loop.getRegionIterArgs()[index].getLoc());
+  }
 
   OpBuilder bodyBuilder = OpBuilder::atBlockEnd(body);
   for (Value arg : loop.getRegionIterArgs())

@@ -492,7 +492,8 @@ class FunctionLowering:
         carried = [n for n in assigned if isinstance(self.env.get(n), Value) or _is_int(self.env.get(n))]
         inits = [self.index_value(self.env[n], stmt) if _is_int(self.env[n]) else self.env[n] for n in carried]
         handles = self.builder.begin_for(
-            lower.handle, upper.handle, step.handle, [v.handle for v in inits], self.loc(stmt)
+            lower.handle, upper.handle, step.handle, [v.handle for v in inits], self.loc(stmt),
+            stmt.target.id,
         )
         outer = dict(self.env)
         self.env[stmt.target.id] = Value(handles[0], ScalarType(INDEX))

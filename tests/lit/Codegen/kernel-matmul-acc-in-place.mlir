@@ -7,13 +7,13 @@
 
 module {
   // CHECK-LABEL: // ---- FILE: kernels/aic/chain.cpp
+  // The tile that starts the loop is the loop's variable (its only use).
   // CHECK: tile::matmul(acc, a, b);
-  // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Acc> r = acc;
   // CHECK-NEXT: for (int64_t k = 1; k < 4; k += 1) {
   // CHECK:        tile::load(bk, w, 16, col, 0);
-  // CHECK-NEXT:   tile::matmul_acc(r, ak, bk);
+  // CHECK-NEXT:   tile::matmul_acc(acc, ak, bk);
   // CHECK-NEXT: }
-  // CHECK-NEXT: BP_CHECK(bp_tpush
+  // CHECK-NEXT: BP_CHECK(bp_tpush(bp_ctx, 0, BP_PIPE_C2V, acc.data
   func.func @chain(%x: !bp.tensor<16x64xf32>, %w: !bp.tensor<64x16xf32>,
                    %buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer})
       attributes {bp.kind = #bp<kind aic>, bp.pipe_buffer_bytes = 8192 : i64} {
@@ -71,11 +71,11 @@ module {
   // The chain on p is computed in p's variable but yielded into q's: both
   // carried values are read before either is written.
   // CHECK: for (int64_t k = 0; k < 4; k += 1) {
-  // CHECK-NEXT: tile::matmul_acc(r_0, a, b);
-  // CHECK-NEXT: const auto r_0_next = r_1;
-  // CHECK-NEXT: const auto r_1_next = r_0;
-  // CHECK-NEXT: r_0 = r_0_next;
-  // CHECK-NEXT: r_1 = r_1_next;
+  // CHECK-NEXT: tile::matmul_acc(p0, a, b);
+  // CHECK-NEXT: const auto p0_next = q0;
+  // CHECK-NEXT: const auto q0_next = p0;
+  // CHECK-NEXT: p0 = p0_next;
+  // CHECK-NEXT: q0 = q0_next;
   // CHECK-NEXT: }
   func.func @crossed(%x: !bp.tensor<16x16xf32>, %w: !bp.tensor<16x16xf32>,
                      %buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer})

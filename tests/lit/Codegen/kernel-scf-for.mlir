@@ -11,24 +11,25 @@ module {
   // CHECK: tile::Tile<float, 16, 16, tile::Space::Vec> zero;
   // CHECK-NEXT: tile::full(zero, 0.0f);
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> acc = zero;
-  // CHECK-NEXT: for (int64_t i = 0; i < 4; i += 1) {
-  // CHECK-NEXT:   const int64_t row = i * 16;
+  // CHECK-NEXT: for (int64_t row_block = 0; row_block < 4; row_block += 1) {
+  // CHECK-NEXT:   const int64_t row = row_block * 16;
   // CHECK-NEXT:   tile::Tile<float, 16, 16, tile::Space::Vec> t;
   // CHECK-NEXT:   tile::load(t, x, 16, row, 0);
   // CHECK-NEXT:   tile::Tile<float, 16, 16, tile::Space::Vec> next;
   // CHECK-NEXT:   tile::add(next, acc, t);
   // CHECK-NEXT:   acc = next;
   // CHECK-NEXT: }
+  // `acc` only starts the second loop: it is that loop's variable for its
+  // second carried value (no copy); `zero` is used twice, so it is copied.
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> r_0 = zero;
-  // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> r_1 = acc;
   // CHECK-NEXT: for (int64_t j = 0; j < 3; j += 1) {
-  // CHECK-NEXT:   const auto r_0_next = r_1;
-  // CHECK-NEXT:   const auto r_1_next = r_0;
+  // CHECK-NEXT:   const auto r_0_next = acc;
+  // CHECK-NEXT:   const auto acc_next = r_0;
   // CHECK-NEXT:   r_0 = r_0_next;
-  // CHECK-NEXT:   r_1 = r_1_next;
+  // CHECK-NEXT:   acc = acc_next;
   // CHECK-NEXT: }
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> sum;
-  // CHECK-NEXT: tile::add(sum, r_0, r_1);
+  // CHECK-NEXT: tile::add(sum, r_0, acc);
   // CHECK-NEXT: tile::store(out, 16, 0, 0, sum);
   // CHECK-NEXT: return BP_OK;
   func.func @row_sums(%x: !bp.tensor<64x16xf32>,
@@ -40,12 +41,13 @@ module {
     %c4 = arith.constant 4 : index
     %c16 = arith.constant 16 : index
     %zero = bp.full 0.0 : f32 -> !bp.tile<16x16xf32, vec>
+    // bp.induction_var (the Python frontend's user name) names the variable.
     %acc = scf.for %i = %c0 to %c4 step %c1 iter_args(%sum = %zero) -> (!bp.tile<16x16xf32, vec>) {
       %row = arith.muli %i, %c16 : index
       %t = bp.load %x[%row, %c0] : !bp.tensor<64x16xf32> -> !bp.tile<16x16xf32, vec>
       %next = bp.add %sum, %t : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
       scf.yield %next : !bp.tile<16x16xf32, vec>
-    }
+    } {bp.induction_var = "row_block"}
     // The results of a multi-result op are named r_0, r_1.
     %r:2 = scf.for %j = %c0 to %c3 step %c1 iter_args(%p = %zero, %q = %acc)
         -> (!bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>) {

@@ -302,3 +302,11 @@ func.func @add_in_aic(%a: !bp.tile<16x16xf32, vec>) attributes {bp.kind = #bp<ki
   %c = bp.add %a, %a : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
   return
 }
+
+// -----
+
+func.func @induction_var_name_on_a_non_loop() attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{'bp.induction_var' must be a non-empty string on an scf.for}}
+  %c0 = arith.constant {bp.induction_var = "i"} 0 : index
+  return
+}
