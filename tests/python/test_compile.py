@@ -239,3 +239,33 @@ def test_generated_loops_keep_the_users_names(tmp_path):
     y = np.zeros((16, COLS), dtype=np.float32)
     program(x, y)
     np.testing.assert_allclose(y, x[:16] + x[16:], rtol=1e-6)
+
+
+FACTOR = 2.0
+
+
+@pl.program
+class ScaleByGlobal:
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, x: pl.Tensor[[ROWS, COLS], pl.FP32],
+              y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+        return pl.store(pl.mul(pl.load(x, [0, 0], [ROWS, COLS]), FACTOR), [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[ROWS, COLS], pl.FP32],
+             y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+        with pl.spmd(1):
+            y = self.scale(x, y)
+        return y
+
+
+def test_recompiling_sees_changed_module_constants(tmp_path, monkeypatch):
+    # The parsed source is reused between compiles; the globals it reads
+    # are not.
+    x = np.arange(ROWS * COLS, dtype=np.float32).reshape(ROWS, COLS)
+    for factor in (2.0, 5.0):
+        monkeypatch.setitem(globals(), "FACTOR", factor)
+        program = blockpipe.compile(ScaleByGlobal, output_dir=tmp_path / str(factor), quiet=True)
+        y = np.zeros_like(x)
+        program(x, y)
+        np.testing.assert_allclose(y, x * factor)

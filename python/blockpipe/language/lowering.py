@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
@@ -89,6 +90,7 @@ class _Source:
     line_offset: int
     col_offset: int
     globals: Dict[str, Any]
+    self_calls: Tuple[str, ...] = ()
 
     def position(self, node: ast.AST) -> Tuple[int, int]:
         return (
@@ -97,8 +99,33 @@ class _Source:
         )
 
 
-def _parse_function(spec: FunctionSpec, default_file: str) -> _Source:
+@dataclass(frozen=True)
+class _Parsed:
+    """What a function's source text gives, independent of its globals."""
+
+    tree: ast.FunctionDef
+    file: str
+    line_offset: int
+    col_offset: int
+    self_calls: Tuple[str, ...]
+
+
+# Reading and parsing a function's source (inspect's tokenizer, ast.parse)
+# is most of the time of a compile that builds nothing; the result depends
+# only on the function's code object, so it is kept per code object (a
+# redefined function has a new one). Bounded: a long session redefining
+# functions does not grow it without end.
+_PARSED_LIMIT = 512
+_parsed_by_code: "OrderedDict[Any, _Parsed]" = OrderedDict()
+
+
+def _parse_source(spec: FunctionSpec, default_file: str) -> _Parsed:
     fn = spec.pyfunc
+    key = (fn.__code__, default_file)
+    parsed = _parsed_by_code.get(key)
+    if parsed is not None:
+        _parsed_by_code.move_to_end(key)
+        return parsed
     try:
         lines, first_line = inspect.getsourcelines(fn)
         file = inspect.getsourcefile(fn) or default_file
@@ -111,6 +138,17 @@ def _parse_function(spec: FunctionSpec, default_file: str) -> _Source:
     tree = next(n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
     if isinstance(tree, ast.AsyncFunctionDef):
         raise CompileError(f"function '{spec.name}' must not be async", file=file, line=first_line)
+    parsed = _Parsed(tree, file, first_line - 1, indent, tuple(_self_calls(tree)))
+    _parsed_by_code[key] = parsed
+    if len(_parsed_by_code) > _PARSED_LIMIT:
+        _parsed_by_code.popitem(last=False)
+    return parsed
+
+
+def _parse_function(spec: FunctionSpec, default_file: str) -> _Source:
+    parsed = _parse_source(spec, default_file)
+    fn = spec.pyfunc
+    # Globals are read at every compile: a changed module constant counts.
     globals_ = dict(fn.__globals__)
     if fn.__closure__:
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
@@ -118,7 +156,8 @@ def _parse_function(spec: FunctionSpec, default_file: str) -> _Source:
                 globals_[name] = cell.cell_contents
             except ValueError:
                 pass
-    return _Source(tree, file, first_line - 1, indent, globals_)
+    return _Source(parsed.tree, parsed.file, parsed.line_offset, parsed.col_offset, globals_,
+                   parsed.self_calls)
 
 
 def _self_calls(tree: ast.FunctionDef) -> List[str]:
@@ -178,7 +217,7 @@ class ProgramLowering:
                     f"recursive calls are not supported: {cycle}", file=src.file, line=line, column=col
                 )
             state[name] = 1
-            for callee in _self_calls(self.sources[name].tree):
+            for callee in self.sources[name].self_calls:
                 if callee in self.program.functions:
                     visit(callee, stack + [name])
             state[name] = 2
