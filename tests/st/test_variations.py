@@ -127,3 +127,54 @@ def test_two_pipes_and_slot_num(core_num, slot_num):
     slots = slot_num or 8
     assert all(p["slot_num"] == slots for p in pipes)
     assert kernel["pipe_layout"]["per_block_bytes"] == 2 * slots * n * n * 4
+
+
+@pl.program
+class HoldsTen:
+    """The vector side adds ten matmul results newest first: it holds all ten
+    popped tiles at once, so the pipe needs ten slots (the default is 8)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[4 * TILE, K], pl.FP32], w: pl.Tensor[[K, COLS], pl.FP32],
+               y: pl.Out[pl.Tensor[[4 * TILE, COLS], pl.FP32]]) -> pl.Tensor[[4 * TILE, COLS], pl.FP32]:
+        row = pl.tile.get_block_idx() * TILE
+        a = pl.load(x, [row, 0], [TILE, K])
+        b = pl.load(w, [0, 0], [K, COLS])
+        m0 = pl.matmul(a, b)
+        m1 = pl.matmul(a, b)
+        m2 = pl.matmul(a, b)
+        m3 = pl.matmul(a, b)
+        m4 = pl.matmul(a, b)
+        m5 = pl.matmul(a, b)
+        m6 = pl.matmul(a, b)
+        m7 = pl.matmul(a, b)
+        m8 = pl.matmul(a, b)
+        m9 = pl.matmul(a, b)
+        s = pl.add(m9, m8)
+        s = pl.add(s, m7)
+        s = pl.add(s, m6)
+        s = pl.add(s, m5)
+        s = pl.add(s, m4)
+        s = pl.add(s, m3)
+        s = pl.add(s, m2)
+        s = pl.add(s, m1)
+        s = pl.add(s, m0)
+        return pl.store(s, [row, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[4 * TILE, K], pl.FP32], w: pl.Tensor[[K, COLS], pl.FP32],
+             y: pl.Out[pl.Tensor[[4 * TILE, COLS], pl.FP32]]) -> pl.Tensor[[4 * TILE, COLS], pl.FP32]:
+        with pl.spmd(4):
+            y = self.kernel(x, w, y)
+        return y
+
+
+def test_vector_half_holding_more_tiles_than_the_default_slots():
+    program = blockpipe.compile(HoldsTen, quiet=True)
+    assert "slot_num(10)" in program.ir("bp-expand-mixed-kernel")
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((4 * TILE, K), dtype=np.float32)
+    w = rng.standard_normal((K, COLS), dtype=np.float32)
+    y = np.zeros((4 * TILE, COLS), dtype=np.float32)
+    program(x, w, y)
+    np.testing.assert_allclose(y, 10 * (x @ w), rtol=1e-4, atol=1e-3)

@@ -589,6 +589,50 @@ void buildGroup(func::FuncOp kernel, ArrayRef<Half> halves) {
   setFunctionKind(kernel, FunctionKind::Group);
 }
 
+/// Walks `block` with `held` tiles of `ring` popped and not yet freed;
+/// raises `most` to the most held at once and returns the count at the end
+/// (a loop body or an if branch frees what it pops: see insertFrees).
+int64_t countHeld(Block &block, PipeDir ring, int64_t held, int64_t &most) {
+  for (Operation &op : block) {
+    if (auto pop = dyn_cast<TPopOp>(op)) {
+      if (pop.getDir() == ring)
+        most = std::max(most, ++held);
+    } else if (auto free = dyn_cast<TFreeOp>(op)) {
+      if (free.getDir() == ring)
+        --held;
+    } else {
+      int64_t after = held;
+      for (Region &region : op.getRegions())
+        for (Block &inner : region)
+          after = countHeld(inner, ring, held, most);
+      held = after;
+    }
+  }
+  return held;
+}
+
+/// Gives the group's pipe enough slots for the tiles a half holds at once.
+/// The popping half holds a slot from its pop to its free, and the pushing
+/// half needs a free slot for the next tile: a half that holds N tiles while
+/// it pops the N-th needs N slots, or both halves wait forever. The default
+/// slot_num stays unless more are needed.
+void sizeSlots(func::FuncOp aic, func::FuncOp aiv) {
+  InitializePipeOp inits[2];
+  int64_t need = 0;
+  for (auto [i, half] :
+       llvm::enumerate(std::array<func::FuncOp, 2>{aic, aiv})) {
+    half.walk([&](InitializePipeOp init) { inits[i] = init; });
+    for (PipeDir ring : {PipeDir::C2V, PipeDir::V2C}) {
+      countHeld(half.getBody().front(), ring, 0, need);
+    }
+  }
+  if (!inits[0] || !inits[1] || need <= inits[0].getResolvedSlotNum())
+    return;
+  Builder builder(aic.getContext());
+  for (InitializePipeOp init : inits)
+    init.setSlotNumAttr(builder.getI64IntegerAttr(need));
+}
+
 struct ExpandMixedKernelPass
     : public bp::impl::BPExpandMixedKernelBase<ExpandMixedKernelPass> {
   void runOnOperation() override;
@@ -621,6 +665,7 @@ void ExpandMixedKernelPass::runOnOperation() {
       (*aic).erase();
       return signalPassFailure();
     }
+    sizeSlots(*aic, *aiv);
     symbols.insert(*aic, Block::iterator(kernel));
     symbols.insert(*aiv, Block::iterator(kernel));
     buildGroup(kernel, {{*aic, Side::Cube, aicBuilder.keptParams,

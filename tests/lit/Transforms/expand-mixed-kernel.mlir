@@ -241,4 +241,55 @@ func.func @main(%x: !bp.tensor<128x64xf32>, %w: !bp.tensor<64x32xf32>, %res: !bp
   return
 }
 
+// The vector side sums ten matmul results in reverse order: pops follow the
+// pushes (m0 first), so it holds all ten before it adds the first two, and
+// frees them (oldest first) only after its last add, which reads m0. The
+// pipe gets ten slots in both halves (one fewer and the cube half would wait
+// for a slot the vector half frees only after its tenth pop).
+// CHECK-LABEL: func.func @holds_ten_aic(
+// CHECK: bp.initialize_pipe id(0) dir_mask(1) slot_size(1024) slot_num(10){{$}}
+// CHECK-LABEL: func.func @holds_ten_aiv(
+// CHECK: bp.initialize_pipe id(0) dir_mask(1) slot_size(1024) slot_num(10){{$}}
+// CHECK-COUNT-10: bp.tpop c2v pipe(0)
+// CHECK-COUNT-9: bp.add
+// CHECK-COUNT-10: bp.tfree c2v pipe(0)
+func.func @holds_ten(%x: !bp.tensor<16x16xf32>,
+                     %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<16x16xf32> attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %a = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, left>
+  %b = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, right>
+  %m0a = bp.matmul %a, %b : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %m0 = bp.move %m0a : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %m1a = bp.matmul %a, %b : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %m1 = bp.move %m1a : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %m2a = bp.matmul %a, %b : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %m2 = bp.move %m2a : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %m3a = bp.matmul %a, %b : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %m3 = bp.move %m3a : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %m4a = bp.matmul %a, %b : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %m4 = bp.move %m4a : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %m5a = bp.matmul %a, %b : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %m5 = bp.move %m5a : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %m6a = bp.matmul %a, %b : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %m6 = bp.move %m6a : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %m7a = bp.matmul %a, %b : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %m7 = bp.move %m7a : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %m8a = bp.matmul %a, %b : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %m8 = bp.move %m8a : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %m9a = bp.matmul %a, %b : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %m9 = bp.move %m9a : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %s1 = bp.add %m9, %m8 : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  %s2 = bp.add %s1, %m7 : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  %s3 = bp.add %s2, %m6 : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  %s4 = bp.add %s3, %m5 : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  %s5 = bp.add %s4, %m4 : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  %s6 = bp.add %s5, %m3 : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  %s7 = bp.add %s6, %m2 : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  %s8 = bp.add %s7, %m1 : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  %s9 = bp.add %s8, %m0 : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  %o = bp.store %s9, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
+  return %o : !bp.tensor<16x16xf32>
+}
+
 }

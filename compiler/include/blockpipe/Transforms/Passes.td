@@ -50,7 +50,11 @@ def BPExpandMixedKernel : Pass<"bp-expand-mixed-kernel", "::mlir::ModuleOp"> {
     The pipe. Both halves start with the same
     `bp.initialize_pipe id(0) dir_mask(M) slot_size(S)`: one pipe per group,
     `M` the union of the directions used (1 c2v, 2 v2c, 3 both), `S` the
-    largest crossing tile in bytes; slot_num keeps its default.
+    largest crossing tile in bytes. slot_num keeps its default (8, or 4 for
+    both directions) unless a half holds more popped tiles at once (popped,
+    not yet freed, counting the one being popped): then it is that number,
+    since the pushing half needs a free slot for every tile the popping half
+    holds or both would wait forever.
 
     Parameters and results. Each half takes the parameters it uses, in their
     original order and with their attributes. A half returns every Out/InOut
