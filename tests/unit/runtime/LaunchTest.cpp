@@ -160,9 +160,7 @@ TEST(Launch, SyncStartWaitsForAllItsCoreGroups) {
 
 TEST(Launch, SyncStartGangIgnoresTheParallelismLimit) {
   // One block at a time otherwise, but a gang gets all its core groups.
-  DeviceOptions options;
-  options.parallelism = 1;
-  Device device(DeviceSpec::builtin(), options);
+  Device device(DeviceSpec::builtin(), bptest::withParallelism(1));
   ASSERT_EQ(device.parallelism(), 1);
   SyncState state;
   LaunchSpec spec;
@@ -188,9 +186,7 @@ int32_t meetFirstWave(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Launch, ParallelismBoundsTheBlocksRunningAtOnce) {
-  DeviceOptions options;
-  options.parallelism = 3;
-  Device device(DeviceSpec::builtin(), options);
+  Device device(DeviceSpec::builtin(), bptest::withParallelism(3));
   ASSERT_EQ(device.parallelism(), 3);
   ParallelState state;
   LaunchSpec spec;

@@ -102,13 +102,14 @@ TEST(Pipe, WavesOfGroupBlocksEachUseTheirOwnSlice) {
 struct PingArgs {
   int64_t rounds;
   int64_t perBlock;
+  int32_t slotNum = 2;
 };
 
 int32_t pingAic(void **args, const bp_block_context *ctx) {
   const auto &a = *static_cast<const PingArgs *>(args[0]);
   auto *results = static_cast<int64_t *>(args[1]);
   char *pipes = static_cast<char *>(args[2]) + ctx->block_idx * a.perBlock;
-  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_BOTH, 64, 2));
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_BOTH, 64, a.slotNum));
   int64_t value = 0;
   for (int64_t r = 0; r < a.rounds; ++r) {
     BP_CHECK(bp_tpush(ctx, 0, BP_PIPE_C2V, &value, sizeof value));
@@ -122,37 +123,7 @@ int32_t pingAic(void **args, const bp_block_context *ctx) {
 int32_t pingAiv(void **args, const bp_block_context *ctx) {
   const auto &a = *static_cast<const PingArgs *>(args[0]);
   char *pipes = static_cast<char *>(args[2]) + ctx->block_idx * a.perBlock;
-  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_BOTH, 64, 2));
-  for (int64_t r = 0; r < a.rounds; ++r) {
-    int64_t value;
-    BP_CHECK(bp_tpop_copy(ctx, 0, BP_PIPE_C2V, &value, sizeof value));
-    BP_CHECK(bp_tfree(ctx, 0, BP_PIPE_C2V));
-    value += ctx->block_idx + 1;
-    BP_CHECK(bp_tpush(ctx, 0, BP_PIPE_V2C, &value, sizeof value));
-  }
-  return BP_OK;
-}
-
-// The same with one slot per ring.
-int32_t pingAic1(void **args, const bp_block_context *ctx) {
-  const auto &a = *static_cast<const PingArgs *>(args[0]);
-  auto *results = static_cast<int64_t *>(args[1]);
-  char *pipes = static_cast<char *>(args[2]) + ctx->block_idx * a.perBlock;
-  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_BOTH, 64, 1));
-  int64_t value = 0;
-  for (int64_t r = 0; r < a.rounds; ++r) {
-    BP_CHECK(bp_tpush(ctx, 0, BP_PIPE_C2V, &value, sizeof value));
-    BP_CHECK(bp_tpop_copy(ctx, 0, BP_PIPE_V2C, &value, sizeof value));
-    BP_CHECK(bp_tfree(ctx, 0, BP_PIPE_V2C));
-  }
-  results[ctx->block_idx] = value;
-  return BP_OK;
-}
-
-int32_t pingAiv1(void **args, const bp_block_context *ctx) {
-  const auto &a = *static_cast<const PingArgs *>(args[0]);
-  char *pipes = static_cast<char *>(args[2]) + ctx->block_idx * a.perBlock;
-  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_BOTH, 64, 1));
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_BOTH, 64, a.slotNum));
   for (int64_t r = 0; r < a.rounds; ++r) {
     int64_t value;
     BP_CHECK(bp_tpop_copy(ctx, 0, BP_PIPE_C2V, &value, sizeof value));
@@ -303,14 +274,14 @@ TEST(Pipe, ManyShortWaitsAreNeverMistakenForADeadlock) {
   // One-slot rings both ways: almost every push and pop waits on the other
   // half, which is never waiting on a condition this one cannot end.
   Device device;
-  PingArgs a{3000, pipeFootprintBytes(kPipeBoth, 64, 1)};
+  PingArgs a{3000, pipeFootprintBytes(kPipeBoth, 64, 1), 1};
   std::vector<int64_t> results(4, -1);
   void *buffer = device.gm().allocate(a.perBlock * 4, "gm_pipe_buffer_0");
   LaunchSpec spec;
   spec.blockNum = 4;
   spec.pipeBufferArg = 2;
   spec.pipeBufferPerBlockBytes = a.perBlock;
-  device.run(Kernel::makeGroup("ping1", pingAic1, pingAiv1), spec,
+  device.run(Kernel::makeGroup("ping1", pingAic, pingAiv), spec,
              {&a, results.data(), buffer});
   for (int64_t b = 0; b < 4; ++b)
     EXPECT_EQ(results[size_t(b)], a.rounds * (b + 1)) << "block " << b;

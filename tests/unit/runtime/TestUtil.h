@@ -12,12 +12,17 @@
 
 namespace bptest {
 
+/// Device options running at most `n` blocks at once outside gangs.
+inline blockpipe::runtime::DeviceOptions withParallelism(int32_t n) {
+  blockpipe::runtime::DeviceOptions options;
+  options.parallelism = n;
+  return options;
+}
+
 /// Options for tests that need blocks of separate launches (or a large
 /// launch) to run at the same time, whatever the host's thread count.
 inline blockpipe::runtime::DeviceOptions everyCoreGroupAtOnce() {
-  blockpipe::runtime::DeviceOptions options;
-  options.parallelism = 1 << 20; // clamped to the core groups
-  return options;
+  return withParallelism(1 << 20); // clamped to the core groups
 }
 
 /// The message of the blockpipe::runtime::Error `body` throws, or "".
