@@ -64,11 +64,14 @@ struct DefaultPipelineCLOptions
 } // namespace
 
 ArrayRef<llvm::StringLiteral> mlir::bp::getDefaultPipelinePassNames() {
-  // bp-pipeline-stages and bp-verify-capacity join the end of this list.
+  // bp-pipeline-stages joins this list when it exists.
   static constexpr llvm::StringLiteral names[] = {
-      "bp-expand-mixed-kernel", "bp-inject-gm-pipe-buffer",
-      "bp-normalize-return-order", "bp-decompose-collective-permute",
-      "bp-verify-p2p"};
+      "bp-expand-mixed-kernel",
+      "bp-inject-gm-pipe-buffer",
+      "bp-normalize-return-order",
+      "bp-decompose-collective-permute",
+      "bp-verify-p2p",
+      "bp-verify-capacity"};
   return names;
 }
 
@@ -80,6 +83,7 @@ void mlir::bp::buildDefaultPipeline(OpPassManager &pm,
   passes.push_back(createBPNormalizeReturnOrder());
   passes.push_back(createBPDecomposeCollectivePermute());
   passes.push_back(createBPVerifyP2P());
+  passes.push_back(createBPVerifyCapacity());
   assert(passes.size() == getDefaultPipelinePassNames().size());
   for (auto [index, pass] : llvm::enumerate(passes)) {
     std::string name = pass->getArgument().str();
@@ -98,7 +102,7 @@ void mlir::bp::registerDefaultPipeline() {
       "bp-default-pipeline",
       "The blockpipe pass pipeline: expand mixed kernels, inject the GM pipe "
       "buffer, normalize return order, decompose and verify point-to-point "
-      "transfers",
+      "transfers, check tiles against the target's local memories",
       [](OpPassManager &pm, const DefaultPipelineCLOptions &cl) {
         DefaultPipelineOptions options;
         options.dumpDir = cl.dumpDir;

@@ -197,4 +197,28 @@ def BPVerifyP2P : Pass<"bp-verify-p2p", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::bp::BPDialect"];
 }
 
+def BPVerifyCapacity : Pass<"bp-verify-capacity", "::mlir::ModuleOp"> {
+  let summary = "Check that every tile fits its memory space on the target";
+  let description = [{
+    Every tile in the module (an op's result or a block argument) must fit
+    the per-core local memory of its space (`vec`, `mat`, `left`, `right`,
+    `acc`) as the target's device spec gives it (`local_memory_bytes`): by
+    default the bundled `cpu-sim` spec (runtime/specs/cpu-sim.json, the file
+    the runtime reads), or the JSON file named by `spec=`. A tile is its
+    shape times its element's bytes; a tile larger than its memory cannot be
+    placed there on any schedule. (Whether all the tiles live at one point
+    fit together is not checked.)
+
+    Errors (at the op that makes the tile, or at the op owning the block
+    argument): the tile's type, its bytes, the memory's bytes and the spec's
+    name; an unreadable or invalid spec is an error naming the file and the
+    field.
+  }];
+  let options = [
+    Option<"specPath", "spec", "std::string", /*default=*/"\"\"",
+           "Device spec JSON to check against (default: the bundled cpu-sim)">
+  ];
+  let dependentDialects = ["::mlir::bp::BPDialect"];
+}
+
 #endif // BLOCKPIPE_TRANSFORMS_PASSES_TD
