@@ -269,3 +269,35 @@ def test_recompiling_sees_changed_module_constants(tmp_path, monkeypatch):
         y = np.zeros_like(x)
         program(x, y)
         np.testing.assert_allclose(y, x * factor)
+
+
+def test_a_tile_larger_than_its_memory_is_a_located_compile_error(tmp_path):
+    big = 512  # a 512x512 f32 vec tile is 1 MiB; cpu-sim's vec memory 192 KiB
+
+    @pl.program
+    class Big:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[big, big], pl.FP32],
+              y: pl.Out[pl.Tensor[[big, big], pl.FP32]]) -> pl.Tensor[[big, big], pl.FP32]:
+            t = pl.load(x, [0, 0], [big, big])
+            return pl.store(pl.exp(t), [0, 0], y)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[big, big], pl.FP32],
+                 y: pl.Out[pl.Tensor[[big, big], pl.FP32]]) -> pl.Tensor[[big, big], pl.FP32]:
+            with pl.spmd(1):
+                y = self.k(x, y)
+            return y
+
+    with pytest.raises(blockpipe.CompileError) as info:
+        blockpipe.compile(Big, output_dir=tmp_path / "big", quiet=True)
+    err = info.value
+    assert "tile '!bp.tile<512x512xf32, vec>' is 1048576 bytes, more than the 196608 bytes " \
+           "of vec memory on 'cpu-sim'" in err.message, err.message
+    source_lines = pathlib.Path(__file__).read_text().splitlines()
+    load_line = 1 + next(i for i, line in enumerate(source_lines)
+                         if "t = pl.load(x, [0, 0], [big, big])" in line)
+    assert (err.file, err.line) == (__file__, load_line), (err.file, err.line)
+    assert str(err).splitlines()[1].strip() == "t = pl.load(x, [0, 0], [big, big])"
+    assert "^" in str(err).splitlines()[2]
+    assert not (tmp_path / "big" / "kernel_config.json").exists()
