@@ -84,7 +84,33 @@ std::string KernelBody::dimExpr(Value tensor, unsigned k) const {
   return param.dims[k];
 }
 
+/// Tiles are local variables of the generated function, so they live on the
+/// stack of the thread that runs the block: a runtime worker (16 MiB) or the
+/// thread waiting for a small launch (a program's main thread, often 8 MiB).
+/// A body whose tiles could need more than this is refused rather than left
+/// to overflow that stack.
+constexpr int64_t kMaxKernelTileBytes = int64_t(4) << 20;
+
 LogicalResult KernelBody::emit(CppWriter &file) {
+  int64_t tileBytes = 0, tiles = 0;
+  func.walk([&](Operation *op) {
+    for (Value result : op->getResults())
+      if (auto tile = llvm::dyn_cast<bp::TileType>(result.getType())) {
+        int64_t bytes = bp::getElementByteSize(tile.getElementType());
+        for (int64_t dim : tile.getShape())
+          bytes *= dim;
+        tileBytes += bytes;
+        ++tiles;
+      }
+  });
+  if (tileBytes > kMaxKernelTileBytes)
+    return error(func, "'")
+           << kernel.name << "' makes " << tiles << " tiles of " << tileBytes
+           << " bytes in all; generated kernels keep their tiles on the "
+              "stack of the thread running the block, and more than "
+           << kMaxKernelTileBytes
+           << " bytes could overflow it (split the kernel, or reuse tiles "
+              "through loops)";
   findDeadOps(func.getBody());
   scope.reserve(kPipeBufferName);
   // The body refers to the tile library as `tile::`; a variable of that name

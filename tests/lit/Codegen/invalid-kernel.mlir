@@ -9,6 +9,7 @@
 // RUN: not bp-translate --bp-to-cpp -o - %t/pipe-without-buffer.mlir 2>&1 | FileCheck %t/pipe-without-buffer.mlir
 // RUN: not bp-translate --bp-to-cpp -o - %t/call.mlir 2>&1 | FileCheck %t/call.mlir
 // RUN: not bp-translate --bp-to-cpp -o - %t/while.mlir 2>&1 | FileCheck %t/while.mlir
+// RUN: not bp-translate --bp-to-cpp -o - %t/stack.mlir 2>&1 | FileCheck %t/stack.mlir
 
 //--- tile-param.mlir
 // CHECK: tile-param.mlir:[[@LINE+1]]:1: error: codegen: parameter 1 of 'scale' has unsupported type '!bp.tile<16xf32, vec>'; kernel parameters are GM tensors or scalars (index, i1, i8, i16, i32, i64, f16, bf16, f32 or f64)
@@ -55,4 +56,36 @@ func.func @count(%n: index) -> index attributes {bp.kind = #bp<kind aiv>} {
     scf.yield %next : index
   }
   return %r : index
+}
+
+//--- stack.mlir
+// 24 vec tiles of 192 KiB each (each fits vec memory): 4.5 MiB of locals,
+// more than a block's thread stack is trusted with.
+// CHECK: stack.mlir:[[@LINE+1]]:1: error: codegen: 'wide' makes 24 tiles of 4718592 bytes in all; generated kernels keep their tiles on the stack of the thread running the block, and more than 4194304 bytes could overflow it (split the kernel, or reuse tiles through loops)
+func.func @wide() attributes {bp.kind = #bp<kind aiv>} {
+  %t0 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t1 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t2 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t3 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t4 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t5 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t6 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t7 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t8 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t9 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t10 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t11 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t12 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t13 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t14 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t15 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t16 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t17 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t18 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t19 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t20 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t21 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t22 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  %t23 = bp.full 1.0 : f32 -> !bp.tile<128x384xf32, vec>
+  return
 }
