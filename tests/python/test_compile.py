@@ -4,6 +4,7 @@ C++ build cache."""
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -301,3 +302,38 @@ def test_a_tile_larger_than_its_memory_is_a_located_compile_error(tmp_path):
     assert str(err).splitlines()[1].strip() == "t = pl.load(x, [0, 0], [big, big])"
     assert "^" in str(err).splitlines()[2]
     assert not (tmp_path / "big" / "kernel_config.json").exists()
+
+
+@pl.program
+class TooManyBlocks:
+    """Six blocks over a tensor of four tiles: blocks 4 and 5 would read
+    and write past the end of x and y."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 16], pl.FP32],
+          y: pl.Out[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+        row = pl.tile.get_block_idx() * 16
+        t = pl.load(x, [row, 0], [16, 16])
+        return pl.store(pl.exp(t), [row, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 16], pl.FP32],
+             y: pl.Out[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+        with pl.spmd(6):
+            y = self.k(x, y)
+        return y
+
+
+def test_a_window_out_of_bounds_at_run_time_fails_naming_the_line(tmp_path):
+    program = blockpipe.compile(TooManyBlocks, output_dir=tmp_path / "oob", quiet=True)
+    x = np.ones((64, 16), dtype=np.float32)
+    y = np.full((64, 16), 7.0, dtype=np.float32)
+    source_lines = pathlib.Path(__file__).read_text().splitlines()
+    load_line = 1 + next(i for i, line in enumerate(source_lines)
+                         if "t = pl.load(x, [row, 0], [16, 16])" in line)
+    with pytest.raises(RuntimeError) as info:
+        program(x, y)
+    message = str(info.value)
+    assert re.search(rf"kernel 'k' block [45] \(AIC\): load from 'x' at test_compile.py:{load_line}: "
+                     r"dim 0 window \[(64, 80|80, 96)\) is outside the tensor's \[0, 64\)", message), message
+    assert (y == 7.0).all()  # outputs untouched

@@ -11,8 +11,11 @@
 #include "CppTypes.h"
 #include "FunctionBody.h"
 
+#include "mlir/IR/Matchers.h"
+
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Path.h"
 
 using namespace mlir;
 using namespace blockpipe::codegen;
@@ -56,6 +59,11 @@ private:
   /// above 2), the row, the column and the leading dimension.
   FailureOr<std::array<std::string, 4>>
   window(Operation *op, Value tensor, ValueRange offsets, bp::TileType tile);
+  /// Checks at run time each dim of the window the verifier could not check
+  /// (an offset computed at run time, or a dynamic dim): out of bounds fails
+  /// the launch naming `access` and the user's line, before any byte moves.
+  void checkWindow(Operation *op, llvm::StringRef access, Value tensor,
+                   ValueRange offsets, bp::TileType tile);
   std::string declareTile(Value value, llvm::StringRef fallback) {
     std::string name = declare(value, fallback);
     out.line(cppTileType(llvm::cast<bp::TileType>(value.getType())) + " " +
@@ -205,6 +213,56 @@ FailureOr<std::array<std::string, 4>> KernelBody::window(Operation *op,
                                     dimExpr(tensor, rank - 1)};
 }
 
+/// "file.py:12" of the user's line in `loc`, if it has one (the file's base
+/// name only, so generated code does not depend on where it was built).
+static std::optional<std::string> userLine(Location loc) {
+  if (auto file = llvm::dyn_cast<FileLineColLoc>(loc))
+    return (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
+            llvm::Twine(file.getLine()))
+        .str();
+  if (auto name = llvm::dyn_cast<NameLoc>(loc))
+    return userLine(name.getChildLoc());
+  if (auto fused = llvm::dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::optional<std::string> line = userLine(inner))
+        return line;
+  if (auto call = llvm::dyn_cast<CallSiteLoc>(loc))
+    return userLine(call.getCallee());
+  return std::nullopt;
+}
+
+void KernelBody::checkWindow(Operation *op, llvm::StringRef access,
+                             Value tensor, ValueRange offsets,
+                             bp::TileType tile) {
+  auto type = llvm::cast<bp::GMTensorType>(tensor.getType());
+  int64_t rank = type.getRank();
+  // The window's extent per dim: 1 for the leading dims of a 2-D slice, then
+  // the tile's rows and columns (a 1-D tile is one row).
+  std::vector<int64_t> sizes(size_t(rank), 1);
+  int64_t cols = tile.getDimSize(tile.getRank() - 1);
+  int64_t rows = tile.getRank() == 2 ? tile.getDimSize(0) : 1;
+  sizes[size_t(rank - 1)] = cols;
+  if (rank >= 2)
+    sizes[size_t(rank - 2)] = rows;
+  std::string what;
+  for (int64_t k = 0; k < rank; ++k) {
+    bool constantOffset = matchPattern(offsets[k], m_Constant());
+    if (constantOffset && !type.isDynamicDim(k))
+      continue; // the verifier checked it
+    if (what.empty()) {
+      Value root = tensorRoot(tensor);
+      std::string name = program.nameOf(root).value_or(expr(root));
+      what = access.str() + " '" + name + "'";
+      if (std::optional<std::string> line = userLine(op->getLoc()))
+        what += " at " + *line;
+    }
+    out.line("BP_CHECK(bp_check_window(" + ctx() + ", \"" +
+             escapeCppString(what) + "\", " + std::to_string(k) + ", " +
+             expr(offsets[k]) + ", " + std::to_string(sizes[size_t(k)]) + ", " +
+             dimExpr(tensor, unsigned(k)) + "));");
+  }
+}
+
 LogicalResult KernelBody::emitSideOp(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](bp::GetBlockIdxOp op) {
@@ -230,6 +288,8 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         auto w = window(op, op.getSource(), op.getOffsets(), op.getType());
         if (failed(w))
           return failure();
+        checkWindow(op, "load from", op.getSource(), op.getOffsets(),
+                    op.getType());
         std::string name = declareTile(op, "t");
         out.line("tile::load(" + name + ", " + (*w)[0] + ", " + (*w)[3] + ", " +
                  (*w)[1] + ", " + (*w)[2] + ");");
@@ -240,6 +300,8 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
             window(op, op.getDest(), op.getOffsets(), op.getValue().getType());
         if (failed(w))
           return failure();
+        checkWindow(op, "store to", op.getDest(), op.getOffsets(),
+                    op.getValue().getType());
         out.line("tile::store(" + (*w)[0] + ", " + (*w)[3] + ", " + (*w)[1] +
                  ", " + (*w)[2] + ", " + expr(op.getValue()) + ");");
         aliasTensor(op.getResult(), op.getDest());

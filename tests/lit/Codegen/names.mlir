@@ -11,8 +11,11 @@ module {
   // CHECK: int32_t scale(const bp_block_context *bp_ctx, float *x, float *t, float *out, float s) {
   // CHECK-NEXT: const int64_t block_idx = bp_ctx->block_idx;
   // CHECK-NEXT: const int64_t row = block_idx * 16;
+  // The run-time window checks name the tensor the user knows.
+  // CHECK-NEXT: BP_CHECK(bp_check_window(bp_ctx, "load from 'x'", 0, row, 16, 64));
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> from_loc;
   // CHECK-NEXT: tile::load(from_loc, x, 16, row, 0);
+  // CHECK-NEXT: BP_CHECK(bp_check_window(bp_ctx, "load from 't' at names.mlir:{{[0-9]+}}", 0, row, 16, 64));
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> t_1;
   // CHECK-NEXT: tile::load(t_1, t, 16, row, 0);
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> int_;
@@ -23,6 +26,7 @@ module {
   // CHECK-NEXT: tile::add(y_1, y, y);
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> gr_uf6_udf_e;
   // CHECK-NEXT: tile::relu(gr_uf6_udf_e, y_1);
+  // CHECK-NEXT: BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at names.mlir:{{[0-9]+}}", 0, row, 16, 64));
   // CHECK-NEXT: tile::store(out, 16, row, 0, gr_uf6_udf_e);
   func.func @scale(%x: !bp.tensor<64x16xf32>, %arg1: !bp.tensor<64x16xf32>,
                    %out: !bp.tensor<64x16xf32> {bp.dir = #bp<dir out>}, %s: f32)

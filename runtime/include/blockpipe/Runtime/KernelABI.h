@@ -57,6 +57,7 @@
 #define BLOCKPIPE_RUNTIME_KERNELABI_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -164,6 +165,24 @@ static inline int32_t bp_tfree(const bp_block_context *ctx, int32_t pipe_id,
 /* Fails the launch with `message`; returns BP_ERR_KERNEL to return. */
 static inline int32_t bp_fail(const bp_block_context *ctx,
                               const char *message) {
+  return ctx->api->fail(ctx, message);
+}
+
+/* Fails the launch unless the window [offset, offset + size) of dim `dim`
+ * lies in [0, extent). Generated code checks every tile load and store whose
+ * window it cannot prove in bounds at compile time; `what` names the access
+ * and the user's line. */
+static inline int32_t bp_check_window(const bp_block_context *ctx,
+                                      const char *what, int32_t dim,
+                                      int64_t offset, int64_t size,
+                                      int64_t extent) {
+  if (offset >= 0 && size <= extent && offset <= extent - size)
+    return BP_OK;
+  char message[512];
+  snprintf(message, sizeof message,
+           "%s: dim %d window [%lld, %lld) is outside the tensor's [0, %lld)",
+           what, (int)dim, (long long)offset, (long long)(offset + size),
+           (long long)extent);
   return ctx->api->fail(ctx, message);
 }
 

@@ -13,6 +13,7 @@ int32_t proj_aic(const bp_block_context *bp_ctx, float *x, float *w, float *out,
   const int64_t block = bp_ctx->block_idx;
   const int64_t row = block * 32;
   BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_BOTH, /*slot_size=*/4096, /*slot_num=*/4));
+  BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at input.mlir:13", 0, row, 32, 128));
   tile::Tile<float, 32, 64, tile::Space::Mat> a;
   tile::load(a, x, 64, row, 0);
   tile::Tile<float, 64, 32, tile::Space::Mat> b;
@@ -26,6 +27,7 @@ int32_t proj_aic(const bp_block_context *bp_ctx, float *x, float *w, float *out,
   BP_CHECK(bp_tpush(bp_ctx, 0, BP_PIPE_C2V, acc.data, sizeof(acc.data)));
   tile::Tile<float, 32, 32, tile::Space::Acc> back;
   BP_CHECK(bp_tpop_copy(bp_ctx, 0, BP_PIPE_V2C, back.data, sizeof(back.data)));
+  BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at input.mlir:20", 0, row, 32, 128));
   tile::store(out, 32, row, 0, back);
   BP_CHECK(bp_tfree(bp_ctx, 0, BP_PIPE_V2C));
   return BP_OK;

@@ -12,8 +12,10 @@ namespace tile = ::blockpipe::tile;
 int32_t scale_add(const bp_block_context *bp_ctx, float *x, float *y, float alpha, float *out) {
   const int64_t block = bp_ctx->block_idx;
   const int64_t row = block * 32;
+  BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at input.mlir:12", 0, row, 32, 128));
   tile::Tile<float, 32, 32, tile::Space::Vec> a;
   tile::load(a, x, 32, row, 0);
+  BP_CHECK(bp_check_window(bp_ctx, "load from 'y' at input.mlir:13", 0, row, 32, 128));
   tile::Tile<float, 32, 32, tile::Space::Vec> b;
   tile::load(b, y, 32, row, 0);
   tile::Tile<float, 32, 32, tile::Space::Vec> r;
@@ -22,6 +24,7 @@ int32_t scale_add(const bp_block_context *bp_ctx, float *x, float *y, float alph
   tile::mul(s, r, alpha);
   tile::Tile<float, 32, 32, tile::Space::Vec> z;
   tile::add(z, s, b);
+  BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at input.mlir:17", 0, row, 32, 128));
   tile::store(out, 32, row, 0, z);
   return BP_OK;
 }

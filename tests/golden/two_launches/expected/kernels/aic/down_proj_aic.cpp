@@ -13,6 +13,7 @@ int32_t down_proj_aic(const bp_block_context *bp_ctx, float *x, float *w, uint8_
   BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_C2V, /*slot_size=*/4096, /*slot_num=*/8));
   const int64_t block = bp_ctx->block_idx;
   const int64_t row = block * 32;
+  BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at input.mlir:13", 0, row, 32, 128));
   tile::Tile<float, 32, 64, tile::Space::Mat> a;
   tile::load(a, x, 64, row, 0);
   tile::Tile<float, 64, 32, tile::Space::Mat> b;
