@@ -212,7 +212,10 @@ def compile(program: Program, output_dir: Optional[os.PathLike] = None, target: 
     else:
         out = pathlib.Path(output_dir)
     _write_tree(out, artifacts)
-    library = build_library(out, files, project, quiet=quiet)
+    # Codegen may adjust the name for C++ (a program called `Div` builds
+    # namespace and library `div_`, clear of the C library's div).
+    library_project = json.loads(files["kernel_config.json"])["library"]
+    library = build_library(out, files, library_project, quiet=quiet)
     return CompiledProgram(program, out.resolve(), artifacts, list(pass_ir), input_ir, library,
                            target)
 

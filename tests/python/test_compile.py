@@ -337,3 +337,37 @@ def test_a_window_out_of_bounds_at_run_time_fails_naming_the_line(tmp_path):
     assert re.search(rf"kernel 'k' block [45] \(AIC\): load from 'x' at test_compile.py:{load_line}: "
                      r"dim 0 window \[(64, 80|80, 96)\) is outside the tensor's \[0, 64\)", message), message
     assert (y == 7.0).all()  # outputs untouched
+
+
+@pl.program
+class Div:
+    """Named like the C library's div(), which a C++ namespace `div` would
+    collide with; divides by a scalar known only at run time."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 16], pl.FP32], parts: pl.Scalar[pl.INDEX],
+          y: pl.Out[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+        rows = 64 // parts
+        return pl.store(pl.load(x, [rows - 16, 0], [16, 16]), [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 16], pl.FP32], parts: pl.Scalar[pl.INDEX],
+             y: pl.Out[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+        with pl.spmd(1):
+            y = self.k(x, parts, y)
+        return y
+
+
+def test_library_names_and_a_zero_divisor(tmp_path):
+    program = blockpipe.compile(Div, output_dir=tmp_path / "div", quiet=True)
+    assert "namespace div_ {" in program.artifacts["orchestration/main.h"]
+    x = np.arange(64 * 16, dtype=np.float32).reshape(64, 16)
+    y_full = np.zeros((64, 16), dtype=np.float32)
+    program(x, 2, y_full)
+    np.testing.assert_array_equal(y_full[:16], x[16:32])
+    source_lines = pathlib.Path(__file__).read_text().splitlines()
+    line = 1 + next(i for i, text in enumerate(source_lines) if "rows = 64 // parts" in text)
+    y_full[:] = 5.0
+    with pytest.raises(RuntimeError, match=rf"integer division at test_compile.py:{line}: the divisor is zero"):
+        program(x, 0, y_full)
+    assert (y_full == 5.0).all()

@@ -49,6 +49,11 @@ public:
 
 private:
   LogicalResult emitSideOp(Operation *op) override;
+  void guardDivisor(const std::string &what,
+                    const std::string &divisor) override {
+    out.line("BP_CHECK(bp_check_divisor(" + ctx() + ", \"" +
+             escapeCppString(what) + "\", " + divisor + "));");
+  }
   std::string dimExpr(Value tensor, unsigned k) const override;
   std::optional<std::string> valueType(Type type) const override {
     if (auto tile = llvm::dyn_cast<bp::TileType>(type))
@@ -211,24 +216,6 @@ FailureOr<std::array<std::string, 4>> KernelBody::window(Operation *op,
   return std::array<std::string, 4>{base, expr(offsets[rank - 2]),
                                     expr(offsets[rank - 1]),
                                     dimExpr(tensor, rank - 1)};
-}
-
-/// "file.py:12" of the user's line in `loc`, if it has one (the file's base
-/// name only, so generated code does not depend on where it was built).
-static std::optional<std::string> userLine(Location loc) {
-  if (auto file = llvm::dyn_cast<FileLineColLoc>(loc))
-    return (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
-            llvm::Twine(file.getLine()))
-        .str();
-  if (auto name = llvm::dyn_cast<NameLoc>(loc))
-    return userLine(name.getChildLoc());
-  if (auto fused = llvm::dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::optional<std::string> line = userLine(inner))
-        return line;
-  if (auto call = llvm::dyn_cast<CallSiteLoc>(loc))
-    return userLine(call.getCallee());
-  return std::nullopt;
 }
 
 void KernelBody::checkWindow(Operation *op, llvm::StringRef access,

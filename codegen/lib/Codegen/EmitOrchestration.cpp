@@ -63,6 +63,12 @@ public:
 
 private:
   LogicalResult emitSideOp(Operation *op) override;
+  void guardDivisor(const std::string &what,
+                    const std::string &divisor) override {
+    out.line("if (" + divisor + " == 0)");
+    out.line("  throw rt::Error(\"" + escapeCppString(what) +
+             ": the divisor is zero\");");
+  }
   std::string dimExpr(Value tensor, unsigned k) const override;
   LogicalResult emitLaunch(bp::LaunchOp op);
   LogicalResult emitPipeBuffer(bp::TensorCreateOp create, bp::LaunchOp launch);

@@ -5,12 +5,32 @@
 #include "CppTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Path.h"
 
 using namespace mlir;
 using namespace blockpipe::codegen;
+
+/// "file.py:12" of the user's line in `loc`, if it has one (the file's base
+/// name only, so generated code does not depend on where it was built).
+std::optional<std::string> blockpipe::codegen::userLine(Location loc) {
+  if (auto file = llvm::dyn_cast<FileLineColLoc>(loc))
+    return (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
+            llvm::Twine(file.getLine()))
+        .str();
+  if (auto name = llvm::dyn_cast<NameLoc>(loc))
+    return userLine(name.getChildLoc());
+  if (auto fused = llvm::dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::optional<std::string> line = userLine(inner))
+        return line;
+  if (auto call = llvm::dyn_cast<CallSiteLoc>(loc))
+    return userLine(call.getCallee());
+  return std::nullopt;
+}
 
 void FunctionBody::findDeadOps(Region &region) {
   for (Block &block : llvm::reverse(region.getBlocks())) {
@@ -113,6 +133,16 @@ LogicalResult FunctionBody::emitArith(Operation *op) {
   auto cast = [&](const std::string &e) {
     return "static_cast<" + *type + ">(" + e + ")";
   };
+  // Integer division by a value known only at run time: a zero divisor
+  // would trap (SIGFPE) instead of failing with the user's line.
+  if (llvm::isa<arith::DivSIOp, arith::RemSIOp, arith::DivUIOp, arith::RemUIOp,
+                arith::CeilDivSIOp, arith::FloorDivSIOp>(op) &&
+      !matchPattern(op->getOperand(1), m_Constant())) {
+    std::string what = "integer division";
+    if (std::optional<std::string> line = userLine(op->getLoc()))
+      what += " at " + *line;
+    guardDivisor(what, operand(1));
+  }
   std::optional<std::string> value =
       llvm::TypeSwitch<Operation *, std::optional<std::string>>(op)
           .Case<arith::AddIOp, arith::AddFOp>([&](auto) { return binary("+"); })

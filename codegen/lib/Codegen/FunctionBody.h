@@ -20,6 +20,11 @@
 
 namespace blockpipe::codegen {
 
+/// "file.py:12": the base name of the user's file and the line in `loc`, if
+/// it has one (no directory, so generated code does not depend on where it
+/// was built).
+std::optional<std::string> userLine(mlir::Location loc);
+
 class FunctionBody {
 public:
   FunctionBody(const Program &program, mlir::func::FuncOp func)
@@ -33,6 +38,10 @@ protected:
   mlir::LogicalResult emitBlock(mlir::Block &block);
   /// Ops of the subclass's side; failure() after an error.
   virtual mlir::LogicalResult emitSideOp(mlir::Operation *op) = 0;
+  /// Emits a run-time check that `divisor` (a C++ expression) is not zero,
+  /// failing with `what` (the operation and the user's line).
+  virtual void guardDivisor(const std::string &what,
+                            const std::string &divisor) = 0;
 
   /// Marks pure ops whose results are never used (transitively).
   void findDeadOps(mlir::Region &region);

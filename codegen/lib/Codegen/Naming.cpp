@@ -128,6 +128,85 @@ static bool isReservedByGeneratedCode(llvm::StringRef name) {
   return macroStyle;
 }
 
+/// Functions of the C and POSIX libraries that the headers generated code
+/// includes declare at global scope: a namespace of the same name there
+/// (the program's) would not compile.
+static bool isGlobalLibraryFunction(llvm::StringRef name) {
+  static const llvm::StringSet<> functions = {
+      "abort",      "abs",          "access",        "acos",
+      "acosh",      "alarm",        "aligned_alloc", "asin",
+      "asinh",      "atan",         "atan2",         "atanh",
+      "atexit",     "atof",         "atoi",          "atol",
+      "atoll",      "bcmp",         "bcopy",         "bsearch",
+      "bzero",      "calloc",       "cbrt",          "ceil",
+      "chdir",      "chown",        "clock",         "clock_gettime",
+      "clone",      "close",        "copysign",      "cos",
+      "cosh",       "ctime",        "difftime",      "div",
+      "dup",        "dup2",         "dysize",        "erf",
+      "erfc",       "execl",        "execv",         "execve",
+      "execvp",     "exit",         "exp",           "exp2",
+      "expm1",      "fabs",         "fclose",        "fdim",
+      "feof",       "ferror",       "fflush",        "fgetc",
+      "fgets",      "floor",        "fma",           "fmax",
+      "fmin",       "fmod",         "fopen",         "fork",
+      "fprintf",    "fputc",        "fputs",         "fread",
+      "free",       "freopen",      "frexp",         "fscanf",
+      "fseek",      "fsetpos",      "fsync",         "ftell",
+      "ftruncate",  "fwrite",       "getc",          "getchar",
+      "getcwd",     "getenv",       "getpid",        "getppid",
+      "gets",       "getuid",       "gmtime",        "hypot",
+      "ilogb",      "index",        "isalnum",       "isalpha",
+      "isatty",     "iscntrl",      "isdigit",       "isgraph",
+      "islower",    "isprint",      "ispunct",       "isspace",
+      "isupper",    "isxdigit",     "kill",          "labs",
+      "ldexp",      "ldiv",         "lgamma",        "link",
+      "llabs",      "lldiv",        "llrint",        "llround",
+      "localeconv", "localtime",    "log",           "log10",
+      "log1p",      "log2",         "logb",          "longjmp",
+      "lrint",      "lround",       "lseek",         "malloc",
+      "mblen",      "mbstowcs",     "mbtowc",        "memchr",
+      "memcmp",     "memcpy",       "memmove",       "memset",
+      "mkdir",      "mkstemp",      "mktime",        "modf",
+      "nan",        "nanosleep",    "nearbyint",     "nextafter",
+      "nexttoward", "nice",         "open",          "pause",
+      "perror",     "pipe",         "poll",          "pow",
+      "pread",      "printf",       "putc",          "putchar",
+      "puts",       "pwrite",       "qsort",         "quick_exit",
+      "raise",      "rand",         "random",        "read",
+      "readlink",   "realloc",      "realpath",      "remainder",
+      "remove",     "remquo",       "rename",        "rewind",
+      "rindex",     "rint",         "rmdir",         "round",
+      "sbrk",       "scalbn",       "scanf",         "sched_yield",
+      "select",     "setbuf",       "setenv",        "setjmp",
+      "setlocale",  "setvbuf",      "signal",        "sin",
+      "sinh",       "sleep",        "snprintf",      "sprintf",
+      "sqrt",       "srand",        "srandom",       "sscanf",
+      "stat",       "stime",        "strcat",        "strchr",
+      "strcmp",     "strcoll",      "strcpy",        "strcspn",
+      "strdup",     "strerror",     "strftime",      "strlen",
+      "strncat",    "strncmp",      "strncpy",       "strndup",
+      "strpbrk",    "strrchr",      "strsep",        "strspn",
+      "strstr",     "strtod",       "strtof",        "strtok",
+      "strtol",     "strtold",      "strtoll",       "strtoul",
+      "strtoull",   "symlink",      "sync",          "sysconf",
+      "system",     "tan",          "tanh",          "tgamma",
+      "time",       "timer_create", "tmpfile",       "tmpnam",
+      "tolower",    "toupper",      "trunc",         "truncate",
+      "ttyname",    "tzset",        "ungetc",        "unlink",
+      "unsetenv",   "usleep",       "vfprintf",      "vprintf",
+      "vsnprintf",  "vsprintf",     "wait",          "wcstombs",
+      "wctomb",     "write",
+  };
+  return functions.contains(name);
+}
+
+std::string blockpipe::codegen::sanitizeGlobalName(llvm::StringRef name) {
+  std::string identifier = sanitizeIdentifier(name);
+  if (isGlobalLibraryFunction(identifier))
+    identifier += "_";
+  return identifier;
+}
+
 /// Decodes one UTF-8 code point at `text[i]`, advancing `i`; a malformed
 /// byte is returned as itself.
 static uint32_t decodeUtf8(llvm::StringRef text, size_t &i) {

@@ -167,7 +167,7 @@ FailureOr<Program> Program::build(ModuleOp module, const EmitOptions &options) {
   std::string project = options.projectName;
   if (project.empty())
     project = module.getSymName().value_or("blockpipe_program").str();
-  program.project = sanitizeIdentifier(project);
+  program.project = sanitizeGlobalName(project);
 
   NameScope functions;
   // Names the generated files use at namespace scope.

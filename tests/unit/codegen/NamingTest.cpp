@@ -21,6 +21,7 @@ using blockpipe::codegen::escapeCppComment;
 using blockpipe::codegen::escapeCppString;
 using blockpipe::codegen::isCppKeyword;
 using blockpipe::codegen::NameScope;
+using blockpipe::codegen::sanitizeGlobalName;
 using blockpipe::codegen::sanitizeIdentifier;
 
 /// A C++ identifier that no implementation reserves: [A-Za-z][A-Za-z0-9_]*
@@ -87,6 +88,17 @@ TEST(SanitizeIdentifier, SuffixesMacrosAndNamesOfIncludedHeaders) {
   // Already suffixed: another `_` would make a reserved `__`.
   EXPECT_EQ(sanitizeIdentifier("NULL_"), "NULL_");
   EXPECT_EQ(sanitizeIdentifier("INT32_MAX_"), "INT32_MAX_");
+}
+
+TEST(SanitizeGlobalName, StepsAroundLibraryFunctionsAtGlobalScope) {
+  // A namespace may not share its name with a function in the same scope.
+  EXPECT_EQ(sanitizeGlobalName("div"), "div_");
+  EXPECT_EQ(sanitizeGlobalName("time"), "time_");
+  EXPECT_EQ(sanitizeGlobalName("pipe"), "pipe_");
+  EXPECT_EQ(sanitizeGlobalName("down_proj"), "down_proj");
+  EXPECT_EQ(sanitizeGlobalName("class"), "class_");
+  // Inside a function or a namespace the same names are fine.
+  EXPECT_EQ(sanitizeIdentifier("div"), "div");
 }
 
 TEST(SanitizeIdentifier, AvoidsReservedUnderscores) {

@@ -28,6 +28,10 @@ namespace blockpipe::codegen {
 /// generated code reserves gets a trailing `_`; a leading digit or
 /// underscore gets a `v` prefix; runs of `_` collapse. Empty input gives "v".
 std::string sanitizeIdentifier(llvm::StringRef name);
+/// sanitizeIdentifier() for a name declared at global scope (the program's
+/// namespace): also steers clear of the C and POSIX library functions there
+/// (`div`, `time`, `pipe`, ...), which a namespace may not share a name with.
+std::string sanitizeGlobalName(llvm::StringRef name);
 
 /// True when `name` is a C++ keyword or alternative token.
 bool isCppKeyword(llvm::StringRef name);

@@ -186,6 +186,17 @@ static inline int32_t bp_check_window(const bp_block_context *ctx,
   return ctx->api->fail(ctx, message);
 }
 
+/* Fails the launch when an integer divisor computed at run time is zero;
+ * `what` names the operation and the user's line. */
+static inline int32_t bp_check_divisor(const bp_block_context *ctx,
+                                       const char *what, int64_t divisor) {
+  if (divisor != 0)
+    return BP_OK;
+  char message[512];
+  snprintf(message, sizeof message, "%s: the divisor is zero", what);
+  return ctx->api->fail(ctx, message);
+}
+
 /* Returns from the calling kernel when a runtime call fails. */
 #define BP_CHECK(call)                                                         \
   do {                                                                         \
