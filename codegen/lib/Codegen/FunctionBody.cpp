@@ -97,8 +97,13 @@ LogicalResult FunctionBody::emitOp(Operation *op) {
   return emitSideOp(op);
 }
 
-static std::string asUnsigned(llvm::StringRef e) {
-  return ("static_cast<uint64_t>(" + e + ")").str();
+/// `e`, of integer type `type`, read as the unsigned integer of its width:
+/// an i32 of -1 is 2^32 - 1, not 2^64 - 1.
+static std::string asUnsigned(llvm::StringRef e, Type type) {
+  unsigned width = type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
+  // An i1 is a bool, already 0 or 1.
+  width = std::max(width, 8u);
+  return "static_cast<uint" + std::to_string(width) + "_t>(" + e.str() + ")";
 }
 
 LogicalResult FunctionBody::emitArith(Operation *op) {
@@ -127,6 +132,9 @@ LogicalResult FunctionBody::emitArith(Operation *op) {
                           << result.getType() << "; scalars are "
                           << kScalarTypeNames;
   auto operand = [&](unsigned i) { return expr(op->getOperand(i)); };
+  auto unsignedOperand = [&](unsigned i) {
+    return asUnsigned(operand(i), op->getOperand(i).getType());
+  };
   auto binary = [&](llvm::StringRef sign) {
     return operand(0) + " " + sign.str() + " " + operand(1);
   };
@@ -157,15 +165,13 @@ LogicalResult FunctionBody::emitArith(Operation *op) {
           .Case<arith::ShLIOp>([&](auto) { return binary("<<"); })
           .Case<arith::ShRSIOp>([&](auto) { return binary(">>"); })
           .Case<arith::DivUIOp>([&](auto) {
-            return cast(asUnsigned(operand(0)) + " / " +
-                        asUnsigned(operand(1)));
+            return cast(unsignedOperand(0) + " / " + unsignedOperand(1));
           })
           .Case<arith::RemUIOp>([&](auto) {
-            return cast(asUnsigned(operand(0)) + " % " +
-                        asUnsigned(operand(1)));
+            return cast(unsignedOperand(0) + " % " + unsignedOperand(1));
           })
           .Case<arith::ShRUIOp>([&](auto) {
-            return cast(asUnsigned(operand(0)) + " >> " + operand(1));
+            return cast(unsignedOperand(0) + " >> " + operand(1));
           })
           .Case<arith::CeilDivSIOp>([&](auto) {
             std::string a = operand(0), b = operand(1);
@@ -195,6 +201,7 @@ LogicalResult FunctionBody::emitArith(Operation *op) {
           .Case<arith::CmpIOp>(
               [&](arith::CmpIOp cmp) -> std::optional<std::string> {
                 std::string a = operand(0), b = operand(1);
+                std::string ua = unsignedOperand(0), ub = unsignedOperand(1);
                 using P = arith::CmpIPredicate;
                 switch (cmp.getPredicate()) {
                 case P::eq:
@@ -210,13 +217,13 @@ LogicalResult FunctionBody::emitArith(Operation *op) {
                 case P::sge:
                   return a + " >= " + b;
                 case P::ult:
-                  return asUnsigned(a) + " < " + asUnsigned(b);
+                  return ua + " < " + ub;
                 case P::ule:
-                  return asUnsigned(a) + " <= " + asUnsigned(b);
+                  return ua + " <= " + ub;
                 case P::ugt:
-                  return asUnsigned(a) + " > " + asUnsigned(b);
+                  return ua + " > " + ub;
                 case P::uge:
-                  return asUnsigned(a) + " >= " + asUnsigned(b);
+                  return ua + " >= " + ub;
                 }
                 return std::nullopt;
               })
