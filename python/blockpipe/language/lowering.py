@@ -198,7 +198,9 @@ class ProgramLowering:
             try:
                 FunctionLowering(self, self.program.functions[name], self.sources[name]).lower()
             except CompileError:
-                if not self.tolerant:
+                # Only a body's errors are tolerated: a function whose
+                # signature failed has none for its callers to use.
+                if not self.tolerant or name not in self.signatures:
                     raise
         return self.builder
 
