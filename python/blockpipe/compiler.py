@@ -27,7 +27,8 @@ _NUMPY_DTYPES = {
     "int64": np.dtype(np.int64),
     "index": np.dtype(np.int64),
 }
-
+# The range of each integer scalar parameter's C++ type.
+_INT_LIMITS = {name: np.iinfo(_NUMPY_DTYPES[name]) for name in ("int32", "int64", "index")}
 
 
 def _numpy_dtype(name: str) -> Optional[np.dtype]:
@@ -133,8 +134,13 @@ class CompiledProgram:
             if param["kind"] != "tensor":
                 if isinstance(arg, (bool, np.bool_)) or not isinstance(arg, (int, float, np.integer, np.floating)):
                     raise ValueError(f"parameter '{pname}' is a scalar, got {type(arg).__name__}")
-                if param["dtype"] != "fp32" and not float(arg).is_integer():
+                integral = isinstance(arg, (int, np.integer))
+                if param["dtype"] != "fp32" and not integral and not float(arg).is_integer():
                     raise ValueError(f"parameter '{pname}' is {param['dtype']}, got {arg!r}")
+                limits = _INT_LIMITS.get(param["dtype"])
+                if limits is not None and not limits.min <= int(arg) <= limits.max:
+                    raise ValueError(f"parameter '{pname}' is {param['dtype']}, got {arg!r}, "
+                                     f"outside [{limits.min}, {limits.max}]")
                 prepared.append(arg)
                 continue
             if not isinstance(arg, np.ndarray):

@@ -76,3 +76,44 @@ def test_callee_return_annotation_error_is_reported():
                 return y
         return P
     expect_error(make)
+
+
+# ------------------------------------------------------ call arguments
+
+
+@pl.program
+class AddScalars:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[8, 16], pl.INT32], n: pl.Scalar[pl.INT32],
+          b: pl.Tensor[[8, 16], pl.INT64], m: pl.Scalar[pl.INT64], base: pl.Scalar[pl.INDEX],
+          y: pl.Out[pl.Tensor[[8, 16], pl.INT32]], z: pl.Out[pl.Tensor[[8, 16], pl.INT64]]):
+        y = pl.store(pl.add(pl.load(a, [base, 0], [8, 16]), n), [base, 0], y)
+        z = pl.store(pl.mul(pl.load(b, [base, 0], [8, 16]), m), [base, 0], z)
+        return y, z
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[8, 16], pl.INT32], n: pl.Scalar[pl.INT32],
+             b: pl.Tensor[[8, 16], pl.INT64], m: pl.Scalar[pl.INT64], base: pl.Scalar[pl.INDEX],
+             y: pl.Out[pl.Tensor[[8, 16], pl.INT32]], z: pl.Out[pl.Tensor[[8, 16], pl.INT64]]):
+        y, z = self.k(a, n, b, m, base, y, z)
+        return y, z
+
+
+def test_integer_scalars_of_each_width():
+    rng = np.random.default_rng(0)
+    a = rng.integers(-1000, 1000, (8, 16)).astype(np.int32)
+    b = rng.integers(-1000, 1000, (8, 16)).astype(np.int64)
+    y, z = np.zeros_like(a), np.zeros_like(b)
+    build(AddScalars)(a, np.int32(-2**31 + 1000), b, 3 * 10**9, 0, y, z)
+    np.testing.assert_array_equal(y, a + np.int32(-2**31 + 1000))
+    np.testing.assert_array_equal(z, b * 3 * 10**9)
+
+
+@pytest.mark.parametrize("n,m,base,name", [
+    (2**31, 1, 0, "n"), (-2**31 - 1, 1, 0, "n"), (1, 2**63, 0, "m"),
+    (1, -2**63 - 1, 0, "m"), (1, 1, 2**64, "base"),
+])
+def test_integer_scalar_out_of_range_is_a_value_error(n, m, base, name):
+    a, b = np.zeros((8, 16), np.int32), np.zeros((8, 16), np.int64)
+    with pytest.raises(ValueError, match=f"parameter '{name}' is .*outside"):
+        build(AddScalars)(a, n, b, m, base, np.zeros_like(a), np.zeros_like(b))
