@@ -78,6 +78,41 @@ def test_callee_return_annotation_error_is_reported():
     expect_error(make)
 
 
+def test_store_into_an_input_tensor():
+    # The store was dropped: an In tensor is never copied back.
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T32, y: pl.Out[T32]):
+                t = pl.load(x, [0, 0], [32, 32])
+                x = pl.store(pl.add(t, 1.0), [0, 0], x)  # error: pl.store into 'x', an input of 'k'; declare it pl.Out
+                return pl.store(t, [0, 0], y)
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: T32, y: pl.Out[T32]):
+                y = self.k(x, y)
+                return y
+        return P
+    expect_error(make)
+
+
+def test_orchestration_input_given_to_a_kernel_output():
+    # main's y is In: the kernel's writes never reached the caller's array.
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T32, y: pl.Out[T32]):
+                return pl.store(pl.load(x, [0, 0], [32, 32]), [0, 0], y)
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: T32, y: T32):
+                self.k(x, y)  # error: 'k' writes its Out parameter 'y', given 'y', an input of 'main'
+        return P
+    expect_error(make)
+
+
 # ------------------------------------------------------ call arguments
 
 

@@ -1161,9 +1161,27 @@ class FunctionLowering:
         if tile.type.space is not MemorySpace.Acc:
             tile = self.demand(tile, MemorySpace.Vec, b["tile"], "pl.store's tile")
         self.check_dtype(tile.type.dtype, out.type.dtype, node, "pl.store's tile and output")
+        self.check_writable(out, b["output"], "pl.store into")
         (result,) = self.create("bp.store", [tile, out] + offsets, [out.type], {}, node, name)
         self.tensor_roots[result.handle] = self.root_of(out)
         return result
+
+    def input_param_name(self, value: Value) -> Optional[str]:
+        """The name of the In parameter whose tensor `value` is, if any."""
+        root = self.root_of(value)
+        dirs = self.program.param_dirs[self.spec.name]
+        for index, param in enumerate(self.param_values):
+            if param.handle == root and dirs[index] is ParamDirection.In:
+                return self.source.tree.args.args[index + 1].arg
+        return None
+
+    def check_writable(self, tensor: Value, node, what: str) -> None:
+        """An In parameter is never copied back to the caller: writing it
+        would be lost without a word."""
+        pname = self.input_param_name(tensor)
+        if pname is not None:
+            raise self.error(node, f"{what} '{pname}', an input of '{self.spec.name}'; declare it "
+                                   "pl.Out[...] or pl.InOut[...] to write it")
 
     def op_move(self, node, name, expected):
         self.require_kind(node, "move", _KERNEL_KINDS)
@@ -1393,6 +1411,12 @@ class FunctionLowering:
             args.append(value)
 
         callee_kind = spec.kind
+        if self.kind in (FunctionType.Orchestration, FunctionType.Group):
+            callee_params = program.sources[callee].tree.args.args[1:]
+            for arg_node, arg, direction, param in zip(node.args, args, program.param_dirs[callee], callee_params):
+                if direction is not ParamDirection.In:
+                    self.check_writable(arg, arg_node, f"'{callee}' writes its {direction.name} parameter "
+                                                       f"'{param.arg}', given")
         if self.kind is FunctionType.Orchestration:
             if callee_kind not in _KERNEL_KINDS + (FunctionType.Group,):
                 raise self.error(node, f"orchestration functions launch incore, aic, aiv or group functions; '{callee}' is {callee_kind.name}")
