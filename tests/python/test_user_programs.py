@@ -43,6 +43,16 @@ def expect_error(program_factory, full=False):
     return err
 
 
+def run_isolated(tmp_path, body: str) -> subprocess.CompletedProcess:
+    """Runs a program in a child process (a crash there must not take the
+    test run with it); `body` defines and runs it, printing what it sees."""
+    script = tmp_path / "prog.py"
+    script.write_text("import numpy as np\nimport blockpipe\nimport blockpipe.language as pl\n"
+                      + textwrap.dedent(body))
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ))
+
+
 # --------------------------------------------------------------- errors
 
 
@@ -111,6 +121,72 @@ def test_orchestration_input_given_to_a_kernel_output():
                 self.k(x, y)  # error: 'k' writes its Out parameter 'y', given 'y', an input of 'main'
         return P
     expect_error(make)
+
+
+def test_integer_tile_divided_by_literal_zero():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: pl.Tensor[[8, 8], pl.INT32], y: pl.Out[pl.Tensor[[8, 8], pl.INT32]]):
+                t = pl.load(x, [0, 0], [8, 8])
+                return pl.store(t / 0, [0, 0], y)  # error: integer division by zero
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: pl.Tensor[[8, 8], pl.INT32], y: pl.Out[pl.Tensor[[8, 8], pl.INT32]]):
+                y = self.k(x, y)
+                return y
+        return P
+    expect_error(make)
+
+
+INT_DIV = """
+@pl.program
+class IntDiv:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[8, 8], pl.INT32], b: pl.Tensor[[8, 8], pl.INT32], s: pl.Scalar[pl.INT32],
+          y: pl.Out[pl.Tensor[[8, 8], pl.INT32]], z: pl.Out[pl.Tensor[[8, 8], pl.INT32]]):
+        ta = pl.load(a, [0, 0], [8, 8])
+        y = pl.store(pl.div(ta, pl.load(b, [0, 0], [8, 8])), [0, 0], y)
+        z = pl.store(pl.div(ta, s), [0, 0], z)
+        return y, z
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[8, 8], pl.INT32], b: pl.Tensor[[8, 8], pl.INT32], s: pl.Scalar[pl.INT32],
+             y: pl.Out[pl.Tensor[[8, 8], pl.INT32]], z: pl.Out[pl.Tensor[[8, 8], pl.INT32]]):
+        y, z = self.k(a, b, s, y, z)
+        return y, z
+
+compiled = blockpipe.compile(IntDiv, quiet=True)
+a = np.arange(-32, 32, dtype=np.int32).reshape(8, 8)
+b = np.full((8, 8), 3, np.int32)
+y, z = np.zeros_like(a), np.zeros_like(a)
+"""
+
+
+def test_integer_tile_division_truncates(tmp_path):
+    proc = run_isolated(tmp_path, INT_DIV + """
+compiled(a, b, -5, y, z)
+assert (y == np.trunc(a / b)).all() and (z == np.trunc(a / -5)).all()
+print("OK")
+""")
+    assert proc.returncode == 0 and "OK" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="runtime tile library: integer bp.div by a zero element or scalar "
+                                       "(or INT_MIN / -1) raises SIGFPE and kills the process; index "
+                                       "divisions are checked, tile divisions are not")
+@pytest.mark.parametrize("case", ["b[2, 3] = 0; s = 1", "s = 0", "a[0, 0] = -2**31; b[0, 0] = -1; s = 1"])
+def test_integer_tile_division_by_zero_fails_the_launch(tmp_path, case):
+    proc = run_isolated(tmp_path, INT_DIV + case + """
+try:
+    compiled(a, b, s, y, z)
+    print("no error")
+except RuntimeError as e:
+    print("RuntimeError", e)
+""")
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
+    assert "RuntimeError" in proc.stdout and "prog.py:" in proc.stdout, proc.stdout
 
 
 # ------------------------------------------------------ call arguments

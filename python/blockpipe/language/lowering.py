@@ -1221,6 +1221,8 @@ class FunctionLowering:
         else:
             if isinstance(rhs, Value) and isinstance(rhs.type, ScalarType) and rhs.type.dtype != tile.dtype:
                 raise self.error(node, f"pl.{op}'s scalar is {rhs.type.dtype.name} but the tile is {tile.dtype.name}")
+            if op == "div" and not tile.dtype.is_float and rhs == 0 and not isinstance(rhs, Value):
+                raise self.error(node, f"integer division by zero: pl.div of a tile of {tile.dtype.name} by 0")
             rhs = self.as_value(rhs, node, like=tile)
             if not isinstance(rhs.type, ScalarType):
                 raise self.error(node, f"pl.{op}'s second operand must be a tile or a scalar, got {rhs.type}")
