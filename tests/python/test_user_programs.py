@@ -228,3 +228,27 @@ def test_integer_scalar_out_of_range_is_a_value_error(n, m, base, name):
     a, b = np.zeros((8, 16), np.int32), np.zeros((8, 16), np.int64)
     with pytest.raises(ValueError, match=f"parameter '{name}' is .*outside"):
         build(AddScalars)(a, n, b, m, base, np.zeros_like(a), np.zeros_like(b))
+
+
+@pl.program
+class HalfScalar:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, h: pl.Tensor[[8, 16], pl.FP16], s: pl.Scalar[pl.FP16],
+          w: pl.Out[pl.Tensor[[8, 16], pl.FP16]]):
+        return pl.store(pl.mul(pl.load(h, [0, 0], [8, 16]), s), [0, 0], w)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, h: pl.Tensor[[8, 16], pl.FP16], s: pl.Scalar[pl.FP16],
+             w: pl.Out[pl.Tensor[[8, 16], pl.FP16]]):
+        w = self.k(h, s, w)
+        return w
+
+
+@pytest.mark.xfail(strict=True, reason="codegen: an FP16 scalar parameter is emitted as "
+                                       "::blockpipe::tile::half in orchestration/main.cpp, which does not "
+                                       "include the tile library: the generated C++ does not build")
+def test_fp16_scalar_parameter():
+    h = np.linspace(-4, 4, 128, dtype=np.float16).reshape(8, 16)
+    w = np.zeros_like(h)
+    build(HalfScalar)(h, 0.5, w)
+    np.testing.assert_array_equal(w, h * np.float16(0.5))
