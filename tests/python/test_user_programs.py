@@ -252,3 +252,21 @@ def test_fp16_scalar_parameter():
     w = np.zeros_like(h)
     build(HalfScalar)(h, 0.5, w)
     np.testing.assert_array_equal(w, h * np.float16(0.5))
+
+
+def test_spmd_loop_variable_used_in_the_orchestration():
+    # Was "'i' is only defined inside the block at line N", at a use inside it.
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T32, b: pl.Scalar[pl.INDEX], y: pl.Out[T32]):
+                return pl.store(pl.load(x, [b * 8, 0], [8, 32]), [b * 8, 0], y)
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: T32, y: pl.Out[T32]):
+                for i in pl.spmd(4):
+                    y = self.k(x, i, y)  # error: 'i', the variable of pl.spmd, has no value in an orchestration function
+                return y
+        return P
+    expect_error(make)

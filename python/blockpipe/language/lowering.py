@@ -601,7 +601,10 @@ class FunctionLowering:
         self.spmd_args = (core_num, sync_start, name_hint)
         hidden = self.env.pop(loop_var, None) if loop_var else None
         if loop_var:
-            self.out_of_scope[loop_var] = self.block_local_message(loop_var, stmt)
+            # Each block has its own index, known only inside the kernel.
+            self.out_of_scope[loop_var] = (
+                f"'{loop_var}', the variable of pl.spmd, has no value in an orchestration function; "
+                "the launched kernel reads its block's index with pl.tile.get_block_idx()")
         try:
             self.block(body)
         finally:
