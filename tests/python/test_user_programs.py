@@ -43,13 +43,13 @@ def expect_error(program_factory, full=False):
     return err
 
 
-def run_isolated(tmp_path, body: str) -> subprocess.CompletedProcess:
+def run_isolated(tmp_path, body: str, timeout: float = 120) -> subprocess.CompletedProcess:
     """Runs a program in a child process (a crash there must not take the
     test run with it); `body` defines and runs it, printing what it sees."""
     script = tmp_path / "prog.py"
     script.write_text("import numpy as np\nimport blockpipe\nimport blockpipe.language as pl\n"
                       + textwrap.dedent(body))
-    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=timeout,
                           env=dict(os.environ))
 
 
@@ -270,3 +270,58 @@ def test_spmd_loop_variable_used_in_the_orchestration():
                 return y
         return P
     expect_error(make)
+
+
+RANGE_STEP = """
+@pl.program
+class RangeStep:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 32], pl.FP32], lo: pl.Scalar[pl.INDEX], hi: pl.Scalar[pl.INDEX],
+          st: pl.Scalar[pl.INDEX], y: pl.InOut[pl.Tensor[[64, 32], pl.FP32]]):
+        for i in pl.range(lo, hi, st):
+            r = i * 8
+            y = pl.store(pl.add(pl.load(y, [r, 0], [8, 32]), pl.load(x, [r, 0], [8, 32])), [r, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 32], pl.FP32], lo: pl.Scalar[pl.INDEX], hi: pl.Scalar[pl.INDEX],
+             st: pl.Scalar[pl.INDEX], y: pl.InOut[pl.Tensor[[64, 32], pl.FP32]]):
+        y = self.k(x, lo, hi, st, y)
+        return y
+
+compiled = blockpipe.compile(RangeStep, quiet=True)
+x = np.arange(64, dtype=np.float32).repeat(32).reshape(64, 32)
+"""
+
+
+def test_range_with_run_time_bounds_and_step(tmp_path):
+    proc = run_isolated(tmp_path, RANGE_STEP + """
+for lo, hi, st in [(0, 8, 3), (2, 8, 2), (5, 2, 1), (7, 8, 5)]:
+    y = np.zeros_like(x)
+    compiled(x, lo, hi, st, y)
+    rows = [r for r in range(8) if r in range(lo, hi, st)]
+    expected = np.zeros_like(x)
+    for r in rows:
+        expected[r * 8:(r + 1) * 8] = x[r * 8:(r + 1) * 8]
+    assert (y == expected).all(), (lo, hi, st)
+print("OK")
+""")
+    assert proc.returncode == 0 and "OK" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="codegen: scf.for with a run-time step of 0 is emitted as a plain "
+                                       "C++ for loop that never ends (a negative step runs on down); "
+                                       "the launch should fail naming the pl.range line")
+def test_range_with_a_zero_run_time_step_fails_instead_of_hanging(tmp_path):
+    try:
+        proc = run_isolated(tmp_path, RANGE_STEP + """
+try:
+    compiled(x, 0, 8, 0, np.zeros_like(x))
+    print("no error")
+except RuntimeError as e:
+    print("RuntimeError", e)
+""", timeout=8)
+    except subprocess.TimeoutExpired:
+        pytest.fail("pl.range(0, 8, 0) ran forever")
+    assert proc.returncode == 0 and "RuntimeError" in proc.stdout and "prog.py:7" in proc.stdout, \
+        proc.stdout + proc.stderr
