@@ -53,6 +53,43 @@ def run_isolated(tmp_path, body: str, timeout: float = 120) -> subprocess.Comple
                           env=dict(os.environ))
 
 
+# ------------------------------------------------------------ numerics
+
+M16, K32, N24 = 16, 32, 24
+TILE_SHAPE = (M16, K32)   # module constants as a tuple and a list
+ORIGIN = [0, 0]
+
+
+@pl.program
+class Sugar:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[M16, K32 * 2], pl.FP32], w: pl.Tensor[[K32 * 2, N24], pl.FP32],
+          y: pl.Out[pl.Tensor[[M16, N24], pl.FP32]]):
+        acc: pl.Tile[[M16, N24], pl.FP32] = pl.full([M16, N24], pl.FP32, 0.0)
+        for i in pl.range(2):
+            a = pl.load(tensor=x, offsets=(0, i * K32), shapes=TILE_SHAPE)
+            acc += pl.matmul(a, pl.load(w, [i * K32, 0], [K32, N24]))
+        acc = acc * 0.5
+        acc -= 1.0
+        return pl.store(acc, offsets=ORIGIN, output=y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[M16, K32 * 2], pl.FP32], w: pl.Tensor[[K32 * 2, N24], pl.FP32],
+             y: pl.Out[pl.Tensor[[M16, N24], pl.FP32]]):
+        y = self.k(x, w, y)
+        return y
+
+
+def test_keywords_operators_and_module_constant_shapes():
+    # A tuple constant as shapes, or a list constant as offsets, was refused.
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((M16, K32 * 2), dtype=np.float32)
+    w = rng.standard_normal((K32 * 2, N24), dtype=np.float32)
+    y = np.zeros((M16, N24), np.float32)
+    build(Sugar)(x, w, y)
+    np.testing.assert_allclose(y, (x @ w) * 0.5 - 1, rtol=1e-4, atol=1e-4)
+
+
 # --------------------------------------------------------------- errors
 
 

@@ -1073,6 +1073,8 @@ class FunctionLowering:
 
     def shape_arg(self, node, what: str) -> Tuple[int, ...]:
         value = self.static(node)
+        if isinstance(value, tuple):  # a module constant such as SHAPE = (16, 32)
+            value = list(value)
         if not isinstance(value, list) or not value or not all(
             isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in value
         ):
@@ -1149,11 +1151,19 @@ class FunctionLowering:
         return result
 
     def offsets_arg(self, node, tensor: TensorType, what: str) -> List[Value]:
-        if not isinstance(node, (ast.List, ast.Tuple)):
-            raise self.error(node, f"{what} offsets must be a list such as [row, 0]")
-        if len(node.elts) != len(tensor.shape):
-            raise self.error(node, f"{what} needs {len(tensor.shape)} offsets, one per tensor dimension, got {len(node.elts)}")
-        return [self.index_value(self.expr(e), e) for e in node.elts]
+        if isinstance(node, (ast.List, ast.Tuple)):
+            offsets = [(self.expr(e), e) for e in node.elts]
+        else:
+            try:  # a module constant such as ORIGIN = [0, 0]
+                value = self.static(node)
+            except _Error:
+                value = None
+            if not isinstance(value, (list, tuple)):
+                raise self.error(node, f"{what} offsets must be a list such as [row, 0]")
+            offsets = [(v, node) for v in value]
+        if len(offsets) != len(tensor.shape):
+            raise self.error(node, f"{what} needs {len(tensor.shape)} offsets, one per tensor dimension, got {len(offsets)}")
+        return [self.index_value(v, e) for v, e in offsets]
 
     def op_store(self, node, name, expected):
         self.require_kind(node, "store", _KERNEL_KINDS)
