@@ -90,6 +90,47 @@ def test_keywords_operators_and_module_constant_shapes():
     np.testing.assert_allclose(y, (x @ w) * 0.5 - 1, rtol=1e-4, atol=1e-4)
 
 
+
+@pl.program
+class CarriedLoad:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[4 * 16, 16], pl.FP32], n: pl.Scalar[pl.INDEX],
+          y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+        t = pl.load(a, [0, 0], [16, 16])
+        p = pl.matmul(t, t)                      # one load as both operands
+        q = pl.load(a, [0, 0], [16, 16])
+        for i in pl.range(1, n):
+            q = pl.load(a, [i * 16, 0], [16, 16])   # carried: used by the matmul after the loop
+        r = pl.matmul(q, t)
+        if n > 2:
+            u = pl.load(a, [16, 0], [16, 16])
+        else:
+            u = pl.load(a, [0, 0], [16, 16])
+        s = pl.matmul(t, u)
+        return pl.store(pl.add(pl.add(p, r), s), [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[4 * 16, 16], pl.FP32], n: pl.Scalar[pl.INDEX],
+             y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+        y = self.k(a, n, y)
+        return y
+
+
+def test_matmul_operand_loaded_before_and_inside_a_loop():
+    # The load in the loop body was placed in Vec memory (its uses were
+    # recorded only for the load before the loop): "'q' changes type
+    # inside the loop, from ...Mat to ...Vec".
+    a = np.random.default_rng(0).standard_normal((64, 16), dtype=np.float32)
+    compiled = build(CarriedLoad)
+    blocks = [a[i * 16:(i + 1) * 16] for i in range(4)]
+    for n in (1, 3, 4):
+        y = np.zeros((16, 16), np.float32)
+        compiled(a, n, y)
+        u = blocks[1] if n > 2 else blocks[0]
+        expected = blocks[0] @ blocks[0] + blocks[max(n - 1, 0)] @ blocks[0] + blocks[0] @ u
+        np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
+
+
 # --------------------------------------------------------------- errors
 
 

@@ -547,6 +547,7 @@ class FunctionLowering:
         finally:
             self.region_depth -= 1
         yielded = []
+        carried_keys = []
         for name, init in zip(carried, inits):
             value = self.as_value(self.env[name], stmt)
             if not _same_type(value.type, init.type):
@@ -554,11 +555,20 @@ class FunctionLowering:
                     stmt, f"'{name}' changes type inside the loop, from {init.type} to {value.type}"
                 )
             yielded.append(value.handle)
+            # The loads the loop carries in one variable (before it, and
+            # in its body) are used alike: one memory space for all.
+            keys = tuple(dict.fromkeys(init.load_keys + value.load_keys))
+            if self.program.observing and len(keys) > len(init.load_keys):
+                uses = self.program.inference.load_uses
+                merged = set().union(*(uses.get(k, set()) for k in keys))
+                for key in keys:
+                    uses[key] = set(merged)
+            carried_keys.append(keys)
         results = self.builder.end_for(yielded, self.loc(stmt))
         inner_only = {n for n in assigned if n not in outer}
         self.env = outer
-        for name, init, handle in zip(carried, inits, results):
-            self.env[name] = Value(handle, init.type, init.load_keys)
+        for name, init, handle, keys in zip(carried, inits, results, carried_keys):
+            self.env[name] = Value(handle, init.type, keys)
             self.tensor_roots[handle] = self.root_of(init)
         for name in inner_only:
             self.env.pop(name, None)
