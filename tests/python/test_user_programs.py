@@ -403,3 +403,30 @@ except RuntimeError as e:
         pytest.fail("pl.range(0, 8, 0) ran forever")
     assert proc.returncode == 0 and "RuntimeError" in proc.stdout and "prog.py:7" in proc.stdout, \
         proc.stdout + proc.stderr
+
+
+def _add_one_program(name):
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+            return pl.store(pl.add(pl.load(x, [0, 0], [16, 16]), 1.0), [0, 0], y)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+            y = self.k(x, y)
+            return y
+    P.__name__ = P.__qualname__ = name
+    return pl.program(P)
+
+
+@pytest.mark.parametrize("name", [
+    "Std", "Tile", "Blockpipe",
+    pytest.param("Rt", marks=pytest.mark.xfail(
+        strict=True, reason="codegen: program Rt becomes 'namespace rt', which collides with the "
+                            "'namespace rt = ::blockpipe::runtime' alias of orchestration/main.cpp: "
+                            "the generated C++ does not build ('reference to rt is ambiguous')")),
+])
+def test_program_named_like_a_namespace_of_the_generated_code(name):
+    x, y = np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32)
+    build(_add_one_program(name))(x, y)
+    np.testing.assert_array_equal(y, x + 1)
