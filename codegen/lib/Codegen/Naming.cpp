@@ -202,7 +202,9 @@ static bool isGlobalLibraryFunction(llvm::StringRef name) {
 
 std::string blockpipe::codegen::sanitizeGlobalName(llvm::StringRef name) {
   std::string identifier = sanitizeIdentifier(name);
-  if (isGlobalLibraryFunction(identifier))
+  // `rt` and `tile` are namespace aliases of the generated files.
+  if (isGlobalLibraryFunction(identifier) || identifier == "rt" ||
+      identifier == "tile")
     identifier += "_";
   return identifier;
 }

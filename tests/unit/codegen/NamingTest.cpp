@@ -97,6 +97,9 @@ TEST(SanitizeGlobalName, StepsAroundLibraryFunctionsAtGlobalScope) {
   EXPECT_EQ(sanitizeGlobalName("pipe"), "pipe_");
   EXPECT_EQ(sanitizeGlobalName("down_proj"), "down_proj");
   EXPECT_EQ(sanitizeGlobalName("class"), "class_");
+  // The generated files' namespace aliases.
+  EXPECT_EQ(sanitizeGlobalName("rt"), "rt_");
+  EXPECT_EQ(sanitizeGlobalName("tile"), "tile_");
   // Inside a function or a namespace the same names are fine.
   EXPECT_EQ(sanitizeIdentifier("div"), "div");
 }

@@ -30,7 +30,8 @@ namespace blockpipe::codegen {
 std::string sanitizeIdentifier(llvm::StringRef name);
 /// sanitizeIdentifier() for a name declared at global scope (the program's
 /// namespace): also steers clear of the C and POSIX library functions there
-/// (`div`, `time`, `pipe`, ...), which a namespace may not share a name with.
+/// (`div`, `time`, `pipe`, ...), which a namespace may not share a name with,
+/// and from the generated files' namespace aliases `rt` and `tile`.
 std::string sanitizeGlobalName(llvm::StringRef name);
 
 /// True when `name` is a C++ keyword or alternative token.
