@@ -71,7 +71,8 @@ class Inference:
     """What the observing run learned."""
 
     load_uses: Dict[Tuple[int, int], Set[MemorySpace]] = field(default_factory=dict)
-    pushes: Dict[Tuple[int, str], TileType] = field(default_factory=dict)
+    # (pushing function, pipe id, direction) -> the tile type it pushes.
+    pushes: Dict[Tuple[str, int, str], TileType] = field(default_factory=dict)
 
 
 class _Error(Exception):
@@ -1543,7 +1544,7 @@ class FunctionLowering:
             elif tile.load_keys and self.program.observing:
                 self.record_load_use(tile, MemorySpace.Mat)
             if self.program.observing:
-                self.program.inference.pushes[(pipe, direction)] = tile.type
+                self.program.inference.pushes[(self.spec.name, pipe, direction)] = tile.type
             self.create("bp.tpush", [tile], [], {"dir": _PIPE_DIRS[direction], "pipe": f"{pipe} : i64"}, node)
             return None
 
@@ -1562,7 +1563,16 @@ class FunctionLowering:
             if isinstance(expected, TileType):
                 tile = expected if expected.space else expected.with_space(default_space)
             else:
-                pushed = self.program.inference.pushes.get((pipe, direction))
+                # Only this function's peers in a group push into its pipes
+                # (another group may use the same pipe id for other tiles).
+                pushes = self.program.inference.pushes
+                found = {pushes[(peer, pipe, direction)] for peer in self.group_peers()
+                         if (peer, pipe, direction) in pushes}
+                if len(found) > 1 and not self.program.observing:
+                    raise self.error(node, f"the peers of '{self.spec.name}' push tiles of different types into "
+                                           f"pipe {pipe}: annotate it, e.g. t: pl.Tile[[16, 16], pl.FP32] = "
+                                           f"pl.{what}()")
+                pushed = next(iter(found)) if len(found) == 1 else None
                 if pushed is None:
                     if not self.program.observing:
                         raise self.error(node, f"cannot infer the tile type of pl.{what}() on pipe {pipe}: "
@@ -1573,6 +1583,16 @@ class FunctionLowering:
             return result
 
         return handler
+
+    def group_peers(self) -> List[str]:
+        """The functions a group pairs with this one (its other halves)."""
+        functions = self.program.program.functions
+        peers: List[str] = []
+        for name, spec in functions.items():
+            calls = [c for c in self.program.sources[name].self_calls if c in functions]
+            if spec.kind is FunctionType.Group and self.spec.name in calls:
+                peers += [c for c in calls if c != self.spec.name and c not in peers]
+        return peers
 
     op_tpop_from_aic = _pop(FunctionType.AIV, "c2v")
     op_tpop_from_aiv = _pop(FunctionType.AIC, "v2c")
