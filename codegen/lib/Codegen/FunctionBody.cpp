@@ -142,10 +142,12 @@ LogicalResult FunctionBody::emitArith(Operation *op) {
     return "static_cast<" + *type + ">(" + e + ")";
   };
   // Integer division by a value known only at run time: a zero divisor
-  // would trap (SIGFPE) instead of failing with the user's line.
+  // would trap (SIGFPE) instead of failing with the user's line. One whose
+  // range excludes zero (`n + 1` for a loop's n >= 0) cannot.
   if (llvm::isa<arith::DivSIOp, arith::RemSIOp, arith::DivUIOp, arith::RemUIOp,
                 arith::CeilDivSIOp, arith::FloorDivSIOp>(op) &&
-      !matchPattern(op->getOperand(1), m_Constant())) {
+      !matchPattern(op->getOperand(1), m_Constant()) &&
+      !ranges.provablyNonZero(op->getOperand(1))) {
     std::string what = "integer division";
     if (std::optional<std::string> line = userLine(op->getLoc()))
       what += " at " + *line;

@@ -13,6 +13,7 @@
 
 #include "CppWriter.h"
 #include "Program.h"
+#include "ValueRanges.h"
 
 #include "blockpipe/Codegen/Naming.h"
 
@@ -28,7 +29,7 @@ std::optional<std::string> userLine(mlir::Location loc);
 class FunctionBody {
 public:
   FunctionBody(const Program &program, mlir::func::FuncOp func)
-      : program(program), func(func) {
+      : program(program), func(func), ranges(func) {
     out.indent();
   }
   virtual ~FunctionBody() = default;
@@ -67,6 +68,9 @@ protected:
 
   const Program &program;
   mutable mlir::func::FuncOp func;
+  /// What the function's integers can be: checks they prove unnecessary are
+  /// left out.
+  ValueRanges ranges;
   /// The statements, written at one level of indentation.
   CppWriter out;
   NameScope scope;

@@ -1,0 +1,49 @@
+//===- ValueRanges.h - What a function's integers can be --------*- C++ -*-===//
+//
+// MLIR's integer range analysis over one function, so that codegen can leave
+// out run-time checks the ranges prove unnecessary (a window offset of a loop
+// over constant bounds, a divisor that cannot be zero). Every answer is a
+// proof or a "don't know": a value the analysis did not reach, or produced by
+// an op it does not model (bp ops, parameters), has no range, and so has no
+// value of a function where the generated C++ could compute other values than
+// MLIR's semantics give (an i1 read as signed, a loop step known only at run
+// time).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKPIPE_CODEGEN_VALUERANGES_H
+#define BLOCKPIPE_CODEGEN_VALUERANGES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/InferIntRangeInterface.h"
+
+#include <memory>
+#include <optional>
+
+namespace mlir {
+class DataFlowSolver;
+} // namespace mlir
+
+namespace blockpipe::codegen {
+
+class ValueRanges {
+public:
+  /// Runs the analysis over `func`.
+  explicit ValueRanges(mlir::func::FuncOp func);
+  ~ValueRanges();
+
+  /// Whether every value `value` takes at run time lies in [lo, hi].
+  bool provablyWithin(mlir::Value value, int64_t lo, int64_t hi) const;
+  /// Whether `value` is never zero at run time.
+  bool provablyNonZero(mlir::Value value) const;
+
+private:
+  std::optional<mlir::ConstantIntRanges> rangeOf(mlir::Value value) const;
+
+  /// Null where the analysis' ranges do not hold for the generated C++.
+  std::unique_ptr<mlir::DataFlowSolver> solver;
+};
+
+} // namespace blockpipe::codegen
+
+#endif // BLOCKPIPE_CODEGEN_VALUERANGES_H
