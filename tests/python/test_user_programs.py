@@ -202,6 +202,32 @@ def test_unannotated_pops_of_two_groups_sharing_a_pipe_id():
     np.testing.assert_allclose(y2, b2 @ b2 + 1, rtol=1e-5, atol=1e-5)
 
 
+@pl.program
+class IndexDivMod:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Scalar[pl.INDEX], b: pl.Scalar[pl.INDEX], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]):
+        # Row 8 + a % b gets 1, row 8 + a // b gets 2 (rows 0..15, so both fit).
+        y = pl.store(pl.full([1, 8], pl.FP32, 1.0), [8 + a % b, 0], y)
+        y = pl.store(pl.full([1, 8], pl.FP32, 2.0), [8 + a // b, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Scalar[pl.INDEX], b: pl.Scalar[pl.INDEX], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]):
+        y = self.k(a, b, y)
+        return y
+
+
+@pytest.mark.parametrize("a,b", [(7, 3), (-7, 3), (7, -3), (-7, -3), (-6, 3), (-1, 5)])
+def test_index_floor_division_and_modulo_follow_python(a, b):
+    # `//` was floor division but `%` was C's remainder (-7 % 3 gave -1).
+    y = np.zeros((16, 8), np.float32)
+    build(IndexDivMod)(a, b, y)
+    expected = np.zeros_like(y)
+    expected[8 + a % b] = 1
+    expected[8 + a // b] = 2
+    np.testing.assert_array_equal(y, expected)
+
+
 # --------------------------------------------------------------- errors
 
 

@@ -965,7 +965,7 @@ class FunctionLowering:
         ast.Sub: "arith.subi",
         ast.Mult: "arith.muli",
         ast.FloorDiv: "arith.floordivsi",
-        ast.Mod: "arith.remsi",
+        ast.Mod: "arith.remsi",  # lowered as a - (a // b) * b: Python's sign
     }
 
     def binop(self, node: ast.BinOp, name):
@@ -1008,6 +1008,15 @@ class FunctionLowering:
         if opname is None:
             raise self.error(node, f"operator '{_op_symbol(op)}' is not supported on index values")
         a, b = self.index_value(lhs, node), self.index_value(rhs, node)
+        if isinstance(op, ast.Mod):
+            # As Python (and as `//`, floordivsi): the remainder takes the
+            # divisor's sign, -7 % 3 == 2; remsi would give -1.
+            (quotient,) = self.builder.create("arith.floordivsi", [a.handle, b.handle], ["index"], {},
+                                              self.loc(node))
+            (product,) = self.builder.create("arith.muli", [quotient, b.handle], ["index"], {}, self.loc(node))
+            (handle,) = self.builder.create("arith.subi", [a.handle, product], ["index"], {},
+                                            self.loc(node, name or ""))
+            return Value(handle, ScalarType(INDEX))
         (handle,) = self.builder.create(opname, [a.handle, b.handle], ["index"], {}, self.loc(node, name or ""))
         return Value(handle, ScalarType(INDEX))
 
