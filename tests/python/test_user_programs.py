@@ -228,6 +228,59 @@ def test_index_floor_division_and_modulo_follow_python(a, b):
     np.testing.assert_array_equal(y, expected)
 
 
+NEG_INF = float("-inf")
+NAN = float("nan")
+
+
+@pl.program
+class OnlineSoftmax:
+    """Row softmax over column blocks with a running max that starts at
+    -inf (the flash-attention recurrence); also +-inf and NaN constants of
+    each float dtype."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 96], pl.FP32], h: pl.Tensor[[16, 96], pl.FP16],
+          y: pl.Out[pl.Tensor[[16, 96], pl.FP32]], z: pl.Out[pl.Tensor[[16, 96], pl.FP16]],
+          n: pl.Out[pl.Tensor[[16, 96], pl.FP16]]):
+        m = pl.full([16, 1], pl.FP32, NEG_INF)
+        s = pl.full([16, 1], pl.FP32, 0.0)
+        for j in pl.range(3):
+            t = pl.load(x, [0, j * 32], [16, 32])
+            m_new = pl.maximum(m, pl.row_max(t))
+            s = pl.add(pl.mul(s, pl.exp(pl.sub(m, m_new))), pl.row_sum(pl.exp(pl.sub(t, m_new))))
+            m = m_new
+        for j in pl.range(3):
+            t = pl.load(x, [0, j * 32], [16, 32])
+            y = pl.store(pl.div(pl.exp(pl.sub(t, m)), s), [0, j * 32], y)
+        th = pl.minimum(pl.load(h, [0, 0], [16, 96]), -NEG_INF)
+        th = pl.maximum(th, pl.full([16, 96], pl.FP16, NEG_INF))
+        z = pl.store(th, [0, 0], z)
+        n = pl.store(pl.add(pl.load(h, [0, 0], [16, 8]), NAN), [0, 88], n)
+        return y, z, n
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 96], pl.FP32], h: pl.Tensor[[16, 96], pl.FP16],
+             y: pl.Out[pl.Tensor[[16, 96], pl.FP32]], z: pl.Out[pl.Tensor[[16, 96], pl.FP16]],
+             n: pl.Out[pl.Tensor[[16, 96], pl.FP16]]):
+        y, z, n = self.k(x, h, y, z, n)
+        return y, z, n
+
+
+def test_online_softmax_with_infinite_and_nan_constants():
+    # -inf, +inf and NaN constants were refused ("invalid attribute
+    # '-inf : f32'"; an f16 +inf was spelled with f32's bits).
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((16, 96), dtype=np.float32) * 3
+    h = rng.standard_normal((16, 96)).astype(np.float16)
+    h[0, :3] = [np.inf, -np.inf, 0]
+    y, z, n = np.zeros_like(x), np.zeros_like(h), np.zeros_like(h)
+    build(OnlineSoftmax)(x, h, y, z, n)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(z, h)
+    assert np.isnan(n[:, 88:]).all() and (n[:, :88] == 0).all()
+
+
 # --------------------------------------------------------------- errors
 
 
@@ -362,6 +415,25 @@ except RuntimeError as e:
 """)
     assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
     assert "RuntimeError" in proc.stdout and "prog.py:" in proc.stdout, proc.stdout
+
+
+
+def test_float_constant_beyond_the_dtype():
+    # Was "invalid attribute '1e+39 : f32'" for FP32, and silently inf for FP16.
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: pl.Tensor[[8, 8], pl.FP16], y: pl.Out[pl.Tensor[[8, 8], pl.FP16]]):
+                t = pl.load(x, [0, 0], [8, 8])
+                return pl.store(pl.maximum(t, -1e9), [0, 0], y)  # error: -1000000000.0 is out of range for FP16
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: pl.Tensor[[8, 8], pl.FP16], y: pl.Out[pl.Tensor[[8, 8], pl.FP16]]):
+                y = self.k(x, y)
+                return y
+        return P
+    expect_error(make)
 
 
 # ------------------------------------------------------ call arguments

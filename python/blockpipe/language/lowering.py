@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 import textwrap
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -939,7 +940,7 @@ class FunctionLowering:
         if cached is not None:
             return cached
         if dtype.is_float:
-            attr = f"{float(value)!r} : {dtype.mlir}".replace("inf", "0x7F800000")
+            attr = self.float_attr(value, dtype, node)
         else:
             attr = f"{int(value)} : {dtype.mlir}"
         (handle,) = self.builder.create(
@@ -949,6 +950,12 @@ class FunctionLowering:
         if self.region_depth == 0:
             self.constants[key] = result
         return result
+
+    def float_attr(self, value: Literal, dtype: DType, node) -> str:
+        attr = _float_attr(value, dtype)
+        if attr is None:
+            raise self.error(node, f"{value!r} is out of range for {dtype.name}")
+        return attr
 
     def index_value(self, value, node) -> Value:
         if isinstance(value, int):
@@ -965,7 +972,7 @@ class FunctionLowering:
         ast.Sub: "arith.subi",
         ast.Mult: "arith.muli",
         ast.FloorDiv: "arith.floordivsi",
-        ast.Mod: "arith.remsi",  # lowered as a - (a // b) * b: Python's sign
+        ast.Mod: "arith.remsi",  # then given the divisor's sign, as in Python
     }
 
     def binop(self, node: ast.BinOp, name):
@@ -1010,13 +1017,19 @@ class FunctionLowering:
         a, b = self.index_value(lhs, node), self.index_value(rhs, node)
         if isinstance(op, ast.Mod):
             # As Python (and as `//`, floordivsi): the remainder takes the
-            # divisor's sign, -7 % 3 == 2; remsi would give -1.
-            (quotient,) = self.builder.create("arith.floordivsi", [a.handle, b.handle], ["index"], {},
-                                              self.loc(node))
-            (product,) = self.builder.create("arith.muli", [quotient, b.handle], ["index"], {}, self.loc(node))
-            (handle,) = self.builder.create("arith.subi", [a.handle, product], ["index"], {},
-                                            self.loc(node, name or ""))
-            return Value(handle, ScalarType(INDEX))
+            # divisor's sign, -7 % 3 == 2, where remsi gives -1; a nonzero
+            # remainder of the other sign gets the divisor added.
+            (rem,) = self.create("arith.remsi", [a, b], [ScalarType(INDEX)], {}, node)
+            zero = self.constant(0, INDEX, node)
+            slt, ne = f"{self._CMPI_PREDICATES[ast.Lt]} : i64", f"{self._CMPI_PREDICATES[ast.NotEq]} : i64"
+            (nonzero,) = self.create("arith.cmpi", [rem, zero], [_BOOL], {"predicate": ne}, node)
+            (rem_neg,) = self.create("arith.cmpi", [rem, zero], [_BOOL], {"predicate": slt}, node)
+            (div_neg,) = self.create("arith.cmpi", [b, zero], [_BOOL], {"predicate": slt}, node)
+            (signs_differ,) = self.create("arith.xori", [rem_neg, div_neg], [_BOOL], {}, node)
+            (adjust,) = self.create("arith.andi", [nonzero, signs_differ], [_BOOL], {}, node)
+            (adjusted,) = self.create("arith.addi", [rem, b], [ScalarType(INDEX)], {}, node)
+            (result,) = self.create("arith.select", [adjust, adjusted, rem], [ScalarType(INDEX)], {}, node, name)
+            return result
         (handle,) = self.builder.create(opname, [a.handle, b.handle], ["index"], {}, self.loc(node, name or ""))
         return Value(handle, ScalarType(INDEX))
 
@@ -1339,7 +1352,7 @@ class FunctionLowering:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.error(b["value"], f"pl.full's value must be a number known at compile time, got {value!r}")
         if dtype.is_float:
-            attr = f"{float(value)!r} : {dtype.mlir}"
+            attr = self.float_attr(value, dtype, b["value"])
         else:
             if isinstance(value, float) and not value.is_integer():
                 raise self.error(b["value"], f"pl.full's value {value} is not an integer but dtype is {dtype.name}")
@@ -1631,6 +1644,33 @@ def _dtype(name: str) -> DType:
     from blockpipe.language import types
 
     return getattr(types, name)
+
+
+# The bit patterns of +inf, -inf and NaN: MLIR spells a float attribute
+# that is not finite in hexadecimal.
+_NON_FINITE_BITS = {
+    "f32": (0x7F800000, 0xFF800000, 0x7FC00000),
+    "f16": (0x7C00, 0xFC00, 0x7E00),
+    "bf16": (0x7F80, 0xFF80, 0x7FC0),
+}
+
+
+# The magnitude from which a float rounds to infinity in each dtype (the
+# largest finite value plus half its ulp).
+_OVERFLOW_AT = {"f32": 2.0**128 - 2.0**103, "f16": 65520.0, "bf16": 2.0**128 - 2.0**119}
+
+
+def _float_attr(value: Literal, dtype: DType) -> Optional[str]:
+    """The MLIR attribute of a float constant; None for a finite value
+    beyond the dtype's range."""
+    value = float(value)
+    if math.isfinite(value):
+        if abs(value) >= _OVERFLOW_AT[dtype.mlir]:
+            return None
+        return f"{value!r} : {dtype.mlir}"
+    pos_inf, neg_inf, nan = _NON_FINITE_BITS[dtype.mlir]
+    bits = nan if math.isnan(value) else pos_inf if value > 0 else neg_inf
+    return f"0x{bits:X} : {dtype.mlir}"
 
 
 def _mlir_string(text: str) -> str:
