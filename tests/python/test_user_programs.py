@@ -436,6 +436,26 @@ def test_float_constant_beyond_the_dtype():
     expect_error(make)
 
 
+
+def test_integer_constant_beyond_the_dtype():
+    # Was "invalid attribute '2147483648 : i32'" (and '**' was refused).
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: pl.Tensor[[8, 8], pl.INT32], y: pl.Out[pl.Tensor[[8, 8], pl.INT32]]):
+                t = pl.full([2**3, 8], pl.INT32, 2**31 - 1)
+                t = pl.add(t, pl.full([8, 8], pl.INT32, 2**31))  # error: 2147483648 is out of range for INT32
+                return pl.store(t, [0, 0], y)
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: pl.Tensor[[8, 8], pl.INT32], y: pl.Out[pl.Tensor[[8, 8], pl.INT32]]):
+                y = self.k(x, y)
+                return y
+        return P
+    expect_error(make)
+
+
 # ------------------------------------------------------ call arguments
 
 

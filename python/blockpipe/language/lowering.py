@@ -942,7 +942,7 @@ class FunctionLowering:
         if dtype.is_float:
             attr = self.float_attr(value, dtype, node)
         else:
-            attr = f"{int(value)} : {dtype.mlir}"
+            attr = self.int_attr(value, dtype, node)
         (handle,) = self.builder.create(
             "arith.constant", [], [dtype.mlir], {"value": attr}, self.loc(node)
         )
@@ -956,6 +956,12 @@ class FunctionLowering:
         if attr is None:
             raise self.error(node, f"{value!r} is out of range for {dtype.name}")
         return attr
+
+    def int_attr(self, value: Literal, dtype: DType, node) -> str:
+        bits = _INT_BITS.get(dtype.mlir)
+        if bits is not None and not -(2 ** (bits - 1)) <= int(value) < 2 ** (bits - 1):
+            raise self.error(node, f"{int(value)} is out of range for {dtype.name}")
+        return f"{int(value)} : {dtype.mlir}"
 
     def index_value(self, value, node) -> Value:
         if isinstance(value, int):
@@ -1001,11 +1007,14 @@ class FunctionLowering:
                     ast.FloorDiv: lambda a, b: a // b,
                     ast.Mod: lambda a, b: a % b,
                     ast.Div: lambda a, b: a / b,
+                    ast.Pow: lambda a, b: a ** b if abs(b) <= 256 else _too_large(),
                 }[type(op)](lhs, rhs)
             except KeyError:
                 raise self.error(node, f"operator '{_op_symbol(op)}' is not supported") from None
             except ZeroDivisionError:
                 raise self.error(node, "division by zero") from None
+            except OverflowError:
+                raise self.error(node, "the result of this constant expression is too large") from None
         for v in (lhs, rhs):
             if isinstance(v, Value) and v.type != ScalarType(INDEX):
                 raise self.error(node, f"scalar arithmetic is supported on index values, got {v.type}")
@@ -1356,7 +1365,7 @@ class FunctionLowering:
         else:
             if isinstance(value, float) and not value.is_integer():
                 raise self.error(b["value"], f"pl.full's value {value} is not an integer but dtype is {dtype.name}")
-            attr = f"{int(value)} : {dtype.mlir}"
+            attr = self.int_attr(value, dtype, b["value"])
         tile = TileType(shape, dtype, MemorySpace.Vec)
         (result,) = self.create("bp.full", [], [tile], {"value": attr}, node, name)
         return result
@@ -1640,10 +1649,17 @@ class FunctionLowering:
         raise self.error(node, "pl.spmd is only valid as 'with pl.spmd(n):' or 'for i in pl.spmd(n):'")
 
 
+def _too_large():
+    raise OverflowError
+
+
 def _dtype(name: str) -> DType:
     from blockpipe.language import types
 
     return getattr(types, name)
+
+
+_INT_BITS = {"i32": 32, "i64": 64, "index": 64}
 
 
 # The bit patterns of +inf, -inf and NaN: MLIR spells a float attribute
