@@ -54,6 +54,10 @@ private:
     out.line("BP_CHECK(bp_check_divisor(" + ctx() + ", \"" +
              escapeCppString(what) + "\", " + divisor + "));");
   }
+  void guardStep(const std::string &what, const std::string &step) override {
+    out.line("BP_CHECK(bp_check_step(" + ctx() + ", \"" +
+             escapeCppString(what) + "\", " + step + "));");
+  }
   std::string dimExpr(Value tensor, unsigned k) const override;
   std::optional<std::string> valueType(Type type) const override {
     if (auto tile = llvm::dyn_cast<bp::TileType>(type))

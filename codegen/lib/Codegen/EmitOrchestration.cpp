@@ -69,6 +69,12 @@ private:
     out.line("  throw rt::Error(\"" + escapeCppString(what) +
              ": the divisor is zero\");");
   }
+  void guardStep(const std::string &what, const std::string &step) override {
+    out.line("if (" + step + " <= 0)");
+    out.line("  throw rt::Error(\"" + escapeCppString(what) +
+             ": the step is \" + std::to_string(" + step +
+             ") + \"; a loop's step must be positive\");");
+  }
   std::string dimExpr(Value tensor, unsigned k) const override;
   LogicalResult emitLaunch(bp::LaunchOp op);
   LogicalResult emitPipeBuffer(bp::TensorCreateOp create, bp::LaunchOp launch);

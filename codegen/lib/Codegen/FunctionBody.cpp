@@ -377,6 +377,15 @@ LogicalResult FunctionBody::assignYield(Operation *yield, ValueRange yielded,
 
 LogicalResult FunctionBody::emitFor(scf::ForOp op) {
   Block *body = op.getBody();
+  // A step known only at run time that is not positive would loop forever
+  // (zero) or run past the bounds (negative): checked before the loop.
+  if (!matchPattern(op.getStep(), m_Constant()) &&
+      !ranges.provablyWithin(op.getStep(), 1, INT64_MAX)) {
+    std::string what = "loop";
+    if (std::optional<std::string> line = userLine(op->getLoc()))
+      what += " at " + *line;
+    guardStep(what, expr(op.getStep()));
+  }
   FailureOr<std::vector<std::string>> vars = declareCarried(
       op, op.getResults(), op.getInitArgs(), op.getRegionIterArgs());
   if (failed(vars))

@@ -43,6 +43,8 @@ protected:
   /// failing with `what` (the operation and the user's line).
   virtual void guardDivisor(const std::string &what,
                             const std::string &divisor) = 0;
+  /// Emits a run-time check that a loop's `step` is positive.
+  virtual void guardStep(const std::string &what, const std::string &step) = 0;
 
   /// Marks pure ops whose results are never used (transitively).
   void findDeadOps(mlir::Region &region);

@@ -197,6 +197,19 @@ static inline int32_t bp_check_divisor(const bp_block_context *ctx,
   return ctx->api->fail(ctx, message);
 }
 
+/* Fails the launch when a loop's step computed at run time is not positive
+ * (zero would loop forever); `what` names the loop and the user's line. */
+static inline int32_t bp_check_step(const bp_block_context *ctx,
+                                    const char *what, int64_t step) {
+  if (step > 0)
+    return BP_OK;
+  char message[512];
+  snprintf(message, sizeof message,
+           "%s: the step is %lld; a loop's step must be positive", what,
+           (long long)step);
+  return ctx->api->fail(ctx, message);
+}
+
 /* Returns from the calling kernel when a runtime call fails. */
 #define BP_CHECK(call)                                                         \
   do {                                                                         \
