@@ -456,6 +456,31 @@ def test_integer_constant_beyond_the_dtype():
     expect_error(make)
 
 
+
+def test_compile_time_float_reassigned_in_a_loop():
+    # s was not carried: every iteration multiplied by 1.0 and so did the
+    # code after the loop (3 * x instead of 0.21875 * x), silently.
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T32, y: pl.Out[T32]):
+                t = pl.load(x, [0, 0], [32, 32])
+                acc = pl.full([32, 32], pl.FP32, 0.0)
+                s = 1.0
+                for i in pl.range(3):
+                    acc = pl.add(acc, pl.mul(t, s))
+                    s = s * 0.5  # error: 's' holds the compile-time number 1.0 and the loop body reassigns it
+                return pl.store(pl.mul(acc, s), [0, 0], y)
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: T32, y: pl.Out[T32]):
+                y = self.k(x, y)
+                return y
+        return P
+    expect_error(make)
+
+
 # ------------------------------------------------------ call arguments
 
 
@@ -576,9 +601,6 @@ print("OK")
     assert proc.returncode == 0 and "OK" in proc.stdout, proc.stdout + proc.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="codegen: scf.for with a run-time step of 0 is emitted as a plain "
-                                       "C++ for loop that never ends (a negative step runs on down); "
-                                       "the launch should fail naming the pl.range line")
 def test_range_with_a_zero_run_time_step_fails_instead_of_hanging(tmp_path):
     try:
         proc = run_isolated(tmp_path, RANGE_STEP + """
@@ -590,8 +612,9 @@ except RuntimeError as e:
 """, timeout=8)
     except subprocess.TimeoutExpired:
         pytest.fail("pl.range(0, 8, 0) ran forever")
-    assert proc.returncode == 0 and "RuntimeError" in proc.stdout and "prog.py:7" in proc.stdout, \
-        proc.stdout + proc.stderr
+    # prog.py line 10 is the pl.range loop (after three import lines).
+    assert proc.returncode == 0 and "RuntimeError" in proc.stdout, proc.stdout + proc.stderr
+    assert "loop at prog.py:10: the step is 0; a loop's step must be positive" in proc.stdout, proc.stdout
 
 
 def _add_one_program(name):

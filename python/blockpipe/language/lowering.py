@@ -533,6 +533,14 @@ class FunctionLowering:
         # An integer the body reassigns varies from one iteration to the
         # next, so it is carried as an index value too.
         carried = [n for n in assigned if isinstance(self.env.get(n), Value) or _is_int(self.env.get(n))]
+        for name in assigned:
+            if isinstance(self.env.get(name), float):
+                # Not carried: every iteration would see the value from
+                # before the loop, and so would the code after it.
+                raise self.error(_assignment_of(stmt.body, name) or stmt,
+                                 f"'{name}' holds the compile-time number {self.env[name]!r} and the loop body "
+                                 "reassigns it; a loop carries only index values and tiles from one iteration "
+                                 "to the next: compute it from the loop variable, or keep it in a tile")
         inits = [self.index_value(self.env[n], stmt) if _is_int(self.env[n]) else self.env[n] for n in carried]
         handles = self.builder.begin_for(
             lower.handle, upper.handle, step.handle, [v.handle for v in inits], self.loc(stmt),
@@ -1741,6 +1749,17 @@ def _assigned_names(stmts: Sequence[ast.stmt]) -> List[str]:
                     if isinstance(sub, ast.Name) and sub.id not in names:
                         names.append(sub.id)
     return names
+
+
+def _assignment_of(stmts: Sequence[ast.stmt], name: str) -> Optional[ast.AST]:
+    """The first statement among `stmts` (or nested in them) that assigns `name`."""
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            targets = node.targets if isinstance(node, ast.Assign) else (
+                [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
+            if any(isinstance(sub, ast.Name) and sub.id == name for t in targets for sub in ast.walk(t)):
+                return node
+    return None
 
 
 def _describe(value) -> str:
