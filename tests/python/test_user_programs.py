@@ -481,6 +481,27 @@ def test_compile_time_float_reassigned_in_a_loop():
     expect_error(make)
 
 
+
+def test_compile_time_float_assigned_in_a_run_time_branch():
+    # Was "a float constant needs a tile or scalar to give it a type".
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T32, y: pl.Out[T32]):
+                s = 1.0
+                if pl.tile.get_block_idx() == 0:
+                    s = 0.5  # error: 's' is a float known at compile time that differs between the branches
+                return pl.store(pl.mul(pl.load(x, [0, 0], [32, 32]), s), [0, 0], y)
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: T32, y: pl.Out[T32]):
+                y = self.k(x, y)
+                return y
+        return P
+    expect_error(make)
+
+
 # ------------------------------------------------------ call arguments
 
 

@@ -721,6 +721,10 @@ class FunctionLowering:
         else:
             # A literal takes the type of the other branch's scalar.
             agree = not values or isinstance(values[0].type, ScalarType)
+            if not values and any(isinstance(v, float) for v in (then_value, else_value)):
+                raise self.error(node, f"'{name}' is a float known at compile time that differs between the "
+                                       "branches of an if decided at run time, so it would need a run-time type: "
+                                       "pass it as a pl.Scalar[pl.FP32], or keep it in a tile")
         if not agree:
             then_text, else_text = _describe(then_value), _describe(else_value)
             if in_then and in_else:
