@@ -502,6 +502,45 @@ def test_compile_time_float_assigned_in_a_run_time_branch():
     expect_error(make)
 
 
+
+def test_three_dimensional_tile():
+    # Was "invalid type '!bp.tile<1x8x16xf32, vec>'".
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: pl.Tensor[[4, 8, 16], pl.FP32], y: pl.Out[pl.Tensor[[4, 8, 16], pl.FP32]]):
+                b = pl.tile.get_block_idx()
+                t = pl.load(x, [b, 0, 0], [1, 8, 16])  # error: tiles are 1-D or 2-D, got [1, 8, 16]
+                return pl.store(t, [b, 0, 0], y)
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: pl.Tensor[[4, 8, 16], pl.FP32], y: pl.Out[pl.Tensor[[4, 8, 16], pl.FP32]]):
+                with pl.spmd(4):
+                    y = self.k(x, y)
+                return y
+        return P
+    expect_error(make)
+
+
+def test_tile_of_index_elements():
+    # Was "invalid type '!bp.tile<8x8xindex, vec>'".
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: pl.Tensor[[8, 8], pl.INDEX], y: pl.Out[pl.Tensor[[8, 8], pl.INDEX]]):
+                t = pl.load(x, [0, 0], [8, 8])  # error: tiles cannot hold INDEX elements; use pl.INT64
+                return pl.store(t, [0, 0], y)
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: pl.Tensor[[8, 8], pl.INDEX], y: pl.Out[pl.Tensor[[8, 8], pl.INDEX]]):
+                y = self.k(x, y)
+                return y
+        return P
+    expect_error(make)
+
+
 # ------------------------------------------------------ call arguments
 
 
@@ -557,9 +596,6 @@ class HalfScalar:
         return w
 
 
-@pytest.mark.xfail(strict=True, reason="codegen: an FP16 scalar parameter is emitted as "
-                                       "::blockpipe::tile::half in orchestration/main.cpp, which does not "
-                                       "include the tile library: the generated C++ does not build")
 def test_fp16_scalar_parameter():
     h = np.linspace(-4, 4, 128, dtype=np.float16).reshape(8, 16)
     w = np.zeros_like(h)

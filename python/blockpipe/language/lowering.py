@@ -1136,6 +1136,13 @@ class FunctionLowering:
         return tuple(value)
 
     def create(self, op: str, operands: List[Value], results: List[IRType], attrs, node, name=None):
+        for result in results:
+            # What the dialect's tile type allows, said in the DSL's terms
+            # (the builder would only report an invalid type).
+            if isinstance(result, TileType) and len(result.shape) > 2:
+                raise self.error(node, f"tiles are 1-D or 2-D, got {list(result.shape)}")
+            if isinstance(result, TileType) and result.dtype is INDEX:
+                raise self.error(node, "tiles cannot hold INDEX elements; use pl.INT64")
         handles = self.builder.create(
             op, [v.handle for v in operands], [t.mlir for t in results], attrs, self.loc(node, name or "")
         )
