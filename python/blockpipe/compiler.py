@@ -20,6 +20,8 @@ from blockpipe.build import build_library, cache_root
 from blockpipe.errors import CompileError
 from blockpipe.language.program import Program
 
+_FLOAT_SCALARS = ("fp32", "fp16", "bf16")
+
 _NUMPY_DTYPES = {
     "fp32": np.dtype(np.float32),
     "fp16": np.dtype(np.float16),
@@ -135,7 +137,7 @@ class CompiledProgram:
                 if isinstance(arg, (bool, np.bool_)) or not isinstance(arg, (int, float, np.integer, np.floating)):
                     raise ValueError(f"parameter '{pname}' is a scalar, got {type(arg).__name__}")
                 integral = isinstance(arg, (int, np.integer))
-                if param["dtype"] != "fp32" and not integral and not float(arg).is_integer():
+                if param["dtype"] not in _FLOAT_SCALARS and not integral and not float(arg).is_integer():
                     raise ValueError(f"parameter '{pname}' is {param['dtype']}, got {arg!r}")
                 limits = _INT_LIMITS.get(param["dtype"])
                 if limits is not None and not limits.min <= int(arg) <= limits.max:

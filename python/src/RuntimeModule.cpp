@@ -10,6 +10,7 @@
 #include "blockpipe/Runtime/Device.h"
 #include "blockpipe/Runtime/Error.h"
 #include "blockpipe/Runtime/TaskGraph.h"
+#include "blockpipe/Tile/Types.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -138,6 +139,12 @@ void runOrchestration(rt::Device &device, const Library &library,
       std::memcpy(scalars[i].data(), &v, sizeof v);
     } else if (param.dtype == "int64" || param.dtype == "index") {
       int64_t v = value.cast<int64_t>();
+      std::memcpy(scalars[i].data(), &v, sizeof v);
+    } else if (param.dtype == "fp16") {
+      blockpipe::tile::half v(value.cast<float>());
+      std::memcpy(scalars[i].data(), &v, sizeof v);
+    } else if (param.dtype == "bf16") {
+      blockpipe::tile::bfloat16 v(value.cast<float>());
       std::memcpy(scalars[i].data(), &v, sizeof v);
     } else {
       throw std::invalid_argument("parameter '" + param.name +

@@ -33,6 +33,7 @@ public:
     line(trailer);
   }
   std::string &str() { return text_; }
+  const std::string &str() const { return text_; }
 
 private:
   std::string text_;

@@ -47,7 +47,7 @@ public:
       : FunctionBody(program, orch.func), orch(orch), dominance(orch.func) {}
 
   LogicalResult emit();
-  const std::string &statements() { return out.str(); }
+  const std::string &statements() const { return out.str(); }
 
   /// `void <ident>(rt::TaskGraph &bp_graph, ...)` with `tensorType` for
   /// tensor parameters.
@@ -382,6 +382,11 @@ static void emitHeader(const Program &program, const OrchestrationInfo &orch,
   file.line("#define " + guard);
   file.line();
   file.line("#include \"blockpipe/Runtime/TaskGraph.h\"");
+  // 16-bit float scalars are the tile library's storage types.
+  if (llvm::StringRef(body.signature("", "", true))
+          .contains("::blockpipe::tile::") ||
+      llvm::StringRef(body.statements()).contains("::blockpipe::tile::"))
+    file.line("#include \"blockpipe/Tile/Types.h\"");
   file.line();
   file.line("#include <cstdint>");
   file.line();
