@@ -281,6 +281,36 @@ def test_online_softmax_with_infinite_and_nan_constants():
     assert np.isnan(n[:, 88:]).all() and (n[:, :88] == 0).all()
 
 
+NP_ROWS = np.int64(32)          # numpy scalars as module constants
+NP_TILE = np.int32(8)
+NP_SCALE = np.float32(0.5)
+NP_SHAPE = [np.int64(8), 16]
+
+
+@pl.program
+class NumpyConstants:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[NP_ROWS, 16], pl.FP32], y: pl.Out[pl.Tensor[[NP_ROWS, 16], pl.FP32]]):
+        r = pl.tile.get_block_idx() * NP_TILE
+        t = pl.add(pl.load(x, [r, 0], NP_SHAPE), pl.full(NP_SHAPE, pl.FP32, NP_SCALE))
+        return pl.store(pl.mul(t, NP_SCALE), [r, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[NP_ROWS, 16], pl.FP32], y: pl.Out[pl.Tensor[[NP_ROWS, 16], pl.FP32]]):
+        with pl.spmd(NP_ROWS // NP_TILE):
+            y = self.k(x, y)
+        return y
+
+
+def test_numpy_scalars_as_module_constants():
+    # pl.Tensor[[np.int64(32), 16], ...] was a TypeError ("must be positive
+    # integers, got 32") and a numpy scalar in a kernel "not a value a kernel can use".
+    x = np.arange(32 * 16, dtype=np.float32).reshape(32, 16)
+    y = np.zeros_like(x)
+    build(NumpyConstants)(x, y)
+    np.testing.assert_array_equal(y, (x + 0.5) * 0.5)
+
+
 # --------------------------------------------------------------- errors
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import inspect
 import math
+import numbers
 import textwrap
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -863,7 +864,7 @@ class FunctionLowering:
         if node.id in self.out_of_scope:
             raise self.error(node, self.out_of_scope[node.id])
         if node.id in self.source.globals:
-            value = self.source.globals[node.id]
+            value = _python_number(self.source.globals[node.id])
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 return value
             raise self.error(node, f"'{node.id}' is a {type(value).__name__}, not a value a kernel can use")
@@ -880,7 +881,7 @@ class FunctionLowering:
                     return value
                 raise self.error(node, f"'{node.id}' must be known at compile time here")
             if node.id in self.source.globals:
-                return self.source.globals[node.id]
+                return _python_number(self.source.globals[node.id])
             import builtins
 
             if hasattr(builtins, node.id) and node.id in ("None", "True", "False"):
@@ -889,7 +890,7 @@ class FunctionLowering:
         if isinstance(node, ast.Attribute):
             base = self.static(node.value)
             try:
-                return getattr(base, node.attr)
+                return _python_number(getattr(base, node.attr))
             except AttributeError:
                 raise self.error(node, f"'{ast.unparse(node.value)}' has no attribute '{node.attr}'") from None
         if isinstance(node, (ast.List, ast.Tuple)):
@@ -898,7 +899,7 @@ class FunctionLowering:
             base = self.static(node.value)
             index = self.static(node.slice)
             try:
-                return base[tuple(index) if isinstance(node.slice, ast.Tuple) else index]
+                return _python_number(base[tuple(index) if isinstance(node.slice, ast.Tuple) else index])
             except (TypeError, KeyError, IndexError) as exc:
                 raise self.error(node, str(exc)) from None
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
@@ -1666,6 +1667,20 @@ class FunctionLowering:
 
     def op_spmd(self, node, name, expected):
         raise self.error(node, "pl.spmd is only valid as 'with pl.spmd(n):' or 'for i in pl.spmd(n):'")
+
+
+def _python_number(value):
+    """A numpy scalar (np.int64(16), np.float32(0.5)) as the Python number it
+    holds, also inside a list or tuple; anything else unchanged."""
+    if type(value) in (list, tuple):
+        return type(value)(_python_number(v) for v in value)
+    if isinstance(value, bool) or type(value) in (int, float):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return value
 
 
 def _too_large():

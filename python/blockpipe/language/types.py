@@ -5,6 +5,7 @@ function kinds, and the annotations `Tensor`, `Tile`, `Scalar`, `Out`,
 from __future__ import annotations
 
 import enum
+import numbers
 from dataclasses import dataclass
 from typing import Optional, Tuple, Union
 
@@ -136,8 +137,8 @@ def _check_shape(shape, allow_dynamic: bool, what: str) -> Tuple[Dim, ...]:
     for d in shape:
         if d is dynamic and allow_dynamic:
             dims.append(d)
-        elif isinstance(d, int) and not isinstance(d, bool) and d > 0:
-            dims.append(d)
+        elif isinstance(d, numbers.Integral) and not isinstance(d, bool) and d > 0:
+            dims.append(int(d))  # also a numpy integer, such as np.prod(...)
         else:
             raise TypeError(f"{what} dimensions must be positive integers"
                             f"{' or pl.dynamic' if allow_dynamic else ''}, got {d!r}")
