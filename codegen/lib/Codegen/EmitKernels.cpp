@@ -312,6 +312,21 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
       })
       .Case<bp::AddOp, bp::SubOp, bp::MulOp, bp::DivOp, bp::MaximumOp,
             bp::MinimumOp>([&](Operation *op) {
+        auto type = llvm::cast<bp::TileType>(op->getResult(0).getType());
+        if (llvm::isa<bp::DivOp>(op) &&
+            llvm::isa<IntegerType>(type.getElementType())) {
+          // An integer divisor of zero (or the lowest value by -1) traps.
+          std::string what = "integer division";
+          if (std::optional<std::string> line = userLine(op->getLoc()))
+            what += " at " + *line;
+          out.line("BP_CHECK(bp_require(" + ctx() + ", tile::divisible(" +
+                   expr(op->getOperand(0)) + ", " + expr(op->getOperand(1)) +
+                   "), \"" +
+                   escapeCppString(what +
+                                   ": a divisor is zero, or the lowest value "
+                                   "is divided by -1") +
+                   "\"));");
+        }
         std::string name = declareTile(op->getResult(0), "t");
         out.line("tile::" + op->getName().stripDialect().str() + "(" + name +
                  ", " + expr(op->getOperand(0)) + ", " +

@@ -415,3 +415,31 @@ public:
     ::testing::AddGlobalTestEnvironment(new IsaEnvironment);
 } // namespace
 #endif
+
+TEST(Tile, DivisibleFindsWhatWouldTrap) {
+  bt::Tile<int32_t, 2, 3, bt::Space::Vec> a, b;
+  bt::Tile<int32_t, 2, 1, bt::Space::Vec> rows;
+  for (int i = 0; i < 6; ++i) {
+    a.data[i] = 10 * (i + 1);
+    b.data[i] = i + 1;
+  }
+  rows.data[0] = 2;
+  rows.data[1] = 5;
+  EXPECT_TRUE(bt::divisible(a, b));
+  EXPECT_TRUE(bt::divisible(a, rows));
+  EXPECT_TRUE(bt::divisible(a, 7));
+  EXPECT_FALSE(bt::divisible(a, 0));
+  b.data[4] = 0; // one zero divisor
+  EXPECT_FALSE(bt::divisible(a, b));
+  rows.data[1] = 0;
+  EXPECT_FALSE(bt::divisible(a, rows));
+  // The lowest value by -1 overflows; by -2 it does not.
+  a.data[0] = std::numeric_limits<int32_t>::lowest();
+  EXPECT_FALSE(bt::divisible(a, -1));
+  EXPECT_TRUE(bt::divisible(a, -2));
+  // Floating point never traps: x / 0 is inf or NaN.
+  bt::Tile<float, 1, 2, bt::Space::Vec> f;
+  f.data[0] = 1.0f;
+  f.data[1] = 0.0f;
+  EXPECT_TRUE(bt::divisible(f, 0.0f));
+}

@@ -210,6 +210,12 @@ static inline int32_t bp_check_step(const bp_block_context *ctx,
   return ctx->api->fail(ctx, message);
 }
 
+/* Fails the launch with `message` unless `ok`. */
+static inline int32_t bp_require(const bp_block_context *ctx, int ok,
+                                 const char *message) {
+  return ok ? BP_OK : ctx->api->fail(ctx, message);
+}
+
 /* Returns from the calling kernel when a runtime call fails. */
 #define BP_CHECK(call)                                                         \
   do {                                                                         \

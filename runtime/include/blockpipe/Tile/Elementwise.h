@@ -14,6 +14,7 @@
 #include "blockpipe/Tile/Tile.h"
 
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 namespace blockpipe::tile {
@@ -103,6 +104,47 @@ BP_TILE_BINARY(maximum, Max)
 BP_TILE_BINARY(minimum, Min)
 
 #undef BP_TILE_BINARY
+
+namespace detail {
+/// Whether x / y is defined for integers: not by zero, and not the lowest
+/// value by -1 (its quotient overflows). Both trap on x86.
+template <typename U> inline bool divisible(U x, U y) {
+  if constexpr (std::is_integral_v<U>) {
+    if (y == U(0))
+      return false;
+    if constexpr (std::is_signed_v<U>)
+      return !(y == U(-1) && x == std::numeric_limits<U>::lowest());
+  }
+  return true;
+}
+} // namespace detail
+
+/// Whether div(dst, a, b) is defined for every element (always for floating
+/// point, which gives inf or NaN); generated code checks it before an
+/// integer division.
+template <typename T, int64_t R, int64_t C, Space A, Space B>
+inline bool divisible(const Tile<T, R, C, A> &a, const Tile<T, R, C, B> &b) {
+  for (int64_t i = 0; i < R * C; ++i)
+    if (!detail::divisible(a.data[i], b.data[i]))
+      return false;
+  return true;
+}
+template <typename T, int64_t R, int64_t C, Space A, Space B,
+          typename = std::enable_if_t<(C > 1)>>
+inline bool divisible(const Tile<T, R, C, A> &a, const Tile<T, R, 1, B> &b) {
+  for (int64_t i = 0; i < R; ++i)
+    for (int64_t j = 0; j < C; ++j)
+      if (!detail::divisible(a.data[i * C + j], b.data[i]))
+        return false;
+  return true;
+}
+template <typename T, int64_t R, int64_t C, Space A>
+inline bool divisible(const Tile<T, R, C, A> &a, compute_t<T> s) {
+  for (int64_t i = 0; i < R * C; ++i)
+    if (!detail::divisible(compute_t<T>(a.data[i]), s))
+      return false;
+  return true;
+}
 
 template <typename T, int64_t R, int64_t C, Space D, Space A>
 inline void exp(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
