@@ -16,6 +16,7 @@ import ast
 import inspect
 import math
 import numbers
+import re
 import textwrap
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -1501,11 +1502,11 @@ class FunctionLowering:
         elif self.kind is FunctionType.Group:
             if callee_kind not in (FunctionType.AIC, FunctionType.AIV):
                 raise self.error(node, f"a group calls its AIC and AIV functions; '{callee}' is {callee_kind.name}")
-            results = self.create("func.call", args, result_types, {"callee": f"@{callee}"}, node, name)
+            results = self.create("func.call", args, result_types, {"callee": _symbol_ref(callee)}, node, name)
         elif self.kind is FunctionType.Pipeline:
             if callee_kind is not FunctionType.Orchestration:
                 raise self.error(node, f"a pipeline calls orchestration stages; '{callee}' is {callee_kind.name}")
-            results = self.create("func.call", args, result_types, {"callee": f"@{callee}"}, node, name)
+            results = self.create("func.call", args, result_types, {"callee": _symbol_ref(callee)}, node, name)
         else:
             raise self.error(node, f"{self.kind.name} functions cannot call other functions")
         if multi:
@@ -1527,7 +1528,7 @@ class FunctionLowering:
             segments = f"array<i32: 1, {len(args)}>"
         else:
             segments = f"array<i32: 0, {len(args)}>"
-        attrs = {"callee": f"@{callee}", "operandSegmentSizes": segments}
+        attrs = {"callee": _symbol_ref(callee), "operandSegmentSizes": segments}
         if not isinstance(core_num, Value):
             attrs["core_num"] = f"{core_num} : i64"
         if sync_start:
@@ -1721,6 +1722,14 @@ def _float_attr(value: Literal, dtype: DType) -> Optional[str]:
     pos_inf, neg_inf, nan = _NON_FINITE_BITS[dtype.mlir]
     bits = nan if math.isnan(value) else pos_inf if value > 0 else neg_inf
     return f"0x{bits:X} : {dtype.mlir}"
+
+
+def _symbol_ref(name: str) -> str:
+    """`@name`, quoted when the name is not a bare MLIR identifier (a Python
+    identifier may hold letters beyond ASCII)."""
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$.]*", name):
+        return f"@{name}"
+    return f"@{_mlir_string(name)}"
 
 
 def _mlir_string(text: str) -> str:
