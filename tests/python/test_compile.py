@@ -371,3 +371,38 @@ def test_library_names_and_a_zero_divisor(tmp_path):
     with pytest.raises(RuntimeError, match=rf"integer division at test_compile.py:{line}: the divisor is zero"):
         program(x, 0, y_full)
     assert (y_full == 5.0).all()
+
+
+@pl.program
+class RowsPerBlock:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[pl.dynamic, 16], pl.FP32],
+          y: pl.Out[pl.Tensor[[pl.dynamic, 16], pl.FP32]]) -> pl.Tensor[[pl.dynamic, 16], pl.FP32]:
+        row = pl.tile.get_block_idx() * 16
+        return pl.store(pl.exp(pl.load(x, [row, 0], [16, 16])), [row, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[pl.dynamic, 16], pl.FP32],
+             y: pl.Out[pl.Tensor[[pl.dynamic, 16], pl.FP32]]) -> pl.Tensor[[pl.dynamic, 16], pl.FP32]:
+        with pl.spmd(pl.tensor.dim(x, 0) // 16):
+            y = self.k(x, y)
+        return y
+
+
+def test_a_dynamic_core_num_of_zero_is_an_error_naming_the_launch(tmp_path):
+    program = blockpipe.compile(RowsPerBlock, output_dir=tmp_path / "rows", quiet=True)
+    source_lines = pathlib.Path(__file__).read_text().splitlines()
+    # The launch is the call on the line after the `with pl.spmd(...)`.
+    line = 2 + next(i for i, text in enumerate(source_lines)
+                    if "with pl.spmd(pl.tensor.dim(x, 0) // 16):" in text)
+    x = np.ones((8, 16), dtype=np.float32)  # fewer rows than one block takes
+    y = np.full_like(x, 2.0)
+    with pytest.raises(RuntimeError,
+                       match=rf"core_num of the launch of 'k' at test_compile.py:{line} is 0; "
+                             "it must be positive"):
+        program(x, y)
+    assert (y == 2.0).all()
+    x = np.ones((32, 16), dtype=np.float32)
+    y = np.zeros_like(x)
+    program(x, y)
+    np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)

@@ -78,6 +78,10 @@ private:
   std::string dimExpr(Value tensor, unsigned k) const override;
   LogicalResult emitLaunch(bp::LaunchOp op);
   LogicalResult emitPipeBuffer(bp::TensorCreateOp create, bp::LaunchOp launch);
+  /// Before a launch whose core_num is computed at run time (and its pipe
+  /// buffer): a core_num that is not positive throws, naming the launch and
+  /// the user's line. Once per launch.
+  void checkCoreNum(bp::LaunchOp launch);
   LogicalResult aliasResults(Operation *op, func::FuncOp callee);
 
   const OrchestrationInfo &orch;
@@ -86,6 +90,7 @@ private:
   /// right before the launch instead.
   llvm::DenseMap<Operation *, bp::TensorCreateOp> deferred;
   unsigned pipeBuffers = 0;
+  llvm::DenseSet<Operation *> checkedCoreNums;
 };
 
 } // namespace
@@ -169,6 +174,21 @@ LogicalResult OrchestrationBody::emit() {
   return success();
 }
 
+void OrchestrationBody::checkCoreNum(bp::LaunchOp launch) {
+  Value coreNum = launch.getDynamicCoreNum();
+  if (!coreNum || !checkedCoreNums.insert(launch).second ||
+      ranges.provablyWithin(coreNum, 1, INT64_MAX))
+    return;
+  std::string what =
+      "core_num of the launch of '" + launch.getCallee().str() + "'";
+  if (std::optional<std::string> line = userLine(launch.getLoc()))
+    what += " at " + *line;
+  out.line("if (" + expr(coreNum) + " <= 0)");
+  out.line("  throw rt::Error(\"" + escapeCppString(what) +
+           " is \" + std::to_string(" + expr(coreNum) +
+           ") + \"; it must be positive\");");
+}
+
 LogicalResult OrchestrationBody::emitPipeBuffer(bp::TensorCreateOp create,
                                                 bp::LaunchOp launch) {
   auto type = llvm::cast<bp::GMTensorType>(create.getType());
@@ -181,6 +201,7 @@ LogicalResult OrchestrationBody::emitPipeBuffer(bp::TensorCreateOp create,
     blocks = std::to_string(*coreNum);
   else
     blocks = expr(launch.getDynamicCoreNum());
+  checkCoreNum(launch);
   out.line("// Pipe buffer of the launch of '" +
            escapeCppComment(launch.getCallee()) +
            "': " + std::to_string(perBlock) + " bytes for each of its " +
@@ -260,6 +281,7 @@ LogicalResult OrchestrationBody::emitLaunch(bp::LaunchOp op) {
   std::string blocks = op.getStaticCoreNum()
                            ? std::to_string(*op.getStaticCoreNum())
                            : expr(op.getDynamicCoreNum());
+  checkCoreNum(op);
   std::string pipeArg = "-1", pipeBytes = "0";
   if (kernel->pipeBufferArg) {
     pipeArg = std::to_string(abiSlots(callee)[*kernel->pipeBufferArg]);

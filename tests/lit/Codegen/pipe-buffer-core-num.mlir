@@ -16,6 +16,9 @@ module {
   // CHECK: void dynamic(
   // CHECK-NOT: createTensor
   // CHECK: const int64_t blocks = {{.*}}x.shape()[0]{{.*}};
+  // A core_num computed at run time is checked before anything is sized by it.
+  // CHECK-NEXT: if (blocks <= 0)
+  // CHECK-NEXT: throw rt::Error("core_num of the launch of 'k' at pipe-buffer-core-num.mlir:{{[0-9]+}} is " + std::to_string(blocks) + "; it must be positive");
   // CHECK-NEXT: // Pipe buffer of the launch of 'k': 8192 bytes for each of its `blocks` blocks.
   // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {8192 * blocks}, rt::DType::INT8);
   // CHECK-NEXT: bp_graph.submit(bp_launchable_k(),
@@ -45,6 +48,7 @@ module {
   // A core_num that is a parameter is defined before everything.
   // CHECK-LABEL: // ---- FILE: orchestration/parameter.cpp
   // CHECK: void parameter({{.*}}, int64_t n)
+  // CHECK: if (n <= 0)
   // CHECK: // Pipe buffer of the launch of 'k': 8192 bytes for each of its `n` blocks.
   // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {8192 * n}, rt::DType::INT8);
   // CHECK: bp_launch_spec(/*block_num=*/n,

@@ -54,6 +54,8 @@ void main(rt::TaskGraph &bp_graph, const rt::Tensor &x, const rt::Tensor &w, con
   bp_check_tensor(res, "res", {-1, 32}, rt::DType::FP32);
   bp_check_tensor(out, "out", {-1, 32}, rt::DType::FP32);
   const int64_t blocks = static_cast<int64_t>(static_cast<uint64_t>(x.shape()[0]) / static_cast<uint64_t>(32));
+  if (blocks <= 0)
+    throw rt::Error("core_num of the launch of 'down_proj' at input.mlir:32 is " + std::to_string(blocks) + "; it must be positive");
   // Pipe buffer of the launch of 'down_proj': 32768 bytes for each of its `blocks` blocks.
   rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {32768 * blocks}, rt::DType::INT8);
   bp_graph.submit(bp_launchable_down_proj(),
