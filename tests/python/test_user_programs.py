@@ -334,6 +334,51 @@ def test_names_beyond_ascii():
     np.testing.assert_allclose(y, x * 2 + 1, rtol=1e-6)
 
 
+@pl.program
+class ScalarArithmetic:
+    """INT32 and INT64 scalars as offsets, bounds, counts and in conditions;
+    FP32 scalar arithmetic in a kernel and in an orchestration."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 16], pl.FP32], a: pl.Tensor[[64, 16], pl.INT32],
+          nrows: pl.Scalar[pl.INT32], first: pl.Scalar[pl.INT64], f: pl.Scalar[pl.FP32],
+          y: pl.Out[pl.Tensor[[64, 16], pl.FP32]], z: pl.Out[pl.Tensor[[64, 16], pl.INT32]]):
+        r = first + pl.tile.get_block_idx() * 8
+        if r < first + nrows:
+            t = pl.load(x, [r, 0], [8, 16])
+            y = pl.store(pl.add(pl.mul(t, f * 2.0 - 1.0), -f / 4.0), [r, 0], y)
+            ta = pl.load(a, [r, 0], [8, 16])
+            z = pl.store(pl.add(ta, nrows * 2 + nrows % 5 - nrows // 3), [r, 0], z)
+        for i in pl.range(nrows // 8, nrows // 8 + 1):
+            y = pl.store(pl.full([1, 16], pl.FP32, 7.0), [i, 0], y)
+        return y, z
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 16], pl.FP32], a: pl.Tensor[[64, 16], pl.INT32],
+             nrows: pl.Scalar[pl.INT32], first: pl.Scalar[pl.INT64], f: pl.Scalar[pl.FP32],
+             blocks: pl.Scalar[pl.INT64],
+             y: pl.Out[pl.Tensor[[64, 16], pl.FP32]], z: pl.Out[pl.Tensor[[64, 16], pl.INT32]]):
+        with pl.spmd(blocks):
+            y, z = self.k(x, a, nrows, first, f * 0.5, y, z)
+        return y, z
+
+
+def test_int_scalars_in_index_arithmetic_and_float_scalar_arithmetic():
+    # An INT32/INT64 scalar could not be an offset, a loop bound or a block
+    # count ("expected an index value, got Scalar[INT32]"), and FP32 scalars
+    # took no arithmetic ("scalar arithmetic is supported on index values").
+    x = np.random.default_rng(4).standard_normal((64, 16), dtype=np.float32)
+    a = np.arange(64 * 16, dtype=np.int32).reshape(64, 16)
+    y, z = np.zeros_like(x), np.zeros_like(a)
+    build(ScalarArithmetic)(x, a, 24, 16, 3.0, 8, y, z)
+    ey, ez = np.zeros_like(x), np.zeros_like(a)
+    ey[16:40] = x[16:40] * 2.0 - 1.5 / 4
+    ez[16:40] = a[16:40] + 48 + 24 % 5 - 24 // 3
+    ey[3] = 7
+    np.testing.assert_allclose(y, ey, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(z, ez)
+
+
 # --------------------------------------------------------------- errors
 
 
@@ -586,6 +631,24 @@ def test_tile_of_index_elements():
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: pl.Tensor[[8, 8], pl.INDEX], y: pl.Out[pl.Tensor[[8, 8], pl.INDEX]]):
                 y = self.k(x, y)
+                return y
+        return P
+    expect_error(make)
+
+
+
+def test_float_scalar_in_index_arithmetic():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T32, f: pl.Scalar[pl.FP32], y: pl.Out[T32]):
+                r = pl.tile.get_block_idx() * f  # error: cannot combine Scalar[INDEX] and Scalar[FP32] with '*'
+                return pl.store(pl.load(x, [r, 0], [8, 32]), [0, 0], y)
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: T32, f: pl.Scalar[pl.FP32], y: pl.Out[T32]):
+                y = self.k(x, f, y)
                 return y
         return P
     expect_error(make)

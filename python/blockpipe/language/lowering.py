@@ -615,7 +615,9 @@ class FunctionLowering:
         if isinstance(core_num, int):
             if core_num <= 0:
                 raise self.error(bound["core_num"], f"core_num must be positive, got {core_num}")
-        elif not (isinstance(core_num, Value) and core_num.type == ScalarType(INDEX)):
+        elif isinstance(core_num, Value) and isinstance(core_num.type, ScalarType) and not core_num.type.dtype.is_float:
+            core_num = self.index_value(core_num, bound["core_num"])
+        else:
             raise self.error(bound["core_num"], "core_num must be a positive integer or an index value")
         sync_start = self.static_value(bound["sync_start"], bool, "sync_start")
         name_hint = self.static_value(bound["name_hint"], (str, type(None)), "name_hint")
@@ -821,7 +823,15 @@ class FunctionLowering:
         if not isinstance(lhs, Value) and not isinstance(rhs, Value):
             return self._PY_COMPARE[type(op)](lhs, rhs)
         if isinstance(lhs, Value) and isinstance(rhs, Value) and lhs.type != rhs.type:
-            raise self.error(node, f"cannot compare {lhs.type} with {rhs.type}")
+            if lhs.type.dtype.is_float or rhs.type.dtype.is_float:
+                raise self.error(node, f"cannot compare {lhs.type} with {rhs.type}")
+            # Integers of different types: as index values when one is, else
+            # in INT64 (as in arithmetic).
+            if ScalarType(INDEX) in (lhs.type, rhs.type):
+                lhs, rhs = self.index_value(lhs, lhs_node), self.index_value(rhs, rhs_node)
+            else:
+                wide = ScalarType(_dtype("INT64"))
+                lhs, rhs = self.widen(lhs, wide, lhs_node), self.widen(rhs, wide, rhs_node)
         like = lhs.type if isinstance(lhs, Value) else rhs.type
         lhs, rhs = self.as_value(lhs, lhs_node, like=like), self.as_value(rhs, rhs_node, like=like)
         if like.dtype.is_float:
@@ -849,6 +859,9 @@ class FunctionLowering:
                 return -operand
             if isinstance(operand, Value) and isinstance(operand.type, TileType):
                 return self.unary_op("neg", operand, node, name)
+            if isinstance(operand, Value) and isinstance(operand.type, ScalarType) and operand.type.dtype.is_float:
+                (result,) = self.create("arith.negf", [operand], [operand.type], {}, node, name)
+                return result
             return self.arith_binop(ast.Sub(), 0, operand, node, name)
         if isinstance(node, ast.Call):
             return self.call(node, name, statement, multi, expected)
@@ -977,11 +990,21 @@ class FunctionLowering:
             raise self.error(node, f"{int(value)} is out of range for {dtype.name}")
         return f"{int(value)} : {dtype.mlir}"
 
+    def widen(self, value, stype: ScalarType, node):
+        """An INT32 scalar as INT64 (`stype`); anything else unchanged."""
+        if isinstance(value, Value) and value.type != stype:
+            (value,) = self.create("arith.extsi", [value], [stype], {}, node)
+        return value
+
     def index_value(self, value, node) -> Value:
         if isinstance(value, int):
             return self.constant(value, INDEX, node)
         if isinstance(value, Value) and value.type == ScalarType(INDEX):
             return value
+        if isinstance(value, Value) and isinstance(value.type, ScalarType) and value.type.dtype.mlir in ("i32", "i64"):
+            # An INT32 or INT64 scalar used as an offset, a bound or a count.
+            (cast,) = self.create("arith.index_cast", [value], [ScalarType(INDEX)], {}, node)
+            return cast
         raise self.error(node, f"expected an index value, got {_describe(value)}")
 
     # ------------------------------------------------------------- arithmetic
@@ -994,6 +1017,8 @@ class FunctionLowering:
         ast.FloorDiv: "arith.floordivsi",
         ast.Mod: "arith.remsi",  # then given the divisor's sign, as in Python
     }
+
+    _FLOAT_BINOPS = {ast.Add: "arith.addf", ast.Sub: "arith.subf", ast.Mult: "arith.mulf", ast.Div: "arith.divf"}
 
     def binop(self, node: ast.BinOp, name):
         lhs = self.expr(node.left)
@@ -1029,32 +1054,59 @@ class FunctionLowering:
                 raise self.error(node, "division by zero") from None
             except OverflowError:
                 raise self.error(node, "the result of this constant expression is too large") from None
+        # Scalars combine with scalars of their own type (and with numbers,
+        # which take that type); an INT32 or INT64 scalar meeting an index
+        # value joins index arithmetic.
+        types = []
         for v in (lhs, rhs):
-            if isinstance(v, Value) and v.type != ScalarType(INDEX):
-                raise self.error(node, f"scalar arithmetic is supported on index values, got {v.type}")
+            if isinstance(v, Value):
+                if not isinstance(v.type, ScalarType):
+                    raise self.error(node, f"scalar arithmetic takes scalars and index values, got {v.type}")
+                types.append(v.type)
+        if len(set(types)) == 1:
+            stype = types[0]
+        elif all(not t.dtype.is_float for t in types) and ScalarType(INDEX) in types:
+            stype = ScalarType(INDEX)
+        elif all(not t.dtype.is_float for t in types):
+            # INT32 with INT64: in INT64, as C would.
+            stype = ScalarType(_dtype("INT64"))
+            lhs, rhs = (self.widen(v, stype, node) for v in (lhs, rhs))
+        else:
+            raise self.error(node, f"cannot combine {types[0]} and {types[1]} with '{_op_symbol(op)}'")
+        if stype.dtype.is_float:
+            opname = self._FLOAT_BINOPS.get(type(op))
+            if opname is None:
+                raise self.error(node, f"operator '{_op_symbol(op)}' is not supported on {stype.dtype.name} scalars")
+            a, b = self.as_value(lhs, node, like=stype), self.as_value(rhs, node, like=stype)
+            (result,) = self.create(opname, [a, b], [stype], {}, node, name)
+            return result
+        for v in (lhs, rhs):
             if isinstance(v, float):
                 raise self.error(node, "index arithmetic takes integers, got a float")
         opname = self._INDEX_BINOPS.get(type(op))
         if opname is None:
             raise self.error(node, f"operator '{_op_symbol(op)}' is not supported on index values")
-        a, b = self.index_value(lhs, node), self.index_value(rhs, node)
+        if stype == ScalarType(INDEX):
+            a, b = self.index_value(lhs, node), self.index_value(rhs, node)
+        else:
+            a, b = self.as_value(lhs, node, like=stype), self.as_value(rhs, node, like=stype)
         if isinstance(op, ast.Mod):
             # As Python (and as `//`, floordivsi): the remainder takes the
             # divisor's sign, -7 % 3 == 2, where remsi gives -1; a nonzero
             # remainder of the other sign gets the divisor added.
-            (rem,) = self.create("arith.remsi", [a, b], [ScalarType(INDEX)], {}, node)
-            zero = self.constant(0, INDEX, node)
+            (rem,) = self.create("arith.remsi", [a, b], [stype], {}, node)
+            zero = self.constant(0, stype.dtype, node)
             slt, ne = f"{self._CMPI_PREDICATES[ast.Lt]} : i64", f"{self._CMPI_PREDICATES[ast.NotEq]} : i64"
             (nonzero,) = self.create("arith.cmpi", [rem, zero], [_BOOL], {"predicate": ne}, node)
             (rem_neg,) = self.create("arith.cmpi", [rem, zero], [_BOOL], {"predicate": slt}, node)
             (div_neg,) = self.create("arith.cmpi", [b, zero], [_BOOL], {"predicate": slt}, node)
             (signs_differ,) = self.create("arith.xori", [rem_neg, div_neg], [_BOOL], {}, node)
             (adjust,) = self.create("arith.andi", [nonzero, signs_differ], [_BOOL], {}, node)
-            (adjusted,) = self.create("arith.addi", [rem, b], [ScalarType(INDEX)], {}, node)
-            (result,) = self.create("arith.select", [adjust, adjusted, rem], [ScalarType(INDEX)], {}, node, name)
+            (adjusted,) = self.create("arith.addi", [rem, b], [stype], {}, node)
+            (result,) = self.create("arith.select", [adjust, adjusted, rem], [stype], {}, node, name)
             return result
-        (handle,) = self.builder.create(opname, [a.handle, b.handle], ["index"], {}, self.loc(node, name or ""))
-        return Value(handle, ScalarType(INDEX))
+        (result,) = self.create(opname, [a, b], [stype], {}, node, name)
+        return result
 
     # ------------------------------------------------------------------ calls
 
