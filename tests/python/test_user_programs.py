@@ -379,6 +379,43 @@ def test_int_scalars_in_index_arithmetic_and_float_scalar_arithmetic():
     np.testing.assert_array_equal(z, ez)
 
 
+
+FACTORY_WITH_STRING_ANNOTATIONS = """
+from __future__ import annotations
+import blockpipe.language as pl
+
+
+def make(rows):
+    @pl.program
+    class Scaled:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[rows, 16], pl.FP32], y: pl.Out[pl.Tensor[[rows, 16], pl.FP32]]):
+            return pl.store(pl.mul(pl.load(x, [0, 0], [rows, 16]), 2.0), [0, 0], y)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[rows, 16], pl.FP32], y: pl.Out[pl.Tensor[[rows, 16], pl.FP32]]):
+            y = self.k(x, y)
+            return y
+    return Scaled
+"""
+
+
+def test_factory_program_with_string_annotations(tmp_path):
+    # main's annotations name the factory's `rows`, which main's body does
+    # not use: "cannot evaluate annotation ...: name 'rows' is not defined".
+    import importlib.util
+
+    path = tmp_path / "factory_future.py"
+    path.write_text(FACTORY_WITH_STRING_ANNOTATIONS)
+    spec = importlib.util.spec_from_file_location("factory_future", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x = np.arange(8 * 16, dtype=np.float32).reshape(8, 16)
+    y = np.zeros_like(x)
+    build(module.make(8))(x, y)
+    np.testing.assert_array_equal(y, 2 * x)
+
+
 # --------------------------------------------------------------- errors
 
 

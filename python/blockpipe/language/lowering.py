@@ -376,7 +376,9 @@ class FunctionLowering:
         if not isinstance(ann, str):
             return ann
         try:
-            return eval(ann, dict(self.source.globals))  # the user's own source text
+            # The user's own source text, in the function's globals and the
+            # scope that defined the program (Python's own lookup order).
+            return eval(ann, dict(self.source.globals), self.program.program.scope)
         except Exception as exc:  # noqa: BLE001 - report any failure at the annotation
             raise self.error(node, f"cannot evaluate annotation '{ann}': {exc}") from None
 

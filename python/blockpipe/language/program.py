@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional
 
 from blockpipe.language.types import FunctionType
 
@@ -53,6 +53,9 @@ class Program:
     cls: type
     functions: Dict[str, FunctionSpec] = field(default_factory=dict)
     source_file: str = "<unknown>"
+    # The local names of the function that defined the class (a program
+    # made in a factory): string annotations may name them.
+    scope: Dict[str, Any] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         kinds = ", ".join(f"{n}: {f.kind.name}" for n, f in self.functions.items())
@@ -74,4 +77,7 @@ def program(cls: type) -> Program:
         source_file = inspect.getsourcefile(cls) or "<unknown>"
     except TypeError:
         source_file = "<unknown>"
-    return Program(cls.__name__, cls, functions, source_file)
+    caller = inspect.currentframe().f_back
+    scope = dict(caller.f_locals) if caller is not None and caller.f_code.co_name != "<module>" else {}
+    del caller
+    return Program(cls.__name__, cls, functions, source_file, scope)
