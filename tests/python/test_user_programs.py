@@ -845,3 +845,44 @@ def test_program_named_like_a_namespace_of_the_generated_code(name):
     x, y = np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32)
     build(_add_one_program(name))(x, y)
     np.testing.assert_array_equal(y, x + 1)
+
+
+@pl.program
+class NanOrder:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[4, 8], pl.FP32], b: pl.Tensor[[4, 8], pl.FP32],
+          mx: pl.Out[pl.Tensor[[4, 8], pl.FP32]], mn: pl.Out[pl.Tensor[[4, 8], pl.FP32]],
+          r: pl.Out[pl.Tensor[[4, 8], pl.FP32]], rm: pl.Out[pl.Tensor[[4, 1], pl.FP32]]):
+        ta = pl.load(a, [0, 0], [4, 8])
+        tb = pl.load(b, [0, 0], [4, 8])
+        mx = pl.store(pl.maximum(ta, tb), [0, 0], mx)
+        mn = pl.store(pl.minimum(ta, tb), [0, 0], mn)
+        r = pl.store(pl.relu(ta), [0, 0], r)
+        rm = pl.store(pl.row_max(ta), [0, 0], rm)
+        return mx, mn, r, rm
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[4, 8], pl.FP32], b: pl.Tensor[[4, 8], pl.FP32],
+             mx: pl.Out[pl.Tensor[[4, 8], pl.FP32]], mn: pl.Out[pl.Tensor[[4, 8], pl.FP32]],
+             r: pl.Out[pl.Tensor[[4, 8], pl.FP32]], rm: pl.Out[pl.Tensor[[4, 1], pl.FP32]]):
+        mx, mn, r, rm = self.k(a, b, mx, mn, r, rm)
+        return mx, mn, r, rm
+
+
+@pytest.mark.xfail(strict=True, reason="tile library: Max/Min are `x > y ? x : y` and row_max folds with it, "
+                                       "so a NaN survives only in some operand orders and positions "
+                                       "(maximum(NaN, 1) = 1 but maximum(1, NaN) = NaN; relu(NaN) = 0; "
+                                       "row_max keeps a NaN only in column 0); numpy propagates it")
+def test_nan_in_maximum_minimum_relu_and_row_max_propagates_as_in_numpy():
+    a = np.ones((4, 8), np.float32)
+    b = np.ones((4, 8), np.float32)
+    a[0, 0] = np.nan
+    b[1, 0] = np.nan
+    a[2, 5] = np.nan
+    mx, mn, r = (np.zeros((4, 8), np.float32) for _ in range(3))
+    rm = np.zeros((4, 1), np.float32)
+    build(NanOrder)(a, b, mx, mn, r, rm)
+    np.testing.assert_array_equal(mx, np.maximum(a, b))
+    np.testing.assert_array_equal(mn, np.minimum(a, b))
+    np.testing.assert_array_equal(r, np.maximum(a, 0))
+    np.testing.assert_array_equal(rm, a.max(axis=1, keepdims=True))
