@@ -691,6 +691,39 @@ def test_float_scalar_in_index_arithmetic():
     expect_error(make)
 
 
+
+def test_tpop_annotated_with_another_type_than_pushed():
+    # Same bytes, other shape: the 16x16 product was read as 8x32, silently.
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIC)
+            def cube(self, b: T16):
+                pl.aic_initialize_pipe(dir_mask=1, slot_size=16 * 16 * 4)
+                m = pl.load(b, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat)
+                pl.tpush_to_aiv(pl.matmul(m, m))
+
+            @pl.function(type=pl.FunctionType.AIV)
+            def vec(self, y: pl.Out[pl.Tensor[[8, 32], pl.FP32]]):
+                pl.aiv_initialize_pipe(dir_mask=1, slot_size=16 * 16 * 4)
+                a: pl.Tile[[8, 32], pl.FP32] = pl.tpop_from_aic()  # error: pl.tpop_from_aic() is annotated Tile[[8, 32], FP32] but pipe 0 carries Tile[[16, 16], FP32]
+                pl.tfree_to_aic()
+                return pl.store(a, [0, 0], y)
+
+            @pl.function(type=pl.FunctionType.Group)
+            def grp(self, b: T16, y: pl.Out[pl.Tensor[[8, 32], pl.FP32]]):
+                self.cube(b)
+                y = self.vec(y)
+                return y
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, b: T16, y: pl.Out[pl.Tensor[[8, 32], pl.FP32]]):
+                y = self.grp(b, y)
+                return y
+        return P
+    expect_error(make)
+
+
 # ------------------------------------------------------ call arguments
 
 

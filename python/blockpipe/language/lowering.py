@@ -74,8 +74,9 @@ class Inference:
     """What the observing run learned."""
 
     load_uses: Dict[Tuple[int, int], Set[MemorySpace]] = field(default_factory=dict)
-    # (pushing function, pipe id, direction) -> the tile type it pushes.
-    pushes: Dict[Tuple[str, int, str], TileType] = field(default_factory=dict)
+    # (pushing function, pipe id, direction) -> the (shape, dtype) of each
+    # tile it pushes there, as the last observing run saw them.
+    pushes: Dict[Tuple[str, int, str], Set[Tuple[Tuple[int, ...], DType]]] = field(default_factory=dict)
 
 
 class _Error(Exception):
@@ -190,6 +191,9 @@ class ProgramLowering:
         self.sources: Dict[str, _Source] = {}
         self.signatures: Dict[str, Tuple[List[IRType], List[IRType]]] = {}
         self.param_dirs: Dict[str, List[ParamDirection]] = {}
+        # The pushes this (observing) run records; a function lowered before
+        # its peer looks up the peer's pushes of the previous run.
+        self.recorded_pushes: Dict[Tuple[str, int, str], Set[Tuple[Tuple[int, ...], DType]]] = {}
         self.builder = core.IRBuilder(program.source_file)
 
     def run(self):
@@ -206,7 +210,14 @@ class ProgramLowering:
                 # signature failed has none for its callers to use.
                 if not self.tolerant or name not in self.signatures:
                     raise
+        if self.observing:
+            self.inference.pushes = self.recorded_pushes
         return self.builder
+
+    def pushes_of(self, key) -> Set[Tuple[Tuple[int, ...], DType]]:
+        if key in self.recorded_pushes:
+            return self.recorded_pushes[key]
+        return self.inference.pushes.get(key, set())
 
     def _callees_first(self) -> List[str]:
         order: List[str] = []
@@ -1650,7 +1661,8 @@ class FunctionLowering:
             elif tile.load_keys and self.program.observing:
                 self.record_load_use(tile, MemorySpace.Mat)
             if self.program.observing:
-                self.program.inference.pushes[(self.spec.name, pipe, direction)] = tile.type
+                key = (self.spec.name, pipe, direction)
+                self.program.recorded_pushes.setdefault(key, set()).add((tile.type.shape, tile.type.dtype))
             self.create("bp.tpush", [tile], [], {"dir": _PIPE_DIRS[direction], "pipe": f"{pipe} : i64"}, node)
             return None
 
@@ -1666,14 +1678,18 @@ class FunctionLowering:
         def handler(self, node, name, expected):
             self.require_kind(node, what, (side,))
             _, pipe = self.pipe_options(what, node, ())
+            # Only this function's peers in a group push into its pipes
+            # (another group may use the same pipe id for other tiles).
+            found = set()
+            for peer in self.group_peers():
+                found |= self.program.pushes_of((peer, pipe, direction))
             if isinstance(expected, TileType):
+                if found and (expected.shape, expected.dtype) not in found and not self.program.observing:
+                    pushed_text = ", ".join(str(TileType(*t)) for t in sorted(found, key=str))
+                    raise self.error(node, f"pl.{what}() is annotated {TileType(expected.shape, expected.dtype)} but "
+                                           f"pipe {pipe} carries {pushed_text} from the other half of the group")
                 tile = expected if expected.space else expected.with_space(default_space)
             else:
-                # Only this function's peers in a group push into its pipes
-                # (another group may use the same pipe id for other tiles).
-                pushes = self.program.inference.pushes
-                found = {pushes[(peer, pipe, direction)] for peer in self.group_peers()
-                         if (peer, pipe, direction) in pushes}
                 if len(found) > 1 and not self.program.observing:
                     raise self.error(node, f"the peers of '{self.spec.name}' push tiles of different types into "
                                            f"pipe {pipe}: annotate it, e.g. t: pl.Tile[[16, 16], pl.FP32] = "
@@ -1683,8 +1699,8 @@ class FunctionLowering:
                     if not self.program.observing:
                         raise self.error(node, f"cannot infer the tile type of pl.{what}() on pipe {pipe}: "
                                                f"annotate it, e.g. t: pl.Tile[[16, 16], pl.FP32] = pl.{what}()")
-                    pushed = TileType((1,), FP32)
-                tile = TileType(pushed.shape, pushed.dtype, default_space)
+                    pushed = ((1,), FP32)
+                tile = TileType(pushed[0], pushed[1], default_space)
             (result,) = self.create("bp.tpop", [], [tile], {"dir": _PIPE_DIRS[direction], "pipe": f"{pipe} : i64"}, node, name)
             return result
 
