@@ -416,6 +416,36 @@ def test_factory_program_with_string_annotations(tmp_path):
     np.testing.assert_array_equal(y, 2 * x)
 
 
+
+@pl.program
+class Int32Wrap:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[8, 8], pl.INT32], y: pl.Out[pl.Tensor[[8, 8], pl.INT32]],
+          z: pl.Out[pl.Tensor[[8, 8], pl.INT32]], w: pl.Out[pl.Tensor[[8, 1], pl.INT32]]):
+        t = pl.load(a, [0, 0], [8, 8])
+        y = pl.store(pl.add(t, (1 << 31) - 1), [0, 0], y)
+        z = pl.store(pl.mul(t, 0x3 << 16 | 1), [0, 0], z)
+        w = pl.store(pl.row_sum(pl.mul(t, 1 << 28)), [0, 0], w)
+        return y, z, w
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[8, 8], pl.INT32], y: pl.Out[pl.Tensor[[8, 8], pl.INT32]],
+             z: pl.Out[pl.Tensor[[8, 8], pl.INT32]], w: pl.Out[pl.Tensor[[8, 1], pl.INT32]]):
+        y, z, w = self.k(a, y, z, w)
+        return y, z, w
+
+
+def test_int32_tiles_wrap_like_numpy_and_constant_bit_operators():
+    # Constant '<<', '|' were "operator '<<' is not supported".
+    a = np.arange(64, dtype=np.int32).reshape(8, 8) * 12345
+    y, z, w = np.zeros_like(a), np.zeros_like(a), np.zeros((8, 1), np.int32)
+    build(Int32Wrap)(a, y, z, w)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(y, a + np.int32(2**31 - 1))
+        np.testing.assert_array_equal(z, a * np.int32(0x30001))
+        np.testing.assert_array_equal(w, (a * np.int32(1 << 28)).sum(axis=1, dtype=np.int32, keepdims=True))
+
+
 # --------------------------------------------------------------- errors
 
 

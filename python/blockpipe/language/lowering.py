@@ -1060,9 +1060,16 @@ class FunctionLowering:
                     ast.Mod: lambda a, b: a % b,
                     ast.Div: lambda a, b: a / b,
                     ast.Pow: lambda a, b: a ** b if abs(b) <= 256 else _too_large(),
+                    ast.LShift: lambda a, b: a << b if b <= 256 else _too_large(),
+                    ast.RShift: lambda a, b: a >> b,
+                    ast.BitAnd: lambda a, b: a & b,
+                    ast.BitOr: lambda a, b: a | b,
+                    ast.BitXor: lambda a, b: a ^ b,
                 }[type(op)](lhs, rhs)
             except KeyError:
                 raise self.error(node, f"operator '{_op_symbol(op)}' is not supported") from None
+            except (TypeError, ValueError) as exc:  # a float shifted, a negative shift count
+                raise self.error(node, f"'{_op_symbol(op)}' on {lhs!r} and {rhs!r}: {exc}") from None
             except ZeroDivisionError:
                 raise self.error(node, "division by zero") from None
             except OverflowError:
