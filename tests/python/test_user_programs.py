@@ -446,6 +446,35 @@ def test_int32_tiles_wrap_like_numpy_and_constant_bit_operators():
         np.testing.assert_array_equal(w, (a * np.int32(1 << 28)).sum(axis=1, dtype=np.int32, keepdims=True))
 
 
+
+@pl.program
+class LoopVariableReassigned:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 16], pl.FP32], y: pl.Out[pl.Tensor[[64, 16], pl.FP32]]):
+        i = 5
+        for i in pl.range(4):
+            t = pl.load(x, [i * 8, 0], [8, 16])
+            i = i + 4
+            y = pl.store(t, [i * 8, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 16], pl.FP32], y: pl.Out[pl.Tensor[[64, 16], pl.FP32]]):
+        y = self.k(x, y)
+        return y
+
+
+def test_loop_variable_reassigned_in_the_body():
+    # i held a value before the loop and the body reassigned it: i was
+    # carried (5, 9, 13, ...) instead of being 0, 1, 2, 3 at each iteration.
+    x = np.arange(64 * 16, dtype=np.float32).reshape(64, 16)
+    y = np.zeros_like(x)
+    build(LoopVariableReassigned)(x, y)
+    expected = np.zeros_like(x)
+    expected[32:] = x[:32]
+    np.testing.assert_array_equal(y, expected)
+
+
 # --------------------------------------------------------------- errors
 
 
@@ -749,6 +778,27 @@ def test_tpop_annotated_with_another_type_than_pushed():
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, b: T16, y: pl.Out[pl.Tensor[[8, 32], pl.FP32]]):
                 y = self.grp(b, y)
+                return y
+        return P
+    expect_error(make)
+
+
+
+def test_loop_variable_used_after_the_loop():
+    # It silently kept the value from before the loop (Python: the last one).
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T32, n: pl.Scalar[pl.INDEX], y: pl.Out[T32]):
+                i = 0
+                for i in pl.range(n):
+                    y = pl.store(pl.load(x, [i, 0], [1, 32]), [i, 0], y)
+                return pl.store(pl.load(x, [i, 0], [1, 32]), [0, 0], y)  # error: 'i' is the variable of the loop at line
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: T32, n: pl.Scalar[pl.INDEX], y: pl.Out[T32]):
+                y = self.k(x, n, y)
                 return y
         return P
     expect_error(make)

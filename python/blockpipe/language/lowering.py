@@ -544,7 +544,9 @@ class FunctionLowering:
             raise self.error(call, f"pl.range step must be positive, got {bounds[2]}")
         lower, upper, step = (self.index_value(b, a) for b, a in zip(bounds, [call] * 3))
 
-        assigned = _assigned_names(stmt.body)
+        # The loop variable is the induction value at the start of every
+        # iteration, whatever the body assigns it: never carried.
+        assigned = [n for n in _assigned_names(stmt.body) if n != stmt.target.id]
         # An integer the body reassigns varies from one iteration to the
         # next, so it is carried as an index value too.
         carried = [n for n in assigned if isinstance(self.env.get(n), Value) or _is_int(self.env.get(n))]
@@ -598,6 +600,12 @@ class FunctionLowering:
         for name in inner_only:
             self.env.pop(name, None)
             self.out_of_scope[name] = self.block_local_message(name, stmt)
+        # Python leaves the last induction value in it; here it has none
+        # (a value it held before the loop would be stale).
+        self.env.pop(stmt.target.id, None)
+        self.out_of_scope[stmt.target.id] = (
+            f"'{stmt.target.id}' is the variable of the loop at line {self.source.position(stmt)[0]} and has "
+            "no value after it; keep what you need in another name inside the loop")
 
     def block_local_message(self, name: str, stmt: ast.stmt) -> str:
         return f"'{name}' is only defined inside the block at line {self.source.position(stmt)[0]}"
