@@ -209,6 +209,9 @@ class IndexDivMod:
         # Row 8 + a % b gets 1, row 8 + a // b gets 2 (rows 0..15, so both fit).
         y = pl.store(pl.full([1, 8], pl.FP32, 1.0), [8 + a % b, 0], y)
         y = pl.store(pl.full([1, 8], pl.FP32, 2.0), [8 + a // b, 0], y)
+        # Literal divisors of each sign: rows 0..2 and 13..15.
+        y = pl.store(pl.full([1, 8], pl.FP32, 3.0), [a % 3, 0], y)
+        y = pl.store(pl.full([1, 8], pl.FP32, 4.0), [15 + a % -3, 0], y)
         return y
 
     @pl.function(type=pl.FunctionType.Orchestration)
@@ -225,6 +228,8 @@ def test_index_floor_division_and_modulo_follow_python(a, b):
     expected = np.zeros_like(y)
     expected[8 + a % b] = 1
     expected[8 + a // b] = 2
+    expected[a % 3] = 3
+    expected[15 + a % -3] = 4
     np.testing.assert_array_equal(y, expected)
 
 

@@ -1124,12 +1124,17 @@ class FunctionLowering:
             # remainder of the other sign gets the divisor added.
             (rem,) = self.create("arith.remsi", [a, b], [stype], {}, node)
             zero = self.constant(0, stype.dtype, node)
-            slt, ne = f"{self._CMPI_PREDICATES[ast.Lt]} : i64", f"{self._CMPI_PREDICATES[ast.NotEq]} : i64"
-            (nonzero,) = self.create("arith.cmpi", [rem, zero], [_BOOL], {"predicate": ne}, node)
-            (rem_neg,) = self.create("arith.cmpi", [rem, zero], [_BOOL], {"predicate": slt}, node)
-            (div_neg,) = self.create("arith.cmpi", [b, zero], [_BOOL], {"predicate": slt}, node)
-            (signs_differ,) = self.create("arith.xori", [rem_neg, div_neg], [_BOOL], {}, node)
-            (adjust,) = self.create("arith.andi", [nonzero, signs_differ], [_BOOL], {}, node)
+            predicate = lambda op: f"{self._CMPI_PREDICATES[op]} : i64"  # noqa: E731
+            if isinstance(rhs, int):
+                # A divisor of known sign: only a remainder of the other sign moves.
+                (adjust,) = self.create("arith.cmpi", [rem, zero], [_BOOL],
+                                        {"predicate": predicate(ast.Lt if rhs > 0 else ast.Gt)}, node)
+            else:
+                (nonzero,) = self.create("arith.cmpi", [rem, zero], [_BOOL], {"predicate": predicate(ast.NotEq)}, node)
+                (rem_neg,) = self.create("arith.cmpi", [rem, zero], [_BOOL], {"predicate": predicate(ast.Lt)}, node)
+                (div_neg,) = self.create("arith.cmpi", [b, zero], [_BOOL], {"predicate": predicate(ast.Lt)}, node)
+                (signs_differ,) = self.create("arith.xori", [rem_neg, div_neg], [_BOOL], {}, node)
+                (adjust,) = self.create("arith.andi", [nonzero, signs_differ], [_BOOL], {}, node)
             (adjusted,) = self.create("arith.addi", [rem, b], [stype], {}, node)
             (result,) = self.create("arith.select", [adjust, adjusted, rem], [stype], {}, node, name)
             return result
