@@ -480,6 +480,44 @@ def test_loop_variable_reassigned_in_the_body():
     np.testing.assert_array_equal(y, expected)
 
 
+EPS = 1e-5
+
+
+@pl.program
+class LayerNorm:
+    """Row mean and variance as Mx1 tiles broadcast back over the rows;
+    constants written with an exponent (1e-05, 2.5e+20, 1e-40)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 48], pl.FP16], eps: pl.Scalar[pl.FP32],
+          y: pl.Out[pl.Tensor[[64, 48], pl.FP16]]):
+        r = pl.tile.get_block_idx() * 16
+        t = pl.cast(pl.load(x, [r, 0], [16, 48]), pl.FP32)
+        mean = pl.mul(pl.row_sum(t), 1.0 / 48)
+        d = pl.sub(t, mean)
+        var = pl.mul(pl.row_sum(pl.mul(d, d)), 1.0 / 48)
+        rstd = pl.div(pl.full([16, 1], pl.FP32, 1.0), pl.sqrt(pl.add(pl.add(var, EPS), eps)))
+        rstd = pl.minimum(pl.maximum(rstd, 1e-40), 2.5e+20)
+        return pl.store(pl.cast(pl.mul(d, rstd), pl.FP16), [r, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 48], pl.FP16], y: pl.Out[pl.Tensor[[64, 48], pl.FP16]]):
+        with pl.spmd(4):
+            y = self.k(x, 1e-6, y)
+        return y
+
+
+def test_layer_norm_with_exponent_constants():
+    # 1e-05 was "invalid attribute '1e-05 : f32'": MLIR's float literal
+    # needs a '.', and Python's repr leaves it out.
+    x = (np.random.default_rng(5).standard_normal((64, 48)) * 3 + 1).astype(np.float16)
+    y = np.zeros_like(x)
+    build(LayerNorm)(x, y)
+    xf = x.astype(np.float32)
+    expected = (xf - xf.mean(axis=1, keepdims=True)) / np.sqrt(xf.var(axis=1, keepdims=True) + 1e-5 + 1e-6)
+    np.testing.assert_allclose(y.astype(np.float32), expected, rtol=5e-3, atol=5e-3)
+
+
 # --------------------------------------------------------------- errors
 
 

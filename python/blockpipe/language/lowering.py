@@ -1808,7 +1808,11 @@ def _float_attr(value: Literal, dtype: DType) -> Optional[str]:
     if math.isfinite(value):
         if abs(value) >= _OVERFLOW_AT[dtype.mlir]:
             return None
-        return f"{value!r} : {dtype.mlir}"
+        # MLIR's float literal needs a '.': Python writes 1e-05 for 1.0e-05.
+        mantissa, e, exponent = repr(value).partition("e")
+        if "." not in mantissa:
+            mantissa += ".0"
+        return f"{mantissa}{e}{exponent} : {dtype.mlir}"
     pos_inf, neg_inf, nan = _NON_FINITE_BITS[dtype.mlir]
     bits = nan if math.isnan(value) else pos_inf if value > 0 else neg_inf
     return f"0x{bits:X} : {dtype.mlir}"
