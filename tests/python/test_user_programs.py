@@ -518,6 +518,39 @@ def test_layer_norm_with_exponent_constants():
     np.testing.assert_allclose(y.astype(np.float32), expected, rtol=5e-3, atol=5e-3)
 
 
+
+@pl.program
+class ScalarFirst:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 32], pl.FP32], s: pl.Scalar[pl.FP32], a: pl.Tensor[[16, 32], pl.INT32],
+          y: pl.Out[pl.Tensor[[16, 32], pl.FP32]], z: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+          w: pl.Out[pl.Tensor[[16, 32], pl.INT32]]):
+        t = pl.load(x, [0, 0], [16, 32])
+        y = pl.store(1.0 / (1.0 + pl.exp(-t)), [0, 0], y)
+        z = pl.store(pl.sub(s, pl.div(s, t)) + (2 - t), [0, 0], z)
+        w = pl.store(100 - pl.load(a, [0, 0], [16, 32]) * 3, [0, 0], w)
+        return y, z, w
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 32], pl.FP32], s: pl.Scalar[pl.FP32], a: pl.Tensor[[16, 32], pl.INT32],
+             y: pl.Out[pl.Tensor[[16, 32], pl.FP32]], z: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+             w: pl.Out[pl.Tensor[[16, 32], pl.INT32]]):
+        y, z, w = self.k(x, s, a, y, z, w)
+        return y, z, w
+
+
+def test_scalar_minus_and_over_a_tile():
+    # The sigmoid 1.0 / (1.0 + pl.exp(-t)) was "a scalar on the left of '/'
+    # with a tile is not supported" (pl.sub(s, t): "first operand must be a tile").
+    x = np.random.default_rng(6).standard_normal((16, 32), dtype=np.float32) + 3
+    a = np.arange(16 * 32, dtype=np.int32).reshape(16, 32)
+    y, z, w = np.zeros_like(x), np.zeros_like(x), np.zeros_like(a)
+    build(ScalarFirst)(x, 1.5, a, y, z, w)
+    np.testing.assert_allclose(y, 1 / (1 + np.exp(-x)), rtol=1e-6)
+    np.testing.assert_allclose(z, 1.5 - 1.5 / x + (2 - x), rtol=1e-5)
+    np.testing.assert_array_equal(w, 100 - a * 3)
+
+
 # --------------------------------------------------------------- errors
 
 

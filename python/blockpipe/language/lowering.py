@@ -1053,7 +1053,7 @@ class FunctionLowering:
                 if op in ("add", "mul"):
                     lhs, rhs = rhs, lhs
                 else:
-                    raise self.error(node, f"a scalar on the left of '{_op_symbol(node.op)}' with a tile is not supported")
+                    return self.scalar_first(op, lhs, rhs, node, name)
             return self.binary_op(op, lhs, rhs, node, name)
         return self.arith_binop(node.op, lhs, rhs, node, name)
 
@@ -1390,14 +1390,35 @@ class FunctionLowering:
         (result,) = self.create(f"bp.{op}", [lhs, rhs], [tile], {}, node, name)
         return result
 
+    def scalar_first(self, op: str, scalar, tile: Value, node, name):
+        """`scalar - tile` and `scalar / tile` (as in 1.0 / (1.0 + pl.exp(-x))):
+        the tile ops take their scalar second, so these become
+        neg(tile) + scalar and full(scalar) / tile."""
+        self.require_kind(node, op, (FunctionType.InCore, FunctionType.AIV))
+        tile = self.vector_operand(tile, node, f"pl.{op}'s operands")
+        if op == "sub":
+            return self.binary_op("add", self.unary_op("neg", tile, node, None), scalar, node, name)
+        dtype = tile.type.dtype
+        value = scalar if isinstance(scalar, (int, float)) else 1
+        if not dtype.is_float and isinstance(value, float) and not value.is_integer():
+            raise self.error(node, f"{value} is not an integer but the tile is {dtype.name}")
+        attr = self.float_attr(value, dtype, node) if dtype.is_float else self.int_attr(value, dtype, node)
+        (filled,) = self.create("bp.full", [], [TileType(tile.type.shape, dtype, MemorySpace.Vec)], {"value": attr}, node)
+        if isinstance(scalar, Value):
+            filled = self.binary_op("mul", filled, scalar, node, None)
+        return self.binary_op("div", filled, tile, node, name)
+
     def _binary(op):
         def handler(self, node, name, expected):
             b = self.bind_args(op, node, ("lhs", "rhs"), {})
             lhs = self.expr(b["lhs"])
             rhs = self.expr(b["rhs"])
             if not (isinstance(lhs, Value) and isinstance(lhs.type, TileType)):
-                if op in ("add", "mul", "maximum", "minimum") and isinstance(rhs, Value) and isinstance(rhs.type, TileType):
+                rhs_is_tile = isinstance(rhs, Value) and isinstance(rhs.type, TileType)
+                if op in ("add", "mul", "maximum", "minimum") and rhs_is_tile:
                     lhs, rhs = rhs, lhs
+                elif op in ("sub", "div") and rhs_is_tile:
+                    return self.scalar_first(op, lhs, rhs, node, name)
                 else:
                     raise self.error(b["lhs"], f"pl.{op}'s first operand must be a tile, got {_describe(lhs)}")
             return self.binary_op(op, lhs, rhs, node, name)
