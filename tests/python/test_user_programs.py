@@ -551,6 +551,29 @@ def test_scalar_minus_and_over_a_tile():
     np.testing.assert_array_equal(w, 100 - a * 3)
 
 
+
+@pl.program
+class NegativeZero:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[8, 8], pl.FP32], y: pl.Out[pl.Tensor[[8, 8], pl.FP32]]):
+        t = pl.load(x, [0, 0], [8, 8])
+        a = pl.mul(t, 0.0)
+        b = pl.mul(t, -0.0)
+        return pl.store(pl.div(pl.add(pl.full([8, 8], pl.FP32, 1.0), a), b), [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[8, 8], pl.FP32], y: pl.Out[pl.Tensor[[8, 8], pl.FP32]]):
+        y = self.k(x, y)
+        return y
+
+
+def test_negative_zero_constant_is_not_positive_zero():
+    # Constants were shared by value, and -0.0 == 0.0: 1 / (x * -0.0) gave +inf.
+    x, y = np.ones((8, 8), np.float32), np.zeros((8, 8), np.float32)
+    build(NegativeZero)(x, y)
+    assert (y == -np.inf).all()
+
+
 # --------------------------------------------------------------- errors
 
 

@@ -981,7 +981,7 @@ class FunctionLowering:
             if not value.is_integer():
                 raise self.error(node, f"{value} is not an integer but the value is {dtype.name}")
             value = int(value)
-        key = (dtype.mlir, value)
+        key = (dtype.mlir, repr(value))  # repr: -0.0 is not 0.0 here
         # Constants are shared at function level only: one made inside a loop
         # body would not dominate later uses outside it.
         cached = self.constants.get(key)
