@@ -903,6 +903,25 @@ def test_loop_variable_used_after_the_loop():
     expect_error(make)
 
 
+
+def test_spmd_name_hint_of_the_wrong_type():
+    # Was "name_hint must be a compile-time (<class 'str'>, <class 'NoneType'>)".
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T32, y: pl.Out[T32]):
+                return pl.store(pl.load(x, [0, 0], [8, 32]), [0, 0], y)
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: T32, y: pl.Out[T32]):
+                with pl.spmd(4, sync_start=True, name_hint=3):  # error: name_hint must be a compile-time str or None, got 3
+                    y = self.k(x, y)
+                return y
+        return P
+    expect_error(make)
+
+
 # ------------------------------------------------------ call arguments
 
 

@@ -952,7 +952,9 @@ class FunctionLowering:
             return node
         value = self.static(node)
         if not isinstance(value, types):
-            raise self.error(node, f"{what} must be a compile-time {getattr(types, '__name__', types)}")
+            names = " or ".join("None" if t is type(None) else t.__name__
+                                for t in (types if isinstance(types, tuple) else (types,)))
+            raise self.error(node, f"{what} must be a compile-time {names}, got {value!r}")
         return value
 
     def intrinsic_of(self, node: ast.expr) -> Optional[str]:
