@@ -23,10 +23,10 @@ def build(program):
     return blockpipe.compile(program, quiet=True)
 
 
-def expect_error(program_factory, full=False):
-    """The program the factory builds fails at the line marked
-    `# error: <text>`, with that text in the message and a caret under the
-    source line. `full` runs the whole compile (passes and codegen)."""
+def expect_error(program_factory):
+    """Compiling the program the factory builds (passes, codegen and all)
+    fails at the line marked `# error: <text>`, with that text in the
+    message and a caret under the source line."""
     source, first = inspect.getsourcelines(program_factory)
     marks = [(first + i, m.group(1)) for i, line in enumerate(source)
              if (m := re.search(r"# error: (.*)$", line))]
@@ -90,7 +90,6 @@ def test_keywords_operators_and_module_constant_shapes():
     np.testing.assert_allclose(y, (x @ w) * 0.5 - 1, rtol=1e-4, atol=1e-4)
 
 
-
 @pl.program
 class CarriedLoad:
     @pl.function(type=pl.FunctionType.InCore)
@@ -131,8 +130,6 @@ def test_matmul_operand_loaded_before_and_inside_a_loop():
         np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
 
 
-
-N16 = 16
 T16 = pl.Tensor[[16, 16], pl.FP32]
 T8 = pl.Tensor[[8, 8], pl.FP32]
 
@@ -316,7 +313,6 @@ def test_numpy_scalars_as_module_constants():
     np.testing.assert_array_equal(y, (x + 0.5) * 0.5)
 
 
-
 @pl.program
 class Unicodé:
     @pl.function(type=pl.FunctionType.InCore)
@@ -384,7 +380,6 @@ def test_int_scalars_in_index_arithmetic_and_float_scalar_arithmetic():
     np.testing.assert_array_equal(z, ez)
 
 
-
 FACTORY_WITH_STRING_ANNOTATIONS = """
 from __future__ import annotations
 import blockpipe.language as pl
@@ -421,7 +416,6 @@ def test_factory_program_with_string_annotations(tmp_path):
     np.testing.assert_array_equal(y, 2 * x)
 
 
-
 @pl.program
 class Int32Wrap:
     @pl.function(type=pl.FunctionType.InCore)
@@ -449,7 +443,6 @@ def test_int32_tiles_wrap_like_numpy_and_constant_bit_operators():
         np.testing.assert_array_equal(y, a + np.int32(2**31 - 1))
         np.testing.assert_array_equal(z, a * np.int32(0x30001))
         np.testing.assert_array_equal(w, (a * np.int32(1 << 28)).sum(axis=1, dtype=np.int32, keepdims=True))
-
 
 
 @pl.program
@@ -518,7 +511,6 @@ def test_layer_norm_with_exponent_constants():
     np.testing.assert_allclose(y.astype(np.float32), expected, rtol=5e-3, atol=5e-3)
 
 
-
 @pl.program
 class ScalarFirst:
     @pl.function(type=pl.FunctionType.InCore)
@@ -549,7 +541,6 @@ def test_scalar_minus_and_over_a_tile():
     np.testing.assert_allclose(y, 1 / (1 + np.exp(-x)), rtol=1e-6)
     np.testing.assert_allclose(z, 1.5 - 1.5 / x + (2 - x), rtol=1e-5)
     np.testing.assert_array_equal(w, 100 - a * 3)
-
 
 
 @pl.program
@@ -707,7 +698,6 @@ except RuntimeError as e:
     assert "RuntimeError" in proc.stdout and "prog.py:" in proc.stdout, proc.stdout
 
 
-
 def test_float_constant_beyond_the_dtype():
     # Was "invalid attribute '1e+39 : f32'" for FP32, and silently inf for FP16.
     def make():
@@ -724,7 +714,6 @@ def test_float_constant_beyond_the_dtype():
                 return y
         return P
     expect_error(make)
-
 
 
 def test_integer_constant_beyond_the_dtype():
@@ -744,7 +733,6 @@ def test_integer_constant_beyond_the_dtype():
                 return y
         return P
     expect_error(make)
-
 
 
 def test_compile_time_float_reassigned_in_a_loop():
@@ -771,7 +759,6 @@ def test_compile_time_float_reassigned_in_a_loop():
     expect_error(make)
 
 
-
 def test_compile_time_float_assigned_in_a_run_time_branch():
     # Was "a float constant needs a tile or scalar to give it a type".
     def make():
@@ -790,7 +777,6 @@ def test_compile_time_float_assigned_in_a_run_time_branch():
                 return y
         return P
     expect_error(make)
-
 
 
 def test_three_dimensional_tile():
@@ -831,7 +817,6 @@ def test_tile_of_index_elements():
     expect_error(make)
 
 
-
 def test_float_scalar_in_index_arithmetic():
     def make():
         @pl.program
@@ -847,7 +832,6 @@ def test_float_scalar_in_index_arithmetic():
                 return y
         return P
     expect_error(make)
-
 
 
 def test_tpop_annotated_with_another_type_than_pushed():
@@ -882,7 +866,6 @@ def test_tpop_annotated_with_another_type_than_pushed():
     expect_error(make)
 
 
-
 def test_loop_variable_used_after_the_loop():
     # It silently kept the value from before the loop (Python: the last one).
     def make():
@@ -903,7 +886,6 @@ def test_loop_variable_used_after_the_loop():
     expect_error(make)
 
 
-
 def test_spmd_name_hint_of_the_wrong_type():
     # Was "name_hint must be a compile-time (<class 'str'>, <class 'NoneType'>)".
     def make():
@@ -917,6 +899,24 @@ def test_spmd_name_hint_of_the_wrong_type():
             def main(self, x: T32, y: pl.Out[T32]):
                 with pl.spmd(4, sync_start=True, name_hint=3):  # error: name_hint must be a compile-time str or None, got 3
                     y = self.k(x, y)
+                return y
+        return P
+    expect_error(make)
+
+
+def test_spmd_loop_variable_used_in_the_orchestration():
+    # Was "'i' is only defined inside the block at line N", at a use inside it.
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T32, b: pl.Scalar[pl.INDEX], y: pl.Out[T32]):
+                return pl.store(pl.load(x, [b * 8, 0], [8, 32]), [b * 8, 0], y)
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: T32, y: pl.Out[T32]):
+                for i in pl.spmd(4):
+                    y = self.k(x, i, y)  # error: 'i', the variable of pl.spmd, has no value in an orchestration function
                 return y
         return P
     expect_error(make)
@@ -984,22 +984,7 @@ def test_fp16_scalar_parameter():
     np.testing.assert_array_equal(w, h * np.float16(0.5))
 
 
-def test_spmd_loop_variable_used_in_the_orchestration():
-    # Was "'i' is only defined inside the block at line N", at a use inside it.
-    def make():
-        @pl.program
-        class P:
-            @pl.function(type=pl.FunctionType.InCore)
-            def k(self, x: T32, b: pl.Scalar[pl.INDEX], y: pl.Out[T32]):
-                return pl.store(pl.load(x, [b * 8, 0], [8, 32]), [b * 8, 0], y)
-
-            @pl.function(type=pl.FunctionType.Orchestration)
-            def main(self, x: T32, y: pl.Out[T32]):
-                for i in pl.spmd(4):
-                    y = self.k(x, i, y)  # error: 'i', the variable of pl.spmd, has no value in an orchestration function
-                return y
-        return P
-    expect_error(make)
+# ------------------------------------------- run time: loops, names, NaN
 
 
 RANGE_STEP = """
