@@ -565,6 +565,49 @@ def test_negative_zero_constant_is_not_positive_zero():
     assert (y == -np.inf).all()
 
 
+
+@pl.program
+class AnnotatedScalars:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[8, 8], pl.INT32], x: pl.Tensor[[8, 8], pl.FP32], h: pl.Tensor[[8, 8], pl.FP16],
+          f: pl.Scalar[pl.FP32], n: pl.Scalar[pl.INT64],
+          y: pl.Out[pl.Tensor[[8, 8], pl.INT32]], z: pl.Out[pl.Tensor[[8, 8], pl.FP32]],
+          w: pl.Out[pl.Tensor[[8, 8], pl.FP16]]):
+        b: pl.Scalar[pl.INT32] = pl.tile.get_block_idx() + 3   # index -> INT32
+        fi: pl.Scalar[pl.INT32] = f                           # FP32 -> INT32, toward zero
+        nf: pl.Scalar[pl.FP32] = n                            # INT64 -> FP32
+        hf: pl.Scalar[pl.FP16] = f                            # FP32 -> FP16
+        row: pl.Scalar[pl.INDEX] = f                          # FP32 -> index
+        two: pl.Scalar[pl.FP32] = 2
+        y = pl.store(pl.add(pl.add(pl.load(a, [0, 0], [8, 8]), b), fi), [0, 0], y)
+        z = pl.store(pl.add(pl.mul(pl.load(x, [row, 0], [2, 8]), nf), two), [row, 0], z)
+        w = pl.store(pl.mul(pl.load(h, [0, 0], [8, 8]), hf), [0, 0], w)
+        return y, z, w
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[8, 8], pl.INT32], x: pl.Tensor[[8, 8], pl.FP32], h: pl.Tensor[[8, 8], pl.FP16],
+             f: pl.Scalar[pl.FP32], n: pl.Scalar[pl.INT64],
+             y: pl.Out[pl.Tensor[[8, 8], pl.INT32]], z: pl.Out[pl.Tensor[[8, 8], pl.FP32]],
+             w: pl.Out[pl.Tensor[[8, 8], pl.FP16]]):
+        y, z, w = self.k(a, x, h, f, n, y, z, w)
+        return y, z, w
+
+
+def test_scalar_annotation_converts():
+    # The annotation was ignored: b stayed an index value, and
+    # pl.add(int32 tile, b) was "pl.add's scalar is INDEX but the tile is INT32".
+    a = np.arange(64, dtype=np.int32).reshape(8, 8)
+    x = np.random.default_rng(7).standard_normal((8, 8), dtype=np.float32)
+    h = np.linspace(-2, 2, 64, dtype=np.float16).reshape(8, 8)
+    y, z, w = np.zeros_like(a), np.zeros_like(x), np.zeros_like(h)
+    build(AnnotatedScalars)(a, x, h, 2.75, 5, y, z, w)
+    np.testing.assert_array_equal(y, a + 3 + 2)
+    expected = np.zeros_like(x)
+    expected[2:4] = x[2:4] * 5 + 2
+    np.testing.assert_allclose(z, expected, rtol=1e-6)
+    np.testing.assert_array_equal(w, h * np.float16(2.75))
+
+
 # --------------------------------------------------------------- errors
 
 

@@ -492,7 +492,50 @@ class FunctionLowering:
                 raise self.error(stmt, f"value of type {vtype} does not match the annotation {ann}")
         elif vtype is not None and type(ann) is not type(vtype):
             raise self.error(stmt, f"value of type {vtype} does not match the annotation {ann}")
+        elif isinstance(ann, ScalarType):
+            # The annotation gives a scalar its type: `r: pl.Scalar[pl.INT32] = blk * 8`.
+            if isinstance(value, Value):
+                value = self.convert_scalar(value, ann, stmt)
+            elif ann.dtype.is_float:
+                value = float(value)
+            elif isinstance(value, float):
+                if not value.is_integer():
+                    raise self.error(stmt, f"{value} is not an integer but the annotation is {ann}")
+                value = int(value)
         self.bind(stmt.target.id, value, stmt.target)
+
+    def convert_scalar(self, value: Value, target: ScalarType, node) -> Value:
+        """`value` as a scalar of `target`'s type: integers are
+        sign-extended or truncated, floats convert to integers toward zero."""
+        src = value.type.dtype
+        dst = target.dtype
+        if src == dst:
+            return value
+        i64 = ScalarType(_dtype("INT64"))
+        f32 = ScalarType(FP32)
+        if not src.is_float and not dst.is_float:
+            if INDEX in (src, dst):
+                op = "arith.index_cast"
+            else:
+                op = "arith.extsi" if dst.mlir == "i64" else "arith.trunci"
+            (result,) = self.create(op, [value], [target], {}, node)
+            return result
+        if not src.is_float:  # integer -> float
+            if src is INDEX:
+                value = self.convert_scalar(value, i64, node)
+            (result,) = self.create("arith.sitofp", [value], [target], {}, node)
+            return result
+        if not dst.is_float:  # float -> integer
+            step = i64 if dst is INDEX else target
+            (result,) = self.create("arith.fptosi", [value], [step], {}, node)
+            return self.convert_scalar(result, target, node)
+        # float -> float, through f32 between the two 16-bit types.
+        if src.mlir != "f32" and dst.mlir != "f32":
+            value = self.convert_scalar(value, f32, node)
+            return self.convert_scalar(value, target, node)
+        op = "arith.extf" if dst.mlir == "f32" else "arith.truncf"
+        (result,) = self.create(op, [value], [target], {}, node)
+        return result
 
     def ret(self, stmt: ast.Return) -> None:
         if stmt.value is None:
