@@ -143,7 +143,9 @@ class CompiledProgram:
                 if limits is not None and not limits.min <= int(arg) <= limits.max:
                     raise ValueError(f"parameter '{pname}' is {param['dtype']}, got {arg!r}, "
                                      f"outside [{limits.min}, {limits.max}]")
-                prepared.append(arg)
+                # As the Python number the runtime takes (3.0 for an integer
+                # parameter, a numpy scalar).
+                prepared.append(float(arg) if param["dtype"] in _FLOAT_SCALARS else int(arg))
                 continue
             if not isinstance(arg, np.ndarray):
                 raise ValueError(f"parameter '{pname}' must be a numpy array, got {type(arg).__name__}")

@@ -996,6 +996,16 @@ def test_integer_scalars_of_each_width():
     np.testing.assert_array_equal(z, b * 3 * 10**9)
 
 
+def test_integral_floats_for_integer_scalars():
+    # 3.0 passed validation, then failed in pybind11 ("Unable to cast").
+    a = np.arange(128, dtype=np.int32).reshape(8, 16)
+    b = np.arange(128, dtype=np.int64).reshape(8, 16)
+    y, z = np.zeros_like(a), np.zeros_like(b)
+    build(AddScalars)(a, np.float64(3.0), b, 2.0, np.float32(0.0), y, z)
+    np.testing.assert_array_equal(y, a + 3)
+    np.testing.assert_array_equal(z, b * 2)
+
+
 @pytest.mark.parametrize("n,m,base,name", [
     (2**31, 1, 0, "n"), (-2**31 - 1, 1, 0, "n"), (1, 2**63, 0, "m"),
     (1, -2**63 - 1, 0, "m"), (1, 1, 2**64, "base"),
