@@ -608,6 +608,48 @@ def test_scalar_annotation_converts():
     np.testing.assert_array_equal(w, h * np.float16(2.75))
 
 
+
+GM, GN, GK, TM, TN, TK = 72, 120, 48, 24, 40, 16
+
+
+@pl.program
+class TiledGemm:
+    """Blocks over a 3x3 grid of 24x40 output tiles (block index split with
+    // and %), a K loop accumulating in Acc, then a bias + relu epilogue in
+    the vector half and an FP16 result."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[GM, GK], pl.FP16], b: pl.Tensor[[GK, GN], pl.FP16],
+          bias: pl.Tensor[[GM, GN], pl.FP32], c: pl.Out[pl.Tensor[[GM, GN], pl.FP16]]):
+        blk = pl.tile.get_block_idx()
+        bm = blk // (GN // TN)
+        bn = blk % (GN // TN)
+        acc = pl.matmul(pl.load(a, [bm * TM, 0], [TM, TK]), pl.load(b, [0, bn * TN], [TK, TN]))
+        for kk in pl.range(1, GK // TK):
+            acc = pl.matmul(pl.load(a, [bm * TM, kk * TK], [TM, TK]),
+                            pl.load(b, [kk * TK, bn * TN], [TK, TN]), acc=acc)
+        out = pl.relu(pl.add(acc, pl.load(bias, [bm * TM, bn * TN], [TM, TN])))
+        return pl.store(pl.cast(out, pl.FP16), [bm * TM, bn * TN], c)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[GM, GK], pl.FP16], b: pl.Tensor[[GK, GN], pl.FP16],
+             bias: pl.Tensor[[GM, GN], pl.FP32], c: pl.Out[pl.Tensor[[GM, GN], pl.FP16]]):
+        with pl.spmd((GM // TM) * (GN // TN), sync_start=True, name_hint="gemm"):
+            c = self.k(a, b, bias, c)
+        return c
+
+
+def test_tiled_gemm_with_epilogue():
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((GM, GK)).astype(np.float16)
+    b = rng.standard_normal((GK, GN)).astype(np.float16)
+    bias = rng.standard_normal((GM, GN), dtype=np.float32)
+    c = np.zeros((GM, GN), np.float16)
+    build(TiledGemm)(a, b, bias, c)
+    expected = np.maximum(a.astype(np.float32) @ b.astype(np.float32) + bias, 0)
+    np.testing.assert_allclose(c.astype(np.float32), expected, rtol=2e-3, atol=2e-3)
+
+
 # --------------------------------------------------------------- errors
 
 
