@@ -650,6 +650,88 @@ def test_tiled_gemm_with_epilogue():
     np.testing.assert_allclose(c.astype(np.float32), expected, rtol=2e-3, atol=2e-3)
 
 
+
+@pl.program
+class Crossings:
+    """Vector -> cube -> vector -> cube -> vector in one incore kernel, FP16
+    operands, odd shapes (24x40 @ 40x56, then 24x56 @ 56x40)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[48, 40], pl.FP16], w: pl.Tensor[[40, 56], pl.FP16], w2: pl.Tensor[[56, 40], pl.FP16],
+          y: pl.Out[pl.Tensor[[48, 40], pl.FP32]], z: pl.Out[pl.Tensor[[48, 56], pl.FP32]]):
+        row = pl.tile.get_block_idx() * 24
+        xs = pl.mul(pl.load(x, [row, 0], [24, 40]), 0.5)
+        xm = pl.move(xs, target_memory=pl.MemorySpace.Mat)
+        a1 = pl.matmul(pl.move(xm, target_memory=pl.MemorySpace.Left), pl.load(w, [0, 0], [40, 56]))
+        h = pl.cast(pl.relu(a1), pl.FP16)
+        z = pl.store(a1, [row, 0], z)
+        hm = pl.move(h, target_memory=pl.MemorySpace.Mat)
+        a2 = pl.matmul(pl.move(hm, target_memory=pl.MemorySpace.Left), pl.load(w2, [0, 0], [56, 40]))
+        y = pl.store(pl.add(a2, pl.row_max(a2)), [row, 0], y)
+        return y, z
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[48, 40], pl.FP16], w: pl.Tensor[[40, 56], pl.FP16], w2: pl.Tensor[[56, 40], pl.FP16],
+             y: pl.Out[pl.Tensor[[48, 40], pl.FP32]], z: pl.Out[pl.Tensor[[48, 56], pl.FP32]]):
+        with pl.spmd(2):
+            y, z = self.k(x, w, w2, y, z)
+        return y, z
+
+
+def test_mixed_kernel_crossing_both_ways_twice():
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((48, 40)).astype(np.float16)
+    w = (rng.standard_normal((40, 56)) * 0.3).astype(np.float16)
+    w2 = (rng.standard_normal((56, 40)) * 0.3).astype(np.float16)
+    y, z = np.zeros((48, 40), np.float32), np.zeros((48, 56), np.float32)
+    build(Crossings)(x, w, w2, y, z)
+    xs = (x.astype(np.float32) * 0.5).astype(np.float16).astype(np.float32)
+    a1 = xs @ w.astype(np.float32)
+    np.testing.assert_allclose(z, a1, rtol=1e-3, atol=1e-3)
+    a2 = np.maximum(a1, 0).astype(np.float16).astype(np.float32) @ w2.astype(np.float32)
+    np.testing.assert_allclose(y, a2 + a2.max(axis=1, keepdims=True), rtol=1e-3, atol=1e-3)
+
+
+@pl.program
+class Attention:
+    """exp(q k^T) v / rowsum over key blocks: per iteration a matmul, vector
+    work, a vector tile moved to the cube and a second matmul; loop-carried
+    accumulators on the vector side."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, q: pl.Tensor[[32, 32], pl.FP32], kt: pl.Tensor[[32, 96], pl.FP32], v: pl.Tensor[[96, 32], pl.FP32],
+          o: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+        row = pl.tile.get_block_idx() * 16
+        qt = pl.load(q, [row, 0], [16, 32])
+        acc = pl.full([16, 32], pl.FP32, 0.0)
+        den = pl.full([16, 1], pl.FP32, 0.0)
+        for j in pl.range(4):
+            p = pl.exp(pl.mul(pl.matmul(qt, pl.load(kt, [0, j * 24], [32, 24])), 0.1))
+            den = pl.add(den, pl.row_sum(p))
+            pm = pl.move(p, target_memory=pl.MemorySpace.Mat)
+            acc = pl.add(acc, pl.matmul(pl.move(pm, target_memory=pl.MemorySpace.Left),
+                                        pl.load(v, [j * 24, 0], [24, 32])))
+        return pl.store(pl.div(acc, den), [row, 0], o)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, q: pl.Tensor[[32, 32], pl.FP32], kt: pl.Tensor[[32, 96], pl.FP32], v: pl.Tensor[[96, 32], pl.FP32],
+             o: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+        for b in pl.spmd(2):
+            o = self.k(q, kt, v, o)
+        return o
+
+
+def test_attention_loop_with_crossings_in_both_directions():
+    rng = np.random.default_rng(10)
+    q = rng.standard_normal((32, 32), dtype=np.float32)
+    kt = rng.standard_normal((32, 96), dtype=np.float32)
+    v = rng.standard_normal((96, 32), dtype=np.float32)
+    o = np.zeros((32, 32), np.float32)
+    build(Attention)(q, kt, v, o)
+    p = np.exp((q @ kt) * 0.1)
+    np.testing.assert_allclose(o, (p @ v) / p.sum(axis=1, keepdims=True), rtol=1e-4, atol=1e-4)
+
+
 # --------------------------------------------------------------- errors
 
 
