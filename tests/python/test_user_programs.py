@@ -732,6 +732,97 @@ def test_attention_loop_with_crossings_in_both_directions():
     np.testing.assert_allclose(o, (p @ v) / p.sum(axis=1, keepdims=True), rtol=1e-4, atol=1e-4)
 
 
+
+@pl.program
+class ExplicitLoopPipes:
+    """An explicit group: the vector side sends a 40x56 weight tile per
+    iteration, the cube side multiplies and sends the 24x56 product back."""
+
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, x: pl.Tensor[[72, 40], pl.FP32], n: pl.Scalar[pl.INDEX]):
+        pl.aic_initialize_pipe(dir_mask=3, slot_size=40 * 56 * 4)
+        a = pl.load(x, [pl.tile.get_block_idx() * 24, 0], [24, 40], target_memory=pl.MemorySpace.Mat)
+        for i in pl.range(n):
+            w = pl.tpop_from_aiv()
+            acc = pl.matmul(a, w)
+            pl.tfree_to_aiv()
+            pl.tpush_to_aiv(acc)
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, wt: pl.Tensor[[40, 56], pl.FP32], n: pl.Scalar[pl.INDEX], scale: pl.Scalar[pl.FP32],
+            y: pl.Out[pl.Tensor[[72, 56], pl.FP32]]):
+        pl.aiv_initialize_pipe(dir_mask=3, slot_size=40 * 56 * 4)
+        w = pl.load(wt, [0, 0], [40, 56])
+        s = pl.full([24, 56], pl.FP32, 0.0)
+        for i in pl.range(n):
+            pl.tpush_to_aic(w)
+            s = pl.add(s, pl.tpop_from_aic())
+            pl.tfree_to_aic()
+            w = pl.mul(w, scale)
+        return pl.store(s, [pl.tile.get_block_idx() * 24, 0], y)
+
+    @pl.function(type=pl.FunctionType.Group)
+    def grp(self, x: pl.Tensor[[72, 40], pl.FP32], wt: pl.Tensor[[40, 56], pl.FP32], n: pl.Scalar[pl.INDEX],
+            scale: pl.Scalar[pl.FP32], y: pl.Out[pl.Tensor[[72, 56], pl.FP32]]):
+        self.cube(x, n)
+        y = self.vec(wt, n, scale, y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[72, 40], pl.FP32], wt: pl.Tensor[[40, 56], pl.FP32], n: pl.Scalar[pl.INDEX],
+             scale: pl.Scalar[pl.FP32], y: pl.Out[pl.Tensor[[72, 56], pl.FP32]]):
+        with pl.spmd(3):
+            y = self.grp(x, wt, n, scale, y)
+        return y
+
+
+def test_explicit_group_exchanging_tiles_in_a_loop():
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((72, 40), dtype=np.float32)
+    wt = rng.standard_normal((40, 56), dtype=np.float32)
+    y = np.zeros((72, 56), np.float32)
+    build(ExplicitLoopPipes)(x, wt, 3, 0.5, y)
+    np.testing.assert_allclose(y, x @ (wt * 1.75), rtol=1e-4, atol=1e-4)
+
+
+@pl.program
+class DynamicChain:
+    """core_num from a dynamic dim; an intermediate tensor of dynamic size;
+    an InOut accumulated by two launches."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def exp_k(self, x: pl.Tensor[[pl.dynamic, 32], pl.FP32], h: pl.Out[pl.Tensor[[pl.dynamic, 32], pl.FP32]]):
+        r = pl.tile.get_block_idx() * 8
+        return pl.store(pl.exp(pl.load(x, [r, 0], [8, 32])), [r, 0], h)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def norm_k(self, h: pl.Tensor[[pl.dynamic, 32], pl.FP32], y: pl.InOut[pl.Tensor[[pl.dynamic, 32], pl.FP32]]):
+        r = pl.tile.get_block_idx() * 8
+        t = pl.load(h, [r, 0], [8, 32])
+        return pl.store(pl.add(pl.load(y, [r, 0], [8, 32]), pl.div(t, pl.row_sum(t))), [r, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[pl.dynamic, 32], pl.FP32], y: pl.InOut[pl.Tensor[[pl.dynamic, 32], pl.FP32]]):
+        n = pl.tensor.dim(x, 0)
+        h = pl.create_tensor([n, 32], dtype=pl.FP32)
+        with pl.spmd(n // 8):
+            h = self.exp_k(x, h)
+        with pl.spmd(n // 8):
+            y = self.norm_k(h, y)
+        for b in pl.spmd(pl.tensor.dim(y, 0) // 8):
+            y = self.norm_k(h, y)
+        return y
+
+
+@pytest.mark.parametrize("rows", [8, 40, 96])
+def test_dynamic_rows_chain_of_launches(rows):
+    x = np.random.default_rng(rows).standard_normal((rows, 32), dtype=np.float32)
+    y = np.ones((rows, 32), np.float32)
+    build(DynamicChain)(x, y)
+    e = np.exp(x)
+    np.testing.assert_allclose(y, 1 + 2 * e / e.sum(axis=1, keepdims=True), rtol=1e-5)
+
+
 # --------------------------------------------------------------- errors
 
 
