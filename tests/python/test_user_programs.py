@@ -1353,10 +1353,6 @@ class NanOrder:
         return mx, mn, r, rm
 
 
-@pytest.mark.xfail(strict=True, reason="tile library: Max/Min are `x > y ? x : y` and row_max folds with it, "
-                                       "so a NaN survives only in some operand orders and positions "
-                                       "(maximum(NaN, 1) = 1 but maximum(1, NaN) = NaN; relu(NaN) = 0; "
-                                       "row_max keeps a NaN only in column 0); numpy propagates it")
 def test_nan_in_maximum_minimum_relu_and_row_max_propagates_as_in_numpy():
     a = np.ones((4, 8), np.float32)
     b = np.ones((4, 8), np.float32)

@@ -443,3 +443,24 @@ TEST(Tile, DivisibleFindsWhatWouldTrap) {
   f.data[1] = 0.0f;
   EXPECT_TRUE(bt::divisible(f, 0.0f));
 }
+
+TEST(Tile, MaximumMinimumReluAndRowMaxPropagateNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  bt::Tile<float, 1, 3, bt::Space::Vec> a, b, mx, mn, r;
+  bt::Tile<float, 1, 1, bt::Space::Vec> rm;
+  float av[3] = {nan, 1.0f, -2.0f}, bv[3] = {1.0f, nan, 3.0f};
+  std::memcpy(a.data, av, sizeof av);
+  std::memcpy(b.data, bv, sizeof bv);
+  bt::maximum(mx, a, b);
+  bt::minimum(mn, a, b);
+  bt::relu(r, a);
+  // NaN on either side gives NaN; otherwise the usual answer.
+  EXPECT_TRUE(std::isnan(mx.data[0]) && std::isnan(mx.data[1]));
+  EXPECT_TRUE(std::isnan(mn.data[0]) && std::isnan(mn.data[1]));
+  EXPECT_EQ(mx.data[2], 3.0f);
+  EXPECT_EQ(mn.data[2], -2.0f);
+  EXPECT_TRUE(std::isnan(r.data[0]));
+  EXPECT_EQ(r.data[2], 0.0f);
+  bt::row_max(rm, b); // the NaN is not in column 0
+  EXPECT_TRUE(std::isnan(rm.data[0]));
+}

@@ -69,11 +69,24 @@ struct Mul {
 struct Div {
   template <typename U> U operator()(U x, U y) const { return x / y; }
 };
+/// Whether `x` is a NaN (never, for integers).
+template <typename U> inline bool isNaN(U x) {
+  if constexpr (std::is_floating_point_v<U>)
+    return x != x;
+  return false;
+}
+
+// A NaN operand gives NaN, whichever side it is on, as numpy's maximum and
+// minimum do.
 struct Max {
-  template <typename U> U operator()(U x, U y) const { return x > y ? x : y; }
+  template <typename U> U operator()(U x, U y) const {
+    return (x > y || isNaN(x)) ? x : y;
+  }
 };
 struct Min {
-  template <typename U> U operator()(U x, U y) const { return x < y ? x : y; }
+  template <typename U> U operator()(U x, U y) const {
+    return (x < y || isNaN(x)) ? x : y;
+  }
 };
 
 } // namespace detail
@@ -155,7 +168,8 @@ inline void exp(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
 template <typename T, int64_t R, int64_t C, Space D, Space A>
 inline void relu(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
   using U = compute_t<T>;
-  detail::unary(dst, a, [](U x) { return x > U(0) ? x : U(0); });
+  // relu(NaN) is NaN, as max(NaN, 0) is.
+  detail::unary(dst, a, [](U x) { return detail::Max{}(x, U(0)); });
 }
 
 template <typename T, int64_t R, int64_t C, Space D, Space A>

@@ -3,6 +3,7 @@
 #ifndef BLOCKPIPE_TILE_REDUCE_H
 #define BLOCKPIPE_TILE_REDUCE_H
 
+#include "blockpipe/Tile/Elementwise.h"
 #include "blockpipe/Tile/Tile.h"
 
 namespace blockpipe::tile {
@@ -20,17 +21,15 @@ inline void row_sum(Tile<T, R, 1, D> &dst, const Tile<T, R, C, S> &src) {
   }
 }
 
-/// dst[r] = max of src[r, :].
+/// dst[r] = max of src[r, :]; NaN when the row holds a NaN (as numpy).
 template <typename T, int64_t R, int64_t C, Space D, Space S>
 inline void row_max(Tile<T, R, 1, D> &dst, const Tile<T, R, C, S> &src) {
   using U = compute_t<T>;
   for (int64_t r = 0; r < R; ++r) {
     const T *row = src.data + r * C;
     U acc = U(row[0]);
-    for (int64_t c = 1; c < C; ++c) {
-      const U x = U(row[c]);
-      acc = x > acc ? x : acc;
-    }
+    for (int64_t c = 1; c < C; ++c)
+      acc = detail::Max{}(U(row[c]), acc);
     dst.data[r] = T(acc);
   }
 }
