@@ -406,3 +406,61 @@ def test_a_dynamic_core_num_of_zero_is_an_error_naming_the_launch(tmp_path):
     y = np.zeros_like(x)
     program(x, y)
     np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)
+
+
+def _matmul_from_zeros(explicit):
+    M, K, N, KT = 32, 64, 48, 16
+
+    @pl.program
+    class FromZeros:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[M, K], pl.FP32], w: pl.Tensor[[K, N], pl.FP32],
+              y: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+            if explicit:
+                acc = pl.full([M, N], pl.FP32, 0.0, target_memory=pl.MemorySpace.Acc)
+            else:
+                acc = pl.full([M, N], pl.FP32, 0.0)
+            for k in pl.range(K // KT):
+                acc = pl.matmul(pl.load(x, [0, k * KT], [M, KT]), pl.load(w, [k * KT, 0], [KT, N]), acc=acc)
+            return pl.store(pl.relu(acc), [0, 0], y)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[M, K], pl.FP32], w: pl.Tensor[[K, N], pl.FP32],
+                 y: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+            with pl.spmd(1):
+                y = self.k(x, w, y)
+            return y
+
+    return FromZeros, (M, K, N)
+
+
+@pytest.mark.parametrize("explicit", [False, True], ids=["inferred", "explicit"])
+def test_a_matmul_chain_starts_from_pl_full(tmp_path, explicit):
+    program_class, (M, K, N) = _matmul_from_zeros(explicit)
+    program = blockpipe.compile(program_class, output_dir=tmp_path / "zeros", quiet=True)
+    # The zeros are an acc tile on the cube half, accumulated in place.
+    assert re.search(r"bp.full 0.0+e\+00 : f32 -> !bp.tile<32x48xf32, acc>",
+                     program.ir("bp-expand-mixed-kernel")), program.ir("bp-expand-mixed-kernel")
+    aic = program.artifacts["kernels/aic/k_aic.cpp"]
+    assert "tile::full(acc, 0.0f);" in aic and "tile::matmul_acc(acc, " in aic, aic
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((M, K), dtype=np.float32)
+    w = rng.standard_normal((K, N), dtype=np.float32)
+    y = np.zeros((M, N), dtype=np.float32)
+    program(x, w, y)
+    np.testing.assert_allclose(y, np.maximum(x @ w, 0), rtol=1e-4, atol=1e-4)
+
+
+def test_a_loaded_tile_cannot_start_a_matmul_chain():
+    @pl.program
+    class Loaded:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[16, 16], pl.FP32],
+              y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            acc = pl.load(x, [0, 0], [16, 16])
+            for k in pl.range(2):
+                acc = pl.matmul(pl.load(x, [0, 0], [16, 16]), pl.load(x, [0, 0], [16, 16]), acc=acc)
+            return pl.store(acc, [0, 0], y)
+
+    with pytest.raises(blockpipe.CompileError, match="a loaded tile cannot start a pl.matmul"):
+        blockpipe.compile(Loaded, quiet=True)

@@ -166,7 +166,7 @@ def test_if_branch_changes_type():
             def k(self, x: T, out: pl.Out[T]):
                 acc = pl.full([16, 16], pl.FP32, 0.0)
                 if pl.tile.get_block_idx() == 0:
-                    acc = pl.row_sum(acc)  # error: 'acc' changes type inside the if, from Tile[[16, 16], FP32, Vec] to Tile[[16, 1], FP32, Vec]
+                    acc = pl.row_sum(acc)  # error: 'acc' changes type inside the if, from Tile[[16, 16], FP32] to Tile[[16, 1], FP32, Vec]
                 return pl.store(acc, [0, 0], out)
         return P
     expect_error(make)

@@ -70,6 +70,8 @@ CoreAffinity mlir::bp::getCoreAffinity(Operation *op) {
     return sideOf(store.getValue().getType());
   if (auto move = dyn_cast<MoveOp>(op))
     return sideOf(move.getResult().getType());
+  if (auto full = dyn_cast<FullOp>(op))
+    return sideOf(full.getResult().getType());
   return CoreAffinity::Any;
 }
 

@@ -335,8 +335,11 @@ LogicalResult CastOp::verify() {
 
 LogicalResult FullOp::verify() {
   TileType tile = getResult().getType();
-  if (failed(verifyVecTile(*this, tile, "result")))
-    return failure();
+  if (tile.getMemorySpace() != MemorySpace::Vec &&
+      tile.getMemorySpace() != MemorySpace::Acc)
+    return emitOpError() << "result must be a vec or acc tile, got "
+                         << stringifyMemorySpace(tile.getMemorySpace())
+                         << " memory";
   Type valueType = getValue().getType();
   if (valueType != tile.getElementType() ||
       !isa<FloatAttr, IntegerAttr>(getValue()))

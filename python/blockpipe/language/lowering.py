@@ -618,13 +618,32 @@ class FunctionLowering:
             self.region_depth -= 1
         yielded = []
         carried_keys = []
+        carried_types = []
         for name, init in zip(carried, inits):
             value = self.as_value(self.env[name], stmt)
+            inferred = isinstance(init.type, TileType) and init.load_keys and init.type.space is None
+            if inferred and isinstance(value.type, TileType) and not value.load_keys \
+                    and value.type.space is not None:
+                # An inferred tile (a load or pl.full) that starts what the
+                # body makes in a known space (a matmul chain's Acc) is in
+                # that space.
+                if (value.type.shape, value.type.dtype) != (init.type.shape, init.type.dtype):
+                    raise self.error(
+                        stmt, f"'{name}' changes type inside the loop, from {init.type} to {value.type}"
+                    )
+                if self.program.observing:
+                    for key in init.load_keys:
+                        self.program.inference.load_uses.setdefault(key, set()).add(value.type.space)
+                yielded.append(value.handle)
+                carried_keys.append(())
+                carried_types.append(value.type)
+                continue
             if not _same_type(value.type, init.type):
                 raise self.error(
                     stmt, f"'{name}' changes type inside the loop, from {init.type} to {value.type}"
                 )
             yielded.append(value.handle)
+            carried_types.append(init.type)
             # The loads the loop carries in one variable (before it, and
             # in its body) are used alike: one memory space for all.
             keys = tuple(dict.fromkeys(init.load_keys + value.load_keys))
@@ -637,8 +656,8 @@ class FunctionLowering:
         results = self.builder.end_for(yielded, self.loc(stmt))
         inner_only = {n for n in assigned if n not in outer}
         self.env = outer
-        for name, init, handle, keys in zip(carried, inits, results, carried_keys):
-            self.env[name] = Value(handle, init.type, keys)
+        for name, init, handle, keys, type_ in zip(carried, inits, results, carried_keys, carried_types):
+            self.env[name] = Value(handle, type_, keys)
             self.tensor_roots[handle] = self.root_of(init)
         for name in inner_only:
             self.env.pop(name, None)
@@ -1336,6 +1355,9 @@ class FunctionLowering:
         space = self.resolve_load_space(key, explicit)
         if space is None and not self.program.observing:
             raise self.error(node, "this tile is used by both vector and cube operations; load it once per unit or pass target_memory=")
+        if space is MemorySpace.Acc:
+            raise self.error(node, "a loaded tile cannot start a pl.matmul(..., acc=...) chain (Acc tiles come "
+                                   "from pl.matmul or pl.full); start it with pl.full, or with a pl.matmul")
         tile = TileType(shape, tensor.type.dtype, space)
         (result,) = self.create("bp.load", [tensor] + offsets, [tile.with_space(space or MemorySpace.Vec)], {}, node, name)
         result.type = tile.with_space(space) if space else tile
@@ -1525,8 +1547,8 @@ class FunctionLowering:
         return result
 
     def op_full(self, node, name, expected):
-        self.require_kind(node, "full", (FunctionType.InCore, FunctionType.AIV))
-        b = self.bind_args("full", node, ("shape", "dtype", "value"), {})
+        self.require_kind(node, "full", (FunctionType.InCore, FunctionType.AIV, FunctionType.AIC))
+        b = self.bind_args("full", node, ("shape", "dtype", "value"), {"target_memory": None})
         shape = self.shape_arg(b["shape"], "pl.full's shape")
         dtype = self.dtype_arg(b["dtype"], "pl.full's dtype")
         value = self.static(b["value"])
@@ -1538,8 +1560,32 @@ class FunctionLowering:
             if isinstance(value, float) and not value.is_integer():
                 raise self.error(b["value"], f"pl.full's value {value} is not an integer but dtype is {dtype.name}")
             attr = self.int_attr(value, dtype, b["value"])
-        tile = TileType(shape, dtype, MemorySpace.Vec)
-        (result,) = self.create("bp.full", [], [tile], {"value": attr}, node, name)
+        # A vec tile, or an acc tile that starts a matmul chain: from
+        # target_memory=, else from how it is used (as loads are).
+        explicit = self.space_arg(b["target_memory"], "target_memory")
+        if explicit not in (None, MemorySpace.Vec, MemorySpace.Acc):
+            raise self.error(b["target_memory"], "pl.full makes Vec tiles, or Acc tiles that start a "
+                                                 f"pl.matmul(..., acc=...) chain; got {explicit.name}")
+        key = self.source.position(node)
+        space = explicit
+        if space is None and not self.program.observing:
+            uses = self.program.inference.load_uses.get(key, set())
+            if uses and uses <= {MemorySpace.Acc}:
+                space = MemorySpace.Acc
+            elif MemorySpace.Acc in uses:
+                raise self.error(node, "this pl.full is used both as a matmul accumulator and as a vector "
+                                       "tile; make one of each")
+            else:
+                space = MemorySpace.Vec
+        if self.kind is FunctionType.AIC and space is not MemorySpace.Acc and not self.program.observing:
+            raise self.error(node, "an AIC function can only make Acc tiles with pl.full (the starting "
+                                   "value of a pl.matmul(..., acc=...) chain)")
+        tile = TileType(shape, dtype, space)
+        (result,) = self.create("bp.full", [], [tile.with_space(space or MemorySpace.Vec)], {"value": attr},
+                                node, name)
+        result.type = tile.with_space(space) if space else tile
+        if explicit is None:
+            result.load_keys = (key,)
         return result
 
     def op_matmul(self, node, name, expected):
@@ -1564,8 +1610,12 @@ class FunctionLowering:
         operands = [lhs, rhs]
         if b["acc"] is not None:
             acc = self.tile_arg(b["acc"], "pl.matmul's acc")
-            if acc.type != result_type:
-                raise self.error(b["acc"], f"pl.matmul's acc must be {result_type}, got {acc.type}")
+            known = acc.type.space is not None or not acc.load_keys
+            if (acc.type.shape, acc.type.dtype) != (result_type.shape, result_type.dtype) or (
+                    known and not acc.load_keys and acc.type.space is not MemorySpace.Acc):
+                raise self.error(b["acc"], f"pl.matmul's acc must be {result_type}, got {acc.type}; a chain "
+                                           "starts from a pl.matmul result or from pl.full")
+            acc = self.demand(acc, MemorySpace.Acc, b["acc"], "pl.matmul's acc")
             operands.append(acc)
         (result,) = self.create("bp.matmul", operands, [result_type], {}, node, name)
         return result

@@ -310,3 +310,20 @@ func.func @induction_var_name_on_a_non_loop() attributes {bp.kind = #bp<kind aiv
   %c0 = arith.constant {bp.induction_var = "i"} 0 : index
   return
 }
+
+// -----
+
+func.func @full_in_left_memory() attributes {bp.kind = #bp<kind aic>} {
+  // expected-error @+1 {{result must be a vec or acc tile, got left memory}}
+  %l = bp.full 0.0 : f32 -> !bp.tile<16x16xf32, left>
+  return
+}
+
+// -----
+
+// An acc tile from bp.full is cube work: not in an aiv function.
+func.func @acc_full_in_aiv() attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{runs on the cube unit and cannot be in an aiv function}}
+  %z = bp.full 0.0 : f32 -> !bp.tile<16x16xf32, acc>
+  return
+}

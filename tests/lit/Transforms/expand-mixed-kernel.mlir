@@ -292,4 +292,27 @@ func.func @holds_ten(%x: !bp.tensor<16x16xf32>,
   return %o : !bp.tensor<16x16xf32>
 }
 
+// A chain of matmuls started from zeros: the acc-space bp.full is cube work
+// and stays in the aic half with the chain; only the result crosses.
+// CHECK-LABEL: func.func @from_zeros_aic(
+// CHECK: %[[Z:.*]] = bp.full 0.000000e+00 : f32 -> !bp.tile<16x16xf32, acc>
+// CHECK: bp.matmul {{.*}} acc(%[[Z]] : !bp.tile<16x16xf32, acc>)
+// CHECK: bp.tpush c2v
+// CHECK-LABEL: func.func @from_zeros_aiv(
+// CHECK-NOT: bp.full
+// CHECK: bp.tpop c2v
+func.func @from_zeros(%x: !bp.tensor<16x16xf32>,
+                      %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<16x16xf32> attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %z = bp.full 0.0 : f32 -> !bp.tile<16x16xf32, acc>
+  %a = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, left>
+  %b = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, right>
+  %m = bp.matmul %a, %b acc(%z : !bp.tile<16x16xf32, acc>) : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %v = bp.move %m : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %r = bp.relu %v : !bp.tile<16x16xf32, vec>
+  %o = bp.store %r, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
+  return %o : !bp.tensor<16x16xf32>
+}
+
 }

@@ -287,11 +287,15 @@ def BP_CastOp : BP_Op<"cast", [Pure, BP_KernelOnly, BP_VectorOp]> {
   let hasVerifier = 1;
 }
 
-def BP_FullOp : BP_Op<"full", [Pure, BP_KernelOnly, BP_VectorOp]> {
-  let summary = "a vec tile with every element set to a constant";
+def BP_FullOp : BP_Op<"full", [Pure, BP_KernelOnly]> {
+  let summary = "a vec or acc tile with every element set to a constant";
   let description = [{
+    A vec tile (vector unit) or an acc tile (cube unit: the starting value of
+    a chain of `bp.matmul ... acc(...)`, such as zeros).
+
     ```mlir
     %z = bp.full 0.000000e+00 : f32 -> !bp.tile<16x16xf32, vec>
+    %acc = bp.full 0.000000e+00 : f32 -> !bp.tile<16x16xf32, acc>
     ```
   }];
   let arguments = (ins TypedAttrInterface:$value);
