@@ -7,6 +7,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace mlir::bp;
@@ -242,17 +243,34 @@ static LogicalResult verifyBinary(Operation *op, TileType lhs, Type rhs) {
   if (failed(verifyVecTile(op, lhs, "lhs")))
     return failure();
   if (auto rhsTile = dyn_cast<TileType>(rhs)) {
+    bool matrices = lhs.getRank() == 2 && rhsTile.getRank() == 2;
     // An Mx1 rhs applies its row i to all of lhs's row i.
-    bool rowBroadcast = lhs.getRank() == 2 && rhsTile.getRank() == 2 &&
-                        lhs.getDimSize(1) > 1 &&
+    bool rowBroadcast = matrices && lhs.getDimSize(1) > 1 &&
                         rhsTile.getDimSize(0) == lhs.getDimSize(0) &&
                         rhsTile.getDimSize(1) == 1;
-    if (rhsTile.getShape() != lhs.getShape() && !rowBroadcast)
-      return op->emitOpError()
-             << "operand shapes differ: " << formatShape(lhs.getShape())
-             << " and " << formatShape(rhsTile.getShape())
-             << " (the rhs may also be a " << lhs.getDimSize(0)
-             << "x1 tile, broadcast along rows)";
+    // A 1xN rhs applies its column j to all of lhs's column j.
+    bool colBroadcast = matrices && lhs.getDimSize(0) > 1 &&
+                        rhsTile.getDimSize(0) == 1 &&
+                        rhsTile.getDimSize(1) == lhs.getDimSize(1);
+    if (rhsTile.getShape() != lhs.getShape() && !rowBroadcast &&
+        !colBroadcast) {
+      InFlightDiagnostic diag =
+          op->emitOpError()
+          << "operand shapes differ: " << formatShape(lhs.getShape()) << " and "
+          << formatShape(rhsTile.getShape());
+      // Name only the broadcasts that differ from the plain same-shape form.
+      SmallVector<std::string, 2> forms;
+      if (lhs.getRank() == 2 && lhs.getDimSize(1) > 1)
+        forms.push_back(std::to_string(lhs.getDimSize(0)) +
+                        "x1 tile, broadcast along rows");
+      if (lhs.getRank() == 2 && lhs.getDimSize(0) > 1)
+        forms.push_back("1x" + std::to_string(lhs.getDimSize(1)) +
+                        " tile, broadcast along columns");
+      if (!forms.empty())
+        diag << " (the rhs may also be a " << llvm::join(forms, ", or a ")
+             << ")";
+      return diag;
+    }
     if (rhsTile.getElementType() != lhs.getElementType())
       return op->emitOpError()
              << "operand element types differ: " << lhs.getElementType()

@@ -154,8 +154,43 @@ func.func @add_shapes(%a: !bp.tile<16x16xf32, vec>, %b: !bp.tile<16x32xf32, vec>
 // -----
 
 func.func @broadcast_wrong_rows(%a: !bp.tile<16x16xf32, vec>, %b: !bp.tile<8x1xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
-  // expected-error @+1 {{operand shapes differ: 16x16 and 8x1 (the rhs may also be a 16x1 tile, broadcast along rows)}}
+  // expected-error @+1 {{operand shapes differ: 16x16 and 8x1 (the rhs may also be a 16x1 tile, broadcast along rows, or a 1x16 tile, broadcast along columns)}}
   %c = bp.div %a, %b : !bp.tile<16x16xf32, vec>, !bp.tile<8x1xf32, vec>
+  return
+}
+
+// -----
+
+func.func @broadcast_wrong_columns(%a: !bp.tile<8x16xf32, vec>, %b: !bp.tile<1x17xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{operand shapes differ: 8x16 and 1x17 (the rhs may also be a 8x1 tile, broadcast along rows, or a 1x16 tile, broadcast along columns)}}
+  %c = bp.mul %a, %b : !bp.tile<8x16xf32, vec>, !bp.tile<1x17xf32, vec>
+  return
+}
+
+// -----
+
+// The lhs is the wider operand: a 1xN lhs does not broadcast against MxN.
+func.func @broadcast_lhs(%a: !bp.tile<1x16xf32, vec>, %b: !bp.tile<8x16xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{operand shapes differ: 1x16 and 8x16 (the rhs may also be a 1x1 tile, broadcast along rows)}}
+  %c = bp.add %a, %b : !bp.tile<1x16xf32, vec>, !bp.tile<8x16xf32, vec>
+  return
+}
+
+// -----
+
+// A one-row lhs has no columns to broadcast along: its 1xN rhs is the plain
+// same-shape case, and the hint names only the row form.
+func.func @broadcast_column_one_row(%a: !bp.tile<1x16xf32, vec>, %b: !bp.tile<1x8xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{operand shapes differ: 1x16 and 1x8 (the rhs may also be a 1x1 tile, broadcast along rows)}}
+  %c = bp.sub %a, %b : !bp.tile<1x16xf32, vec>, !bp.tile<1x8xf32, vec>
+  return
+}
+
+// -----
+
+func.func @broadcast_column_dtype(%a: !bp.tile<8x16xf32, vec>, %b: !bp.tile<1x16xf16, vec>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{operand element types differ: 'f32' and 'f16'}}
+  %c = bp.mul %a, %b : !bp.tile<8x16xf32, vec>, !bp.tile<1x16xf16, vec>
   return
 }
 

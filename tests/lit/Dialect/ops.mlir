@@ -58,6 +58,13 @@ func.func @vector_ops(%x: !bp.tensor<64x16xf32>, %y: !bp.tensor<?x16xf16>,
   %rr1 = bp.add %rr, %one : !bp.tile<16x1xf32, vec>, !bp.tile<16x1xf32, vec>
   // CHECK: bp.sub %{{.*}}, %{{.*}} : !bp.tile<16x16xf32, vec>, !bp.tile<16x1xf32, vec>
   %bc = bp.sub %sum0, %rm : !bp.tile<16x16xf32, vec>, !bp.tile<16x1xf32, vec>
+  // A 1xN rhs broadcasts along columns (a gamma vector).
+  %g = bp.load %x[%c0, %c0] : !bp.tensor<64x16xf32> -> !bp.tile<1x16xf32, vec>
+  // CHECK: bp.mul %{{.*}}, %{{.*}} : !bp.tile<16x16xf32, vec>, !bp.tile<1x16xf32, vec>
+  %cb = bp.mul %sum0, %g : !bp.tile<16x16xf32, vec>, !bp.tile<1x16xf32, vec>
+  // CHECK: bp.maximum %{{.*}}, %{{.*}} : !bp.tile<16x1xf32, vec>, !bp.tile<1x1xf32, vec>
+  %g1 = bp.load %io[%c0, %c0] : !bp.tensor<64x1xf32> -> !bp.tile<1x1xf32, vec>
+  %cb1 = bp.maximum %rm, %g1 : !bp.tile<16x1xf32, vec>, !bp.tile<1x1xf32, vec>
   // CHECK: bp.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : !bp.tile<16x16xf32, vec>, !bp.tensor<64x16xf32>
   %o = bp.store %sum0, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<64x16xf32>
   %o2 = bp.store %rr1, %io[%c0, %c0] : !bp.tile<16x1xf32, vec>, !bp.tensor<64x1xf32>

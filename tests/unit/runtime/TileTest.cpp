@@ -105,6 +105,71 @@ template <typename T, int64_t R, int64_t C> void checkElementwise() {
   ref([](double x, double) { return 2 * x; }, "add in place");
 }
 
+/// The broadcast forms of every binary op against a naive reference: an Rx1
+/// rhs (b[i] for all of row i) when C > 1, a 1xC rhs (b[j] for all of
+/// column j) when R > 1.
+template <typename T, int64_t R, int64_t C> void checkBroadcast() {
+  std::mt19937 rng(R * 977 + C);
+  auto a = randomTile<T, R, C>(rng);
+  auto rows = randomTile<T, R, 1>(rng, 0.5, 4);
+  auto cols = randomTile<T, 1, C>(rng, 0.5, 4);
+  auto out = std::make_unique<Tile<T, R, C>>();
+  // rhs(i, j) is the element of b that applies to a(i, j).
+  auto ref = [&](auto rhs, auto op, const char *what) {
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t j = 0; j < C; ++j) {
+        const double x = toDouble((*a)(i, j)), y = rhs(i, j);
+        expectNear<T>(toDouble(fromDouble<T>(op(x, y))), (*out)(i, j), 0, what,
+                      i * C + j);
+      }
+  };
+  auto add = [](double x, double y) { return x + y; };
+  auto sub = [](double x, double y) { return x - y; };
+  auto mul = [](double x, double y) { return x * y; };
+  auto div = [](double x, double y) { return x / y; };
+  auto max = [](double x, double y) { return x > y ? x : y; };
+  auto min = [](double x, double y) { return x < y ? x : y; };
+  const bool integral = std::is_integral<T>::value;
+  if constexpr (C > 1) {
+    auto row = [&](int64_t i, int64_t) { return toDouble(rows->data[i]); };
+    bt::add(*out, *a, *rows);
+    ref(row, add, "add row");
+    bt::sub(*out, *a, *rows);
+    ref(row, sub, "sub row");
+    bt::mul(*out, *a, *rows);
+    ref(row, mul, "mul row");
+    bt::maximum(*out, *a, *rows);
+    ref(row, max, "maximum row");
+    bt::minimum(*out, *a, *rows);
+    ref(row, min, "minimum row");
+    if (!integral) {
+      bt::div(*out, *a, *rows);
+      ref(row, div, "div row");
+    }
+  }
+  if constexpr (R > 1) {
+    auto col = [&](int64_t, int64_t j) { return toDouble(cols->data[j]); };
+    bt::add(*out, *a, *cols);
+    ref(col, add, "add column");
+    bt::sub(*out, *a, *cols);
+    ref(col, sub, "sub column");
+    bt::mul(*out, *a, *cols);
+    ref(col, mul, "mul column");
+    bt::maximum(*out, *a, *cols);
+    ref(col, max, "maximum column");
+    bt::minimum(*out, *a, *cols);
+    ref(col, min, "minimum column");
+    if (!integral) {
+      bt::div(*out, *a, *cols);
+      ref(col, div, "div column");
+    }
+    // In place, as generated code may write over the lhs.
+    *out = *a;
+    bt::mul(*out, *out, *cols);
+    ref(col, mul, "mul column in place");
+  }
+}
+
 template <typename T, int64_t R, int64_t C> void checkReduce() {
   std::mt19937 rng(R * 7 + C);
   auto a = randomTile<T, R, C>(rng);
@@ -207,6 +272,22 @@ TEST(Tile, ElementwiseFloat) { BP_SHAPES(checkElementwise, float); }
 TEST(Tile, ElementwiseHalf) { BP_SHAPES(checkElementwise, half); }
 TEST(Tile, ElementwiseBf16) { BP_SHAPES(checkElementwise, bfloat16); }
 TEST(Tile, ElementwiseInt32) { BP_SHAPES(checkElementwise, int32_t); }
+TEST(Tile, BroadcastFloat) {
+  BP_SHAPES(checkBroadcast, float);
+  checkBroadcast<float, 5, 1>();
+}
+TEST(Tile, BroadcastHalf) {
+  BP_SHAPES(checkBroadcast, half);
+  checkBroadcast<half, 5, 1>();
+}
+TEST(Tile, BroadcastBf16) {
+  BP_SHAPES(checkBroadcast, bfloat16);
+  checkBroadcast<bfloat16, 5, 1>();
+}
+TEST(Tile, BroadcastInt32) {
+  BP_SHAPES(checkBroadcast, int32_t);
+  checkBroadcast<int32_t, 5, 1>();
+}
 TEST(Tile, ReduceFloat) { BP_SHAPES(checkReduce, float); }
 TEST(Tile, ReduceHalf) { BP_SHAPES(checkReduce, half); }
 TEST(Tile, ReduceBf16) { BP_SHAPES(checkReduce, bfloat16); }
@@ -433,10 +514,21 @@ TEST(Tile, DivisibleFindsWhatWouldTrap) {
   EXPECT_FALSE(bt::divisible(a, b));
   rows.data[1] = 0;
   EXPECT_FALSE(bt::divisible(a, rows));
+  bt::Tile<int32_t, 1, 3, bt::Space::Vec> cols;
+  cols.data[0] = 1;
+  cols.data[1] = 2;
+  cols.data[2] = 5;
+  EXPECT_TRUE(bt::divisible(a, cols));
+  cols.data[2] = 0;
+  EXPECT_FALSE(bt::divisible(a, cols));
+  cols.data[2] = -1; // a divisor of -1 is fine until the lowest value
   // The lowest value by -1 overflows; by -2 it does not.
+  EXPECT_TRUE(bt::divisible(a, cols));
   a.data[0] = std::numeric_limits<int32_t>::lowest();
   EXPECT_FALSE(bt::divisible(a, -1));
   EXPECT_TRUE(bt::divisible(a, -2));
+  a.data[2] = std::numeric_limits<int32_t>::lowest(); // column 2, by -1
+  EXPECT_FALSE(bt::divisible(a, cols));
   // Floating point never traps: x / 0 is inf or NaN.
   bt::Tile<float, 1, 2, bt::Space::Vec> f;
   f.data[0] = 1.0f;

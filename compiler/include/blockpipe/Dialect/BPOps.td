@@ -227,13 +227,17 @@ class BP_BinaryOp<string mnemonic, string what>
   let summary = "elementwise " # what;
   let description = [{
     Elementwise on `vec` tiles. The right operand is a tile of the same type,
-    an Mx1 tile whose row i applies to all of row i of an MxN left operand,
-    or a scalar of the tile's element type, broadcast to every element.
+    an Mx1 tile whose row i applies to all of row i of an MxN left operand
+    (N > 1), a 1xN tile whose column j applies to all of column j of an MxN
+    left operand (M > 1; a gamma or bias vector), or a scalar of the tile's
+    element type, broadcast to every element. The result has the left
+    operand's type.
 
     ```mlir
     %c = bp.}] # mnemonic # [{ %a, %b : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
     %d = bp.}] # mnemonic # [{ %a, %s : !bp.tile<16x16xf32, vec>, f32
     %e = bp.}] # mnemonic # [{ %a, %r : !bp.tile<16x16xf32, vec>, !bp.tile<16x1xf32, vec>
+    %f = bp.}] # mnemonic # [{ %a, %g : !bp.tile<16x16xf32, vec>, !bp.tile<1x16xf32, vec>
     ```
   }];
   let arguments = (ins BP_Tile:$lhs, AnyTypeOf<[BP_Tile, BP_Scalar]>:$rhs);

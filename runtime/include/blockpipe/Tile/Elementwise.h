@@ -1,8 +1,9 @@
 //===- Elementwise.h - Tile-tile, tile-scalar and unary ops -----*- C++ -*-===//
 //
-// dst = op(a, b) element by element, with the scalar forms dst = op(a, s)
-// and the row-broadcast forms dst = op(a, b) with b an Rx1 tile (b[i] applies
-// to all of row i).
+// dst = op(a, b) element by element, with the scalar forms dst = op(a, s),
+// the row-broadcast forms dst = op(a, b) with b an Rx1 tile (b[i] applies
+// to all of row i) and the column-broadcast forms with b a 1xC tile (b[j]
+// applies to all of column j).
 // dst may alias an operand. Arithmetic happens in compute_t<T> (float for
 // the 16-bit types).
 //
@@ -39,6 +40,24 @@ inline void binaryRow(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,
     const U s = U(b.data[i]);
     for (int64_t j = 0; j < C; ++j)
       dst.data[i * C + j] = T(op(U(a.data[i * C + j]), s));
+  }
+}
+
+template <typename T, int64_t R, int64_t C, Space D, Space A, Space B,
+          typename Op>
+inline void binaryCol(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,
+                      const Tile<T, 1, C, B> &b, Op op) {
+  using U = compute_t<T>;
+  // Widen b once rather than once per row (the 16-bit types convert in
+  // software); the inner loop is then a plain contiguous stream.
+  U row[C];
+  for (int64_t j = 0; j < C; ++j)
+    row[j] = U(b.data[j]);
+  for (int64_t i = 0; i < R; ++i) {
+    T *out = dst.data + i * C;
+    const T *in = a.data + i * C;
+    for (int64_t j = 0; j < C; ++j)
+      out[j] = T(op(U(in[j]), row[j]));
   }
 }
 
@@ -103,6 +122,12 @@ struct Min {
                    const Tile<T, R, 1, B> &b) {                                \
     detail::binaryRow(dst, a, b, detail::functor{});                           \
   }                                                                            \
+  template <typename T, int64_t R, int64_t C, Space D, Space A, Space B,       \
+            typename = std::enable_if_t<(R > 1)>>                              \
+  inline void name(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,           \
+                   const Tile<T, 1, C, B> &b) {                                \
+    detail::binaryCol(dst, a, b, detail::functor{});                           \
+  }                                                                            \
   template <typename T, int64_t R, int64_t C, Space D, Space A>                \
   inline void name(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,           \
                    compute_t<T> s) {                                           \
@@ -148,6 +173,15 @@ inline bool divisible(const Tile<T, R, C, A> &a, const Tile<T, R, 1, B> &b) {
   for (int64_t i = 0; i < R; ++i)
     for (int64_t j = 0; j < C; ++j)
       if (!detail::divisible(a.data[i * C + j], b.data[i]))
+        return false;
+  return true;
+}
+template <typename T, int64_t R, int64_t C, Space A, Space B,
+          typename = std::enable_if_t<(R > 1)>>
+inline bool divisible(const Tile<T, R, C, A> &a, const Tile<T, 1, C, B> &b) {
+  for (int64_t i = 0; i < R; ++i)
+    for (int64_t j = 0; j < C; ++j)
+      if (!detail::divisible(a.data[i * C + j], b.data[j]))
         return false;
   return true;
 }
