@@ -1442,9 +1442,14 @@ class FunctionLowering:
         tile = lhs.type.with_space(MemorySpace.Vec)
         if isinstance(rhs, Value) and isinstance(rhs.type, TileType):
             rhs = self.vector_operand(rhs, node, f"pl.{op}'s operands")
-            row_broadcast = len(tile.shape) == 2 and tile.shape[1] > 1 and rhs.type.shape == (tile.shape[0], 1)
-            if rhs.type.shape != tile.shape and not row_broadcast:
-                raise self.error(node, f"pl.{op} operand shapes differ: {list(tile.shape)} and {list(rhs.type.shape)}")
+            if op in ("add", "mul") and _broadcasts(rhs.type.shape, tile.shape):
+                # gamma * x: the tile ops broadcast their second operand only,
+                # and these two are commutative.
+                lhs, rhs = rhs, lhs
+                tile = lhs.type.with_space(MemorySpace.Vec)
+            if rhs.type.shape != tile.shape and not _broadcasts(tile.shape, rhs.type.shape):
+                raise self.error(node, f"pl.{op} operand shapes differ: {list(tile.shape)} and "
+                                       f"{list(rhs.type.shape)}{_broadcast_hint(tile.shape)}")
             self.check_dtype(tile.dtype, rhs.type.dtype, node, f"pl.{op}'s operands")
         else:
             if isinstance(rhs, Value) and isinstance(rhs.type, ScalarType) and rhs.type.dtype != tile.dtype:
@@ -2005,6 +2010,26 @@ def _assignment_of(stmts: Sequence[ast.stmt], name: str) -> Optional[ast.AST]:
             if any(isinstance(sub, ast.Name) and sub.id == name for t in targets for sub in ast.walk(t)):
                 return node
     return None
+
+
+def _broadcasts(lhs: tuple, rhs: tuple) -> bool:
+    """Whether a binary op's rhs of shape `rhs` broadcasts over an `lhs` tile
+    (the result has lhs's shape): an Mx1 rhs along the rows of MxN (N > 1),
+    or a 1xN rhs along the columns of MxN (M > 1). bp's verifier agrees."""
+    if len(lhs) != 2 or len(rhs) != 2:
+        return False
+    rows, cols = lhs
+    return (cols > 1 and rhs == (rows, 1)) or (rows > 1 and rhs == (1, cols))
+
+
+def _broadcast_hint(lhs: tuple) -> str:
+    """The broadcast forms a rhs could take against `lhs`, for an error."""
+    forms = []
+    if len(lhs) == 2 and lhs[1] > 1:
+        forms.append(f"[{lhs[0]}, 1] (broadcast along rows)")
+    if len(lhs) == 2 and lhs[0] > 1:
+        forms.append(f"[1, {lhs[1]}] (broadcast along columns)")
+    return f"; the second operand may also be {' or '.join(forms)}" if forms else ""
 
 
 def _describe(value) -> str:
