@@ -82,12 +82,12 @@ def test_rms_norm_with_a_gamma_vector():
 @pl.program
 class ColumnOps:
     """Every binary op with a 1xN second operand on FP16 and FP32 tiles, the
-    operator forms, a scalar on the left, and gamma written first; one
-    24-row block of y per result."""
+    operator forms, a scalar on the left, and gamma written first (an Mx1
+    tile too); one 24-row block of y per result."""
 
     @pl.function(type=pl.FunctionType.InCore)
     def k(self, x: pl.Tensor[[24, 40], pl.FP16], v: pl.Tensor[[1, 40], pl.FP16],
-          y: pl.Out[pl.Tensor[[8 * 24, 40], pl.FP32]]):
+          y: pl.Out[pl.Tensor[[9 * 24, 40], pl.FP32]]):
         t = pl.load(x, [0, 0], [24, 40])
         g = pl.load(v, [0, 0], [1, 40])
         f = pl.cast(t, pl.FP32)
@@ -100,11 +100,12 @@ class ColumnOps:
         y = pl.store(gf * f - gf, [120, 0], y)              # gamma first; 1xN - 1xN
         y = pl.store(2.0 - pl.add(gf, f), [144, 0], y)      # scalar on the left
         y = pl.store(1.0 / (f * gf), [168, 0], y)
+        y = pl.store(pl.mul(pl.row_max(f), f), [192, 0], y)  # Mx1 first
         return y
 
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[24, 40], pl.FP16], v: pl.Tensor[[1, 40], pl.FP16],
-             y: pl.Out[pl.Tensor[[8 * 24, 40], pl.FP32]]):
+             y: pl.Out[pl.Tensor[[9 * 24, 40], pl.FP32]]):
         y = self.k(x, v, y)
         return y
 
@@ -113,9 +114,9 @@ def test_every_binary_op_with_a_column_vector():
     rng = np.random.default_rng(22)
     x = rng.standard_normal((24, 40)).astype(np.float16)
     v = (rng.uniform(0.5, 2, (1, 40)) * rng.choice([-1, 1], (1, 40))).astype(np.float16)
-    y = np.zeros((8 * 24, 40), np.float32)
+    y = np.zeros((9 * 24, 40), np.float32)
     build(ColumnOps)(x, v, y)
-    y = y.reshape(8, 24, 40)
+    y = y.reshape(9, 24, 40)
     f, g = x.astype(np.float32), v.astype(np.float32)
     half = lambda a: a.astype(np.float16).astype(np.float32)  # noqa: E731
     np.testing.assert_array_equal(y[0], half(f + g))
@@ -126,6 +127,7 @@ def test_every_binary_op_with_a_column_vector():
     np.testing.assert_allclose(y[5], g * f - g, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(y[6], 2.0 - (g + f), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(y[7], 1.0 / (f * g), rtol=1e-5)
+    np.testing.assert_allclose(y[8], f.max(axis=1, keepdims=True) * f, rtol=1e-6)
 
 
 @pl.program
