@@ -4,15 +4,14 @@ column j to every row's column j, next to the Mx1 row broadcast. Run on the
 simulator and compared with numpy; a shape that is neither is a clean
 CompileError at the user's line."""
 
-import inspect
-import re
 
 import numpy as np
 import pytest
 
+import located
+
 import blockpipe
 import blockpipe.language as pl
-from blockpipe import CompileError
 
 
 def build(program):
@@ -20,23 +19,7 @@ def build(program):
 
 
 def expect_error(program_factory):
-    """Compiling the program the factory builds fails at the line marked
-    `# error: <text>`, with that text in the message and a caret under the
-    source line."""
-    source, first = inspect.getsourcelines(program_factory)
-    marks = [(first + i, m.group(1)) for i, line in enumerate(source)
-             if (m := re.search(r"# error: (.*)$", line))]
-    assert len(marks) == 1, "mark exactly one line with '# error: <text>'"
-    line, text = marks[0]
-    with pytest.raises(CompileError) as info:
-        build(program_factory())
-    err = info.value
-    assert text.strip() in err.message, err.message
-    assert (err.file, err.line) == (__file__, line), str(err)
-    rendered = str(err).splitlines()
-    assert rendered[0].startswith(f"{__file__}:{line}:")
-    assert rendered[2].strip() == "^"
-    return err
+    return located.expect_error(program_factory, build)
 
 
 ROWS, COLS, BLOCK = 64, 48, 16

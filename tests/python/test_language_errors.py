@@ -1,13 +1,12 @@
 """Bad programs: each raises CompileError at the line marked `# error: ...`,
 with that text in its message and the offending source line in str()."""
 
-import inspect
-import re
 
 import pytest
 
+import located
+
 import blockpipe.language as pl
-from blockpipe import CompileError
 from blockpipe.language.lowering import program_ir
 
 T = pl.Tensor[[64, 64], pl.FP32]
@@ -17,22 +16,7 @@ NOT_A_NUMBER = "rows"
 
 
 def expect_error(program_factory):
-    """Lowers the program the factory builds and checks the marked line."""
-    source, first = inspect.getsourcelines(program_factory)
-    marks = [(first + i, m.group(1)) for i, line in enumerate(source)
-             if (m := re.search(r"# error: (.*)$", line))]
-    assert len(marks) == 1, "mark exactly one line with '# error: <text>'"
-    line, text = marks[0]
-    with pytest.raises(CompileError) as info:
-        program_ir(program_factory())
-    err = info.value
-    assert text.strip() in err.message, err.message
-    assert err.line == line, f"error at line {err.line}, expected {line}: {err}"
-    assert err.file == __file__
-    rendered = str(err)
-    assert rendered.startswith(f"{__file__}:{line}:")
-    assert "^" in rendered.splitlines()[2]
-    return err
+    return located.expect_error(program_factory, program_ir)
 
 
 def test_unknown_name():

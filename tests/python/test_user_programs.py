@@ -2,9 +2,7 @@
 numpy; and mistakes a user would make, each a clean CompileError at the
 user's line (or a ValueError naming the parameter)."""
 
-import inspect
 import os
-import re
 import subprocess
 import sys
 import textwrap
@@ -12,9 +10,10 @@ import textwrap
 import numpy as np
 import pytest
 
+import located
+
 import blockpipe
 import blockpipe.language as pl
-from blockpipe import CompileError
 
 T32 = pl.Tensor[[32, 32], pl.FP32]
 
@@ -24,23 +23,7 @@ def build(program):
 
 
 def expect_error(program_factory):
-    """Compiling the program the factory builds (passes, codegen and all)
-    fails at the line marked `# error: <text>`, with that text in the
-    message and a caret under the source line."""
-    source, first = inspect.getsourcelines(program_factory)
-    marks = [(first + i, m.group(1)) for i, line in enumerate(source)
-             if (m := re.search(r"# error: (.*)$", line))]
-    assert len(marks) == 1, "mark exactly one line with '# error: <text>'"
-    line, text = marks[0]
-    with pytest.raises(CompileError) as info:
-        build(program_factory())
-    err = info.value
-    assert text.strip() in err.message, err.message
-    assert (err.file, err.line) == (__file__, line), str(err)
-    rendered = str(err).splitlines()
-    assert rendered[0].startswith(f"{__file__}:{line}:")
-    assert rendered[2].strip() == "^"
-    return err
+    return located.expect_error(program_factory, build)
 
 
 def run_isolated(tmp_path, body: str, timeout: float = 120) -> subprocess.CompletedProcess:
