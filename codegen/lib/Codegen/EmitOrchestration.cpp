@@ -17,6 +17,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace blockpipe::codegen;
 
@@ -207,9 +209,15 @@ LogicalResult OrchestrationBody::emitPipeBuffer(bp::TensorCreateOp create,
            "': " + std::to_string(perBlock) + " bytes for each of its " +
            (launch.getStaticCoreNum() ? blocks : "`" + blocks + "`") +
            " blocks.");
+  // A literal product that does not fit an int is computed in int64_t (in
+  // int it would wrap and size the buffer too small).
+  std::string perBlockExpr = std::to_string(perBlock);
+  if (std::optional<int64_t> coreNum = launch.getStaticCoreNum())
+    if (perBlock * *coreNum > std::numeric_limits<int32_t>::max())
+      perBlockExpr = "int64_t{" + perBlockExpr + "}";
   out.line("rt::Tensor " + name + " = bp_graph.createTensor(\"" +
-           escapeCppString(name) + "\", {" + std::to_string(perBlock) + " * " +
-           blocks + "}, rt::DType::INT8);");
+           escapeCppString(name) + "\", {" + perBlockExpr + " * " + blocks +
+           "}, rt::DType::INT8);");
   return success();
 }
 

@@ -119,7 +119,8 @@ void DeviceImpl::checkPipeBuffer(LaunchState &launch) {
     return; // host memory: its size is unknown to the runtime
   const int64_t perBlock = launch.spec.pipeBufferPerBlockBytes;
   const int64_t blockNum = launch.spec.blockNum;
-  const std::string what = "sanitizer: kernel '" + launch.kernel.name +
+  const std::string what = std::string(launch.sanitize ? "sanitizer: " : "") +
+                           "kernel '" + launch.kernel.name +
                            "': pipe buffer (argument " +
                            std::to_string(launch.spec.pipeBufferArg) + ")";
   std::optional<GmAllocation> allocation = gm.find(base);
@@ -204,7 +205,9 @@ DeviceImpl::submit(const Kernel &kernel, const LaunchSpec &launchSpec,
     tracer.record(std::move(event));
   }
 
-  if (launch->sanitize && launchSpec.pipeBufferArg >= 0)
+  // Always, not only when sanitizing: a buffer too small for block_num
+  // slices would let blocks write past it (one lookup per launch).
+  if (launchSpec.pipeBufferArg >= 0)
     checkPipeBuffer(*launch);
   if (launch->failed()) {
     for (int64_t b = 0; b < launchSpec.blockNum; ++b)

@@ -39,7 +39,8 @@ public:
 private:
   void validate(const Kernel &kernel, const LaunchSpec &spec,
                 const std::vector<void *> &args) const;
-  /// The sanitizer's launch-wide check: the pipe buffer holds every slice.
+  /// The pipe buffer (when in GM) holds a slice for every block; checked at
+  /// every launch, sanitizing or not.
   void checkPipeBuffer(LaunchState &launch);
 
   std::atomic<uint64_t> nextLaunchId_{1};

@@ -45,6 +45,17 @@ module {
     return
   }
 
+  // A literal product beyond an int is computed in int64_t (it would wrap
+  // and size the buffer too small).
+  // CHECK-LABEL: // ---- FILE: orchestration/huge.cpp
+  // CHECK: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {int64_t{8192} * 400000}, rt::DType::INT8);
+  func.func @huge(%x: !bp.tensor<?x16xf32>)
+      attributes {bp.kind = #bp<kind orchestration>} {
+    %buf = bp.tensor_create pipe_buffer : !bp.tensor<8192xi8>
+    bp.launch @k(%x, %buf) core_num(400000) : (!bp.tensor<?x16xf32>, !bp.tensor<8192xi8>) -> ()
+    return
+  }
+
   // A core_num that is a parameter is defined before everything.
   // CHECK-LABEL: // ---- FILE: orchestration/parameter.cpp
   // CHECK: void parameter({{.*}}, int64_t n)

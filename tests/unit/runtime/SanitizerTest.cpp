@@ -113,6 +113,22 @@ TEST_F(Fixture, PipeBufferSizedForOneBlockIsCaught) {
   device.gm().free(buffer);
 }
 
+TEST_F(Fixture, PipeBufferTooSmallIsCaughtWithoutTheSanitizerToo) {
+  // Blocks would write past the buffer: checked at every launch.
+  bool shard = true;
+  void *buffer = device.gm().allocate(kPerBlock, "gm_pipe_buffer_0");
+  LaunchSpec unsanitized = spec(4);
+  unsanitized.sanitize = false;
+  LaunchHandle handle = device.launch(kernel, unsanitized, {&shard, buffer});
+  std::string error = errorOf([&] { handle.wait(); });
+  EXPECT_TRUE(contains(error, "kernel 'matmul_add': pipe buffer (argument 1) "
+                              "'gm_pipe_buffer_0' holds 256 bytes"))
+      << error;
+  EXPECT_FALSE(contains(error, "sanitizer:")) << error;
+  EXPECT_EQ(handle.blocksRun(), 0);
+  device.gm().free(buffer);
+}
+
 TEST_F(Fixture, PerBlockBytesSmallerThanThePipesIsCaught) {
   bool shard = true;
   void *buffer = device.gm().allocate(kPerBlock * 4, "gm_pipe_buffer_0");
