@@ -17,19 +17,12 @@ using namespace blockpipe::codegen;
 /// "file.py:12" of the user's line in `loc`, if it has one (the file's base
 /// name only, so generated code does not depend on where it was built).
 std::optional<std::string> blockpipe::codegen::userLine(Location loc) {
-  if (auto file = llvm::dyn_cast<FileLineColLoc>(loc))
-    return (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
-            llvm::Twine(file.getLine()))
-        .str();
-  if (auto name = llvm::dyn_cast<NameLoc>(loc))
-    return userLine(name.getChildLoc());
-  if (auto fused = llvm::dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::optional<std::string> line = userLine(inner))
-        return line;
-  if (auto call = llvm::dyn_cast<CallSiteLoc>(loc))
-    return userLine(call.getCallee());
-  return std::nullopt;
+  auto file = loc->findInstanceOf<FileLineColLoc>();
+  if (!file)
+    return std::nullopt;
+  return (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
+          llvm::Twine(file.getLine()))
+      .str();
 }
 
 void FunctionBody::findDeadOps(Region &region) {
