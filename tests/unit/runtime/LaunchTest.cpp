@@ -106,14 +106,19 @@ int32_t meetAll(void **args, const bp_block_context *) {
   return BP_OK;
 }
 
-TEST(Launch, SyncStartStartsAllBlocksTogether) {
-  Device device;
+/// How many of a 24-block sync_start launch's blocks met all the others.
+int gangMeeting(Device &device) {
   SyncState state;
   LaunchSpec spec;
   spec.blockNum = 24;
   spec.syncStart = true;
   device.run(Kernel::makeAiv("meet", meetAll), spec, {&state});
-  EXPECT_EQ(state.reached.load(), 24);
+  return state.reached.load();
+}
+
+TEST(Launch, SyncStartStartsAllBlocksTogether) {
+  Device device;
+  EXPECT_EQ(gangMeeting(device), 24);
 }
 
 struct HoldState {
@@ -162,12 +167,7 @@ TEST(Launch, SyncStartGangIgnoresTheParallelismLimit) {
   // One block at a time otherwise, but a gang gets all its core groups.
   Device device(DeviceSpec::builtin(), bptest::withParallelism(1));
   ASSERT_EQ(device.parallelism(), 1);
-  SyncState state;
-  LaunchSpec spec;
-  spec.blockNum = 24;
-  spec.syncStart = true;
-  device.run(Kernel::makeAiv("meet", meetAll), spec, {&state});
-  EXPECT_EQ(state.reached.load(), 24);
+  EXPECT_EQ(gangMeeting(device), 24);
 }
 
 struct ParallelState {
