@@ -31,7 +31,7 @@ int main(int argc, char **argv) {
   const int reps = options.quick ? 5 : 21;
   const int iterations = options.quick ? 300 : 2000;
 
-  Device device(DeviceSpec::builtin(), DeviceOptions{});
+  Device device(builtinSpec(), DeviceOptions{});
   Kernel kernel = Kernel::makeAiv("empty", emptyKernel);
   std::vector<void *> args = {&sink};
   bp_kernel_fn entry = emptyKernel;

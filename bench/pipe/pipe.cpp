@@ -8,7 +8,7 @@
 #include "BenchUtil.h"
 
 #include "blockpipe/Runtime/Device.h"
-#include "blockpipe/Runtime/PipeLayout.h"
+#include "blockpipe/Target/PipeLayout.h"
 
 #include <cstring>
 #include <string>
@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
   const int64_t bytesPerRun =
       options.quick ? (int64_t(32) << 20) : (int64_t(256) << 20);
 
-  Device device(DeviceSpec::builtin(), DeviceOptions{});
+  Device device(builtinSpec(), DeviceOptions{});
   Kernel kernel = Kernel::makeGroup("pipe_stream", producer, consumer);
 
   for (bool copyOut : {false, true}) {

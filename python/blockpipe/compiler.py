@@ -202,15 +202,18 @@ def compile(program: Program, output_dir: Optional[os.PathLike] = None, target: 
     """
     if not isinstance(program, Program):
         raise TypeError(f"blockpipe.compile takes a @pl.program class, got {program!r}")
-    if target != "cpu-sim":
-        raise ValueError(f"unknown target '{target}'; available: cpu-sim")
     from blockpipe import _core
+
+    if target not in _core.bundled_targets():
+        raise ValueError(f"unknown target '{target}'; available: "
+                         f"{', '.join(_core.bundled_targets())}")
     from blockpipe.language.lowering import lower_program
 
     input_ir = lower_program(program, _core).text(True)
-    final_ir, pass_ir = _core.run_pipeline(input_ir, program.source_file, True, True)
+    final_ir, pass_ir = _core.run_pipeline(input_ir, program.source_file, True, True,
+                                           target=target)
     project = _project_name(program.name)
-    files = dict(_core.emit_cpp(final_ir, program.source_file, project, target))
+    files = dict(_core.emit_cpp(final_ir, program.source_file, project))
     artifacts = dict(files)
     if dump_passes:
         for index, (name, text) in enumerate(pass_ir, start=1):

@@ -42,8 +42,10 @@ std::string parseAndVerify(const std::string &text, const std::string &filename,
 /// Runs the default pipeline; returns the final IR and, when asked, the IR
 /// after each pass as (pass, text) pairs.
 py::tuple runPipeline(const std::string &text, const std::string &filename,
-                      bool captureEachPass, bool printLocations) {
+                      bool captureEachPass, bool printLocations,
+                      const std::string &target, const std::string &specPath) {
   blockpipe::PipelineOptions options;
+  options.specPath = specPath;
   options.captureIRAfterEachPass = captureEachPass;
   options.printLocations = printLocations;
   blockpipe::CompileResult result =
@@ -60,8 +62,7 @@ py::tuple runPipeline(const std::string &text, const std::string &filename,
 /// C++ project, by relative path.
 std::map<std::string, std::string> emitCpp(const std::string &text,
                                            const std::string &filename,
-                                           const std::string &projectName,
-                                           const std::string &target) {
+                                           const std::string &projectName) {
   MLIRContext context(MLIRContext::Threading::DISABLED);
   context.printOpOnDiagnostic(false);
   loadDialects(context);
@@ -78,7 +79,6 @@ std::map<std::string, std::string> emitCpp(const std::string &text,
     raiseCompileError(diagnostics, "the IR does not parse or verify");
   blockpipe::codegen::EmitOptions options;
   options.projectName = projectName;
-  options.target = target;
   FailureOr<blockpipe::codegen::FileMap> files =
       blockpipe::codegen::emitCpp(*module, options);
   if (failed(files))
@@ -96,12 +96,15 @@ PYBIND11_MODULE(_core, m) {
         "blockpipe.CompileError.");
   m.def("run_pipeline", &runPipeline, py::arg("text"),
         py::arg("filename") = "<string>", py::arg("capture_each_pass") = false,
-        py::arg("print_locations") = false,
+        py::arg("print_locations") = false, py::arg("target") = "",
+        py::arg("spec_path") = "",
         "Run the default pass pipeline; return (ir, [(pass, ir), ...]) or "
         "raise blockpipe.CompileError.");
   m.def("default_pipeline_passes", &blockpipe::defaultPipelinePassNames);
+  m.def("bundled_targets", &blockpipe::target::DeviceSpec::builtinNames,
+        "The names of the bundled device specs (compile(target=...)).");
   m.def("emit_cpp", &emitCpp, py::arg("text"), py::arg("filename"),
-        py::arg("project_name") = "", py::arg("target") = "cpu-sim",
+        py::arg("project_name") = "",
         "Translate pipelined IR to C++: {relative path: file text}.");
 
   py::class_<SourceLoc>(m, "SourceLoc")

@@ -90,8 +90,8 @@ std::unique_ptr<rt::Device> makeDevice(std::optional<std::string> specPath,
     options.sanitize = *sanitize;
   if (tracePath)
     options.tracePath = *tracePath;
-  rt::DeviceSpec spec = specPath ? rt::DeviceSpec::fromFile(*specPath)
-                                 : rt::DeviceSpec::builtin();
+  rt::DeviceSpec spec =
+      specPath ? rt::specFromFile(*specPath) : rt::builtinSpec();
   return std::make_unique<rt::Device>(std::move(spec), std::move(options));
 }
 

@@ -57,11 +57,13 @@ def test_artifacts_and_output_dir(compiled):
     config = json.loads(compiled.artifacts["kernel_config.json"])
     assert config["orchestrations"][0]["name"] == "main"
     dumps = sorted(p.name for p in (out / "passes").iterdir())
-    assert dumps[0] == "00_input.mlir" and dumps[1] == "01_bp-expand-mixed-kernel.mlir"
+    assert dumps[0] == "00_input.mlir" and dumps[1] == "01_bp-register-target.mlir"
+    assert dumps[2] == "02_bp-expand-mixed-kernel.mlir"
 
 
 def test_ir_after_each_pass(compiled):
-    assert compiled.passes[0] == "bp-expand-mixed-kernel"
+    assert compiled.passes[:2] == ["bp-register-target", "bp-expand-mixed-kernel"]
+    assert '#bp.target<name = "cpu-sim"' in compiled.ir("register-target")
     assert "bp.launch @scale" in compiled.ir()
     assert compiled.ir("inject-gm-pipe-buffer") == compiled.ir("bp-inject-gm-pipe-buffer")
     assert compiled.ir("final") == compiled.ir(compiled.passes[-1])

@@ -15,6 +15,12 @@ using namespace blockpipe::codegen;
 
 FailureOr<FileMap> blockpipe::codegen::emitCpp(ModuleOp module,
                                                const EmitOptions &options) {
+  bp::TargetAttr target = bp::TargetAttr::lookup(module);
+  if (target.getDriver() != "cpu-sim")
+    return module.emitError()
+           << "the module is compiled for target '" << target.getName()
+           << "' (driver '" << target.getDriver()
+           << "'), for which this build has no code generator (cpu-sim)";
   FailureOr<Program> program = Program::build(module, options);
   if (failed(program))
     return failure();

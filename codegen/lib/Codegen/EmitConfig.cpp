@@ -91,7 +91,11 @@ void blockpipe::codegen::emitKernelConfig(const Program &program,
   Json config;
   config["schema_version"] = 1;
   config["generator"] = "bp-translate";
-  config["target"] = program.options.target;
+  // The module's target (bp-register-target): its name, and the whole spec
+  // so that a runtime can tell a device of another spec.
+  bp::TargetAttr target = bp::TargetAttr::lookup(program.module);
+  config["target"] = target.getName().str();
+  config["target_spec"] = Json::parse(target.getSpec().toJson());
   config["project"] = program.project;
   config["library"] = program.project;
   config["kernel_table_symbol"] = "bp_kernel_table";

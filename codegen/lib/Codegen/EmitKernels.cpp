@@ -102,13 +102,6 @@ std::string KernelBody::dimExpr(Value tensor, unsigned k) const {
   return param.dims[k];
 }
 
-/// Tiles are local variables of the generated function, so they live on the
-/// stack of the thread that runs the block: a runtime worker (16 MiB) or the
-/// thread waiting for a small launch (a program's main thread, often 8 MiB).
-/// A body whose tiles could need more than this is refused rather than left
-/// to overflow that stack.
-constexpr int64_t kMaxKernelTileBytes = int64_t(4) << 20;
-
 LogicalResult KernelBody::emit(CppWriter &file) {
   int64_t tileBytes = 0, tiles = 0;
   func.walk([&](Operation *op) {
@@ -121,12 +114,19 @@ LogicalResult KernelBody::emit(CppWriter &file) {
         ++tiles;
       }
   });
-  if (tileBytes > kMaxKernelTileBytes)
+  // Tiles are local variables of the generated function, so they live on the
+  // stack of the thread that runs the block; the target says how much of it
+  // a block may take (the runtime sizes its stacks from the same number). A
+  // body whose tiles could need more is refused rather than left to
+  // overflow that stack.
+  const int64_t maxTileBytes =
+      bp::TargetAttr::lookup(func).getBlockStackBytes();
+  if (tileBytes > maxTileBytes)
     return error(func, "'")
            << kernel.name << "' makes " << tiles << " tiles of " << tileBytes
            << " bytes in all; generated kernels keep their tiles on the "
               "stack of the thread running the block, and more than "
-           << kMaxKernelTileBytes
+           << maxTileBytes
            << " bytes could overflow it (split the kernel, or reuse tiles "
               "through loops)";
   findDeadOps(func.getBody());

@@ -47,9 +47,14 @@ static cl::opt<bool> dumpPasses(
     "bp-dump-passes",
     cl::desc("With --bp-default-pipeline: write the IR after each pass to "
              "<dir>/passes/NN_<pass>.mlir"));
-static cl::opt<std::string> target("bp-target",
-                                   cl::desc("Target recorded in the manifest"),
-                                   cl::init("cpu-sim"));
+static cl::opt<std::string>
+    target("bp-target",
+           cl::desc("With --bp-default-pipeline: the bundled device spec to "
+                    "compile for (default: the module's, else cpu-sim)"));
+static cl::opt<std::string>
+    targetSpec("bp-target-spec",
+               cl::desc("With --bp-default-pipeline: a device spec file to "
+                        "compile for"));
 static cl::opt<std::string>
     projectName("bp-project",
                 cl::desc("CMake project / library / C++ namespace name "
@@ -102,6 +107,7 @@ int main(int argc, char **argv) {
   if (runPipeline) {
     mlir::PassManager pm(&context);
     mlir::bp::DefaultPipelineOptions options;
+    options.specPath = targetSpec;
     if (dumpPasses) {
       llvm::SmallString<256> dir(outputDir);
       llvm::sys::path::append(dir, "passes");
@@ -113,7 +119,6 @@ int main(int argc, char **argv) {
   }
 
   blockpipe::codegen::EmitOptions options;
-  options.target = target;
   options.projectName = projectName;
   mlir::FailureOr<blockpipe::codegen::FileMap> files =
       blockpipe::codegen::emitCpp(*module, options);

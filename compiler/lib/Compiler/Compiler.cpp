@@ -52,8 +52,8 @@ void registerPasses() {
 
 std::vector<std::string> defaultPipelinePassNames() {
   std::vector<std::string> names;
-  for (llvm::StringLiteral name : bp::getDefaultPipelinePassNames())
-    names.push_back(name.str());
+  for (const std::string &name : bp::getDefaultPipelinePassNames())
+    names.push_back(name);
   return names;
 }
 
@@ -179,8 +179,11 @@ CompileResult parseAndVerify(const std::string &irText,
 CompileResult runDefaultPipeline(const std::string &irText,
                                  const std::string &bufferName,
                                  const PipelineOptions &options) {
-  return compile(irText, bufferName, options, [](PassManager &pm) {
-    bp::buildDefaultPipeline(pm);
+  return compile(irText, bufferName, options, [&](PassManager &pm) {
+    bp::DefaultPipelineOptions pipeline;
+    pipeline.target = options.target;
+    pipeline.specPath = options.specPath;
+    bp::buildDefaultPipeline(pm, pipeline);
     return success();
   });
 }

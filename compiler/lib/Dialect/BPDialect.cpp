@@ -144,6 +144,13 @@ LogicalResult BPDialect::verifyOperationAttribute(Operation *op,
   StringRef name = attribute.getName().getValue();
   Attribute value = attribute.getValue();
 
+  if (name == kTargetAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<TargetAttr>(value))
+      return op->emitError()
+             << "'" << name << "' must be a #bp.target<...> on a module";
+    return success();
+  }
+
   if (name == kNumDevicesAttrName) {
     auto n = dyn_cast<IntegerAttr>(value);
     if (!isa<ModuleOp>(op) || !n || n.getInt() <= 0)

@@ -1,7 +1,7 @@
 //===- BPOps.cpp - Verifiers of bp operations -----------------------------===//
 
 #include "blockpipe/Dialect/BPDialect.h"
-#include "blockpipe/Runtime/PipeLayout.h"
+#include "blockpipe/Target/PipeLayout.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
@@ -422,12 +422,13 @@ static LogicalResult verifyInGroupHalf(Operation *op) {
 }
 
 int64_t InitializePipeOp::getResolvedSlotNum() {
-  return blockpipe::resolvePipeSlotNum(getDirMask(), getSlotNum());
+  return TargetAttr::lookup(*this).getPipeLimits().resolveSlotNum(getDirMask(),
+                                                                  getSlotNum());
 }
 
 int64_t InitializePipeOp::getFootprintBytes() {
   return blockpipe::pipeFootprintBytes(getDirMask(), getSlotSize(),
-                                       getSlotNum());
+                                       getResolvedSlotNum());
 }
 
 LogicalResult InitializePipeOp::verify() {
@@ -439,6 +440,12 @@ LogicalResult InitializePipeOp::verify() {
     return emitOpError() << "slot_size must be positive, got " << getSlotSize();
   if (getSlotNum() && *getSlotNum() <= 0)
     return emitOpError() << "slot_num must be positive, got " << *getSlotNum();
+  TargetAttr target = TargetAttr::lookup(*this);
+  if (getSlotNum() && *getSlotNum() > target.getMaxSlotNum())
+    return emitOpError() << "slot_num " << *getSlotNum() << " is more than the "
+                         << target.getMaxSlotNum()
+                         << " slots a ring may have on target '"
+                         << target.getName() << "' (pipe.max_slot_num)";
   if (getOffset() && !getBuffer())
     return emitOpError("has an offset but no buffer");
   if (getBuffer()) {

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "blockpipe/Runtime/PipeLayout.h"
+#include "blockpipe/Target/PipeLayout.h"
 #include "blockpipe/Transforms/Passes.h"
 
 #include <map>

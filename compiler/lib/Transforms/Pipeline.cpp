@@ -59,33 +59,57 @@ struct DefaultPipelineCLOptions
   Option<std::string> dumpDir{
       *this, "dump-dir",
       llvm::cl::desc("Write the IR after each pass to <dir>/NN_<pass>.mlir")};
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("A bundled device spec (cpu-sim, cuda) to compile for")};
+  Option<std::string> spec{
+      *this, "spec", llvm::cl::desc("A device spec JSON file to compile for")};
 };
+
+/// The default pipeline, in order: the one place that fixes it.
+std::unique_ptr<Pass> makePass(size_t index,
+                               const DefaultPipelineOptions &options) {
+  switch (index) {
+  case 0: {
+    BPRegisterTargetOptions target;
+    target.targetName = options.target;
+    target.specPath = options.specPath;
+    return createBPRegisterTarget(target);
+  }
+  case 1:
+    return createBPExpandMixedKernel();
+  case 2:
+    return createBPInjectGMPipeBuffer();
+  case 3:
+    return createBPNormalizeReturnOrder();
+  case 4:
+    return createBPDecomposeCollectivePermute();
+  case 5:
+    return createBPVerifyP2P();
+  case 6:
+    return createBPVerifyCapacity();
+  }
+  return nullptr;
+}
 
 } // namespace
 
-ArrayRef<llvm::StringLiteral> mlir::bp::getDefaultPipelinePassNames() {
-  // bp-pipeline-stages joins this list when it exists.
-  static constexpr llvm::StringLiteral names[] = {
-      "bp-expand-mixed-kernel",
-      "bp-inject-gm-pipe-buffer",
-      "bp-normalize-return-order",
-      "bp-decompose-collective-permute",
-      "bp-verify-p2p",
-      "bp-verify-capacity"};
+ArrayRef<std::string> mlir::bp::getDefaultPipelinePassNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> result;
+    while (std::unique_ptr<Pass> pass = makePass(result.size(), {}))
+      result.push_back(pass->getArgument().str());
+    return result;
+  }();
   return names;
 }
 
 void mlir::bp::buildDefaultPipeline(OpPassManager &pm,
                                     const DefaultPipelineOptions &options) {
-  SmallVector<std::unique_ptr<Pass>> passes;
-  passes.push_back(createBPExpandMixedKernel());
-  passes.push_back(createBPInjectGMPipeBuffer());
-  passes.push_back(createBPNormalizeReturnOrder());
-  passes.push_back(createBPDecomposeCollectivePermute());
-  passes.push_back(createBPVerifyP2P());
-  passes.push_back(createBPVerifyCapacity());
-  assert(passes.size() == getDefaultPipelinePassNames().size());
-  for (auto [index, pass] : llvm::enumerate(passes)) {
+  for (size_t index = 0;; ++index) {
+    std::unique_ptr<Pass> pass = makePass(index, options);
+    if (!pass)
+      break;
     std::string name = pass->getArgument().str();
     pm.addPass(std::move(pass));
     if (options.dumpDir.empty())
@@ -100,12 +124,15 @@ void mlir::bp::buildDefaultPipeline(OpPassManager &pm,
 void mlir::bp::registerDefaultPipeline() {
   PassPipelineRegistration<DefaultPipelineCLOptions>(
       "bp-default-pipeline",
-      "The blockpipe pass pipeline: expand mixed kernels, inject the GM pipe "
-      "buffer, normalize return order, decompose and verify point-to-point "
-      "transfers, check tiles against the target's local memories",
+      "The blockpipe pass pipeline: register the target, expand mixed "
+      "kernels, inject the GM pipe buffer, normalize return order, decompose "
+      "and verify point-to-point transfers, check tiles against the "
+      "target's local memories",
       [](OpPassManager &pm, const DefaultPipelineCLOptions &cl) {
         DefaultPipelineOptions options;
         options.dumpDir = cl.dumpDir;
+        options.target = cl.target;
+        options.specPath = cl.spec;
         buildDefaultPipeline(pm, options);
       });
 }

@@ -4,7 +4,7 @@
 #include "DeviceImpl.h"
 #include "LaunchState.h"
 
-#include "blockpipe/Runtime/PipeLayout.h"
+#include "blockpipe/Target/PipeLayout.h"
 
 #include <cstring>
 #include <new>

@@ -14,14 +14,17 @@
 namespace blockpipe::runtime::detail {
 
 namespace {
-/// Kernel bodies keep their tiles on the stack: room for every local memory
-/// of a core group several times over.
-constexpr size_t kWorkerStackBytes = size_t(16) << 20;
+/// Kernel bodies keep their tiles on the stack, at most the spec's
+/// block_stack_bytes (codegen refuses more): room for that several times
+/// over, for the tile library's own locals and the calls around the body.
+size_t workerStackBytes(const DeviceSpec &spec) {
+  return size_t(std::max<int64_t>(spec.blockStackBytes, 1 << 20)) * 4;
+}
 
-pthread_t startThread(void *(*entry)(void *), void *arg) {
+pthread_t startThread(void *(*entry)(void *), void *arg, size_t stackBytes) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, kWorkerStackBytes);
+  pthread_attr_setstacksize(&attr, stackBytes);
   pthread_t thread;
   int rc = pthread_create(&thread, &attr, entry, arg);
   pthread_attr_destroy(&attr);
@@ -55,7 +58,8 @@ Scheduler::Scheduler(DeviceImpl &device, int32_t coreGroups,
   leaders_.reserve(size_t(coreGroups));
   try {
     for (int32_t g = 0; g < coreGroups; ++g)
-      leaders_.push_back(startThread(&Scheduler::leaderEntry, this));
+      leaders_.push_back(startThread(&Scheduler::leaderEntry, this,
+                                     workerStackBytes(device_.spec)));
   } catch (...) {
     stop();
     throw;
@@ -260,7 +264,8 @@ void Scheduler::ensureVectorUnit(int32_t group, int32_t unit) {
     return;
   auto *arg = new VectorArg{this, group, unit};
   try {
-    vector.thread = startThread(&Scheduler::vectorEntry, arg);
+    vector.thread = startThread(&Scheduler::vectorEntry, arg,
+                                workerStackBytes(device_.spec));
   } catch (...) {
     delete arg;
     throw;

@@ -9,36 +9,6 @@
 
 namespace blockpipe::runtime {
 
-const char *dtypeName(DType dtype) {
-  switch (dtype) {
-  case DType::FP32:
-    return "fp32";
-  case DType::FP16:
-    return "fp16";
-  case DType::BF16:
-    return "bf16";
-  case DType::INT32:
-    return "int32";
-  case DType::INT64:
-    return "int64";
-  case DType::INT8:
-    return "int8";
-  case DType::UINT8:
-    return "uint8";
-  case DType::FP64:
-    return "fp64";
-  }
-  return "?";
-}
-
-DType dtypeFromName(const std::string &name) {
-  for (DType dtype : {DType::FP32, DType::FP16, DType::BF16, DType::INT32,
-                      DType::INT64, DType::INT8, DType::UINT8, DType::FP64})
-    if (name == dtypeName(dtype))
-      return dtype;
-  throw Error("unknown dtype '" + name + "'");
-}
-
 struct Tensor::Storage {
   void *data = nullptr;
   std::vector<int64_t> shape;

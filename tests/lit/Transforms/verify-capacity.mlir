@@ -3,7 +3,7 @@
 // acc 128 KiB, vec 192 KiB, mat 512 KiB); the pass changes nothing.
 // RUN: bp-opt --bp-verify-capacity %s | FileCheck %s
 // A smaller spec given by file rejects the vec tile only.
-// RUN: not bp-opt --bp-verify-capacity=spec=%S/Inputs/small-vec.json %s 2>&1 | FileCheck %s --check-prefix=SMALL
+// RUN: not bp-opt --bp-register-target=spec=%S/Inputs/small-vec.json --bp-verify-capacity %s 2>&1 | FileCheck %s --check-prefix=SMALL
 
 // CHECK-LABEL: func.func @at_capacity
 // CHECK: bp.matmul

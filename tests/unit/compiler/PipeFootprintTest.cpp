@@ -9,7 +9,7 @@
 
 #include "blockpipe/Compiler/Compiler.h"
 #include "blockpipe/Dialect/BPDialect.h"
-#include "blockpipe/Runtime/PipeLayout.h"
+#include "blockpipe/Target/PipeLayout.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -47,8 +47,12 @@ TEST_P(PipeFootprint, MatchesRingsTimesSlotsTimesSlotSize) {
   auto [dirMask, slotNum] = GetParam();
   Expected expected = expectedFor(dirMask, slotNum);
   EXPECT_EQ(blockpipe::pipeRingCount(dirMask), expected.rings);
-  EXPECT_EQ(blockpipe::resolvePipeSlotNum(dirMask, slotNum), expected.slots);
-  EXPECT_EQ(blockpipe::pipeFootprintBytes(dirMask, kSlotSize, slotNum),
+  // The bundled cpu-sim spec's defaults (8 slots, 4 for both directions).
+  const blockpipe::PipeLimits limits =
+      (*blockpipe::target::DeviceSpec::builtin("cpu-sim")).pipe;
+  const int64_t slots = limits.resolveSlotNum(dirMask, slotNum);
+  EXPECT_EQ(slots, expected.slots);
+  EXPECT_EQ(blockpipe::pipeFootprintBytes(dirMask, kSlotSize, slots),
             expected.rings * expected.slots * kSlotSize);
 }
 
@@ -71,10 +75,10 @@ TEST_P(PipeFootprint, InitializePipeOpAgrees) {
   mlir::bp::InitializePipeOp init;
   module->walk([&](mlir::bp::InitializePipeOp op) { init = op; });
   ASSERT_TRUE(init);
-  EXPECT_EQ(init.getResolvedSlotNum(),
-            blockpipe::resolvePipeSlotNum(dirMask, slotNum));
+  Expected expected = expectedFor(dirMask, slotNum);
+  EXPECT_EQ(init.getResolvedSlotNum(), expected.slots);
   EXPECT_EQ(init.getFootprintBytes(),
-            blockpipe::pipeFootprintBytes(dirMask, kSlotSize, slotNum));
+            blockpipe::pipeFootprintBytes(dirMask, kSlotSize, expected.slots));
 }
 
 std::string

@@ -53,7 +53,7 @@ TEST(Launch, EveryBlockRunsOnceWithItsIndex) {
 
 TEST(Launch, MoreBlocksThanCoreGroupsRunInWaves) {
   // All 24 core groups may run at once, whatever the host's thread count.
-  Device device(DeviceSpec::builtin(), bptest::everyCoreGroupAtOnce());
+  Device device(builtinSpec(), bptest::everyCoreGroupAtOnce());
   ASSERT_EQ(device.spec().coreGroups, 24);
   Record record;
   LaunchSpec spec;
@@ -76,7 +76,7 @@ TEST(Launch, MoreBlocksThanCoreGroupsRunInWaves) {
 }
 
 TEST(Launch, SmallDeviceRunsManyBlocksInWaves) {
-  DeviceSpec spec = DeviceSpec::builtin();
+  DeviceSpec spec = builtinSpec();
   spec.coreGroups = 2;
   spec.gmBytes = 1 << 24;
   Device device(spec, DeviceOptions{});
@@ -134,7 +134,7 @@ int32_t holdGroup(void **args, const bp_block_context *) {
 }
 
 TEST(Launch, SyncStartWaitsForAllItsCoreGroups) {
-  Device device(DeviceSpec::builtin(), bptest::everyCoreGroupAtOnce());
+  Device device(builtinSpec(), bptest::everyCoreGroupAtOnce());
   // Occupy 20 core groups; a 24-block sync_start launch cannot start any
   // block until they are free, although 4 groups are idle.
   HoldState hold;
@@ -165,7 +165,7 @@ TEST(Launch, SyncStartWaitsForAllItsCoreGroups) {
 
 TEST(Launch, SyncStartGangIgnoresTheParallelismLimit) {
   // One block at a time otherwise, but a gang gets all its core groups.
-  Device device(DeviceSpec::builtin(), bptest::withParallelism(1));
+  Device device(builtinSpec(), bptest::withParallelism(1));
   ASSERT_EQ(device.parallelism(), 1);
   EXPECT_EQ(gangMeeting(device), 24);
 }
@@ -186,7 +186,7 @@ int32_t meetFirstWave(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Launch, ParallelismBoundsTheBlocksRunningAtOnce) {
-  Device device(DeviceSpec::builtin(), bptest::withParallelism(3));
+  Device device(builtinSpec(), bptest::withParallelism(3));
   ASSERT_EQ(device.parallelism(), 3);
   ParallelState state;
   LaunchSpec spec;
@@ -213,9 +213,9 @@ TEST(Launch, ParallelismBoundsTheBlocksRunningAtOnce) {
 TEST(Launch, ParallelismIsClampedAndReadFromTheEnvironment) {
   DeviceOptions options;
   options.parallelism = 1000;
-  EXPECT_EQ(Device(DeviceSpec::builtin(), options).parallelism(), 24);
+  EXPECT_EQ(Device(builtinSpec(), options).parallelism(), 24);
   options.parallelism = 0; // the host's hardware threads
-  int32_t host = Device(DeviceSpec::builtin(), options).parallelism();
+  int32_t host = Device(builtinSpec(), options).parallelism();
   EXPECT_GE(host, 1);
   EXPECT_LE(host, 24);
 
@@ -312,7 +312,7 @@ TEST(Launch, BpFailCarriesTheKernelsMessage) {
 }
 
 TEST(Launch, FailureSkipsBlocksNotYetStarted) {
-  DeviceSpec small = DeviceSpec::builtin();
+  DeviceSpec small = builtinSpec();
   small.coreGroups = 1;
   small.gmBytes = 1 << 24;
   Device device(small, DeviceOptions{});

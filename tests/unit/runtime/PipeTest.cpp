@@ -1,7 +1,7 @@
 // Group launches exchanging tiles through per-block GM pipe rings.
 #include "TestUtil.h"
 
-#include "blockpipe/Runtime/PipeLayout.h"
+#include "blockpipe/Target/PipeLayout.h"
 
 #include <gtest/gtest.h>
 

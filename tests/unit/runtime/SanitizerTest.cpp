@@ -1,7 +1,7 @@
 // The pipe sanitizer: every pipe access inside the block's own slice.
 #include "TestUtil.h"
 
-#include "blockpipe/Runtime/PipeLayout.h"
+#include "blockpipe/Target/PipeLayout.h"
 
 #include <gtest/gtest.h>
 
@@ -53,7 +53,7 @@ int32_t consumer(void **args, const bp_block_context *ctx) {
 }
 
 struct Fixture : ::testing::Test {
-  Device device{DeviceSpec::builtin(), bptest::everyCoreGroupAtOnce()};
+  Device device{builtinSpec(), bptest::everyCoreGroupAtOnce()};
   Kernel kernel = Kernel::makeGroup("matmul_add", producer, consumer);
 
   LaunchSpec spec(int64_t blocks, int64_t perBlock = kPerBlock) {
@@ -208,7 +208,7 @@ TEST(SanitizerSwitch, EnvironmentTurnsItOn) {
 
   DeviceOptions options;
   options.sanitize = true;
-  Device device(DeviceSpec::builtin(), options);
+  Device device(builtinSpec(), options);
   bool shard = false;
   void *buffer = device.gm().allocate(kPerBlock * 2, "gm_pipe_buffer_0");
   LaunchSpec spec; // no per-launch override: the device's switch applies

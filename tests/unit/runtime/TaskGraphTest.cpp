@@ -111,7 +111,7 @@ int32_t meetOtherTask(void **args, const bp_block_context *) {
 }
 
 TEST(TaskGraph, IndependentTasksOverlap) {
-  Device device(DeviceSpec::builtin(), bptest::everyCoreGroupAtOnce());
+  Device device(builtinSpec(), bptest::everyCoreGroupAtOnce());
   TaskGraph graph(device);
   Tensor p = graph.createTensor("p", {16}, DType::FP32);
   Tensor q = graph.createTensor("q", {16}, DType::FP32);
@@ -200,7 +200,7 @@ TEST(TaskGraph, ManualDependenciesAreNotTracked) {
 }
 
 TEST(TaskGraph, TensorOutOfMemoryNamesTheTensor) {
-  DeviceSpec small = DeviceSpec::builtin();
+  DeviceSpec small = builtinSpec();
   small.gmBytes = 1 << 20;
   Device device(small, DeviceOptions{});
   TaskGraph graph(device);

@@ -106,7 +106,7 @@ TEST(Trace, GroupLaunchAndTasksNest) {
   {
     DeviceOptions options;
     options.tracePath = path;
-    Device device(DeviceSpec::builtin(), options);
+    Device device(builtinSpec(), options);
     ASSERT_TRUE(device.tracer().enabled());
     std::vector<char> pipes(256 * 30);
     LaunchSpec spec;
@@ -138,7 +138,7 @@ TEST(Trace, GroupLaunchAndTasksNest) {
 }
 
 TEST(Trace, OffByDefault) {
-  Device device(DeviceSpec::builtin(), DeviceOptions{});
+  Device device(builtinSpec(), DeviceOptions{});
   LaunchSpec spec;
   spec.blockNum = 4;
   device.run(Kernel::makeAiv("step", shortWork), spec, {});

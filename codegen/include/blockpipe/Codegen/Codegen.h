@@ -37,8 +37,6 @@ class AsmParserState;
 namespace blockpipe::codegen {
 
 struct EmitOptions {
-  /// The device target recorded in kernel_config.json.
-  std::string target = "cpu-sim";
   /// The CMake project and shared library name (sanitized); empty: the
   /// module's sym_name, else "bp_program". Also the C++ namespace of the
   /// orchestration functions.

@@ -62,6 +62,10 @@ struct PipelineOptions {
   bool verifyEachPass = true;
   /// Print locations (`loc(...)`) in the returned IR.
   bool printLocations = false;
+  /// The target of the default pipeline: a bundled spec's name ("cpu-sim",
+  /// "cuda") or a spec file; both empty keep the module's or take cpu-sim.
+  std::string target;
+  std::string specPath;
 };
 
 struct CompileResult {

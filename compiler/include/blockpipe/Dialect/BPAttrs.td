@@ -65,4 +65,42 @@ def BP_ChannelHandleAttr : AttrDef<BP_Dialect, "ChannelHandle"> {
   }];
 }
 
+// The device a module is compiled for: the device spec of the target library
+// (blockpipe/Target/DeviceSpec.h) as an attribute, attached to the module as
+// `bp.target` by bp-register-target. Passes and codegen read every size from
+// it (local memories, pipe slot defaults and limits, the stack a kernel's
+// tiles may take); the manifest records it; the runtime refuses to run a
+// program on a device of another spec.
+def BP_TargetAttr : AttrDef<BP_Dialect, "Target"> {
+  let mnemonic = "target";
+  let summary = "the device spec a module is compiled for";
+  let parameters = (ins
+    StringRefParameter<"name of the spec">:$name,
+    StringRefParameter<"driver that runs it">:$driver,
+    "int64_t":$core_groups,
+    "int64_t":$aiv_per_core_group,
+    "int64_t":$gm_bytes,
+    "int64_t":$gm_alignment,
+    "int64_t":$block_stack_bytes,
+    "DictionaryAttr":$local_memory_bytes,
+    "int64_t":$default_slot_num_one_direction,
+    "int64_t":$default_slot_num_both_directions,
+    "int64_t":$max_pipes_per_block,
+    "int64_t":$max_slot_num);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    static TargetAttr get(MLIRContext *context,
+                          const ::blockpipe::target::DeviceSpec &spec);
+    ::blockpipe::target::DeviceSpec getSpec() const;
+    ::blockpipe::PipeLimits getPipeLimits() const;
+    /// Local memory bytes of `space`, if the target has that space.
+    std::optional<int64_t> getLocalMemory(StringRef space) const;
+
+    /// The target of the module holding `op`: its `bp.target`, or the
+    /// bundled cpu-sim spec for a module that has none.
+    static TargetAttr lookup(Operation *op);
+  }];
+}
+
 #endif // BLOCKPIPE_DIALECT_BPATTRS_TD

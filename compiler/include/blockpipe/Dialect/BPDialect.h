@@ -19,6 +19,8 @@
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "blockpipe/Target/DeviceSpec.h"
+
 #include "blockpipe/Dialect/BPDialect.h.inc"
 #include "blockpipe/Dialect/BPEnums.h.inc"
 

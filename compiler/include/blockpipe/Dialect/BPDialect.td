@@ -37,6 +37,8 @@ def BP_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kNumDevicesAttrName =
         "bp.num_devices";
     static constexpr ::llvm::StringLiteral kParamDirAttrName = "bp.dir";
+    /// The module's #bp.target (set by bp-register-target).
+    static constexpr ::llvm::StringLiteral kTargetAttrName = "bp.target";
     /// Per-block bytes of the `__gm_pipe_buffer` a function takes (set by
     /// bp-inject-gm-pipe-buffer); codegen multiplies it by core_num.
     static constexpr ::llvm::StringLiteral kPipeBufferBytesAttrName =

@@ -342,7 +342,9 @@ def BP_InitializePipeOp : BP_Op<"initialize_pipe", [BP_KernelOnly]> {
   let description = [{
     Declares pipe `id` carrying tiles of up to `slot_size` bytes in the
     directions of `dir_mask` (1 = C2V, 2 = V2C, 3 = both), each ring having
-    `slot_num` slots (default 8 for one direction, 4 for both). After
+    `slot_num` slots (default: the target's `pipe.default_slot_num_*`, 8
+    for one direction and 4 for both on cpu-sim; at most its
+    `pipe.max_slot_num`). After
     `bp-inject-gm-pipe-buffer`, `buffer` is the block's slice of the hidden
     `__gm_pipe_buffer` and `offset` the pipe's byte offset in it.
 

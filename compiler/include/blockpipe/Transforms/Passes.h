@@ -28,10 +28,15 @@ struct DefaultPipelineOptions {
   /// When not empty, the module is written to `<dumpDir>/NN_<pass>.mlir`
   /// after each pass (NN counts from 01), the layout of `<out>/passes/`.
   std::string dumpDir;
+  /// The target (bp-register-target's `target=` and `spec=`): a bundled
+  /// spec's name or a spec file; both empty keeps the module's target or
+  /// takes cpu-sim.
+  std::string target;
+  std::string specPath;
 };
 
 /// The passes of the default pipeline, in order, by their flag names.
-llvm::ArrayRef<llvm::StringLiteral> getDefaultPipelinePassNames();
+llvm::ArrayRef<std::string> getDefaultPipelinePassNames();
 
 /// Adds the default pipeline to `pm` (a module pass manager).
 void buildDefaultPipeline(OpPassManager &pm,

@@ -202,21 +202,41 @@ def BPVerifyCapacity : Pass<"bp-verify-capacity", "::mlir::ModuleOp"> {
   let description = [{
     Every tile in the module (an op's result or a block argument) must fit
     the per-core local memory of its space (`vec`, `mat`, `left`, `right`,
-    `acc`) as the target's device spec gives it (`local_memory_bytes`): by
-    default the bundled `cpu-sim` spec (runtime/specs/cpu-sim.json, the file
-    the runtime reads), or the JSON file named by `spec=`. A tile is its
+    `acc`) on the module's target (`#bp.target`, set by bp-register-target;
+    the bundled `cpu-sim` spec when the module has none). A tile is its
     shape times its element's bytes; a tile larger than its memory cannot be
     placed there on any schedule. (Whether all the tiles live at one point
     fit together is not checked.)
 
     Errors (at the op that makes the tile, or at the op owning the block
-    argument): the tile's type, its bytes, the memory's bytes and the spec's
-    name; an unreadable or invalid spec is an error naming the file and the
-    field.
+    argument): the tile's type, its bytes, the memory's bytes and the
+    target's name.
+  }];
+  let dependentDialects = ["::mlir::bp::BPDialect"];
+}
+
+def BPRegisterTarget : Pass<"bp-register-target", "::mlir::ModuleOp"> {
+  let summary = "Attach the target's device spec to the module";
+  let description = [{
+    Sets the module's `bp.target` to the device spec the program is compiled
+    for: a bundled spec by name (`target=cpu-sim`, `target=cuda`) or a JSON
+    file (`spec=FILE`, whose `driver` field names the driver that runs it).
+    With neither option a module keeps the target it has, and one without
+    gets `cpu-sim`. Every later pass and codegen read sizes from this
+    attribute: local memories (bp-verify-capacity), the pipe slot defaults
+    and limit (bp-inject-gm-pipe-buffer, the `initialize_pipe` verifier),
+    the stack a kernel's tiles may take (codegen). The manifest records it
+    and the runtime refuses to run the program on a device of another spec.
+
+    Errors: both options given; an unknown target name (naming the bundled
+    ones); a spec file that cannot be read or is invalid (naming the file
+    and the field).
   }];
   let options = [
+    Option<"targetName", "target", "std::string", /*default=*/"\"\"",
+           "A bundled device spec: cpu-sim or cuda">,
     Option<"specPath", "spec", "std::string", /*default=*/"\"\"",
-           "Device spec JSON to check against (default: the bundled cpu-sim)">
+           "A device spec JSON file">
   ];
   let dependentDialects = ["::mlir::bp::BPDialect"];
 }

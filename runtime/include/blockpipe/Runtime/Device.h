@@ -17,10 +17,10 @@
 #ifndef BLOCKPIPE_RUNTIME_DEVICE_H
 #define BLOCKPIPE_RUNTIME_DEVICE_H
 
-#include "blockpipe/Runtime/DeviceSpec.h"
 #include "blockpipe/Runtime/GlobalMemory.h"
 #include "blockpipe/Runtime/Kernel.h"
 #include "blockpipe/Runtime/Launch.h"
+#include "blockpipe/Runtime/Target.h"
 #include "blockpipe/Runtime/Trace.h"
 
 #include <functional>
@@ -53,7 +53,7 @@ struct DeviceOptions {
 
 class Device {
 public:
-  explicit Device(DeviceSpec spec = DeviceSpec::builtin(),
+  explicit Device(DeviceSpec spec = builtinSpec(),
                   DeviceOptions options = DeviceOptions::fromEnvironment());
   /// Waits for launches still running, stops the workers, writes the trace.
   ~Device();

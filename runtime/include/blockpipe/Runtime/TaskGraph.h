@@ -14,8 +14,8 @@
 #ifndef BLOCKPIPE_RUNTIME_TASKGRAPH_H
 #define BLOCKPIPE_RUNTIME_TASKGRAPH_H
 
-#include "blockpipe/Runtime/DType.h"
 #include "blockpipe/Runtime/Device.h"
+#include "blockpipe/Runtime/Target.h"
 
 #include <condition_variable>
 #include <cstring>

@@ -1,0 +1,34 @@
+//===- Target.cpp - Throwing forms of the target library's calls ----------===//
+
+#include "blockpipe/Runtime/Target.h"
+#include "blockpipe/Runtime/Error.h"
+
+namespace blockpipe::runtime {
+
+namespace {
+DeviceSpec orThrow(target::Expected<DeviceSpec> spec) {
+  if (!spec)
+    throw SpecError(spec.error());
+  return std::move(*spec);
+}
+} // namespace
+
+DeviceSpec builtinSpec(const std::string &name) {
+  return orThrow(DeviceSpec::builtin(name));
+}
+
+DeviceSpec specFromFile(const std::string &path) {
+  return orThrow(DeviceSpec::fromFile(path));
+}
+
+DeviceSpec specFromJson(const std::string &text, const std::string &origin) {
+  return orThrow(DeviceSpec::fromJson(text, origin));
+}
+
+DType dtypeFromName(const std::string &name) {
+  if (std::optional<DType> dtype = target::dtypeFromName(name))
+    return *dtype;
+  throw Error("unknown dtype '" + name + "'");
+}
+
+} // namespace blockpipe::runtime
