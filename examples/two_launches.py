@@ -2,6 +2,8 @@
 the first half of the rows, 8 blocks over the second half. Each launch gets
 its own pipe buffer, sized for its own block count."""
 
+import re
+
 import numpy as np
 
 import blockpipe
@@ -43,10 +45,12 @@ def main():
     compiled = blockpipe.compile(TwoLaunches)
     compiled(x, w, y)
     np.testing.assert_allclose(y, 2 * (x @ w), rtol=1e-5, atol=1e-4)
-    # Each launch's pipe buffer is scaled by its own block count.
+    # Each launch's pipe buffer is the kernel's per-block size (one named
+    # constant) scaled by its own block count.
     orchestration = compiled.artifacts["orchestration/main.cpp"]
     per_block = compiled.config["orchestrations"][0]["launches"][0]["pipe_buffer_per_block_bytes"]
-    assert f"{{{per_block} * 2}}" in orchestration and f"{{{per_block} * 8}}" in orchestration
+    name = re.search(rf"constexpr int64_t (\w+) = {per_block};", orchestration).group(1)
+    assert f"{{{name} * 2}}" in orchestration and f"{{{name} * 8}}" in orchestration
     print("OK two_launches")
 
 

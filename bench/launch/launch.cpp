@@ -4,7 +4,7 @@
 // is a ratio <= 2.0 at 4 blocks.
 #include "BenchUtil.h"
 
-#include "blockpipe/Runtime/Device.h"
+#include "blockpipe/Drivers/CpuSim/CpuSimDevice.h"
 
 #include <omp.h>
 
@@ -31,7 +31,7 @@ int main(int argc, char **argv) {
   const int reps = options.quick ? 5 : 21;
   const int iterations = options.quick ? 300 : 2000;
 
-  Device device(builtinSpec(), DeviceOptions{});
+  CpuSimDevice device(builtinSpec(), DeviceOptions{});
   Kernel kernel = Kernel::makeAiv("empty", emptyKernel);
   std::vector<void *> args = {&sink};
   bp_kernel_fn entry = emptyKernel;

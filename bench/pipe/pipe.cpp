@@ -7,7 +7,7 @@
 // bp_tpop_copy, twice the bytes moved.
 #include "BenchUtil.h"
 
-#include "blockpipe/Runtime/Device.h"
+#include "blockpipe/Drivers/CpuSim/CpuSimDevice.h"
 #include "blockpipe/Target/PipeLayout.h"
 
 #include <cstring>
@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
   const int64_t bytesPerRun =
       options.quick ? (int64_t(32) << 20) : (int64_t(256) << 20);
 
-  Device device(builtinSpec(), DeviceOptions{});
+  CpuSimDevice device(builtinSpec(), DeviceOptions{});
   Kernel kernel = Kernel::makeGroup("pipe_stream", producer, consumer);
 
   for (bool copyOut : {false, true}) {

@@ -7,7 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "blockpipe/Runtime/Device.h"
+#include "blockpipe/HAL/Device.h"
+#include "blockpipe/Runtime/Environment.h"
 #include "blockpipe/Runtime/Error.h"
 #include "blockpipe/Runtime/TaskGraph.h"
 #include "blockpipe/Tile/Types.h"
@@ -77,7 +78,7 @@ std::unique_ptr<rt::Device> makeDevice(std::optional<std::string> specPath,
                                        std::optional<std::string> tracePath,
                                        int64_t deviceId,
                                        std::optional<int32_t> parallelism) {
-  rt::DeviceOptions options = rt::DeviceOptions::fromEnvironment();
+  rt::DeviceOptions options = rt::deviceOptionsFromEnvironment();
   options.deviceId = deviceId;
   if (parallelism) {
     if (*parallelism < 0)
@@ -92,7 +93,7 @@ std::unique_ptr<rt::Device> makeDevice(std::optional<std::string> specPath,
     options.tracePath = *tracePath;
   rt::DeviceSpec spec =
       specPath ? rt::specFromFile(*specPath) : rt::builtinSpec();
-  return std::make_unique<rt::Device>(std::move(spec), std::move(options));
+  return rt::createDevice(std::move(spec), std::move(options));
 }
 
 /// Runs orchestration `entry` of `library` with `args` (numpy arrays for
@@ -160,8 +161,8 @@ void runOrchestration(rt::Device &device, const Library &library,
   }
   for (size_t i = 0; i < params.size(); ++i)
     if (params[i].isTensor && params[i].direction != "in")
-      std::memcpy(arrays[i].mutable_data(), tensors[i].data(),
-                  arrays[i].nbytes());
+      device.copyToHost(arrays[i].mutable_data(), tensors[i].data(),
+                        static_cast<int64_t>(arrays[i].nbytes()));
 }
 
 } // namespace
@@ -176,12 +177,8 @@ PYBIND11_MODULE(_runtime, m) {
            py::arg("sanitize") = py::none(), py::arg("trace_path") = py::none(),
            py::arg("device_id") = 0, py::arg("parallelism") = py::none())
       .def_property_readonly("parallelism", &rt::Device::parallelism)
-      .def_property_readonly(
-          "gm_live_bytes",
-          [](rt::Device &device) { return device.gm().liveBytes(); })
-      .def_property_readonly("gm_peak_bytes", [](rt::Device &device) {
-        return device.gm().peakBytes();
-      });
+      .def_property_readonly("gm_live_bytes", &rt::Device::liveBytes)
+      .def_property_readonly("gm_peak_bytes", &rt::Device::peakBytes);
 
   py::class_<Library>(m, "Library")
       .def(py::init<std::string>(), py::arg("path"))

@@ -10,7 +10,8 @@
 #ifndef BLOCKPIPE_TESTS_E2E_HOSTUTIL_H
 #define BLOCKPIPE_TESTS_E2E_HOSTUTIL_H
 
-#include "blockpipe/Runtime/Device.h"
+#include "blockpipe/Drivers/CpuSim/CpuSimDevice.h"
+#include "blockpipe/Runtime/Environment.h"
 #include "blockpipe/Runtime/TaskGraph.h"
 
 #include <cmath>

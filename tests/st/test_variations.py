@@ -1,6 +1,8 @@
 """Mixed kernels and explicit pipes over many block counts, pipe shapes and
 launch options, all with the pipe sanitizer on."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -47,7 +49,11 @@ def test_mixed_kernel_core_num(core_num):
     np.testing.assert_allclose(y, x @ w + r, rtol=1e-5, atol=1e-4)
     launch = compiled.config["orchestrations"][0]["launches"][0]
     assert launch["core_num"] == core_num
-    assert f"{launch['pipe_buffer_per_block_bytes']} * {core_num}" in compiled.artifacts["orchestration/main.cpp"]
+    # The buffer is the kernel's named per-block size times core_num.
+    orchestration = compiled.artifacts["orchestration/main.cpp"]
+    named = re.search(r"constexpr int64_t (\w+) = (\d+);", orchestration)
+    assert named and int(named.group(2)) == launch["pipe_buffer_per_block_bytes"]
+    assert f"{{{named.group(1)} * {core_num}}}" in orchestration
 
 
 def test_sync_start():

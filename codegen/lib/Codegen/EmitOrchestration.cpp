@@ -33,6 +33,11 @@ static bool isOutParam(func::FuncOp func, unsigned i) {
 
 /// Parameter indices of `func`'s Out/InOut parameters: result i of a call
 /// or launch is the value of the i-th (bp-normalize-return-order).
+/// The named constant of a kernel's pipe-buffer bytes per block.
+static std::string pipeBytesName(const KernelInfo &kernel) {
+  return "bp_" + kernel.ident + "_pipe_bytes_per_block";
+}
+
 static std::vector<unsigned> outParams(func::FuncOp func) {
   std::vector<unsigned> out;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
@@ -60,8 +65,6 @@ public:
   llvm::SetVector<const KernelInfo *> launched;
   /// Orchestrations called, in first-call order.
   llvm::SetVector<const OrchestrationInfo *> called;
-  bool checksTensors = false;
-  bool launches = false;
 
 private:
   LogicalResult emitSideOp(Operation *op) override;
@@ -143,6 +146,9 @@ LogicalResult OrchestrationBody::emit() {
              << kScalarTypeNames << ")";
     paramNames.push_back(declare(arg, "arg"));
   }
+  // The program's sizes are the target's: refuse a device of another spec.
+  out.line("rt::checkTarget(bp_graph, \"" +
+           escapeCppString(bp::TargetAttr::lookup(func).getName()) + "\");");
   // A tensor of the wrong shape or dtype would make kernels read or write
   // outside it: check what the caller passes.
   for (BlockArgument arg : func.getArguments()) {
@@ -156,10 +162,9 @@ LogicalResult OrchestrationBody::emit() {
     std::vector<std::string> dims;
     for (int64_t dim : type.getShape())
       dims.push_back(ShapedType::isDynamic(dim) ? "-1" : std::to_string(dim));
-    out.line("bp_check_tensor(" + expr(arg) + ", \"" +
+    out.line("rt::checkTensor(" + expr(arg) + ", \"" +
              escapeCppString(expr(arg)) + "\", {" + llvm::join(dims, ", ") +
              "}, rt::DType::" + *dtype + ");");
-    checksTensors = true;
   }
   if (failed(emitBlock(func.getBody().front())))
     return failure();
@@ -204,15 +209,21 @@ LogicalResult OrchestrationBody::emitPipeBuffer(bp::TensorCreateOp create,
   else
     blocks = expr(launch.getDynamicCoreNum());
   checkCoreNum(launch);
-  out.line("// Pipe buffer of the launch of '" +
-           escapeCppComment(launch.getCallee()) +
-           "': " + std::to_string(perBlock) + " bytes for each of its " +
-           (launch.getStaticCoreNum() ? blocks : "`" + blocks + "`") +
-           " blocks.");
+  out.line(
+      "// Pipe buffer of the launch of '" +
+      escapeCppComment(launch.getCallee()) + "': a slice for each of its " +
+      (launch.getStaticCoreNum() ? blocks : "`" + blocks + "`") + " blocks.");
   // A literal product that does not fit an int is computed in int64_t (in
   // int it would wrap and size the buffer too small).
+  // The kernel's named per-block size when it is the one launched (it
+  // always is after bp-inject-gm-pipe-buffer); an int64_t constant, so a
+  // product beyond an int does not wrap.
+  func::FuncOp callee = program.lookup(launch.getCallee());
+  const KernelInfo *kernel = callee ? program.kernelFor(callee) : nullptr;
   std::string perBlockExpr = std::to_string(perBlock);
-  if (std::optional<int64_t> coreNum = launch.getStaticCoreNum())
+  if (kernel && kernel->pipeBufferArg && kernel->pipeBufferBytes == perBlock)
+    perBlockExpr = pipeBytesName(*kernel);
+  else if (std::optional<int64_t> coreNum = launch.getStaticCoreNum())
     if (perBlock * *coreNum > std::numeric_limits<int32_t>::max())
       perBlockExpr = "int64_t{" + perBlockExpr + "}";
   out.line("rt::Tensor " + name + " = bp_graph.createTensor(\"" +
@@ -256,7 +267,6 @@ LogicalResult OrchestrationBody::emitLaunch(bp::LaunchOp op) {
            << op.getCallee() << "' passes " << op.getArgs().size()
            << " arguments for " << callee.getNumArguments() << " parameters";
   launched.insert(kernel);
-  launches = true;
   if (auto it = deferred.find(op); it != deferred.end())
     if (failed(emitPipeBuffer(it->second, op)))
       return failure();
@@ -265,9 +275,13 @@ LogicalResult OrchestrationBody::emitLaunch(bp::LaunchOp op) {
   for (auto [i, operand] : llvm::enumerate(op.getArgs())) {
     Type type = callee.getArgumentTypes()[i];
     if (auto tensor = llvm::dyn_cast<bp::GMTensorType>(type)) {
+      if (kernel->pipeBufferArg == i) {
+        args.push_back("rt::Arg::pipeBuffer(" + expr(operand) + ", " +
+                       pipeBytesName(*kernel) + ")");
+        continue;
+      }
       const char *access =
-          kernel->pipeBufferArg == i ? "pipeBuffer"
-          : isOutParam(callee, i)
+          isOutParam(callee, i)
               ? (llvm::cast<bp::ParamDirAttr>(
                      callee.getArgAttr(i, bp::BPDialect::kParamDirAttrName))
                              .getValue() == bp::ParamDir::Out
@@ -290,17 +304,21 @@ LogicalResult OrchestrationBody::emitLaunch(bp::LaunchOp op) {
                            ? std::to_string(*op.getStaticCoreNum())
                            : expr(op.getDynamicCoreNum());
   checkCoreNum(op);
-  std::string pipeArg = "-1", pipeBytes = "0";
-  if (kernel->pipeBufferArg) {
-    pipeArg = std::to_string(abiSlots(callee)[*kernel->pipeBufferArg]);
-    pipeBytes = std::to_string(kernel->pipeBufferBytes);
+  std::string spec = "rt::launchSpec(/*block_num=*/" + blocks +
+                     (op.getSyncStart() ? ", /*sync_start=*/true)" : ")");
+  out.line("bp_graph.submit(bp_launchable_" + kernel->ident + "(), " + spec +
+           ",");
+  // Generated lines stay within 100 columns: one argument a line when they
+  // do not fit on one (the body is indented by 2).
+  const std::string indent(16, ' ');
+  std::string oneLine = indent + "{" + llvm::join(args, ", ") + "});";
+  if (oneLine.size() + 2 <= 100) {
+    out.line(oneLine);
+  } else {
+    for (size_t k = 0; k < args.size(); ++k)
+      out.line(indent + (k == 0 ? "{" : " ") + args[k] +
+               (k + 1 == args.size() ? "});" : ","));
   }
-  out.line("bp_graph.submit(bp_launchable_" + kernel->ident + "(),");
-  out.line("                bp_launch_spec(/*block_num=*/" + blocks +
-           ", /*sync_start=*/" + (op.getSyncStart() ? "true" : "false") +
-           ", /*pipe_buffer_arg=*/" + pipeArg +
-           ", /*pipe_buffer_bytes_per_block=*/" + pipeBytes + "),");
-  out.line("                {" + llvm::join(args, ", ") + "});");
   return aliasResults(op, callee);
 }
 
@@ -459,11 +477,9 @@ static LogicalResult emitOrchestrationFile(const Program &program,
       file.line("#include \"" +
                 llvm::StringRef(other->header).rsplit('/').second.str() + "\"");
   file.line();
-  file.line("#include \"blockpipe/Runtime/Error.h\"");
-  file.line("#include \"blockpipe/Runtime/KernelABI.h\"");
+  file.line("#include \"blockpipe/Runtime/Orchestration.h\"");
   file.line();
   file.line("#include <cstdint>");
-  file.line("#include <initializer_list>");
   file.line("#include <string>");
   file.line();
   for (const KernelInfo *kernel : body.launched)
@@ -496,41 +512,17 @@ static LogicalResult emitOrchestrationFile(const Program &program,
              kernel->aivEntry + ", " + id + ")";
       break;
     }
+    if (kernel->pipeBufferArg) {
+      file.line();
+      file.line("// Bytes of the pipe buffer that each block of '" +
+                escapeCppComment(kernel->name) + "' takes.");
+      file.line("constexpr int64_t " + pipeBytesName(*kernel) + " = " +
+                std::to_string(kernel->pipeBufferBytes) + ";");
+    }
     file.line();
     file.open("const rt::Kernel &bp_launchable_" + kernel->ident + "()");
     file.line("static const rt::Kernel kernel = rt::Kernel::" + make + ";");
     file.line("return kernel;");
-    file.close();
-  }
-  if (body.launches) {
-    file.line();
-    file.open("rt::LaunchSpec bp_launch_spec(int64_t blockNum, bool syncStart, "
-              "int32_t pipeBufferArg, int64_t pipeBufferPerBlockBytes)");
-    file.line("rt::LaunchSpec spec;");
-    file.line("spec.blockNum = blockNum;");
-    file.line("spec.syncStart = syncStart;");
-    file.line("spec.pipeBufferArg = pipeBufferArg;");
-    file.line("spec.pipeBufferPerBlockBytes = pipeBufferPerBlockBytes;");
-    file.line("return spec;");
-    file.close();
-  }
-  if (body.checksTensors) {
-    file.line();
-    file.line("// -1 in `shape` is a dynamic dim.");
-    file.open(
-        "void bp_check_tensor(const rt::Tensor &tensor, const char *name, "
-        "std::initializer_list<int64_t> shape, rt::DType dtype)");
-    file.line("bool ok = tensor.valid() && tensor.dtype() == dtype &&");
-    file.line("          tensor.shape().size() == shape.size();");
-    file.line("size_t k = 0;");
-    file.open("for (int64_t dim : shape)");
-    file.line("ok = ok && (dim < 0 || tensor.shape()[k] == dim);");
-    file.line("++k;");
-    file.close();
-    file.line("if (!ok)");
-    file.line("  throw rt::Error(std::string(\"argument '\") + name +");
-    file.line("                  \"' does not have the shape and dtype the "
-              "program was compiled for\");");
     file.close();
   }
   file.line();

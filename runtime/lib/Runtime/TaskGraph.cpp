@@ -15,7 +15,7 @@ struct Tensor::Storage {
   DType dtype = DType::FP32;
   std::string name;
   bool manualDep = false;
-  GlobalMemory *owner = nullptr; // set when the GM is ours to free
+  Device *owner = nullptr; // set when the GM is ours to free
   // Dependency tracking, guarded by the owning graph's mutex.
   TaskGraph::TaskId lastWriter = 0;
   std::vector<TaskGraph::TaskId> readers;
@@ -92,8 +92,8 @@ Tensor TaskGraph::allocateTensor(std::shared_ptr<Tensor::Storage> storage) {
   Tensor tensor;
   tensor.storage_ = std::move(storage);
   const int64_t bytes = std::max<int64_t>(tensor.bytes(), 1);
-  tensor.storage_->data = device_.gm().allocate(bytes, tensor.storage_->name);
-  tensor.storage_->owner = &device_.gm();
+  tensor.storage_->data = device_.allocate(bytes, tensor.storage_->name);
+  tensor.storage_->owner = &device_;
   return tensor;
 }
 
@@ -102,7 +102,7 @@ Tensor TaskGraph::createTensor(const std::string &name,
                                bool manualDep) {
   Tensor tensor =
       allocateTensor(makeStorage(name, std::move(shape), dtype, manualDep));
-  std::memset(tensor.data(), 0, size_t(std::max<int64_t>(tensor.bytes(), 1)));
+  device_.fill(tensor.data(), 0, std::max<int64_t>(tensor.bytes(), 1));
   return tensor;
 }
 
@@ -118,8 +118,7 @@ Tensor TaskGraph::uploadTensor(const std::string &name,
                 " bytes given for a tensor of " +
                 std::to_string(probe.bytes()) + " bytes");
   Tensor tensor = allocateTensor(std::move(storage));
-  if (bytes)
-    std::memcpy(tensor.data(), data, size_t(bytes));
+  device_.copyToDevice(tensor.data(), data, bytes);
   return tensor;
 }
 
@@ -140,9 +139,19 @@ TaskGraph::TaskId TaskGraph::submit(const Kernel &kernel,
   task->kernel = kernel;
   task->spec = spec;
   task->args = std::move(args);
-  for (Arg &arg : task->args)
+  for (Arg &arg : task->args) {
+    if (arg.pipeBytesPerBlock > 0) {
+      const int32_t index = int32_t(task->argv.size());
+      if (task->spec.pipeBufferArg >= 0 && task->spec.pipeBufferArg != index)
+        throw Error("task of kernel '" + kernel.name + "': arguments " +
+                    std::to_string(task->spec.pipeBufferArg) + " and " +
+                    std::to_string(index) + " are both its pipe buffer");
+      task->spec.pipeBufferArg = index;
+      task->spec.pipeBufferPerBlockBytes = arg.pipeBytesPerBlock;
+    }
     task->argv.push_back(arg.kind == Arg::Kind::Scalar ? arg.scalarBytes
                                                        : arg.ptr);
+  }
 
   std::vector<TaskId> ready;
   TaskId id;

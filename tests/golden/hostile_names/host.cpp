@@ -6,7 +6,9 @@
 
 int main() {
   using namespace host;
-  rt::Device device;
+  // BLOCKPIPE_SANITIZE and friends, as the bindings read them.
+  rt::CpuSimDevice device(rt::builtinSpec(),
+                          rt::deviceOptionsFromEnvironment());
   rt::TaskGraph graph(device);
   rt::Tensor x = graph.createTensor("x", {64, 16}, rt::DType::FP32);
   rt::Tensor y = graph.createTensor("y", {64, 16}, rt::DType::FP32);

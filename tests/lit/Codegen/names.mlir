@@ -57,10 +57,17 @@ module {
   // also its name at run time.
   // CHECK-LABEL: // ---- FILE: orchestration/main.cpp
   // CHECK: void main(rt::TaskGraph &bp_graph, const rt::Tensor &input, const rt::Tensor &arg, const rt::Tensor &result, float factor)
-  // CHECK: bp_check_tensor(arg, "arg", {64, 16}, rt::DType::FP32);
+  // CHECK: rt::checkTensor(arg, "arg", {64, 16}, rt::DType::FP32);
   // CHECK: rt::Tensor scratch = bp_graph.createTensor("scratch", {64, 16}, rt::DType::FP32);
-  // CHECK: {rt::Arg::in(input), rt::Arg::in(arg), rt::Arg::out(scratch), rt::Arg::scalar<float>(factor)}
-  // CHECK: {rt::Arg::in(scratch), rt::Arg::in(arg), rt::Arg::out(result), rt::Arg::scalar<float>(factor)}
+  // Arguments go one a line when they would pass 100 columns.
+  // CHECK: {rt::Arg::in(input),
+  // CHECK-NEXT: rt::Arg::in(arg),
+  // CHECK-NEXT: rt::Arg::out(scratch),
+  // CHECK-NEXT: rt::Arg::scalar<float>(factor)});
+  // CHECK: {rt::Arg::in(scratch),
+  // CHECK-NEXT: rt::Arg::in(arg),
+  // CHECK-NEXT: rt::Arg::out(result),
+  // CHECK-NEXT: rt::Arg::scalar<float>(factor)});
   func.func @main(%input: !bp.tensor<64x16xf32>, %arg1: !bp.tensor<64x16xf32>,
                   %result: !bp.tensor<64x16xf32> {bp.dir = #bp<dir out>},
                   %factor: f32)

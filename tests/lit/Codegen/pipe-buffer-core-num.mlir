@@ -12,18 +12,22 @@ module {
     return
   }
 
+  // The per-block size is one named int64_t constant (so that a product
+  // beyond an int cannot wrap).
   // CHECK-LABEL: // ---- FILE: orchestration/dynamic.cpp
+  // CHECK: constexpr int64_t bp_k_pipe_bytes_per_block = 8192;
   // CHECK: void dynamic(
   // CHECK-NOT: createTensor
   // CHECK: const int64_t blocks = {{.*}}x.shape()[0]{{.*}};
   // A core_num computed at run time is checked before anything is sized by it.
   // CHECK-NEXT: if (blocks <= 0)
   // CHECK-NEXT: throw rt::Error("core_num of the launch of 'k' at pipe-buffer-core-num.mlir:{{[0-9]+}} is " + std::to_string(blocks) + "; it must be positive");
-  // CHECK-NEXT: // Pipe buffer of the launch of 'k': 8192 bytes for each of its `blocks` blocks.
-  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {8192 * blocks}, rt::DType::INT8);
-  // CHECK-NEXT: bp_graph.submit(bp_launchable_k(),
-  // CHECK-NEXT: bp_launch_spec(/*block_num=*/blocks, /*sync_start=*/false, /*pipe_buffer_arg=*/2, /*pipe_buffer_bytes_per_block=*/8192),
-  // CHECK-NEXT: {rt::Arg::in(x), rt::Arg::scalar<int64_t>(x.shape()[0]), rt::Arg::pipeBuffer(gm_pipe_buffer_0)});
+  // CHECK-NEXT: // Pipe buffer of the launch of 'k': a slice for each of its `blocks` blocks.
+  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {bp_k_pipe_bytes_per_block * blocks}, rt::DType::INT8);
+  // CHECK-NEXT: bp_graph.submit(bp_launchable_k(), rt::launchSpec(/*block_num=*/blocks),
+  // CHECK-NEXT: {rt::Arg::in(x),
+  // CHECK-NEXT: rt::Arg::scalar<int64_t>(x.shape()[0]),
+  // CHECK-NEXT: rt::Arg::pipeBuffer(gm_pipe_buffer_0, bp_k_pipe_bytes_per_block)});
   func.func @dynamic(%x: !bp.tensor<?x16xf32>)
       attributes {bp.kind = #bp<kind orchestration>} {
     %buf = bp.tensor_create pipe_buffer : !bp.tensor<8192xi8>
@@ -35,9 +39,10 @@ module {
   }
 
   // CHECK-LABEL: // ---- FILE: orchestration/fixed.cpp
-  // CHECK: // Pipe buffer of the launch of 'k': 8192 bytes for each of its 6 blocks.
-  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {8192 * 6}, rt::DType::INT8);
-  // CHECK: bp_launch_spec(/*block_num=*/6,
+  // CHECK: constexpr int64_t bp_k_pipe_bytes_per_block = 8192;
+  // CHECK: // Pipe buffer of the launch of 'k': a slice for each of its 6 blocks.
+  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {bp_k_pipe_bytes_per_block * 6}, rt::DType::INT8);
+  // CHECK: rt::launchSpec(/*block_num=*/6)
   func.func @fixed(%x: !bp.tensor<?x16xf32>)
       attributes {bp.kind = #bp<kind orchestration>} {
     %buf = bp.tensor_create pipe_buffer : !bp.tensor<8192xi8>
@@ -48,7 +53,8 @@ module {
   // A literal product beyond an int is computed in int64_t (it would wrap
   // and size the buffer too small).
   // CHECK-LABEL: // ---- FILE: orchestration/huge.cpp
-  // CHECK: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {int64_t{8192} * 400000}, rt::DType::INT8);
+  // CHECK: constexpr int64_t bp_k_pipe_bytes_per_block = 8192;
+  // CHECK: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {bp_k_pipe_bytes_per_block * 400000}, rt::DType::INT8);
   func.func @huge(%x: !bp.tensor<?x16xf32>)
       attributes {bp.kind = #bp<kind orchestration>} {
     %buf = bp.tensor_create pipe_buffer : !bp.tensor<8192xi8>
@@ -60,9 +66,9 @@ module {
   // CHECK-LABEL: // ---- FILE: orchestration/parameter.cpp
   // CHECK: void parameter({{.*}}, int64_t n)
   // CHECK: if (n <= 0)
-  // CHECK: // Pipe buffer of the launch of 'k': 8192 bytes for each of its `n` blocks.
-  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {8192 * n}, rt::DType::INT8);
-  // CHECK: bp_launch_spec(/*block_num=*/n,
+  // CHECK: // Pipe buffer of the launch of 'k': a slice for each of its `n` blocks.
+  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {bp_k_pipe_bytes_per_block * n}, rt::DType::INT8);
+  // CHECK: rt::launchSpec(/*block_num=*/n)
   func.func @parameter(%x: !bp.tensor<?x16xf32>, %n: index)
       attributes {bp.kind = #bp<kind orchestration>} {
     %buf = bp.tensor_create pipe_buffer : !bp.tensor<8192xi8>

@@ -53,5 +53,11 @@ module {
 // CHECK-NEXT: return down_proj_aiv(bp_ctx, out, __gm_pipe_buffer);
 
 // CHECK-LABEL: // ---- FILE: orchestration/main.cpp
-// CHECK: {32768 * 8}
-// CHECK: bp_launch_spec(/*block_num=*/8, /*sync_start=*/false, /*pipe_buffer_arg=*/3, /*pipe_buffer_bytes_per_block=*/32768)
+// CHECK: constexpr int64_t bp_down_proj_pipe_bytes_per_block = 32768;
+// CHECK: {bp_down_proj_pipe_bytes_per_block * 8}
+// The pipe buffer is the launch's fourth argument (its ABI slot 3).
+// CHECK: rt::launchSpec(/*block_num=*/8),
+// CHECK-NEXT: {rt::Arg::in(x),
+// CHECK-NEXT: rt::Arg::in(w),
+// CHECK-NEXT: rt::Arg::out(out),
+// CHECK-NEXT: rt::Arg::pipeBuffer(gm_pipe_buffer_0, bp_down_proj_pipe_bytes_per_block)});

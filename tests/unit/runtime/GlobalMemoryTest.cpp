@@ -1,4 +1,4 @@
-#include "blockpipe/Runtime/GlobalMemory.h"
+#include "blockpipe/Drivers/CpuSim/GlobalMemory.h"
 #include "blockpipe/Runtime/Error.h"
 
 #include <gtest/gtest.h>

@@ -33,7 +33,7 @@ TEST(KernelRegistry, FindsKernelsByNameAndFuncId) {
 }
 
 TEST(KernelRegistry, LoadsAKernelLibraryAndRunsIt) {
-  Device device;
+  CpuSimDevice device;
   EXPECT_EQ(device.kernels().loadLibrary(BP_TEST_KERNEL_LIBRARY), 2);
   const Kernel &scale = device.kernels().byFuncId(7);
   EXPECT_EQ(scale.name, "scale_by_two");

@@ -38,7 +38,7 @@ int32_t recordBlock(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Launch, EveryBlockRunsOnceWithItsIndex) {
-  Device device;
+  CpuSimDevice device;
   Kernel kernel = Kernel::makeAiv("record", recordBlock);
   for (int64_t blocks : {1, 4, 24}) {
     Record record;
@@ -53,7 +53,7 @@ TEST(Launch, EveryBlockRunsOnceWithItsIndex) {
 
 TEST(Launch, MoreBlocksThanCoreGroupsRunInWaves) {
   // All 24 core groups may run at once, whatever the host's thread count.
-  Device device(builtinSpec(), bptest::everyCoreGroupAtOnce());
+  CpuSimDevice device(builtinSpec(), bptest::everyCoreGroupAtOnce());
   ASSERT_EQ(device.spec().coreGroups, 24);
   Record record;
   LaunchSpec spec;
@@ -79,7 +79,7 @@ TEST(Launch, SmallDeviceRunsManyBlocksInWaves) {
   DeviceSpec spec = builtinSpec();
   spec.coreGroups = 2;
   spec.gmBytes = 1 << 24;
-  Device device(spec, DeviceOptions{});
+  CpuSimDevice device(spec, DeviceOptions{});
   Record record;
   LaunchSpec launch;
   launch.blockNum = 40;
@@ -107,7 +107,7 @@ int32_t meetAll(void **args, const bp_block_context *) {
 }
 
 /// How many of a 24-block sync_start launch's blocks met all the others.
-int gangMeeting(Device &device) {
+int gangMeeting(CpuSimDevice &device) {
   SyncState state;
   LaunchSpec spec;
   spec.blockNum = 24;
@@ -117,7 +117,7 @@ int gangMeeting(Device &device) {
 }
 
 TEST(Launch, SyncStartStartsAllBlocksTogether) {
-  Device device;
+  CpuSimDevice device;
   EXPECT_EQ(gangMeeting(device), 24);
 }
 
@@ -134,7 +134,7 @@ int32_t holdGroup(void **args, const bp_block_context *) {
 }
 
 TEST(Launch, SyncStartWaitsForAllItsCoreGroups) {
-  Device device(builtinSpec(), bptest::everyCoreGroupAtOnce());
+  CpuSimDevice device(builtinSpec(), bptest::everyCoreGroupAtOnce());
   // Occupy 20 core groups; a 24-block sync_start launch cannot start any
   // block until they are free, although 4 groups are idle.
   HoldState hold;
@@ -165,7 +165,7 @@ TEST(Launch, SyncStartWaitsForAllItsCoreGroups) {
 
 TEST(Launch, SyncStartGangIgnoresTheParallelismLimit) {
   // One block at a time otherwise, but a gang gets all its core groups.
-  Device device(builtinSpec(), bptest::withParallelism(1));
+  CpuSimDevice device(builtinSpec(), bptest::withParallelism(1));
   ASSERT_EQ(device.parallelism(), 1);
   EXPECT_EQ(gangMeeting(device), 24);
 }
@@ -186,7 +186,7 @@ int32_t meetFirstWave(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Launch, ParallelismBoundsTheBlocksRunningAtOnce) {
-  Device device(builtinSpec(), bptest::withParallelism(3));
+  CpuSimDevice device(builtinSpec(), bptest::withParallelism(3));
   ASSERT_EQ(device.parallelism(), 3);
   ParallelState state;
   LaunchSpec spec;
@@ -213,27 +213,27 @@ TEST(Launch, ParallelismBoundsTheBlocksRunningAtOnce) {
 TEST(Launch, ParallelismIsClampedAndReadFromTheEnvironment) {
   DeviceOptions options;
   options.parallelism = 1000;
-  EXPECT_EQ(Device(builtinSpec(), options).parallelism(), 24);
+  EXPECT_EQ(CpuSimDevice(builtinSpec(), options).parallelism(), 24);
   options.parallelism = 0; // the host's hardware threads
-  int32_t host = Device(builtinSpec(), options).parallelism();
+  int32_t host = CpuSimDevice(builtinSpec(), options).parallelism();
   EXPECT_GE(host, 1);
   EXPECT_LE(host, 24);
 
   setenv("BLOCKPIPE_PARALLELISM", "5", 1);
-  EXPECT_EQ(DeviceOptions::fromEnvironment().parallelism, 5);
+  EXPECT_EQ(deviceOptionsFromEnvironment().parallelism, 5);
   for (const char *bad : {"", "two", "-1", "3x", "99999999999"}) {
     setenv("BLOCKPIPE_PARALLELISM", bad, 1);
-    std::string error = errorOf([] { DeviceOptions::fromEnvironment(); });
+    std::string error = errorOf([] { deviceOptionsFromEnvironment(); });
     EXPECT_TRUE(contains(error, std::string("BLOCKPIPE_PARALLELISM='") + bad +
                                     "': expected a non-negative integer"))
         << bad << ": " << error;
   }
   unsetenv("BLOCKPIPE_PARALLELISM");
-  EXPECT_EQ(DeviceOptions::fromEnvironment().parallelism, 0);
+  EXPECT_EQ(deviceOptionsFromEnvironment().parallelism, 0);
 }
 
 TEST(Launch, SyncStartBeyondTheCoreGroupsIsRejected) {
-  Device device;
+  CpuSimDevice device;
   LaunchSpec spec;
   spec.blockNum = 25;
   spec.syncStart = true;
@@ -272,7 +272,7 @@ int32_t bpFailOnBlock(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Launch, ThrowingBlockFailsTheLaunchNamingKernelAndBlock) {
-  Device device;
+  CpuSimDevice device;
   FailState state{5};
   LaunchSpec spec;
   spec.blockNum = 96;
@@ -285,7 +285,7 @@ TEST(Launch, ThrowingBlockFailsTheLaunchNamingKernelAndBlock) {
 }
 
 TEST(Launch, ErrorCodeFailsTheLaunch) {
-  Device device;
+  CpuSimDevice device;
   FailState state{3};
   LaunchSpec spec;
   spec.blockNum = 8;
@@ -299,7 +299,7 @@ TEST(Launch, ErrorCodeFailsTheLaunch) {
 }
 
 TEST(Launch, BpFailCarriesTheKernelsMessage) {
-  Device device;
+  CpuSimDevice device;
   FailState state{1};
   LaunchSpec spec;
   spec.blockNum = 2;
@@ -315,7 +315,7 @@ TEST(Launch, FailureSkipsBlocksNotYetStarted) {
   DeviceSpec small = builtinSpec();
   small.coreGroups = 1;
   small.gmBytes = 1 << 24;
-  Device device(small, DeviceOptions{});
+  CpuSimDevice device(small, DeviceOptions{});
   FailState state{0};
   LaunchSpec spec;
   spec.blockNum = 50;
@@ -341,7 +341,7 @@ int32_t recordSubblock(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Launch, AivKernelRunsOncePerSubblock) {
-  Device device;
+  CpuSimDevice device;
   SubblockState state;
   LaunchSpec spec;
   spec.blockNum = 8;
@@ -354,7 +354,7 @@ TEST(Launch, AivKernelRunsOncePerSubblock) {
 }
 
 TEST(Launch, InvalidLaunchesAreRejectedUpFront) {
-  Device device;
+  CpuSimDevice device;
   Record record;
   Kernel kernel = Kernel::makeAiv("record", recordBlock);
   LaunchSpec zero;
@@ -384,7 +384,7 @@ TEST(Launch, InvalidLaunchesAreRejectedUpFront) {
 }
 
 TEST(Launch, ManyConcurrentLaunchesAllComplete) {
-  Device device;
+  CpuSimDevice device;
   std::vector<Record> records(16);
   std::vector<LaunchHandle> handles;
   Kernel kernel = Kernel::makeAiv("record", recordBlock);
@@ -401,7 +401,7 @@ TEST(Launch, ManyConcurrentLaunchesAllComplete) {
 }
 
 TEST(Launch, LaunchesFromManyThreads) {
-  Device device;
+  CpuSimDevice device;
   Kernel kernel = Kernel::makeAiv("record", recordBlock);
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
@@ -423,7 +423,7 @@ TEST(Launch, LaunchesFromManyThreads) {
 }
 
 TEST(Launch, CompletionCallbackRunsOnce) {
-  Device device;
+  CpuSimDevice device;
   Record record;
   std::atomic<int> calls{0};
   LaunchSpec spec;
@@ -441,7 +441,7 @@ TEST(Launch, CompletionCallbackRunsOnce) {
 TEST(Launch, DeviceDestructionWaitsForRunningLaunches) {
   Record record;
   {
-    Device device;
+    CpuSimDevice device;
     LaunchSpec spec;
     spec.blockNum = 48;
     device.launch(Kernel::makeAiv("record", recordBlock), spec, {&record});

@@ -65,8 +65,8 @@ int64_t expectedStreamSum(int64_t block, int64_t tiles) {
   return sum;
 }
 
-void runStream(Device &device, int64_t blocks, int32_t slotNum, int64_t tiles,
-               bool sanitize) {
+void runStream(CpuSimDevice &device, int64_t blocks, int32_t slotNum,
+               int64_t tiles, bool sanitize) {
   StreamArgs a{tiles, slotNum,
                pipeFootprintBytes(kPipeC2V, kTileInts * 4, slotNum)};
   std::vector<int64_t> sums(size_t(blocks), -1);
@@ -86,14 +86,14 @@ void runStream(Device &device, int64_t blocks, int32_t slotNum, int64_t tiles,
 class PipeStream : public ::testing::TestWithParam<int32_t> {};
 
 TEST_P(PipeStream, TilesArriveInOrderThroughTheRing) {
-  Device device;
+  CpuSimDevice device;
   runStream(device, 24, GetParam(), 50, false);
 }
 
 INSTANTIATE_TEST_SUITE_P(SlotNums, PipeStream, ::testing::Values(1, 2, 4, 8));
 
 TEST(Pipe, WavesOfGroupBlocksEachUseTheirOwnSlice) {
-  Device device;
+  CpuSimDevice device;
   runStream(device, 96, 2, 10, true);
 }
 
@@ -135,7 +135,7 @@ int32_t pingAiv(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, BidirectionalPingPongWith24ConcurrentBlocks) {
-  Device device;
+  CpuSimDevice device;
   PingArgs a{200, pipeFootprintBytes(kPipeBoth, 64, 2)};
   std::vector<int64_t> results(24, -1);
   void *buffer = device.gm().allocate(a.perBlock * 24, "gm_pipe_buffer_0");
@@ -170,7 +170,7 @@ int32_t initAndLeave(void **args, const bp_block_context *ctx) {
 int32_t leaveAtOnce(void **, const bp_block_context *) { return BP_OK; }
 
 TEST(Pipe, PopFromAHalfThatReturnedIsADeadlockError) {
-  Device device;
+  CpuSimDevice device;
   std::vector<char> buffer(256 * 4);
   LaunchSpec spec;
   spec.blockNum = 4;
@@ -203,7 +203,7 @@ int32_t initC2VAndLeave(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, PushIntoAFullRingWhoseConsumerReturnedIsADeadlockError) {
-  Device device;
+  CpuSimDevice device;
   std::vector<char> buffer(256 * 2);
   LaunchSpec spec;
   spec.blockNum = 2;
@@ -236,7 +236,7 @@ int32_t crossedHalf(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, HalvesWaitingOnEachOtherAreADeadlockErrorNotAHang) {
-  Device device;
+  CpuSimDevice device;
   std::vector<char> buffer(512 * 4);
   LaunchSpec spec;
   spec.blockNum = 4;
@@ -273,7 +273,7 @@ TEST(Pipe, HalvesWaitingOnEachOtherAreADeadlockErrorNotAHang) {
 TEST(Pipe, ManyShortWaitsAreNeverMistakenForADeadlock) {
   // One-slot rings both ways: almost every push and pop waits on the other
   // half, which is never waiting on a condition this one cannot end.
-  Device device;
+  CpuSimDevice device;
   PingArgs a{3000, pipeFootprintBytes(kPipeBoth, 64, 1), 1};
   std::vector<int64_t> results(4, -1);
   void *buffer = device.gm().allocate(a.perBlock * 4, "gm_pipe_buffer_0");
@@ -311,7 +311,7 @@ int32_t failOnBlock3(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, FailingBlockWakesBlocksWaitingOnPipes) {
-  Device device;
+  CpuSimDevice device;
   std::vector<char> buffer(256 * 8);
   bptest::Rendezvous never(1000);
   LaunchSpec spec;
@@ -367,7 +367,7 @@ int32_t misuseAiv(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, MisuseIsAnErrorNamingThePipe) {
-  Device device;
+  CpuSimDevice device;
   std::vector<char> buffer(4096);
   const std::pair<int, const char *> cases[] = {
       {0, "tfree on pipe 0 (V2C) without a popped tile"},
@@ -394,7 +394,7 @@ int32_t pipeOutsideGroup(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, PipesNeedAGroupLaunch) {
-  Device device;
+  CpuSimDevice device;
   std::vector<char> buffer(1024);
   std::string error = errorOf([&] {
     device.run(Kernel::makeAiv("lonely", pipeOutsideGroup), {},
@@ -434,7 +434,7 @@ int32_t receiveOnSubblock0(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, SecondAivSubblockRunsButDoesNotUsePipes) {
-  Device device;
+  CpuSimDevice device;
   std::vector<char> buffer(512 * 6);
   LaunchSpec spec;
   spec.blockNum = 6;
@@ -454,7 +454,7 @@ TEST(Pipe, SecondAivSubblockRunsButDoesNotUsePipes) {
 }
 
 TEST(Pipe, SlotFlagsLiveInGmControlMemory) {
-  Device device;
+  CpuSimDevice device;
   const int64_t before = device.gm().liveAllocations();
   int64_t peakDuring = 0;
   StreamArgs a{5, 2, pipeFootprintBytes(kPipeC2V, kTileInts * 4, 2)};

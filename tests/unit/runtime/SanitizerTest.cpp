@@ -53,7 +53,7 @@ int32_t consumer(void **args, const bp_block_context *ctx) {
 }
 
 struct Fixture : ::testing::Test {
-  Device device{builtinSpec(), bptest::everyCoreGroupAtOnce()};
+  CpuSimDevice device{builtinSpec(), bptest::everyCoreGroupAtOnce()};
   Kernel kernel = Kernel::makeGroup("matmul_add", producer, consumer);
 
   LaunchSpec spec(int64_t blocks, int64_t perBlock = kPerBlock) {
@@ -199,16 +199,16 @@ TEST_F(Fixture, NoPipeBufferInTheSpecIsCaughtWhenSanitizing) {
 
 TEST(SanitizerSwitch, EnvironmentTurnsItOn) {
   setenv("BLOCKPIPE_SANITIZE", "1", 1);
-  DeviceOptions on = DeviceOptions::fromEnvironment();
+  DeviceOptions on = deviceOptionsFromEnvironment();
   setenv("BLOCKPIPE_SANITIZE", "0", 1);
-  DeviceOptions off = DeviceOptions::fromEnvironment();
+  DeviceOptions off = deviceOptionsFromEnvironment();
   unsetenv("BLOCKPIPE_SANITIZE");
   EXPECT_TRUE(on.sanitize);
   EXPECT_FALSE(off.sanitize);
 
   DeviceOptions options;
   options.sanitize = true;
-  Device device(builtinSpec(), options);
+  CpuSimDevice device(builtinSpec(), options);
   bool shard = false;
   void *buffer = device.gm().allocate(kPerBlock * 2, "gm_pipe_buffer_0");
   LaunchSpec spec; // no per-launch override: the device's switch applies

@@ -39,7 +39,7 @@ LaunchSpec blocks(int64_t n) {
 }
 
 TEST(TaskGraph, ChainOfReadsAfterWritesRunsInOrder) {
-  Device device;
+  CpuSimDevice device;
   TaskGraph graph(device);
   Kernel kernel = Kernel::makeAiv("axpb", axpb);
   Tensor x = graph.createTensor("x", {kN}, DType::FP32);
@@ -76,7 +76,7 @@ TEST(TaskGraph, ChainOfReadsAfterWritesRunsInOrder) {
 }
 
 TEST(TaskGraph, WriteAfterReadWaitsForEveryReader) {
-  Device device;
+  CpuSimDevice device;
   TaskGraph graph(device);
   Kernel kernel = Kernel::makeAiv("axpb", axpb);
   Tensor a = graph.createTensor("a", {kN}, DType::FP32);
@@ -111,7 +111,7 @@ int32_t meetOtherTask(void **args, const bp_block_context *) {
 }
 
 TEST(TaskGraph, IndependentTasksOverlap) {
-  Device device(builtinSpec(), bptest::everyCoreGroupAtOnce());
+  CpuSimDevice device(builtinSpec(), bptest::everyCoreGroupAtOnce());
   TaskGraph graph(device);
   Tensor p = graph.createTensor("p", {16}, DType::FP32);
   Tensor q = graph.createTensor("q", {16}, DType::FP32);
@@ -131,7 +131,7 @@ int32_t failing(void **, const bp_block_context *ctx) {
 }
 
 TEST(TaskGraph, FailureSkipsDependentsAndReachesWait) {
-  Device device;
+  CpuSimDevice device;
   TaskGraph graph(device);
   Kernel good = Kernel::makeAiv("axpb", axpb);
   Kernel bad = Kernel::makeAiv("softmax", failing);
@@ -166,7 +166,7 @@ TEST(TaskGraph, FailureSkipsDependentsAndReachesWait) {
 }
 
 TEST(TaskGraph, RejectedLaunchFailsItsTask) {
-  Device device;
+  CpuSimDevice device;
   TaskGraph graph(device);
   LaunchSpec tooMany;
   tooMany.blockNum = 100;
@@ -178,7 +178,7 @@ TEST(TaskGraph, RejectedLaunchFailsItsTask) {
 }
 
 TEST(TaskGraph, ManualDependenciesAreNotTracked) {
-  Device device;
+  CpuSimDevice device;
   TaskGraph graph(device);
   Kernel kernel = Kernel::makeAiv("axpb", axpb);
   Tensor x = graph.createTensor("x", {kN}, DType::FP32, /*manualDep=*/true);
@@ -202,7 +202,7 @@ TEST(TaskGraph, ManualDependenciesAreNotTracked) {
 TEST(TaskGraph, TensorOutOfMemoryNamesTheTensor) {
   DeviceSpec small = builtinSpec();
   small.gmBytes = 1 << 20;
-  Device device(small, DeviceOptions{});
+  CpuSimDevice device(small, DeviceOptions{});
   TaskGraph graph(device);
   std::string error = errorOf([&] {
     graph.createTensor("huge", {1024, 1024}, DType::FP32);
@@ -213,7 +213,7 @@ TEST(TaskGraph, TensorOutOfMemoryNamesTheTensor) {
 }
 
 TEST(TaskGraph, TensorMemoryIsFreedWithTheLastHandle) {
-  Device device;
+  CpuSimDevice device;
   const int64_t before = device.gm().liveBytes();
   {
     TaskGraph graph(device);
@@ -224,7 +224,7 @@ TEST(TaskGraph, TensorMemoryIsFreedWithTheLastHandle) {
 }
 
 TEST(TaskGraph, ManyTasksFromAGraphStayConsistent) {
-  Device device;
+  CpuSimDevice device;
   TaskGraph graph(device);
   Kernel kernel = Kernel::makeAiv("axpb", axpb);
   Tensor acc = graph.createTensor("acc", {kN}, DType::FP32);
@@ -240,7 +240,7 @@ TEST(TaskGraph, ManyTasksFromAGraphStayConsistent) {
 } // namespace
 
 TEST(TaskGraph, UploadTensorCopiesTheHostBytes) {
-  Device device;
+  CpuSimDevice device;
   TaskGraph graph(device);
   std::vector<float> host = {1.5f, -2.0f, 3.25f, 4.0f, 5.0f, 6.0f};
   const int64_t before = device.gm().liveBytes();

@@ -2,7 +2,8 @@
 #ifndef BLOCKPIPE_TESTS_UNIT_RUNTIME_TESTUTIL_H
 #define BLOCKPIPE_TESTS_UNIT_RUNTIME_TESTUTIL_H
 
-#include "blockpipe/Runtime/Device.h"
+#include "blockpipe/Drivers/CpuSim/CpuSimDevice.h"
+#include "blockpipe/Runtime/Environment.h"
 #include "blockpipe/Runtime/Error.h"
 
 #include <chrono>

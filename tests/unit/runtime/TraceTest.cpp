@@ -106,7 +106,7 @@ TEST(Trace, GroupLaunchAndTasksNest) {
   {
     DeviceOptions options;
     options.tracePath = path;
-    Device device(builtinSpec(), options);
+    CpuSimDevice device(builtinSpec(), options);
     ASSERT_TRUE(device.tracer().enabled());
     std::vector<char> pipes(256 * 30);
     LaunchSpec spec;
@@ -138,7 +138,7 @@ TEST(Trace, GroupLaunchAndTasksNest) {
 }
 
 TEST(Trace, OffByDefault) {
-  Device device(builtinSpec(), DeviceOptions{});
+  CpuSimDevice device(builtinSpec(), DeviceOptions{});
   LaunchSpec spec;
   spec.blockNum = 4;
   device.run(Kernel::makeAiv("step", shortWork), spec, {});

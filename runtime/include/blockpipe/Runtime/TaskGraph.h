@@ -14,7 +14,7 @@
 #ifndef BLOCKPIPE_RUNTIME_TASKGRAPH_H
 #define BLOCKPIPE_RUNTIME_TASKGRAPH_H
 
-#include "blockpipe/Runtime/Device.h"
+#include "blockpipe/HAL/Device.h"
 #include "blockpipe/Runtime/Target.h"
 
 #include <condition_variable>
@@ -65,8 +65,14 @@ struct Arg {
   static Arg inout(const Tensor &tensor) {
     return tensorArg(tensor, Access::ReadWrite);
   }
-  /// A kernel's `__gm_pipe_buffer`: written by every block.
-  static Arg pipeBuffer(const Tensor &tensor) { return inout(tensor); }
+  /// A kernel's `__gm_pipe_buffer`, `bytesPerBlock` for each block (the
+  /// kernel offsets it by block_idx): written by every block. submit() sets
+  /// the launch spec's pipe buffer from it.
+  static Arg pipeBuffer(const Tensor &tensor, int64_t bytesPerBlock) {
+    Arg arg = inout(tensor);
+    arg.pipeBytesPerBlock = bytesPerBlock;
+    return arg;
+  }
   /// A scalar passed by pointer to a copy kept by the task.
   template <typename T> static Arg scalar(T value) {
     static_assert(std::is_trivially_copyable<T>::value && sizeof(T) <= 16,
@@ -88,6 +94,8 @@ struct Arg {
   Access access = Access::Read;
   Tensor tensor;
   void *ptr = nullptr;
+  /// > 0: this is the launch's pipe buffer, with this many bytes per block.
+  int64_t pipeBytesPerBlock = 0;
   alignas(16) unsigned char scalarBytes[16] = {};
 
 private:
@@ -118,7 +126,9 @@ public:
                     std::vector<int64_t> shape, DType dtype,
                     bool manualDep = false);
 
-  /// Submits a launch; it starts once its dependencies are done.
+  /// Submits a launch; it starts once its dependencies are done. An
+  /// Arg::pipeBuffer argument sets the spec's pipe buffer (Error when the
+  /// spec names another or there are two).
   TaskId submit(const Kernel &kernel, const LaunchSpec &spec,
                 std::vector<Arg> args, std::vector<TaskId> after = {});
   /// Waits for every submitted task. Throws TaskError naming the first

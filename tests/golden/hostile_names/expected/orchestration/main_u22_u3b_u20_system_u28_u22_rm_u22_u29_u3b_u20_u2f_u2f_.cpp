@@ -2,11 +2,9 @@
 
 #include "main_u22_u3b_u20_system_u28_u22_rm_u22_u29_u3b_u20_u2f_u2f_.h"
 
-#include "blockpipe/Runtime/Error.h"
-#include "blockpipe/Runtime/KernelABI.h"
+#include "blockpipe/Runtime/Orchestration.h"
 
 #include <cstdint>
-#include <initializer_list>
 #include <string>
 
 extern "C" int32_t bp_kernel_class_(void **bp_args, const bp_block_context *bp_ctx);
@@ -20,40 +18,20 @@ const rt::Kernel &bp_launchable_class_() {
   return kernel;
 }
 
-rt::LaunchSpec bp_launch_spec(int64_t blockNum, bool syncStart, int32_t pipeBufferArg, int64_t pipeBufferPerBlockBytes) {
-  rt::LaunchSpec spec;
-  spec.blockNum = blockNum;
-  spec.syncStart = syncStart;
-  spec.pipeBufferArg = pipeBufferArg;
-  spec.pipeBufferPerBlockBytes = pipeBufferPerBlockBytes;
-  return spec;
-}
-
-// -1 in `shape` is a dynamic dim.
-void bp_check_tensor(const rt::Tensor &tensor, const char *name, std::initializer_list<int64_t> shape, rt::DType dtype) {
-  bool ok = tensor.valid() && tensor.dtype() == dtype &&
-            tensor.shape().size() == shape.size();
-  size_t k = 0;
-  for (int64_t dim : shape) {
-    ok = ok && (dim < 0 || tensor.shape()[k] == dim);
-    ++k;
-  }
-  if (!ok)
-    throw rt::Error(std::string("argument '") + name +
-                    "' does not have the shape and dtype the program was compiled for");
-}
-
 } // namespace
 
 namespace blockpipe_program {
 
 void main_u22_u3b_u20_system_u28_u22_rm_u22_u29_u3b_u20_u2f_u2f_(rt::TaskGraph &bp_graph, const rt::Tensor &NULL_, const rt::Tensor &std_, float u_bp_graph, const rt::Tensor &INT32_MAX_) {
-  bp_check_tensor(NULL_, "NULL_", {64, 16}, rt::DType::FP32);
-  bp_check_tensor(std_, "std_", {64, 16}, rt::DType::FP32);
-  bp_check_tensor(INT32_MAX_, "INT32_MAX_", {64, 16}, rt::DType::FP32);
-  bp_graph.submit(bp_launchable_class_(),
-                  bp_launch_spec(/*block_num=*/4, /*sync_start=*/false, /*pipe_buffer_arg=*/-1, /*pipe_buffer_bytes_per_block=*/0),
-                  {rt::Arg::in(NULL_), rt::Arg::in(std_), rt::Arg::scalar<float>(u_bp_graph), rt::Arg::out(INT32_MAX_)});
+  rt::checkTarget(bp_graph, "cpu-sim");
+  rt::checkTensor(NULL_, "NULL_", {64, 16}, rt::DType::FP32);
+  rt::checkTensor(std_, "std_", {64, 16}, rt::DType::FP32);
+  rt::checkTensor(INT32_MAX_, "INT32_MAX_", {64, 16}, rt::DType::FP32);
+  bp_graph.submit(bp_launchable_class_(), rt::launchSpec(/*block_num=*/4),
+                  {rt::Arg::in(NULL_),
+                   rt::Arg::in(std_),
+                   rt::Arg::scalar<float>(u_bp_graph),
+                   rt::Arg::out(INT32_MAX_)});
 }
 
 } // namespace blockpipe_program

@@ -2,11 +2,9 @@
 
 #include "main.h"
 
-#include "blockpipe/Runtime/Error.h"
-#include "blockpipe/Runtime/KernelABI.h"
+#include "blockpipe/Runtime/Orchestration.h"
 
 #include <cstdint>
-#include <initializer_list>
 #include <string>
 
 extern "C" int32_t bp_group_down_proj_aic(void **bp_args, const bp_block_context *bp_ctx);
@@ -16,32 +14,12 @@ namespace {
 
 namespace rt = ::blockpipe::runtime;
 
+// Bytes of the pipe buffer that each block of 'down_proj' takes.
+constexpr int64_t bp_down_proj_pipe_bytes_per_block = 32768;
+
 const rt::Kernel &bp_launchable_down_proj() {
   static const rt::Kernel kernel = rt::Kernel::makeGroup("down_proj", bp_group_down_proj_aic, bp_group_down_proj_aiv, 2);
   return kernel;
-}
-
-rt::LaunchSpec bp_launch_spec(int64_t blockNum, bool syncStart, int32_t pipeBufferArg, int64_t pipeBufferPerBlockBytes) {
-  rt::LaunchSpec spec;
-  spec.blockNum = blockNum;
-  spec.syncStart = syncStart;
-  spec.pipeBufferArg = pipeBufferArg;
-  spec.pipeBufferPerBlockBytes = pipeBufferPerBlockBytes;
-  return spec;
-}
-
-// -1 in `shape` is a dynamic dim.
-void bp_check_tensor(const rt::Tensor &tensor, const char *name, std::initializer_list<int64_t> shape, rt::DType dtype) {
-  bool ok = tensor.valid() && tensor.dtype() == dtype &&
-            tensor.shape().size() == shape.size();
-  size_t k = 0;
-  for (int64_t dim : shape) {
-    ok = ok && (dim < 0 || tensor.shape()[k] == dim);
-    ++k;
-  }
-  if (!ok)
-    throw rt::Error(std::string("argument '") + name +
-                    "' does not have the shape and dtype the program was compiled for");
 }
 
 } // namespace
@@ -49,15 +27,19 @@ void bp_check_tensor(const rt::Tensor &tensor, const char *name, std::initialize
 namespace blockpipe_program {
 
 void main(rt::TaskGraph &bp_graph, const rt::Tensor &x, const rt::Tensor &w, const rt::Tensor &res, const rt::Tensor &out) {
-  bp_check_tensor(x, "x", {128, 64}, rt::DType::FP32);
-  bp_check_tensor(w, "w", {64, 32}, rt::DType::FP32);
-  bp_check_tensor(res, "res", {128, 32}, rt::DType::FP32);
-  bp_check_tensor(out, "out", {128, 32}, rt::DType::FP32);
-  // Pipe buffer of the launch of 'down_proj': 32768 bytes for each of its 4 blocks.
-  rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {32768 * 4}, rt::DType::INT8);
-  bp_graph.submit(bp_launchable_down_proj(),
-                  bp_launch_spec(/*block_num=*/4, /*sync_start=*/false, /*pipe_buffer_arg=*/4, /*pipe_buffer_bytes_per_block=*/32768),
-                  {rt::Arg::in(x), rt::Arg::in(w), rt::Arg::in(res), rt::Arg::out(out), rt::Arg::pipeBuffer(gm_pipe_buffer_0)});
+  rt::checkTarget(bp_graph, "cpu-sim");
+  rt::checkTensor(x, "x", {128, 64}, rt::DType::FP32);
+  rt::checkTensor(w, "w", {64, 32}, rt::DType::FP32);
+  rt::checkTensor(res, "res", {128, 32}, rt::DType::FP32);
+  rt::checkTensor(out, "out", {128, 32}, rt::DType::FP32);
+  // Pipe buffer of the launch of 'down_proj': a slice for each of its 4 blocks.
+  rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {bp_down_proj_pipe_bytes_per_block * 4}, rt::DType::INT8);
+  bp_graph.submit(bp_launchable_down_proj(), rt::launchSpec(/*block_num=*/4),
+                  {rt::Arg::in(x),
+                   rt::Arg::in(w),
+                   rt::Arg::in(res),
+                   rt::Arg::out(out),
+                   rt::Arg::pipeBuffer(gm_pipe_buffer_0, bp_down_proj_pipe_bytes_per_block)});
 }
 
 } // namespace blockpipe_program

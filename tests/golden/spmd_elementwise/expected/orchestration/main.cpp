@@ -2,11 +2,9 @@
 
 #include "main.h"
 
-#include "blockpipe/Runtime/Error.h"
-#include "blockpipe/Runtime/KernelABI.h"
+#include "blockpipe/Runtime/Orchestration.h"
 
 #include <cstdint>
-#include <initializer_list>
 #include <string>
 
 extern "C" int32_t bp_kernel_scale_add(void **bp_args, const bp_block_context *bp_ctx);
@@ -20,40 +18,20 @@ const rt::Kernel &bp_launchable_scale_add() {
   return kernel;
 }
 
-rt::LaunchSpec bp_launch_spec(int64_t blockNum, bool syncStart, int32_t pipeBufferArg, int64_t pipeBufferPerBlockBytes) {
-  rt::LaunchSpec spec;
-  spec.blockNum = blockNum;
-  spec.syncStart = syncStart;
-  spec.pipeBufferArg = pipeBufferArg;
-  spec.pipeBufferPerBlockBytes = pipeBufferPerBlockBytes;
-  return spec;
-}
-
-// -1 in `shape` is a dynamic dim.
-void bp_check_tensor(const rt::Tensor &tensor, const char *name, std::initializer_list<int64_t> shape, rt::DType dtype) {
-  bool ok = tensor.valid() && tensor.dtype() == dtype &&
-            tensor.shape().size() == shape.size();
-  size_t k = 0;
-  for (int64_t dim : shape) {
-    ok = ok && (dim < 0 || tensor.shape()[k] == dim);
-    ++k;
-  }
-  if (!ok)
-    throw rt::Error(std::string("argument '") + name +
-                    "' does not have the shape and dtype the program was compiled for");
-}
-
 } // namespace
 
 namespace blockpipe_program {
 
 void main(rt::TaskGraph &bp_graph, const rt::Tensor &x, const rt::Tensor &y, float alpha, const rt::Tensor &out) {
-  bp_check_tensor(x, "x", {128, 32}, rt::DType::FP32);
-  bp_check_tensor(y, "y", {128, 32}, rt::DType::FP32);
-  bp_check_tensor(out, "out", {128, 32}, rt::DType::FP32);
-  bp_graph.submit(bp_launchable_scale_add(),
-                  bp_launch_spec(/*block_num=*/4, /*sync_start=*/false, /*pipe_buffer_arg=*/-1, /*pipe_buffer_bytes_per_block=*/0),
-                  {rt::Arg::in(x), rt::Arg::in(y), rt::Arg::scalar<float>(alpha), rt::Arg::out(out)});
+  rt::checkTarget(bp_graph, "cpu-sim");
+  rt::checkTensor(x, "x", {128, 32}, rt::DType::FP32);
+  rt::checkTensor(y, "y", {128, 32}, rt::DType::FP32);
+  rt::checkTensor(out, "out", {128, 32}, rt::DType::FP32);
+  bp_graph.submit(bp_launchable_scale_add(), rt::launchSpec(/*block_num=*/4),
+                  {rt::Arg::in(x),
+                   rt::Arg::in(y),
+                   rt::Arg::scalar<float>(alpha),
+                   rt::Arg::out(out)});
 }
 
 } // namespace blockpipe_program

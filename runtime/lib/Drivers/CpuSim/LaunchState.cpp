@@ -118,7 +118,7 @@ void LaunchState::complete() {
   if (onDone) {
     auto callback = std::move(onDone);
     try {
-      callback(LaunchHandle(self.lock()));
+      callback(handleOf(self.lock()));
     } catch (const std::exception &e) {
       fail("completion callback of kernel '" + kernel.name +
            "' threw: " + e.what());

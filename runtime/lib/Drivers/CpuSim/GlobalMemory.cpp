@@ -1,6 +1,6 @@
 //===- GlobalMemory.cpp - First-fit GM arena ------------------------------===//
 
-#include "blockpipe/Runtime/GlobalMemory.h"
+#include "blockpipe/Drivers/CpuSim/GlobalMemory.h"
 #include "blockpipe/Runtime/Error.h"
 
 #include <sys/mman.h>

@@ -3,8 +3,8 @@
 #ifndef BLOCKPIPE_RUNTIME_LIB_LAUNCHSTATE_H
 #define BLOCKPIPE_RUNTIME_LIB_LAUNCHSTATE_H
 
+#include "blockpipe/HAL/Launch.h"
 #include "blockpipe/Runtime/Kernel.h"
-#include "blockpipe/Runtime/Launch.h"
 
 #include <atomic>
 #include <cstddef>
@@ -93,6 +93,9 @@ private:
   std::mutex blocksMutex_;
   std::vector<std::unique_ptr<BlockPipes>> blocks_;
 };
+
+/// The handle users get for `state`.
+LaunchHandle handleOf(std::shared_ptr<LaunchState> state);
 
 } // namespace blockpipe::runtime::detail
 

@@ -6,7 +6,7 @@
 #include "Sanitizer.h"
 #include "Scheduler.h"
 
-#include "blockpipe/Runtime/Device.h"
+#include "blockpipe/Drivers/CpuSim/CpuSimDevice.h"
 
 #include <condition_variable>
 #include <mutex>
@@ -23,6 +23,8 @@ public:
          std::function<void(const LaunchHandle &)> onDone, bool wakeWorker);
   /// Called by a launch when its last block finished.
   void launchCompleted();
+  /// Fails every launch still running with `why`.
+  void cancelAll(const std::string &why);
 
   /// Trace lane of (core group, lane within it).
   static int64_t traceLane(int32_t group, int32_t lane) {
@@ -47,6 +49,8 @@ private:
   std::mutex activeMutex_;
   std::condition_variable activeCv_;
   int64_t activeLaunches_ = 0;
+  /// Launches submitted (for cancelAll); pruned as they expire.
+  std::vector<std::weak_ptr<LaunchState>> active_;
 
 public:
   // Last: stopped and destroyed first.

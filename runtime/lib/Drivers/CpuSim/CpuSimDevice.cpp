@@ -1,38 +1,16 @@
-//===- Device.cpp - Device, launch submission and launch handles ----------===//
+//===- CpuSimDevice.cpp - The cpu-sim device: GM, copies, launches --------===//
 
 #include "DeviceImpl.h"
 #include "Pipe.h"
 
 #include "blockpipe/Runtime/Error.h"
 
-#include <cerrno>
-#include <climits>
+#include <algorithm>
 #include <cstdio>
-#include <cstdlib>
+#include <cstring>
 #include <limits>
 
 namespace blockpipe::runtime {
-
-DeviceOptions DeviceOptions::fromEnvironment() {
-  DeviceOptions options;
-  if (const char *sanitize = std::getenv("BLOCKPIPE_SANITIZE"))
-    options.sanitize =
-        std::string(sanitize) != "" && std::string(sanitize) != "0";
-  if (const char *trace = std::getenv("BLOCKPIPE_TRACE"))
-    options.tracePath = trace;
-  if (const char *parallelism = std::getenv("BLOCKPIPE_PARALLELISM")) {
-    char *end = nullptr;
-    errno = 0;
-    long value = std::strtol(parallelism, &end, 10);
-    if (*parallelism == '\0' || *end != '\0' || errno != 0 || value < 0 ||
-        value > INT32_MAX)
-      throw Error(std::string("BLOCKPIPE_PARALLELISM='") + parallelism +
-                  "': expected a non-negative integer (0: the host's "
-                  "hardware threads)");
-    options.parallelism = int32_t(value);
-  }
-  return options;
-}
 
 namespace detail {
 
@@ -191,6 +169,12 @@ DeviceImpl::submit(const Kernel &kernel, const LaunchSpec &launchSpec,
   {
     std::lock_guard<std::mutex> lock(activeMutex_);
     ++activeLaunches_;
+    active_.erase(std::remove_if(active_.begin(), active_.end(),
+                                 [](const std::weak_ptr<LaunchState> &weak) {
+                                   return weak.expired();
+                                 }),
+                  active_.end());
+    active_.push_back(launch);
   }
   if (tracer.enabled()) {
     TraceEvent event;
@@ -218,63 +202,127 @@ DeviceImpl::submit(const Kernel &kernel, const LaunchSpec &launchSpec,
   return launch;
 }
 
+void DeviceImpl::cancelAll(const std::string &why) {
+  std::vector<std::shared_ptr<LaunchState>> running;
+  {
+    std::lock_guard<std::mutex> lock(activeMutex_);
+    for (const std::weak_ptr<LaunchState> &weak : active_)
+      if (std::shared_ptr<LaunchState> launch = weak.lock())
+        running.push_back(std::move(launch));
+  }
+  for (const std::shared_ptr<LaunchState> &launch : running)
+    if (!launch->done.load(std::memory_order_acquire))
+      launch->fail(why);
+}
+
+namespace {
+
+/// cpu-sim's completion event: the launch's own state.
+class CpuSimLaunchEvent final : public LaunchEvent {
+public:
+  explicit CpuSimLaunchEvent(std::shared_ptr<LaunchState> state)
+      : state_(std::move(state)) {}
+
+  void wait() override {
+    LaunchState &launch = *state_;
+    if (!launch.done.load(std::memory_order_acquire)) {
+      launch.device.scheduler.help(state_);
+      while (!launch.done.load(std::memory_order_acquire))
+        launch.done.wait(0, std::memory_order_acquire);
+    }
+    if (launch.failed())
+      throw LaunchError(launch.error());
+  }
+  bool done() const override {
+    return state_->done.load(std::memory_order_acquire);
+  }
+  std::string error() const override { return state_->error(); }
+  void cancel(const std::string &why) override {
+    if (!done())
+      state_->fail(why);
+  }
+  uint64_t id() const override { return state_->id; }
+  int64_t blocksRun() const override {
+    return state_->blocksRun.load(std::memory_order_relaxed);
+  }
+
+private:
+  std::shared_ptr<LaunchState> state_;
+};
+
+} // namespace
+
+LaunchHandle handleOf(std::shared_ptr<LaunchState> state) {
+  return LaunchHandle(std::make_shared<CpuSimLaunchEvent>(std::move(state)));
+}
+
 } // namespace detail
 
-Device::Device(DeviceSpec spec, DeviceOptions options)
+CpuSimDevice::CpuSimDevice(DeviceSpec spec, DeviceOptions options)
     : impl_(std::make_unique<detail::DeviceImpl>(std::move(spec),
                                                  std::move(options))) {}
 
-Device::~Device() = default;
+CpuSimDevice::~CpuSimDevice() = default;
 
-const DeviceSpec &Device::spec() const { return impl_->spec; }
-const DeviceOptions &Device::options() const { return impl_->options; }
-int32_t Device::parallelism() const { return impl_->scheduler.parallelism(); }
-GlobalMemory &Device::gm() { return impl_->gm; }
-KernelRegistry &Device::kernels() { return impl_->kernels; }
-Tracer &Device::tracer() { return impl_->tracer; }
+const DeviceSpec &CpuSimDevice::spec() const { return impl_->spec; }
+const DeviceOptions &CpuSimDevice::options() const { return impl_->options; }
+int32_t CpuSimDevice::parallelism() const {
+  return impl_->scheduler.parallelism();
+}
+GlobalMemory &CpuSimDevice::gm() { return impl_->gm; }
+KernelRegistry &CpuSimDevice::kernels() { return impl_->kernels; }
+Tracer &CpuSimDevice::tracer() { return impl_->tracer; }
 
-LaunchHandle Device::launch(const Kernel &kernel, const LaunchSpec &spec,
-                            std::vector<void *> args,
-                            std::function<void(const LaunchHandle &)> onDone) {
-  return LaunchHandle(
+void *CpuSimDevice::allocate(int64_t bytes, const std::string &name) {
+  return impl_->gm.allocate(bytes, name);
+}
+void CpuSimDevice::free(void *ptr) { impl_->gm.free(ptr); }
+int64_t CpuSimDevice::liveBytes() const { return impl_->gm.liveBytes(); }
+int64_t CpuSimDevice::peakBytes() const { return impl_->gm.peakBytes(); }
+
+// GM is host memory here: a copy is a memcpy either way.
+void CpuSimDevice::copyToDevice(void *dst, const void *src, int64_t bytes) {
+  if (bytes > 0)
+    std::memcpy(dst, src, size_t(bytes));
+}
+void CpuSimDevice::copyToHost(void *dst, const void *src, int64_t bytes) {
+  if (bytes > 0)
+    std::memcpy(dst, src, size_t(bytes));
+}
+void CpuSimDevice::fill(void *dst, uint8_t value, int64_t bytes) {
+  if (bytes > 0)
+    std::memset(dst, value, size_t(bytes));
+}
+void CpuSimDevice::copyToPeer(Device &dstDevice, void *dst, const void *src,
+                              int64_t bytes) {
+  // Every cpu-sim GM lives in this process: one device writes straight into
+  // the other's arena. Another driver's device is reached through the host.
+  if (dynamic_cast<CpuSimDevice *>(&dstDevice)) {
+    if (bytes > 0)
+      std::memcpy(dst, src, size_t(bytes));
+    return;
+  }
+  std::vector<unsigned char> staging(size_t(std::max<int64_t>(bytes, 0)));
+  copyToHost(staging.data(), src, bytes);
+  dstDevice.copyToDevice(dst, staging.data(), bytes);
+}
+
+LaunchHandle
+CpuSimDevice::launch(const Kernel &kernel, const LaunchSpec &spec,
+                     std::vector<void *> args,
+                     std::function<void(const LaunchHandle &)> onDone) {
+  return detail::handleOf(
       impl_->submit(kernel, spec, std::move(args), std::move(onDone), true));
 }
 
-void Device::run(const Kernel &kernel, const LaunchSpec &spec,
-                 std::vector<void *> args) {
+void CpuSimDevice::run(const Kernel &kernel, const LaunchSpec &spec,
+                       std::vector<void *> args) {
   // No wake-up at submission: this thread starts on the blocks at once and
   // brings leaders in while blocks remain.
-  LaunchHandle(impl_->submit(kernel, spec, std::move(args), {}, false)).wait();
+  detail::handleOf(impl_->submit(kernel, spec, std::move(args), {}, false))
+      .wait();
 }
 
-LaunchHandle::LaunchHandle(std::shared_ptr<detail::LaunchState> state)
-    : state_(std::move(state)) {}
-
-void LaunchHandle::wait() const {
-  if (!state_)
-    throw LaunchError("wait() on an empty launch handle");
-  detail::LaunchState &launch = *state_;
-  if (!launch.done.load(std::memory_order_acquire)) {
-    launch.device.scheduler.help(state_);
-    while (!launch.done.load(std::memory_order_acquire))
-      launch.done.wait(0, std::memory_order_acquire);
-  }
-  if (launch.failed())
-    throw LaunchError(launch.error());
-}
-
-bool LaunchHandle::done() const {
-  return state_ && state_->done.load(std::memory_order_acquire);
-}
-
-std::string LaunchHandle::error() const {
-  return state_ ? state_->error() : std::string();
-}
-
-uint64_t LaunchHandle::id() const { return state_ ? state_->id : 0; }
-
-int64_t LaunchHandle::blocksRun() const {
-  return state_ ? state_->blocksRun.load(std::memory_order_relaxed) : 0;
-}
+void CpuSimDevice::cancelAll(const std::string &why) { impl_->cancelAll(why); }
 
 } // namespace blockpipe::runtime

@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef BLOCKPIPE_RUNTIME_LAUNCH_H
-#define BLOCKPIPE_RUNTIME_LAUNCH_H
+#ifndef BLOCKPIPE_HAL_LAUNCH_H
+#define BLOCKPIPE_HAL_LAUNCH_H
 
 #include <cstdint>
 #include <memory>
@@ -20,10 +20,6 @@
 #include <string>
 
 namespace blockpipe::runtime {
-
-namespace detail {
-struct LaunchState;
-} // namespace detail
 
 struct LaunchSpec {
   int64_t blockNum = 1;
@@ -39,27 +35,51 @@ struct LaunchSpec {
   std::optional<bool> sanitize;
 };
 
+/// A launch's completion event; each driver implements it.
+class LaunchEvent {
+public:
+  virtual ~LaunchEvent();
+  /// Blocks until every block finished or was skipped (the calling thread
+  /// may run blocks meanwhile); throws LaunchError on failure.
+  virtual void wait() = 0;
+  virtual bool done() const = 0;
+  /// Empty when the launch succeeded (or is still running).
+  virtual std::string error() const = 0;
+  /// Fails the launch with `why` unless it is done: blocks not started are
+  /// skipped and blocks waiting on pipes wake.
+  virtual void cancel(const std::string &why) = 0;
+  virtual uint64_t id() const = 0;
+  /// Blocks that ran (ran to completion or failed) rather than skipped.
+  virtual int64_t blocksRun() const = 0;
+};
+
 /// A submitted launch. Copies share the launch.
 class LaunchHandle {
 public:
   LaunchHandle() = default;
-  explicit LaunchHandle(std::shared_ptr<detail::LaunchState> state);
+  explicit LaunchHandle(std::shared_ptr<LaunchEvent> event)
+      : event_(std::move(event)) {}
 
   /// Blocks until every block finished or was skipped; the calling thread
   /// may run blocks of the launch meanwhile. Throws LaunchError on failure.
   void wait() const;
-  bool done() const;
+  bool done() const { return event_ && event_->done(); }
   /// Empty when the launch succeeded (or is still running).
-  std::string error() const;
-  uint64_t id() const;
+  std::string error() const { return event_ ? event_->error() : std::string(); }
+  /// Fails the launch with `why` unless it is done.
+  void cancel(const std::string &why) const {
+    if (event_)
+      event_->cancel(why);
+  }
+  uint64_t id() const { return event_ ? event_->id() : 0; }
   /// Blocks that ran (ran to completion or failed) rather than skipped.
-  int64_t blocksRun() const;
-  bool valid() const { return state_ != nullptr; }
+  int64_t blocksRun() const { return event_ ? event_->blocksRun() : 0; }
+  bool valid() const { return event_ != nullptr; }
 
 private:
-  std::shared_ptr<detail::LaunchState> state_;
+  std::shared_ptr<LaunchEvent> event_;
 };
 
 } // namespace blockpipe::runtime
 
-#endif // BLOCKPIPE_RUNTIME_LAUNCH_H
+#endif // BLOCKPIPE_HAL_LAUNCH_H

@@ -1,0 +1,117 @@
+//===- Device.h - The device interface (HAL) --------------------*- C++ -*-===//
+//
+// What the task graph, generated orchestration and the bindings know of a
+// device: GM buffers, copies between host and device and between devices,
+// kernel launches of `block_num` blocks with a launch spec, completion
+// events, trace hooks. Drivers implement it (runtime/lib/Drivers/<name>/)
+// and register by name; `createDevice` makes a device for a spec whose
+// `driver` field names one.
+//
+// Ownership: the caller owns a device; buffers it allocates are freed with
+// free() before the device goes; a launch's arguments stay valid until its
+// event is done. Errors are exceptions (blockpipe/Runtime/Error.h) whose
+// message names the device, the buffer or the kernel and block.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKPIPE_HAL_DEVICE_H
+#define BLOCKPIPE_HAL_DEVICE_H
+
+#include "blockpipe/HAL/Launch.h"
+#include "blockpipe/Runtime/Kernel.h"
+#include "blockpipe/Runtime/Target.h"
+#include "blockpipe/Runtime/Trace.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace blockpipe::runtime {
+
+/// How a device is run; every field is explicit (the bindings and the CLI
+/// read the BLOCKPIPE_* environment variables into it, nothing else does).
+struct DeviceOptions {
+  /// The device's index where several are open (trace lanes, messages).
+  int64_t deviceId = 0;
+  /// Check every pipe access against the block's slice of the pipe buffer.
+  bool sanitize = false;
+  /// Non-empty: the process trace is written there when the device goes.
+  std::string tracePath;
+  /// How many core groups run blocks at the same time outside sync_start
+  /// gangs (a gang always gets all its core groups at once). Blocks of a
+  /// launch are independent, so this changes speed, never results. 0: the
+  /// host's hardware threads; at least 1, at most the device's core groups.
+  int32_t parallelism = 0;
+};
+
+class Device {
+public:
+  virtual ~Device();
+
+  virtual const DeviceSpec &spec() const = 0;
+  virtual const DeviceOptions &options() const = 0;
+  /// "cpu-sim device 0": how messages name this device.
+  std::string describe() const;
+
+  // GM buffers.
+  /// `bytes` (> 0) of GM, aligned as the spec says; OutOfMemoryError names
+  /// `name`, the device and what is free.
+  virtual void *allocate(int64_t bytes, const std::string &name) = 0;
+  /// Frees what allocate() returned; Error for any other pointer.
+  virtual void free(void *ptr) = 0;
+  virtual int64_t liveBytes() const = 0;
+  virtual int64_t peakBytes() const = 0;
+
+  // Copies. They return when the bytes are in place.
+  virtual void copyToDevice(void *dst, const void *src, int64_t bytes) = 0;
+  virtual void copyToHost(void *dst, const void *src, int64_t bytes) = 0;
+  virtual void fill(void *dst, uint8_t value, int64_t bytes) = 0;
+  /// From this device's GM at `src` to `dstDevice`'s GM at `dst`, without a
+  /// host staging buffer when the driver has a direct path.
+  virtual void copyToPeer(Device &dstDevice, void *dst, const void *src,
+                          int64_t bytes) = 0;
+
+  // Kernels.
+  virtual KernelRegistry &kernels() = 0;
+  /// How many blocks run at once outside sync_start gangs.
+  virtual int32_t parallelism() const = 0;
+  /// Submits a launch; `args` follows KernelABI.h (one pointer per kernel
+  /// parameter). An invalid spec throws LaunchError here; failures of
+  /// blocks are reported by the event. `onDone` runs once, on the thread
+  /// that finishes the launch, and must not block.
+  virtual LaunchHandle
+  launch(const Kernel &kernel, const LaunchSpec &spec, std::vector<void *> args,
+         std::function<void(const LaunchHandle &)> onDone = {}) = 0;
+  /// launch() then wait(); a driver may run blocks on the calling thread.
+  virtual void run(const Kernel &kernel, const LaunchSpec &spec,
+                   std::vector<void *> args);
+  /// Fails every launch still running with `why`: no new block starts and
+  /// blocks waiting on pipes wake. The device stays usable.
+  virtual void cancelAll(const std::string &why) = 0;
+
+  // Trace.
+  virtual Tracer &tracer() = 0;
+};
+
+/// Makes a device of `spec` (options as given).
+using DriverFactory =
+    std::function<std::unique_ptr<Device>(DeviceSpec, DeviceOptions)>;
+
+/// Registers a driver under `name` (a spec's `driver` field); Error for a
+/// name taken. cpu-sim is registered from the start.
+void registerDriver(const std::string &name, DriverFactory factory);
+std::vector<std::string> driverNames();
+
+/// A device of `spec` on the driver its `driver` field names; Error naming
+/// the driver and the registered ones when there is none.
+std::unique_ptr<Device> createDevice(DeviceSpec spec,
+                                     DeviceOptions options = {});
+/// A device of a bundled spec ("cpu-sim", "cuda").
+std::unique_ptr<Device> createDevice(const std::string &target = "cpu-sim",
+                                     DeviceOptions options = {});
+
+} // namespace blockpipe::runtime
+
+#endif // BLOCKPIPE_HAL_DEVICE_H

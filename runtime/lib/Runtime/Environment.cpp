@@ -1,0 +1,33 @@
+//===- Environment.cpp - Device options from BLOCKPIPE_* variables --------===//
+
+#include "blockpipe/Runtime/Environment.h"
+#include "blockpipe/Runtime/Error.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+
+namespace blockpipe::runtime {
+
+DeviceOptions deviceOptionsFromEnvironment() {
+  DeviceOptions options;
+  if (const char *sanitize = std::getenv("BLOCKPIPE_SANITIZE"))
+    options.sanitize =
+        std::string(sanitize) != "" && std::string(sanitize) != "0";
+  if (const char *trace = std::getenv("BLOCKPIPE_TRACE"))
+    options.tracePath = trace;
+  if (const char *parallelism = std::getenv("BLOCKPIPE_PARALLELISM")) {
+    char *end = nullptr;
+    errno = 0;
+    long value = std::strtol(parallelism, &end, 10);
+    if (*parallelism == '\0' || *end != '\0' || errno != 0 || value < 0 ||
+        value > INT32_MAX)
+      throw Error(std::string("BLOCKPIPE_PARALLELISM='") + parallelism +
+                  "': expected a non-negative integer (0: the host's "
+                  "hardware threads)");
+    options.parallelism = int32_t(value);
+  }
+  return options;
+}
+
+} // namespace blockpipe::runtime
