@@ -9,7 +9,7 @@ module attributes {bp.num_devices = 2 : i64} {
     %c32 = arith.constant 32 : index
     %block = bp.get_block_idx
     %row = arith.muli %block, %c32 : index
-    bp.initialize_pipe id(0) dir_mask(1) slot_size(4096)
+    bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096)
     %a = bp.load %x[%row, %c0] : !bp.tensor<128x64xf32> -> !bp.tile<32x64xf32, mat>
     %b = bp.load %w[%c0, %c0] : !bp.tensor<64x32xf32> -> !bp.tile<64x32xf32, mat>
     %l = bp.move %a : !bp.tile<32x64xf32, mat> -> !bp.tile<32x64xf32, left>
@@ -26,7 +26,7 @@ module attributes {bp.num_devices = 2 : i64} {
     %c32 = arith.constant 32 : index
     %block = bp.get_block_idx
     %row = arith.muli %block, %c32 : index
-    bp.initialize_pipe id(0) dir_mask(1) slot_size(4096)
+    bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096)
     %acc = bp.tpop c2v pipe(0) : !bp.tile<32x32xf32, vec>
     %r = bp.load %res[%row, %c0] : !bp.tensor<128x32xf32> -> !bp.tile<32x32xf32, vec>
     %y = bp.add %acc, %r : !bp.tile<32x32xf32, vec>, !bp.tile<32x32xf32, vec>

@@ -20,29 +20,34 @@ from blockpipe.build import build_library, cache_root
 from blockpipe.errors import CompileError
 from blockpipe.language.program import Program
 
-_FLOAT_SCALARS = ("fp32", "fp16", "bf16")
+def _dtype_table() -> Dict[str, dict]:
+    """The target library's dtypes by their kernel_config.json name."""
+    from blockpipe import _core
 
-_NUMPY_DTYPES = {
-    "fp32": np.dtype(np.float32),
-    "fp16": np.dtype(np.float16),
-    "int32": np.dtype(np.int32),
-    "int64": np.dtype(np.int64),
-    "index": np.dtype(np.int64),
-}
-# The range of each integer scalar parameter's C++ type.
-_INT_LIMITS = {name: np.iinfo(_NUMPY_DTYPES[name]) for name in ("int32", "int64", "index")}
+    return {d["name"]: d for d in _core.dtypes()}
+
+
+_DTYPES = _dtype_table()
+_FLOAT_SCALARS = tuple(name for name, d in _DTYPES.items() if d["is_float"])
 
 
 def _numpy_dtype(name: str) -> Optional[np.dtype]:
     """The numpy dtype that supplies a tensor of `name`; bf16 comes from
     ml_dtypes (numpy has none)."""
-    if name == "bf16":
+    entry = _DTYPES.get(name)
+    if entry is None:
+        return None
+    if not hasattr(np, entry["numpy"]):
         try:
             import ml_dtypes
         except ImportError:  # pragma: no cover - ml_dtypes is a dependency
             return None
-        return np.dtype(ml_dtypes.bfloat16)
-    return _NUMPY_DTYPES.get(name)
+        return np.dtype(getattr(ml_dtypes, entry["numpy"]))
+    return np.dtype(entry["numpy"])
+
+
+# The range of each integer scalar parameter's C++ type.
+_INT_LIMITS = {name: np.iinfo(_numpy_dtype(name)) for name, d in _DTYPES.items() if not d["is_float"]}
 
 
 class CompiledProgram:

@@ -13,6 +13,8 @@
 
 #include "blockpipe/Codegen/Codegen.h"
 #include "blockpipe/Compiler/Compiler.h"
+#include "blockpipe/Target/DType.h"
+#include "blockpipe/Target/PipeLayout.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -45,6 +47,7 @@ py::tuple runPipeline(const std::string &text, const std::string &filename,
                       bool captureEachPass, bool printLocations,
                       const std::string &target, const std::string &specPath) {
   blockpipe::PipelineOptions options;
+  options.target = target;
   options.specPath = specPath;
   options.captureIRAfterEachPass = captureEachPass;
   options.printLocations = printLocations;
@@ -86,6 +89,29 @@ std::map<std::string, std::string> emitCpp(const std::string &text,
   return {files->begin(), files->end()};
 }
 
+/// The dtype table (blockpipe/Target/DType.h), one dict per dtype.
+py::list dtypes() {
+  py::list out;
+  for (const blockpipe::target::DTypeInfo &info : blockpipe::target::kDTypes)
+    out.append(py::dict(
+        py::arg("name") = info.name, py::arg("enumerator") = info.enumerator,
+        py::arg("bytes") = info.bytes, py::arg("is_float") = info.isFloat,
+        py::arg("mlir") = info.mlir, py::arg("numpy") = info.numpy));
+  return out;
+}
+
+/// `initialize_pipe`'s dir_mask attribute for the DSL's integer mask.
+std::string pipeDirsAttr(int64_t mask) {
+  if (!blockpipe::isValidPipeDirMask(mask))
+    throw py::value_error("dir_mask must be " +
+                          std::to_string(blockpipe::kPipeC2V) + " (C2V), " +
+                          std::to_string(blockpipe::kPipeV2C) + " (V2C) or " +
+                          std::to_string(blockpipe::kPipeBoth) +
+                          " (both), got " + std::to_string(mask));
+  return "#bp<pipe_dirs " +
+         bp::stringifyPipeDirs(static_cast<bp::PipeDirs>(mask)) + ">";
+}
+
 } // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -103,6 +129,10 @@ PYBIND11_MODULE(_core, m) {
   m.def("default_pipeline_passes", &blockpipe::defaultPipelinePassNames);
   m.def("bundled_targets", &blockpipe::target::DeviceSpec::builtinNames,
         "The names of the bundled device specs (compile(target=...)).");
+  m.def("dtypes", &dtypes,
+        "The element types: name, enumerator, bytes, is_float, mlir, numpy.");
+  m.def("pipe_dirs_attr", &pipeDirsAttr, py::arg("mask"),
+        "The dir_mask attribute for 1 (C2V), 2 (V2C) or 3 (both).");
   m.def("emit_cpp", &emitCpp, py::arg("text"), py::arg("filename"),
         py::arg("project_name") = "",
         "Translate pipelined IR to C++: {relative path: file text}.");

@@ -69,8 +69,30 @@ struct Param {
 
 using OrchestrationEntry = void (*)(rt::TaskGraph *, void **);
 
-rt::DType tensorDType(const std::string &name) {
-  return rt::dtypeFromName(name == "index" ? "int64" : name);
+/// Writes Python number `value` as a scalar of `dtype` into `out`.
+void packScalar(rt::DType dtype, py::handle value, unsigned char *out) {
+  auto store = [&](auto v) {
+    static_assert(sizeof v <= 8);
+    std::memcpy(out, &v, sizeof v);
+  };
+  switch (dtype) {
+  case rt::DType::FP32:
+    return store(value.cast<float>());
+  case rt::DType::FP64:
+    return store(value.cast<double>());
+  case rt::DType::FP16:
+    return store(blockpipe::tile::half(value.cast<float>()));
+  case rt::DType::BF16:
+    return store(blockpipe::tile::bfloat16(value.cast<float>()));
+  case rt::DType::INT32:
+    return store(value.cast<int32_t>());
+  case rt::DType::INT64:
+    return store(value.cast<int64_t>());
+  case rt::DType::INT8:
+    return store(value.cast<int8_t>());
+  case rt::DType::UINT8:
+    return store(value.cast<uint8_t>());
+  }
 }
 
 std::unique_ptr<rt::Device> makeDevice(std::optional<std::string> specPath,
@@ -117,7 +139,7 @@ void runOrchestration(rt::Device &device, const Library &library,
     if (param.isTensor) {
       py::array array = py::reinterpret_borrow<py::array>(args[i]);
       std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
-      const rt::DType dtype = tensorDType(param.dtype);
+      const rt::DType dtype = rt::dtypeFromName(param.dtype);
       int64_t elements = 1;
       for (int64_t dim : shape)
         elements *= dim;
@@ -131,27 +153,7 @@ void runOrchestration(rt::Device &device, const Library &library,
       argv[i] = &tensors[i];
       continue;
     }
-    py::handle value = args[i];
-    if (param.dtype == "fp32") {
-      float v = value.cast<float>();
-      std::memcpy(scalars[i].data(), &v, sizeof v);
-    } else if (param.dtype == "int32") {
-      int32_t v = value.cast<int32_t>();
-      std::memcpy(scalars[i].data(), &v, sizeof v);
-    } else if (param.dtype == "int64" || param.dtype == "index") {
-      int64_t v = value.cast<int64_t>();
-      std::memcpy(scalars[i].data(), &v, sizeof v);
-    } else if (param.dtype == "fp16") {
-      blockpipe::tile::half v(value.cast<float>());
-      std::memcpy(scalars[i].data(), &v, sizeof v);
-    } else if (param.dtype == "bf16") {
-      blockpipe::tile::bfloat16 v(value.cast<float>());
-      std::memcpy(scalars[i].data(), &v, sizeof v);
-    } else {
-      throw std::invalid_argument("parameter '" + param.name +
-                                  "': scalars of type " + param.dtype +
-                                  " are not supported from Python");
-    }
+    packScalar(rt::dtypeFromName(param.dtype), args[i], scalars[i].data());
     argv[i] = scalars[i].data();
   }
   {

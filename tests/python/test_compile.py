@@ -466,3 +466,23 @@ def test_a_loaded_tile_cannot_start_a_matmul_chain():
 
     with pytest.raises(blockpipe.CompileError, match="a loaded tile cannot start a pl.matmul"):
         blockpipe.compile(Loaded, quiet=True)
+
+
+def test_the_chosen_target_reaches_the_compiler(tmp_path):
+    # The cuda spec is attached (it is what the IR records), and C++ codegen
+    # for cpu-sim refuses a program for another driver, naming it.
+    with pytest.raises(blockpipe.CompileError) as info:
+        blockpipe.compile(Scale, output_dir=tmp_path, target="cuda", quiet=True)
+    assert "cuda" in str(info.value)
+
+
+def test_dtype_table_agrees_with_numpy():
+    from blockpipe import _core
+    from blockpipe.compiler import _numpy_dtype
+
+    table = _core.dtypes()
+    assert {d["name"] for d in table} >= {"fp32", "fp16", "bf16", "int32", "int64"}
+    for entry in table:
+        dtype = _numpy_dtype(entry["name"])
+        assert dtype is not None and dtype.itemsize == entry["bytes"], entry
+        assert (dtype.kind == "f" or dtype.name == "bfloat16") == entry["is_float"], entry

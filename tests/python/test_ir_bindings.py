@@ -26,9 +26,9 @@ def test_verifier_error_names_file_line_and_column():
     ir = textwrap.dedent(
         """\
         func.func @k() attributes {bp.kind = #bp<kind aic>} {
-          bp.initialize_pipe id(0) dir_mask(1) slot_size(1024)
+          bp.initialize_pipe id(0) dir_mask(c2v) slot_size(1024)
 
-          bp.initialize_pipe id(1) dir_mask(5) slot_size(1024)
+          bp.initialize_pipe id(1) dir_mask(c2v|x2y) slot_size(1024)
           return
         }
         """
@@ -36,9 +36,9 @@ def test_verifier_error_names_file_line_and_column():
     with pytest.raises(CompileError) as info:
         blockpipe.verify_ir(ir, "kernel.mlir")
     err = info.value
-    assert (err.file, err.line, err.column) == ("kernel.mlir", 4, 3)
-    assert "dir_mask must be 1 (c2v), 2 (v2c) or 3 (both), got 5" in err.message
-    assert str(err).startswith("kernel.mlir:4:3: error: ")
+    assert (err.file, err.line, err.column) == ("kernel.mlir", 4, 41)
+    assert "expected a pipe direction: c2v, v2c or c2v|v2c" in err.message
+    assert str(err).startswith("kernel.mlir:4:41: error: ")
 
 
 def test_syntax_error_is_a_compile_error():

@@ -135,7 +135,7 @@ class ExplicitPipes:
 
 def test_explicit_pipes_and_groups():
     ir = lower(ExplicitPipes)
-    assert "bp.initialize_pipe id(0) dir_mask(3) slot_size(1024) slot_num(2)" in ir
+    assert "bp.initialize_pipe id(0) dir_mask(c2v|v2c) slot_size(1024) slot_num(2)" in ir
     # The AIC pops what the AIV pushes, typed from the push, in mat memory.
     assert "bp.tpop v2c pipe(0) : !bp.tile<16x16xf32, mat>" in ir
     assert "bp.tpush c2v" in ir and "bp.tpush v2c" in ir

@@ -2,9 +2,11 @@
 
 #include "CppTypes.h"
 
-#include "llvm/ADT/SmallString.h"
+#include "blockpipe/Target/DType.h"
 
-#include <cctype>
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -34,32 +36,30 @@ std::optional<std::string> blockpipe::codegen::cppScalarType(Type type) {
   return std::nullopt;
 }
 
+/// The dtype table's entry for an element type; an index scalar travels as
+/// int64.
+static const blockpipe::target::DTypeInfo *dtypeInfoOf(Type type) {
+  if (type.isIndex())
+    return &blockpipe::target::dtypeInfo(blockpipe::target::DType::INT64);
+  std::string spelled;
+  llvm::raw_string_ostream os(spelled);
+  type.print(os);
+  for (const blockpipe::target::DTypeInfo &info : blockpipe::target::kDTypes)
+    if (spelled == info.mlir)
+      return &info;
+  return nullptr;
+}
+
 std::optional<std::string> blockpipe::codegen::dtypeName(Type type) {
-  if (type.isF32())
-    return std::string("fp32");
-  if (type.isF16())
-    return std::string("fp16");
-  if (type.isBF16())
-    return std::string("bf16");
-  if (type.isF64())
-    return std::string("fp64");
-  if (type.isIndex() || type.isInteger(64))
-    return std::string("int64");
-  if (type.isInteger(32))
-    return std::string("int32");
-  if (type.isInteger(8))
-    return std::string("int8");
+  if (const blockpipe::target::DTypeInfo *info = dtypeInfoOf(type))
+    return std::string(info->name);
   return std::nullopt;
 }
 
 std::optional<std::string> blockpipe::codegen::dtypeEnumerator(Type type) {
-  std::optional<std::string> name = dtypeName(type);
-  if (!name)
-    return std::nullopt;
-  std::string upper;
-  for (char c : *name)
-    upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return upper;
+  if (const blockpipe::target::DTypeInfo *info = dtypeInfoOf(type))
+    return std::string(info->enumerator);
+  return std::nullopt;
 }
 
 static const char *spaceName(bp::MemorySpace space) {
@@ -85,6 +85,12 @@ std::string blockpipe::codegen::cppTileType(bp::TileType type) {
   return "tile::Tile<" + cppScalarType(type.getElementType()).value_or("void") +
          ", " + std::to_string(rows) + ", " + std::to_string(cols) +
          ", tile::Space::" + spaceName(type.getMemorySpace()) + ">";
+}
+
+const char *blockpipe::codegen::cppPipeDirs(bp::PipeDirs dirs) {
+  if (dirs == (bp::PipeDirs::C2V | bp::PipeDirs::V2C))
+    return "BP_PIPE_BOTH";
+  return dirs == bp::PipeDirs::C2V ? "BP_PIPE_C2V" : "BP_PIPE_V2C";
 }
 
 const char *blockpipe::codegen::cppPipeDir(bp::PipeDir dir) {

@@ -34,6 +34,8 @@ std::string cppTileType(mlir::bp::TileType type);
 
 /// `BP_PIPE_C2V` / `BP_PIPE_V2C`.
 const char *cppPipeDir(mlir::bp::PipeDir dir);
+/// The KernelABI.h constant of a dir_mask.
+const char *cppPipeDirs(mlir::bp::PipeDirs dirs);
 
 /// A C++ literal of an integer or float attribute, valid as an expression
 /// of the attribute's type (parenthesized when negative).

@@ -63,7 +63,7 @@ static Json pipesOf(const Program &program, const KernelInfo &kernel) {
     func.walk([&](bp::InitializePipeOp op) {
       Json pipe;
       pipe["id"] = op.getId();
-      pipe["dir_mask"] = op.getDirMask();
+      pipe["dir_mask"] = op.getDirBits();
       pipe["slot_size"] = op.getSlotSize();
       pipe["slot_num"] = op.getResolvedSlotNum();
       pipe["offset"] = op.getOffset().value_or(0);

@@ -382,12 +382,10 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
                  << " has no buffer; run bp-inject-gm-pipe-buffer (or the "
                     "default pipeline) first";
         usedNames.insert(expr(tensorRoot(op.getBuffer())));
-        static const char *masks[] = {"0", "BP_PIPE_C2V", "BP_PIPE_V2C",
-                                      "BP_PIPE_BOTH"};
         out.line("BP_CHECK(bp_pipe_init(" + ctx() + ", /*pipe_id=*/" +
                  std::to_string(op.getId()) + ", " + expr(op.getBuffer()) +
                  " + " + std::to_string(op.getOffset().value_or(0)) + ", " +
-                 masks[op.getDirMask() & 3] + ", /*slot_size=*/" +
+                 cppPipeDirs(op.getDirMask()) + ", /*slot_size=*/" +
                  std::to_string(op.getSlotSize()) + ", /*slot_num=*/" +
                  std::to_string(op.getResolvedSlotNum()) + "));");
         return success();

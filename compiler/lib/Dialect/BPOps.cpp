@@ -421,21 +421,44 @@ static LogicalResult verifyInGroupHalf(Operation *op) {
       "an aic or aiv function (pipes connect the halves of a group)");
 }
 
+/// `c2v`, `v2c` or `c2v|v2c`.
+static ParseResult parsePipeDirs(OpAsmParser &parser, PipeDirsAttr &attr) {
+  PipeDirs dirs = {};
+  do {
+    SMLoc loc = parser.getCurrentLocation();
+    StringRef keyword;
+    std::optional<PipeDirs> dir;
+    if (succeeded(parser.parseOptionalKeyword(&keyword)))
+      dir = symbolizePipeDirs(keyword);
+    if (!dir || *dir == PipeDirs{}) {
+      parser.emitError(loc, "expected a pipe direction: c2v, v2c or c2v|v2c");
+      return failure();
+    }
+    dirs = dirs | *dir;
+  } while (succeeded(parser.parseOptionalVerticalBar()));
+  attr = PipeDirsAttr::get(parser.getContext(), dirs);
+  return success();
+}
+
+static void printPipeDirs(OpAsmPrinter &printer, Operation *,
+                          PipeDirsAttr attr) {
+  printer << stringifyPipeDirs(attr.getValue());
+}
+
 int64_t InitializePipeOp::getResolvedSlotNum() {
-  return TargetAttr::lookup(*this).getPipeLimits().resolveSlotNum(getDirMask(),
+  return TargetAttr::lookup(*this).getPipeLimits().resolveSlotNum(getDirBits(),
                                                                   getSlotNum());
 }
 
 int64_t InitializePipeOp::getFootprintBytes() {
-  return blockpipe::pipeFootprintBytes(getDirMask(), getSlotSize(),
+  return blockpipe::pipeFootprintBytes(getDirBits(), getSlotSize(),
                                        getResolvedSlotNum());
 }
 
 LogicalResult InitializePipeOp::verify() {
-  if (!blockpipe::isValidPipeDirMask(getDirMask()))
-    return emitOpError() << "dir_mask must be 1 (c2v), 2 (v2c) or 3 (both), "
-                            "got "
-                         << getDirMask();
+  if (!blockpipe::isValidPipeDirMask(getDirBits()))
+    return emitOpError() << "dir_mask must name at least one direction "
+                            "(c2v, v2c or c2v|v2c)";
   if (getSlotSize() <= 0)
     return emitOpError() << "slot_size must be positive, got " << getSlotSize();
   if (getSlotNum() && *getSlotNum() <= 0)
@@ -511,10 +534,11 @@ static LogicalResult verifyPipeUse(Operation *op, PipeDir dir, int64_t pipe,
   if (!init)
     return op->emitOpError() << "uses pipe " << pipe
                              << ", which this function does not initialize";
-  if (!(init.getDirMask() & static_cast<int32_t>(dir)))
+  if (!(init.getDirBits() & static_cast<int32_t>(dir)))
     return op->emitOpError()
            << "uses the " << stringifyPipeDir(dir) << " ring of pipe " << pipe
-           << ", which was initialized with dir_mask " << init.getDirMask();
+           << ", which was initialized with dir_mask "
+           << stringifyPipeDirs(init.getDirMask());
   if (tile && tile.getSizeInBytes() > init.getSlotSize())
     return op->emitOpError() << "moves a tile of " << tile.getSizeInBytes()
                              << " bytes through pipe " << pipe

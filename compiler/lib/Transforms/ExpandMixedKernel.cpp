@@ -124,7 +124,7 @@ std::optional<Side> producerSide(Value value) {
 /// What both halves need to know about the kernel.
 struct Analysis {
   llvm::SetVector<Value> crossings;
-  int32_t dirMask = 0;
+  PipeDirs dirMask = {};
   int64_t slotSize = 0;
 };
 
@@ -423,10 +423,10 @@ FailureOr<func::FuncOp> HalfBuilder::build(func::FuncOp kernel,
   }
 
   OpBuilder builder = OpBuilder::atBlockEnd(entry);
-  if (analysis.dirMask != 0)
+  if (analysis.dirMask != PipeDirs{})
     builder.create<InitializePipeOp>(
         kernel.getLoc(), builder.getI64IntegerAttr(kPipeId),
-        builder.getI32IntegerAttr(analysis.dirMask),
+        PipeDirsAttr::get(builder.getContext(), analysis.dirMask),
         builder.getI64IntegerAttr(analysis.slotSize), IntegerAttr(), Value(),
         IntegerAttr());
   cloneBlock(source, builder);
@@ -493,7 +493,7 @@ FailureOr<Analysis> analyze(func::FuncOp kernel) {
       for (Operation *user : value.getUsers())
         if (sideOfOp(user) == other(*valueSide)) {
           analysis.crossings.insert(value);
-          analysis.dirMask |= static_cast<int32_t>(ringFrom(*valueSide));
+          analysis.dirMask = analysis.dirMask | asDirs(ringFrom(*valueSide));
           analysis.slotSize =
               std::max(analysis.slotSize,
                        cast<TileType>(value.getType()).getSizeInBytes());

@@ -24,13 +24,14 @@ namespace {
 
 /// The shape of one pipe, from the first initialization that declared it.
 struct PipeShape {
-  int32_t dirMask;
+  PipeDirs dirMask;
   int64_t slotSize;
   int64_t slotNum;
   InitializePipeOp declaredBy;
 
   int64_t footprintBytes() const {
-    return blockpipe::pipeFootprintBytes(dirMask, slotSize, slotNum);
+    return blockpipe::pipeFootprintBytes(static_cast<int32_t>(dirMask),
+                                         slotSize, slotNum);
   }
 };
 
@@ -152,12 +153,13 @@ private:
       return success();
     InFlightDiagnostic diag =
         shape.declaredBy.emitOpError()
-        << "initializes pipe " << id << " with dir_mask " << shape.dirMask
-        << ", slot_size " << shape.slotSize << ", slot_num " << shape.slotNum
+        << "initializes pipe " << id << " with dir_mask "
+        << stringifyPipeDirs(shape.dirMask) << ", slot_size " << shape.slotSize
+        << ", slot_num " << shape.slotNum
         << ", but another initialization of the same pipe in this core group "
            "has dir_mask "
-        << first.dirMask << ", slot_size " << first.slotSize << ", slot_num "
-        << first.slotNum;
+        << stringifyPipeDirs(first.dirMask) << ", slot_size " << first.slotSize
+        << ", slot_num " << first.slotNum;
     diag.attachNote(first.declaredBy.getLoc())
         << "the other initialization of pipe " << id;
     return diag;

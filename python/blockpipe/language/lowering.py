@@ -1751,14 +1751,15 @@ class FunctionLowering:
         def handler(self, node, name, expected):
             self.require_kind(node, what, (side,))
             b = self.bind_args(what, node, ("dir_mask", "slot_size"), {"slot_num": None, "pipe_id": 0})
-            dir_mask = self.static_int(b["dir_mask"], "dir_mask")
-            if dir_mask not in (1, 2, 3):
-                raise self.error(b["dir_mask"], f"dir_mask must be 1 (C2V), 2 (V2C) or 3 (both), got {dir_mask}")
+            try:
+                dir_mask = self.program.core.pipe_dirs_attr(self.static_int(b["dir_mask"], "dir_mask"))
+            except ValueError as e:
+                raise self.error(b["dir_mask"], str(e)) from None
             slot_size = self.static_int(b["slot_size"], "slot_size")
             if slot_size <= 0:
                 raise self.error(b["slot_size"], f"slot_size must be positive, got {slot_size}")
             attrs = {"id": f"{self.static_int(b['pipe_id'], 'pipe_id')} : i64",
-                     "dir_mask": f"{dir_mask} : i32", "slot_size": f"{slot_size} : i64"}
+                     "dir_mask": dir_mask, "slot_size": f"{slot_size} : i64"}
             slot_node = b["slot_num"]
             if isinstance(slot_node, ast.AST) and self.static(slot_node) is None:
                 slot_node = None

@@ -23,12 +23,23 @@ class DType:
         return f"pl.{self.name}"
 
 
-FP32 = DType("FP32", "f32", "float32", True)
-FP16 = DType("FP16", "f16", "float16", True)
-BF16 = DType("BF16", "bf16", "bfloat16", True)
-INT32 = DType("INT32", "i32", "int32", False)
-INT64 = DType("INT64", "i64", "int64", False)
-INDEX = DType("INDEX", "index", "int64", False)
+def _table() -> dict:
+    """The target library's dtype table (blockpipe/Target/DType.h), by
+    enumerator."""
+    from blockpipe import _core
+
+    return {d["enumerator"]: DType(d["enumerator"], d["mlir"], d["numpy"], d["is_float"])
+            for d in _core.dtypes()}
+
+
+_TABLE = _table()
+FP32 = _TABLE["FP32"]
+FP16 = _TABLE["FP16"]
+BF16 = _TABLE["BF16"]
+INT32 = _TABLE["INT32"]
+INT64 = _TABLE["INT64"]
+# A loop counter or size: the DSL's own scalar type, carried as int64.
+INDEX = DType("INDEX", "index", INT64.numpy, False)
 
 DTYPES = (FP32, FP16, BF16, INT32, INT64, INDEX)
 

@@ -9,7 +9,7 @@ module {
     %c32 = arith.constant 32 : index
     %block = bp.get_block_idx
     %row = arith.muli %block, %c32 : index
-    bp.initialize_pipe id(0) dir_mask(3) slot_size(4096)
+    bp.initialize_pipe id(0) dir_mask(c2v|v2c) slot_size(4096)
     %a = bp.load %x[%row, %c0] : !bp.tensor<128x64xf32> -> !bp.tile<32x64xf32, mat>
     %b = bp.load %w[%c0, %c0] : !bp.tensor<64x32xf32> -> !bp.tile<64x32xf32, mat>
     %l = bp.move %a : !bp.tile<32x64xf32, mat> -> !bp.tile<32x64xf32, left>
@@ -24,7 +24,7 @@ module {
 
   func.func @proj_aiv() attributes {bp.kind = #bp<kind aiv>} {
     %one = arith.constant 1.0 : f32
-    bp.initialize_pipe id(0) dir_mask(3) slot_size(4096)
+    bp.initialize_pipe id(0) dir_mask(c2v|v2c) slot_size(4096)
     %v = bp.tpop c2v pipe(0) : !bp.tile<32x32xf32, vec>
     %y = bp.add %v, %one : !bp.tile<32x32xf32, vec>, f32
     bp.tfree c2v pipe(0)

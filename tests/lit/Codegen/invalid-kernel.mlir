@@ -28,7 +28,7 @@ func.func @wide(%n: i128) attributes {bp.kind = #bp<kind incore>} {
 // it.
 func.func @push(%buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer}) attributes {bp.kind = #bp<kind aic>} {
   // CHECK: pipe-without-buffer.mlir:[[@LINE+1]]:3: error: codegen: pipe 0 has no buffer; run bp-inject-gm-pipe-buffer (or the default pipeline) first
-  bp.initialize_pipe id(0) dir_mask(1) slot_size(1024)
+  bp.initialize_pipe id(0) dir_mask(c2v) slot_size(1024)
   return
 }
 

@@ -81,7 +81,7 @@ func.func @main() attributes {bp.kind = #bp<kind orchestration>} {
 
 //--- pipe-buffer-two-launches.mlir
 func.func @push(%x: !bp.tensor<16xf32>, %buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer}) attributes {bp.kind = #bp<kind aic>} {
-  bp.initialize_pipe id(0) dir_mask(1) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>)
+  bp.initialize_pipe id(0) dir_mask(c2v) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>)
   return
 }
 func.func @main(%x: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestration>} {

@@ -41,7 +41,7 @@ func.func @forward(%x: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind pipeli
 //--- pipe-without-buffer-param.mlir
 // CHECK: pipe-without-buffer-param.mlir:[[@LINE+1]]:1: error: codegen: 'push' initializes a pipe but has no __gm_pipe_buffer parameter; run bp-inject-gm-pipe-buffer (or the default pipeline) first
 func.func @push() attributes {bp.kind = #bp<kind aic>} {
-  bp.initialize_pipe id(0) dir_mask(1) slot_size(1024)
+  bp.initialize_pipe id(0) dir_mask(c2v) slot_size(1024)
   return
 }
 
@@ -117,11 +117,11 @@ func.func @main(%x: !bp.tensor<16xf32>, %wide: i64) attributes {bp.kind = #bp<ki
 // The halves have pipe buffers but the group does not: its launch would
 // allocate none.
 func.func @cube(%buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer}) attributes {bp.kind = #bp<kind aic>} {
-  bp.initialize_pipe id(0) dir_mask(1) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>)
+  bp.initialize_pipe id(0) dir_mask(c2v) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>)
   return
 }
 func.func @vector(%buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer}) attributes {bp.kind = #bp<kind aiv>} {
-  bp.initialize_pipe id(0) dir_mask(1) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>)
+  bp.initialize_pipe id(0) dir_mask(c2v) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>)
   return
 }
 // CHECK: group-without-pipe-buffer.mlir:[[@LINE+1]]:1: error: codegen: group 'group' has no __gm_pipe_buffer parameter but its half 'cube' needs 8192 bytes per block; run bp-inject-gm-pipe-buffer (or the default pipeline) first
@@ -133,11 +133,11 @@ func.func @group(%buf: !bp.tensor<8192xi8>) attributes {bp.kind = #bp<kind group
 
 //--- group-pipe-buffer-size.mlir
 func.func @cube(%buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer}) attributes {bp.kind = #bp<kind aic>} {
-  bp.initialize_pipe id(0) dir_mask(1) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>)
+  bp.initialize_pipe id(0) dir_mask(c2v) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>)
   return
 }
 func.func @vector(%buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer}) attributes {bp.kind = #bp<kind aiv>} {
-  bp.initialize_pipe id(0) dir_mask(1) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>)
+  bp.initialize_pipe id(0) dir_mask(c2v) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>)
   return
 }
 // CHECK: group-pipe-buffer-size.mlir:[[@LINE+1]]:1: error: codegen: group 'group' has a 4096-byte pipe buffer per block but its half 'cube' needs 8192 bytes; run bp-inject-gm-pipe-buffer (or the default pipeline), which sizes both

@@ -17,7 +17,7 @@ module {
   func.func @chain(%x: !bp.tensor<16x64xf32>, %w: !bp.tensor<64x16xf32>,
                    %buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer})
       attributes {bp.kind = #bp<kind aic>, bp.pipe_buffer_bytes = 8192 : i64} {
-    bp.initialize_pipe id(0) dir_mask(1) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>) offset(0)
+    bp.initialize_pipe id(0) dir_mask(c2v) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>) offset(0)
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
@@ -49,7 +49,7 @@ module {
   func.func @copies(%x: !bp.tensor<16x16xf32>, %w: !bp.tensor<16x16xf32>,
                       %buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer})
       attributes {bp.kind = #bp<kind aic>, bp.pipe_buffer_bytes = 8192 : i64} {
-    bp.initialize_pipe id(0) dir_mask(1) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>) offset(0)
+    bp.initialize_pipe id(0) dir_mask(c2v) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>) offset(0)
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
@@ -80,7 +80,7 @@ module {
   func.func @crossed(%x: !bp.tensor<16x16xf32>, %w: !bp.tensor<16x16xf32>,
                      %buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer})
       attributes {bp.kind = #bp<kind aic>, bp.pipe_buffer_bytes = 8192 : i64} {
-    bp.initialize_pipe id(0) dir_mask(1) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>) offset(0)
+    bp.initialize_pipe id(0) dir_mask(c2v) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>) offset(0)
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index

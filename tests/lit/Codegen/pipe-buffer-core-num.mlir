@@ -8,7 +8,7 @@
 module {
   func.func @k(%x: !bp.tensor<?x16xf32>, %buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer})
       attributes {bp.kind = #bp<kind aiv>, bp.pipe_buffer_bytes = 8192 : i64} {
-    bp.initialize_pipe id(0) dir_mask(2) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>) offset(0)
+    bp.initialize_pipe id(0) dir_mask(v2c) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>) offset(0)
     return
   }
 

@@ -94,10 +94,10 @@ func.func @cube_ops(%a: !bp.tensor<32x64xf16>, %b: !bp.tensor<64x32xf16>,
 
 // CHECK-LABEL: func.func @pipe_aic
 func.func @pipe_aic(%buf: !bp.tensor<24576xi8> {bp.gm_pipe_buffer}) attributes {bp.kind = #bp<kind aic>} {
-  // CHECK: bp.initialize_pipe id(0) dir_mask(3) slot_size(2048) slot_num(2) buffer(%{{.*}} : !bp.tensor<24576xi8>) offset(0)
-  bp.initialize_pipe id(0) dir_mask(3) slot_size(2048) slot_num(2) buffer(%buf : !bp.tensor<24576xi8>) offset(0)
-  // CHECK: bp.initialize_pipe id(1) dir_mask(1) slot_size(2048){{$}}
-  bp.initialize_pipe id(1) dir_mask(1) slot_size(2048)
+  // CHECK: bp.initialize_pipe id(0) dir_mask(c2v|v2c) slot_size(2048) slot_num(2) buffer(%{{.*}} : !bp.tensor<24576xi8>) offset(0)
+  bp.initialize_pipe id(0) dir_mask(c2v|v2c) slot_size(2048) slot_num(2) buffer(%buf : !bp.tensor<24576xi8>) offset(0)
+  // CHECK: bp.initialize_pipe id(1) dir_mask(c2v) slot_size(2048){{$}}
+  bp.initialize_pipe id(1) dir_mask(c2v) slot_size(2048)
   // CHECK: bp.tpop v2c pipe(0) : !bp.tile<16x16xf32, mat>
   %p = bp.tpop v2c pipe(0) : !bp.tile<16x16xf32, mat>
   // CHECK: bp.tfree v2c pipe(0)
@@ -111,7 +111,7 @@ func.func @pipe_aic(%buf: !bp.tensor<24576xi8> {bp.gm_pipe_buffer}) attributes {
 
 // CHECK-LABEL: func.func @pipe_aiv
 func.func @pipe_aiv() attributes {bp.kind = #bp<kind aiv>} {
-  bp.initialize_pipe id(0) dir_mask(3) slot_size(1024)
+  bp.initialize_pipe id(0) dir_mask(c2v|v2c) slot_size(1024)
   // CHECK: %[[V:.*]] = bp.tpop c2v pipe(0) : !bp.tile<16x16xf32, vec>
   %v = bp.tpop c2v pipe(0) : !bp.tile<16x16xf32, vec>
   // CHECK: bp.tpush v2c %[[V]] pipe(0)

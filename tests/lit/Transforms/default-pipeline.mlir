@@ -20,14 +20,14 @@
 // DUMP-NEXT: 06_bp-verify-p2p.mlir
 
 // After expand-mixed-kernel the halves exist but have no buffer yet.
-// AFTER-EXPAND: bp.initialize_pipe id(0) dir_mask(1) slot_size(4096){{$}}
+// AFTER-EXPAND: bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096){{$}}
 
 module attributes {bp.num_devices = 2 : i64} {
 
 // CHECK-LABEL: func.func @kernel_aic(
 // CHECK-SAME: %{{[^:]*}}: !bp.tensor<32768xi8> {bp.gm_pipe_buffer}
 // CHECK-SAME: bp.pipe_buffer_bytes = 32768
-// CHECK: bp.initialize_pipe id(0) dir_mask(1) slot_size(4096) buffer(%{{.*}} : !bp.tensor<32768xi8>) offset(0)
+// CHECK: bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096) buffer(%{{.*}} : !bp.tensor<32768xi8>) offset(0)
 // CHECK: bp.tpush c2v
 // CHECK-LABEL: func.func @kernel_aiv(
 // CHECK: bp.tpop c2v

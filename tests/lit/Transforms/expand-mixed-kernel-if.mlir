@@ -65,7 +65,7 @@ func.func @if_in_k_loop(%x: !bp.tensor<32x128xf32>, %w: !bp.tensor<128x32xf32>,
 // v2c in the else branches. Each half yields the out tensor: stored on its
 // side, or the parameter itself where the other half stores.
 // CHECK-LABEL: func.func @crossing_in_branch_aic(
-// CHECK: bp.initialize_pipe id(0) dir_mask(3) slot_size(4096){{$}}
+// CHECK: bp.initialize_pipe id(0) dir_mask(c2v|v2c) slot_size(4096){{$}}
 // CHECK: %[[ODD:.*]] = arith.cmpi ne
 // CHECK: scf.if %[[ODD]] -> (!bp.tensor<32x32xf32>) {
 // CHECK: %[[ACC:.*]] = bp.matmul

@@ -14,7 +14,7 @@ module {
 // CHECK-LABEL: func.func @one_crossing_aic(
 // CHECK-SAME: %[[X:.*]]: !bp.tensor<128x64xf32>, %[[W:.*]]: !bp.tensor<64x32xf32>)
 // CHECK-SAME: attributes {bp.kind = #bp<kind aic>}
-// CHECK: bp.initialize_pipe id(0) dir_mask(1) slot_size(4096){{$}}
+// CHECK: bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096){{$}}
 // CHECK: %[[BLOCK:.*]] = bp.get_block_idx
 // CHECK: %[[ACC:.*]] = bp.matmul
 // CHECK-NEXT: bp.tpush c2v %[[ACC]] pipe(0) : !bp.tile<32x32xf32, acc>
@@ -22,7 +22,7 @@ module {
 // CHECK-LABEL: func.func @one_crossing_aiv(
 // CHECK-SAME: %[[RES:.*]]: !bp.tensor<128x32xf32>, %[[OUT:.*]]: !bp.tensor<128x32xf32> {bp.dir = #bp<dir out>}) -> !bp.tensor<128x32xf32>
 // CHECK-SAME: attributes {bp.kind = #bp<kind aiv>}
-// CHECK: bp.initialize_pipe id(0) dir_mask(1) slot_size(4096){{$}}
+// CHECK: bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096){{$}}
 // CHECK: bp.get_block_idx
 // CHECK-NOT: bp.matmul
 // CHECK: %[[POP:.*]] = bp.tpop c2v pipe(0) : !bp.tile<32x32xf32, vec>
@@ -59,16 +59,16 @@ func.func @one_crossing(%x: !bp.tensor<128x64xf32>, %w: !bp.tensor<64x32xf32>,
 }
 
 // Both directions: a vector tile feeds the matmul (v2c, popped as mat) and
-// the product comes back (c2v). One pipe with dir_mask 3.
+// the product comes back (c2v). One pipe with dir_mask c2v|v2c.
 // CHECK-LABEL: func.func @bidirectional_aic(
-// CHECK: bp.initialize_pipe id(0) dir_mask(3) slot_size(4096){{$}}
+// CHECK: bp.initialize_pipe id(0) dir_mask(c2v|v2c) slot_size(4096){{$}}
 // CHECK: %[[M:.*]] = bp.tpop v2c pipe(0) : !bp.tile<32x32xf32, mat>
 // CHECK-NEXT: %[[L:.*]] = bp.move %[[M]] : !bp.tile<32x32xf32, mat> -> !bp.tile<32x32xf32, left>
 // CHECK-NEXT: bp.tfree v2c pipe(0)
 // CHECK: %[[P:.*]] = bp.matmul %[[L]]
 // CHECK-NEXT: bp.tpush c2v %[[P]] pipe(0)
 // CHECK-LABEL: func.func @bidirectional_aiv(
-// CHECK: bp.initialize_pipe id(0) dir_mask(3) slot_size(4096){{$}}
+// CHECK: bp.initialize_pipe id(0) dir_mask(c2v|v2c) slot_size(4096){{$}}
 // CHECK: %[[E:.*]] = bp.exp
 // CHECK-NEXT: bp.tpush v2c %[[E]] pipe(0) : !bp.tile<32x32xf32, vec>
 // CHECK-NEXT: %[[BACK:.*]] = bp.tpop c2v pipe(0) : !bp.tile<32x32xf32, vec>
@@ -180,7 +180,7 @@ func.func @k_loop(%x: !bp.tensor<32x128xf32>, %w: !bp.tensor<128x32xf32>,
 // Several crossings of one direction share the ring; slot_size is the
 // largest tile, and slots are freed in pop order.
 // CHECK-LABEL: func.func @two_crossings_aiv(
-// CHECK: bp.initialize_pipe id(0) dir_mask(1) slot_size(4096){{$}}
+// CHECK: bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096){{$}}
 // CHECK: %[[P1:.*]] = bp.tpop c2v pipe(0) : !bp.tile<32x32xf32, vec>
 // CHECK: %[[P2:.*]] = bp.tpop c2v pipe(0) : !bp.tile<16x32xf32, vec>
 // CHECK: bp.row_sum %[[P2]]
@@ -247,9 +247,9 @@ func.func @main(%x: !bp.tensor<128x64xf32>, %w: !bp.tensor<64x32xf32>, %res: !bp
 // pipe gets ten slots in both halves (one fewer and the cube half would wait
 // for a slot the vector half frees only after its tenth pop).
 // CHECK-LABEL: func.func @holds_ten_aic(
-// CHECK: bp.initialize_pipe id(0) dir_mask(1) slot_size(1024) slot_num(10){{$}}
+// CHECK: bp.initialize_pipe id(0) dir_mask(c2v) slot_size(1024) slot_num(10){{$}}
 // CHECK-LABEL: func.func @holds_ten_aiv(
-// CHECK: bp.initialize_pipe id(0) dir_mask(1) slot_size(1024) slot_num(10){{$}}
+// CHECK: bp.initialize_pipe id(0) dir_mask(c2v) slot_size(1024) slot_num(10){{$}}
 // CHECK-COUNT-10: bp.tpop c2v pipe(0)
 // CHECK-COUNT-9: bp.add
 // CHECK-COUNT-10: bp.tfree c2v pipe(0)

@@ -19,12 +19,12 @@ module {
 // CHECK-LABEL: func.func @mm_aic(
 // CHECK-SAME: %{{[^:]*}}: !bp.tensor<16x16xf32>, %[[BUF:[^:]*]]: !bp.tensor<36864xi8> {bp.gm_pipe_buffer})
 // CHECK-SAME: attributes {bp.kind = #bp<kind aic>, bp.pipe_buffer_bytes = 36864 : i64}
-// CHECK: bp.initialize_pipe id(0) dir_mask(1) slot_size(4096) buffer(%[[BUF]] : !bp.tensor<36864xi8>) offset(0)
-// CHECK: bp.initialize_pipe id(1) dir_mask(3) slot_size(1024) slot_num(2) buffer(%[[BUF]] : !bp.tensor<36864xi8>) offset(32768)
+// CHECK: bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096) buffer(%[[BUF]] : !bp.tensor<36864xi8>) offset(0)
+// CHECK: bp.initialize_pipe id(1) dir_mask(c2v|v2c) slot_size(1024) slot_num(2) buffer(%[[BUF]] : !bp.tensor<36864xi8>) offset(32768)
 func.func @mm_aic(%x: !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind aic>} {
   %c0 = arith.constant 0 : index
-  bp.initialize_pipe id(0) dir_mask(1) slot_size(4096)
-  bp.initialize_pipe id(1) dir_mask(3) slot_size(1024) slot_num(2)
+  bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096)
+  bp.initialize_pipe id(1) dir_mask(c2v|v2c) slot_size(1024) slot_num(2)
   %l = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, left>
   %r = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, right>
   %acc = bp.matmul %l, %r : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
@@ -36,13 +36,13 @@ func.func @mm_aic(%x: !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind aic>
 // CHECK-LABEL: func.func @mm_aiv(
 // CHECK-SAME: %[[BUF:[^:]*]]: !bp.tensor<36864xi8> {bp.gm_pipe_buffer}) -> !bp.tensor<16x16xf32>
 // CHECK-SAME: bp.pipe_buffer_bytes = 36864 : i64
-// CHECK: bp.initialize_pipe id(1) dir_mask(3) slot_size(1024) slot_num(2) buffer(%[[BUF]] : !bp.tensor<36864xi8>) offset(32768)
-// CHECK: bp.initialize_pipe id(0) dir_mask(1) slot_size(4096) buffer(%[[BUF]] : !bp.tensor<36864xi8>) offset(0)
+// CHECK: bp.initialize_pipe id(1) dir_mask(c2v|v2c) slot_size(1024) slot_num(2) buffer(%[[BUF]] : !bp.tensor<36864xi8>) offset(32768)
+// CHECK: bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096) buffer(%[[BUF]] : !bp.tensor<36864xi8>) offset(0)
 func.func @mm_aiv(%out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>}) -> !bp.tensor<16x16xf32>
     attributes {bp.kind = #bp<kind aiv>} {
   %c0 = arith.constant 0 : index
-  bp.initialize_pipe id(1) dir_mask(3) slot_size(1024) slot_num(2)
-  bp.initialize_pipe id(0) dir_mask(1) slot_size(4096)
+  bp.initialize_pipe id(1) dir_mask(c2v|v2c) slot_size(1024) slot_num(2)
+  bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096)
   %t = bp.tpop c2v pipe(0) : !bp.tile<16x16xf32, vec>
   %o = bp.store %t, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
   bp.tfree c2v pipe(0)
@@ -68,9 +68,9 @@ func.func @mm(%x: !bp.tensor<16x16xf32>, %out: !bp.tensor<16x16xf32> {bp.dir = #
 // CHECK-LABEL: func.func @push_helper(
 // CHECK-SAME: %[[BUF:[^:]*]]: !bp.tensor<8192xi8> {bp.gm_pipe_buffer})
 // CHECK-SAME: bp.pipe_buffer_bytes = 8192 : i64
-// CHECK: bp.initialize_pipe id(3) dir_mask(2) slot_size(512) slot_num(16) buffer(%[[BUF]] : !bp.tensor<8192xi8>) offset(0)
+// CHECK: bp.initialize_pipe id(3) dir_mask(v2c) slot_size(512) slot_num(16) buffer(%[[BUF]] : !bp.tensor<8192xi8>) offset(0)
 func.func @push_helper() attributes {bp.kind = #bp<kind aiv>} {
-  bp.initialize_pipe id(3) dir_mask(2) slot_size(512) slot_num(16)
+  bp.initialize_pipe id(3) dir_mask(v2c) slot_size(512) slot_num(16)
   %t = bp.full 1.0 : f32 -> !bp.tile<8x16xf32, vec>
   bp.tpush v2c %t pipe(3) : !bp.tile<8x16xf32, vec>
   return
@@ -84,9 +84,9 @@ func.func @nested_aiv() attributes {bp.kind = #bp<kind aiv>} {
 }
 // CHECK-LABEL: func.func @nested_aic(
 // CHECK-SAME: %[[BUF:[^:]*]]: !bp.tensor<8192xi8> {bp.gm_pipe_buffer})
-// CHECK: bp.initialize_pipe id(3) dir_mask(2) slot_size(512) slot_num(16) buffer(%[[BUF]] : !bp.tensor<8192xi8>) offset(0)
+// CHECK: bp.initialize_pipe id(3) dir_mask(v2c) slot_size(512) slot_num(16) buffer(%[[BUF]] : !bp.tensor<8192xi8>) offset(0)
 func.func @nested_aic() attributes {bp.kind = #bp<kind aic>} {
-  bp.initialize_pipe id(3) dir_mask(2) slot_size(512) slot_num(16)
+  bp.initialize_pipe id(3) dir_mask(v2c) slot_size(512) slot_num(16)
   %t = bp.tpop v2c pipe(3) : !bp.tile<8x16xf32, mat>
   bp.tfree v2c pipe(3)
   return

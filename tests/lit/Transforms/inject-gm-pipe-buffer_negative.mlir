@@ -4,12 +4,12 @@
 // The halves of a group initialize the same pipe with different shapes.
 func.func @half_aic() attributes {bp.kind = #bp<kind aic>} {
   // expected-note @+1 {{the other initialization of pipe 0}}
-  bp.initialize_pipe id(0) dir_mask(1) slot_size(4096)
+  bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096)
   return
 }
 func.func @half_aiv() attributes {bp.kind = #bp<kind aiv>} {
-  // expected-error @+1 {{initializes pipe 0 with dir_mask 1, slot_size 2048, slot_num 8, but another initialization of the same pipe in this core group has dir_mask 1, slot_size 4096, slot_num 8}}
-  bp.initialize_pipe id(0) dir_mask(1) slot_size(2048)
+  // expected-error @+1 {{initializes pipe 0 with dir_mask c2v, slot_size 2048, slot_num 8, but another initialization of the same pipe in this core group has dir_mask c2v, slot_size 4096, slot_num 8}}
+  bp.initialize_pipe id(0) dir_mask(c2v) slot_size(2048)
   return
 }
 func.func @group() attributes {bp.kind = #bp<kind group>} {
@@ -24,12 +24,12 @@ func.func @group() attributes {bp.kind = #bp<kind group>} {
 // slots do not.
 func.func @half_aic() attributes {bp.kind = #bp<kind aic>} {
   // expected-note @+1 {{the other initialization of pipe 2}}
-  bp.initialize_pipe id(2) dir_mask(3) slot_size(1024)
+  bp.initialize_pipe id(2) dir_mask(c2v|v2c) slot_size(1024)
   return
 }
 func.func @half_aiv() attributes {bp.kind = #bp<kind aiv>} {
-  // expected-error @+1 {{initializes pipe 2 with dir_mask 3, slot_size 1024, slot_num 2, but another initialization of the same pipe in this core group has dir_mask 3, slot_size 1024, slot_num 4}}
-  bp.initialize_pipe id(2) dir_mask(3) slot_size(1024) slot_num(2)
+  // expected-error @+1 {{initializes pipe 2 with dir_mask c2v|v2c, slot_size 1024, slot_num 2, but another initialization of the same pipe in this core group has dir_mask c2v|v2c, slot_size 1024, slot_num 4}}
+  bp.initialize_pipe id(2) dir_mask(c2v|v2c) slot_size(1024) slot_num(2)
   return
 }
 func.func @group() attributes {bp.kind = #bp<kind group>} {
@@ -45,12 +45,12 @@ func.func @group() attributes {bp.kind = #bp<kind group>} {
 // cannot serve both layouts.
 // expected-error @+1 {{is reached from 'solo_aic' and 'group', which lay out their GM pipe buffers differently (32768 and 36864 bytes per block)}}
 func.func @solo_aic() attributes {bp.kind = #bp<kind aic>} {
-  bp.initialize_pipe id(1) dir_mask(1) slot_size(4096)
+  bp.initialize_pipe id(1) dir_mask(c2v) slot_size(4096)
   return
 }
 func.func @other_aiv() attributes {bp.kind = #bp<kind aiv>} {
-  bp.initialize_pipe id(1) dir_mask(1) slot_size(4096)
-  bp.initialize_pipe id(0) dir_mask(2) slot_size(512)
+  bp.initialize_pipe id(1) dir_mask(c2v) slot_size(4096)
+  bp.initialize_pipe id(0) dir_mask(v2c) slot_size(512)
   return
 }
 // expected-note @+1 {{the second launched function}}
@@ -68,7 +68,7 @@ func.func @main() attributes {bp.kind = #bp<kind orchestration>} {
 // -----
 
 func.func @recursive_aic() attributes {bp.kind = #bp<kind aic>} {
-  bp.initialize_pipe id(0) dir_mask(1) slot_size(4096)
+  bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096)
   // expected-error @+1 {{makes the call graph recursive; the GM pipe buffer of a recursive kernel cannot be sized}}
   call @recursive_aic() : () -> ()
   return
@@ -77,7 +77,7 @@ func.func @recursive_aic() attributes {bp.kind = #bp<kind aic>} {
 // -----
 
 func.func @kernel_aic() attributes {bp.kind = #bp<kind aic>} {
-  bp.initialize_pipe id(0) dir_mask(1) slot_size(4096)
+  bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096)
   return
 }
 func.func @main() attributes {bp.kind = #bp<kind orchestration>} {

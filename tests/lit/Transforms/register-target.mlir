@@ -15,13 +15,13 @@
 // 8 slots of 4096 B on cpu-sim; 2 on the two-slots target. The bidirectional
 // pipe: 2 rings x 4 slots x 1024 B, or 2 rings x 1 slot x 1024 B.
 // EIGHT: func.func @mm_aic({{.*}}: !bp.tensor<40960xi8> {bp.gm_pipe_buffer})
-// EIGHT: bp.initialize_pipe id(1) dir_mask(3) slot_size(1024) buffer({{.*}}) offset(32768)
+// EIGHT: bp.initialize_pipe id(1) dir_mask(c2v|v2c) slot_size(1024) buffer({{.*}}) offset(32768)
 // TWO: func.func @mm_aic({{.*}}: !bp.tensor<10240xi8> {bp.gm_pipe_buffer})
-// TWO: bp.initialize_pipe id(1) dir_mask(3) slot_size(1024) buffer({{.*}}) offset(8192)
+// TWO: bp.initialize_pipe id(1) dir_mask(c2v|v2c) slot_size(1024) buffer({{.*}}) offset(8192)
 func.func @mm_aic(%x: !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind aic>} {
   %c0 = arith.constant 0 : index
-  bp.initialize_pipe id(0) dir_mask(1) slot_size(4096)
-  bp.initialize_pipe id(1) dir_mask(3) slot_size(1024)
+  bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096)
+  bp.initialize_pipe id(1) dir_mask(c2v|v2c) slot_size(1024)
   %l = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, left>
   %r = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, right>
   %acc = bp.matmul %l, %r : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>

@@ -138,7 +138,7 @@ TEST(CompilerAPI, InvalidPipelineIsAnError) {
 TEST(CompilerAPI, VerifierErrorsComeBackAsDiagnostics) {
   CompileResult result = blockpipe::parseAndVerify(
       "func.func @f() attributes {bp.kind = #bp<kind aiv>} {\n"
-      "  bp.initialize_pipe id(0) dir_mask(5) slot_size(16)\n"
+      "  bp.initialize_pipe id(0) dir_mask(c2v) slot_size(0)\n"
       "  return\n"
       "}\n",
       "kernel.mlir");
@@ -146,7 +146,8 @@ TEST(CompilerAPI, VerifierErrorsComeBackAsDiagnostics) {
   ASSERT_FALSE(result.diagnostics.empty());
   EXPECT_EQ(result.diagnostics[0].file, "kernel.mlir");
   EXPECT_EQ(result.diagnostics[0].line, 2u);
-  EXPECT_NE(result.diagnostics[0].message.find("dir_mask"), std::string::npos);
+  EXPECT_NE(result.diagnostics[0].message.find("slot_size must be positive"),
+            std::string::npos);
 }
 
 } // namespace

@@ -58,13 +58,14 @@ TEST_P(PipeFootprint, MatchesRingsTimesSlotsTimesSlotSize) {
 
 TEST_P(PipeFootprint, InitializePipeOpAgrees) {
   auto [dirMask, slotNum] = GetParam();
-  std::string text = "func.func @k() attributes {bp.kind = #bp<kind aic>} {\n"
-                     "  bp.initialize_pipe id(0) dir_mask(" +
-                     std::to_string(dirMask) + ") slot_size(" +
-                     std::to_string(kSlotSize) + ")" +
-                     (slotNum ? " slot_num(" + std::to_string(*slotNum) + ")"
-                              : std::string()) +
-                     "\n  return\n}\n";
+  std::string text =
+      "func.func @k() attributes {bp.kind = #bp<kind aic>} {\n"
+      "  bp.initialize_pipe id(0) dir_mask(" +
+      mlir::bp::stringifyPipeDirs(static_cast<mlir::bp::PipeDirs>(dirMask)) +
+      ") slot_size(" + std::to_string(kSlotSize) + ")" +
+      (slotNum ? " slot_num(" + std::to_string(*slotNum) + ")"
+               : std::string()) +
+      "\n  return\n}\n";
   mlir::DialectRegistry registry;
   blockpipe::registerDialects(registry);
   mlir::MLIRContext context(registry);

@@ -40,6 +40,17 @@ def BP_PipeDir : I32EnumAttr<"PipeDir", "direction of a pipe ring", [
   let cppNamespace = "::mlir::bp";
 }
 
+// The directions a pipe carries (`initialize_pipe`'s dir_mask): `c2v`,
+// `v2c` or `c2v|v2c`. Bit values match PipeLayout.h and KernelABI.h.
+def BP_PipeDirs : I32BitEnumAttr<"PipeDirs", "directions a pipe carries", [
+  I32BitEnumAttrCaseBit<"C2V", 0, "c2v">,
+  I32BitEnumAttrCaseBit<"V2C", 1, "v2c">
+]> {
+  let cppNamespace = "::mlir::bp";
+  let genSpecializedAttr = 0;
+}
+def BP_PipeDirsAttr : EnumAttr<BP_Dialect, BP_PipeDirs, "pipe_dirs">;
+
 def BP_ParamDir : I32EnumAttr<"ParamDir", "direction of a tensor parameter", [
   I32EnumAttrCase<"In", 0, "in">,
   I32EnumAttrCase<"Out", 1, "out">,

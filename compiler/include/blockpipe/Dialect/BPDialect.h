@@ -19,7 +19,9 @@
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "blockpipe/Runtime/KernelABI.h"
 #include "blockpipe/Target/DeviceSpec.h"
+#include "blockpipe/Target/PipeLayout.h"
 
 #include "blockpipe/Dialect/BPDialect.h.inc"
 #include "blockpipe/Dialect/BPEnums.h.inc"
@@ -49,6 +51,21 @@ bool isKernelKind(FunctionKind kind);
 
 /// Bytes of one element of a GM tensor or tile.
 int64_t getElementByteSize(Type elementType);
+
+// A pipe direction has one value in the dialect (the ring of a tpush, the
+// bits of a dir_mask), the target library and the kernel ABI.
+static_assert(static_cast<int32_t>(PipeDir::C2V) == blockpipe::kPipeC2V &&
+              static_cast<int32_t>(PipeDir::V2C) == blockpipe::kPipeV2C);
+static_assert(static_cast<int32_t>(PipeDirs::C2V) == blockpipe::kPipeC2V &&
+              static_cast<int32_t>(PipeDirs::V2C) == blockpipe::kPipeV2C);
+static_assert(int32_t{BP_PIPE_C2V} == blockpipe::kPipeC2V &&
+              int32_t{BP_PIPE_V2C} == blockpipe::kPipeV2C &&
+              int32_t{BP_PIPE_BOTH} == blockpipe::kPipeBoth);
+
+/// The dir_mask bit of one ring.
+inline PipeDirs asDirs(PipeDir ring) {
+  return static_cast<PipeDirs>(static_cast<uint32_t>(ring));
+}
 
 /// Which unit of a core group an op needs.
 enum class CoreAffinity { Cube, Vector, Any };

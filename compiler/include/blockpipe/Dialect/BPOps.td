@@ -341,7 +341,7 @@ def BP_InitializePipeOp : BP_Op<"initialize_pipe", [BP_KernelOnly]> {
   let summary = "set up a GM pipe between the two halves of a group";
   let description = [{
     Declares pipe `id` carrying tiles of up to `slot_size` bytes in the
-    directions of `dir_mask` (1 = C2V, 2 = V2C, 3 = both), each ring having
+    directions of `dir_mask` (`c2v`, `v2c` or both, `c2v|v2c`), each ring having
     `slot_num` slots (default: the target's `pipe.default_slot_num_*`, 8
     for one direction and 4 for both on cpu-sim; at most its
     `pipe.max_slot_num`). After
@@ -349,22 +349,24 @@ def BP_InitializePipeOp : BP_Op<"initialize_pipe", [BP_KernelOnly]> {
     `__gm_pipe_buffer` and `offset` the pipe's byte offset in it.
 
     ```mlir
-    bp.initialize_pipe id(0) dir_mask(1) slot_size(4096)
-    bp.initialize_pipe id(1) dir_mask(3) slot_size(1024) slot_num(2) buffer(%buf : !bp.tensor<8192xi8>) offset(4096)
+    bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096)
+    bp.initialize_pipe id(1) dir_mask(c2v|v2c) slot_size(1024) slot_num(2) buffer(%buf : !bp.tensor<8192xi8>) offset(4096)
     ```
   }];
-  let arguments = (ins BP_I64Attr:$id, BP_I32Attr:$dir_mask, BP_I64Attr:$slot_size,
+  let arguments = (ins BP_I64Attr:$id, BP_PipeDirsAttr:$dir_mask, BP_I64Attr:$slot_size,
                        OptionalAttr<BP_I64Attr>:$slot_num,
                        Optional<BP_GMTensor>:$buffer,
                        OptionalAttr<BP_I64Attr>:$offset);
   let assemblyFormat = [{
-    `id` `(` $id `)` `dir_mask` `(` $dir_mask `)` `slot_size` `(` $slot_size `)`
+    `id` `(` $id `)` `dir_mask` `(` custom<PipeDirs>($dir_mask) `)` `slot_size` `(` $slot_size `)`
     (`slot_num` `(` $slot_num^ `)`)?
     (`buffer` `(` $buffer^ `:` qualified(type($buffer)) `)`)? (`offset` `(` $offset^ `)`)?
     attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
+    /// The directions as PipeLayout.h's bits (kPipeC2V, kPipeV2C).
+    int32_t getDirBits() { return static_cast<int32_t>(getDirMask()); }
     /// Slots per ring with the default applied.
     int64_t getResolvedSlotNum();
     /// Bytes this pipe needs in each block's slice of the pipe buffer.
