@@ -117,7 +117,7 @@ class CompiledProgram:
         from blockpipe import _runtime
 
         if self._device is None:
-            self._device = _runtime.Device()
+            self._device = _runtime.Device(label=self.program.name)
             self._library = _runtime.Library(str(self.library_path))
         runtime_params = [
             _runtime.Param(p["name"], p["kind"] == "tensor", p["dtype"], p.get("dir", "in"))

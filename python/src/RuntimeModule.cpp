@@ -11,6 +11,7 @@
 #include "blockpipe/Runtime/Environment.h"
 #include "blockpipe/Runtime/Error.h"
 #include "blockpipe/Runtime/TaskGraph.h"
+#include "blockpipe/Runtime/Trace.h"
 #include "blockpipe/Tile/Types.h"
 
 #include <pybind11/numpy.h>
@@ -95,13 +96,13 @@ void packScalar(rt::DType dtype, py::handle value, unsigned char *out) {
   }
 }
 
-std::unique_ptr<rt::Device> makeDevice(std::optional<std::string> specPath,
-                                       std::optional<bool> sanitize,
-                                       std::optional<std::string> tracePath,
-                                       int64_t deviceId,
-                                       std::optional<int32_t> parallelism) {
+std::unique_ptr<rt::Device>
+makeDevice(std::optional<std::string> specPath, std::optional<bool> sanitize,
+           std::optional<std::string> tracePath, int64_t deviceId,
+           std::optional<int32_t> parallelism, std::string label) {
   rt::DeviceOptions options = rt::deviceOptionsFromEnvironment();
   options.deviceId = deviceId;
+  options.label = std::move(label);
   if (parallelism) {
     if (*parallelism < 0)
       throw std::invalid_argument("Device: parallelism must be >= 0 (0: the "
@@ -116,6 +117,33 @@ std::unique_ptr<rt::Device> makeDevice(std::optional<std::string> specPath,
   rt::DeviceSpec spec =
       specPath ? rt::specFromFile(*specPath) : rt::builtinSpec();
   return rt::createDevice(std::move(spec), std::move(options));
+}
+
+/// Waits for `graph` with the GIL released, looking for signals every
+/// 50 ms: on Ctrl-C the graph is cancelled (no new block starts, blocks
+/// waiting on pipes wake) and, once its running blocks have ended, the
+/// signal's exception (KeyboardInterrupt) is raised. The device stays usable.
+void waitInterruptibly(rt::TaskGraph &graph) {
+  for (;;) {
+    {
+      py::gil_scoped_release release;
+      if (graph.waitFor(std::chrono::milliseconds(50)))
+        return;
+    }
+    if (PyErr_CheckSignals() == 0)
+      continue;
+    py::error_already_set interrupt; // takes the pending KeyboardInterrupt
+    graph.cancel("interrupted");
+    {
+      py::gil_scoped_release release;
+      try {
+        graph.wait();
+      } catch (const rt::Error &) {
+        // The cancelled tasks' failures; the interrupt is what is raised.
+      }
+    }
+    throw interrupt;
+  }
 }
 
 /// Runs orchestration `entry` of `library` with `args` (numpy arrays for
@@ -159,8 +187,8 @@ void runOrchestration(rt::Device &device, const Library &library,
   {
     py::gil_scoped_release release;
     function(&graph, argv.data());
-    graph.wait();
   }
+  waitInterruptibly(graph);
   for (size_t i = 0; i < params.size(); ++i)
     if (params[i].isTensor && params[i].direction != "in")
       device.copyToHost(arrays[i].mutable_data(), tensors[i].data(),
@@ -177,7 +205,8 @@ PYBIND11_MODULE(_runtime, m) {
   py::class_<rt::Device>(m, "Device")
       .def(py::init(&makeDevice), py::arg("spec_path") = py::none(),
            py::arg("sanitize") = py::none(), py::arg("trace_path") = py::none(),
-           py::arg("device_id") = 0, py::arg("parallelism") = py::none())
+           py::arg("device_id") = 0, py::arg("parallelism") = py::none(),
+           py::arg("label") = "")
       .def_property_readonly("parallelism", &rt::Device::parallelism)
       .def_property_readonly("gm_live_bytes", &rt::Device::liveBytes)
       .def_property_readonly("gm_peak_bytes", &rt::Device::peakBytes);
@@ -202,6 +231,29 @@ PYBIND11_MODULE(_runtime, m) {
            }),
            py::arg("name"), py::arg("is_tensor"), py::arg("dtype"),
            py::arg("direction") = "in");
+
+  m.def(
+      "trace_flush",
+      [](const std::string &path) {
+        py::gil_scoped_release release;
+        rt::ProcessTrace::get().flush(path);
+      },
+      py::arg("path") = "",
+      "Writes the process trace to `path` (default: BLOCKPIPE_TRACE's).");
+  m.def(
+      "trace_json", [] { return rt::ProcessTrace::get().toJson(); },
+      "The process trace as Chrome trace JSON.");
+  // BLOCKPIPE_TRACE is written at exit too, whatever devices are still
+  // alive then.
+  py::module_::import("atexit").attr("register")(py::cpp_function([] {
+    if (rt::ProcessTrace::get().path().empty())
+      return;
+    try {
+      rt::ProcessTrace::get().flush();
+    } catch (const std::exception &e) {
+      PySys_WriteStderr("blockpipe: %s\n", e.what());
+    }
+  }));
 
   m.def("run_orchestration", &runOrchestration, py::arg("device"),
         py::arg("library"), py::arg("entry"), py::arg("params"),

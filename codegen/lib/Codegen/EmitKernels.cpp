@@ -591,8 +591,11 @@ static void emitKernelTable(const Program &program, FileMap &files) {
     std::string id = std::to_string(kernel.funcId);
     switch (kernel.kind) {
     case bp::FunctionKind::InCore:
-      file.line("{" + name + ", " + id + ", BP_KERNEL_INCORE, " + kernel.entry +
-                ", nullptr},");
+      // Vector-only: the runtime runs it on an AIV.
+      file.line("{" + name + ", " + id + ", BP_KERNEL_INCORE, " +
+                (kernel.vectorOnly ? "nullptr, " + kernel.entry
+                                   : kernel.entry + ", nullptr") +
+                "},");
       break;
     case bp::FunctionKind::AIC:
       file.line("{" + name + ", " + id + ", BP_KERNEL_AIC, " + kernel.entry +

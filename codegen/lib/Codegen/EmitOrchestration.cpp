@@ -499,7 +499,9 @@ static LogicalResult emitOrchestrationFile(const Program &program,
     std::string make;
     switch (kernel->kind) {
     case bp::FunctionKind::InCore:
-      make = "makeInCore(" + name + ", " + kernel->entry + ", " + id + ")";
+      make = std::string(kernel->vectorOnly ? "makeVectorInCore("
+                                            : "makeInCore(") +
+             name + ", " + kernel->entry + ", " + id + ")";
       break;
     case bp::FunctionKind::AIC:
       make = "makeAic(" + name + ", " + kernel->entry + ", " + id + ")";

@@ -195,6 +195,14 @@ FailureOr<Program> Program::build(ModuleOp module, const EmitOptions &options) {
       KernelInfo info;
       info.func = func;
       info.kind = *kind;
+      info.vectorOnly =
+          *kind == bp::FunctionKind::InCore &&
+          !func.walk([](Operation *op) {
+                 return bp::getCoreAffinity(op) == bp::CoreAffinity::Cube
+                            ? WalkResult::interrupt()
+                            : WalkResult::advance();
+               })
+               .wasInterrupted();
       info.funcId = static_cast<int64_t>(program.kernels.size());
       info.name = func.getSymName().str();
       info.ident = ident;

@@ -49,6 +49,8 @@ struct KernelInfo {
   /// A group's halves and their entries `bp_group_<ident>_aic` / `_aiv`.
   std::optional<GroupHalf> aicHalf, aivHalf;
   std::string aicEntry, aivEntry;
+  /// An incore kernel with no cube work: the runtime runs it on an AIV.
+  bool vectorOnly = false;
   /// The `__gm_pipe_buffer` parameter and its bytes per block.
   std::optional<unsigned> pipeBufferArg;
   int64_t pipeBufferBytes = 0;

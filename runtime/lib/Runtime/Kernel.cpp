@@ -30,6 +30,10 @@ Kernel Kernel::makeAiv(std::string name, bp_kernel_fn fn, int64_t funcId) {
 Kernel Kernel::makeInCore(std::string name, bp_kernel_fn fn, int64_t funcId) {
   return Kernel{std::move(name), funcId, KernelKind::InCore, fn, nullptr};
 }
+Kernel Kernel::makeVectorInCore(std::string name, bp_kernel_fn fn,
+                                int64_t funcId) {
+  return Kernel{std::move(name), funcId, KernelKind::InCore, nullptr, fn};
+}
 Kernel Kernel::makeGroup(std::string name, bp_kernel_fn aic, bp_kernel_fn aiv,
                          int64_t funcId) {
   return Kernel{std::move(name), funcId, KernelKind::Group, aic, aiv};
@@ -40,6 +44,12 @@ void Kernel::validate() const {
       "kernel '" + name + "' (" + kernelKindName(kind) + ")";
   if (name.empty())
     throw Error("a kernel needs a name");
+  if (kind == KernelKind::InCore) {
+    if (!aic == !aiv)
+      throw Error(what + " needs exactly one entry point (AIC, or AIV when "
+                         "it uses only the vector unit)");
+    return;
+  }
   const bool needsAic = kind != KernelKind::AIV;
   const bool needsAiv = kind == KernelKind::AIV || kind == KernelKind::Group;
   if (needsAic && !aic)

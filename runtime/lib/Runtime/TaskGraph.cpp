@@ -201,6 +201,8 @@ TaskGraph::TaskId TaskGraph::submit(const Kernel &kernel,
       it->second->dependents.push_back(id);
       ++ref.pending;
     }
+    if (cancelled_)
+      failedDep = "cancelled: " + *cancelled_;
     if (!failedDep.empty()) {
       // Not started; dependents registered above are skipped with it.
       failLocked(ref, "skipped: " + failedDep, true);
@@ -224,22 +226,24 @@ void TaskGraph::start(const std::vector<TaskId> &ready) {
       std::lock_guard<std::mutex> lock(mutex_);
       task = tasks_.at(id).get();
     }
-    Tracer &tracer = device_.tracer();
-    if (tracer.enabled()) {
-      TraceEvent event;
-      event.name = "task " + std::to_string(id) + " " + task->kernel.name;
-      event.cat = "task";
-      event.ph = 'b';
-      event.ts = tracer.now();
-      event.pid = tracer.pid();
-      event.id = uint64_t(id);
-      tracer.record(std::move(event));
-    }
+    device_.tracer().async(
+        'b', "task " + std::to_string(id) + " " + task->kernel.name, "task",
+        uint64_t(id));
     try {
-      device_.launch(task->kernel, task->spec, task->argv,
-                     [this, id](const LaunchHandle &handle) {
-                       finished(id, handle.error());
-                     });
+      LaunchHandle handle =
+          device_.launch(task->kernel, task->spec, task->argv,
+                         [this, id](const LaunchHandle &handle) {
+                           finished(id, handle.error());
+                         });
+      // Kept for cancel() while the task runs (it may be done already, and
+      // `task` gone with it).
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = tasks_.find(id);
+      if (it != tasks_.end() && it->second->state == Task::State::Running) {
+        running_[id] = handle;
+        if (cancelled_)
+          handle.cancel(*cancelled_);
+      }
     } catch (const std::exception &e) {
       finished(id, e.what());
     }
@@ -270,16 +274,9 @@ void TaskGraph::finished(TaskId id, const std::string &error) {
   std::vector<TaskId> ready;
   std::unique_lock<std::mutex> lock(mutex_);
   Task &task = *tasks_.at(id);
-  if (tracer.enabled()) {
-    TraceEvent event;
-    event.name = "task " + std::to_string(id) + " " + task.kernel.name;
-    event.cat = "task";
-    event.ph = 'e';
-    event.ts = tracer.now();
-    event.pid = tracer.pid();
-    event.id = uint64_t(id);
-    tracer.record(std::move(event));
-  }
+  running_.erase(id);
+  tracer.async('e', "task " + std::to_string(id) + " " + task.kernel.name,
+               "task", uint64_t(id));
   if (!error.empty()) {
     failLocked(task, error, false);
   } else {
@@ -308,6 +305,38 @@ void TaskGraph::finished(TaskId id, const std::string &error) {
 void TaskGraph::wait() {
   std::unique_lock<std::mutex> lock(mutex_);
   idle_.wait(lock, [&] { return unfinished_ == 0; });
+  collectLocked();
+}
+
+bool TaskGraph::waitFor(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!idle_.wait_for(lock, timeout, [&] { return unfinished_ == 0; }))
+    return false;
+  collectLocked();
+  return true;
+}
+
+void TaskGraph::cancel(const std::string &why) {
+  std::vector<LaunchHandle> running;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cancelled_ = why;
+    for (auto &[id, task] : tasks_)
+      if (task->state == Task::State::Waiting)
+        failLocked(*task, "cancelled: " + why, true);
+    for (auto &[id, handle] : running_)
+      running.push_back(handle);
+    if (unfinished_ == 0)
+      idle_.notify_all();
+  }
+  for (const LaunchHandle &handle : running)
+    handle.cancel(why);
+}
+
+void TaskGraph::collectLocked() {
+  if (cancelled_ && failures_.empty() && skipped_)
+    failures_.push_back("cancelled: " + *cancelled_);
+  cancelled_.reset();
   tasks_.clear(); // all finished: later dependencies on them are satisfied
   if (failures_.empty())
     return;

@@ -1,4 +1,5 @@
-//===- Trace.cpp - Chrome trace JSON --------------------------------------===//
+//===- Trace.cpp - The process's Chrome trace
+//------------------------------===//
 
 #include "blockpipe/Runtime/Trace.h"
 #include "blockpipe/Runtime/Error.h"
@@ -9,53 +10,71 @@
 
 namespace blockpipe::runtime {
 
-Tracer::Tracer(int64_t pid)
-    : pid_(pid), start_(std::chrono::steady_clock::now()) {}
+ProcessTrace &ProcessTrace::get() {
+  // Never destroyed: devices and atexit handlers may outlive static
+  // destruction order.
+  static ProcessTrace *trace = new ProcessTrace();
+  return *trace;
+}
 
-double Tracer::now() const {
+ProcessTrace::ProcessTrace() : start_(std::chrono::steady_clock::now()) {}
+
+int64_t ProcessTrace::addProcess(const std::string &name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  int64_t pid = nextPid_++;
+  processNames_[pid] = name;
+  return pid;
+}
+
+void ProcessTrace::nameLane(int64_t pid, int64_t tid, const std::string &name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  laneNames_[{pid, tid}] = name;
+}
+
+double ProcessTrace::now() const {
   return std::chrono::duration<double, std::micro>(
              std::chrono::steady_clock::now() - start_)
       .count();
 }
 
-void Tracer::record(TraceEvent event) {
-  if (!enabled())
-    return;
+void ProcessTrace::record(TraceEvent event) {
   std::lock_guard<std::mutex> lock(mutex_);
   events_.push_back(std::move(event));
 }
 
-void Tracer::nameLane(int64_t tid, const std::string &name) {
+std::vector<TraceEvent> ProcessTrace::events(int64_t pid) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  laneNames_[tid] = name;
+  if (pid < 0)
+    return events_;
+  std::vector<TraceEvent> out;
+  for (const TraceEvent &event : events_)
+    if (event.pid == pid)
+      out.push_back(event);
+  return out;
 }
 
-std::vector<TraceEvent> Tracer::events() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return events_;
-}
-
-void Tracer::clear() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  events_.clear();
-}
-
-std::string Tracer::toJson() const {
+std::string ProcessTrace::toJson(int64_t pid) const {
   using nlohmann::json;
   json events = json::array();
   std::lock_guard<std::mutex> lock(mutex_);
-  events.push_back({{"name", "process_name"},
-                    {"ph", "M"},
-                    {"pid", pid_},
-                    {"tid", 0},
-                    {"args", {{"name", "device " + std::to_string(pid_)}}}});
-  for (const auto &[tid, name] : laneNames_)
-    events.push_back({{"name", "thread_name"},
-                      {"ph", "M"},
-                      {"pid", pid_},
-                      {"tid", tid},
-                      {"args", {{"name", name}}}});
+  auto wanted = [&](int64_t p) { return pid < 0 || p == pid; };
+  for (const auto &[p, name] : processNames_)
+    if (wanted(p))
+      events.push_back({{"name", "process_name"},
+                        {"ph", "M"},
+                        {"pid", p},
+                        {"tid", 0},
+                        {"args", {{"name", name}}}});
+  for (const auto &[lane, name] : laneNames_)
+    if (wanted(lane.first))
+      events.push_back({{"name", "thread_name"},
+                        {"ph", "M"},
+                        {"pid", lane.first},
+                        {"tid", lane.second},
+                        {"args", {{"name", name}}}});
   for (const TraceEvent &event : events_) {
+    if (!wanted(event.pid))
+      continue;
     json out = {{"name", event.name},
                 {"cat", event.cat},
                 {"ph", std::string(1, event.ph)},
@@ -75,17 +94,67 @@ std::string Tracer::toJson() const {
       out["args"] = std::move(args);
     events.push_back(std::move(out));
   }
-  json root = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "us"}};
+  // Timestamps are microseconds whatever the unit; "ms" is how viewers
+  // label them.
+  json root = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
   return root.dump();
 }
 
-void Tracer::write(const std::string &path) const {
-  std::ofstream out(path);
-  if (!out)
-    throw Error("cannot write trace to '" + path + "'");
-  out << toJson() << '\n';
-  if (!out)
-    throw Error("cannot write trace to '" + path + "'");
+void ProcessTrace::setPath(const std::string &path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  path_ = path;
 }
+
+std::string ProcessTrace::path() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return path_;
+}
+
+void ProcessTrace::flush(const std::string &path) const {
+  const std::string target = path.empty() ? this->path() : path;
+  if (target.empty())
+    throw Error("no trace path: set BLOCKPIPE_TRACE or pass one to flush");
+  const std::string text = toJson();
+  std::ofstream out(target);
+  if (!out)
+    throw Error("cannot write trace to '" + target + "'");
+  out << text << '\n';
+  if (!out)
+    throw Error("cannot write trace to '" + target + "'");
+}
+
+Tracer::Tracer(const std::string &name)
+    : pid_(ProcessTrace::get().addProcess(name)) {}
+
+void Tracer::record(TraceEvent event) {
+  if (!enabled())
+    return;
+  event.pid = pid_;
+  ProcessTrace::get().record(std::move(event));
+}
+
+void Tracer::async(char ph, const std::string &name, const std::string &cat,
+                   uint64_t id, std::map<std::string, int64_t> intArgs) {
+  if (!enabled())
+    return;
+  TraceEvent event;
+  event.name = name;
+  event.cat = cat;
+  event.ph = ph;
+  event.ts = now();
+  event.id = id;
+  event.intArgs = std::move(intArgs);
+  record(std::move(event));
+}
+
+void Tracer::nameLane(int64_t tid, const std::string &name) {
+  ProcessTrace::get().nameLane(pid_, tid, name);
+}
+
+std::vector<TraceEvent> Tracer::events() const {
+  return ProcessTrace::get().events(pid_);
+}
+
+std::string Tracer::toJson() const { return ProcessTrace::get().toJson(pid_); }
 
 } // namespace blockpipe::runtime

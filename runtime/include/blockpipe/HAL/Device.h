@@ -37,8 +37,12 @@ struct DeviceOptions {
   int64_t deviceId = 0;
   /// Check every pipe access against the block's slice of the pipe buffer.
   bool sanitize = false;
-  /// Non-empty: the process trace is written there when the device goes.
+  /// Non-empty: the device records into the process trace, which is written
+  /// there on ProcessTrace::flush() and when the device goes.
   std::string tracePath;
+  /// What the trace calls the device (e.g. the program it runs); default:
+  /// "<spec> device <deviceId>".
+  std::string label;
   /// How many core groups run blocks at the same time outside sync_start
   /// gangs (a gang always gets all its core groups at once). Blocks of a
   /// launch are independent, so this changes speed, never results. 0: the

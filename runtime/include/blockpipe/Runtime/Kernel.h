@@ -31,12 +31,16 @@ struct Kernel {
   int64_t funcId = -1;
   KernelKind kind = KernelKind::AIV;
   bp_kernel_fn aic = nullptr; // AIC, InCore and Group kernels
-  bp_kernel_fn aiv = nullptr; // AIV and Group kernels
+  bp_kernel_fn aiv = nullptr; // AIV and Group kernels; an InCore kernel that
+                              // uses only the vector unit (instead of aic)
 
   static Kernel makeAic(std::string name, bp_kernel_fn fn, int64_t funcId = -1);
   static Kernel makeAiv(std::string name, bp_kernel_fn fn, int64_t funcId = -1);
   static Kernel makeInCore(std::string name, bp_kernel_fn fn,
                            int64_t funcId = -1);
+  /// An InCore kernel that uses only the vector unit (runs on an AIV).
+  static Kernel makeVectorInCore(std::string name, bp_kernel_fn fn,
+                                 int64_t funcId = -1);
   static Kernel makeGroup(std::string name, bp_kernel_fn aic, bp_kernel_fn aiv,
                           int64_t funcId = -1);
 

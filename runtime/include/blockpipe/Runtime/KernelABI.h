@@ -118,7 +118,8 @@ typedef int32_t (*bp_kernel_fn)(void **args, const bp_block_context *ctx);
  * BP_KERNEL_TABLE_SYMBOL so the runtime can register them all at once:
  *   extern "C" const bp_kernel_desc *bp_kernel_table(int64_t *count);
  * `aic` is null for an AIV kernel and `aiv` null for an AIC kernel; an
- * `incore` kernel (not split) sets kind BP_KERNEL_INCORE and `aic`. */
+ * `incore` kernel (not split) sets kind BP_KERNEL_INCORE and `aic`, or `aiv`
+ * when it uses only the vector unit (it then runs as AIV subblock 0). */
 enum {
   BP_KERNEL_AIC = 1,
   BP_KERNEL_AIV = 2,

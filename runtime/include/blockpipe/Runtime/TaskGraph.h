@@ -17,11 +17,13 @@
 #include "blockpipe/HAL/Device.h"
 #include "blockpipe/Runtime/Target.h"
 
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -135,6 +137,13 @@ public:
   /// failed task (and how many were skipped because of failures); the
   /// graph is usable again afterwards.
   void wait();
+  /// wait() for at most `timeout`: false when tasks are still running.
+  bool waitFor(std::chrono::milliseconds timeout);
+  /// Fails every task not yet done with `why`: waiting tasks are skipped,
+  /// running launches are cancelled (no new block starts, blocks waiting on
+  /// pipes wake) and tasks submitted until the next wait() are skipped. The
+  /// device's other work is left alone.
+  void cancel(const std::string &why);
 
   /// The tasks `task` waited for (derived and explicit), for inspection.
   std::vector<TaskId> dependenciesOf(TaskId task) const;
@@ -148,6 +157,9 @@ private:
   void finished(TaskId id, const std::string &error);
   /// Under mutex_: marks `id` failed or skipped and skips its dependents.
   void failLocked(Task &task, const std::string &error, bool skipped);
+  /// Under mutex_, with every task finished: forgets them and throws
+  /// TaskError for the failures.
+  void collectLocked();
 
   Device &device_;
   mutable std::mutex mutex_;
@@ -157,6 +169,10 @@ private:
   int64_t unfinished_ = 0;
   std::vector<std::string> failures_;
   int64_t skipped_ = 0;
+  /// Launches of running tasks, for cancel().
+  std::map<TaskId, LaunchHandle> running_;
+  /// Set by cancel() until the next wait().
+  std::optional<std::string> cancelled_;
 };
 
 } // namespace blockpipe::runtime

@@ -1,11 +1,14 @@
 //===- Trace.h - Chrome trace of blocks, launches and tasks -----*- C++ -*-===//
 //
-// When enabled (Device option, or BLOCKPIPE_TRACE=<path> in the
-// environment), the device records launches and tasks as async spans and,
-// per core-group lane, every block and every pipe wait that slept. The
-// result is Chrome trace JSON (chrome://tracing, ui.perfetto.dev). Lanes:
-// pid = device id, tid = core_group * 4 + (0 AIC, 1 AIV subblock 0,
-// 2 AIV subblock 1).
+// One trace per process: every device records into it, each under a pid of
+// its own (named after the device), so a process that runs two programs, or
+// a mesh of devices, gets one timeline. A device records when its options
+// name a trace path (BLOCKPIPE_TRACE=<path> in the bindings): launches and
+// tasks as async spans and, per core-group lane, every block and every pipe
+// wait that slept. The result is Chrome trace JSON (chrome://tracing,
+// ui.perfetto.dev); it is written on flush() and when a tracing device goes
+// away. Lanes: tid = core_group * 4 + (0 AIC, 1 AIV subblock 0, 2 AIV
+// subblock 1).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,35 +38,72 @@ struct TraceEvent {
   std::map<std::string, std::string> strArgs;
 };
 
+/// The process's trace.
+class ProcessTrace {
+public:
+  static ProcessTrace &get();
+
+  /// A new pid, shown as `name`.
+  int64_t addProcess(const std::string &name);
+  /// Names lane `tid` of `pid` (thread_name metadata).
+  void nameLane(int64_t pid, int64_t tid, const std::string &name);
+  /// Microseconds since the process trace started (shared by all devices).
+  double now() const;
+  void record(TraceEvent event);
+
+  /// Events of `pid`, or of every process when `pid` is negative.
+  std::vector<TraceEvent> events(int64_t pid = -1) const;
+  /// {"traceEvents": [...], "displayTimeUnit": "ms"} of `pid` or of all.
+  std::string toJson(int64_t pid = -1) const;
+
+  /// Where flush() writes (the first tracing device's path, or set here).
+  void setPath(const std::string &path);
+  std::string path() const;
+  /// Writes the whole trace to `path` (default: path()); throws Error when
+  /// it cannot, or when no path is known.
+  void flush(const std::string &path = {}) const;
+
+private:
+  ProcessTrace();
+  std::chrono::steady_clock::time_point start_;
+  mutable std::mutex mutex_;
+  int64_t nextPid_ = 0;
+  std::string path_;
+  std::vector<TraceEvent> events_;
+  std::map<int64_t, std::string> processNames_;
+  std::map<std::pair<int64_t, int64_t>, std::string> laneNames_;
+};
+
+/// A device's view of the process trace: its pid, and whether it records.
 class Tracer {
 public:
-  explicit Tracer(int64_t pid = 0);
+  /// Registers a process named `name` in the process trace.
+  explicit Tracer(const std::string &name);
 
   void enable(bool on = true) { enabled_.store(on, std::memory_order_relaxed); }
   bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
-  /// Microseconds since the tracer was created.
-  double now() const;
+  /// Microseconds since the process trace started.
+  double now() const { return ProcessTrace::get().now(); }
 
+  /// Records `event` under this device's pid when enabled.
   void record(TraceEvent event);
-  /// Names a lane (emitted as thread_name metadata, once per tid).
+  /// Begins (ph 'b') or ends (ph 'e') async span `id` of category `cat`,
+  /// now, when enabled.
+  void async(char ph, const std::string &name, const std::string &cat,
+             uint64_t id, std::map<std::string, int64_t> intArgs = {});
+  /// Names one of this device's lanes.
   void nameLane(int64_t tid, const std::string &name);
 
+  /// This device's events.
   std::vector<TraceEvent> events() const;
-  void clear();
-  /// {"traceEvents": [...], "displayTimeUnit": "us"}
+  /// This device's part of the trace as JSON.
   std::string toJson() const;
-  /// Writes toJson() to `path`; throws Error when it cannot.
-  void write(const std::string &path) const;
 
   int64_t pid() const { return pid_; }
 
 private:
   int64_t pid_;
-  std::chrono::steady_clock::time_point start_;
   std::atomic<bool> enabled_{false};
-  mutable std::mutex mutex_;
-  std::vector<TraceEvent> events_;
-  std::map<int64_t, std::string> laneNames_;
 };
 
 } // namespace blockpipe::runtime

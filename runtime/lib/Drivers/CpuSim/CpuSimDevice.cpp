@@ -14,14 +14,24 @@ namespace blockpipe::runtime {
 
 namespace detail {
 
+static std::string traceName(const DeviceSpec &spec,
+                             const DeviceOptions &options) {
+  std::string device =
+      spec.name + " device " + std::to_string(options.deviceId);
+  return options.label.empty() ? device : options.label + " (" + device + ")";
+}
+
 DeviceImpl::DeviceImpl(DeviceSpec spec, DeviceOptions options)
     : spec(std::move(spec)), options(std::move(options)),
       gm(this->spec.gmBytes, this->spec.gmAlignment),
-      tracer(this->options.deviceId),
+      tracer(traceName(this->spec, this->options)),
       scheduler(*this, int32_t(this->spec.coreGroups),
                 this->options.parallelism) {
-  if (!this->options.tracePath.empty())
+  if (!this->options.tracePath.empty()) {
     tracer.enable();
+    if (ProcessTrace::get().path().empty())
+      ProcessTrace::get().setPath(this->options.tracePath);
+  }
   static const char *const kLaneNames[] = {"AIC", "AIV0", "AIV1"};
   for (int32_t g = 0; g < int32_t(this->spec.coreGroups); ++g)
     for (int32_t lane = 0; lane < 3; ++lane)
@@ -37,7 +47,7 @@ DeviceImpl::~DeviceImpl() {
   scheduler.stop();
   if (!options.tracePath.empty()) {
     try {
-      tracer.write(options.tracePath);
+      ProcessTrace::get().flush(options.tracePath);
     } catch (const std::exception &e) {
       std::fprintf(stderr, "blockpipe: %s\n", e.what());
     }
@@ -138,8 +148,14 @@ DeviceImpl::submit(const Kernel &kernel, const LaunchSpec &launchSpec,
   const int32_t subblocks = launchSpec.aivSubblocks;
   switch (kernel.kind) {
   case KernelKind::AIC:
-  case KernelKind::InCore:
     launch->parts.push_back(Part{kernel.aic, BP_CORE_AIC, 0, 0});
+    break;
+  case KernelKind::InCore:
+    // Once per block, on the unit it uses (the AIV when only vector).
+    if (kernel.aic)
+      launch->parts.push_back(Part{kernel.aic, BP_CORE_AIC, 0, 0});
+    else
+      launch->parts.push_back(Part{kernel.aiv, BP_CORE_AIV, 0, 1});
     break;
   case KernelKind::AIV:
     for (int32_t s = 0; s < subblocks; ++s)
@@ -176,18 +192,9 @@ DeviceImpl::submit(const Kernel &kernel, const LaunchSpec &launchSpec,
                   active_.end());
     active_.push_back(launch);
   }
-  if (tracer.enabled()) {
-    TraceEvent event;
-    event.name = kernel.name;
-    event.cat = "launch";
-    event.ph = 'b';
-    event.ts = tracer.now();
-    event.pid = tracer.pid();
-    event.id = id;
-    event.intArgs = {{"block_num", launchSpec.blockNum},
-                     {"sync_start", launchSpec.syncStart}};
-    tracer.record(std::move(event));
-  }
+  tracer.async('b', kernel.name, "launch", id,
+               {{"block_num", launchSpec.blockNum},
+                {"sync_start", launchSpec.syncStart}});
 
   // Always, not only when sanitizing: a buffer too small for block_num
   // slices would let blocks write past it (one lookup per launch).

@@ -100,17 +100,7 @@ void LaunchState::finishBlocks(int64_t ran, int64_t total) {
 }
 
 void LaunchState::complete() {
-  Tracer &tracer = device.tracer;
-  if (tracer.enabled()) {
-    TraceEvent event;
-    event.name = kernel.name;
-    event.cat = "launch";
-    event.ph = 'e';
-    event.ts = tracer.now();
-    event.pid = tracer.pid();
-    event.id = id;
-    tracer.record(std::move(event));
-  }
+  device.tracer.async('e', kernel.name, "launch", id);
   if (control) {
     device.gm.free(control);
     control = nullptr;

@@ -8,7 +8,7 @@ extern "C" int32_t bp_kernel_class_(void **bp_args, const bp_block_context *bp_c
 
 extern "C" const bp_kernel_desc *bp_kernel_table(int64_t *count) {
   static const bp_kernel_desc table[] = {
-    {"class", 0, BP_KERNEL_INCORE, bp_kernel_class_, nullptr},
+    {"class", 0, BP_KERNEL_INCORE, nullptr, bp_kernel_class_},
   };
   *count = static_cast<int64_t>(sizeof(table) / sizeof(table[0]));
   return table;

@@ -14,7 +14,7 @@ namespace {
 namespace rt = ::blockpipe::runtime;
 
 const rt::Kernel &bp_launchable_class_() {
-  static const rt::Kernel kernel = rt::Kernel::makeInCore("class", bp_kernel_class_, 0);
+  static const rt::Kernel kernel = rt::Kernel::makeVectorInCore("class", bp_kernel_class_, 0);
   return kernel;
 }
 

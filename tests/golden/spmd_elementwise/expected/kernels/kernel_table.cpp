@@ -8,7 +8,7 @@ extern "C" int32_t bp_kernel_scale_add(void **bp_args, const bp_block_context *b
 
 extern "C" const bp_kernel_desc *bp_kernel_table(int64_t *count) {
   static const bp_kernel_desc table[] = {
-    {"scale_add", 0, BP_KERNEL_INCORE, bp_kernel_scale_add, nullptr},
+    {"scale_add", 0, BP_KERNEL_INCORE, nullptr, bp_kernel_scale_add},
   };
   *count = static_cast<int64_t>(sizeof(table) / sizeof(table[0]));
   return table;

@@ -14,7 +14,7 @@ namespace {
 namespace rt = ::blockpipe::runtime;
 
 const rt::Kernel &bp_launchable_scale_add() {
-  static const rt::Kernel kernel = rt::Kernel::makeInCore("scale_add", bp_kernel_scale_add, 0);
+  static const rt::Kernel kernel = rt::Kernel::makeVectorInCore("scale_add", bp_kernel_scale_add, 0);
   return kernel;
 }
 
