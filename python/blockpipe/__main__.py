@@ -4,8 +4,8 @@
     python -m blockpipe run FILE.py [--program NAME]
 
 `compile` writes the generated project of one @pl.program of FILE.py to DIR
-and builds it. `run` executes FILE.py as a script (its `main()` when it has
-one, as examples do).
+and builds it. `run` loads FILE.py and calls its `main()` (as examples have);
+a file without one is an error.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def main(argv=None) -> int:
     comp.add_argument("--program", help="the @pl.program class to compile (when FILE has several)")
     comp.add_argument("-o", "--output", type=pathlib.Path, required=True, help="output directory")
     comp.add_argument("--dump-passes", action="store_true", help="also write the IR after each pass")
-    run = sub.add_parser("run", help="run FILE.py (its main() function, if any)")
+    run = sub.add_parser("run", help="call the main() function of FILE.py")
     run.add_argument("file", type=pathlib.Path)
     run.add_argument("--program", help="only check that this program exists in FILE")
     args = parser.parse_args(argv)
@@ -67,11 +67,12 @@ def main(argv=None) -> int:
         if args.program:
             _pick(programs, args.program, args.file)
         entry = namespace.get("main")
-        if callable(entry):
-            result = entry()
-            return int(result) if isinstance(result, int) else 0
-        runpy.run_path(str(args.file), run_name="__main__")
-        return 0
+        if not callable(entry):
+            print(f"error: {args.file} has no main() function to run "
+                  f"(define one, or run the file with python)", file=sys.stderr)
+            return 2
+        result = entry()
+        return int(result) if isinstance(result, int) else 0
     except CompileError as err:
         print(err, file=sys.stderr)
         return 1

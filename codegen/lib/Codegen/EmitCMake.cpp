@@ -42,6 +42,9 @@ void blockpipe::codegen::emitCMakeLists(const Program &program,
   for (const std::string &source : sources)
     line("  " + source);
   line(")");
+  if (program.library != name)
+    line("set_target_properties(" + name + " PROPERTIES OUTPUT_NAME " +
+         program.library + ")");
   line("target_include_directories(" + name +
        " PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/orchestration)");
   line("target_link_libraries(" + name + " PUBLIC blockpipe::runtime)");

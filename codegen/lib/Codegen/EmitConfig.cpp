@@ -97,7 +97,7 @@ void blockpipe::codegen::emitKernelConfig(const Program &program,
   config["target"] = target.getName().str();
   config["target_spec"] = Json::parse(target.getSpec().toJson());
   config["project"] = program.project;
-  config["library"] = program.project;
+  config["library"] = program.library;
   config["kernel_table_symbol"] = "bp_kernel_table";
 
   Json kernels = Json::array();

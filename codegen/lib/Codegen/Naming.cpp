@@ -200,6 +200,46 @@ static bool isGlobalLibraryFunction(llvm::StringRef name) {
   return functions.contains(name);
 }
 
+std::string blockpipe::codegen::libraryName(llvm::StringRef project) {
+  // glibc's libraries, the compiler's runtimes and the usual system ones a
+  // link line names with -l.
+  static const llvm::StringSet<> system = {"anl",
+                                           "asan",
+                                           "atomic",
+                                           "BrokenLocale",
+                                           "c",
+                                           "crypt",
+                                           "crypto",
+                                           "cuda",
+                                           "cudart",
+                                           "dl",
+                                           "gcc",
+                                           "gcc_s",
+                                           "gfortran",
+                                           "gomp",
+                                           "lsan",
+                                           "m",
+                                           "mpi",
+                                           "mvec",
+                                           "nsl",
+                                           "omp",
+                                           "pthread",
+                                           "quadmath",
+                                           "resolv",
+                                           "rt",
+                                           "ssl",
+                                           "stdc++",
+                                           "tsan",
+                                           "ubsan",
+                                           "util",
+                                           "z",
+                                           "blockpipe_runtime",
+                                           "blockpipe_target"};
+  if (system.contains(project))
+    return (project + "_program").str();
+  return project.str();
+}
+
 std::string blockpipe::codegen::sanitizeGlobalName(llvm::StringRef name) {
   std::string identifier = sanitizeIdentifier(name);
   // `rt` and `tile` are namespace aliases of the generated files.

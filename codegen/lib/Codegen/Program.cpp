@@ -168,6 +168,7 @@ FailureOr<Program> Program::build(ModuleOp module, const EmitOptions &options) {
   if (project.empty())
     project = module.getSymName().value_or("blockpipe_program").str();
   program.project = sanitizeGlobalName(project);
+  program.library = libraryName(program.project);
 
   NameScope functions;
   // Names the generated files use at namespace scope.

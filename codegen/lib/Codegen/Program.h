@@ -69,8 +69,10 @@ struct OrchestrationInfo {
 struct Program {
   mlir::ModuleOp module;
   EmitOptions options;
-  /// Sanitized project name: CMake project, library and C++ namespace.
+  /// Sanitized project name: CMake project and target, C++ namespace.
   std::string project;
+  /// The shared library is lib<library>.so (see libraryName).
+  std::string library;
   std::vector<KernelInfo> kernels;
   std::vector<OrchestrationInfo> orchestrations;
   llvm::DenseMap<mlir::Operation *, size_t> kernelIndex;

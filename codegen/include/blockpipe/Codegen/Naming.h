@@ -34,6 +34,12 @@ std::string sanitizeIdentifier(llvm::StringRef name);
 /// and from the generated files' namespace aliases `rt` and `tile`.
 std::string sanitizeGlobalName(llvm::StringRef name);
 
+/// The shared library's name (`lib<name>.so`) for project `project`: the
+/// project itself, or `<project>_program` where `lib<project>.so` is the name
+/// of a system or toolchain library (`c`, `m`, `pthread`, `stdc++`, ...), so
+/// that linking or loading the program can never pick the wrong one.
+std::string libraryName(llvm::StringRef project);
+
 /// True when `name` is a C++ keyword or alternative token.
 bool isCppKeyword(llvm::StringRef name);
 
