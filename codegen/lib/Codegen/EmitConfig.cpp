@@ -3,7 +3,7 @@
 // The manifest the runtime, the Python package and users read to find what
 // the generated library exports: kernels with their entry symbols and
 // argument signatures, orchestrations, and every pipe's place in a block's
-// slice of the pipe buffer. Schema: docs/kernel_config.schema.json.
+// slice of the pipe buffer. Schema: codegen/kernel_config.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -119,7 +119,8 @@ void blockpipe::codegen::emitKernelConfig(const Program &program,
       entry["halves"] = halves;
     } else {
       entry["source"] = kernel.source;
-      entry["symbol"] = kernel.entry;
+      // null: a group half launched only through its group.
+      entry["symbol"] = kernel.entry.empty() ? Json() : Json(kernel.entry);
     }
     entry["signature"] =
         signatureOf(program, kernel.func, kernel.pipeBufferArg, true);

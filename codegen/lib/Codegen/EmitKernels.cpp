@@ -536,15 +536,21 @@ static LogicalResult emitKernelFile(const Program &program,
   std::vector<unsigned> identity(kernel.func.getNumArguments());
   for (unsigned i = 0; i < identity.size(); ++i)
     identity[i] = i;
-  file.line("// Launched on its own: takes its own parameters.");
-  writeEntry(program, file, kernel.entry, kernel, kernel, identity);
+  bool first = true;
+  if (!kernel.entry.empty()) {
+    file.line("// Launched on its own: takes its own parameters.");
+    writeEntry(program, file, kernel.entry, kernel, kernel, identity);
+    first = false;
+  }
   for (const KernelInfo &group : program.kernels) {
     for (auto [half, symbol] :
          {std::make_pair(&group.aicHalf, &group.aicEntry),
           std::make_pair(&group.aivHalf, &group.aivEntry)}) {
       if (!*half || (*half)->func != kernel.func)
         continue;
-      file.line();
+      if (!first)
+        file.line();
+      first = false;
       file.line("// " + bp::stringifyFunctionKind(kernel.kind).str() +
                 " half of group '" + escapeCppComment(group.name) +
                 "': takes the group's arguments.");
@@ -587,6 +593,8 @@ static void emitKernelTable(const Program &program, FileMap &files) {
   file.line("static const bp_kernel_desc table[] = {");
   file.indent();
   for (const KernelInfo &kernel : program.kernels) {
+    if (kernel.kind != bp::FunctionKind::Group && kernel.entry.empty())
+      continue; // runs only as a half of its group
     std::string name = "\"" + escapeCppString(kernel.name) + "\"";
     std::string id = std::to_string(kernel.funcId);
     switch (kernel.kind) {

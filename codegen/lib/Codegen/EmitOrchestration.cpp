@@ -454,7 +454,9 @@ static void emitHeader(const Program &program, const OrchestrationInfo &orch,
   file.line("extern \"C\" void " + orch.entry +
             "(::blockpipe::runtime::TaskGraph *bp_graph, void **bp_args);");
   file.line();
-  file.line("#endif // " + guard);
+  // The guard's name again where it fits (a preprocessor line cannot wrap).
+  file.line(guard.size() + 10 <= CppWriter::kColumnLimit ? "#endif // " + guard
+                                                         : "#endif");
   files[orch.header] = std::move(file.str());
 }
 

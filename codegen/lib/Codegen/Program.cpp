@@ -7,6 +7,7 @@
 #include "blockpipe/Codegen/Naming.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace blockpipe::codegen;
@@ -276,5 +277,20 @@ FailureOr<Program> Program::build(ModuleOp module, const EmitOptions &options) {
       }
     }
   }
+  // A half that is only ever launched as part of its group needs no entry
+  // of its own (the group's entries run it).
+  llvm::StringSet<> launched;
+  module.walk(
+      [&](bp::LaunchOp launch) { launched.insert(launch.getCallee()); });
+  for (const KernelInfo &group : program.kernels)
+    for (const std::optional<GroupHalf> *half :
+         {&group.aicHalf, &group.aivHalf}) {
+      if (!*half)
+        continue;
+      KernelInfo &halfInfo =
+          program.kernels[program.kernelIndex.at((*half)->func.getOperation())];
+      if (!launched.contains(halfInfo.name))
+        halfInfo.entry.clear();
+    }
   return program;
 }

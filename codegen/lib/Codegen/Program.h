@@ -44,7 +44,8 @@ struct KernelInfo {
   std::string ident;
   /// Relative path of the source file (none for a group).
   std::string source;
-  /// Standalone entry (incore, aic, aiv): `bp_kernel_<ident>`.
+  /// Standalone entry (incore, aic, aiv): `bp_kernel_<ident>`; none for a
+  /// group half never launched on its own.
   std::string entry;
   /// A group's halves and their entries `bp_group_<ident>_aic` / `_aiv`.
   std::optional<GroupHalf> aicHalf, aivHalf;

@@ -9,7 +9,8 @@ module {
   // Files come out sorted by path.
   // CHECK-LABEL: // ---- FILE: kernels/aiv/div_columns.cpp
   // CHECK: tile::Tile<int32_t, 1, 8, tile::Space::Vec> d;
-  // CHECK: BP_CHECK(bp_require(bp_ctx, tile::divisible(a, d), "integer division
+  // CHECK: BP_CHECK(bp_require(bp_ctx, tile::divisible(a, d),
+  // CHECK-NEXT: "integer division
   // CHECK-NEXT: tile::Tile<int32_t, 4, 8, tile::Space::Vec> q;
   // CHECK-NEXT: tile::div(q, a, d);
   func.func @div_columns(%x: !bp.tensor<4x8xi32>, %div: !bp.tensor<1x8xi32>,

@@ -6,7 +6,8 @@
 
 module {
   // CHECK-LABEL: // ---- FILE: kernels/aiv/quotients.cpp
-  // CHECK: BP_CHECK(bp_require(bp_ctx, tile::divisible(a, b), "integer division at kernel-integer-division.mlir:20: a divisor is zero, or the lowest value is divided by -1"));
+  // CHECK: BP_CHECK(bp_require(bp_ctx, tile::divisible(a, b),
+  // CHECK-NEXT: "integer division at kernel-integer-division.mlir:20: a divisor is zero, or the lowest value is divided by -1"));
   // CHECK-NEXT: tile::Tile<int32_t, 16, 16, tile::Space::Vec> q;
   // CHECK-NEXT: tile::div(q, a, b);
   // CHECK-NOT: bp_require

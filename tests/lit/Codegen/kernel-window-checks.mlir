@@ -6,7 +6,6 @@
 // before any byte moves, one bp_check_window per such dim, naming the access,
 // the tensor and the user's line (file base name). Constant offsets into
 // static dims are not checked again.
-//
 // Neither are offsets whose every value keeps the window inside a static
 // dim, by MLIR's integer range analysis (an offset made from a loop's
 // induction variable over constant bounds), nor divisors whose range
@@ -22,12 +21,13 @@ module {
   // CHECK-NEXT: tile::load(fixed, w, 16, 0, 0);
   // A dynamic dim is checked even at a constant offset; the static column
   // dim at a constant offset is not.
-  // CHECK-NEXT: BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at kernel-window-checks.mlir:38", 0, 32, 16, x_dim0));
+  // CHECK-NEXT: BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at kernel-window-checks.mlir:38", 0, 32, 16,
+  // CHECK-NEXT: x_dim0));
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> tail;
   // CHECK-NEXT: tile::load(tail, x, 16, 32, 0);
   // A run-time offset: checked against the static extent.
-  // CHECK: BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at kernel-window-checks.mlir:42", 0, row, 16, 64));
-  // CHECK-NEXT: tile::store(out, 16, row, 0, sum);
+  // CHECK: BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at kernel-window-checks.mlir:42", 0, row, 16,
+  // CHECK: tile::store(out, 16, row, 0, sum);
   func.func @windows(%x: !bp.tensor<?x16xf32>, %w: !bp.tensor<16x16xf32>,
                      %out: !bp.tensor<64x16xf32> {bp.dir = #bp<dir out>})
       -> !bp.tensor<64x16xf32> attributes {bp.kind = #bp<kind aiv>} {
@@ -52,15 +52,15 @@ module {
   // j in [0, 17): j * 64 reaches 1024, a window past the tensor's end.
   // RANGE: for (int64_t j = 0; j < 17; j += 1) {
   // RANGE-NEXT: const int64_t past = j * 64;
-  // RANGE-NEXT: BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at kernel-window-checks.mlir:82", 0, past, 64, 1024));
+  // RANGE-NEXT: BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at kernel-window-checks.mlir:82", 0, past, 64,
   // The same offset into a dynamic dim: the extent is not known.
-  // RANGE: BP_CHECK(bp_check_window(bp_ctx, "load from 'y' at kernel-window-checks.mlir:83", 0, past, 64, y_dim0));
+  // RANGE: BP_CHECK(bp_check_window(bp_ctx, "load from 'y' at kernel-window-checks.mlir:83", 0, past, 64,
   // A block's offset; a constant or else a parameter; block_num - 1.
   // RANGE: const int64_t by_block = block_idx * 64;
-  // RANGE-NEXT: BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at kernel-window-checks.mlir:90", 0, by_block, 64, 1024));
-  // RANGE: BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at kernel-window-checks.mlir:96", 0, either, 64, 1024));
-  // RANGE: BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at kernel-window-checks.mlir:101", 0, last, 64, 1024));
-  // RANGE-NEXT: tile::store(out, 64, last, 0, total);
+  // RANGE-NEXT: BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at kernel-window-checks.mlir:90", 0, by_block, 64,
+  // RANGE: BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at kernel-window-checks.mlir:96", 0, either, 64,
+  // RANGE: BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at kernel-window-checks.mlir:101", 0, last, 64,
+  // RANGE: tile::store(out, 64, last, 0, total);
   func.func @bounded_windows(%x: !bp.tensor<1024x64xf32>, %y: !bp.tensor<?x64xf32>,
                              %n: index, %first: i1,
                              %out: !bp.tensor<1024x64xf32> {bp.dir = #bp<dir out>})
@@ -136,7 +136,7 @@ module {
   // walk below 0. A function with such a loop keeps all its checks.
   // RANGE: for (int64_t k = 0; k < 4; k += step) {
   // RANGE-NEXT: const int64_t row = k * 64;
-  // RANGE-NEXT: BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at kernel-window-checks.mlir:149", 0, row, 64, 1024));
+  // RANGE-NEXT: BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at kernel-window-checks.mlir:149", 0, row, 64,
   func.func @runtime_step(%x: !bp.tensor<1024x64xf32>, %step: index,
                           %out: !bp.tensor<64x64xf32> {bp.dir = #bp<dir out>})
       -> !bp.tensor<64x64xf32> attributes {bp.kind = #bp<kind aiv>} {
@@ -158,7 +158,7 @@ module {
   // MLIR reads a true i1 as -1 when it sign-extends it, C++ reads bool as 1:
   // the analysis would put `flag * -48` in [0, 48] where C++ computes -48. A
   // function that reads i1 as signed keeps all its checks.
-  // RANGE: BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at kernel-window-checks.mlir:170", 0, back, 16, 64));
+  // RANGE: BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at kernel-window-checks.mlir:170", 0, back, 16,
   func.func @sign_extended_bool(%x: !bp.tensor<64x16xf32>, %flag: i1,
                                 %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})
       -> !bp.tensor<16x16xf32> attributes {bp.kind = #bp<kind aiv>} {

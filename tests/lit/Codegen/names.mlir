@@ -56,7 +56,8 @@ module {
   // Orchestration parameters and created tensors too; the tensor's name is
   // also its name at run time.
   // CHECK-LABEL: // ---- FILE: orchestration/main.cpp
-  // CHECK: void main(rt::TaskGraph &bp_graph, const rt::Tensor &input, const rt::Tensor &arg, const rt::Tensor &result, float factor)
+  // CHECK: void main(rt::TaskGraph &bp_graph, const rt::Tensor &input, const rt::Tensor &arg,
+  // CHECK-NEXT: const rt::Tensor &result, float factor)
   // CHECK: rt::checkTensor(arg, "arg", {64, 16}, rt::DType::FP32);
   // CHECK: rt::Tensor scratch = bp_graph.createTensor("scratch", {64, 16}, rt::DType::FP32);
   // Arguments go one a line when they would pass 100 columns.

@@ -18,12 +18,15 @@ module {
   // CHECK: constexpr int64_t bp_k_pipe_bytes_per_block = 8192;
   // CHECK: void dynamic(
   // CHECK-NOT: createTensor
-  // CHECK: const int64_t blocks = {{.*}}x.shape()[0]{{.*}};
+  // CHECK: const int64_t blocks =
+  // CHECK-NEXT: {{.*}}x.shape()[0]{{.*}};
   // A core_num computed at run time is checked before anything is sized by it.
   // CHECK-NEXT: if (blocks <= 0)
-  // CHECK-NEXT: throw rt::Error("core_num of the launch of 'k' at pipe-buffer-core-num.mlir:{{[0-9]+}} is " + std::to_string(blocks) + "; it must be positive");
+  // CHECK-NEXT: throw rt::Error("core_num of the launch of 'k' at pipe-buffer-core-num.mlir:{{[0-9]+}} is " +
+  // CHECK-NEXT: std::to_string(blocks) + "; it must be positive");
   // CHECK-NEXT: // Pipe buffer of the launch of 'k': a slice for each of its `blocks` blocks.
-  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {bp_k_pipe_bytes_per_block * blocks}, rt::DType::INT8);
+  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor(
+  // CHECK-NEXT: "gm_pipe_buffer_0", {bp_k_pipe_bytes_per_block * blocks}, rt::DType::INT8);
   // CHECK-NEXT: bp_graph.submit(bp_launchable_k(), rt::launchSpec(/*block_num=*/blocks),
   // CHECK-NEXT: {rt::Arg::in(x),
   // CHECK-NEXT: rt::Arg::scalar<int64_t>(x.shape()[0]),
@@ -41,7 +44,8 @@ module {
   // CHECK-LABEL: // ---- FILE: orchestration/fixed.cpp
   // CHECK: constexpr int64_t bp_k_pipe_bytes_per_block = 8192;
   // CHECK: // Pipe buffer of the launch of 'k': a slice for each of its 6 blocks.
-  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {bp_k_pipe_bytes_per_block * 6}, rt::DType::INT8);
+  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor(
+  // CHECK-NEXT: "gm_pipe_buffer_0", {bp_k_pipe_bytes_per_block * 6}, rt::DType::INT8);
   // CHECK: rt::launchSpec(/*block_num=*/6)
   func.func @fixed(%x: !bp.tensor<?x16xf32>)
       attributes {bp.kind = #bp<kind orchestration>} {
@@ -54,7 +58,8 @@ module {
   // and size the buffer too small).
   // CHECK-LABEL: // ---- FILE: orchestration/huge.cpp
   // CHECK: constexpr int64_t bp_k_pipe_bytes_per_block = 8192;
-  // CHECK: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {bp_k_pipe_bytes_per_block * 400000}, rt::DType::INT8);
+  // CHECK: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor(
+  // CHECK-NEXT: "gm_pipe_buffer_0", {bp_k_pipe_bytes_per_block * 400000}, rt::DType::INT8);
   func.func @huge(%x: !bp.tensor<?x16xf32>)
       attributes {bp.kind = #bp<kind orchestration>} {
     %buf = bp.tensor_create pipe_buffer : !bp.tensor<8192xi8>
@@ -67,7 +72,8 @@ module {
   // CHECK: void parameter({{.*}}, int64_t n)
   // CHECK: if (n <= 0)
   // CHECK: // Pipe buffer of the launch of 'k': a slice for each of its `n` blocks.
-  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {bp_k_pipe_bytes_per_block * n}, rt::DType::INT8);
+  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor(
+  // CHECK-NEXT: "gm_pipe_buffer_0", {bp_k_pipe_bytes_per_block * n}, rt::DType::INT8);
   // CHECK: rt::launchSpec(/*block_num=*/n)
   func.func @parameter(%x: !bp.tensor<?x16xf32>, %n: index)
       attributes {bp.kind = #bp<kind orchestration>} {

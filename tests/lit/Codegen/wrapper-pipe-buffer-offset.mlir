@@ -34,22 +34,22 @@ module {
 // CHECK: int32_t down_proj_aic(
 // CHECK-NOT: block_idx
 // CHECK: return BP_OK;
-// CHECK: extern "C" int32_t bp_kernel_down_proj_aic(void **bp_args, const bp_block_context *bp_ctx) {
-// CHECK: uint8_t *__gm_pipe_buffer = static_cast<uint8_t *>(bp_args[2]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
-// CHECK-NEXT: return down_proj_aic(bp_ctx, x, w, __gm_pipe_buffer);
+// The halves are launched only through the group: one entry each.
+// CHECK-NOT: bp_kernel_down_proj_aic
 // CHECK: // aic half of group 'down_proj': takes the group's arguments.
 // CHECK-NEXT: extern "C" int32_t bp_group_down_proj_aic(void **bp_args, const bp_block_context *bp_ctx) {
-// CHECK: uint8_t *__gm_pipe_buffer = static_cast<uint8_t *>(bp_args[3]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
+// CHECK: uint8_t *__gm_pipe_buffer =
+// CHECK-NEXT: static_cast<uint8_t *>(bp_args[3]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
 // CHECK-NEXT: return down_proj_aic(bp_ctx, x, w, __gm_pipe_buffer);
 
 // CHECK-LABEL: // ---- FILE: kernels/aiv/down_proj_aiv.cpp
 // CHECK: int32_t down_proj_aiv(
 // CHECK-NOT: block_idx
 // CHECK: return BP_OK;
-// CHECK: extern "C" int32_t bp_kernel_down_proj_aiv(
-// CHECK: static_cast<int64_t>(bp_ctx->block_idx) * 32768;
+// CHECK-NOT: bp_kernel_down_proj_aiv
 // CHECK: extern "C" int32_t bp_group_down_proj_aiv(
-// CHECK: uint8_t *__gm_pipe_buffer = static_cast<uint8_t *>(bp_args[3]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
+// CHECK: uint8_t *__gm_pipe_buffer =
+// CHECK-NEXT: static_cast<uint8_t *>(bp_args[3]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
 // CHECK-NEXT: return down_proj_aiv(bp_ctx, out, __gm_pipe_buffer);
 
 // CHECK-LABEL: // ---- FILE: orchestration/main.cpp

@@ -4,15 +4,11 @@
 
 #include "blockpipe/Runtime/KernelABI.h"
 
-extern "C" int32_t bp_kernel_proj_aic(void **bp_args, const bp_block_context *bp_ctx);
-extern "C" int32_t bp_kernel_proj_aiv(void **bp_args, const bp_block_context *bp_ctx);
 extern "C" int32_t bp_group_proj_aic(void **bp_args, const bp_block_context *bp_ctx);
 extern "C" int32_t bp_group_proj_aiv(void **bp_args, const bp_block_context *bp_ctx);
 
 extern "C" const bp_kernel_desc *bp_kernel_table(int64_t *count) {
   static const bp_kernel_desc table[] = {
-    {"proj_aic", 0, BP_KERNEL_AIC, bp_kernel_proj_aic, nullptr},
-    {"proj_aiv", 1, BP_KERNEL_AIV, nullptr, bp_kernel_proj_aiv},
     {"proj", 2, BP_KERNEL_GROUP, bp_group_proj_aic, bp_group_proj_aiv},
   };
   *count = static_cast<int64_t>(sizeof(table) / sizeof(table[0]));

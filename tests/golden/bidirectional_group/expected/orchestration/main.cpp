@@ -18,7 +18,8 @@ namespace rt = ::blockpipe::runtime;
 constexpr int64_t bp_proj_pipe_bytes_per_block = 32768;
 
 const rt::Kernel &bp_launchable_proj() {
-  static const rt::Kernel kernel = rt::Kernel::makeGroup("proj", bp_group_proj_aic, bp_group_proj_aiv, 2);
+  static const rt::Kernel kernel = rt::Kernel::makeGroup(
+      "proj", bp_group_proj_aic, bp_group_proj_aiv, 2);
   return kernel;
 }
 
@@ -26,13 +27,15 @@ const rt::Kernel &bp_launchable_proj() {
 
 namespace blockpipe_program {
 
-void main(rt::TaskGraph &bp_graph, const rt::Tensor &x, const rt::Tensor &w, const rt::Tensor &out) {
+void main(rt::TaskGraph &bp_graph, const rt::Tensor &x, const rt::Tensor &w,
+          const rt::Tensor &out) {
   rt::checkTarget(bp_graph, "cpu-sim");
   rt::checkTensor(x, "x", {128, 64}, rt::DType::FP32);
   rt::checkTensor(w, "w", {64, 32}, rt::DType::FP32);
   rt::checkTensor(out, "out", {128, 32}, rt::DType::FP32);
   // Pipe buffer of the launch of 'proj': a slice for each of its 4 blocks.
-  rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {bp_proj_pipe_bytes_per_block * 4}, rt::DType::INT8);
+  rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor(
+      "gm_pipe_buffer_0", {bp_proj_pipe_bytes_per_block * 4}, rt::DType::INT8);
   bp_graph.submit(bp_launchable_proj(), rt::launchSpec(/*block_num=*/4, /*sync_start=*/true),
                   {rt::Arg::in(x),
                    rt::Arg::in(w),
@@ -43,5 +46,7 @@ void main(rt::TaskGraph &bp_graph, const rt::Tensor &x, const rt::Tensor &w, con
 } // namespace blockpipe_program
 
 extern "C" void bp_orchestration_main(rt::TaskGraph *bp_graph, void **bp_args) {
-  blockpipe_program::main(*bp_graph, *static_cast<const rt::Tensor *>(bp_args[0]), *static_cast<const rt::Tensor *>(bp_args[1]), *static_cast<const rt::Tensor *>(bp_args[2]));
+  blockpipe_program::main(*bp_graph, *static_cast<const rt::Tensor *>(bp_args[0]),
+                          *static_cast<const rt::Tensor *>(bp_args[1]),
+                          *static_cast<const rt::Tensor *>(bp_args[2]));
 }

@@ -22,7 +22,9 @@ const rt::Kernel &bp_launchable_class_() {
 
 namespace blockpipe_program {
 
-void main_u22_u3b_u20_system_u28_u22_rm_u22_u29_u3b_u20_u2f_u2f_(rt::TaskGraph &bp_graph, const rt::Tensor &NULL_, const rt::Tensor &std_, float u_bp_graph, const rt::Tensor &INT32_MAX_) {
+void main_u22_u3b_u20_system_u28_u22_rm_u22_u29_u3b_u20_u2f_u2f_(
+    rt::TaskGraph &bp_graph, const rt::Tensor &NULL_, const rt::Tensor &std_, float u_bp_graph,
+    const rt::Tensor &INT32_MAX_) {
   rt::checkTarget(bp_graph, "cpu-sim");
   rt::checkTensor(NULL_, "NULL_", {64, 16}, rt::DType::FP32);
   rt::checkTensor(std_, "std_", {64, 16}, rt::DType::FP32);
@@ -36,6 +38,10 @@ void main_u22_u3b_u20_system_u28_u22_rm_u22_u29_u3b_u20_u2f_u2f_(rt::TaskGraph &
 
 } // namespace blockpipe_program
 
-extern "C" void bp_orchestration_main_u22_u3b_u20_system_u28_u22_rm_u22_u29_u3b_u20_u2f_u2f_(rt::TaskGraph *bp_graph, void **bp_args) {
-  blockpipe_program::main_u22_u3b_u20_system_u28_u22_rm_u22_u29_u3b_u20_u2f_u2f_(*bp_graph, *static_cast<const rt::Tensor *>(bp_args[0]), *static_cast<const rt::Tensor *>(bp_args[1]), *static_cast<const float *>(bp_args[2]), *static_cast<const rt::Tensor *>(bp_args[3]));
+extern "C" void bp_orchestration_main_u22_u3b_u20_system_u28_u22_rm_u22_u29_u3b_u20_u2f_u2f_(
+    rt::TaskGraph *bp_graph, void **bp_args) {
+  blockpipe_program::main_u22_u3b_u20_system_u28_u22_rm_u22_u29_u3b_u20_u2f_u2f_(
+      *bp_graph, *static_cast<const rt::Tensor *>(bp_args[0]),
+      *static_cast<const rt::Tensor *>(bp_args[1]), *static_cast<const float *>(bp_args[2]),
+      *static_cast<const rt::Tensor *>(bp_args[3]));
 }

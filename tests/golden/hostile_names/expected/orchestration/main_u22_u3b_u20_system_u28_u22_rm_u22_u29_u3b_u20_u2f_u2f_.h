@@ -11,11 +11,15 @@ namespace blockpipe_program {
 
 /// Submits the launches of 'main"; system("rm"); //' to `bp_graph`; Out tensors are written in
 /// place once `bp_graph.wait()` returns.
-void main_u22_u3b_u20_system_u28_u22_rm_u22_u29_u3b_u20_u2f_u2f_(::blockpipe::runtime::TaskGraph &bp_graph, const ::blockpipe::runtime::Tensor &NULL_, const ::blockpipe::runtime::Tensor &std_, float u_bp_graph, const ::blockpipe::runtime::Tensor &INT32_MAX_);
+void main_u22_u3b_u20_system_u28_u22_rm_u22_u29_u3b_u20_u2f_u2f_(
+    ::blockpipe::runtime::TaskGraph &bp_graph, const ::blockpipe::runtime::Tensor &NULL_,
+    const ::blockpipe::runtime::Tensor &std_, float u_bp_graph,
+    const ::blockpipe::runtime::Tensor &INT32_MAX_);
 
 } // namespace blockpipe_program
 
 /// The same for dlopen: `bp_args[i]` points to parameter i (a Tensor or a scalar).
-extern "C" void bp_orchestration_main_u22_u3b_u20_system_u28_u22_rm_u22_u29_u3b_u20_u2f_u2f_(::blockpipe::runtime::TaskGraph *bp_graph, void **bp_args);
+extern "C" void bp_orchestration_main_u22_u3b_u20_system_u28_u22_rm_u22_u29_u3b_u20_u2f_u2f_(
+    ::blockpipe::runtime::TaskGraph *bp_graph, void **bp_args);
 
-#endif // BP_GENERATED_blockpipe_program_main_u22_u3b_u20_system_u28_u22_rm_u22_u29_u3b_u20_u2f_u2f__H
+#endif

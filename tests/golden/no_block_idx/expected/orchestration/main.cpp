@@ -18,7 +18,8 @@ namespace rt = ::blockpipe::runtime;
 constexpr int64_t bp_down_proj_pipe_bytes_per_block = 32768;
 
 const rt::Kernel &bp_launchable_down_proj() {
-  static const rt::Kernel kernel = rt::Kernel::makeGroup("down_proj", bp_group_down_proj_aic, bp_group_down_proj_aiv, 2);
+  static const rt::Kernel kernel = rt::Kernel::makeGroup(
+      "down_proj", bp_group_down_proj_aic, bp_group_down_proj_aiv, 2);
   return kernel;
 }
 
@@ -26,14 +27,16 @@ const rt::Kernel &bp_launchable_down_proj() {
 
 namespace blockpipe_program {
 
-void main(rt::TaskGraph &bp_graph, const rt::Tensor &x, const rt::Tensor &w, const rt::Tensor &res, const rt::Tensor &out) {
+void main(rt::TaskGraph &bp_graph, const rt::Tensor &x, const rt::Tensor &w, const rt::Tensor &res,
+          const rt::Tensor &out) {
   rt::checkTarget(bp_graph, "cpu-sim");
   rt::checkTensor(x, "x", {128, 64}, rt::DType::FP32);
   rt::checkTensor(w, "w", {64, 32}, rt::DType::FP32);
   rt::checkTensor(res, "res", {128, 32}, rt::DType::FP32);
   rt::checkTensor(out, "out", {128, 32}, rt::DType::FP32);
   // Pipe buffer of the launch of 'down_proj': a slice for each of its 8 blocks.
-  rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor("gm_pipe_buffer_0", {bp_down_proj_pipe_bytes_per_block * 8}, rt::DType::INT8);
+  rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor(
+      "gm_pipe_buffer_0", {bp_down_proj_pipe_bytes_per_block * 8}, rt::DType::INT8);
   bp_graph.submit(bp_launchable_down_proj(), rt::launchSpec(/*block_num=*/8),
                   {rt::Arg::in(x),
                    rt::Arg::in(w),
@@ -45,5 +48,8 @@ void main(rt::TaskGraph &bp_graph, const rt::Tensor &x, const rt::Tensor &w, con
 } // namespace blockpipe_program
 
 extern "C" void bp_orchestration_main(rt::TaskGraph *bp_graph, void **bp_args) {
-  blockpipe_program::main(*bp_graph, *static_cast<const rt::Tensor *>(bp_args[0]), *static_cast<const rt::Tensor *>(bp_args[1]), *static_cast<const rt::Tensor *>(bp_args[2]), *static_cast<const rt::Tensor *>(bp_args[3]));
+  blockpipe_program::main(*bp_graph, *static_cast<const rt::Tensor *>(bp_args[0]),
+                          *static_cast<const rt::Tensor *>(bp_args[1]),
+                          *static_cast<const rt::Tensor *>(bp_args[2]),
+                          *static_cast<const rt::Tensor *>(bp_args[3]));
 }

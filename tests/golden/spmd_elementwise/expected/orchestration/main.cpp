@@ -14,7 +14,8 @@ namespace {
 namespace rt = ::blockpipe::runtime;
 
 const rt::Kernel &bp_launchable_scale_add() {
-  static const rt::Kernel kernel = rt::Kernel::makeVectorInCore("scale_add", bp_kernel_scale_add, 0);
+  static const rt::Kernel kernel = rt::Kernel::makeVectorInCore(
+      "scale_add", bp_kernel_scale_add, 0);
   return kernel;
 }
 
@@ -22,7 +23,8 @@ const rt::Kernel &bp_launchable_scale_add() {
 
 namespace blockpipe_program {
 
-void main(rt::TaskGraph &bp_graph, const rt::Tensor &x, const rt::Tensor &y, float alpha, const rt::Tensor &out) {
+void main(rt::TaskGraph &bp_graph, const rt::Tensor &x, const rt::Tensor &y, float alpha,
+          const rt::Tensor &out) {
   rt::checkTarget(bp_graph, "cpu-sim");
   rt::checkTensor(x, "x", {128, 32}, rt::DType::FP32);
   rt::checkTensor(y, "y", {128, 32}, rt::DType::FP32);
@@ -37,5 +39,8 @@ void main(rt::TaskGraph &bp_graph, const rt::Tensor &x, const rt::Tensor &y, flo
 } // namespace blockpipe_program
 
 extern "C" void bp_orchestration_main(rt::TaskGraph *bp_graph, void **bp_args) {
-  blockpipe_program::main(*bp_graph, *static_cast<const rt::Tensor *>(bp_args[0]), *static_cast<const rt::Tensor *>(bp_args[1]), *static_cast<const float *>(bp_args[2]), *static_cast<const rt::Tensor *>(bp_args[3]));
+  blockpipe_program::main(*bp_graph, *static_cast<const rt::Tensor *>(bp_args[0]),
+                          *static_cast<const rt::Tensor *>(bp_args[1]),
+                          *static_cast<const float *>(bp_args[2]),
+                          *static_cast<const rt::Tensor *>(bp_args[3]));
 }

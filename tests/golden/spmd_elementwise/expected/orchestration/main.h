@@ -11,7 +11,9 @@ namespace blockpipe_program {
 
 /// Submits the launches of 'main' to `bp_graph`; Out tensors are written in
 /// place once `bp_graph.wait()` returns.
-void main(::blockpipe::runtime::TaskGraph &bp_graph, const ::blockpipe::runtime::Tensor &x, const ::blockpipe::runtime::Tensor &y, float alpha, const ::blockpipe::runtime::Tensor &out);
+void main(::blockpipe::runtime::TaskGraph &bp_graph, const ::blockpipe::runtime::Tensor &x,
+          const ::blockpipe::runtime::Tensor &y, float alpha,
+          const ::blockpipe::runtime::Tensor &out);
 
 } // namespace blockpipe_program
 

@@ -9,10 +9,12 @@ namespace {
 
 namespace tile = ::blockpipe::tile;
 
-int32_t proj_aic(const bp_block_context *bp_ctx, float *x, float *w, float *out, uint8_t *__gm_pipe_buffer) {
+int32_t proj_aic(const bp_block_context *bp_ctx, float *x, float *w, float *out,
+                 uint8_t *__gm_pipe_buffer) {
   const int64_t block = bp_ctx->block_idx;
   const int64_t row = block * 32;
-  BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_BOTH, /*slot_size=*/4096, /*slot_num=*/4));
+  BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_BOTH,
+                        /*slot_size=*/4096, /*slot_num=*/4));
   BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at input.mlir:13", 0, row, 32, 128));
   tile::Tile<float, 32, 64, tile::Space::Mat> a;
   tile::load(a, x, 64, row, 0);
@@ -35,17 +37,6 @@ int32_t proj_aic(const bp_block_context *bp_ctx, float *x, float *w, float *out,
 
 } // namespace
 
-// Launched on its own: takes its own parameters.
-extern "C" int32_t bp_kernel_proj_aic(void **bp_args, const bp_block_context *bp_ctx) {
-  float *x = static_cast<float *>(bp_args[0]);
-  float *w = static_cast<float *>(bp_args[1]);
-  float *out = static_cast<float *>(bp_args[2]);
-  // Each block owns its own 32768-byte slice of the launch's pipe buffer,
-  // whether or not the kernel body reads block_idx.
-  uint8_t *__gm_pipe_buffer = static_cast<uint8_t *>(bp_args[3]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
-  return proj_aic(bp_ctx, x, w, out, __gm_pipe_buffer);
-}
-
 // aic half of group 'proj': takes the group's arguments.
 extern "C" int32_t bp_group_proj_aic(void **bp_args, const bp_block_context *bp_ctx) {
   float *x = static_cast<float *>(bp_args[0]);
@@ -53,6 +44,7 @@ extern "C" int32_t bp_group_proj_aic(void **bp_args, const bp_block_context *bp_
   float *out = static_cast<float *>(bp_args[2]);
   // Each block owns its own 32768-byte slice of the launch's pipe buffer,
   // whether or not the kernel body reads block_idx.
-  uint8_t *__gm_pipe_buffer = static_cast<uint8_t *>(bp_args[3]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
+  uint8_t *__gm_pipe_buffer =
+      static_cast<uint8_t *>(bp_args[3]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
   return proj_aic(bp_ctx, x, w, out, __gm_pipe_buffer);
 }

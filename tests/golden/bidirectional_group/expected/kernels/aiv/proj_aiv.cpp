@@ -10,7 +10,8 @@ namespace {
 namespace tile = ::blockpipe::tile;
 
 int32_t proj_aiv(const bp_block_context *bp_ctx, uint8_t *__gm_pipe_buffer) {
-  BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_BOTH, /*slot_size=*/4096, /*slot_num=*/4));
+  BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_BOTH,
+                        /*slot_size=*/4096, /*slot_num=*/4));
   tile::Tile<float, 32, 32, tile::Space::Vec> v;
   BP_CHECK(bp_tpop_copy(bp_ctx, 0, BP_PIPE_C2V, v.data, sizeof(v.data)));
   tile::Tile<float, 32, 32, tile::Space::Vec> y;
@@ -22,18 +23,11 @@ int32_t proj_aiv(const bp_block_context *bp_ctx, uint8_t *__gm_pipe_buffer) {
 
 } // namespace
 
-// Launched on its own: takes its own parameters.
-extern "C" int32_t bp_kernel_proj_aiv(void **bp_args, const bp_block_context *bp_ctx) {
-  // Each block owns its own 32768-byte slice of the launch's pipe buffer,
-  // whether or not the kernel body reads block_idx.
-  uint8_t *__gm_pipe_buffer = static_cast<uint8_t *>(bp_args[0]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
-  return proj_aiv(bp_ctx, __gm_pipe_buffer);
-}
-
 // aiv half of group 'proj': takes the group's arguments.
 extern "C" int32_t bp_group_proj_aiv(void **bp_args, const bp_block_context *bp_ctx) {
   // Each block owns its own 32768-byte slice of the launch's pipe buffer,
   // whether or not the kernel body reads block_idx.
-  uint8_t *__gm_pipe_buffer = static_cast<uint8_t *>(bp_args[3]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
+  uint8_t *__gm_pipe_buffer =
+      static_cast<uint8_t *>(bp_args[3]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
   return proj_aiv(bp_ctx, __gm_pipe_buffer);
 }

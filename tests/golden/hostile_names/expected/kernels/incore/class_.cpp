@@ -9,7 +9,8 @@ namespace {
 
 namespace tile = ::blockpipe::tile;
 
-int32_t class_(const bp_block_context *bp_ctx, float *int_, float *v_x, float x_u22_u3b_u20_abort_u28_u29_u3b_u20_u2f_u2a_, float *gr_uf6_udf_e) {
+int32_t class_(const bp_block_context *bp_ctx, float *int_, float *v_x,
+               float x_u22_u3b_u20_abort_u28_u29_u3b_u20_u2f_u2a_, float *gr_uf6_udf_e) {
   const int64_t u_bp_ctx = bp_ctx->block_idx;
   const int64_t tile_1 = u_bp_ctx * 16;
   BP_CHECK(bp_check_window(bp_ctx, "load from 'int'", 0, tile_1, 16, 64));
@@ -22,7 +23,8 @@ int32_t class_(const bp_block_context *bp_ctx, float *int_, float *v_x, float x_
   tile::mul(return_, rt, x_u22_u3b_u20_abort_u28_u29_u3b_u20_u2f_u2a_);
   tile::Tile<float, 16, 16, tile::Space::Vec> int_1;
   tile::add(int_1, return_, v1st);
-  BP_CHECK(bp_check_window(bp_ctx, "store to 'gr\303\266\303\237e' at input.mlir:19", 0, tile_1, 16, 64));
+  BP_CHECK(bp_check_window(bp_ctx, "store to 'gr\303\266\303\237e' at input.mlir:19", 0, tile_1, 16,
+                           64));
   tile::store(gr_uf6_udf_e, 16, tile_1, 0, int_1);
   return BP_OK;
 }
@@ -33,7 +35,8 @@ int32_t class_(const bp_block_context *bp_ctx, float *int_, float *v_x, float x_
 extern "C" int32_t bp_kernel_class_(void **bp_args, const bp_block_context *bp_ctx) {
   float *int_ = static_cast<float *>(bp_args[0]);
   float *v_x = static_cast<float *>(bp_args[1]);
-  const float x_u22_u3b_u20_abort_u28_u29_u3b_u20_u2f_u2a_ = *static_cast<const float *>(bp_args[2]);
+  const float x_u22_u3b_u20_abort_u28_u29_u3b_u20_u2f_u2a_ =
+      *static_cast<const float *>(bp_args[2]);
   float *gr_uf6_udf_e = static_cast<float *>(bp_args[3]);
   return class_(bp_ctx, int_, v_x, x_u22_u3b_u20_abort_u28_u29_u3b_u20_u2f_u2a_, gr_uf6_udf_e);
 }

@@ -9,8 +9,10 @@ namespace {
 
 namespace tile = ::blockpipe::tile;
 
-int32_t down_proj_aiv(const bp_block_context *bp_ctx, float *res, int64_t res_dim0, float *out, int64_t out_dim0, uint8_t *__gm_pipe_buffer) {
-  BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_C2V, /*slot_size=*/4096, /*slot_num=*/8));
+int32_t down_proj_aiv(const bp_block_context *bp_ctx, float *res, int64_t res_dim0, float *out,
+                      int64_t out_dim0, uint8_t *__gm_pipe_buffer) {
+  BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_C2V,
+                        /*slot_size=*/4096, /*slot_num=*/8));
   const int64_t block = bp_ctx->block_idx;
   const int64_t row = block * 32;
   tile::Tile<float, 32, 32, tile::Space::Vec> acc;
@@ -28,18 +30,6 @@ int32_t down_proj_aiv(const bp_block_context *bp_ctx, float *res, int64_t res_di
 
 } // namespace
 
-// Launched on its own: takes its own parameters.
-extern "C" int32_t bp_kernel_down_proj_aiv(void **bp_args, const bp_block_context *bp_ctx) {
-  float *res = static_cast<float *>(bp_args[0]);
-  const int64_t res_dim0 = *static_cast<const int64_t *>(bp_args[1]);
-  float *out = static_cast<float *>(bp_args[2]);
-  const int64_t out_dim0 = *static_cast<const int64_t *>(bp_args[3]);
-  // Each block owns its own 32768-byte slice of the launch's pipe buffer,
-  // whether or not the kernel body reads block_idx.
-  uint8_t *__gm_pipe_buffer = static_cast<uint8_t *>(bp_args[4]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
-  return down_proj_aiv(bp_ctx, res, res_dim0, out, out_dim0, __gm_pipe_buffer);
-}
-
 // aiv half of group 'down_proj': takes the group's arguments.
 extern "C" int32_t bp_group_down_proj_aiv(void **bp_args, const bp_block_context *bp_ctx) {
   float *res = static_cast<float *>(bp_args[3]);
@@ -48,6 +38,7 @@ extern "C" int32_t bp_group_down_proj_aiv(void **bp_args, const bp_block_context
   const int64_t out_dim0 = *static_cast<const int64_t *>(bp_args[6]);
   // Each block owns its own 32768-byte slice of the launch's pipe buffer,
   // whether or not the kernel body reads block_idx.
-  uint8_t *__gm_pipe_buffer = static_cast<uint8_t *>(bp_args[7]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
+  uint8_t *__gm_pipe_buffer =
+      static_cast<uint8_t *>(bp_args[7]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
   return down_proj_aiv(bp_ctx, res, res_dim0, out, out_dim0, __gm_pipe_buffer);
 }

@@ -9,8 +9,10 @@ namespace {
 
 namespace tile = ::blockpipe::tile;
 
-int32_t down_proj_aic(const bp_block_context *bp_ctx, float *x, float *w, uint8_t *__gm_pipe_buffer) {
-  BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_C2V, /*slot_size=*/4096, /*slot_num=*/8));
+int32_t down_proj_aic(const bp_block_context *bp_ctx, float *x, float *w,
+                      uint8_t *__gm_pipe_buffer) {
+  BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_C2V,
+                        /*slot_size=*/4096, /*slot_num=*/8));
   tile::Tile<float, 32, 64, tile::Space::Mat> a;
   tile::load(a, x, 64, 0, 0);
   tile::Tile<float, 64, 32, tile::Space::Mat> b;
@@ -27,22 +29,13 @@ int32_t down_proj_aic(const bp_block_context *bp_ctx, float *x, float *w, uint8_
 
 } // namespace
 
-// Launched on its own: takes its own parameters.
-extern "C" int32_t bp_kernel_down_proj_aic(void **bp_args, const bp_block_context *bp_ctx) {
-  float *x = static_cast<float *>(bp_args[0]);
-  float *w = static_cast<float *>(bp_args[1]);
-  // Each block owns its own 32768-byte slice of the launch's pipe buffer,
-  // whether or not the kernel body reads block_idx.
-  uint8_t *__gm_pipe_buffer = static_cast<uint8_t *>(bp_args[2]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
-  return down_proj_aic(bp_ctx, x, w, __gm_pipe_buffer);
-}
-
 // aic half of group 'down_proj': takes the group's arguments.
 extern "C" int32_t bp_group_down_proj_aic(void **bp_args, const bp_block_context *bp_ctx) {
   float *x = static_cast<float *>(bp_args[0]);
   float *w = static_cast<float *>(bp_args[1]);
   // Each block owns its own 32768-byte slice of the launch's pipe buffer,
   // whether or not the kernel body reads block_idx.
-  uint8_t *__gm_pipe_buffer = static_cast<uint8_t *>(bp_args[4]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
+  uint8_t *__gm_pipe_buffer =
+      static_cast<uint8_t *>(bp_args[4]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
   return down_proj_aic(bp_ctx, x, w, __gm_pipe_buffer);
 }

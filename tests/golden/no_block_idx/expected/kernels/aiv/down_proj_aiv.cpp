@@ -9,8 +9,10 @@ namespace {
 
 namespace tile = ::blockpipe::tile;
 
-int32_t down_proj_aiv(const bp_block_context *bp_ctx, float *res, float *out, uint8_t *__gm_pipe_buffer) {
-  BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_C2V, /*slot_size=*/4096, /*slot_num=*/8));
+int32_t down_proj_aiv(const bp_block_context *bp_ctx, float *res, float *out,
+                      uint8_t *__gm_pipe_buffer) {
+  BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_C2V,
+                        /*slot_size=*/4096, /*slot_num=*/8));
   tile::Tile<float, 32, 32, tile::Space::Vec> acc;
   BP_CHECK(bp_tpop_copy(bp_ctx, 0, BP_PIPE_C2V, acc.data, sizeof(acc.data)));
   tile::Tile<float, 32, 32, tile::Space::Vec> t;
@@ -24,22 +26,13 @@ int32_t down_proj_aiv(const bp_block_context *bp_ctx, float *res, float *out, ui
 
 } // namespace
 
-// Launched on its own: takes its own parameters.
-extern "C" int32_t bp_kernel_down_proj_aiv(void **bp_args, const bp_block_context *bp_ctx) {
-  float *res = static_cast<float *>(bp_args[0]);
-  float *out = static_cast<float *>(bp_args[1]);
-  // Each block owns its own 32768-byte slice of the launch's pipe buffer,
-  // whether or not the kernel body reads block_idx.
-  uint8_t *__gm_pipe_buffer = static_cast<uint8_t *>(bp_args[2]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
-  return down_proj_aiv(bp_ctx, res, out, __gm_pipe_buffer);
-}
-
 // aiv half of group 'down_proj': takes the group's arguments.
 extern "C" int32_t bp_group_down_proj_aiv(void **bp_args, const bp_block_context *bp_ctx) {
   float *res = static_cast<float *>(bp_args[2]);
   float *out = static_cast<float *>(bp_args[3]);
   // Each block owns its own 32768-byte slice of the launch's pipe buffer,
   // whether or not the kernel body reads block_idx.
-  uint8_t *__gm_pipe_buffer = static_cast<uint8_t *>(bp_args[4]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
+  uint8_t *__gm_pipe_buffer =
+      static_cast<uint8_t *>(bp_args[4]) + static_cast<int64_t>(bp_ctx->block_idx) * 32768;
   return down_proj_aiv(bp_ctx, res, out, __gm_pipe_buffer);
 }
