@@ -69,10 +69,17 @@ static LogicalResult verifyWindow(Operation *op, GMTensorType tensor,
              << "tile " << formatShape(tile.getShape())
              << " is larger than tensor " << formatShape(tensor.getShape())
              << " in dimension " << dim;
-    if (start && *start + size > extent)
-      return op->emitOpError() << "window [" << *start << ", " << *start + size
-                               << ") of dimension " << dim
-                               << " is outside the tensor's size " << extent;
+    // size <= extent here, so extent - size cannot overflow.
+    if (start && *start > extent - size) {
+      InFlightDiagnostic diag = op->emitOpError()
+                                << "window [" << *start << ", ";
+      if (*start <= INT64_MAX - size)
+        diag << *start + size;
+      else
+        diag << *start << " + " << size;
+      return diag << ") of dimension " << dim
+                  << " is outside the tensor's size " << extent;
+    }
   }
   return success();
 }
@@ -469,6 +476,19 @@ LogicalResult InitializePipeOp::verify() {
                          << target.getMaxSlotNum()
                          << " slots a ring may have on target '"
                          << target.getName() << "' (pipe.max_slot_num)";
+  // Slots times slot_size per ring must fit the device's GM (and so an
+  // int64_t: a footprint that overflowed would pass every later check).
+  {
+    const int64_t slots = getResolvedSlotNum();
+    const int64_t rings = blockpipe::pipeRingCount(getDirBits());
+    const int64_t gm = target.getSpec().gmBytes;
+    if (getSlotSize() > gm / slots / rings)
+      return emitOpError() << "needs " << rings << " x " << slots
+                           << " slots of " << getSlotSize()
+                           << " bytes, more than the " << gm
+                           << " bytes of GM on target '" << target.getName()
+                           << "'";
+  }
   if (getOffset() && !getBuffer())
     return emitOpError("has an offset but no buffer");
   if (getBuffer()) {

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::bp;
@@ -134,5 +135,11 @@ TileType TileType::withMemorySpace(MemorySpace space) const {
 }
 
 int64_t TileType::getSizeInBytes() const {
-  return getNumElements() * getElementByteSize(getElementType());
+  // Saturates at INT64_MAX instead of wrapping (a shape from the IR may be
+  // any size; verify-capacity rejects what is too large).
+  int64_t bytes = getElementByteSize(getElementType());
+  for (int64_t dim : getShape())
+    if (llvm::MulOverflow(bytes, dim, bytes))
+      return INT64_MAX;
+  return bytes;
 }

@@ -201,7 +201,12 @@ private:
     layout.root = root;
     for (auto &[id, shape] : pipes[root]) {
       layout.offsets[id] = layout.bytes;
-      layout.bytes += shape.footprintBytes();
+      // Each footprint fits GM (the op verifier); their sum saturates
+      // rather than wrap, and the GM check of the launch then reports it.
+      int64_t footprint = shape.footprintBytes();
+      layout.bytes = layout.bytes > INT64_MAX - footprint
+                         ? INT64_MAX
+                         : layout.bytes + footprint;
     }
     return layout;
   }

@@ -3,6 +3,8 @@
 #include "blockpipe/Dialect/BPDialect.h"
 #include "blockpipe/Transforms/Passes.h"
 
+#include "llvm/Support/MathExtras.h"
+
 namespace mlir::bp {
 #define GEN_PASS_DEF_BPVERIFYCAPACITY
 #include "blockpipe/Transforms/Passes.h.inc"
@@ -27,15 +29,22 @@ LogicalResult checkTile(Location loc, TileType tile, TargetAttr target,
   if (!capacity)
     return emitError(loc) << "target '" << target.getName()
                           << "' gives no size for " << space << " memory";
+  // A product that overflows int64_t is too large for any memory (it must
+  // not wrap to something small).
   int64_t bytes = getElementByteSize(tile.getElementType());
+  bool overflow = false;
   for (int64_t dim : tile.getShape())
-    bytes *= dim;
-  if (bytes <= *capacity)
+    if ((overflow = llvm::MulOverflow(bytes, dim, bytes)))
+      break;
+  if (!overflow && bytes <= *capacity)
     return success();
-  return emitError(loc) << what << " " << tile << " is " << bytes
-                        << " bytes, more than the " << *capacity << " bytes of "
-                        << space << " memory on '" << target.getName()
-                        << "'; use smaller tiles";
+  InFlightDiagnostic diag = emitError(loc) << what << " " << tile << " is ";
+  if (overflow)
+    diag << "larger than";
+  else
+    diag << bytes << " bytes, more than";
+  return diag << " the " << *capacity << " bytes of " << space << " memory on '"
+              << target.getName() << "'; use smaller tiles";
 }
 
 void VerifyCapacityPass::runOnOperation() {
