@@ -2,7 +2,10 @@
 //
 // Built without exceptions: nlohmann/json is used only through calls that
 // cannot throw (a SAX parse that reports errors, type checks before every
-// get<>(), dumps that replace invalid UTF-8).
+// get<>(), dumps that replace invalid UTF-8). nlohmann's dump and copy
+// recurse once per level of nesting, so the parse refuses deep nesting
+// before a tree exists that could overflow the stack. The manifest loader
+// (Manifest.cpp) reads its JSON through the same functions (detail::).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,10 +16,19 @@
 #include <cstdio>
 #include <limits>
 #include <set>
+#include <string_view>
 
 namespace blockpipe::target {
 namespace detail {
 const std::map<std::string, std::string> &builtinSpecJson();
+/// Parses `text` into `root` without exceptions: the parse error, or "".
+std::string parseJson(std::string_view text, nlohmann::json &root);
+/// A JSON value for an error message (at most 80 characters), never
+/// throwing on bad UTF-8.
+std::string showJson(const nlohmann::json &value);
+/// The spec in `root`; errors start with `origin`.
+Expected<DeviceSpec> deviceSpecFromJson(const nlohmann::json &root,
+                                        const std::string &origin);
 } // namespace detail
 
 const char *const DeviceSpec::kMemorySpaces[5] = {"vec", "mat", "left", "right",
@@ -26,14 +38,12 @@ namespace {
 
 using nlohmann::json;
 
-/// A JSON value for an error message, never throwing on bad UTF-8.
-std::string show(const json &value) {
-  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-  return text.size() > 80 ? text.substr(0, 77) + "..." : text;
-}
+/// Far deeper than any spec or manifest, far shallower than what overflows
+/// a stack in nlohmann's recursive dump, copy or comparison.
+constexpr int kMaxJsonDepth = 64;
 
 /// nlohmann's DOM builder with the parse error kept as a message instead of
-/// thrown.
+/// thrown, and nesting limited to kMaxJsonDepth.
 class DomParser {
 public:
   explicit DomParser(json &root) : dom_(root, /*allow_exceptions=*/false) {}
@@ -57,12 +67,20 @@ public:
   bool string(string_t &value) { return dom_.string(value); }
   bool binary(binary_t &value) { return dom_.binary(value); }
   bool start_object(std::size_t elements) {
-    return dom_.start_object(elements);
+    return enter() && dom_.start_object(elements);
   }
   bool key(string_t &value) { return dom_.key(value); }
-  bool end_object() { return dom_.end_object(); }
-  bool start_array(std::size_t elements) { return dom_.start_array(elements); }
-  bool end_array() { return dom_.end_array(); }
+  bool end_object() {
+    --depth_;
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t elements) {
+    return enter() && dom_.start_array(elements);
+  }
+  bool end_array() {
+    --depth_;
+    return dom_.end_array();
+  }
   template <class Exception>
   bool parse_error(std::size_t, const std::string &, const Exception &ex) {
     error = ex.what();
@@ -72,7 +90,15 @@ public:
   std::string error;
 
 private:
+  bool enter() {
+    if (++depth_ <= kMaxJsonDepth)
+      return true;
+    error = "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+    return false;
+  }
+
   nlohmann::detail::json_sax_dom_parser<json> dom_;
+  int depth_ = 0;
 };
 
 /// Reads the fields of one JSON object; the first problem is kept in
@@ -86,7 +112,7 @@ public:
         error_(error) {
     if (!object.is_object())
       fail(path_.empty() ? "<root>" : path_,
-           "expected an object, got " + show(object));
+           "expected an object, got " + detail::showJson(object));
   }
 
   bool ok() const { return error_.empty(); }
@@ -129,7 +155,8 @@ public:
                       uint64_t(std::numeric_limits<int64_t>::max())
             : value->is_number_integer() && value->get<int64_t>() > 0;
     if (!positive) {
-      fail(fieldPath(key), "expected a positive integer, got " + show(*value));
+      fail(fieldPath(key),
+           "expected a positive integer, got " + detail::showJson(*value));
       return 1;
     }
     return value->get<int64_t>();
@@ -143,7 +170,8 @@ public:
       return dflt.value_or("");
     }
     if (!value->is_string()) {
-      fail(fieldPath(key), "expected a string, got " + show(*value));
+      fail(fieldPath(key),
+           "expected a string, got " + detail::showJson(*value));
       return "";
     }
     return value->get<std::string>();
@@ -170,14 +198,29 @@ const char *const kDrivers[] = {"cpu-sim", "cuda"};
 
 } // namespace
 
+std::string detail::showJson(const json &value) {
+  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  return text.size() > 80 ? text.substr(0, 77) + "..." : text;
+}
+
+std::string detail::parseJson(std::string_view text, json &root) {
+  DomParser parser(root);
+  if (!json::sax_parse(text, &parser) || !parser.error.empty())
+    return parser.error.empty() ? "parse error" : parser.error;
+  return "";
+}
+
 Expected<DeviceSpec> DeviceSpec::fromJson(const std::string &text,
                                           const std::string &origin) {
   json root;
-  DomParser parser(root);
-  if (!json::sax_parse(text, &parser) || !parser.error.empty())
-    return fail(origin + ": not valid JSON: " +
-                (parser.error.empty() ? "parse error" : parser.error));
+  std::string parseError = detail::parseJson(text, root);
+  if (!parseError.empty())
+    return fail(origin + ": not valid JSON: " + parseError);
+  return detail::deviceSpecFromJson(root, origin);
+}
 
+Expected<DeviceSpec> detail::deviceSpecFromJson(const json &root,
+                                                const std::string &origin) {
   std::string error;
   DeviceSpec spec;
   FieldReader top(root, "", origin, error);
@@ -211,7 +254,7 @@ Expected<DeviceSpec> DeviceSpec::fromJson(const std::string &text,
 
   if (const json *memJson = top.require("local_memory_bytes")) {
     FieldReader mem(*memJson, "local_memory_bytes", origin, error);
-    for (const char *space : kMemorySpaces)
+    for (const char *space : DeviceSpec::kMemorySpaces)
       spec.localMemoryBytes[space] = mem.positiveInt(space, std::nullopt);
     mem.rejectUnknown();
   }
