@@ -2,6 +2,9 @@
 
 #include "blockpipe/Runtime/Orchestration.h"
 
+#include <algorithm>
+#include <mutex>
+
 namespace blockpipe::runtime {
 
 namespace {
@@ -43,6 +46,169 @@ void checkTarget(TaskGraph &graph, const char *target) {
                 "' but runs on " + graph.device().describe() + " (spec '" +
                 spec.name + "'); compile it for that target or run it on a '" +
                 target + "' device");
+}
+
+void checkMesh(TaskGraph &graph, int64_t devices) {
+  const Mesh *mesh = graph.mesh();
+  const int64_t size = mesh ? mesh->size() : 1;
+  if (size != devices)
+    throw Error("the program was compiled for a mesh of " +
+                std::to_string(devices) + " devices but runs on " +
+                (mesh ? "a mesh of " + std::to_string(size) + " devices"
+                      : "a single device") +
+                "; compile it with devices=" + std::to_string(size) +
+                " or run it on a mesh of " + std::to_string(devices));
+}
+
+int64_t deviceId(const TaskGraph &graph) { return graph.meshIndex(); }
+
+namespace {
+
+/// The channel of a transfer at `where`; errors name the op.
+Channel &channelAt(TaskGraph &graph, const char *where, int64_t source,
+                   int64_t target, int64_t channel) {
+  const Mesh *mesh = graph.mesh();
+  if (!mesh)
+    throw Error(std::string(where) + ": a transfer from device " +
+                std::to_string(source) + " to device " +
+                std::to_string(target) +
+                " needs a mesh; this program runs on a single device");
+  try {
+    return mesh->channel(source, target, channel);
+  } catch (const Error &e) {
+    throw Error(std::string(where) + ": " + e.what());
+  }
+}
+
+/// A transfer's completion, set when its task starts and read by the
+/// task's cancel.
+struct PendingTransfer {
+  std::mutex mutex;
+  CompletionPtr completion;
+  std::optional<std::string> cancelled;
+};
+
+/// The task of one send (or recv) on `channel`, number `seq` in program
+/// order.
+HostTask transferTask(Channel &channel, int64_t seq, TransferBuffer buffer,
+                      bool isSend) {
+  auto pending = std::make_shared<PendingTransfer>();
+  HostTask task;
+  task.name = buffer.name + " on " + channel.key().describe();
+  task.start = [&channel, seq, buffer = std::move(buffer), isSend,
+                pending](std::function<void(const std::string &)> done) {
+    CompletionPtr completion =
+        isSend ? channel.postSend(seq, buffer) : channel.postRecv(seq, buffer);
+    std::optional<std::string> cancelled;
+    {
+      std::lock_guard<std::mutex> lock(pending->mutex);
+      pending->completion = completion;
+      cancelled = pending->cancelled;
+    }
+    if (cancelled)
+      channel.cancel(completion, *cancelled);
+    completion->onDone(std::move(done));
+  };
+  task.cancel = [&channel, pending](const std::string &why) {
+    CompletionPtr completion;
+    {
+      std::lock_guard<std::mutex> lock(pending->mutex);
+      pending->cancelled = why;
+      completion = pending->completion;
+    }
+    if (completion)
+      channel.cancel(completion, why);
+  };
+  return task;
+}
+
+TransferBuffer bufferOf(TaskGraph &graph, const Tensor &tensor,
+                        std::string name) {
+  if (!tensor.valid())
+    throw Error(name + ": the tensor is empty");
+  return TransferBuffer{&graph.device(), tensor.data(), tensor.shape(),
+                        tensor.dtype(), std::move(name)};
+}
+
+bool listed(std::initializer_list<int64_t> devices, int64_t device) {
+  return std::find(devices.begin(), devices.end(), device) != devices.end();
+}
+
+} // namespace
+
+void send(TaskGraph &graph, const Tensor &tensor, int64_t channel,
+          std::initializer_list<DevicePair> pairs, const char *where) {
+  const int64_t self = graph.meshIndex();
+  for (const DevicePair &pair : pairs) {
+    if (pair.source != self || pair.target == self)
+      continue;
+    Channel &link = channelAt(graph, where, pair.source, pair.target, channel);
+    TransferBuffer buffer = bufferOf(graph, tensor,
+                                     "send of '" + tensor.name() + "' (" +
+                                         std::string(where) + ")");
+    graph.submit(transferTask(link, link.reserveSend(), std::move(buffer),
+                              /*isSend=*/true),
+                 {Arg::in(tensor)});
+  }
+}
+
+Tensor recv(TaskGraph &graph, const Tensor &dest, int64_t channel,
+            std::initializer_list<DevicePair> pairs, const char *where) {
+  const int64_t self = graph.meshIndex();
+  for (const DevicePair &pair : pairs) {
+    if (pair.target != self || pair.source == self)
+      continue;
+    Channel &link = channelAt(graph, where, pair.source, pair.target, channel);
+    TransferBuffer buffer = bufferOf(graph, dest,
+                                     "recv into '" + dest.name() + "' (" +
+                                         std::string(where) + ")");
+    graph.submit(transferTask(link, link.reserveRecv(), std::move(buffer),
+                              /*isSend=*/false),
+                 {Arg::out(dest)});
+  }
+  return dest;
+}
+
+Tensor localCopy(TaskGraph &graph, const Tensor &source, const Tensor &dest,
+                 std::initializer_list<int64_t> devices, const char *where) {
+  if (!listed(devices, graph.meshIndex()))
+    return dest;
+  if (source.bytes() != dest.bytes())
+    throw Error(std::string(where) + ": copy of '" + source.name() + "' (" +
+                std::to_string(source.bytes()) + " bytes) into '" +
+                dest.name() + "' (" + std::to_string(dest.bytes()) + " bytes)");
+  HostTask task;
+  task.name = "copy of '" + source.name() + "' into '" + dest.name() + "' (" +
+              where + ")";
+  Device &device = graph.device();
+  void *to = dest.data();
+  const void *from = source.data();
+  const int64_t bytes = source.bytes();
+  task.start = [&device, to, from,
+                bytes](std::function<void(const std::string &)> done) {
+    device.copyToPeer(device, to, from, bytes);
+    done({});
+  };
+  graph.submit(std::move(task), {Arg::in(source), Arg::out(dest)});
+  return dest;
+}
+
+Tensor localZero(TaskGraph &graph, const Tensor &dest,
+                 std::initializer_list<int64_t> devices, const char *where) {
+  if (!listed(devices, graph.meshIndex()))
+    return dest;
+  HostTask task;
+  task.name = "zeros into '" + dest.name() + "' (" + where + ")";
+  Device &device = graph.device();
+  void *to = dest.data();
+  const int64_t bytes = dest.bytes();
+  task.start = [&device, to,
+                bytes](std::function<void(const std::string &)> done) {
+    device.fill(to, 0, bytes);
+    done({});
+  };
+  graph.submit(std::move(task), {Arg::out(dest)});
+  return dest;
 }
 
 } // namespace blockpipe::runtime

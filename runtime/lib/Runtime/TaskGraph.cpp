@@ -53,6 +53,8 @@ Arg Arg::tensorArg(const Tensor &tensor, Access access) {
 struct TaskGraph::Task {
   TaskId id;
   Kernel kernel;
+  /// Set for a task that is not a launch.
+  std::optional<HostTask> host;
   LaunchSpec spec;
   std::vector<Arg> args;
   std::vector<void *> argv;
@@ -62,6 +64,11 @@ struct TaskGraph::Task {
   enum class State { Waiting, Running, Done, Failed } state = State::Waiting;
   std::string error;
   double submitTs = 0;
+
+  /// "kernel 'k'", or the host task's name.
+  std::string label() const {
+    return host ? host->name : "kernel '" + kernel.name + "'";
+  }
 };
 
 TaskGraph::TaskGraph(Device &device) : device_(device) {}
@@ -153,6 +160,21 @@ TaskGraph::TaskId TaskGraph::submit(const Kernel &kernel,
                                                        : arg.ptr);
   }
 
+  return add(std::move(task), after);
+}
+
+TaskGraph::TaskId TaskGraph::submit(HostTask host, std::vector<Arg> args,
+                                    std::vector<TaskId> after) {
+  if (!host.start)
+    throw Error("host task '" + host.name + "' has nothing to start");
+  auto task = std::make_unique<Task>();
+  task->host = std::move(host);
+  task->args = std::move(args);
+  return add(std::move(task), after);
+}
+
+TaskGraph::TaskId TaskGraph::add(std::unique_ptr<Task> task,
+                                 const std::vector<TaskId> &after) {
   std::vector<TaskId> ready;
   TaskId id;
   {
@@ -161,8 +183,8 @@ TaskGraph::TaskId TaskGraph::submit(const Kernel &kernel,
     std::set<TaskId> deps;
     for (TaskId dep : after) {
       if (dep <= 0 || dep >= id)
-        throw Error("task of kernel '" + kernel.name +
-                    "': explicit dependency on unknown task " +
+        throw Error("task of " + task->label() +
+                    ": explicit dependency on unknown task " +
                     std::to_string(dep));
       deps.insert(dep);
     }
@@ -194,8 +216,8 @@ TaskGraph::TaskId TaskGraph::submit(const Kernel &kernel,
       if (it == tasks_.end() || it->second->state == Task::State::Done)
         continue; // finished (and pruned) or done
       if (it->second->state == Task::State::Failed) {
-        failedDep = "task " + std::to_string(dep) + " (kernel '" +
-                    it->second->kernel.name + "') failed";
+        failedDep = "task " + std::to_string(dep) + " (" + it->second->label() +
+                    ") failed";
         continue;
       }
       it->second->dependents.push_back(id);
@@ -227,8 +249,14 @@ void TaskGraph::start(const std::vector<TaskId> &ready) {
       task = tasks_.at(id).get();
     }
     device_.tracer().async(
-        'b', "task " + std::to_string(id) + " " + task->kernel.name, "task",
-        uint64_t(id));
+        'b',
+        "task " + std::to_string(id) + " " +
+            (task->host ? task->host->name : task->kernel.name),
+        "task", uint64_t(id));
+    if (task->host) {
+      startHost(id, *task->host);
+      continue;
+    }
     try {
       LaunchHandle handle =
           device_.launch(task->kernel, task->spec, task->argv,
@@ -240,13 +268,29 @@ void TaskGraph::start(const std::vector<TaskId> &ready) {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = tasks_.find(id);
       if (it != tasks_.end() && it->second->state == Task::State::Running) {
-        running_[id] = handle;
+        running_[id] = [handle](const std::string &why) { handle.cancel(why); };
         if (cancelled_)
           handle.cancel(*cancelled_);
       }
     } catch (const std::exception &e) {
       finished(id, e.what());
     }
+  }
+}
+
+void TaskGraph::startHost(TaskId id, const HostTask &host) {
+  // A host task may finish inside start(): the graph may then be waited for
+  // and its tasks forgotten, so nothing of either is touched afterwards.
+  auto start = host.start;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (host.cancel)
+      running_[id] = host.cancel;
+  }
+  try {
+    start([this, id](const std::string &error) { finished(id, error); });
+  } catch (const std::exception &e) {
+    finished(id, e.what());
   }
 }
 
@@ -257,14 +301,14 @@ void TaskGraph::failLocked(Task &task, const std::string &error, bool skipped) {
   if (skipped)
     ++skipped_;
   else
-    failures_.push_back("task " + std::to_string(task.id) + " (kernel '" +
-                        task.kernel.name + "'): " + error);
+    failures_.push_back("task " + std::to_string(task.id) + " (" +
+                        task.label() + "): " + error);
   for (TaskId dependent : task.dependents) {
     Task &next = *tasks_.at(dependent);
     if (next.state == Task::State::Waiting)
       failLocked(next,
-                 "skipped: task " + std::to_string(task.id) + " (kernel '" +
-                     task.kernel.name + "') failed",
+                 "skipped: task " + std::to_string(task.id) + " (" +
+                     task.label() + ") failed",
                  true);
   }
 }
@@ -275,7 +319,9 @@ void TaskGraph::finished(TaskId id, const std::string &error) {
   std::unique_lock<std::mutex> lock(mutex_);
   Task &task = *tasks_.at(id);
   running_.erase(id);
-  tracer.async('e', "task " + std::to_string(id) + " " + task.kernel.name,
+  tracer.async('e',
+               "task " + std::to_string(id) + " " +
+                   (task.host ? task.host->name : task.kernel.name),
                "task", uint64_t(id));
   if (!error.empty()) {
     failLocked(task, error, false);
@@ -317,20 +363,20 @@ bool TaskGraph::waitFor(std::chrono::milliseconds timeout) {
 }
 
 void TaskGraph::cancel(const std::string &why) {
-  std::vector<LaunchHandle> running;
+  std::vector<std::function<void(const std::string &)>> running;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     cancelled_ = why;
     for (auto &[id, task] : tasks_)
       if (task->state == Task::State::Waiting)
         failLocked(*task, "cancelled: " + why, true);
-    for (auto &[id, handle] : running_)
-      running.push_back(handle);
+    for (auto &[id, canceller] : running_)
+      running.push_back(canceller);
     if (unfinished_ == 0)
       idle_.notify_all();
   }
-  for (const LaunchHandle &handle : running)
-    handle.cancel(why);
+  for (auto &canceller : running)
+    canceller(why);
 }
 
 void TaskGraph::collectLocked() {
@@ -350,6 +396,11 @@ void TaskGraph::collectLocked() {
   failures_.clear();
   skipped_ = 0;
   throw TaskError(message);
+}
+
+void TaskGraph::setMesh(const Mesh &mesh, int64_t index) {
+  mesh_ = mesh;
+  meshIndex_ = index;
 }
 
 std::vector<TaskGraph::TaskId> TaskGraph::dependenciesOf(TaskId task) const {

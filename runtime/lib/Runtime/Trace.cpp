@@ -83,8 +83,11 @@ std::string ProcessTrace::toJson(int64_t pid) const {
                 {"tid", event.tid}};
     if (event.ph == 'X')
       out["dur"] = event.dur;
-    if (event.ph == 'b' || event.ph == 'e')
+    if (event.ph == 'b' || event.ph == 'e' || event.ph == 's' ||
+        event.ph == 'f')
       out["id"] = event.id;
+    if (event.ph == 'f')
+      out["bp"] = "e"; // binds to the span that encloses it
     json args = json::object();
     for (const auto &[key, value] : event.intArgs)
       args[key] = value;
@@ -145,6 +148,29 @@ void Tracer::async(char ph, const std::string &name, const std::string &cat,
   event.id = id;
   event.intArgs = std::move(intArgs);
   record(std::move(event));
+}
+
+void Tracer::transfer(const std::string &name, double beginTs, char flowPh,
+                      uint64_t flowId, std::map<std::string, int64_t> intArgs) {
+  if (!enabled())
+    return;
+  TraceEvent span;
+  span.name = name;
+  span.cat = "transfer";
+  span.ts = beginTs;
+  span.dur = now() - beginTs;
+  span.tid = kTransferLane;
+  span.intArgs = std::move(intArgs);
+  TraceEvent flow;
+  flow.name = "transfer";
+  flow.cat = "transfer";
+  flow.ph = flowPh;
+  // A flow starts at the send span's end and finishes inside the recv span.
+  flow.ts = flowPh == 's' ? span.ts + span.dur : span.ts + span.dur / 2;
+  flow.tid = kTransferLane;
+  flow.id = flowId;
+  record(std::move(span));
+  record(std::move(flow));
 }
 
 void Tracer::nameLane(int64_t tid, const std::string &name) {

@@ -90,7 +90,8 @@ TEST(Driver, ASecondDriverRunsTheSameKernels) {
   for (size_t i = 0; i < bytes.size(); ++i)
     bytes[i] = static_cast<unsigned char>(i * 7);
   first->copyToDevice(src, bytes.data(), 256);
-  first->copyToPeer(*other, dst, src, 256);
+  // Both GMs are host memory: no staging.
+  EXPECT_EQ(first->copyToPeer(*other, dst, src, 256), CopyPath::DeviceToDevice);
   other->copyToHost(back.data(), dst, 256);
   EXPECT_EQ(back, bytes);
   first->free(src);

@@ -50,6 +50,14 @@ struct DeviceOptions {
   int32_t parallelism = 0;
 };
 
+/// How copyToPeer moved the bytes.
+enum class CopyPath {
+  /// Straight from one device's memory into the other's.
+  DeviceToDevice,
+  /// Through a buffer in host memory (no direct path between the drivers).
+  ThroughHost,
+};
+
 class Device {
 public:
   virtual ~Device();
@@ -72,10 +80,11 @@ public:
   virtual void copyToDevice(void *dst, const void *src, int64_t bytes) = 0;
   virtual void copyToHost(void *dst, const void *src, int64_t bytes) = 0;
   virtual void fill(void *dst, uint8_t value, int64_t bytes) = 0;
-  /// From this device's GM at `src` to `dstDevice`'s GM at `dst`, without a
-  /// host staging buffer when the driver has a direct path.
-  virtual void copyToPeer(Device &dstDevice, void *dst, const void *src,
-                          int64_t bytes) = 0;
+  /// From this device's GM at `src` to `dstDevice`'s GM at `dst` (which may
+  /// be this device), without a host staging buffer when the driver has a
+  /// direct path; returns the path the bytes took.
+  virtual CopyPath copyToPeer(Device &dstDevice, void *dst, const void *src,
+                              int64_t bytes) = 0;
 
   // Kernels.
   virtual KernelRegistry &kernels() = 0;

@@ -28,6 +28,36 @@ void checkTensor(const Tensor &tensor, const char *name,
 /// the one the program was compiled for; the message names both.
 void checkTarget(TaskGraph &graph, const char *target);
 
+/// Throws Error unless the graph runs a device of a mesh of `devices`
+/// devices, the size the program was compiled for.
+void checkMesh(TaskGraph &graph, int64_t devices);
+
+/// The graph's device's index in its mesh (0 on a single device).
+int64_t deviceId(const TaskGraph &graph);
+
+/// One `[source, target]` of `source_target_pairs`.
+struct DevicePair {
+  int64_t source;
+  int64_t target;
+};
+
+/// StableHLO send: for each pair whose source is this device, sends
+/// `tensor` to the target on channel `channel` (a task reading `tensor`
+/// that ends once the bytes are there). `where` (file:line of the op) is in
+/// every message about it.
+void send(TaskGraph &graph, const Tensor &tensor, int64_t channel,
+          std::initializer_list<DevicePair> pairs, const char *where);
+/// StableHLO recv: on the pair's target, receives into `dest` in place (a
+/// task writing `dest`); elsewhere nothing. Returns `dest`.
+Tensor recv(TaskGraph &graph, const Tensor &dest, int64_t channel,
+            std::initializer_list<DevicePair> pairs, const char *where);
+/// On the listed devices, copies `source` into `dest`; returns `dest`.
+Tensor localCopy(TaskGraph &graph, const Tensor &source, const Tensor &dest,
+                 std::initializer_list<int64_t> devices, const char *where);
+/// On the listed devices, writes zeros into `dest`; returns `dest`.
+Tensor localZero(TaskGraph &graph, const Tensor &dest,
+                 std::initializer_list<int64_t> devices, const char *where);
+
 /// A launch of `blockNum` blocks (all started at once with `syncStart`).
 /// The pipe buffer, if any, is the argument made with Arg::pipeBuffer.
 inline LaunchSpec launchSpec(int64_t blockNum, bool syncStart = false) {

@@ -15,11 +15,13 @@
 #define BLOCKPIPE_RUNTIME_TASKGRAPH_H
 
 #include "blockpipe/HAL/Device.h"
+#include "blockpipe/Runtime/Mesh.h"
 #include "blockpipe/Runtime/Target.h"
 
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -104,6 +106,19 @@ private:
   static Arg tensorArg(const Tensor &tensor, Access access);
 };
 
+/// A task that is not a kernel launch: a transfer, a copy. `start(done)`
+/// runs once the task's dependencies are done, on the thread that finished
+/// the last of them (or in submit()); it must not block, and calls
+/// `done(error)` exactly once (empty: success), from any thread, maybe
+/// later. `cancel(why)`, if set, is called by TaskGraph::cancel() while the
+/// task runs and must make it call `done` soon.
+struct HostTask {
+  /// What messages call it, e.g. "send of 'h' to device 1 on channel 0".
+  std::string name;
+  std::function<void(std::function<void(const std::string &)> done)> start;
+  std::function<void(const std::string &)> cancel;
+};
+
 class TaskGraph {
 public:
   using TaskId = int64_t;
@@ -133,6 +148,9 @@ public:
   /// spec names another or there are two).
   TaskId submit(const Kernel &kernel, const LaunchSpec &spec,
                 std::vector<Arg> args, std::vector<TaskId> after = {});
+  /// Submits a host task over `args` (dependencies as for launches).
+  TaskId submit(HostTask task, std::vector<Arg> args,
+                std::vector<TaskId> after = {});
   /// Waits for every submitted task. Throws TaskError naming the first
   /// failed task (and how many were skipped because of failures); the
   /// graph is usable again afterwards.
@@ -150,10 +168,19 @@ public:
 
   Device &device() { return device_; }
 
+  /// The graph runs device `index` of `mesh`'s program (Mesh::run sets it).
+  void setMesh(const Mesh &mesh, int64_t index);
+  /// The mesh, or null for a graph of one device.
+  const Mesh *mesh() const { return mesh_ ? &*mesh_ : nullptr; }
+  /// This device's index in the mesh (0 without one).
+  int64_t meshIndex() const { return meshIndex_; }
+
 private:
   Tensor allocateTensor(std::shared_ptr<Tensor::Storage> storage);
   struct Task;
+  TaskId add(std::unique_ptr<Task> task, const std::vector<TaskId> &after);
   void start(const std::vector<TaskId> &ready);
+  void startHost(TaskId id, const HostTask &host);
   void finished(TaskId id, const std::string &error);
   /// Under mutex_: marks `id` failed or skipped and skips its dependents.
   void failLocked(Task &task, const std::string &error, bool skipped);
@@ -169,10 +196,12 @@ private:
   int64_t unfinished_ = 0;
   std::vector<std::string> failures_;
   int64_t skipped_ = 0;
-  /// Launches of running tasks, for cancel().
-  std::map<TaskId, LaunchHandle> running_;
+  /// How to cancel each running task (its launch, its host task).
+  std::map<TaskId, std::function<void(const std::string &)>> running_;
   /// Set by cancel() until the next wait().
   std::optional<std::string> cancelled_;
+  std::optional<Mesh> mesh_;
+  int64_t meshIndex_ = 0;
 };
 
 } // namespace blockpipe::runtime

@@ -8,7 +8,8 @@
 // wait that slept. The result is Chrome trace JSON (chrome://tracing,
 // ui.perfetto.dev); it is written on flush() and when a tracing device goes
 // away. Lanes: tid = core_group * 4 + (0 AIC, 1 AIV subblock 0, 2 AIV
-// subblock 1).
+// subblock 1); device-to-device transfers on lane kTransferLane, each send
+// linked to its recv on the other device by a flow arrow.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,15 +29,20 @@ namespace blockpipe::runtime {
 struct TraceEvent {
   std::string name;
   std::string cat;
-  char ph = 'X'; // 'X' complete, 'b'/'e' async begin/end, 'M' metadata
+  // 'X' complete, 'b'/'e' async begin/end, 's'/'f' flow start/finish,
+  // 'M' metadata.
+  char ph = 'X';
   double ts = 0; // microseconds since the tracer started
   double dur = 0;
   int64_t pid = 0;
   int64_t tid = 0;
-  uint64_t id = 0; // async spans
+  uint64_t id = 0; // async spans and flows
   std::map<std::string, int64_t> intArgs;
   std::map<std::string, std::string> strArgs;
 };
+
+/// The lane of a device's transfers.
+constexpr int64_t kTransferLane = 1 << 20;
 
 /// The process's trace.
 class ProcessTrace {
@@ -91,6 +97,10 @@ public:
   /// now, when enabled.
   void async(char ph, const std::string &name, const std::string &cat,
              uint64_t id, std::map<std::string, int64_t> intArgs = {});
+  /// A transfer span `name` on kTransferLane from `beginTs` to now, with
+  /// the flow arrow `flowId` starting ('s') or finishing ('f') there.
+  void transfer(const std::string &name, double beginTs, char flowPh,
+                uint64_t flowId, std::map<std::string, int64_t> intArgs = {});
   /// Names one of this device's lanes.
   void nameLane(int64_t tid, const std::string &name);
 

@@ -300,18 +300,19 @@ void CpuSimDevice::fill(void *dst, uint8_t value, int64_t bytes) {
   if (bytes > 0)
     std::memset(dst, value, size_t(bytes));
 }
-void CpuSimDevice::copyToPeer(Device &dstDevice, void *dst, const void *src,
-                              int64_t bytes) {
+CopyPath CpuSimDevice::copyToPeer(Device &dstDevice, void *dst, const void *src,
+                                  int64_t bytes) {
   // Every cpu-sim GM lives in this process: one device writes straight into
   // the other's arena. Another driver's device is reached through the host.
   if (dynamic_cast<CpuSimDevice *>(&dstDevice)) {
     if (bytes > 0)
       std::memcpy(dst, src, size_t(bytes));
-    return;
+    return CopyPath::DeviceToDevice;
   }
   std::vector<unsigned char> staging(size_t(std::max<int64_t>(bytes, 0)));
   copyToHost(staging.data(), src, bytes);
   dstDevice.copyToDevice(dst, staging.data(), bytes);
+  return CopyPath::ThroughHost;
 }
 
 LaunchHandle

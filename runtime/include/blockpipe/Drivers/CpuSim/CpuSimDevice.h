@@ -46,8 +46,8 @@ public:
   void copyToDevice(void *dst, const void *src, int64_t bytes) override;
   void copyToHost(void *dst, const void *src, int64_t bytes) override;
   void fill(void *dst, uint8_t value, int64_t bytes) override;
-  void copyToPeer(Device &dstDevice, void *dst, const void *src,
-                  int64_t bytes) override;
+  CopyPath copyToPeer(Device &dstDevice, void *dst, const void *src,
+                      int64_t bytes) override;
 
   KernelRegistry &kernels() override;
   int32_t parallelism() const override;

@@ -1,0 +1,353 @@
+//===- Mesh.cpp - Devices opened together, their channels, mesh runs ------===//
+
+#include "blockpipe/Runtime/Mesh.h"
+#include "blockpipe/Runtime/TaskGraph.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace blockpipe::runtime {
+
+using Clock = std::chrono::steady_clock;
+
+/// Which devices a handle sees: its shape and, in row-major order, the
+/// index of each in the whole mesh.
+struct Mesh::View {
+  std::vector<int64_t> shape;
+  std::vector<int64_t> ids;
+};
+
+namespace {
+
+/// The program running on a mesh, for cancel().
+struct ActiveRun {
+  std::vector<std::unique_ptr<TaskGraph>> *graphs = nullptr;
+  std::vector<int64_t> ids;
+};
+
+std::string joinShape(const std::vector<int64_t> &shape) {
+  std::string text;
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "x" : "") + std::to_string(shape[i]);
+  return text;
+}
+
+} // namespace
+
+struct Mesh::State {
+  MeshOptions options;
+  std::shared_ptr<TransferStats> stats = std::make_shared<TransferStats>();
+
+  mutable std::mutex mutex;
+  std::condition_variable runsDone;
+  bool closed = false;
+  int64_t activeRuns = 0;
+  ActiveRun *current = nullptr;
+  /// Declared before the channels: destroyed after them.
+  std::vector<std::unique_ptr<Device>> devices;
+  std::map<ChannelKey, std::unique_ptr<Channel>> channels;
+  std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>,
+           std::shared_ptr<const View>>
+      submeshes;
+  /// Runs on this mesh take turns.
+  std::mutex runMutex;
+
+  ~State() {
+    // Channels first (they point at devices), then the devices.
+    channels.clear();
+    devices.clear();
+  }
+
+  void checkOpenLocked() const {
+    if (closed)
+      throw Error("the mesh is closed");
+  }
+
+  /// Channels with device `id` (a global index) at one end.
+  std::vector<Channel *> channelsOf(int64_t id) {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::vector<Channel *> found;
+    for (auto &[key, channel] : channels)
+      if (key.source == id || key.target == id)
+        found.push_back(channel.get());
+    return found;
+  }
+
+  /// Channels whose ends are both among `ids`.
+  std::vector<Channel *> channelsAmong(const std::vector<int64_t> &ids) {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::vector<Channel *> found;
+    auto among = [&](int64_t id) {
+      return std::find(ids.begin(), ids.end(), id) != ids.end();
+    };
+    for (auto &[key, channel] : channels)
+      if (among(key.source) && among(key.target))
+        found.push_back(channel.get());
+    return found;
+  }
+};
+
+Mesh Mesh::open(DeviceSpec spec, std::vector<int64_t> shape,
+                MeshOptions options) {
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim < 1)
+      throw Error("mesh shape " + joinShape(shape) +
+                  ": every dim must be at least 1");
+    count *= dim;
+  }
+  if (shape.empty())
+    throw Error("a mesh needs a shape (e.g. {4} for four devices)");
+  auto state = std::make_shared<State>();
+  if (!options.transport)
+    options.transport = std::make_shared<InProcessTransport>();
+  state->options = options;
+  for (int64_t i = 0; i < count; ++i) {
+    DeviceOptions deviceOptions = options.device;
+    deviceOptions.deviceId = i;
+    if (!options.device.label.empty())
+      deviceOptions.label =
+          options.device.label + " device " + std::to_string(i);
+    state->devices.push_back(createDevice(spec, std::move(deviceOptions)));
+  }
+  auto view = std::make_shared<View>();
+  view->shape = std::move(shape);
+  for (int64_t i = 0; i < count; ++i)
+    view->ids.push_back(i);
+  return Mesh(std::move(state), std::move(view));
+}
+
+Mesh Mesh::open(const std::string &target, std::vector<int64_t> shape,
+                MeshOptions options) {
+  return open(builtinSpec(target), std::move(shape), std::move(options));
+}
+
+int64_t Mesh::size() const { return int64_t(view_->ids.size()); }
+
+const std::vector<int64_t> &Mesh::shape() const { return view_->shape; }
+
+int64_t Mesh::globalIndex(int64_t index) const {
+  if (index < 0 || index >= size())
+    throw Error("device " + std::to_string(index) + " is outside the mesh of " +
+                std::to_string(size()) + " devices");
+  return view_->ids[size_t(index)];
+}
+
+Device &Mesh::device(int64_t index) const {
+  const int64_t id = globalIndex(index);
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->checkOpenLocked();
+  return *state_->devices[size_t(id)];
+}
+
+Mesh Mesh::submesh(std::vector<int64_t> offset,
+                   std::vector<int64_t> shape) const {
+  const std::vector<int64_t> &parent = view_->shape;
+  if (offset.size() != parent.size() || shape.size() != parent.size())
+    throw Error("submesh " + joinShape(shape) + " at offset " +
+                joinShape(offset) + " of a mesh of shape " + joinShape(parent) +
+                ": give one offset and one extent per " + "dim of the mesh");
+  for (size_t d = 0; d < parent.size(); ++d)
+    if (offset[d] < 0 || shape[d] < 1 || offset[d] + shape[d] > parent[d])
+      throw Error("submesh " + joinShape(shape) + " at offset " +
+                  joinShape(offset) + " does not fit in the mesh of shape " +
+                  joinShape(parent) + " (dim " + std::to_string(d) + ")");
+  std::vector<int64_t> ids;
+  std::vector<int64_t> index(shape.size(), 0);
+  for (;;) {
+    int64_t linear = 0;
+    for (size_t d = 0; d < parent.size(); ++d)
+      linear = linear * parent[d] + offset[d] + index[d];
+    ids.push_back(view_->ids[size_t(linear)]);
+    size_t d = shape.size();
+    while (d > 0 && ++index[d - 1] == shape[d - 1])
+      index[--d] = 0;
+    if (d == 0)
+      break;
+  }
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->checkOpenLocked();
+  auto &cached = state_->submeshes[{shape, ids}];
+  if (!cached) {
+    auto view = std::make_shared<View>();
+    view->shape = std::move(shape);
+    view->ids = std::move(ids);
+    cached = std::move(view);
+  }
+  return Mesh(state_, cached);
+}
+
+Channel &Mesh::channel(int64_t source, int64_t target, int64_t channel) const {
+  if (source == target)
+    throw Error("channel " + std::to_string(channel) + ": device " +
+                std::to_string(source) + " cannot send to itself");
+  ChannelKey key{globalIndex(source), globalIndex(target), channel};
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->checkOpenLocked();
+  std::unique_ptr<Channel> &slot = state_->channels[key];
+  if (!slot)
+    slot = state_->options.transport->open(
+        key, state_->devices[size_t(key.source)].get(),
+        state_->devices[size_t(key.target)].get(), state_->options.channel,
+        state_->stats);
+  return *slot;
+}
+
+TransferCounters Mesh::counters() const { return state_->stats->snapshot(); }
+
+int64_t Mesh::channelCount() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return int64_t(state_->channels.size());
+}
+
+void Mesh::run(const std::function<void(TaskGraph &)> &submit,
+               const MeshRunOptions &options) const {
+  State &state = *state_;
+  std::lock_guard<std::mutex> turn(state.runMutex);
+  const std::vector<int64_t> &ids = view_->ids;
+  const size_t n = ids.size();
+
+  std::vector<std::unique_ptr<TaskGraph>> graphs;
+  ActiveRun active{&graphs, ids};
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    state.checkOpenLocked();
+    ++state.activeRuns;
+  }
+  struct EndRun {
+    State &state;
+    ~EndRun() {
+      std::lock_guard<std::mutex> lock(state.mutex);
+      state.current = nullptr;
+      if (--state.activeRuns == 0)
+        state.runsDone.notify_all();
+    }
+  } endRun{state};
+
+  // Sequence numbers start again: the k-th send of this run matches the
+  // k-th recv of this run.
+  for (Channel *channel : state.channelsAmong(ids))
+    channel->reset();
+  for (size_t i = 0; i < n; ++i) {
+    graphs.push_back(std::make_unique<TaskGraph>(*state.devices[ids[i]]));
+    graphs.back()->setMesh(*this, int64_t(i));
+  }
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    state.current = &active;
+  }
+
+  std::vector<std::string> submitErrors(n);
+  for (size_t i = 0; i < n; ++i) {
+    try {
+      submit(*graphs[i]);
+    } catch (const std::exception &e) {
+      submitErrors[i] = e.what();
+      graphs[i]->cancel(e.what());
+    }
+  }
+
+  // One waiter per device: when its graph is done, the transfers still
+  // waiting for the device fail.
+  std::mutex doneMutex;
+  std::condition_variable doneChanged;
+  std::vector<std::pair<size_t, std::string>> finished; // in order
+  std::vector<std::thread> waiters;
+  for (size_t i = 0; i < n; ++i)
+    waiters.emplace_back([&, i] {
+      std::string error = submitErrors[i];
+      try {
+        graphs[i]->wait();
+      } catch (const std::exception &e) {
+        if (error.empty())
+          error = e.what();
+      }
+      const int64_t id = ids[i];
+      const std::string device = "device " + std::to_string(i);
+      for (Channel *channel : state.channelsOf(id)) {
+        if (!error.empty())
+          channel->fail(device + " failed: " + error);
+        else
+          channel->fail(
+              device + " finished its program without " +
+              (channel->key().source == id ? "sending" : "receiving"));
+      }
+      std::lock_guard<std::mutex> lock(doneMutex);
+      finished.emplace_back(i, error);
+      doneChanged.notify_all();
+    });
+
+  bool interrupted = false;
+  {
+    std::unique_lock<std::mutex> lock(doneMutex);
+    while (finished.size() < n) {
+      doneChanged.wait_for(lock, options.poll);
+      lock.unlock();
+      if (!interrupted && options.interrupted && options.interrupted()) {
+        interrupted = true;
+        cancel("interrupted");
+      }
+      for (Channel *channel : state.channelsAmong(ids))
+        channel->expire(Clock::now());
+      lock.lock();
+    }
+  }
+  for (std::thread &waiter : waiters)
+    waiter.join();
+
+  // Failures in the order the devices ended: the first is most often the
+  // cause of the others.
+  std::string message;
+  size_t failures = 0;
+  for (const auto &[index, error] : finished) {
+    if (error.empty())
+      continue;
+    message += (failures++ ? "; device " : "device ") + std::to_string(index) +
+               ": " + error;
+  }
+  if (failures)
+    throw TaskError("mesh program failed on " + std::to_string(failures) +
+                    " of " + std::to_string(n) + " devices: " + message);
+}
+
+void Mesh::cancel(const std::string &why) const {
+  std::vector<TaskGraph *> graphs;
+  std::vector<int64_t> ids;
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    if (!state_->current)
+      return;
+    for (auto &graph : *state_->current->graphs)
+      graphs.push_back(graph.get());
+    ids = state_->current->ids;
+  }
+  for (TaskGraph *graph : graphs)
+    graph->cancel(why);
+  for (Channel *channel : state_->channelsAmong(ids))
+    channel->fail("cancelled: " + why);
+}
+
+void Mesh::close() const {
+  std::vector<std::unique_ptr<Device>> devices;
+  std::map<ChannelKey, std::unique_ptr<Channel>> channels;
+  {
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    state_->closed = true;
+    state_->runsDone.wait(lock, [&] { return state_->activeRuns == 0; });
+    channels.swap(state_->channels);
+    devices.swap(state_->devices);
+  }
+  channels.clear();
+  devices.clear();
+}
+
+bool Mesh::closed() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->closed;
+}
+
+} // namespace blockpipe::runtime
