@@ -392,15 +392,18 @@ private:
         (path == CopyPath::DeviceToDevice ? stats_->deviceToDeviceBytes
                                           : stats_->hostStagedBytes) += bytes;
         ++stats_->transfers;
-        const uint64_t flow = nextFlowId.fetch_add(1);
-        std::map<std::string, int64_t> args = {{"bytes", bytes},
-                                               {"channel", key_.channel}};
-        from.device->tracer().transfer(from.name + " to device " +
-                                           std::to_string(key_.target),
-                                       match.send.traceTs, 's', flow, args);
-        to.device->tracer().transfer(to.name + " from device " +
-                                         std::to_string(key_.source),
-                                     match.recv.traceTs, 'f', flow, args);
+        Tracer &sender = from.device->tracer(), &receiver = to.device->tracer();
+        if (sender.enabled() || receiver.enabled()) {
+          const uint64_t flow = nextFlowId.fetch_add(1);
+          std::map<std::string, int64_t> args = {{"bytes", bytes},
+                                                 {"channel", key_.channel}};
+          sender.transfer(from.name + " to device " +
+                              std::to_string(key_.target),
+                          match.send.traceTs, 's', flow, args);
+          receiver.transfer(to.name + " from device " +
+                                std::to_string(key_.source),
+                            match.recv.traceTs, 'f', flow, args);
+        }
       } catch (const std::exception &e) {
         error = key_.describe() + ": " + from.name + " to " + to.name +
                 " failed: " + e.what();
