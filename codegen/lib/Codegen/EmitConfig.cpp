@@ -171,6 +171,29 @@ void blockpipe::codegen::emitKernelConfig(const Program &program,
     orchestrations.push_back(entry);
   }
   config["orchestrations"] = orchestrations;
+
+  // The mesh the program runs on, and every channel its transfers use.
+  Json mesh;
+  auto devices = program.module->getAttrOfType<IntegerAttr>(
+      bp::BPDialect::kNumDevicesAttrName);
+  mesh["devices"] = devices ? devices.getInt() : 1;
+  Json channels = Json::array();
+  ModuleOp module = program.module;
+  module.walk([&](bp::SendOp op) {
+    Json channel;
+    channel["channel"] = op.getChannelHandle().getHandle();
+    Json pairs = Json::array();
+    SmallVector<int64_t> ids(op.getSourceTargetPairs().getValues<int64_t>());
+    for (size_t i = 0; i + 1 < ids.size(); i += 2)
+      pairs.push_back({ids[i], ids[i + 1]});
+    channel["source_target_pairs"] = pairs;
+    auto type = op.getOperand().getType();
+    channel["dtype"] = dtypeName(type.getElementType()).value_or("unknown");
+    channel["shape"] = shapeOf(type);
+    channels.push_back(channel);
+  });
+  mesh["transfers"] = channels;
+  config["mesh"] = mesh;
   // Invalid UTF-8 in a user name is replaced, never a crash.
   files["kernel_config.json"] =
       config.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";

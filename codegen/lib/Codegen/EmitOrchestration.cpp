@@ -88,6 +88,14 @@ private:
   /// the user's line. Once per launch.
   void checkCoreNum(bp::LaunchOp launch);
   LogicalResult aliasResults(Operation *op, func::FuncOp callee);
+  /// Transfers go device to device; host transfers have no runtime yet.
+  LogicalResult checkDeviceTransfer(Operation *op, bool isHostTransfer);
+  /// `{{0, 1}, {1, 2}}` of a source_target_pairs attribute.
+  static std::string pairsList(DenseIntElementsAttr pairs);
+  static std::string devicesList(ArrayRef<int64_t> devices);
+  /// The op's place for runtime messages: the user's file:line, as a C++
+  /// string literal.
+  std::string where(Operation *op) const;
 
   const OrchestrationInfo &orch;
   DominanceInfo dominance;
@@ -115,7 +123,9 @@ std::string OrchestrationBody::signature(llvm::StringRef tensorType,
   bool graphUsed = false;
   func.walk([&](Operation *op) {
     if (!isDead(op) &&
-        llvm::isa<bp::LaunchOp, bp::TensorCreateOp, func::CallOp>(op))
+        llvm::isa<bp::LaunchOp, bp::TensorCreateOp, func::CallOp, bp::SendOp,
+                  bp::RecvOp, bp::LocalCopyOp, bp::LocalZeroOp, bp::DeviceIdOp>(
+            op))
       graphUsed = true;
   });
   auto unused = [&](bool used) {
@@ -149,6 +159,11 @@ LogicalResult OrchestrationBody::emit() {
   // The program's sizes are the target's: refuse a device of another spec.
   out.line("rt::checkTarget(bp_graph, \"" +
            escapeCppString(bp::TargetAttr::lookup(func).getName()) + "\");");
+  // A mesh program's device ids and transfers assume its mesh size.
+  if (auto devices = program.module->getAttrOfType<IntegerAttr>(
+          bp::BPDialect::kNumDevicesAttrName))
+    out.line("rt::checkMesh(bp_graph, " + std::to_string(devices.getInt()) +
+             ");");
   // A tensor of the wrong shape or dtype would make kernels read or write
   // outside it: check what the caller passes.
   for (BlockArgument arg : func.getArguments()) {
@@ -255,6 +270,39 @@ LogicalResult OrchestrationBody::aliasResults(Operation *op,
     aliasTensor(result, param);
   }
   return success();
+}
+
+LogicalResult OrchestrationBody::checkDeviceTransfer(Operation *op,
+                                                     bool isHostTransfer) {
+  if (isHostTransfer)
+    return error(op, "'")
+           << op->getName()
+           << "' with is_host_transfer = true moves data between a device "
+              "and the host, which the runtime does not do; device-to-device "
+              "transfers leave it false";
+  return success();
+}
+
+std::string OrchestrationBody::pairsList(DenseIntElementsAttr pairs) {
+  SmallVector<int64_t> ids(pairs.getValues<int64_t>());
+  std::vector<std::string> items;
+  for (size_t i = 0; i + 1 < ids.size(); i += 2)
+    items.push_back("{" + std::to_string(ids[i]) + ", " +
+                    std::to_string(ids[i + 1]) + "}");
+  return "{" + llvm::join(items, ", ") + "}";
+}
+
+std::string OrchestrationBody::devicesList(ArrayRef<int64_t> devices) {
+  std::vector<std::string> items;
+  for (int64_t device : devices)
+    items.push_back(std::to_string(device));
+  return "{" + llvm::join(items, ", ") + "}";
+}
+
+std::string OrchestrationBody::where(Operation *op) const {
+  std::string place =
+      userLine(op->getLoc()).value_or("orchestration '" + orch.name + "'");
+  return "\"" + escapeCppString(place) + "\"";
 }
 
 LogicalResult OrchestrationBody::emitLaunch(bp::LaunchOp op) {
@@ -402,13 +450,47 @@ LogicalResult OrchestrationBody::emitSideOp(Operation *op) {
                  llvm::join(args, ", ") + ");");
         return aliasResults(call, callee);
       })
-      .Case<bp::SendOp, bp::RecvOp, bp::CollectivePermuteOp, bp::LocalCopyOp>(
-          [&](Operation *op) {
-            return error(op, "'")
-                   << op->getName()
-                   << "' needs the runtime's device-to-device channels, which "
-                      "codegen does not target yet";
-          })
+      .Case([&](bp::DeviceIdOp op) {
+        alias(op, "rt::deviceId(bp_graph)");
+        return success();
+      })
+      .Case([&](bp::SendOp op) -> LogicalResult {
+        if (failed(checkDeviceTransfer(op, op.getIsHostTransfer())))
+          return failure();
+        out.line("rt::send(bp_graph, " + expr(op.getOperand()) + ", " +
+                 std::to_string(op.getChannelHandle().getHandle()) + ", " +
+                 pairsList(op.getSourceTargetPairs()) + ", " + where(op) +
+                 ");");
+        return success();
+      })
+      .Case([&](bp::RecvOp op) -> LogicalResult {
+        if (failed(checkDeviceTransfer(op, op.getIsHostTransfer())))
+          return failure();
+        out.line("rt::recv(bp_graph, " + expr(op.getDest()) + ", " +
+                 std::to_string(op.getChannelHandle().getHandle()) + ", " +
+                 pairsList(op.getSourceTargetPairs()) + ", " + where(op) +
+                 ");");
+        aliasTensor(op.getResult(), op.getDest());
+        return success();
+      })
+      .Case([&](bp::LocalCopyOp op) {
+        out.line("rt::localCopy(bp_graph, " + expr(op.getSource()) + ", " +
+                 expr(op.getDest()) + ", " + devicesList(op.getDevices()) +
+                 ", " + where(op) + ");");
+        aliasTensor(op.getResult(), op.getDest());
+        return success();
+      })
+      .Case([&](bp::LocalZeroOp op) {
+        out.line("rt::localZero(bp_graph, " + expr(op.getDest()) + ", " +
+                 devicesList(op.getDevices()) + ", " + where(op) + ");");
+        aliasTensor(op.getResult(), op.getDest());
+        return success();
+      })
+      .Case([&](bp::CollectivePermuteOp op) {
+        return error(op, "'bp.collective_permute' reaches codegen as is; run "
+                         "bp-decompose-collective-permute first (it is part "
+                         "of the default pipeline)");
+      })
       .Default([&](Operation *op) {
         return error(op, "'")
                << op->getName()

@@ -79,7 +79,7 @@ CoreAffinity mlir::bp::getCoreAffinity(Operation *op) {
 // Discardable attributes
 //===----------------------------------------------------------------------===//
 
-static std::optional<int64_t> getNumDevices(Operation *op) {
+std::optional<int64_t> mlir::bp::getNumDevices(Operation *op) {
   auto module = op->getParentOfType<ModuleOp>();
   if (!module)
     return std::nullopt;

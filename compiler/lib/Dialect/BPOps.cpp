@@ -94,12 +94,7 @@ static LogicalResult verifyVecTile(Operation *op, TileType tile,
 }
 
 static int64_t getNumDevicesOrZero(Operation *op) {
-  auto module = op->getParentOfType<ModuleOp>();
-  auto attr =
-      module
-          ? module->getAttrOfType<IntegerAttr>(BPDialect::kNumDevicesAttrName)
-          : IntegerAttr();
-  return attr ? attr.getInt() : 0;
+  return getNumDevices(op).value_or(0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -646,28 +641,44 @@ LogicalResult RecvOp::verify() {
 }
 
 LogicalResult CollectivePermuteOp::verify() {
+  // The decomposition receives into the destination before it sends the
+  // operand, which would send what was just received.
+  if (getDest() == getOperand())
+    return emitOpError("writes into its own operand: a device receives into "
+                       "the destination before it sends the operand, so it "
+                       "must be another tensor");
   return verifyTransfer(*this, getSourceTargetPairs(), getChannelHandle(),
                         /*isHostTransfer=*/false,
                         ChannelHandleAttr::kDeviceToDevice);
 }
 
-LogicalResult LocalCopyOp::verify() {
-  if (getDevices().empty())
-    return emitOpError("needs at least one device");
-  int64_t numDevices = getNumDevicesOrZero(*this);
+/// The `devices` of a local op: at least one, each in the mesh, none twice.
+static LogicalResult verifyLocalDevices(Operation *op,
+                                        ArrayRef<int64_t> devices) {
+  if (devices.empty())
+    return op->emitOpError("needs at least one device");
+  int64_t numDevices = getNumDevicesOrZero(op);
   if (numDevices == 0)
-    return emitOpError() << "needs the enclosing module to declare '"
-                         << BPDialect::kNumDevicesAttrName
-                         << "' to check its device ids";
+    return op->emitOpError()
+           << "needs the enclosing module to declare '"
+           << BPDialect::kNumDevicesAttrName << "' to check its device ids";
   llvm::DenseSet<int64_t> seen;
-  for (int64_t device : getDevices()) {
+  for (int64_t device : devices) {
     if (device < 0 || device >= numDevices)
-      return emitOpError() << "device id " << device << " is outside [0, "
-                           << numDevices << ")";
+      return op->emitOpError() << "device id " << device << " is outside [0, "
+                               << numDevices << ")";
     if (!seen.insert(device).second)
-      return emitOpError() << "device " << device << " appears twice";
+      return op->emitOpError() << "device " << device << " appears twice";
   }
   return success();
+}
+
+LogicalResult LocalCopyOp::verify() {
+  return verifyLocalDevices(*this, getDevices());
+}
+
+LogicalResult LocalZeroOp::verify() {
+  return verifyLocalDevices(*this, getDevices());
 }
 
 #define GET_OP_CLASSES

@@ -1,9 +1,9 @@
 //===- DecomposeCollectivePermute.cpp - permute -> recv/send phases -------===//
 //
 // The runtime has point-to-point channels, not collectives. A permute
-// becomes receives into a fresh tensor followed by sends of the operand;
-// cycles are split into two phases so that recv-before-send cannot deadlock
-// (see Passes.td for the argument).
+// becomes receives into a fresh tensor (or its destination) followed by
+// sends of the operand; cycles are split into two phases so that
+// recv-before-send cannot deadlock (see Passes.td for the argument).
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,7 +87,20 @@ DenseIntElementsAttr getPairsAttr(Builder &builder, ArrayRef<Pair> pairs) {
   return DenseIntElementsAttr::get(type, flat);
 }
 
-void decompose(CollectivePermuteOp permute) {
+/// The devices of the mesh that are no target of `pairs`: StableHLO gives
+/// them zeros.
+SmallVector<int64_t> getNonTargets(ArrayRef<Pair> pairs, int64_t numDevices) {
+  llvm::DenseSet<int64_t> targets;
+  for (auto [source, target] : pairs)
+    targets.insert(target);
+  SmallVector<int64_t> devices;
+  for (int64_t device = 0; device < numDevices; ++device)
+    if (!targets.contains(device))
+      devices.push_back(device);
+  return devices;
+}
+
+LogicalResult decompose(CollectivePermuteOp permute) {
   SmallVector<Pair> pairs;
   SmallVector<int64_t> ids(permute.getSourceTargetPairs().getValues<int64_t>());
   for (size_t i = 0; i + 1 < ids.size(); i += 2)
@@ -97,14 +110,28 @@ void decompose(CollectivePermuteOp permute) {
   OpBuilder builder(permute);
   Location loc = permute.getLoc();
   Value operand = permute.getOperand();
-  GMTensorType type = permute.getResult().getType();
-  SmallVector<Value> dynamicSizes;
-  for (int64_t dim = 0; dim < type.getRank(); ++dim)
-    if (type.isDynamicDim(dim))
-      dynamicSizes.push_back(builder.create<DimOp>(loc, operand, dim));
-  Value result = builder.create<TensorCreateOp>(loc, type, dynamicSizes,
-                                                /*manual_dep=*/false,
-                                                /*pipe_buffer=*/false);
+  Value result = permute.getDest();
+  if (result) {
+    // A destination keeps what it held: the devices that receive nothing
+    // must be zeroed explicitly, which needs the whole mesh.
+    std::optional<int64_t> numDevices = getNumDevices(permute);
+    if (!numDevices)
+      return permute.emitOpError() << "with a destination needs the module's "
+                                   << BPDialect::kNumDevicesAttrName
+                                   << " to know which devices get zeros";
+    SmallVector<int64_t> zeroed = getNonTargets(pairs, *numDevices);
+    if (!zeroed.empty())
+      result = builder.create<LocalZeroOp>(loc, result, zeroed);
+  } else {
+    GMTensorType type = permute.getResult().getType();
+    SmallVector<Value> dynamicSizes;
+    for (int64_t dim = 0; dim < type.getRank(); ++dim)
+      if (type.isDynamicDim(dim))
+        dynamicSizes.push_back(builder.create<DimOp>(loc, operand, dim));
+    result = builder.create<TensorCreateOp>(loc, type, dynamicSizes,
+                                            /*manual_dep=*/false,
+                                            /*pipe_buffer=*/false);
+  }
   if (!plan.identityDevices.empty())
     result =
         builder.create<LocalCopyOp>(loc, operand, result, plan.identityDevices);
@@ -118,6 +145,7 @@ void decompose(CollectivePermuteOp permute) {
   }
   permute.getResult().replaceAllUsesWith(result);
   permute.erase();
+  return success();
 }
 
 struct DecomposeCollectivePermutePass
@@ -127,8 +155,11 @@ struct DecomposeCollectivePermutePass
     SmallVector<CollectivePermuteOp> permutes;
     getOperation().walk(
         [&](CollectivePermuteOp permute) { permutes.push_back(permute); });
+    bool failed = false;
     for (CollectivePermuteOp permute : permutes)
-      decompose(permute);
+      failed |= mlir::failed(decompose(permute));
+    if (failed)
+      signalPassFailure();
   }
 };
 

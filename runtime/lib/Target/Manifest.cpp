@@ -263,6 +263,24 @@ DType readDType(ObjectReader &reader) {
   return DType::FP32;
 }
 
+/// A tensor's "shape": dims >= 0, null for a dynamic one.
+std::vector<std::optional<int64_t>> readShape(ObjectReader &reader,
+                                              Errors &errors) {
+  std::vector<std::optional<int64_t>> dims;
+  if (const json *shape = reader.array("shape")) {
+    size_t i = 0;
+    for (const json &dim : *shape) {
+      if (dim.is_null())
+        dims.push_back(std::nullopt);
+      else
+        dims.push_back(integerAt(dim, elementPath(reader.fieldPath("shape"), i),
+                                 0, errors));
+      ++i;
+    }
+  }
+  return dims;
+}
+
 ManifestParam readParam(const json &value, const std::string &path,
                         Errors &errors) {
   ManifestParam param;
@@ -274,16 +292,8 @@ ManifestParam readParam(const json &value, const std::string &path,
   if (param.kind == ParamKind::Scalar) {
     if (reader.find("shape"))
       reader.fail("shape", "a scalar has no shape");
-  } else if (const json *shape = reader.array("shape")) {
-    size_t i = 0;
-    for (const json &dim : *shape) {
-      if (dim.is_null())
-        param.shape.push_back(std::nullopt);
-      else
-        param.shape.push_back(integerAt(
-            dim, elementPath(reader.fieldPath("shape"), i), 0, errors));
-      ++i;
-    }
+  } else {
+    param.shape = readShape(reader, errors);
   }
   param.abiSlot = reader.integer("abi_slot", 0);
   reader.rejectUnknown();
@@ -565,6 +575,57 @@ ManifestOrchestration readOrchestration(const json &value,
   return orch;
 }
 
+/// "mesh": the device count and every transfer's channel, pairs and type.
+ManifestMesh readMesh(const json &value, Errors &errors) {
+  ManifestMesh mesh;
+  ObjectReader reader(value, "mesh", errors);
+  mesh.devices = reader.integer("devices", 1);
+  if (!reader.ok())
+    return mesh;
+  if (const json *transfers = reader.array("transfers")) {
+    for (const json &entry : *transfers) {
+      std::string path =
+          elementPath(reader.fieldPath("transfers"), mesh.transfers.size());
+      ObjectReader item(entry, path, errors);
+      ManifestTransfer transfer;
+      transfer.channel = item.integer("channel", 0);
+      if (const json *pairs = item.array("source_target_pairs")) {
+        std::string pairsPath = item.fieldPath("source_target_pairs");
+        for (const json &pair : *pairs) {
+          std::string at =
+              elementPath(pairsPath, transfer.sourceTargetPairs.size());
+          if (!pair.is_array() || pair.size() != 2) {
+            errors.fail(at, "expected [source, target], got " + showJson(pair));
+            return mesh;
+          }
+          auto id = [&](size_t k) {
+            std::optional<int64_t> device =
+                integerAt(pair[k], elementPath(at, k), 0, errors);
+            if (errors.ok() && *device >= mesh.devices)
+              errors.fail(elementPath(at, k), "device " +
+                                                  std::to_string(*device) +
+                                                  " is outside the mesh of " +
+                                                  std::to_string(mesh.devices));
+            return device.value_or(0);
+          };
+          int64_t source = id(0), target = id(1);
+          transfer.sourceTargetPairs.push_back({source, target});
+          if (!errors.ok())
+            return mesh;
+        }
+      }
+      transfer.dtype = readDType(item);
+      transfer.shape = readShape(item, errors);
+      item.rejectUnknown();
+      if (!errors.ok())
+        return mesh;
+      mesh.transfers.push_back(std::move(transfer));
+    }
+  }
+  reader.rejectUnknown();
+  return mesh;
+}
+
 /// Cross-references between kernels: unique names, each group half names a
 /// kernel of its core type, and a kernel without an entry is a group half.
 void checkKernels(const Manifest &manifest, Errors &errors) {
@@ -695,6 +756,11 @@ Expected<Manifest> parseManifest(std::string_view text,
         return fail(errors.message());
       }
     }
+  }
+  if (const json *mesh = top.require("mesh")) {
+    manifest.mesh = readMesh(*mesh, errors);
+    if (!errors.ok())
+      return fail(errors.message());
   }
   top.rejectUnknown();
   if (!errors.ok())

@@ -18,7 +18,6 @@
 // RUN: not bp-translate --bp-to-cpp -o - %t/send.mlir 2>&1 | FileCheck %t/send.mlir
 // RUN: not bp-translate --bp-to-cpp -o - %t/recv.mlir 2>&1 | FileCheck %t/recv.mlir
 // RUN: not bp-translate --bp-to-cpp -o - %t/collective-permute.mlir 2>&1 | FileCheck %t/collective-permute.mlir
-// RUN: not bp-translate --bp-to-cpp -o - %t/local-copy.mlir 2>&1 | FileCheck %t/local-copy.mlir
 // RUN: not bp-translate --bp-to-cpp -o - %t/while.mlir 2>&1 | FileCheck %t/while.mlir
 
 //--- tile-param.mlir
@@ -116,8 +115,8 @@ func.func @main(%x: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestra
 //--- send.mlir
 module attributes {bp.num_devices = 2 : i64} {
   func.func @stage0(%h: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestration>, bp.device = 0} {
-    // CHECK: send.mlir:[[@LINE+1]]:5: error: codegen: 'bp.send' needs the runtime's device-to-device channels, which codegen does not target yet
-    bp.send %h {channel_handle = #bp.channel<handle = 1, type = 1>, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
+    // CHECK: send.mlir:[[@LINE+1]]:5: error: codegen: 'bp.send' with is_host_transfer = true moves data between a device and the host, which the runtime does not do; device-to-device transfers leave it false
+    bp.send %h {channel_handle = #bp.channel<handle = 1, type = 2>, is_host_transfer = true, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
     return
   }
 }
@@ -125,8 +124,8 @@ module attributes {bp.num_devices = 2 : i64} {
 //--- recv.mlir
 module attributes {bp.num_devices = 2 : i64} {
   func.func @stage1(%h: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestration>, bp.device = 1} {
-    // CHECK: recv.mlir:[[@LINE+1]]:10: error: codegen: 'bp.recv' needs the runtime's device-to-device channels, which codegen does not target yet
-    %r = bp.recv %h {channel_handle = #bp.channel<handle = 1, type = 1>, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
+    // CHECK: recv.mlir:[[@LINE+1]]:10: error: codegen: 'bp.recv' with is_host_transfer = true moves data between a device and the host, which the runtime does not do; device-to-device transfers leave it false
+    %r = bp.recv %h {channel_handle = #bp.channel<handle = 1, type = 3>, is_host_transfer = true, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
     return
   }
 }
@@ -134,17 +133,8 @@ module attributes {bp.num_devices = 2 : i64} {
 //--- collective-permute.mlir
 module attributes {bp.num_devices = 2 : i64} {
   func.func @swap(%x: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
-    // CHECK: collective-permute.mlir:[[@LINE+1]]:10: error: codegen: 'bp.collective_permute' needs the runtime's device-to-device channels, which codegen does not target yet
+    // CHECK: collective-permute.mlir:[[@LINE+1]]:10: error: codegen: 'bp.collective_permute' reaches codegen as is; run bp-decompose-collective-permute first (it is part of the default pipeline)
     %r = bp.collective_permute %x {channel_handle = #bp.channel<handle = 2, type = 1>, source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>} : !bp.tensor<16xf32>
-    return
-  }
-}
-
-//--- local-copy.mlir
-module attributes {bp.num_devices = 2 : i64} {
-  func.func @copy(%x: !bp.tensor<16xf32>, %dest: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
-    // CHECK: local-copy.mlir:[[@LINE+1]]:10: error: codegen: 'bp.local_copy' needs the runtime's device-to-device channels, which codegen does not target yet
-    %r = bp.local_copy %x, %dest devices([1]) : !bp.tensor<16xf32>
     return
   }
 }

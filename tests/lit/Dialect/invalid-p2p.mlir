@@ -1,4 +1,5 @@
-// The StableHLO constraints on send, recv and collective_permute.
+// The StableHLO constraints on send, recv and collective_permute, and where
+// the mesh ops may appear.
 // RUN: bp-opt %s -split-input-file -verify-diagnostics
 
 module attributes {bp.num_devices = 4 : i64} {
@@ -113,6 +114,78 @@ module attributes {bp.num_devices = 4 : i64} {
 func.func @p2p_in_kernel(%t: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind incore>} {
   // expected-error @+1 {{'bp.send' op must be inside an orchestration function, not a 'incore' function}}
   bp.send %t {channel_handle = #bp.channel<handle = 1, type = 1>, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
+  return
+}
+}
+
+// -----
+
+module attributes {bp.num_devices = 4 : i64} {
+func.func @device_id_in_kernel() attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{'bp.device_id' op must be inside an orchestration function, not a 'incore' function}}
+  %d = bp.device_id : index
+  return
+}
+}
+
+// -----
+
+// The custom form takes the destination's type from the operand; the generic
+// form can spell another.
+module attributes {bp.num_devices = 4 : i64} {
+func.func @permute_dest_type(%x: !bp.tensor<16x16xf32>, %y: !bp.tensor<8x16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{failed to verify that dest has the operand's type}}
+  %r = "bp.collective_permute"(%x, %y) <{channel_handle = #bp.channel<handle = 1, type = 1>, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>}> : (!bp.tensor<16x16xf32>, !bp.tensor<8x16xf32>) -> !bp.tensor<16x16xf32>
+  return
+}
+}
+
+// -----
+
+module attributes {bp.num_devices = 4 : i64} {
+func.func @permute_result_type(%x: !bp.tensor<16x16xf32>, %y: !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{failed to verify that all of {operand, result} have same type}}
+  %r = "bp.collective_permute"(%x, %y) <{channel_handle = #bp.channel<handle = 1, type = 1>, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>}> : (!bp.tensor<16x16xf32>, !bp.tensor<16x16xf32>) -> !bp.tensor<16x16xf16>
+  return
+}
+}
+
+// -----
+
+module attributes {bp.num_devices = 4 : i64} {
+func.func @permute_into_operand(%x: !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{writes into its own operand: a device receives into the destination before it sends the operand, so it must be another tensor}}
+  %r = bp.collective_permute %x into %x {channel_handle = #bp.channel<handle = 1, type = 1>, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>} : !bp.tensor<16x16xf32>
+  return
+}
+}
+
+// -----
+
+module attributes {bp.num_devices = 4 : i64} {
+func.func @local_zero_out_of_range(%y: !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{device id 4 is outside [0, 4)}}
+  %z = bp.local_zero %y devices([0, 4]) : !bp.tensor<16x16xf32>
+  return
+}
+}
+
+// -----
+
+module attributes {bp.num_devices = 4 : i64} {
+func.func @local_zero_twice(%y: !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{device 2 appears twice}}
+  %z = bp.local_zero %y devices([2, 2]) : !bp.tensor<16x16xf32>
+  return
+}
+}
+
+// -----
+
+module attributes {bp.num_devices = 4 : i64} {
+func.func @local_zero_in_kernel(%y: !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{'bp.local_zero' op must be inside an orchestration function, not a 'incore' function}}
+  %z = bp.local_zero %y devices([0]) : !bp.tensor<16x16xf32>
   return
 }
 }

@@ -158,6 +158,14 @@ func.func @orchestration(%x: !bp.tensor<64x16xf32>, %y: !bp.tensor<?x16xf16>, %n
   %h = bp.recv %in {channel_handle = #bp.channel<handle = 4, type = 3>, is_host_transfer = true, source_target_pairs = dense<> : tensor<0x2xi64>} : !bp.tensor<64x16xf32>
   // CHECK: bp.collective_permute %{{.*}} {channel_handle = #bp.channel<handle = 5, type = 1>, source_target_pairs = dense<{{\[\[}}0, 1], [1, 2], [2, 3], [3, 0]]> : tensor<4x2xi64>} : !bp.tensor<64x16xf32>
   %p = bp.collective_permute %h {channel_handle = #bp.channel<handle = 5, type = 1>, source_target_pairs = dense<[[0, 1], [1, 2], [2, 3], [3, 0]]> : tensor<4x2xi64>} : !bp.tensor<64x16xf32>
+  // CHECK: bp.device_id : index
+  %id = bp.device_id : index
+  // CHECK: %[[Z:.*]] = bp.local_zero %{{.*}} devices([0, 2]) : !bp.tensor<64x16xf32>
+  %z = bp.local_zero %out devices([0, 2]) : !bp.tensor<64x16xf32>
+  // CHECK: %[[C:.*]] = bp.local_copy %{{.*}}, %[[Z]] devices([1, 3]) : !bp.tensor<64x16xf32>
+  %c = bp.local_copy %h, %z devices([1, 3]) : !bp.tensor<64x16xf32>
+  // CHECK: bp.collective_permute %{{.*}} into %[[C]] {channel_handle = #bp.channel<handle = 6, type = 1>, source_target_pairs = dense<{{\[\[}}0, 1], [1, 0]]> : tensor<2x2xi64>} : !bp.tensor<64x16xf32>
+  %q = bp.collective_permute %p into %c {channel_handle = #bp.channel<handle = 6, type = 1>, source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>} : !bp.tensor<64x16xf32>
   return
 }
 

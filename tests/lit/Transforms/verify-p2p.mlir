@@ -50,4 +50,58 @@ func.func @spmd_swap(%x: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orch
   return
 }
 
+// Loops with constant bounds run their transfers once per iteration: four
+// sends on device 0 match the 2 x 2 recvs of a nested loop on device 1, and
+// a loop that runs no iteration (its upper bound below its lower bound)
+// runs none. Bounds may be of integer type too.
+// CHECK-LABEL: func.func @loop_stage0(
+// CHECK: scf.for
+// CHECK: bp.send
+func.func @loop_stage0(%x: !bp.tensor<16xf32>)
+    attributes {bp.kind = #bp<kind orchestration>, bp.device = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c7 = arith.constant 7 : index
+  scf.for %i = %c0 to %c7 step %c3 {
+    bp.send %x {channel_handle = #bp.channel<handle = 4, type = 1>, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
+  }
+  bp.send %x {channel_handle = #bp.channel<handle = 4, type = 1>, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
+  scf.for %i = %c3 to %c1 step %c1 {
+    bp.send %x {channel_handle = #bp.channel<handle = 5, type = 1>, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @loop_stage1(
+func.func @loop_stage1(%b: !bp.tensor<16xf32>)
+    attributes {bp.kind = #bp<kind orchestration>, bp.device = 1 : i64} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c2 = arith.constant 2 : i32
+  scf.for %i = %c0 to %c2 step %c1 : i32 {
+    scf.for %j = %c0 to %c2 step %c1 : i32 {
+      %r = bp.recv %b {channel_handle = #bp.channel<handle = 4, type = 1>, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
+    }
+  }
+  return
+}
+
+// A swap in two phases repeated by a loop: each iteration's phases end
+// before the next begins, so the devices never wait for each other.
+// CHECK-LABEL: func.func @loop_swap(
+func.func @loop_swap(%x: !bp.tensor<16xf32>, %b: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %r = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %b) -> (!bp.tensor<16xf32>) {
+    %r0 = bp.recv %acc {channel_handle = #bp.channel<handle = 6, type = 1>, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
+    bp.send %x {channel_handle = #bp.channel<handle = 6, type = 1>, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
+    %r1 = bp.recv %r0 {channel_handle = #bp.channel<handle = 6, type = 1>, source_target_pairs = dense<[[1, 0]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
+    bp.send %x {channel_handle = #bp.channel<handle = 6, type = 1>, source_target_pairs = dense<[[1, 0]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
+    scf.yield %r1 : !bp.tensor<16xf32>
+  }
+  return
+}
+
 }

@@ -73,6 +73,18 @@ TEST(Manifest, EveryGoldenManifestLoads) {
               *DeviceSpec::fromJson(raw["target_spec"].dump(), "spec"));
     EXPECT_EQ(manifest->project, raw["project"].get<std::string>());
     EXPECT_EQ(manifest->library, raw["library"].get<std::string>());
+    EXPECT_EQ(manifest->mesh.devices, raw["mesh"]["devices"].get<int64_t>());
+    ASSERT_EQ(manifest->mesh.transfers.size(), raw["mesh"]["transfers"].size());
+    for (size_t i = 0; i < manifest->mesh.transfers.size(); ++i) {
+      const json &rawTransfer = raw["mesh"]["transfers"][i];
+      const ManifestTransfer &transfer = manifest->mesh.transfers[i];
+      EXPECT_EQ(transfer.channel, rawTransfer["channel"].get<int64_t>());
+      EXPECT_EQ(transfer.sourceTargetPairs.size(),
+                rawTransfer["source_target_pairs"].size());
+      EXPECT_EQ(transfer.sourceTargetPairs.front().second,
+                rawTransfer["source_target_pairs"][0][1].get<int64_t>());
+      EXPECT_EQ(dtypeName(transfer.dtype), rawTransfer["dtype"]);
+    }
 
     ASSERT_EQ(manifest->kernels.size(), raw["kernels"].size());
     for (size_t i = 0; i < raw["kernels"].size(); ++i) {
@@ -176,8 +188,16 @@ TEST(Manifest, BadFieldsNameTheirPath) {
        "kernel_config.json: schema_version: unsupported version 2"},
       {"missing field", [](json &c) { c["kernels"][0].erase("symbol"); },
        "kernel_config.json: kernels[0].symbol: missing"},
-      {"unknown field", [](json &c) { c["mesh"] = json::object(); },
-       "kernel_config.json: mesh: unknown field"},
+      {"unknown field", [](json &c) { c["stages"] = json::object(); },
+       "kernel_config.json: stages: unknown field"},
+      {"transfer outside the mesh",
+       [](json &c) {
+         c["mesh"]["transfers"] = json::parse(
+             R"([{"channel": 1, "source_target_pairs": [[0, 1]],
+                  "dtype": "fp32", "shape": [4]}])");
+       },
+       "kernel_config.json: mesh.transfers[0].source_target_pairs[0][1]: "
+       "device 1 is outside the mesh of 1"},
       {"negative dim",
        [](json &c) { c["kernels"][1]["signature"][0]["shape"][1] = -1; },
        "kernel_config.json: kernels[1].signature[0].shape[1]: expected an "

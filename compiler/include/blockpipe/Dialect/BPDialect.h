@@ -46,6 +46,10 @@ void setFunctionKind(func::FuncOp func, FunctionKind kind);
 /// Index of the parameter marked `bp.gm_pipe_buffer`, if `func` has one.
 std::optional<unsigned> getGMPipeBufferArgIndex(func::FuncOp func);
 
+/// The mesh size (`bp.num_devices`) of the module enclosing `op`, if it
+/// declares one.
+std::optional<int64_t> getNumDevices(Operation *op);
+
 /// True for the kinds whose body runs on cores: incore, aic, aiv.
 bool isKernelKind(FunctionKind kind);
 

@@ -145,6 +145,21 @@ def BP_GetSubblockIdxOp : BP_Op<"get_subblock_idx", [Pure, BP_KernelOnly]> {
   let assemblyFormat = "attr-dict";
 }
 
+def BP_DeviceIdOp : BP_Op<"device_id", [Pure, BP_OrchestrationOnly]> {
+  let summary = "index of the running device in the mesh";
+  let description = [{
+    The orchestration runs on every device of the mesh (`bp.num_devices`);
+    this is the device's index in [0, num_devices), for work that differs by
+    device.
+
+    ```mlir
+    %d = bp.device_id : index
+    ```
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
 def BP_DimOp : BP_Op<"dim", [Pure]> {
   let summary = "size of one dimension of a GM tensor";
   let description = [{
@@ -461,24 +476,39 @@ def BP_RecvOp : BP_P2POp<"recv", [MemoryEffects<[MemRead, MemWrite]>,
 }
 
 def BP_CollectivePermuteOp
-    : BP_P2POp<"collective_permute", [MemoryEffects<[MemRead, MemWrite]>,
-                                      AllTypesMatch<["operand", "result"]>]> {
+    : BP_P2POp<"collective_permute", [
+        MemoryEffects<[MemRead, MemWrite]>,
+        AllTypesMatch<["operand", "result"]>,
+        OptionalTypesMatchWith<"dest has the operand's type", "operand",
+                               "dest", "$_self">]> {
   let summary = "every source device sends its operand to its target";
   let description = [{
     StableHLO's collective_permute: for each pair `[s, t]` the result on `t`
     is the operand of `s`; a device that is no target gets zeros.
 
+    Without `into`, the result is a new tensor. With `into %dest`, the result
+    is written into `dest` in place and the op returns `dest` (as `bp.recv`
+    does), so an orchestration can permute straight into an Out parameter.
+    `dest` must be another tensor than the operand: a device receives into
+    it before it has sent the operand.
+
     ```mlir
     %r = bp.collective_permute %x {channel_handle = #bp.channel<handle = 2, type = 1>,
+           source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>}
+        : !bp.tensor<16x16xf32>
+    %s = bp.collective_permute %x into %y {channel_handle = #bp.channel<handle = 3, type = 1>,
            source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>}
         : !bp.tensor<16x16xf32>
     ```
   }];
   let arguments = (ins BP_GMTensor:$operand,
+                       Optional<BP_GMTensor>:$dest,
                        I64ElementsAttr:$source_target_pairs,
                        BP_ChannelHandleAttr:$channel_handle);
   let results = (outs BP_GMTensor:$result);
-  let assemblyFormat = "$operand attr-dict `:` qualified(type($operand))";
+  let assemblyFormat = [{
+    $operand (`into` $dest^)? attr-dict `:` qualified(type($operand))
+  }];
 }
 
 def BP_LocalCopyOp
@@ -500,6 +530,27 @@ def BP_LocalCopyOp
   let results = (outs BP_GMTensor:$result);
   let assemblyFormat = [{
     $source `,` $dest `devices` `(` $devices `)` attr-dict `:` qualified(type($result))
+  }];
+}
+
+def BP_LocalZeroOp
+    : BP_P2POp<"local_zero", [MemoryEffects<[MemRead, MemWrite]>,
+                              AllTypesMatch<["dest", "result"]>]> {
+  let summary = "fill a tensor with zeros on some devices";
+  let description = [{
+    On each device listed in `devices`, writes zeros into `dest` in place and
+    returns `dest`; other devices do nothing and return `dest` unchanged.
+    `bp-decompose-collective-permute` emits it for a permute into a
+    destination: the devices that are no target of the permute get zeros.
+
+    ```mlir
+    %r = bp.local_zero %dest devices([0, 2]) : !bp.tensor<16x16xf32>
+    ```
+  }];
+  let arguments = (ins BP_GMTensor:$dest, DenseI64ArrayAttr:$devices);
+  let results = (outs BP_GMTensor:$result);
+  let assemblyFormat = [{
+    $dest `devices` `(` $devices `)` attr-dict `:` qualified(type($result))
   }];
 }
 

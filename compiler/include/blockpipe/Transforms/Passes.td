@@ -155,6 +155,13 @@ def BPDecomposeCollectivePermute
     3. one or two phases, each `bp.recv` into the buffer then `bp.send %x`,
        both carrying the phase's pairs and the permute's channel.
 
+    With a destination, `bp.collective_permute %x into %dest`, no tensor is
+    created: the destination is the buffer, and the result is written into
+    it in place. Since a destination keeps what it held, step 1 becomes
+    `bp.local_zero %dest devices([...])` for the devices of
+    [0, bp.num_devices) that are no target (StableHLO gives them zeros),
+    left out when every device is a target.
+
     Phases. A device's recv blocks until its source has sent; `send` does not
     block. Recv-before-send over a cycle of pairs (e.g. the ring shift
     `[[0,1],[1,2],[2,3],[3,0]]`) would make every device wait for a device
@@ -165,6 +172,11 @@ def BPDecomposeCollectivePermute
     acyclic, so its waits end; phase 1 starts after phase 0 on every device.
     Without a cycle there is a single phase. Every device still receives in
     exactly one phase, so the result is the buffer after the last phase.
+
+    Errors: a permute with a destination in a module without
+    `bp.num_devices` (the devices that get zeros are unknown). The op's
+    verifier already asks for `bp.num_devices` whenever it has pairs, so only
+    IR that skipped verification gets here.
   }];
   let dependentDialects = ["::mlir::bp::BPDialect"];
 }
@@ -180,19 +192,35 @@ def BPVerifyP2P : Pass<"bp-verify-p2p", "::mlir::ModuleOp"> {
     must move the same element type and compatible shapes (a dynamic
     dimension matches any size).
 
+    Loops. A transfer inside an `scf.for` whose lower bound, upper bound and
+    step are constants (`arith.constant`) runs once per iteration: the body's
+    transfers are repeated trip-count times, nested loops multiplying, both
+    in the k-th send / k-th recv matching and in each device's sequence
+    below. Any other enclosing op (an `scf.for` with a bound or step computed
+    at run time, an `scf.if`, an `scf.while`, ...) leaves the number of
+    transfers unknown, and the transfer is an error.
+
     Deadlock check. Each device runs, in module order, the transfers of the
     orchestration functions placed on it (`bp.device`), or of those without a
     placement, in which it takes part (a source of a send, a target of a
     recv). A send never blocks; a recv waits until its matched send ran on
     the source device. The pass simulates this; if devices are left waiting,
-    the waits form a cycle, which is reported. Ops inside loops are counted
-    once; `bp.collective_permute` (not yet decomposed) is not checked.
+    the waits form a cycle, which is reported. The simulation runs at most
+    1,000,000 transfers (one per device that runs it), loops unrolled.
+    `bp.collective_permute` (not yet decomposed) is not checked.
 
     Errors (at the op's location, with a note at the other op):
     - a send without a matching recv, or a recv without a matching send
-      (a note points at a transfer on the same channel with other pairs);
+      (a note points at a transfer on the same channel with other pairs;
+      where the counts differ, both are given);
     - a matched send and recv that move different tensor types;
-    - a wait cycle between devices (a note for every recv in the cycle).
+    - a wait cycle between devices (a note for every recv in the cycle);
+    - a transfer inside a loop whose trip count is not known at compile
+      time, or under a condition (a note at the loop or the condition);
+    - a loop whose iterations would take the simulation past 1,000,000
+      transfers (at the loop).
+
+    A transfer inside a loop is reported once, not once per iteration.
   }];
   let dependentDialects = ["::mlir::bp::BPDialect"];
 }

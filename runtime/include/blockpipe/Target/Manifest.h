@@ -132,6 +132,20 @@ struct ManifestOrchestration {
   std::vector<ManifestLaunch> launches;
 };
 
+/// The sends of a mesh program, each with its channel handle.
+struct ManifestTransfer {
+  int64_t channel = 0;
+  std::vector<std::pair<int64_t, int64_t>> sourceTargetPairs;
+  DType dtype = DType::FP32;
+  std::vector<std::optional<int64_t>> shape;
+};
+
+struct ManifestMesh {
+  /// 1 for a program of one device.
+  int64_t devices = 1;
+  std::vector<ManifestTransfer> transfers;
+};
+
 struct Manifest {
   int64_t schemaVersion = kManifestSchemaVersion;
   std::string generator;
@@ -143,6 +157,7 @@ struct Manifest {
   std::string kernelTableSymbol;
   std::vector<ManifestKernel> kernels;
   std::vector<ManifestOrchestration> orchestrations;
+  ManifestMesh mesh;
 
   /// The kernel or orchestration named `name`, or null.
   const ManifestKernel *findKernel(std::string_view name) const;
