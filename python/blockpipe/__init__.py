@@ -5,7 +5,8 @@ from blockpipe.errors import BuildError, CompileError, Diagnostic
 __all__ = ["BuildError", "CompileError", "CompiledProgram", "Diagnostic", "compile", "verify_ir"]
 
 
-def compile(program, output_dir=None, target="cpu-sim", dump_passes=False, quiet=None):
+def compile(program, output_dir=None, target="cpu-sim", dump_passes=False, quiet=None,
+            devices=None):
     """Compiles and builds a @pl.program; returns a CompiledProgram.
 
     See blockpipe.compiler.compile.
@@ -13,7 +14,7 @@ def compile(program, output_dir=None, target="cpu-sim", dump_passes=False, quiet
     from blockpipe.compiler import compile as _compile
 
     return _compile(program, output_dir=output_dir, target=target, dump_passes=dump_passes,
-                    quiet=quiet)
+                    quiet=quiet, devices=devices)
 
 
 def __getattr__(name):

@@ -66,7 +66,11 @@ class CompiledProgram:
         self._pass_ir = pass_ir
         self.config = json.loads(artifacts["kernel_config.json"])
         self._orchestrations = {o["name"]: o for o in self.config.get("orchestrations", [])}
+        # A mesh program runs on `devices` devices; its arrays carry the
+        # device on axis 0.
+        self.devices = self.config["mesh"]["devices"]
         self._device = None
+        self._mesh = None
         self._library = None
 
     # ------------------------------------------------------------------ IR
@@ -113,24 +117,43 @@ class CompiledProgram:
         place and returned (one array, a tuple, or None)."""
         entry = self._entry(orchestration)
         params = entry["signature"]
-        prepared = self._validate(entry["name"], params, args)
+        mesh = self.devices > 1
+        prepared = self._validate(entry["name"], params, args, self.devices if mesh else None)
         from blockpipe import _runtime
 
-        if self._device is None:
-            self._device = _runtime.Device(label=self.program.name)
+        if self._library is None:
             self._library = _runtime.Library(str(self.library_path))
         runtime_params = [
             _runtime.Param(p["name"], p["kind"] == "tensor", p["dtype"], p.get("dir", "in"))
             for p in params
         ]
-        _runtime.run_orchestration(self._device, self._library, entry["symbol"],
-                                   runtime_params, prepared)
+        if mesh:
+            if self._mesh is None:
+                self._mesh = _runtime.Mesh(self.devices, label=self.program.name)
+            _runtime.run_mesh_orchestration(self._mesh, self._library, entry["symbol"],
+                                            runtime_params, prepared)
+        else:
+            if self._device is None:
+                self._device = _runtime.Device(label=self.program.name)
+            _runtime.run_orchestration(self._device, self._library, entry["symbol"],
+                                       runtime_params, prepared)
         outs = [a for a, p in zip(args, params) if p["kind"] == "tensor" and p.get("dir") != "in"]
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def _validate(self, name: str, params: Sequence[dict], args) -> list:
+    def transfer_counters(self) -> Dict[str, int]:
+        """What the mesh's channels moved so far: bytes device to device,
+        bytes through a host buffer, transfers and channels created."""
+        if self._mesh is None:
+            return {"device_to_device_bytes": 0, "host_staged_bytes": 0, "transfers": 0,
+                    "channels_created": 0}
+        return self._mesh.counters()
+
+    def _validate(self, name: str, params: Sequence[dict], args,
+                  devices: Optional[int] = None) -> list:
+        """Checks `args` against `params`; with `devices`, every array has
+        the device on an extra leading axis of that size."""
         if len(args) != len(params):
             names = ", ".join(p["name"] for p in params)
             raise ValueError(f"{self.program.name}.{name} takes {len(params)} arguments ({names}), "
@@ -160,10 +183,11 @@ class CompiledProgram:
                                  "cannot supply")
             if arg.dtype != want:
                 raise ValueError(f"parameter '{pname}' must have dtype {want}, got {arg.dtype}")
-            shape = param["shape"]
+            shape = param["shape"] if devices is None else [devices] + list(param["shape"])
             if arg.ndim != len(shape) or any(d is not None and d != n for d, n in zip(shape, arg.shape)):
                 expected = "x".join("?" if d is None else str(d) for d in shape)
-                raise ValueError(f"parameter '{pname}' must have shape {expected}, got "
+                where = "" if devices is None else f" (axis 0: the {devices} devices of the mesh)"
+                raise ValueError(f"parameter '{pname}' must have shape {expected}{where}, got "
                                  f"{'x'.join(map(str, arg.shape))}")
             if not arg.flags.c_contiguous:
                 raise ValueError(f"parameter '{pname}' must be C-contiguous "
@@ -196,8 +220,14 @@ def _project_name(name: str) -> str:
 
 
 def compile(program: Program, output_dir: Optional[os.PathLike] = None, target: str = "cpu-sim",
-            dump_passes: bool = False, quiet: Optional[bool] = None) -> CompiledProgram:
+            dump_passes: bool = False, quiet: Optional[bool] = None,
+            devices: Optional[int] = None) -> CompiledProgram:
     """Compiles a `@pl.program` and builds it; see CompiledProgram.
+
+    `devices=N` compiles a mesh program: its orchestration runs on each of N
+    devices (`pl.device_id()` says which), transfers between them go through
+    `pl.send`/`pl.recv`/`pl.collective_permute`, and every array passed to
+    it carries the device on axis 0.
 
     `output_dir` receives the generated project (default: a directory in the
     cache named after the program's content). With `dump_passes` the IR after
@@ -209,12 +239,15 @@ def compile(program: Program, output_dir: Optional[os.PathLike] = None, target: 
         raise TypeError(f"blockpipe.compile takes a @pl.program class, got {program!r}")
     from blockpipe import _core
 
+    if devices is not None and (isinstance(devices, bool) or not isinstance(devices, int)
+                                or devices < 1):
+        raise ValueError(f"devices must be a positive integer, got {devices!r}")
     if target not in _core.bundled_targets():
         raise ValueError(f"unknown target '{target}'; available: "
                          f"{', '.join(_core.bundled_targets())}")
     from blockpipe.language.lowering import lower_program
 
-    input_ir = lower_program(program, _core).text(True)
+    input_ir = lower_program(program, _core, devices=devices).text(True)
     final_ir, pass_ir = _core.run_pipeline(input_ir, program.source_file, True, True,
                                            target=target)
     project = _project_name(program.name)

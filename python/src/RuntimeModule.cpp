@@ -10,6 +10,7 @@
 #include "blockpipe/HAL/Device.h"
 #include "blockpipe/Runtime/Environment.h"
 #include "blockpipe/Runtime/Error.h"
+#include "blockpipe/Runtime/Mesh.h"
 #include "blockpipe/Runtime/TaskGraph.h"
 #include "blockpipe/Runtime/Trace.h"
 #include "blockpipe/Tile/Types.h"
@@ -146,53 +147,145 @@ void waitInterruptibly(rt::TaskGraph &graph) {
   }
 }
 
+/// The arguments of one call as the host holds them: a numpy array per
+/// tensor (its buffer read without the GIL), packed bytes per scalar.
+struct HostArgs {
+  std::vector<py::array> arrays;
+  std::vector<std::array<unsigned char, 8>> scalars;
+};
+
+/// Reads `args` (validated by the caller) against `params`; with `devices`
+/// > 0 every array has the device on an extra leading axis.
+HostArgs readArgs(const std::vector<Param> &params, py::list args,
+                  int64_t devices) {
+  if (args.size() != params.size())
+    throw std::invalid_argument("expected " + std::to_string(params.size()) +
+                                " arguments, got " +
+                                std::to_string(args.size()));
+  HostArgs host;
+  host.arrays.resize(params.size());
+  host.scalars.resize(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Param &param = params[i];
+    if (!param.isTensor) {
+      packScalar(rt::dtypeFromName(param.dtype), args[i],
+                 host.scalars[i].data());
+      continue;
+    }
+    py::array array = py::reinterpret_borrow<py::array>(args[i]);
+    int64_t elements = 1;
+    for (py::ssize_t k = 0; k < array.ndim(); ++k)
+      elements *= array.shape(k);
+    if (static_cast<int64_t>(array.nbytes()) !=
+        elements * rt::dtypeBytes(rt::dtypeFromName(param.dtype)))
+      throw std::invalid_argument("parameter '" + param.name +
+                                  "': array size does not match its dtype");
+    if (devices > 0 && (array.ndim() < 1 || array.shape(0) != devices))
+      throw std::invalid_argument("parameter '" + param.name +
+                                  "': axis 0 must be the mesh's " +
+                                  std::to_string(devices) + " devices");
+    host.arrays[i] = array;
+  }
+  return host;
+}
+
+/// One device's part of a call: tensors uploaded to its GM (the slice of
+/// axis 0 for `device` when `devices` > 0), scalars, and the entry's argv.
+struct DeviceArgs {
+  std::vector<rt::Tensor> tensors;
+  std::vector<void *> argv;
+
+  DeviceArgs(rt::TaskGraph &graph, const std::vector<Param> &params,
+             HostArgs &host, int64_t device, int64_t devices)
+      : tensors(params.size()), argv(params.size()) {
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (!params[i].isTensor) {
+        argv[i] = host.scalars[i].data();
+        continue;
+      }
+      const py::array &array = host.arrays[i];
+      const int64_t bytes =
+          static_cast<int64_t>(array.nbytes()) / std::max<int64_t>(devices, 1);
+      std::vector<int64_t> shape(array.shape() + (devices > 0 ? 1 : 0),
+                                 array.shape() + array.ndim());
+      tensors[i] = graph.uploadTensor(
+          params[i].name, shape, rt::dtypeFromName(params[i].dtype),
+          static_cast<const char *>(array.data()) + device * bytes, bytes);
+      argv[i] = &tensors[i];
+    }
+  }
+
+  /// Copies the Out and InOut tensors back into their arrays.
+  void copyBack(rt::Device &from, const std::vector<Param> &params,
+                HostArgs &host, int64_t device) {
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (!params[i].isTensor || params[i].direction == "in")
+        continue;
+      const int64_t bytes = tensors[i].bytes();
+      from.copyToHost(static_cast<char *>(host.arrays[i].mutable_data()) +
+                          device * bytes,
+                      tensors[i].data(), bytes);
+    }
+  }
+};
+
 /// Runs orchestration `entry` of `library` with `args` (numpy arrays for
 /// tensors, Python numbers for scalars), validated by the caller.
 void runOrchestration(rt::Device &device, const Library &library,
                       const std::string &entry,
                       const std::vector<Param> &params, py::list args) {
-  if (args.size() != params.size())
-    throw std::invalid_argument("expected " + std::to_string(params.size()) +
-                                " arguments, got " +
-                                std::to_string(args.size()));
+  HostArgs host = readArgs(params, args, 0);
   auto function = reinterpret_cast<OrchestrationEntry>(library.symbol(entry));
-
   rt::TaskGraph graph(device);
-  std::vector<rt::Tensor> tensors(params.size());
-  std::vector<std::array<unsigned char, 8>> scalars(params.size());
-  std::vector<void *> argv(params.size());
-  std::vector<py::array> arrays(params.size());
-  for (size_t i = 0; i < params.size(); ++i) {
-    const Param &param = params[i];
-    if (param.isTensor) {
-      py::array array = py::reinterpret_borrow<py::array>(args[i]);
-      std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
-      const rt::DType dtype = rt::dtypeFromName(param.dtype);
-      int64_t elements = 1;
-      for (int64_t dim : shape)
-        elements *= dim;
-      if (static_cast<int64_t>(array.nbytes()) !=
-          elements * rt::dtypeBytes(dtype))
-        throw std::invalid_argument("parameter '" + param.name +
-                                    "': array size does not match its dtype");
-      tensors[i] = graph.uploadTensor(param.name, shape, dtype, array.data(),
-                                      static_cast<int64_t>(array.nbytes()));
-      arrays[i] = array;
-      argv[i] = &tensors[i];
-      continue;
-    }
-    packScalar(rt::dtypeFromName(param.dtype), args[i], scalars[i].data());
-    argv[i] = scalars[i].data();
-  }
+  DeviceArgs call(graph, params, host, 0, 0);
   {
     py::gil_scoped_release release;
-    function(&graph, argv.data());
+    function(&graph, call.argv.data());
   }
   waitInterruptibly(graph);
-  for (size_t i = 0; i < params.size(); ++i)
-    if (params[i].isTensor && params[i].direction != "in")
-      device.copyToHost(arrays[i].mutable_data(), tensors[i].data(),
-                        static_cast<int64_t>(arrays[i].nbytes()));
+  call.copyBack(device, params, host, 0);
+}
+
+/// The same on every device of `mesh`: device d gets index d of every
+/// array's axis 0 and writes its Out tensors back there, once every device
+/// succeeded. Ctrl-C cancels the program on every device and raises
+/// KeyboardInterrupt.
+void runMeshOrchestration(const rt::Mesh &mesh, const Library &library,
+                          const std::string &entry,
+                          const std::vector<Param> &params, py::list args) {
+  const int64_t devices = mesh.size();
+  HostArgs host = readArgs(params, args, devices);
+  auto function = reinterpret_cast<OrchestrationEntry>(library.symbol(entry));
+  std::vector<std::unique_ptr<DeviceArgs>> calls(static_cast<size_t>(devices));
+  bool interrupted = false;
+  rt::MeshRunOptions options;
+  options.poll = std::chrono::milliseconds(50);
+  options.interrupted = [&] {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() == 0)
+      return false;
+    interrupted = true;
+    return true;
+  };
+  try {
+    py::gil_scoped_release release;
+    mesh.run(
+        [&](rt::TaskGraph &graph) {
+          const int64_t d = graph.meshIndex();
+          calls[size_t(d)] =
+              std::make_unique<DeviceArgs>(graph, params, host, d, devices);
+          function(&graph, calls[size_t(d)]->argv.data());
+        },
+        options);
+  } catch (const rt::Error &) {
+    if (interrupted)
+      throw py::error_already_set(); // the pending KeyboardInterrupt
+    throw;
+  }
+  if (interrupted)
+    throw py::error_already_set();
+  for (int64_t d = 0; d < devices; ++d)
+    calls[size_t(d)]->copyBack(mesh.device(d), params, host, d);
 }
 
 } // namespace
@@ -256,6 +349,44 @@ PYBIND11_MODULE(_runtime, m) {
   }));
 
   m.def("run_orchestration", &runOrchestration, py::arg("device"),
+        py::arg("library"), py::arg("entry"), py::arg("params"),
+        py::arg("args"));
+
+  py::class_<rt::Mesh>(m, "Mesh")
+      .def(py::init([](int64_t devices, std::optional<std::string> specPath,
+                       std::optional<int32_t> parallelism, std::string label,
+                       int64_t depth, int64_t timeoutMs) {
+             rt::MeshOptions options;
+             options.device = rt::deviceOptionsFromEnvironment();
+             options.device.label = std::move(label);
+             if (parallelism)
+               options.device.parallelism = *parallelism;
+             options.channel.depth = depth;
+             options.channel.timeout = std::chrono::milliseconds(timeoutMs);
+             rt::DeviceSpec spec =
+                 specPath ? rt::specFromFile(*specPath) : rt::builtinSpec();
+             return rt::Mesh::open(std::move(spec), {devices},
+                                   std::move(options));
+           }),
+           py::arg("devices"), py::arg("spec_path") = py::none(),
+           py::arg("parallelism") = py::none(), py::arg("label") = "",
+           py::arg("depth") = rt::ChannelOptions().depth,
+           py::arg("timeout_ms") = rt::ChannelOptions().timeout.count())
+      .def_property_readonly("size", &rt::Mesh::size)
+      .def_property_readonly("channel_count", &rt::Mesh::channelCount)
+      .def("counters",
+           [](const rt::Mesh &mesh) {
+             rt::TransferCounters c = mesh.counters();
+             py::dict out;
+             out["device_to_device_bytes"] = c.deviceToDeviceBytes;
+             out["host_staged_bytes"] = c.hostStagedBytes;
+             out["transfers"] = c.transfers;
+             out["channels_created"] = c.channelsCreated;
+             return out;
+           })
+      .def("close", &rt::Mesh::close, py::call_guard<py::gil_scoped_release>());
+
+  m.def("run_mesh_orchestration", &runMeshOrchestration, py::arg("mesh"),
         py::arg("library"), py::arg("entry"), py::arg("params"),
         py::arg("args"));
 }

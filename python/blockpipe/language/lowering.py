@@ -182,8 +182,9 @@ class ProgramLowering:
     """Lowers every function of a program into one module."""
 
     def __init__(self, program: Program, core, inference: Inference, observing: bool,
-                 tolerant: bool = False):
+                 tolerant: bool = False, devices: Optional[int] = None):
         self.program = program
+        self.devices = devices
         self.core = core
         self.observing = observing
         self.tolerant = tolerant
@@ -199,9 +200,19 @@ class ProgramLowering:
     def run(self):
         for name, spec in self.program.functions.items():
             self.sources[name] = _parse_function(spec, self.program.source_file)
-        devices = [f.device for f in self.program.functions.values() if f.device is not None]
-        if devices:
-            self.builder.set_module_attr("bp.num_devices", f"{max(devices) + 1} : i64")
+        placed = [f for f in self.program.functions.values() if f.device is not None]
+        devices = self.devices
+        if devices is None and placed:
+            devices = max(f.device for f in placed) + 1
+        for spec in placed:
+            if spec.device >= devices:
+                src = self.sources[spec.name]
+                line, col = src.position(src.tree)
+                raise CompileError(f"'{spec.name}' is placed on device {spec.device}, outside the "
+                                   f"mesh of {devices} devices (compile(..., devices={devices}))",
+                                   file=src.file, line=line, column=col)
+        if devices is not None:
+            self.builder.set_module_attr("bp.num_devices", f"{devices} : i64")
         for name in self._callees_first():
             try:
                 FunctionLowering(self, self.program.functions[name], self.sources[name]).lower()
@@ -245,16 +256,19 @@ class ProgramLowering:
         return order
 
 
-def lower_program(program: Program, core) -> "Any":
+def lower_program(program: Program, core, devices: Optional[int] = None) -> "Any":
     """Returns an IRBuilder holding the program's module (not yet verified:
-    `verify_ir(builder.text(True))` or the pass pipeline does that)."""
+    `verify_ir(builder.text(True))` or the pass pipeline does that).
+    `devices` is the size of the mesh the program runs on (default: one
+    device more than the highest `device=` placement, if any)."""
     inference = Inference()
     # A group's halves may each pop what the other pushes, so the first
     # observing run may meet a pop before its push: it tolerates the errors
     # that causes, and the second run sees every push.
     for tolerant in (True, False):
-        ProgramLowering(program, core, inference, observing=True, tolerant=tolerant).run()
-    return ProgramLowering(program, core, inference, observing=False).run()
+        ProgramLowering(program, core, inference, observing=True, tolerant=tolerant,
+                        devices=devices).run()
+    return ProgramLowering(program, core, inference, observing=False, devices=devices).run()
 
 
 def program_ir(program: Program, locations: bool = False) -> str:
@@ -1673,6 +1687,78 @@ class FunctionLowering:
                 dims.append(dynamic)
         tensor = TensorType(tuple(dims), dtype)
         (result,) = self.create("bp.tensor_create", sizes, [tensor], {}, node, name)
+        return result
+
+    # -------------------------------------------------------------- transfers
+
+    def op_device_id(self, node, name, expected):
+        self.require_kind(node, "device_id", (FunctionType.Orchestration,))
+        self.bind_args("device_id", node, (), {})
+        (result,) = self.create("bp.device_id", [], [ScalarType(INDEX)], {}, node, name)
+        return result
+
+    def transfer_attrs(self, what: str, b) -> Dict[str, str]:
+        """source_target_pairs and channel of a transfer, as attributes."""
+        pairs_node = b["source_target_pairs"]
+        pairs = self.static_pairs(pairs_node, what)
+        channel = self.static_int(b["channel"], f"pl.{what}'s channel")
+        if channel < 0:
+            raise self.error(b["channel"], f"pl.{what}'s channel must be >= 0, got {channel}")
+        flat = ", ".join(f"[{s}, {t}]" for s, t in pairs)
+        return {
+            "source_target_pairs": f"dense<[{flat}]> : tensor<{len(pairs)}x2xi64>" if pairs
+            else "dense<> : tensor<0x2xi64>",
+            "channel_handle": f"#bp.channel<handle = {channel}, type = 1>",
+        }
+
+    def static_pairs(self, node, what: str) -> List[Tuple[int, int]]:
+        """A compile-time list of [source, target] device pairs."""
+        value = node
+        if isinstance(node, ast.Name) and node.id not in self.env and node.id in self.source.globals:
+            value = self.source.globals[node.id]
+        items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else value
+        if not isinstance(items, (list, tuple)):
+            raise self.error(node, f"pl.{what}'s source_target_pairs must be a list of "
+                                   "[source, target] device pairs known at compile time")
+        pairs = []
+        for item in items:
+            elts = item.elts if isinstance(item, (ast.List, ast.Tuple)) else item
+            if not isinstance(elts, (list, tuple)) or len(elts) != 2:
+                raise self.error(item if isinstance(item, ast.AST) else node,
+                                 f"each of pl.{what}'s source_target_pairs is a [source, target] pair")
+            pair = tuple(self.static_int(e, "a device id") if isinstance(e, ast.AST) else e for e in elts)
+            if not all(isinstance(d, int) and not isinstance(d, bool) for d in pair):
+                raise self.error(node, f"pl.{what}'s device ids must be integers, got {list(pair)}")
+            pairs.append(pair)
+        return pairs
+
+    def op_send(self, node, name, expected):
+        self.require_kind(node, "send", (FunctionType.Orchestration,))
+        b = self.bind_args("send", node, ("tensor", "source_target_pairs"), {"channel": 0})
+        tensor = self.tensor_arg(b["tensor"], "pl.send's tensor")
+        self.create("bp.send", [tensor], [], self.transfer_attrs("send", b), node, name)
+        return None
+
+    def op_recv(self, node, name, expected):
+        self.require_kind(node, "recv", (FunctionType.Orchestration,))
+        b = self.bind_args("recv", node, ("tensor", "source_target_pairs"), {"channel": 0})
+        dest = self.tensor_arg(b["tensor"], "pl.recv's tensor")
+        self.check_writable(dest, b["tensor"], "pl.recv writes into")
+        (result,) = self.create("bp.recv", [dest], [dest.type], self.transfer_attrs("recv", b), node, name)
+        return result
+
+    def op_collective_permute(self, node, name, expected):
+        self.require_kind(node, "collective_permute", (FunctionType.Orchestration,))
+        b = self.bind_args("collective_permute", node, ("tensor", "out", "source_target_pairs"),
+                           {"channel": 0})
+        tensor = self.tensor_arg(b["tensor"], "pl.collective_permute's tensor")
+        out = self.tensor_arg(b["out"], "pl.collective_permute's out")
+        if not _same_type(tensor.type, out.type):
+            raise self.error(b["out"], f"pl.collective_permute's out must be {tensor.type} like its "
+                                       f"tensor, got {out.type}")
+        self.check_writable(out, b["out"], "pl.collective_permute writes into")
+        (result,) = self.create("bp.collective_permute", [tensor, out], [out.type],
+                                self.transfer_attrs("collective_permute", b), node, name)
         return result
 
     def call_function(self, node: ast.Call, callee: str, name, multi: bool):

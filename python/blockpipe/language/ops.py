@@ -35,6 +35,8 @@ _NAMES = [
     "matmul",
     # control and orchestration
     "range", "spmd", "create_tensor",
+    # transfers between the devices of a mesh
+    "device_id", "send", "recv", "collective_permute",
     # explicit pipes
     "aic_initialize_pipe", "aiv_initialize_pipe",
     "tpush_to_aiv", "tpop_from_aic", "tfree_to_aic",
