@@ -207,12 +207,15 @@ class ProgramLowering:
         for spec in placed:
             if spec.device >= devices:
                 src = self.sources[spec.name]
-                line, col = src.position(src.tree)
+                # The decorator that places it, where there is one.
+                line, col = src.position(src.tree.decorator_list[0] if src.tree.decorator_list
+                                         else src.tree)
                 raise CompileError(f"'{spec.name}' is placed on device {spec.device}, outside the "
                                    f"mesh of {devices} devices (compile(..., devices={devices}))",
                                    file=src.file, line=line, column=col)
         if devices is not None:
             self.builder.set_module_attr("bp.num_devices", f"{devices} : i64")
+        self.devices = devices
         for name in self._callees_first():
             try:
                 FunctionLowering(self, self.program.functions[name], self.sources[name]).lower()
@@ -1697,8 +1700,11 @@ class FunctionLowering:
         (result,) = self.create("bp.device_id", [], [ScalarType(INDEX)], {}, node, name)
         return result
 
-    def transfer_attrs(self, what: str, b) -> Dict[str, str]:
+    def transfer_attrs(self, what: str, b, node) -> Dict[str, str]:
         """source_target_pairs and channel of a transfer, as attributes."""
+        if self.program.devices is None:
+            raise self.error(node, f"pl.{what} moves tensors between the devices of a mesh; compile "
+                                   "the program for one with blockpipe.compile(..., devices=N)")
         pairs_node = b["source_target_pairs"]
         pairs = self.static_pairs(pairs_node, what)
         channel = self.static_int(b["channel"], f"pl.{what}'s channel")
@@ -1736,7 +1742,7 @@ class FunctionLowering:
         self.require_kind(node, "send", (FunctionType.Orchestration,))
         b = self.bind_args("send", node, ("tensor", "source_target_pairs"), {"channel": 0})
         tensor = self.tensor_arg(b["tensor"], "pl.send's tensor")
-        self.create("bp.send", [tensor], [], self.transfer_attrs("send", b), node, name)
+        self.create("bp.send", [tensor], [], self.transfer_attrs("send", b, node), node, name)
         return None
 
     def op_recv(self, node, name, expected):
@@ -1744,7 +1750,7 @@ class FunctionLowering:
         b = self.bind_args("recv", node, ("tensor", "source_target_pairs"), {"channel": 0})
         dest = self.tensor_arg(b["tensor"], "pl.recv's tensor")
         self.check_writable(dest, b["tensor"], "pl.recv writes into")
-        (result,) = self.create("bp.recv", [dest], [dest.type], self.transfer_attrs("recv", b), node, name)
+        (result,) = self.create("bp.recv", [dest], [dest.type], self.transfer_attrs("recv", b, node), node, name)
         return result
 
     def op_collective_permute(self, node, name, expected):
@@ -1758,7 +1764,7 @@ class FunctionLowering:
                                        f"tensor, got {out.type}")
         self.check_writable(out, b["out"], "pl.collective_permute writes into")
         (result,) = self.create("bp.collective_permute", [tensor, out], [out.type],
-                                self.transfer_attrs("collective_permute", b), node, name)
+                                self.transfer_attrs("collective_permute", b, node), node, name)
         return result
 
     def call_function(self, node: ast.Call, callee: str, name, multi: bool):
