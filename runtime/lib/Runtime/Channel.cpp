@@ -1,6 +1,7 @@
 //===- Channel.cpp - Device-to-device channels ----------------------------===//
 
 #include "blockpipe/Runtime/Channel.h"
+#include "Format.h"
 #include "blockpipe/HAL/Device.h"
 
 #include <map>
@@ -35,13 +36,8 @@ int64_t TransferBuffer::bytes() const {
 }
 
 std::string TransferBuffer::describeType() const {
-  std::string text = dtypeName(dtype);
-  text += ' ';
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? "x" : "") + std::to_string(shape[i]);
-  if (shape.empty())
-    text += "scalar";
-  return text;
+  return std::string(dtypeName(dtype)) + ' ' +
+         (shape.empty() ? "scalar" : shapeText(shape));
 }
 
 //===----------------------------------------------------------------------===//

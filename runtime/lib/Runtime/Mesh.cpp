@@ -1,6 +1,7 @@
 //===- Mesh.cpp - Devices opened together, their channels, mesh runs ------===//
 
 #include "blockpipe/Runtime/Mesh.h"
+#include "Format.h"
 #include "blockpipe/Runtime/TaskGraph.h"
 
 #include <algorithm>
@@ -28,13 +29,6 @@ struct ActiveRun {
   std::vector<std::unique_ptr<TaskGraph>> *graphs = nullptr;
   std::vector<int64_t> ids;
 };
-
-std::string joinShape(const std::vector<int64_t> &shape) {
-  std::string text;
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? "x" : "") + std::to_string(shape[i]);
-  return text;
-}
 
 } // namespace
 
@@ -96,7 +90,7 @@ Mesh Mesh::open(DeviceSpec spec, std::vector<int64_t> shape,
   int64_t count = 1;
   for (int64_t dim : shape) {
     if (dim < 1)
-      throw Error("mesh shape " + joinShape(shape) +
+      throw Error("mesh shape " + shapeText(shape, false) +
                   ": every dim must be at least 1");
     count *= dim;
   }
@@ -148,14 +142,16 @@ Mesh Mesh::submesh(std::vector<int64_t> offset,
                    std::vector<int64_t> shape) const {
   const std::vector<int64_t> &parent = view_->shape;
   if (offset.size() != parent.size() || shape.size() != parent.size())
-    throw Error("submesh " + joinShape(shape) + " at offset " +
-                joinShape(offset) + " of a mesh of shape " + joinShape(parent) +
+    throw Error("submesh " + shapeText(shape, false) + " at offset " +
+                shapeText(offset, false) + " of a mesh of shape " +
+                shapeText(parent, false) +
                 ": give one offset and one extent per " + "dim of the mesh");
   for (size_t d = 0; d < parent.size(); ++d)
     if (offset[d] < 0 || shape[d] < 1 || offset[d] + shape[d] > parent[d])
-      throw Error("submesh " + joinShape(shape) + " at offset " +
-                  joinShape(offset) + " does not fit in the mesh of shape " +
-                  joinShape(parent) + " (dim " + std::to_string(d) + ")");
+      throw Error(
+          "submesh " + shapeText(shape, false) + " at offset " +
+          shapeText(offset, false) + " does not fit in the mesh of shape " +
+          shapeText(parent, false) + " (dim " + std::to_string(d) + ")");
   std::vector<int64_t> ids;
   std::vector<int64_t> index(shape.size(), 0);
   for (;;) {

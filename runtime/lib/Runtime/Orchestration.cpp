@@ -1,6 +1,7 @@
 //===- Orchestration.cpp - Checks generated orchestration calls -----------===//
 
 #include "blockpipe/Runtime/Orchestration.h"
+#include "Format.h"
 
 #include <algorithm>
 #include <mutex>
@@ -8,10 +9,8 @@
 namespace blockpipe::runtime {
 
 namespace {
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string text;
-  for (int64_t dim : shape)
-    text += (text.empty() ? "" : "x") + (dim < 0 ? "?" : std::to_string(dim));
+std::string describeShape(const std::vector<int64_t> &shape) {
+  std::string text = shapeText(shape);
   return text.empty() ? "a scalar shape" : text;
 }
 } // namespace
@@ -25,15 +24,16 @@ void checkTensor(const Tensor &tensor, const char *name,
   const std::vector<int64_t> &got = tensor.shape();
   if (got.size() != expected.size())
     throw Error(what + " has " + std::to_string(got.size()) + " dims (" +
-                shapeText(got) + "); the program was compiled for " +
-                std::to_string(expected.size()) + " (" + shapeText(expected) +
-                ")");
+                describeShape(got) + "); the program was compiled for " +
+                std::to_string(expected.size()) + " (" +
+                describeShape(expected) + ")");
   for (size_t k = 0; k < expected.size(); ++k)
     if (expected[k] >= 0 && got[k] != expected[k])
       throw Error(what + ": dim " + std::to_string(k) + " is " +
                   std::to_string(got[k]) + "; the program was compiled for " +
                   std::to_string(expected[k]) + " (shape " +
-                  shapeText(expected) + ", got " + shapeText(got) + ")");
+                  describeShape(expected) + ", got " + describeShape(got) +
+                  ")");
   if (tensor.dtype() != dtype)
     throw Error(what + " has dtype " + dtypeName(tensor.dtype()) +
                 "; the program was compiled for " + dtypeName(dtype));
