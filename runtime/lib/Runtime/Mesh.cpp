@@ -193,6 +193,10 @@ Channel &Mesh::channel(int64_t source, int64_t target, int64_t channel) const {
   return *slot;
 }
 
+const ChannelOptions &Mesh::channelOptions() const {
+  return state_->options.channel;
+}
+
 TransferCounters Mesh::counters() const { return state_->stats->snapshot(); }
 
 int64_t Mesh::channelCount() const {

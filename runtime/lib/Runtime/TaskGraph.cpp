@@ -65,9 +65,13 @@ struct TaskGraph::Task {
   std::string error;
   double submitTs = 0;
 
-  /// "kernel 'k'", or the host task's name.
+  /// What the graph's scope was when the task was submitted.
+  std::string scope;
+
+  /// "kernel 'k'", or the host task's name; then " of <scope>".
   std::string label() const {
-    return host ? host->name : "kernel '" + kernel.name + "'";
+    return (host ? host->name : "kernel '" + kernel.name + "'") +
+           (scope.empty() ? "" : " of " + scope);
   }
 };
 
@@ -179,6 +183,7 @@ TaskGraph::TaskId TaskGraph::add(std::unique_ptr<Task> task,
   TaskId id;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    task->scope = scope_;
     id = task->id = nextId_++;
     std::set<TaskId> deps;
     for (TaskId dep : after) {

@@ -78,6 +78,8 @@ public:
   /// first use and cached. Error for an id outside the mesh or a device
   /// sending to itself.
   Channel &channel(int64_t source, int64_t target, int64_t channel) const;
+  /// The options every channel of the mesh gets.
+  const ChannelOptions &channelOptions() const;
   /// Transfers so far on every channel of the whole mesh.
   TransferCounters counters() const;
   /// Channels created so far.

@@ -168,6 +168,10 @@ public:
 
   Device &device() { return device_; }
 
+  /// Tasks submitted from now on belong to `scope` (e.g. "stage 1,
+  /// microbatch 3"): their messages say so. Empty: none.
+  void setScope(std::string scope) { scope_ = std::move(scope); }
+
   /// The graph runs device `index` of `mesh`'s program (Mesh::run sets it).
   void setMesh(const Mesh &mesh, int64_t index);
   /// The mesh, or null for a graph of one device.
@@ -201,6 +205,7 @@ private:
   /// Set by cancel() until the next wait().
   std::optional<std::string> cancelled_;
   std::optional<Mesh> mesh_;
+  std::string scope_;
   int64_t meshIndex_ = 0;
 };
 
