@@ -2,10 +2,13 @@
 
     python -m blockpipe compile FILE.py [--program NAME] -o DIR [--dump-passes]
     python -m blockpipe run FILE.py [--program NAME]
+    python -m blockpipe trace-plot TRACE.json -o PICTURE.png
 
 `compile` writes the generated project of one @pl.program of FILE.py to DIR
 and builds it. `run` loads FILE.py and calls its `main()` (as examples have);
-a file without one is an error.
+a file without one is an error. `trace-plot` draws the pipeline schedule a
+trace recorded (BLOCKPIPE_TRACE) as one row per device and prints each
+device's bubble (the share of the run it was idle).
 """
 
 from __future__ import annotations
@@ -48,11 +51,27 @@ def main(argv=None) -> int:
     run = sub.add_parser("run", help="call the main() function of FILE.py")
     run.add_argument("file", type=pathlib.Path)
     run.add_argument("--program", help="only check that this program exists in FILE")
+    plot = sub.add_parser("trace-plot", help="draw a trace's pipeline schedule per device")
+    plot.add_argument("file", type=pathlib.Path)
+    plot.add_argument("-o", "--output", type=pathlib.Path, required=True,
+                      help="the picture (.png, .svg or .pdf)")
     args = parser.parse_args(argv)
 
     if not args.file.is_file():
         print(f"error: {args.file}: no such file", file=sys.stderr)
         return 2
+    if args.command == "trace-plot":
+        from blockpipe import traceplot
+
+        try:
+            measured = traceplot.plot(str(args.file), str(args.output))
+        except (ValueError, KeyError) as err:
+            print(f"error: {args.file}: {err}", file=sys.stderr)
+            return 1
+        for device, bubble in sorted(measured.items()):
+            print(f"{device}: bubble {bubble:.3f}")
+        print(f"wrote {args.output}")
+        return 0
     try:
         if args.command == "compile":
             import blockpipe

@@ -68,6 +68,14 @@ struct TaskGraph::Task {
   /// What the graph's scope was when the task was submitted.
   std::string scope;
 
+  /// "task 3 k" (or the host task's name), then " of <scope>": its span in
+  /// the trace.
+  std::string traceName() const {
+    return "task " + std::to_string(id) + " " +
+           (host ? host->name : kernel.name) +
+           (scope.empty() ? "" : " of " + scope);
+  }
+
   /// "kernel 'k'", or the host task's name; then " of <scope>".
   std::string label() const {
     return (host ? host->name : "kernel '" + kernel.name + "'") +
@@ -253,11 +261,7 @@ void TaskGraph::start(const std::vector<TaskId> &ready) {
       std::lock_guard<std::mutex> lock(mutex_);
       task = tasks_.at(id).get();
     }
-    device_.tracer().async(
-        'b',
-        "task " + std::to_string(id) + " " +
-            (task->host ? task->host->name : task->kernel.name),
-        "task", uint64_t(id));
+    device_.tracer().async('b', task->traceName(), "task", uint64_t(id));
     if (task->host) {
       startHost(id, *task->host);
       continue;
@@ -324,10 +328,7 @@ void TaskGraph::finished(TaskId id, const std::string &error) {
   std::unique_lock<std::mutex> lock(mutex_);
   Task &task = *tasks_.at(id);
   running_.erase(id);
-  tracer.async('e',
-               "task " + std::to_string(id) + " " +
-                   (task.host ? task.host->name : task.kernel.name),
-               "task", uint64_t(id));
+  tracer.async('e', task.traceName(), "task", uint64_t(id));
   if (!error.empty()) {
     failLocked(task, error, false);
   } else {

@@ -151,3 +151,24 @@ TEST(Pipeline, BadProgramsAreRefusedBeforeRunning) {
   EXPECT_TRUE(contains(errorOf([&] { runPipeline(mesh, program); }),
                        "the schedule has 3 stages but 2 are given"));
 }
+
+TEST(Pipeline, TheTraceNamesEachTasksStageAndMicrobatch) {
+  MeshOptions options;
+  options.device.tracePath = ::testing::TempDir() + "pipeline_trace.json";
+  options.device.label = "affine";
+  Mesh mesh = Mesh::open("cpu-sim", {2}, options);
+  runAffine(mesh, gpipeSchedule({0, 1}, 3));
+  // What `python -m blockpipe trace-plot` reads: every compute of stage s
+  // on microbatch k, under its device's pid.
+  for (int64_t s = 0; s < 2; ++s)
+    for (int64_t k = 0; k < 3; ++k) {
+      const std::string suffix = " of stage 'affine" + std::to_string(s) +
+                                 "' (" + std::to_string(s) + "), microbatch " +
+                                 std::to_string(k);
+      int found = 0;
+      for (const TraceEvent &event : mesh.device(s).tracer().events())
+        found += event.cat == "task" && event.ph == 'b' &&
+                 contains(event.name, "affine" + suffix);
+      EXPECT_EQ(found, 1) << suffix;
+    }
+}
