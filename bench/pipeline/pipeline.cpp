@@ -139,7 +139,7 @@ int main(int argc, char **argv) {
   const bench::Options options = bench::parseOptions(argc, argv);
   const int reps = options.quick ? 3 : 7;
   // About 1 ms of work per stage and microbatch.
-  const int64_t rounds = options.quick ? 100 : 200;
+  const int64_t rounds = options.quick ? 200 : 2000;
   MeshOptions meshOptions;
   meshOptions.device.tracePath = "/dev/null";
   meshOptions.device.label = "pipeline bench";
