@@ -88,8 +88,12 @@ private:
   /// the user's line. Once per launch.
   void checkCoreNum(bp::LaunchOp launch);
   LogicalResult aliasResults(Operation *op, func::FuncOp callee);
-  /// Transfers go device to device; host transfers have no runtime yet.
-  LogicalResult checkDeviceTransfer(Operation *op, bool isHostTransfer);
+  /// `rt::<call>(bp_graph, tensor, channel, pairs, where);` of a send or
+  /// recv. Transfers go device to device; host transfers have no runtime.
+  LogicalResult emitTransfer(Operation *op, llvm::StringRef call, Value tensor,
+                             DenseIntElementsAttr pairs,
+                             bp::ChannelHandleAttr channel,
+                             bool isHostTransfer);
   /// `{{0, 1}, {1, 2}}` of a source_target_pairs attribute.
   static std::string pairsList(DenseIntElementsAttr pairs);
   static std::string devicesList(ArrayRef<int64_t> devices);
@@ -272,14 +276,21 @@ LogicalResult OrchestrationBody::aliasResults(Operation *op,
   return success();
 }
 
-LogicalResult OrchestrationBody::checkDeviceTransfer(Operation *op,
-                                                     bool isHostTransfer) {
+LogicalResult OrchestrationBody::emitTransfer(Operation *op,
+                                              llvm::StringRef call,
+                                              Value tensor,
+                                              DenseIntElementsAttr pairs,
+                                              bp::ChannelHandleAttr channel,
+                                              bool isHostTransfer) {
   if (isHostTransfer)
     return error(op, "'")
            << op->getName()
            << "' with is_host_transfer = true moves data between a device "
               "and the host, which the runtime does not do; device-to-device "
               "transfers leave it false";
+  out.line("rt::" + call.str() + "(bp_graph, " + expr(tensor) + ", " +
+           std::to_string(channel.getHandle()) + ", " + pairsList(pairs) +
+           ", " + where(op) + ");");
   return success();
 }
 
@@ -454,22 +465,16 @@ LogicalResult OrchestrationBody::emitSideOp(Operation *op) {
         alias(op, "rt::deviceId(bp_graph)");
         return success();
       })
-      .Case([&](bp::SendOp op) -> LogicalResult {
-        if (failed(checkDeviceTransfer(op, op.getIsHostTransfer())))
-          return failure();
-        out.line("rt::send(bp_graph, " + expr(op.getOperand()) + ", " +
-                 std::to_string(op.getChannelHandle().getHandle()) + ", " +
-                 pairsList(op.getSourceTargetPairs()) + ", " + where(op) +
-                 ");");
-        return success();
+      .Case([&](bp::SendOp op) {
+        return emitTransfer(op, "send", op.getOperand(),
+                            op.getSourceTargetPairs(), op.getChannelHandle(),
+                            op.getIsHostTransfer());
       })
       .Case([&](bp::RecvOp op) -> LogicalResult {
-        if (failed(checkDeviceTransfer(op, op.getIsHostTransfer())))
+        if (failed(emitTransfer(op, "recv", op.getDest(),
+                                op.getSourceTargetPairs(),
+                                op.getChannelHandle(), op.getIsHostTransfer())))
           return failure();
-        out.line("rt::recv(bp_graph, " + expr(op.getDest()) + ", " +
-                 std::to_string(op.getChannelHandle().getHandle()) + ", " +
-                 pairsList(op.getSourceTargetPairs()) + ", " + where(op) +
-                 ");");
         aliasTensor(op.getResult(), op.getDest());
         return success();
       })

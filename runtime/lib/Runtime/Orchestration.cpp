@@ -136,36 +136,39 @@ bool listed(std::initializer_list<int64_t> devices, int64_t device) {
 
 } // namespace
 
-void send(TaskGraph &graph, const Tensor &tensor, int64_t channel,
-          std::initializer_list<DevicePair> pairs, const char *where) {
+namespace {
+
+/// The send (or recv) tasks of this device for `pairs`: one per pair whose
+/// source (target) it is.
+void submitTransfers(TaskGraph &graph, const Tensor &tensor, int64_t channel,
+                     std::initializer_list<DevicePair> pairs, const char *where,
+                     bool isSend) {
   const int64_t self = graph.meshIndex();
   for (const DevicePair &pair : pairs) {
-    if (pair.source != self || pair.target == self)
+    if ((isSend ? pair.source : pair.target) != self ||
+        pair.source == pair.target)
       continue;
     Channel &link = channelAt(graph, where, pair.source, pair.target, channel);
-    TransferBuffer buffer = bufferOf(graph, tensor,
-                                     "send of '" + tensor.name() + "' (" +
-                                         std::string(where) + ")");
-    graph.submit(transferTask(link, link.reserveSend(), std::move(buffer),
-                              /*isSend=*/true),
-                 {Arg::in(tensor)});
+    TransferBuffer buffer =
+        bufferOf(graph, tensor,
+                 (isSend ? "send of '" : "recv into '") + tensor.name() +
+                     "' (" + std::string(where) + ")");
+    const int64_t seq = isSend ? link.reserveSend() : link.reserveRecv();
+    graph.submit(transferTask(link, seq, std::move(buffer), isSend),
+                 {isSend ? Arg::in(tensor) : Arg::out(tensor)});
   }
+}
+
+} // namespace
+
+void send(TaskGraph &graph, const Tensor &tensor, int64_t channel,
+          std::initializer_list<DevicePair> pairs, const char *where) {
+  submitTransfers(graph, tensor, channel, pairs, where, /*isSend=*/true);
 }
 
 Tensor recv(TaskGraph &graph, const Tensor &dest, int64_t channel,
             std::initializer_list<DevicePair> pairs, const char *where) {
-  const int64_t self = graph.meshIndex();
-  for (const DevicePair &pair : pairs) {
-    if (pair.target != self || pair.source == self)
-      continue;
-    Channel &link = channelAt(graph, where, pair.source, pair.target, channel);
-    TransferBuffer buffer = bufferOf(graph, dest,
-                                     "recv into '" + dest.name() + "' (" +
-                                         std::string(where) + ")");
-    graph.submit(transferTask(link, link.reserveRecv(), std::move(buffer),
-                              /*isSend=*/false),
-                 {Arg::out(dest)});
-  }
+  submitTransfers(graph, dest, channel, pairs, where, /*isSend=*/false);
   return dest;
 }
 
