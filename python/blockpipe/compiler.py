@@ -66,6 +66,9 @@ class CompiledProgram:
         self._pass_ir = pass_ir
         self.config = json.loads(artifacts["kernel_config.json"])
         self._orchestrations = {o["name"]: o for o in self.config.get("orchestrations", [])}
+        # Pipelines run their stages (orchestrations placed on devices) on
+        # microbatches; their arrays are whole (no device axis).
+        self._pipelines = {p["name"]: p for p in self.config.get("pipelines", [])}
         # A mesh program runs on `devices` devices; its arrays carry the
         # device on axis 0.
         self.devices = self.config["mesh"]["devices"]
@@ -95,29 +98,35 @@ class CompiledProgram:
     # ----------------------------------------------------------------- run
 
     def _entry(self, name: Optional[str]) -> dict:
+        entries = {**self._orchestrations, **self._pipelines}
         if name is None:
-            if "main" in self._orchestrations:
+            if "main" in entries:
                 name = "main"
-            elif len(self._orchestrations) == 1:
+            elif len(self._pipelines) == 1:
+                name = next(iter(self._pipelines))
+            elif len(self._orchestrations) == 1 and not self._pipelines:
                 name = next(iter(self._orchestrations))
             else:
                 raise ValueError(
-                    f"program {self.program.name} has orchestrations "
-                    f"{', '.join(self._orchestrations) or '(none)'}; use .run(name, ...)")
-        if name not in self._orchestrations:
-            raise ValueError(f"program {self.program.name} has no orchestration '{name}'")
-        return self._orchestrations[name]
+                    f"program {self.program.name} has orchestrations and pipelines "
+                    f"{', '.join(entries) or '(none)'}; use .run(name, ...)")
+        if name not in entries:
+            raise ValueError(f"program {self.program.name} has no orchestration or pipeline '{name}'")
+        return entries[name]
 
     def __call__(self, *args):
-        """Runs the program's `main` (or only) orchestration."""
+        """Runs the program's `main`, its only pipeline, or its only
+        orchestration."""
         return self.run(None, *args)
 
     def run(self, orchestration: Optional[str], *args):
-        """Runs `orchestration` on `args`; Out/InOut arrays are written in
-        place and returned (one array, a tuple, or None)."""
+        """Runs `orchestration` (or a pipeline) on `args`; Out/InOut arrays
+        are written in place, once the whole call succeeded, and returned
+        (one array, a tuple, or None)."""
         entry = self._entry(orchestration)
         params = entry["signature"]
-        mesh = self.devices > 1
+        pipeline = entry["name"] in self._pipelines
+        mesh = self.devices > 1 and not pipeline
         prepared = self._validate(entry["name"], params, args, self.devices if mesh else None)
         from blockpipe import _runtime
 
@@ -127,9 +136,11 @@ class CompiledProgram:
             _runtime.Param(p["name"], p["kind"] == "tensor", p["dtype"], p.get("dir", "in"))
             for p in params
         ]
-        if mesh:
-            if self._mesh is None:
-                self._mesh = _runtime.Mesh(self.devices, label=self.program.name)
+        if (mesh or pipeline) and self._mesh is None:
+            self._mesh = _runtime.Mesh(self.devices, label=self.program.name)
+        if pipeline:
+            _runtime.run_pipeline(self._mesh, self._library, entry, runtime_params, prepared)
+        elif mesh:
             _runtime.run_mesh_orchestration(self._mesh, self._library, entry["symbol"],
                                             runtime_params, prepared)
         else:

@@ -86,6 +86,83 @@ static Json pipesOf(const Program &program, const KernelInfo &kernel) {
   return list;
 }
 
+static Json tensorOf(Type type) {
+  auto tensor = llvm::cast<bp::GMTensorType>(type);
+  return {{"dtype", dtypeName(tensor.getElementType()).value_or("unknown")},
+          {"shape", shapeOf(tensor)}};
+}
+
+/// Each pipeline: its parameters (split into microbatches or resident) and
+/// its stages in order, with where each stage argument comes from.
+static Json pipelinesOf(const Program &program) {
+  Json pipelines = Json::array();
+  for (const PipelineInfo &pipeline : program.pipelines) {
+    func::FuncOp func = pipeline.func;
+    Json entry;
+    entry["name"] = pipeline.name;
+    auto m =
+        func->getAttrOfType<IntegerAttr>(bp::BPDialect::kMicrobatchesAttrName);
+    entry["microbatches"] = m ? m.getInt() : 1;
+    auto schedule =
+        func->getAttrOfType<StringAttr>(bp::BPDialect::kScheduleAttrName);
+    entry["schedule"] = schedule ? schedule.getValue().str() : "gpipe";
+    entry["channel"] =
+        func->getAttrOfType<IntegerAttr>(bp::BPDialect::kStageChannelAttrName)
+            .getInt();
+    Json signature = signatureOf(program, func, std::nullopt, false);
+    for (Json &param : signature)
+      param["split"] = false;
+    Json stages = Json::array();
+    for (bp::StageOp stage : pipeline.stages) {
+      func::FuncOp callee = program.lookup(stage.getCallee());
+      const OrchestrationInfo *orch = program.orchestrationFor(callee);
+      Json info;
+      info["name"] = orch->name;
+      info["symbol"] = orch->entry;
+      info["device"] =
+          callee->getAttrOfType<IntegerAttr>(bp::BPDialect::kDeviceAttrName)
+              .getInt();
+      info["directory"] = orch->stageDir;
+      Json args = Json::array();
+      Json input = nullptr, output = nullptr;
+      for (auto [i, arg] : llvm::enumerate(stage.getArgs())) {
+        Json from;
+        auto param = llvm::dyn_cast<BlockArgument>(arg);
+        auto dir = callee.getArgAttrOfType<bp::ParamDirAttr>(
+            unsigned(i), bp::BPDialect::kParamDirAttrName);
+        bool isOut = dir && dir.getValue() != bp::ParamDir::In;
+        bool isParam = param && param.getOwner()->getParentOp() == func;
+        if (isOut)
+          output = tensorOf(callee.getArgumentTypes()[i]);
+        if (isParam) {
+          // The last stage's output is the pipeline's Out parameter.
+          bool split = stage.isSplitArg(unsigned(i), callee);
+          from["from"] = isOut ? "output" : "param";
+          from["param"] = param.getArgNumber();
+          from["split"] = split;
+          if (split)
+            signature[param.getArgNumber()]["split"] = true;
+        } else if (isOut) {
+          from["from"] = "output";
+        } else {
+          // The previous stage's output, received or on the same device.
+          from["from"] = "activation";
+          input = tensorOf(callee.getArgumentTypes()[i]);
+        }
+        args.push_back(from);
+      }
+      info["args"] = args;
+      info["input"] = input;
+      info["output"] = output;
+      stages.push_back(info);
+    }
+    entry["signature"] = signature;
+    entry["stages"] = stages;
+    pipelines.push_back(entry);
+  }
+  return pipelines;
+}
+
 void blockpipe::codegen::emitKernelConfig(const Program &program,
                                           FileMap &files) {
   Json config;
@@ -171,6 +248,7 @@ void blockpipe::codegen::emitKernelConfig(const Program &program,
     orchestrations.push_back(entry);
   }
   config["orchestrations"] = orchestrations;
+  config["pipelines"] = pipelinesOf(program);
 
   // The mesh the program runs on, and every channel its transfers use.
   Json mesh;

@@ -239,13 +239,31 @@ FailureOr<Program> Program::build(ModuleOp module, const EmitOptions &options) {
       program.orchestrations.push_back(std::move(info));
       break;
     }
-    case bp::FunctionKind::Pipeline:
-      return func.emitError("codegen: pipeline function '")
-             << func.getSymName()
-             << "' must first be split into per-device stages "
-                "(bp-pipeline-stages); codegen does not emit pipelines yet";
+    case bp::FunctionKind::Pipeline: {
+      if (!func->hasAttr(bp::BPDialect::kStageChannelAttrName))
+        return func.emitError("codegen: pipeline function '")
+               << func.getSymName()
+               << "' must first be split into per-device stages "
+                  "(bp-pipeline-stages, or the default pipeline)";
+      PipelineInfo info;
+      info.func = func;
+      info.name = func.getSymName().str();
+      func.walk([&](bp::StageOp stage) { info.stages.push_back(stage); });
+      program.pipelines.push_back(std::move(info));
+      break;
+    }
     }
   }
+  // A stage's orchestration is its own sub-build, stages/<ident>/.
+  for (const PipelineInfo &pipeline : program.pipelines)
+    for (bp::StageOp stage : pipeline.stages) {
+      OrchestrationInfo &orch =
+          program.orchestrations[program.orchestrationIndex.at(
+              program.lookup(stage.getCallee()).getOperation())];
+      orch.stageDir = "stages/" + orch.ident;
+      orch.source = orch.stageDir + "/" + orch.ident + ".cpp";
+      orch.header = orch.stageDir + "/" + orch.ident + ".h";
+    }
   // A group's halves must agree with the group on the pipe buffer size:
   // the group's entries slice the buffer for them.
   for (KernelInfo &info : program.kernels) {

@@ -65,6 +65,17 @@ struct OrchestrationInfo {
   std::string source; // orchestration/<ident>.cpp
   std::string header; // orchestration/<ident>.h
   std::string entry;  // bp_orchestration_<ident>
+  /// A pipeline's stage: its sub-build directory, stages/<ident>.
+  std::string stageDir;
+};
+
+/// A pipeline after bp-pipeline-stages: its stages in order. The runtime's
+/// pipeline executor runs it from kernel_config.json; no C++ is emitted.
+struct PipelineInfo {
+  /// Op handles are values whose accessors are not const.
+  mutable mlir::func::FuncOp func;
+  std::string name;
+  std::vector<mlir::bp::StageOp> stages;
 };
 
 struct Program {
@@ -76,6 +87,7 @@ struct Program {
   std::string library;
   std::vector<KernelInfo> kernels;
   std::vector<OrchestrationInfo> orchestrations;
+  std::vector<PipelineInfo> pipelines;
   llvm::DenseMap<mlir::Operation *, size_t> kernelIndex;
   llvm::DenseMap<mlir::Operation *, size_t> orchestrationIndex;
 

@@ -44,6 +44,19 @@ static bool isPipeBufferType(Type type) {
          tensor.getElementType().isSignlessInteger(8);
 }
 
+DenseIntElementsAttr
+mlir::bp::getPairsAttr(Builder &builder,
+                       ArrayRef<std::pair<int64_t, int64_t>> pairs) {
+  SmallVector<int64_t> flat;
+  for (auto [source, target] : pairs) {
+    flat.push_back(source);
+    flat.push_back(target);
+  }
+  auto type = RankedTensorType::get({static_cast<int64_t>(pairs.size()), 2},
+                                    builder.getI64Type());
+  return DenseIntElementsAttr::get(type, flat);
+}
+
 bool mlir::bp::isKernelKind(FunctionKind kind) {
   return kind == FunctionKind::InCore || kind == FunctionKind::AIC ||
          kind == FunctionKind::AIV;
@@ -187,6 +200,25 @@ LogicalResult BPDialect::verifyOperationAttribute(Operation *op,
                << "device " << n.getInt() << " is out of range: the module has "
                << *numDevices << " devices";
     }
+    return success();
+  }
+
+  if (name == kScheduleAttrName || name == kStageChannelAttrName) {
+    if (!func || getFunctionKind(func) != FunctionKind::Pipeline)
+      return op->emitError()
+             << "'" << name << "' is only allowed on pipeline functions";
+    if (name == kStageChannelAttrName) {
+      auto n = dyn_cast<IntegerAttr>(value);
+      if (!n || n.getInt() < 0)
+        return op->emitError()
+               << "'" << name << "' must be a non-negative integer";
+      return success();
+    }
+    auto text = dyn_cast<StringAttr>(value);
+    if (!text ||
+        (text.getValue() != "gpipe" && text.getValue() != "interleaved"))
+      return op->emitError()
+             << "'" << name << "' must be \"gpipe\" or \"interleaved\"";
     return success();
   }
 

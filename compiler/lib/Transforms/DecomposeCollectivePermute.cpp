@@ -76,17 +76,6 @@ PermutePlan planPermute(ArrayRef<Pair> pairs) {
   return plan;
 }
 
-DenseIntElementsAttr getPairsAttr(Builder &builder, ArrayRef<Pair> pairs) {
-  SmallVector<int64_t> flat;
-  for (auto [source, target] : pairs) {
-    flat.push_back(source);
-    flat.push_back(target);
-  }
-  auto type = RankedTensorType::get({static_cast<int64_t>(pairs.size()), 2},
-                                    builder.getI64Type());
-  return DenseIntElementsAttr::get(type, flat);
-}
-
 /// The devices of the mesh that are no target of `pairs`: StableHLO gives
 /// them zeros.
 SmallVector<int64_t> getNonTargets(ArrayRef<Pair> pairs, int64_t numDevices) {

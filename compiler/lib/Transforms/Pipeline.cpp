@@ -83,10 +83,12 @@ std::unique_ptr<Pass> makePass(size_t index,
   case 3:
     return createBPNormalizeReturnOrder();
   case 4:
-    return createBPDecomposeCollectivePermute();
+    return createBPPipelineStages();
   case 5:
-    return createBPVerifyP2P();
+    return createBPDecomposeCollectivePermute();
   case 6:
+    return createBPVerifyP2P();
+  case 7:
     return createBPVerifyCapacity();
   }
   return nullptr;
@@ -125,8 +127,9 @@ void mlir::bp::registerDefaultPipeline() {
   PassPipelineRegistration<DefaultPipelineCLOptions>(
       "bp-default-pipeline",
       "The blockpipe pass pipeline: register the target, expand mixed "
-      "kernels, inject the GM pipe buffer, normalize return order, decompose "
-      "and verify point-to-point transfers, check tiles against the "
+      "kernels, inject the GM pipe buffer, normalize return order, join "
+      "pipeline stages, decompose and verify point-to-point transfers, check "
+      "tiles against the "
       "target's local memories",
       [](OpPassManager &pm, const DefaultPipelineCLOptions &cl) {
         DefaultPipelineOptions options;

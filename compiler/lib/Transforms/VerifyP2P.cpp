@@ -151,7 +151,8 @@ private:
   SmallVector<func::FuncOp> getOrchestrations() {
     SmallVector<func::FuncOp> funcs;
     for (auto func : module.getOps<func::FuncOp>())
-      if (getFunctionKind(func) == FunctionKind::Orchestration &&
+      if ((getFunctionKind(func) == FunctionKind::Orchestration ||
+           getFunctionKind(func) == FunctionKind::Pipeline) &&
           !func.isExternal())
         funcs.push_back(func);
     return funcs;

@@ -370,6 +370,8 @@ class FunctionLowering:
             fn_attrs["bp.device"] = f"{self.spec.device} : i64"
         if self.spec.microbatches is not None:
             fn_attrs["bp.microbatches"] = f"{self.spec.microbatches} : i64"
+        if self.spec.schedule is not None:
+            fn_attrs["bp.schedule"] = _mlir_string(self.spec.schedule)
 
         # The signature must be known before the body is built, but results may
         # be inferred from the return statement: build into a placeholder whose
@@ -1782,7 +1784,11 @@ class FunctionLowering:
             value = self.expr(arg_node)
             if isinstance(ptype, ScalarType) and isinstance(value, (int, float)):
                 value = self.constant(value, ptype.dtype, arg_node)
-            if not isinstance(value, Value) or not _same_type(value.type, ptype):
+            # A pipeline's stage may take a tensor split into microbatches:
+            # bp.stage's verifier checks those (and stage boundaries).
+            staged = (self.kind is FunctionType.Pipeline and isinstance(value, Value)
+                      and isinstance(value.type, TensorType) and isinstance(ptype, TensorType))
+            if not isinstance(value, Value) or not (staged or _same_type(value.type, ptype)):
                 raise self.error(arg_node, f"argument of '{callee}' must be {ptype}, got {_describe(value)}")
             args.append(value)
 
@@ -1804,7 +1810,11 @@ class FunctionLowering:
         elif self.kind is FunctionType.Pipeline:
             if callee_kind is not FunctionType.Orchestration:
                 raise self.error(node, f"a pipeline calls orchestration stages; '{callee}' is {callee_kind.name}")
-            results = self.create("func.call", args, result_types, {"callee": _symbol_ref(callee)}, node, name)
+            # Result j is typed like the argument of the j-th Out/InOut
+            # parameter (whole or split).
+            outs = [arg for arg, d in zip(args, program.param_dirs[callee]) if d is not ParamDirection.In]
+            staged_types = [arg.type for arg in outs] if len(outs) == len(result_types) else result_types
+            results = self.create("bp.stage", args, staged_types, {"callee": _symbol_ref(callee)}, node, name)
         else:
             raise self.error(node, f"{self.kind.name} functions cannot call other functions")
         if multi:

@@ -17,6 +17,7 @@ class FunctionSpec:
     kind: FunctionType
     device: Optional[int] = None
     microbatches: Optional[int] = None
+    schedule: Optional[str] = None
 
     @property
     def name(self) -> str:
@@ -29,17 +30,29 @@ def function(
     type: FunctionType = FunctionType.InCore,  # noqa: A002 - pypto's keyword
     device: Optional[int] = None,
     microbatches: Optional[int] = None,
+    schedule: Optional[str] = None,
 ):
-    """Marks a method of a `@pl.program` class as a blockpipe function."""
+    """Marks a method of a `@pl.program` class as a blockpipe function.
+
+    `device=i` places an orchestration on device i of the mesh (a pipeline
+    stage). A `Pipeline` function runs its stages on `microbatches`
+    microbatches in the order `schedule` ("gpipe", the default, or
+    "interleaved" when a device holds several stages) gives."""
     if not isinstance(type, FunctionType):
         raise TypeError(f"pl.function(type=...) takes a pl.FunctionType, got {type!r}")
     if device is not None and type is not FunctionType.Orchestration:
         raise TypeError("pl.function(device=...) is only for orchestration functions")
-    if microbatches is not None and type is not FunctionType.Pipeline:
-        raise TypeError("pl.function(microbatches=...) is only for pipeline functions")
+    for keyword, value in (("microbatches", microbatches), ("schedule", schedule)):
+        if value is not None and type is not FunctionType.Pipeline:
+            raise TypeError(f"pl.function({keyword}=...) is only for pipeline functions")
+    for keyword, value in (("device", device), ("microbatches", microbatches)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError(f"pl.function({keyword}=...) takes an int, got {value!r}")
+    if schedule is not None and not isinstance(schedule, str):
+        raise TypeError(f"pl.function(schedule=...) takes a string, got {schedule!r}")
 
     def mark(fn: Callable) -> Callable:
-        fn.__bp_function__ = FunctionSpec(fn, type, device, microbatches)
+        fn.__bp_function__ = FunctionSpec(fn, type, device, microbatches, schedule)
         return fn
 
     return mark(_fn) if _fn is not None else mark

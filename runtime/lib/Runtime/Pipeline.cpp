@@ -25,8 +25,8 @@ void checkProgram(const Mesh &mesh, const PipelineProgram &program) {
     throw Error("pipeline: the schedule runs on " +
                 std::to_string(schedule.devices()) +
                 " devices but the mesh has " + std::to_string(mesh.size()));
-  if (!program.input || !program.output)
-    throw Error("pipeline: the input and output callbacks are required");
+  if (!program.output)
+    throw Error("pipeline: the output callback is required");
   for (size_t s = 0; s < program.stages.size(); ++s) {
     const PipelineStage &stage = program.stages[s];
     if (!stage.run)
@@ -83,9 +83,10 @@ void runPipeline(const Mesh &mesh, const PipelineProgram &program,
           }
           case PipelineAction::Kind::Compute: {
             Tensor in;
-            if (s == 0)
-              in = program.input(graph, k);
-            else if (schedule.deviceOfStage[size_t(s - 1)] == device)
+            if (s == 0) {
+              if (program.input)
+                in = program.input(graph, k);
+            } else if (schedule.deviceOfStage[size_t(s - 1)] == device)
               in = outputs.at({s - 1, k});
             else
               in = inputs.at({s, k});

@@ -32,7 +32,7 @@ func.func private @external(%x: !bp.tensor<16xf32>) attributes {bp.kind = #bp<ki
 func.func @stage0(%x: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind orchestration>, bp.device = 0} {
   return
 }
-// CHECK: pipeline.mlir:[[@LINE+1]]:1: error: codegen: pipeline function 'forward' must first be split into per-device stages (bp-pipeline-stages); codegen does not emit pipelines yet
+// CHECK: pipeline.mlir:[[@LINE+1]]:1: error: codegen: pipeline function 'forward' must first be split into per-device stages (bp-pipeline-stages, or the default pipeline)
 func.func @forward(%x: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind pipeline>, bp.microbatches = 2} {
   call @stage0(%x) : (!bp.tensor<16xf32>) -> ()
   return

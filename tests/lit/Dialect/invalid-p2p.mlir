@@ -112,7 +112,7 @@ func.func @device_channel_mismatch(%t: !bp.tensor<16xf32>) attributes {bp.kind =
 
 module attributes {bp.num_devices = 4 : i64} {
 func.func @p2p_in_kernel(%t: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind incore>} {
-  // expected-error @+1 {{'bp.send' op must be inside an orchestration function, not a 'incore' function}}
+  // expected-error @+1 {{'bp.send' op must be inside an orchestration or pipeline function, not a 'incore' function}}
   bp.send %t {channel_handle = #bp.channel<handle = 1, type = 1>, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>} : !bp.tensor<16xf32>
   return
 }
@@ -184,7 +184,7 @@ func.func @local_zero_twice(%y: !bp.tensor<16x16xf32>) attributes {bp.kind = #bp
 
 module attributes {bp.num_devices = 4 : i64} {
 func.func @local_zero_in_kernel(%y: !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind incore>} {
-  // expected-error @+1 {{'bp.local_zero' op must be inside an orchestration function, not a 'incore' function}}
+  // expected-error @+1 {{'bp.local_zero' op must be inside an orchestration or pipeline function, not a 'incore' function}}
   %z = bp.local_zero %y devices([0]) : !bp.tensor<16x16xf32>
   return
 }

@@ -16,8 +16,9 @@
 // DUMP-NEXT: 02_bp-expand-mixed-kernel.mlir
 // DUMP-NEXT: 03_bp-inject-gm-pipe-buffer.mlir
 // DUMP-NEXT: 04_bp-normalize-return-order.mlir
-// DUMP-NEXT: 05_bp-decompose-collective-permute.mlir
-// DUMP-NEXT: 06_bp-verify-p2p.mlir
+// DUMP-NEXT: 05_bp-pipeline-stages.mlir
+// DUMP-NEXT: 06_bp-decompose-collective-permute.mlir
+// DUMP-NEXT: 07_bp-verify-p2p.mlir
 
 // After expand-mixed-kernel the halves exist but have no buffer yet.
 // AFTER-EXPAND: bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096){{$}}

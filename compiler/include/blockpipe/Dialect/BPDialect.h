@@ -50,6 +50,10 @@ std::optional<unsigned> getGMPipeBufferArgIndex(func::FuncOp func);
 /// declares one.
 std::optional<int64_t> getNumDevices(Operation *op);
 
+/// `source_target_pairs` as the P2P ops hold them (an N x 2 i64 tensor).
+DenseIntElementsAttr getPairsAttr(Builder &builder,
+                                  ArrayRef<std::pair<int64_t, int64_t>> pairs);
+
 /// True for the kinds whose body runs on cores: incore, aic, aiv.
 bool isKernelKind(FunctionKind kind);
 

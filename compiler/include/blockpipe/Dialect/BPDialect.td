@@ -34,6 +34,12 @@ def BP_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kDeviceAttrName = "bp.device";
     static constexpr ::llvm::StringLiteral kMicrobatchesAttrName =
         "bp.microbatches";
+    /// A pipeline's schedule: "gpipe" (the default) or "interleaved".
+    static constexpr ::llvm::StringLiteral kScheduleAttrName = "bp.schedule";
+    /// The channel of a pipeline's first stage boundary (set by
+    /// bp-pipeline-stages); boundary s uses channel + s.
+    static constexpr ::llvm::StringLiteral kStageChannelAttrName =
+        "bp.stage_channel";
     static constexpr ::llvm::StringLiteral kNumDevicesAttrName =
         "bp.num_devices";
     static constexpr ::llvm::StringLiteral kParamDirAttrName = "bp.dir";

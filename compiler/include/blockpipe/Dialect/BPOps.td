@@ -430,8 +430,9 @@ def BP_TFreeOp : BP_Op<"tfree", [BP_KernelOnly]> {
 // Point-to-point transfers between devices
 //===----------------------------------------------------------------------===//
 
+// In an orchestration, or in a pipeline between its stages.
 class BP_P2POp<string mnemonic, list<Trait> traits = []>
-    : BP_Op<mnemonic, !listconcat([BP_OrchestrationOnly], traits)> {
+    : BP_Op<mnemonic, !listconcat([BP_HostOnly], traits)> {
   let hasVerifier = 1;
 }
 
@@ -473,6 +474,51 @@ def BP_RecvOp : BP_P2POp<"recv", [MemoryEffects<[MemRead, MemWrite]>,
                        DefaultValuedAttr<BoolAttr, "false">:$is_host_transfer);
   let results = (outs BP_GMTensor:$result);
   let assemblyFormat = "$dest attr-dict `:` qualified(type($dest))";
+}
+
+// A pipeline's call of one of its stages.
+def BP_StageOp : BP_Op<"stage", [
+    CallOpInterface, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "run a device-placed orchestration as a stage of a pipeline";
+  let description = [{
+    Inside a `pipeline` function: runs the orchestration `callee` (which
+    carries `bp.device`) on each microbatch. An argument has the type of the
+    callee's parameter, or is *split*: a tensor whose leading dimension is
+    the pipeline's `bp.microbatches` times the parameter's, of which
+    microbatch k gets the k-th slice. Result j is what the callee returns for
+    its j-th Out/InOut parameter, typed like the argument passed there.
+    `bp-pipeline-stages` joins consecutive stages with send/recv.
+
+    ```mlir
+    %h1 = bp.stage @stage0(%x, %w0, %h)
+        : (!bp.tensor<256x256xf32>, !bp.tensor<256x512xf32>,
+           !bp.tensor<32x512xf32>) -> !bp.tensor<32x512xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee, Variadic<AnyType>:$args);
+  let results = (outs Variadic<AnyType>:$results);
+  let assemblyFormat = [{
+    $callee `(` $args `)` attr-dict `:` functional-type($args, $results)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::CallInterfaceCallable getCallableForCallee() {
+      return getCalleeAttr();
+    }
+    void setCalleeFromCallable(::mlir::CallInterfaceCallable callee) {
+      setCalleeAttr(::llvm::cast<::mlir::FlatSymbolRefAttr>(
+          callee.get<::mlir::SymbolRefAttr>()));
+    }
+    ::mlir::Operation::operand_range getArgOperands() { return getArgs(); }
+    ::mlir::MutableOperandRange getArgOperandsMutable() {
+      return getArgsMutable();
+    }
+    /// True if argument `i` is split into microbatches (its type is not the
+    /// parameter's).
+    bool isSplitArg(unsigned i, ::mlir::func::FuncOp callee) {
+      return getArgs()[i].getType() !=
+             callee.getFunctionType().getInput(i);
+    }
+  }];
 }
 
 def BP_CollectivePermuteOp

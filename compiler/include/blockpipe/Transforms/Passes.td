@@ -141,6 +141,38 @@ def BPNormalizeReturnOrder
   let dependentDialects = ["::mlir::bp::BPDialect"];
 }
 
+def BPPipelineStages : Pass<"bp-pipeline-stages", "::mlir::ModuleOp"> {
+  let summary = "Join a pipeline's stages with send/recv between their "
+                "devices";
+  let description = [{
+    A `pipeline` function (`bp.microbatches = m`, `bp.schedule` "gpipe" or
+    "interleaved") runs `bp.stage` ops: device-placed orchestrations, each
+    run on every microbatch. The pass checks that they form a chain:
+
+    - each stage writes exactly one Out tensor, its activation: a buffer
+      created in the pipeline (`bp.tensor_create`), or for the last stage
+      the pipeline's Out parameter, split into microbatches when m > 1;
+    - each stage after the first reads the activation of the stage just
+      before it, once; its other arguments are the pipeline's parameters,
+      whole (resident on the stage's device, uploaded once per call) or
+      split (m times the parameter's leading dimension: microbatch k reads
+      the k-th slice) — `bp.stage` verifies the types, and a stage boundary
+      whose types differ is an error there;
+    - a stage runs once; the pipeline returns the last stage's output;
+    - every device of the mesh (`bp.num_devices`) holds a stage, and the
+      interleaved schedule has a device holding several stages.
+
+    Then, for each boundary s (stage s to s + 1) between different devices,
+    it inserts after stage s a `bp.send` of its activation and before stage
+    s + 1 a `bp.recv` into a new buffer, both with
+    `source_target_pairs = [[device(s), device(s + 1)]]` and channel
+    base + s, where base is above every channel the module used; the
+    function gets `bp.stage_channel = base`. bp-verify-p2p then checks the
+    transfers like any other. The runtime's pipeline executor runs the
+    stages by the schedule, boundary s on channel base + s.
+  }];
+}
+
 def BPDecomposeCollectivePermute
     : Pass<"bp-decompose-collective-permute", "::mlir::ModuleOp"> {
   let summary = "Lower collective_permute to recv/send pairs, deadlock-free "

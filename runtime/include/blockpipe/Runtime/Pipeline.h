@@ -48,7 +48,8 @@ struct PipelineStage {
 struct PipelineProgram {
   PipelineSchedule schedule;
   std::vector<PipelineStage> stages;
-  /// Microbatch k's input of stage 0, made on stage 0's device.
+  /// Microbatch k's input of stage 0, made on stage 0's device (none: stage
+  /// 0's `run` gets an empty tensor and finds its inputs itself).
   std::function<Tensor(TaskGraph &graph, int64_t microbatch)> input;
   /// Microbatch k's output of the last stage, on its device, once it is
   /// submitted (read it after runPipeline returns).
