@@ -28,38 +28,43 @@ TILE_ROWS = ROWS // BLOCKS
 
 Act = pl.Tensor[[ROWS, WIDTH], pl.FP32]
 Weight = pl.Tensor[[WIDTH, WIDTH], pl.FP32]
-Batch = pl.Tensor[[MICROBATCHES * ROWS, WIDTH], pl.FP32]
 
 
-@pl.program
-class TwoStageMLP:
-    @pl.function(type=pl.FunctionType.InCore)
-    def layer(self, x: Act, w: Weight, out: pl.Out[Act]) -> Act:
-        row = pl.tile.get_block_idx() * TILE_ROWS
-        a = pl.load(x, [row, 0], [TILE_ROWS, WIDTH], target_memory=pl.MemorySpace.Mat)
-        b = pl.load(w, [0, 0], [WIDTH, WIDTH], target_memory=pl.MemorySpace.Mat)
-        acc = pl.matmul(pl.move(a, target_memory=pl.MemorySpace.Left),
-                        pl.move(b, target_memory=pl.MemorySpace.Right))  # cube
-        return pl.store(pl.relu(acc), [row, 0], out)  # vector
+def two_stage_mlp(microbatches=MICROBATCHES):
+    """Two layers, one per device: the simplest pipeline."""
+    batch = pl.Tensor[[microbatches * ROWS, WIDTH], pl.FP32]
 
-    @pl.function(type=pl.FunctionType.Orchestration, device=0)
-    def stage0(self, x: Act, w0: Weight, h: pl.Out[Act]) -> Act:
-        with pl.spmd(BLOCKS):
-            h = self.layer(x, w0, h)
-        return h
+    @pl.program
+    class TwoStageMLP:
+        @pl.function(type=pl.FunctionType.InCore)
+        def layer(self, x: Act, w: Weight, out: pl.Out[Act]) -> Act:
+            row = pl.tile.get_block_idx() * TILE_ROWS
+            a = pl.load(x, [row, 0], [TILE_ROWS, WIDTH], target_memory=pl.MemorySpace.Mat)
+            b = pl.load(w, [0, 0], [WIDTH, WIDTH], target_memory=pl.MemorySpace.Mat)
+            acc = pl.matmul(pl.move(a, target_memory=pl.MemorySpace.Left),
+                            pl.move(b, target_memory=pl.MemorySpace.Right))  # cube
+            return pl.store(pl.relu(acc), [row, 0], out)  # vector
 
-    @pl.function(type=pl.FunctionType.Orchestration, device=1)
-    def stage1(self, h: Act, w1: Weight, y: pl.Out[Act]) -> Act:
-        with pl.spmd(BLOCKS):
-            y = self.layer(h, w1, y)
-        return y
+        @pl.function(type=pl.FunctionType.Orchestration, device=0)
+        def stage0(self, x: Act, w0: Weight, h: pl.Out[Act]) -> Act:
+            with pl.spmd(BLOCKS):
+                h = self.layer(x, w0, h)
+            return h
 
-    @pl.function(type=pl.FunctionType.Pipeline, microbatches=MICROBATCHES)
-    def forward(self, x: Batch, w0: Weight, w1: Weight, y: pl.Out[Batch]) -> Batch:
-        h = pl.create_tensor([ROWS, WIDTH], dtype=pl.FP32)
-        h = self.stage0(x, w0, h)  # device 0
-        y = self.stage1(h, w1, y)  # device 1: h travels 0 -> 1
-        return y
+        @pl.function(type=pl.FunctionType.Orchestration, device=1)
+        def stage1(self, h: Act, w1: Weight, y: pl.Out[Act]) -> Act:
+            with pl.spmd(BLOCKS):
+                y = self.layer(h, w1, y)
+            return y
+
+        @pl.function(type=pl.FunctionType.Pipeline, microbatches=microbatches)
+        def forward(self, x: batch, w0: Weight, w1: Weight, y: pl.Out[batch]) -> batch:
+            h = pl.create_tensor([ROWS, WIDTH], dtype=pl.FP32)
+            h = self.stage0(x, w0, h)  # device 0
+            y = self.stage1(h, w1, y)  # device 1: h travels 0 -> 1
+            return y
+
+    return TwoStageMLP
 
 
 def four_stage_mlp(placement=(0, 1, 2, 3), microbatches=MICROBATCHES, schedule="gpipe"):
@@ -131,7 +136,7 @@ def main():
     w = [rng.standard_normal((WIDTH, WIDTH), dtype=np.float32) / 8 for _ in range(4)]
 
     y = np.zeros_like(x)
-    blockpipe.compile(TwoStageMLP)(x, w[0], w[1], y)
+    blockpipe.compile(two_stage_mlp())(x, w[0], w[1], y)
     np.testing.assert_allclose(y, reference(x, w[:2]), rtol=1e-5, atol=1e-4)
     print("OK pipeline_mlp: 2 stages on 2 devices")
 

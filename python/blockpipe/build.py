@@ -99,7 +99,10 @@ def cache_key(files: Dict[str, str]) -> str:
     digest = hashlib.sha256()
     digest.update(json.dumps({
         "format": _CACHE_FORMAT,
-        "files": {path: hashlib.sha256(text.encode()).hexdigest() for path, text in sorted(files.items())},
+        # kernel_config.json describes the library but is not built into it
+        # (programs that differ only in a pipeline's microbatches share one).
+        "files": {path: hashlib.sha256(text.encode()).hexdigest() for path, text in sorted(files.items())
+                  if path != "kernel_config.json"},
         "flags": BUILD_FLAGS,
         "compiler": _compiler_identity(),
         "cpu": _cpu_identity(),

@@ -65,7 +65,8 @@ public:
                 "stages";
     }
     if (stages.empty())
-      return pipeline.emitOpError() << "runs no stage";
+      return pipeline.emitError()
+             << "pipeline '" << pipeline.getSymName() << "' runs no stage";
     std::set<StringRef> seen;
     for (auto [s, stage] : llvm::enumerate(stages))
       if (failed(checkStage(s, stage, seen)))
@@ -209,16 +210,18 @@ LogicalResult splitPipeline(func::FuncOp pipeline, SymbolTable &symbols,
     ++held[d];
   for (int64_t d = 0; d < devices; ++d)
     if (!held.count(d))
-      return pipeline.emitOpError()
-             << "leaves device " << d << " of the mesh of " << devices
+      return pipeline.emitError()
+             << "pipeline '" << pipeline.getSymName() << "' leaves device " << d
+             << " of the mesh of " << devices
              << " devices without a stage (its stages are on devices "
              << listText(deviceOfStage) << ")";
   auto schedule =
       pipeline->getAttrOfType<StringAttr>(BPDialect::kScheduleAttrName);
   if (schedule && schedule.getValue() == "interleaved" &&
       llvm::all_of(held, [](auto entry) { return entry.second == 1; }))
-    return pipeline.emitOpError()
-           << "asks for the interleaved schedule, which interleaves the "
+    return pipeline.emitError()
+           << "pipeline '" << pipeline.getSymName()
+           << "' asks for the interleaved schedule, which interleaves the "
               "stages a device holds, but every device holds one stage "
               "(devices "
            << listText(deviceOfStage)

@@ -189,3 +189,50 @@ func.func @local_zero_in_kernel(%y: !bp.tensor<16x16xf32>) attributes {bp.kind =
   return
 }
 }
+
+// -----
+
+// A stage boundary whose types differ names both stages.
+module attributes {bp.num_devices = 2 : i64} {
+  func.func @s0(%x: !bp.tensor<8x16xf32>, %h: !bp.tensor<8x16xf32> {bp.dir = #bp<dir out>}) -> !bp.tensor<8x16xf32>
+      attributes {bp.kind = #bp<kind orchestration>, bp.device = 0 : i64} {
+    return %h : !bp.tensor<8x16xf32>
+  }
+  func.func @s1(%x: !bp.tensor<8x8xf32>, %h: !bp.tensor<8x8xf32> {bp.dir = #bp<dir out>}) -> !bp.tensor<8x8xf32>
+      attributes {bp.kind = #bp<kind orchestration>, bp.device = 1 : i64} {
+    return %h : !bp.tensor<8x8xf32>
+  }
+  func.func @forward(%x: !bp.tensor<16x16xf32>, %y: !bp.tensor<16x8xf32> {bp.dir = #bp<dir out>}) -> !bp.tensor<16x8xf32>
+      attributes {bp.kind = #bp<kind pipeline>, bp.microbatches = 2 : i64} {
+    %b = bp.tensor_create : !bp.tensor<8x16xf32>
+    %h = bp.stage @s0(%x, %b) : (!bp.tensor<16x16xf32>, !bp.tensor<8x16xf32>) -> !bp.tensor<8x16xf32>
+    // expected-error @+1 {{stage boundary: 's0' writes f32 8x16 but 's1' reads its parameter 0 as f32 8x8}}
+    %y1 = bp.stage @s1(%h, %y) : (!bp.tensor<8x16xf32>, !bp.tensor<16x8xf32>) -> !bp.tensor<16x8xf32>
+    return %y1 : !bp.tensor<16x8xf32>
+  }
+}
+
+// -----
+
+// A stage argument neither whole nor split into the microbatches.
+module attributes {bp.num_devices = 1 : i64} {
+  func.func @s0(%x: !bp.tensor<8x16xf32>, %h: !bp.tensor<8x16xf32> {bp.dir = #bp<dir out>}) -> !bp.tensor<8x16xf32>
+      attributes {bp.kind = #bp<kind orchestration>, bp.device = 0 : i64} {
+    return %h : !bp.tensor<8x16xf32>
+  }
+  func.func @forward(%x: !bp.tensor<24x16xf32>, %y: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>}) -> !bp.tensor<16x16xf32>
+      attributes {bp.kind = #bp<kind pipeline>, bp.microbatches = 2 : i64} {
+    // expected-error @+1 {{passes f32 24x16 as 's0' parameter 0, which is f32 8x16 (or, split into 2 microbatches, 16 rows of it)}}
+    %y1 = bp.stage @s0(%x, %y) : (!bp.tensor<24x16xf32>, !bp.tensor<16x16xf32>) -> !bp.tensor<16x16xf32>
+    return %y1 : !bp.tensor<16x16xf32>
+  }
+}
+
+// -----
+
+func.func @s0(%x: !bp.tensor<8xf32>, %h: !bp.tensor<8xf32> {bp.dir = #bp<dir out>}) -> !bp.tensor<8xf32>
+    attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{runs a stage, which only a pipeline function does}}
+  %r = bp.stage @s0(%x, %h) : (!bp.tensor<8xf32>, !bp.tensor<8xf32>) -> !bp.tensor<8xf32>
+  return %r : !bp.tensor<8xf32>
+}
