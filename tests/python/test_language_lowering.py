@@ -169,7 +169,7 @@ def test_pipeline_functions_and_devices():
     assert "bp.device = 1 : i64" in ir
     assert "bp.microbatches = 4 : i64" in ir
     assert "bp.tensor_create : !bp.tensor<32x64xf32>" in ir
-    assert "call @stage0" in ir and "call @stage1" in ir
+    assert "bp.stage @stage0(" in ir and "bp.stage @stage1(" in ir
 
 
 

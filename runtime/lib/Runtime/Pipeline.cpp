@@ -62,6 +62,9 @@ void runPipeline(const Mesh &mesh, const PipelineProgram &program,
         const int64_t device = graph.meshIndex();
         // Each (stage, microbatch)'s input and output on this device.
         std::map<std::pair<int64_t, int64_t>, Tensor> inputs, outputs;
+        // The device computes in the schedule's order, one step after the
+        // other, as a device's stream would; transfers run beside them.
+        std::vector<TaskGraph::TaskId> previousCompute;
         for (const PipelineAction &action : schedule.actions[size_t(device)]) {
           const int64_t s = action.stage, k = action.microbatch;
           const PipelineStage &stage = program.stages[size_t(s)];
@@ -93,11 +96,21 @@ void runPipeline(const Mesh &mesh, const PipelineProgram &program,
             Tensor out =
                 graph.createTensor(stage.name + ".out." + std::to_string(k),
                                    stage.outputShape, stage.outputDtype);
+            const TaskGraph::TaskId first = graph.nextTaskId();
+            graph.setAfter(previousCompute);
             try {
               stage.run(graph, k, in, out);
             } catch (const std::exception &e) {
+              graph.setAfter({});
               throw Error(scope + " on device " + std::to_string(device) +
                           ": " + e.what());
+            }
+            graph.setAfter({});
+            const TaskGraph::TaskId end = graph.nextTaskId();
+            if (end > first) {
+              previousCompute.clear();
+              for (TaskGraph::TaskId id = first; id < end; ++id)
+                previousCompute.push_back(id);
             }
             outputs[{s, k}] = out;
             if (s == last)

@@ -185,6 +185,11 @@ TaskGraph::TaskId TaskGraph::submit(HostTask host, std::vector<Arg> args,
   return add(std::move(task), after);
 }
 
+TaskGraph::TaskId TaskGraph::nextTaskId() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return nextId_;
+}
+
 TaskGraph::TaskId TaskGraph::add(std::unique_ptr<Task> task,
                                  const std::vector<TaskId> &after) {
   std::vector<TaskId> ready;
@@ -215,6 +220,7 @@ TaskGraph::TaskId TaskGraph::add(std::unique_ptr<Task> task,
         storage.lastWriter = id;
       }
     }
+    deps.insert(after_.begin(), after_.end());
     deps.erase(id);
     task->deps.assign(deps.begin(), deps.end());
 

@@ -575,6 +575,40 @@ ManifestOrchestration readOrchestration(const json &value,
   return orch;
 }
 
+/// A pipeline of "pipelines": its schedule and its stages in order.
+ManifestPipeline readPipeline(const json &value, const std::string &path,
+                              const Manifest &manifest, Errors &errors) {
+  ManifestPipeline pipeline;
+  ObjectReader reader(value, path, errors);
+  pipeline.name = reader.name("name");
+  pipeline.microbatches = reader.integer("microbatches", 1);
+  pipeline.schedule = reader.string("schedule");
+  pipeline.channel = reader.integer("channel", 0);
+  if (reader.ok() && pipeline.schedule != "gpipe" &&
+      pipeline.schedule != "interleaved")
+    reader.fail("schedule", "expected \"gpipe\" or \"interleaved\", got " +
+                                quote(pipeline.schedule));
+  const json *stages = reader.ok() ? reader.array("stages") : nullptr;
+  if (!stages)
+    return pipeline;
+  for (const json &entry : *stages) {
+    ObjectReader item(
+        entry, elementPath(reader.fieldPath("stages"), pipeline.stages.size()),
+        errors);
+    ManifestStage stage;
+    stage.name = item.name("name");
+    stage.symbol = item.name("symbol");
+    stage.device = item.integer("device", 0);
+    stage.directory = item.string("directory");
+    if (item.ok() && !manifest.findOrchestration(stage.name))
+      item.fail("name", "no orchestration is called " + quote(stage.name));
+    if (!item.ok())
+      return pipeline;
+    pipeline.stages.push_back(std::move(stage));
+  }
+  return pipeline;
+}
+
 /// "mesh": the device count and every transfer's channel, pairs and type.
 ManifestMesh readMesh(const json &value, Errors &errors) {
   ManifestMesh mesh;
@@ -755,6 +789,19 @@ Expected<Manifest> parseManifest(std::string_view text,
                         quote(name));
         return fail(errors.message());
       }
+    }
+  }
+  if (const json *pipelines = top.find("pipelines")) {
+    if (!pipelines->is_array()) {
+      top.fail("pipelines", "expected an array, got " + showJson(*pipelines));
+      return fail(errors.message());
+    }
+    for (const json &pipeline : *pipelines) {
+      manifest.pipelines.push_back(readPipeline(
+          pipeline, elementPath("pipelines", manifest.pipelines.size()),
+          manifest, errors));
+      if (!errors.ok())
+        return fail(errors.message());
     }
   }
   if (const json *mesh = top.require("mesh")) {

@@ -405,3 +405,21 @@ TEST(TargetJson, DeepNestingIsAnErrorNotAStackOverflow) {
 }
 
 } // namespace
+
+TEST(Manifest, PipelineStagesInOrder) {
+  Expected<Manifest> manifest =
+      manifestFromFile(std::string(BP_GOLDEN_DIR) +
+                       "/pipeline_stages/expected/kernel_config.json");
+  ASSERT_TRUE(manifest.ok()) << manifest.error();
+  ASSERT_EQ(manifest->pipelines.size(), 1u);
+  const ManifestPipeline &pipeline = manifest->pipelines[0];
+  EXPECT_EQ(pipeline.name, "forward");
+  EXPECT_EQ(pipeline.microbatches, 4);
+  EXPECT_EQ(pipeline.schedule, "gpipe");
+  ASSERT_EQ(pipeline.stages.size(), 2u);
+  EXPECT_EQ(pipeline.stages[0].name, "first");
+  EXPECT_EQ(pipeline.stages[0].device, 0);
+  EXPECT_EQ(pipeline.stages[1].symbol, "bp_orchestration_second");
+  EXPECT_EQ(pipeline.stages[1].device, 1);
+  EXPECT_EQ(pipeline.stages[1].directory, "stages/second");
+}

@@ -172,6 +172,13 @@ public:
   /// microbatch 3"): their messages say so. Empty: none.
   void setScope(std::string scope) { scope_ = std::move(scope); }
 
+  /// Tasks submitted from now on also wait for `after` (e.g. the previous
+  /// step of a device's ordered work). Empty: none.
+  void setAfter(std::vector<TaskId> after) { after_ = std::move(after); }
+  /// The id the next submitted task gets: the tasks submitted between two
+  /// calls are the ids in between.
+  TaskId nextTaskId() const;
+
   /// The graph runs device `index` of `mesh`'s program (Mesh::run sets it).
   void setMesh(const Mesh &mesh, int64_t index);
   /// The mesh, or null for a graph of one device.
@@ -206,6 +213,7 @@ private:
   std::optional<std::string> cancelled_;
   std::optional<Mesh> mesh_;
   std::string scope_;
+  std::vector<TaskId> after_;
   int64_t meshIndex_ = 0;
 };
 

@@ -146,6 +146,26 @@ struct ManifestMesh {
   std::vector<ManifestTransfer> transfers;
 };
 
+/// A pipeline stage: the orchestration it runs and its device (the other
+/// fields of "pipelines" are read by the runner that binds arguments).
+struct ManifestStage {
+  std::string name;
+  std::string symbol;
+  int64_t device = 0;
+  /// Its sub-build, stages/<ident>.
+  std::string directory;
+};
+
+struct ManifestPipeline {
+  std::string name;
+  int64_t microbatches = 1;
+  /// "gpipe" or "interleaved".
+  std::string schedule;
+  /// Boundary s travels on channel `channel + s`.
+  int64_t channel = 0;
+  std::vector<ManifestStage> stages;
+};
+
 struct Manifest {
   int64_t schemaVersion = kManifestSchemaVersion;
   std::string generator;
@@ -157,6 +177,7 @@ struct Manifest {
   std::string kernelTableSymbol;
   std::vector<ManifestKernel> kernels;
   std::vector<ManifestOrchestration> orchestrations;
+  std::vector<ManifestPipeline> pipelines;
   ManifestMesh mesh;
 
   /// The kernel or orchestration named `name`, or null.
