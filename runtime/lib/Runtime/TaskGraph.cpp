@@ -261,17 +261,23 @@ TaskGraph::TaskId TaskGraph::add(std::unique_ptr<Task> task,
 }
 
 void TaskGraph::start(const std::vector<TaskId> &ready) {
+  // Kernels first: a launch only queues work on the device, while a host
+  // task may run at once (a transfer, and what its completion starts on
+  // other devices), and the device's next kernel should not wait for that.
+  Tracer &tracer = device_.tracer();
+  std::vector<std::pair<TaskId, Task *>> hosts;
   for (TaskId id : ready) {
     Task *task;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       task = tasks_.at(id).get();
     }
-    device_.tracer().async('b', task->traceName(), "task", uint64_t(id));
     if (task->host) {
-      startHost(id, *task->host);
+      hosts.emplace_back(id, task);
       continue;
     }
+    if (tracer.enabled())
+      tracer.async('b', task->traceName(), "task", uint64_t(id));
     try {
       LaunchHandle handle =
           device_.launch(task->kernel, task->spec, task->argv,
@@ -290,6 +296,12 @@ void TaskGraph::start(const std::vector<TaskId> &ready) {
     } catch (const std::exception &e) {
       finished(id, e.what());
     }
+  }
+  // Host tasks that are still to start keep the graph alive until then.
+  for (auto [id, task] : hosts) {
+    if (tracer.enabled())
+      tracer.async('b', task->traceName(), "task", uint64_t(id));
+    startHost(id, *task->host);
   }
 }
 
@@ -334,7 +346,8 @@ void TaskGraph::finished(TaskId id, const std::string &error) {
   std::unique_lock<std::mutex> lock(mutex_);
   Task &task = *tasks_.at(id);
   running_.erase(id);
-  tracer.async('e', task.traceName(), "task", uint64_t(id));
+  if (tracer.enabled())
+    tracer.async('e', task.traceName(), "task", uint64_t(id));
   if (!error.empty()) {
     failLocked(task, error, false);
   } else {

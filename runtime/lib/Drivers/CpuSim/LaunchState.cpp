@@ -91,12 +91,11 @@ std::string LaunchState::where(int64_t block, int32_t coreType,
   return text;
 }
 
-void LaunchState::finishBlocks(int64_t ran, int64_t total) {
+bool LaunchState::finishBlocks(int64_t ran, int64_t total) {
   if (ran)
     blocksRun.fetch_add(ran, std::memory_order_relaxed);
-  if (blocksFinished.fetch_add(total, std::memory_order_acq_rel) + total ==
-      spec.blockNum)
-    complete();
+  return blocksFinished.fetch_add(total, std::memory_order_acq_rel) + total ==
+         spec.blockNum;
 }
 
 void LaunchState::complete() {

@@ -76,9 +76,17 @@ struct LaunchState {
   bool failed() const;
 
   /// Marks one block finished; the last one completes the launch.
-  void finishBlock(bool ran) { finishBlocks(ran ? 1 : 0, 1); }
+  void finishBlock(bool ran) {
+    if (finishBlocks(ran ? 1 : 0, 1))
+      complete();
+  }
   /// `total` blocks are done, `ran` of them ran (the rest were skipped).
-  void finishBlocks(int64_t ran, int64_t total);
+  /// True for the call that finished the last block: its caller then
+  /// completes the launch.
+  [[nodiscard]] bool finishBlocks(int64_t ran, int64_t total);
+  /// Runs the completion callback and wakes everything that waits for the
+  /// launch; once, after the last block.
+  void complete();
   /// Wakes everything that waits on this launch.
   void cancel();
 
@@ -86,8 +94,6 @@ struct LaunchState {
   std::string where(int64_t block, int32_t coreType, int32_t subblock) const;
 
 private:
-  void complete();
-
   mutable std::mutex errorMutex_;
   std::string error_;
   std::mutex blocksMutex_;

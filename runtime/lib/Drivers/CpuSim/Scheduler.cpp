@@ -218,10 +218,21 @@ void Scheduler::leaderLoop() {
     lock.unlock();
     if (wake)
       wakeLeaders(gang);
-    runAssignment(assignment);
+    const bool last = runAssignment(assignment);
     lock.lock();
     freeGroups_.push_back(assignment.group);
     --running_;
+    if (last) {
+      // The core group is free before the launch's completion runs: the
+      // work that completion queues here may start on another leader
+      // while this one carries it out.
+      const bool more = idleLeaders_ > 0 && workAvailableLocked();
+      lock.unlock();
+      if (more)
+        wakeLeaders(false);
+      assignment.launch->complete();
+      lock.lock();
+    }
   }
 }
 
@@ -252,8 +263,10 @@ void Scheduler::help(const std::shared_ptr<LaunchState> &launch) {
       wakeLeaders(false);
       woke = true;
     }
-    runAssignment(assignment);
+    const bool last = runAssignment(assignment);
     releaseGroup(assignment.group);
+    if (last)
+      launch->complete();
   }
 }
 
@@ -290,12 +303,12 @@ void Scheduler::vectorLoop(int32_t group, int32_t unitIndex) {
   }
 }
 
-void Scheduler::runAssignment(const Assignment &assignment) {
+bool Scheduler::runAssignment(const Assignment &assignment) {
   LaunchState &launch = *assignment.launch;
   int64_t ran = 0;
   for (int64_t b = 0; b < assignment.count; ++b)
     ran += runBlock(launch, assignment.block + b, assignment.group);
-  launch.finishBlocks(ran, assignment.count);
+  return launch.finishBlocks(ran, assignment.count);
 }
 
 bool Scheduler::runBlock(LaunchState &launch, int64_t block,

@@ -93,7 +93,7 @@ private:
 
   void leaderLoop();
   void vectorLoop(int32_t group, int32_t unit);
-  void runAssignment(const Assignment &assignment);
+  [[nodiscard]] bool runAssignment(const Assignment &assignment);
   /// Runs one block; false when it was skipped (the launch was cancelled).
   bool runBlock(LaunchState &launch, int64_t block, int32_t group);
   void runPart(LaunchState &launch, const Part &part,
