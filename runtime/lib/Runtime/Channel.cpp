@@ -142,6 +142,21 @@ CompletionPtr Channel::recv(TransferBuffer dest) {
 
 Transport::~Transport() = default;
 
+std::unique_ptr<Channel> Transport::openAcross(const ChannelKey &key, Device *,
+                                               bool, int64_t peerRank,
+                                               const ChannelOptions &,
+                                               std::shared_ptr<TransferStats>) {
+  throw Error(key.describe() + ": the " + name() +
+              " transport cannot reach rank " + std::to_string(peerRank));
+}
+
+void Transport::beginRun(std::function<void(const std::string &)>) {}
+
+std::vector<std::string> Transport::endRun(const std::string &,
+                                           const std::function<bool()> &) {
+  return {};
+}
+
 namespace {
 
 std::atomic<uint64_t> nextFlowId{1};

@@ -100,7 +100,17 @@ Mesh Mesh::open(DeviceSpec spec, std::vector<int64_t> shape,
   if (!options.transport)
     options.transport = std::make_shared<InProcessTransport>();
   state->options = options;
+  const Transport &transport = *options.transport;
+  if (transport.ranks() > count)
+    throw Error("a mesh of " + std::to_string(count) + " devices over " +
+                std::to_string(transport.ranks()) +
+                " ranks: every rank needs at least one device");
   for (int64_t i = 0; i < count; ++i) {
+    // Devices of other ranks are theirs: no slot here.
+    if (transport.rankOf(i, count) != transport.rank()) {
+      state->devices.push_back(nullptr);
+      continue;
+    }
     DeviceOptions deviceOptions = options.device;
     deviceOptions.deviceId = i;
     if (!options.device.label.empty())
@@ -135,7 +145,27 @@ Device &Mesh::device(int64_t index) const {
   const int64_t id = globalIndex(index);
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->checkOpenLocked();
-  return *state_->devices[size_t(id)];
+  Device *device = state_->devices[size_t(id)].get();
+  if (!device) {
+    const Transport &transport = *state_->options.transport;
+    throw Error(
+        "device " + std::to_string(index) + " is on rank " +
+        std::to_string(transport.rankOf(id, int64_t(state_->devices.size()))) +
+        "; this is rank " + std::to_string(transport.rank()));
+  }
+  return *device;
+}
+
+bool Mesh::isLocal(int64_t index) const {
+  const int64_t id = globalIndex(index);
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->checkOpenLocked();
+  return state_->devices[size_t(id)] != nullptr;
+}
+
+int64_t Mesh::rankOf(int64_t index) const {
+  return state_->options.transport->rankOf(globalIndex(index),
+                                           int64_t(state_->devices.size()));
 }
 
 Mesh Mesh::submesh(std::vector<int64_t> offset,
@@ -185,11 +215,23 @@ Channel &Mesh::channel(int64_t source, int64_t target, int64_t channel) const {
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->checkOpenLocked();
   std::unique_ptr<Channel> &slot = state_->channels[key];
-  if (!slot)
-    slot = state_->options.transport->open(
-        key, state_->devices[size_t(key.source)].get(),
-        state_->devices[size_t(key.target)].get(), state_->options.channel,
-        state_->stats);
+  if (!slot) {
+    Transport &transport = *state_->options.transport;
+    Device *from = state_->devices[size_t(key.source)].get();
+    Device *to = state_->devices[size_t(key.target)].get();
+    const int64_t devices = int64_t(state_->devices.size());
+    if (from && to)
+      slot =
+          transport.open(key, from, to, state_->options.channel, state_->stats);
+    else if (from || to)
+      slot = transport.openAcross(
+          key, from ? from : to, from != nullptr,
+          transport.rankOf(from ? key.target : key.source, devices),
+          state_->options.channel, state_->stats);
+    else
+      throw Error(key.describe() + ": neither device is on rank " +
+                  std::to_string(transport.rank()));
+  }
   return *slot;
 }
 
@@ -209,7 +251,18 @@ void Mesh::run(const std::function<void(TaskGraph &)> &submit,
   State &state = *state_;
   std::lock_guard<std::mutex> turn(state.runMutex);
   const std::vector<int64_t> &ids = view_->ids;
-  const size_t n = ids.size();
+  // This rank runs its own devices: `local` holds their indices in the
+  // view.
+  std::vector<int64_t> local;
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    state.checkOpenLocked();
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (state.devices[size_t(ids[i])])
+        local.push_back(int64_t(i));
+  }
+  const size_t n = local.size();
+  Transport &transport = *state.options.transport;
 
   std::vector<std::unique_ptr<TaskGraph>> graphs;
   ActiveRun active{&graphs, ids};
@@ -233,9 +286,12 @@ void Mesh::run(const std::function<void(TaskGraph &)> &submit,
   for (Channel *channel : state.channelsAmong(ids))
     channel->reset();
   for (size_t i = 0; i < n; ++i) {
-    graphs.push_back(std::make_unique<TaskGraph>(*state.devices[ids[i]]));
-    graphs.back()->setMesh(*this, int64_t(i));
+    graphs.push_back(std::make_unique<TaskGraph>(
+        *state.devices[size_t(ids[size_t(local[i])])]));
+    graphs.back()->setMesh(*this, local[i]);
   }
+  // Another rank's failure ends this rank's part too.
+  transport.beginRun([this](const std::string &why) { cancel(why); });
   {
     std::lock_guard<std::mutex> lock(state.mutex);
     state.current = &active;
@@ -266,8 +322,8 @@ void Mesh::run(const std::function<void(TaskGraph &)> &submit,
         if (error.empty())
           error = e.what();
       }
-      const int64_t id = ids[i];
-      const std::string device = "device " + std::to_string(i);
+      const int64_t id = ids[size_t(local[i])];
+      const std::string device = "device " + std::to_string(local[i]);
       for (Channel *channel : state.channelsOf(id)) {
         if (!error.empty())
           channel->fail(device + " failed: " + error);
@@ -306,12 +362,30 @@ void Mesh::run(const std::function<void(TaskGraph &)> &submit,
   for (const auto &[index, error] : finished) {
     if (error.empty())
       continue;
-    message += (failures++ ? "; device " : "device ") + std::to_string(index) +
-               ": " + error;
+    message += (failures++ ? "; device " : "device ") +
+               std::to_string(local[index]) + ": " + error;
+  }
+  // The other ranks' parts: every rank ends the run knowing all of them.
+  const std::vector<std::string> remote =
+      transport.endRun(message, options.interrupted);
+  if (!remote.empty()) {
+    std::string ranksText;
+    for (const std::string &failure : remote)
+      ranksText += (ranksText.empty() ? "" : "; ") + failure;
+    throw TaskError(
+        "mesh program failed on " + std::to_string(remote.size()) + " of " +
+        std::to_string(transport.ranks()) + " ranks: " + ranksText +
+        (failures ? "; and on this rank (" + std::to_string(transport.rank()) +
+                        "): " + message
+                  : std::string()));
   }
   if (failures)
     throw TaskError("mesh program failed on " + std::to_string(failures) +
-                    " of " + std::to_string(n) + " devices: " + message);
+                    " of " + std::to_string(ids.size()) + " devices" +
+                    (transport.ranks() > 1
+                         ? " (rank " + std::to_string(transport.rank()) + ")"
+                         : std::string()) +
+                    ": " + message);
 }
 
 void Mesh::cancel(const std::string &why) const {

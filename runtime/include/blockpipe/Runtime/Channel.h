@@ -189,11 +189,40 @@ private:
   std::atomic<int64_t> nextRecv_{0};
 };
 
-/// Makes the channels of a mesh.
+/// Makes the channels of a mesh. A transport that spans several processes
+/// (ranks) also says which rank hosts which device, and joins the ranks'
+/// runs of a mesh program: each rank runs its own devices' part.
 class Transport {
 public:
   virtual ~Transport();
   virtual std::string name() const = 0;
+
+  /// This process's rank, and how many ranks share the mesh.
+  virtual int64_t rank() const { return 0; }
+  virtual int64_t ranks() const { return 1; }
+  /// The rank hosting device `device` of a mesh of `devices`: each rank a
+  /// contiguous share, in order.
+  int64_t rankOf(int64_t device, int64_t devices) const {
+    return device * ranks() / devices;
+  }
+
+  /// A channel between `local`, a device of this rank, and a device of rank
+  /// `peerRank` (key.source or key.target is `local`'s id). Only transports
+  /// over several ranks have them.
+  virtual std::unique_ptr<Channel>
+  openAcross(const ChannelKey &key, Device *local, bool localIsSource,
+             int64_t peerRank, const ChannelOptions &options,
+             std::shared_ptr<TransferStats> stats);
+
+  /// A mesh run starts on every rank (collective, in the same order
+  /// everywhere). Until endRun(), `remoteFailure(why)` may be called (on
+  /// another thread) when another rank's part failed.
+  virtual void beginRun(std::function<void(const std::string &)> remoteFailure);
+  /// This rank's part ended, with `error` when it failed: tells the other
+  /// ranks and waits for theirs (asking `interrupted` while it waits).
+  /// Returns "rank r: <error>" for each other rank that failed.
+  virtual std::vector<std::string>
+  endRun(const std::string &error, const std::function<bool()> &interrupted);
   /// A channel between `source` and `target` (both given; either may be
   /// null when it lives in another process), counting into `stats`.
   virtual std::unique_ptr<Channel>

@@ -15,6 +15,11 @@
 // close() (or the last handle going) waits for running programs, then
 // releases the channels, then the devices.
 //
+// With a transport over several ranks (MpiTransport, under mpirun) every
+// rank opens the same mesh and holds a contiguous share of its devices;
+// each rank runs its devices' part of a program, and a run ends on every
+// rank with the outcome of all of them.
+//
 // Thread-safe: handles may be used from several host threads at once; the
 // runs of programs on one mesh take turns.
 //
@@ -42,7 +47,8 @@ struct MeshOptions {
   /// label "<label> device <index>" when a label is given.
   DeviceOptions device;
   ChannelOptions channel;
-  /// Makes the channels; default: in-process.
+  /// Makes the channels; default: in-process. A transport over several
+  /// ranks (MpiTransport) opens only this rank's devices.
   std::shared_ptr<Transport> transport;
 };
 
@@ -69,6 +75,10 @@ public:
   Device &device(int64_t index) const;
   /// The index that device `index` of this mesh has in the whole mesh.
   int64_t globalIndex(int64_t index) const;
+  /// Whether device `index` is in this process (always, but for a mesh
+  /// whose transport spreads it over ranks), and the rank that hosts it.
+  bool isLocal(int64_t index) const;
+  int64_t rankOf(int64_t index) const;
 
   /// The devices `offset` .. `offset + shape` of this mesh (per dim; rank as
   /// this mesh's). The same request gives a handle to the same submesh.

@@ -1,0 +1,226 @@
+// Meshes over the ranks of an MPI job: run under `mpirun -n P` (ctest runs
+// it with 2 and 4 ranks). Every rank runs every test; each checks what its
+// own devices computed against values computed here, and every rank must
+// see the same outcome.
+#include "blockpipe/Runtime/Mpi.h"
+#include "TestUtil.h"
+#include "blockpipe/Runtime/Orchestration.h"
+#include "blockpipe/Runtime/Pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+
+using namespace blockpipe::runtime;
+using bptest::contains;
+
+namespace {
+
+constexpr int64_t kWidth = 256;
+
+std::shared_ptr<MpiTransport> transport() {
+  static std::shared_ptr<MpiTransport> shared =
+      std::make_shared<MpiTransport>();
+  return shared;
+}
+
+Mesh openMesh(int64_t devices) {
+  MeshOptions options;
+  options.transport = transport();
+  options.channel.timeout = std::chrono::seconds(60);
+  return Mesh::open("cpu-sim", {devices}, options);
+}
+
+/// Device d sends [d * 1000 + i] to device d + 1 (mod n) on channel 0;
+/// returns, for each device of this rank, what it received.
+std::map<int64_t, std::vector<float>> ring(const Mesh &mesh) {
+  const int64_t n = mesh.size();
+  std::mutex mutex;
+  std::map<int64_t, Tensor> received;
+  mesh.run([&](TaskGraph &graph) {
+    const int64_t d = graph.meshIndex();
+    std::vector<float> values(kWidth);
+    for (int64_t i = 0; i < kWidth; ++i)
+      values[size_t(i)] = float(d * 1000 + i);
+    Tensor x = graph.uploadTensor("x", {kWidth}, DType::FP32, values.data(),
+                                  kWidth * 4);
+    Tensor y = graph.createTensor("y", {kWidth}, DType::FP32);
+    std::vector<DevicePair> pairs;
+    for (int64_t s = 0; s < n; ++s)
+      pairs.push_back({s, (s + 1) % n});
+    for (const DevicePair &pair : pairs) {
+      send(graph, x, 0, {pair}, "ring");
+      recv(graph, y, 0, {pair}, "ring");
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    received[d] = y;
+  });
+  std::map<int64_t, std::vector<float>> out;
+  for (auto &[d, tensor] : received) {
+    const float *p = static_cast<const float *>(tensor.data());
+    out[d] = std::vector<float>(p, p + kWidth);
+  }
+  return out;
+}
+
+void expectRing(const Mesh &mesh) {
+  const int64_t n = mesh.size();
+  std::map<int64_t, std::vector<float>> got = ring(mesh);
+  int64_t local = 0;
+  for (int64_t d = 0; d < n; ++d)
+    local += mesh.isLocal(d);
+  ASSERT_EQ(int64_t(got.size()), local);
+  for (auto &[d, values] : got) {
+    const int64_t from = (d + n - 1) % n;
+    for (int64_t i = 0; i < kWidth; ++i)
+      ASSERT_EQ(values[size_t(i)], float(from * 1000 + i))
+          << "device " << d << " element " << i;
+  }
+}
+
+/// Stage s: out = in * 2 + (s + 1), a host task; fails on microbatch
+/// `failAt`.
+PipelineStage affineStage(int64_t s, int64_t failAt) {
+  PipelineStage stage;
+  stage.name = "affine" + std::to_string(s);
+  stage.inputShape = stage.outputShape = {kWidth};
+  stage.run = [s, failAt](TaskGraph &graph, int64_t k, const Tensor &in,
+                          const Tensor &out) {
+    HostTask task;
+    task.name = "affine";
+    const float *from = static_cast<const float *>(in.data());
+    float *to = static_cast<float *>(out.data());
+    task.start = [=](std::function<void(const std::string &)> done) {
+      if (k == failAt)
+        return done("the stage's disk is on fire");
+      for (int64_t i = 0; i < kWidth; ++i)
+        to[i] = from[i] * 2 + float(s + 1);
+      done({});
+    };
+    graph.submit(std::move(task), {Arg::in(in), Arg::out(out)});
+  };
+  return stage;
+}
+
+/// A GPipe pipeline of one stage per device over `m` microbatches; the
+/// outputs this rank holds (those of the last stage's device), by
+/// microbatch.
+std::map<int64_t, std::vector<float>> runAffine(const Mesh &mesh, int64_t m,
+                                                int64_t failStage = -1,
+                                                int64_t failAt = -1) {
+  std::vector<int64_t> placement;
+  for (int64_t d = 0; d < mesh.size(); ++d)
+    placement.push_back(d);
+  PipelineProgram program;
+  program.schedule = gpipeSchedule(placement, m);
+  for (int64_t s = 0; s < mesh.size(); ++s)
+    program.stages.push_back(affineStage(s, s == failStage ? failAt : -1));
+  std::mutex mutex;
+  std::map<int64_t, Tensor> outputs;
+  program.input = [](TaskGraph &graph, int64_t k) {
+    std::vector<float> values(kWidth);
+    for (int64_t i = 0; i < kWidth; ++i)
+      values[size_t(i)] = float(k * 100 + i);
+    return graph.uploadTensor("x", {kWidth}, DType::FP32, values.data(),
+                              kWidth * 4);
+  };
+  program.output = [&](TaskGraph &, int64_t k, const Tensor &out) {
+    std::lock_guard<std::mutex> lock(mutex);
+    outputs[k] = out;
+  };
+  runPipeline(mesh, program);
+  std::map<int64_t, std::vector<float>> results;
+  for (auto &[k, tensor] : outputs) {
+    const float *p = static_cast<const float *>(tensor.data());
+    results[k] = std::vector<float>(p, p + kWidth);
+  }
+  return results;
+}
+
+} // namespace
+
+TEST(Mpi, EveryRankHostsAContiguousShare) {
+  const int64_t ranks = MpiWorld::get().size();
+  Mesh mesh = openMesh(4);
+  for (int64_t d = 0; d < 4; ++d) {
+    EXPECT_EQ(mesh.rankOf(d), d * ranks / 4);
+    EXPECT_EQ(mesh.isLocal(d), mesh.rankOf(d) == MpiWorld::get().rank());
+  }
+  for (int64_t d = 0; d < 4; ++d) {
+    if (mesh.isLocal(d))
+      continue;
+    std::string error = bptest::errorOf([&] { mesh.device(d); });
+    EXPECT_TRUE(contains(error, "is on rank " + std::to_string(mesh.rankOf(d))))
+        << error;
+  }
+}
+
+TEST(Mpi, ARingOfFourDevicesOverTheRanks) {
+  Mesh mesh = openMesh(4);
+  expectRing(mesh);
+  // Channels are cached: a second run reuses them.
+  const int64_t channels = mesh.channelCount();
+  expectRing(mesh);
+  EXPECT_EQ(mesh.channelCount(), channels);
+}
+
+TEST(Mpi, ARingOfOneDevicePerRank) {
+  Mesh mesh = openMesh(MpiWorld::get().size());
+  expectRing(mesh);
+}
+
+TEST(Mpi, APipelineAcrossRanks) {
+  Mesh mesh = openMesh(MpiWorld::get().size());
+  const int64_t m = 8;
+  std::map<int64_t, std::vector<float>> got = runAffine(mesh, m);
+  const bool last = mesh.isLocal(mesh.size() - 1);
+  ASSERT_EQ(int64_t(got.size()), last ? m : 0);
+  for (auto &[k, values] : got)
+    for (int64_t i = 0; i < kWidth; ++i) {
+      float v = float(k * 100 + i);
+      for (int64_t s = 0; s < mesh.size(); ++s)
+        v = v * 2 + float(s + 1);
+      ASSERT_EQ(values[size_t(i)], v) << "microbatch " << k;
+    }
+}
+
+TEST(Mpi, AFailingStageEndsTheRunOnEveryRankNamingIt) {
+  Mesh mesh = openMesh(MpiWorld::get().size());
+  const int64_t failStage = mesh.size() - 1;
+  const auto start = std::chrono::steady_clock::now();
+  std::string error =
+      bptest::errorOf([&] { runAffine(mesh, 6, failStage, 2); });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  EXPECT_LT(seconds, 10.0);
+  EXPECT_TRUE(contains(error, "disk is on fire")) << error;
+  EXPECT_TRUE(contains(error, "microbatch 2")) << error;
+  EXPECT_TRUE(contains(error, "affine" + std::to_string(failStage))) << error;
+  if (!mesh.isLocal(failStage)) {
+    EXPECT_TRUE(
+        contains(error, "rank " + std::to_string(mesh.rankOf(failStage))))
+        << error;
+  }
+  // The next run works.
+  std::map<int64_t, std::vector<float>> again = runAffine(mesh, 2);
+  EXPECT_EQ(int64_t(again.size()), mesh.isLocal(failStage) ? 2 : 0);
+  expectRing(mesh);
+}
+
+int main(int argc, char **argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  MpiWorld &world = MpiWorld::get();
+  // One report: rank 0's; the others only say when they fail.
+  if (world.rank() != 0) {
+    auto &listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  const int status = RUN_ALL_TESTS();
+  if (status != 0)
+    std::fprintf(stderr, "rank %lld: tests failed\n",
+                 static_cast<long long>(world.rank()));
+  return status;
+}
