@@ -3,6 +3,7 @@
 // own devices computed against values computed here, and every rank must
 // see the same outcome.
 #include "blockpipe/Runtime/Mpi.h"
+#include "AffineStage.h"
 #include "TestUtil.h"
 #include "blockpipe/Runtime/Orchestration.h"
 #include "blockpipe/Runtime/Pipeline.h"
@@ -80,30 +81,6 @@ void expectRing(const Mesh &mesh) {
   }
 }
 
-/// Stage s: out = in * 2 + (s + 1), a host task; fails on microbatch
-/// `failAt`.
-PipelineStage affineStage(int64_t s, int64_t failAt) {
-  PipelineStage stage;
-  stage.name = "affine" + std::to_string(s);
-  stage.inputShape = stage.outputShape = {kWidth};
-  stage.run = [s, failAt](TaskGraph &graph, int64_t k, const Tensor &in,
-                          const Tensor &out) {
-    HostTask task;
-    task.name = "affine";
-    const float *from = static_cast<const float *>(in.data());
-    float *to = static_cast<float *>(out.data());
-    task.start = [=](std::function<void(const std::string &)> done) {
-      if (k == failAt)
-        return done("the stage's disk is on fire");
-      for (int64_t i = 0; i < kWidth; ++i)
-        to[i] = from[i] * 2 + float(s + 1);
-      done({});
-    };
-    graph.submit(std::move(task), {Arg::in(in), Arg::out(out)});
-  };
-  return stage;
-}
-
 /// A GPipe pipeline of one stage per device over `m` microbatches; the
 /// outputs this rank holds (those of the last stage's device), by
 /// microbatch.
@@ -116,7 +93,8 @@ std::map<int64_t, std::vector<float>> runAffine(const Mesh &mesh, int64_t m,
   PipelineProgram program;
   program.schedule = gpipeSchedule(placement, m);
   for (int64_t s = 0; s < mesh.size(); ++s)
-    program.stages.push_back(affineStage(s, s == failStage ? failAt : -1));
+    program.stages.push_back(
+        bptest::affineStage(s, kWidth, s == failStage ? failAt : -1));
   std::mutex mutex;
   std::map<int64_t, Tensor> outputs;
   program.input = [](TaskGraph &graph, int64_t k) {

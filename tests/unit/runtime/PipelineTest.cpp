@@ -1,6 +1,7 @@
 // The pipeline executor: schedules run on a mesh with stages that compute
 // on their device's memory, against a reference computed here; faults name
 // stage, microbatch and device; bad programs are refused before running.
+#include "AffineStage.h"
 #include "TestUtil.h"
 
 #include "blockpipe/Runtime/Pipeline.h"
@@ -17,30 +18,6 @@ namespace {
 
 constexpr int64_t kWidth = 64;
 
-/// Stage s: out = in * 2 + (s + 1), as a host task on its device; fails on
-/// microbatch `failAt` when that is set.
-PipelineStage affineStage(int64_t s, int64_t failAt = -1) {
-  PipelineStage stage;
-  stage.name = "affine" + std::to_string(s);
-  stage.inputShape = stage.outputShape = {kWidth};
-  stage.run = [s, failAt](TaskGraph &graph, int64_t k, const Tensor &in,
-                          const Tensor &out) {
-    HostTask task;
-    task.name = "affine";
-    const float *from = static_cast<const float *>(in.data());
-    float *to = static_cast<float *>(out.data());
-    task.start = [=](std::function<void(const std::string &)> done) {
-      if (k == failAt)
-        return done("the stage's disk is on fire");
-      for (int64_t i = 0; i < kWidth; ++i)
-        to[i] = from[i] * 2 + float(s + 1);
-      done({});
-    };
-    graph.submit(std::move(task), {Arg::in(in), Arg::out(out)});
-  };
-  return stage;
-}
-
 /// Runs `schedule` with affine stages; returns each microbatch's output.
 std::vector<std::vector<float>> runAffine(const Mesh &mesh,
                                           PipelineSchedule schedule,
@@ -49,7 +26,8 @@ std::vector<std::vector<float>> runAffine(const Mesh &mesh,
   PipelineProgram program;
   const int64_t m = schedule.microbatches;
   for (int64_t s = 0; s < schedule.stages(); ++s)
-    program.stages.push_back(affineStage(s, s == failStage ? failAt : -1));
+    program.stages.push_back(
+        bptest::affineStage(s, kWidth, s == failStage ? failAt : -1));
   program.schedule = std::move(schedule);
   std::vector<Tensor> outputs(static_cast<size_t>(m));
   program.input = [](TaskGraph &graph, int64_t k) {
@@ -126,7 +104,8 @@ TEST(Pipeline, BadProgramsAreRefusedBeforeRunning) {
   Mesh mesh = Mesh::open("cpu-sim", {2});
   PipelineProgram program;
   program.schedule = gpipeSchedule({0, 1}, 2);
-  program.stages = {affineStage(0), affineStage(1)};
+  program.stages = {bptest::affineStage(0, kWidth),
+                    bptest::affineStage(1, kWidth)};
   program.stages[1].inputShape = {kWidth, 2};
   program.input = [](TaskGraph &graph, int64_t) {
     return graph.createTensor("x", {kWidth}, DType::FP32);
