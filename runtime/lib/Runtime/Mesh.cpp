@@ -290,12 +290,13 @@ void Mesh::run(const std::function<void(TaskGraph &)> &submit,
         *state.devices[size_t(ids[size_t(local[i])])]));
     graphs.back()->setMesh(*this, local[i]);
   }
-  // Another rank's failure ends this rank's part too.
-  transport.beginRun([this](const std::string &why) { cancel(why); });
   {
     std::lock_guard<std::mutex> lock(state.mutex);
     state.current = &active;
   }
+  // Another rank's failure ends this rank's part too (cancel() reaches the
+  // run from here on).
+  transport.beginRun([this](const std::string &why) { cancel(why); });
 
   std::vector<std::string> submitErrors(n);
   for (size_t i = 0; i < n; ++i) {
