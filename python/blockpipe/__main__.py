@@ -3,12 +3,18 @@
     python -m blockpipe compile FILE.py [--program NAME] -o DIR [--dump-passes]
     python -m blockpipe run FILE.py [--program NAME]
     python -m blockpipe trace-plot TRACE.json -o PICTURE.png
+    python -m blockpipe trace-merge TRACE.json... -o MERGED.json
+    python -m blockpipe launch -n P [--hostfile F] PROG.py [ARGS...]
 
 `compile` writes the generated project of one @pl.program of FILE.py to DIR
 and builds it. `run` loads FILE.py and calls its `main()` (as examples have);
 a file without one is an error. `trace-plot` draws the pipeline schedule a
 trace recorded (BLOCKPIPE_TRACE) as one row per device and prints each
-device's bubble (the share of the run it was idle).
+device's bubble (the share of the run it was idle). `trace-merge` joins
+the parts the ranks of an MPI job wrote (`trace.rank<r>.json`; given
+`trace.json`, its rank parts) into one timeline with a lane per rank and
+device. `launch` runs PROG.py on P ranks with mpirun (see
+blockpipe.distributed).
 """
 
 from __future__ import annotations
@@ -55,8 +61,48 @@ def main(argv=None) -> int:
     plot.add_argument("file", type=pathlib.Path)
     plot.add_argument("-o", "--output", type=pathlib.Path, required=True,
                       help="the picture (.png, .svg or .pdf)")
+    merge = sub.add_parser("trace-merge", help="join the trace parts of an MPI job's ranks")
+    merge.add_argument("files", nargs="+", type=pathlib.Path,
+                       help="trace.rank<r>.json parts, or the BLOCKPIPE_TRACE path they came from")
+    merge.add_argument("-o", "--output", type=pathlib.Path, required=True, help="the merged trace")
+    launch = sub.add_parser("launch", help="run a script on P ranks with mpirun")
+    launch.add_argument("-n", "--processes", type=int, required=True, help="ranks to run")
+    launch.add_argument("--hostfile", help="OpenMPI hostfile: the hosts and their slots")
+    launch.add_argument("program", help="the script every rank runs")
+    launch.add_argument("program_args", nargs=argparse.REMAINDER, help="its arguments")
     args = parser.parse_args(argv)
 
+    if args.command == "launch":
+        from blockpipe import distributed
+
+        try:
+            return distributed.launch(args.processes, [args.program, *args.program_args],
+                                      hostfile=args.hostfile)
+        except (ValueError, FileNotFoundError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+    if args.command == "trace-merge":
+        import json
+
+        from blockpipe import trace
+
+        parts = []
+        for path in args.files:
+            expanded = trace.rank_parts(str(path)) if not path.is_file() else [str(path)]
+            if not expanded:
+                print(f"error: {path}: no such file, and no {path.stem}.rank<r>{path.suffix} "
+                      "parts beside it", file=sys.stderr)
+                return 2
+            parts += expanded
+        try:
+            merged = trace.merge(parts)
+        except (OSError, ValueError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        args.output.write_text(json.dumps(merged))
+        print(f"merged {len(parts)} parts (ranks {', '.join(map(str, merged['otherData']['ranks']))}) "
+              f"into {args.output}")
+        return 0
     if not args.file.is_file():
         print(f"error: {args.file}: no such file", file=sys.stderr)
         return 2

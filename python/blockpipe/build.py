@@ -30,6 +30,9 @@ from blockpipe.errors import BuildError
 BUILD_FLAGS = ("-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_CXX_FLAGS=-march=native")
 _CACHE_FORMAT = 1
 _fingerprints: Dict[str, str] = {}
+# What this process did: libraries it built, and those it found in the cache
+# (another process, e.g. another rank of an MPI job, built them).
+stats = {"built": 0, "cached": 0}
 
 
 def repo_root() -> pathlib.Path:
@@ -152,6 +155,7 @@ def build_library(source_dir: pathlib.Path, files: Dict[str, str], project: str,
     entry = root / "builds" / key
     library = _valid_entry(entry, library_name)
     if library is not None:
+        stats["cached"] += 1
         return library
 
     (root / "locks").mkdir(parents=True, exist_ok=True)
@@ -159,6 +163,7 @@ def build_library(source_dir: pathlib.Path, files: Dict[str, str], project: str,
         fcntl.flock(lock, fcntl.LOCK_EX)
         library = _valid_entry(entry, library_name)  # built while we waited
         if library is not None:
+            stats["cached"] += 1
             return library
         if entry.exists():
             shutil.rmtree(entry, ignore_errors=True)  # corrupted: rebuild
@@ -187,6 +192,7 @@ def build_library(source_dir: pathlib.Path, files: Dict[str, str], project: str,
             }))
             entry.parent.mkdir(parents=True, exist_ok=True)
             os.replace(staging, entry)
+            stats["built"] += 1
     library = _valid_entry(entry, library_name)
     if library is None:
         raise BuildError(f"the cache entry {entry} is unreadable right after it was built")

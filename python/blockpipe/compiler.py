@@ -122,7 +122,11 @@ class CompiledProgram:
     def run(self, orchestration: Optional[str], *args):
         """Runs `orchestration` (or a pipeline) on `args`; Out/InOut arrays
         are written in place, once the whole call succeeded, and returned
-        (one array, a tuple, or None)."""
+        (one array, a tuple, or None).
+
+        Under mpirun a mesh or Pipeline call is collective: every rank makes
+        it with the same arguments, runs its devices' part, and ends with
+        the whole Out arrays (see blockpipe.distributed)."""
         entry = self._entry(orchestration)
         params = entry["signature"]
         pipeline = entry["name"] in self._pipelines
@@ -137,7 +141,12 @@ class CompiledProgram:
             for p in params
         ]
         if (mesh or pipeline) and self._mesh is None:
-            self._mesh = _runtime.Mesh(self.devices, label=self.program.name)
+            from blockpipe import distributed
+
+            # Under mpirun each rank opens the same mesh and hosts a share
+            # of its devices.
+            self._mesh = _runtime.Mesh(self.devices, label=self.program.name,
+                                       transport=distributed.transport())
         if pipeline:
             _runtime.run_pipeline(self._mesh, self._library, entry, runtime_params, prepared)
         elif mesh:
@@ -219,7 +228,9 @@ def _write_tree(output_dir: pathlib.Path, files: Dict[str, str]) -> None:
         if path.is_file() and path.read_text() == text:
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+        # Unique per process and host: ranks of an MPI job may share the
+        # directory.
+        tmp = path.with_name(path.name + f".tmp{os.uname().nodename}.{os.getpid()}")
         tmp.write_text(text)
         os.replace(tmp, path)
 

@@ -11,6 +11,7 @@
 #include "blockpipe/Runtime/Environment.h"
 #include "blockpipe/Runtime/Error.h"
 #include "blockpipe/Runtime/Mesh.h"
+#include "blockpipe/Runtime/Mpi.h"
 #include "blockpipe/Runtime/Pipeline.h"
 #include "blockpipe/Runtime/TaskGraph.h"
 #include "blockpipe/Runtime/Trace.h"
@@ -287,7 +288,16 @@ void runMeshOrchestration(const rt::Mesh &mesh, const Library &library,
   if (interrupted)
     throw py::error_already_set();
   for (int64_t d = 0; d < devices; ++d)
-    calls[size_t(d)]->copyBack(mesh.device(d), params, host, d);
+    if (mesh.isLocal(d))
+      calls[size_t(d)]->copyBack(mesh.device(d), params, host, d);
+  // Over several ranks: each has written its devices' parts; every rank
+  // gets the others'.
+  py::gil_scoped_release release;
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].isTensor && params[i].direction != "in")
+      mesh.shareByDevice(host.arrays[i].mutable_data(),
+                         static_cast<int64_t>(host.arrays[i].nbytes()) /
+                             devices);
 }
 
 /// Where a stage's argument comes from (kernel_config.json, "pipelines").
@@ -456,7 +466,7 @@ void runPipelineEntry(const rt::Mesh &mesh, const Library &library,
   if (!last.outputParam)
     return;
   py::array &array = host.arrays[*last.outputParam];
-  for (int64_t k = 0; k < m; ++k) {
+  for (int64_t k = 0; k < m && mesh.isLocal(last.device); ++k) {
     const rt::Tensor &out = outputs[size_t(k)];
     const int64_t bytes = out.bytes();
     // Microbatch k's slice (the whole array when m is 1).
@@ -466,6 +476,10 @@ void runPipelineEntry(const rt::Mesh &mesh, const Library &library,
         .copyToHost(static_cast<char *>(array.mutable_data()) + k * bytes,
                     out.data(), bytes);
   }
+  // Over several ranks: the last stage's rank gives every rank the result.
+  py::gil_scoped_release release;
+  mesh.shareFromDevice(last.device, array.mutable_data(),
+                       static_cast<int64_t>(array.nbytes()));
 }
 
 } // namespace
@@ -528,6 +542,27 @@ PYBIND11_MODULE(_runtime, m) {
     }
   }));
 
+  // The MPI job this process may belong to (under mpirun).
+  m.def("mpi_available", &rt::MpiWorld::available,
+        "Whether this runtime was built with MPI.");
+  m.def("mpi_launched", &rt::MpiWorld::launched,
+        "Whether mpirun started this process.");
+  m.def("mpi_initialized", &rt::MpiWorld::initialized);
+  m.def(
+      "mpi_world",
+      [] {
+        rt::MpiWorld &world = rt::MpiWorld::get();
+        return std::make_pair(world.rank(), world.size());
+      },
+      "(rank, size) of this process in the MPI job; initializes MPI.");
+  m.def(
+      "mpi_abort",
+      [](int code) {
+        // Whatever Python still holds: the job ends here.
+        rt::MpiWorld::abort(code);
+      },
+      py::arg("code") = 1, "Ends every rank of the job with exit code `code`.");
+
   m.def("run_orchestration", &runOrchestration, py::arg("device"),
         py::arg("library"), py::arg("entry"), py::arg("params"),
         py::arg("args"));
@@ -535,8 +570,17 @@ PYBIND11_MODULE(_runtime, m) {
   py::class_<rt::Mesh>(m, "Mesh")
       .def(py::init([](int64_t devices, std::optional<std::string> specPath,
                        std::optional<int32_t> parallelism, std::string label,
-                       int64_t depth, int64_t timeoutMs) {
+                       int64_t depth, int64_t timeoutMs,
+                       const std::string &transport) {
              rt::MeshOptions options;
+             if (transport == "mpi" ||
+                 (transport == "auto" && rt::MpiWorld::launched()))
+               options.transport = std::make_shared<rt::MpiTransport>();
+             else if (transport != "auto" && transport != "in-process")
+               throw std::invalid_argument(
+                   "Mesh: transport must be 'auto', 'in-process' or 'mpi', "
+                   "got '" +
+                   transport + "'");
              options.device = rt::deviceOptionsFromEnvironment();
              options.device.label = std::move(label);
              if (parallelism)
@@ -551,8 +595,11 @@ PYBIND11_MODULE(_runtime, m) {
            py::arg("devices"), py::arg("spec_path") = py::none(),
            py::arg("parallelism") = py::none(), py::arg("label") = "",
            py::arg("depth") = rt::ChannelOptions().depth,
-           py::arg("timeout_ms") = rt::ChannelOptions().timeout.count())
+           py::arg("timeout_ms") = rt::ChannelOptions().timeout.count(),
+           py::arg("transport") = "auto")
       .def_property_readonly("size", &rt::Mesh::size)
+      .def("is_local", &rt::Mesh::isLocal, py::arg("index"))
+      .def("rank_of", &rt::Mesh::rankOf, py::arg("index"))
       .def_property_readonly("channel_count", &rt::Mesh::channelCount)
       .def("counters",
            [](const rt::Mesh &mesh) {

@@ -152,6 +152,12 @@ std::unique_ptr<Channel> Transport::openAcross(const ChannelKey &key, Device *,
 
 void Transport::beginRun(std::function<void(const std::string &)>) {}
 
+void Transport::broadcast(void *, int64_t, int64_t root) {
+  if (root != rank())
+    throw Error("the " + name() + " transport has no rank " +
+                std::to_string(root) + " to broadcast from");
+}
+
 std::vector<std::string> Transport::endRun(const std::string &,
                                            const std::function<bool()> &) {
   return {};

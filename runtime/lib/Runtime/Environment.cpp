@@ -2,6 +2,7 @@
 
 #include "blockpipe/Runtime/Environment.h"
 #include "blockpipe/Runtime/Error.h"
+#include "blockpipe/Runtime/Mpi.h"
 
 #include <cerrno>
 #include <climits>
@@ -14,8 +15,21 @@ DeviceOptions deviceOptionsFromEnvironment() {
   if (const char *sanitize = std::getenv("BLOCKPIPE_SANITIZE"))
     options.sanitize =
         std::string(sanitize) != "" && std::string(sanitize) != "0";
-  if (const char *trace = std::getenv("BLOCKPIPE_TRACE"))
+  if (const char *trace = std::getenv("BLOCKPIPE_TRACE")) {
     options.tracePath = trace;
+    // Under mpirun each rank writes its part: trace.json is
+    // trace.rank<r>.json (python -m blockpipe trace-merge joins them).
+    if (std::optional<int64_t> rank = MpiWorld::launchedRank()) {
+      const std::string path = trace;
+      const size_t slash = path.rfind('/');
+      size_t dot = path.rfind('.');
+      if (dot == std::string::npos ||
+          (slash != std::string::npos && dot < slash))
+        dot = path.size();
+      options.tracePath = path.substr(0, dot) + ".rank" +
+                          std::to_string(*rank) + path.substr(dot);
+    }
+  }
   if (const char *parallelism = std::getenv("BLOCKPIPE_PARALLELISM")) {
     char *end = nullptr;
     errno = 0;

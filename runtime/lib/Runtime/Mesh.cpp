@@ -51,8 +51,10 @@ struct Mesh::State {
   std::mutex runMutex;
 
   ~State() {
-    // Channels first (they point at devices), then the devices.
+    // Channels first (they point at devices), then the transport (its
+    // transfers may point into device memory), then the devices.
     channels.clear();
+    options.transport.reset();
     devices.clear();
   }
 
@@ -387,6 +389,29 @@ void Mesh::run(const std::function<void(TaskGraph &)> &submit,
                          ? " (rank " + std::to_string(transport.rank()) + ")"
                          : std::string()) +
                     ": " + message);
+}
+
+void Mesh::shareByDevice(void *data, int64_t bytesPerDevice) const {
+  Transport &transport = *state_->options.transport;
+  if (transport.ranks() == 1)
+    return;
+  auto *base = static_cast<std::byte *>(data);
+  // One broadcast per run of consecutive devices on one rank.
+  for (int64_t first = 0; first < size();) {
+    const int64_t rank = rankOf(first);
+    int64_t end = first + 1;
+    while (end < size() && rankOf(end) == rank)
+      ++end;
+    transport.broadcast(base + first * bytesPerDevice,
+                        (end - first) * bytesPerDevice, rank);
+    first = end;
+  }
+}
+
+void Mesh::shareFromDevice(int64_t index, void *data, int64_t bytes) const {
+  Transport &transport = *state_->options.transport;
+  if (transport.ranks() > 1)
+    transport.broadcast(data, bytes, rankOf(index));
 }
 
 void Mesh::cancel(const std::string &why) const {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <limits>
 #include <map>
 #include <mpi.h>
 #include <mutex>
@@ -24,6 +25,17 @@ bool MpiWorld::launched() {
     if (std::getenv(name))
       return true;
   return false;
+}
+
+std::optional<int64_t> MpiWorld::launchedRank() {
+  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char *value = std::getenv(name)) {
+      char *end = nullptr;
+      const long long rank = std::strtoll(value, &end, 10);
+      if (*value != '\0' && *end == '\0' && rank >= 0)
+        return rank;
+    }
+  return std::nullopt;
 }
 
 #ifndef BLOCKPIPE_HAVE_MPI
@@ -64,6 +76,11 @@ std::vector<std::string> MpiTransport::endRun(const std::string &,
                                               const std::function<bool()> &) {
   return {};
 }
+void MpiTransport::broadcast(void *data, int64_t bytes, int64_t root) {
+  Transport::broadcast(data, bytes, root);
+}
+void MpiWorld::abort(int) { std::abort(); }
+bool MpiWorld::initialized() { return false; }
 
 #else
 
@@ -73,7 +90,11 @@ namespace {
 
 bool finalized = false;
 
+void stopEngines();
+
 void finalizeAtExit() {
+  // Progress threads make MPI calls: they end first.
+  stopEngines();
   int done = 0;
   MPI_Finalized(&done);
   if (!done && !finalized) {
@@ -128,32 +149,56 @@ MpiWorld &MpiWorld::get() {
   return world;
 }
 
+bool MpiWorld::initialized() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized && !finalized;
+}
+
+void MpiWorld::abort(int code) {
+  if (initialized())
+    MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
 namespace detail {
 
-/// One message posted or to be posted: a transfer's half, or a run's
-/// outcome sent to another rank.
+/// One operation posted or to be posted: a transfer's half, a run's
+/// outcome sent to another rank, a broadcast, or a fresh communicator for
+/// transfers.
 struct MpiOp {
-  bool isSend = false;
+  enum class Kind { Send, Recv, Broadcast, Renew };
+  Kind kind = Kind::Send;
   bool control = false;
+  /// The peer of a send or recv; the root of a broadcast.
   int peer = 0;
   int tag = 0;
   void *data = nullptr;
   int64_t bytes = 0;
-  /// A send's own copy of the bytes.
+  /// A control message's own copy of its bytes (transfers are sent in
+  /// place).
   std::vector<std::byte> staging;
   CompletionPtr completion;
   std::string label;
   MPI_Request request = MPI_REQUEST_NULL;
-  Clock::time_point since = Clock::now();
+  /// The communicator a Renew makes.
+  MPI_Comm fresh = MPI_COMM_NULL;
   /// Set when the transfer is given up on: the error it ends with once MPI
   /// has let go of its buffer.
   std::optional<std::string> giveUp;
   bool cancelAsked = false;
+
+  bool isSend() const { return kind == Kind::Send; }
 };
 using MpiOpPtr = std::shared_ptr<MpiOp>;
 
 struct MpiEngine {
-  MPI_Comm data = MPI_COMM_NULL, control = MPI_COMM_NULL;
+  /// Transfers; a fresh one after every run that failed somewhere, so a
+  /// send given up on can never meet a later run's recv.
+  MPI_Comm data = MPI_COMM_NULL;
+  /// Runs' outcomes; broadcasts of results.
+  MPI_Comm control = MPI_COMM_NULL, collective = MPI_COMM_NULL;
   int rank = 0, size = 1;
   int64_t tagUpperBound = 32767;
 
@@ -178,17 +223,28 @@ struct MpiEngine {
     size = int(world.size());
     MPI_Comm_dup(MPI_COMM_WORLD, &data);
     MPI_Comm_dup(MPI_COMM_WORLD, &control);
+    MPI_Comm_dup(MPI_COMM_WORLD, &collective);
     void *value = nullptr;
     int found = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &value, &found);
     if (found && value)
       tagUpperBound = *static_cast<int *>(value);
     thread = std::thread([this] { loop(); });
+    registerEngine(this);
   }
 
   ~MpiEngine() {
+    unregisterEngine(this);
+    stop();
+  }
+
+  /// Ends the progress thread (once) and frees the communicators, unless
+  /// MPI is already finalized.
+  void stop() {
     {
       std::lock_guard<std::mutex> lock(mutex);
+      if (!thread.joinable())
+        return;
       stopping = true;
       for (MpiOpPtr &op : active)
         if (!op->giveUp)
@@ -196,8 +252,36 @@ struct MpiEngine {
     }
     wake.notify_all();
     thread.join();
-    MPI_Comm_free(&data);
-    MPI_Comm_free(&control);
+    int done = 0;
+    MPI_Finalized(&done);
+    if (!done)
+      for (MPI_Comm *comm : {&data, &control, &collective})
+        MPI_Comm_free(comm);
+  }
+
+  /// Engines alive, stopped before MPI is finalized at exit.
+  static std::mutex &registryMutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::vector<MpiEngine *> &registry() {
+    static std::vector<MpiEngine *> engines;
+    return engines;
+  }
+  static void registerEngine(MpiEngine *engine) {
+    std::lock_guard<std::mutex> lock(registryMutex());
+    registry().push_back(engine);
+  }
+  static void unregisterEngine(MpiEngine *engine) {
+    std::lock_guard<std::mutex> lock(registryMutex());
+    auto &engines = registry();
+    engines.erase(std::remove(engines.begin(), engines.end(), engine),
+                  engines.end());
+  }
+  static void stopAll() {
+    std::lock_guard<std::mutex> lock(registryMutex());
+    for (MpiEngine *engine : registry())
+      engine->stop();
   }
 
   int runTag() const { return int(run % (int64_t(1) << 20)); }
@@ -210,36 +294,45 @@ struct MpiEngine {
     wake.notify_all();
   }
 
+  /// Posts `op` and waits until it is done; throws TransferError when it
+  /// failed.
+  void postAndWait(MpiOpPtr op) {
+    CompletionPtr completion = op->completion;
+    post(std::move(op));
+    completion->wait();
+  }
+
   /// Ends the transfer of `completion` with `why`: at once when it was not
-  /// posted yet, else once MPI has let go of its buffer (a receive is
-  /// cancelled; a send keeps its own copy).
+  /// posted yet or is a send (sent in place: a send given up on belongs to a
+  /// run that failed, and its communicator is replaced before the next run,
+  /// so no recv ever takes it), else once MPI has let go of the receive's
+  /// buffer.
   void giveUp(const CompletionPtr &completion, const std::string &why) {
-    MpiOpPtr unposted, send;
+    std::vector<MpiOpPtr> endNow;
     {
       std::lock_guard<std::mutex> lock(mutex);
       for (MpiOpPtr &op : active) {
         if (op->completion != completion || op->giveUp)
           continue;
         op->giveUp = why;
-        if (op->isSend) {
-          // Its bytes are its own: it ends now, and MPI may still take
-          // them (or they are dropped when the transport closes).
-          send = std::make_shared<MpiOp>();
-          send->completion = std::move(op->completion);
-          send->label = op->label;
+        if (op->isSend()) {
+          // MPI keeps testing it (a recv may still take it while its run
+          // ends); the task waiting for it ends now.
+          auto ended = std::make_shared<MpiOp>();
+          ended->completion = std::move(op->completion);
+          ended->label = op->label;
+          endNow.push_back(std::move(ended));
         }
       }
       for (auto it = toPost.begin(); it != toPost.end(); ++it)
         if ((*it)->completion == completion) {
-          unposted = *it;
+          endNow.push_back(*it);
           toPost.erase(it);
           break;
         }
     }
-    if (unposted)
-      finish(unposted, why);
-    if (send)
-      finish(send, why);
+    for (const MpiOpPtr &op : endNow)
+      finish(op, why);
     wake.notify_all();
   }
 
@@ -247,6 +340,61 @@ struct MpiEngine {
   static void finish(const MpiOpPtr &op, const std::string &error) {
     if (op->completion)
       op->completion->finish(error.empty() ? error : op->label + ": " + error);
+  }
+
+  /// Under the lock, on the progress thread: starts `op`; an error text
+  /// when MPI refused it.
+  std::string start(MpiOp &op) {
+    MPI_Comm comm = op.control ? control : data;
+    void *buffer = op.staging.empty() ? op.data : op.staging.data();
+    int rc = MPI_SUCCESS;
+    switch (op.kind) {
+    case MpiOp::Kind::Send:
+      rc = MPI_Isend(buffer, int(op.bytes), MPI_BYTE, op.peer, op.tag, comm,
+                     &op.request);
+      break;
+    case MpiOp::Kind::Recv:
+      rc = MPI_Irecv(buffer, int(op.bytes), MPI_BYTE, op.peer, op.tag, comm,
+                     &op.request);
+      break;
+    case MpiOp::Kind::Broadcast:
+      rc = MPI_Ibcast(buffer, int(op.bytes), MPI_BYTE, op.peer, collective,
+                      &op.request);
+      break;
+    case MpiOp::Kind::Renew:
+      rc = MPI_Comm_idup(data, &op.fresh, &op.request);
+      break;
+    }
+    if (rc == MPI_SUCCESS)
+      return {};
+    static const char *const names[] = {"MPI_Isend", "MPI_Irecv", "MPI_Ibcast",
+                                        "MPI_Comm_idup"};
+    return std::string(names[int(op.kind)]) + " failed: " + mpiError(rc);
+  }
+
+  /// Under the lock, on the progress thread: `op` completed with `status`;
+  /// an error text when it failed.
+  std::string completed(MpiOp &op, MPI_Status &status) {
+    if (op.giveUp)
+      return *op.giveUp;
+    if (op.kind == MpiOp::Kind::Recv) {
+      int count = 0;
+      MPI_Get_count(&status, MPI_BYTE, &count);
+      if (count != op.bytes)
+        return "received " + std::to_string(count) + " bytes, expected " +
+               std::to_string(op.bytes);
+    }
+    if (op.kind == MpiOp::Kind::Renew) {
+      // Transfers still on the old communicator were given up on: they
+      // stay there, unmatched, until MPI frees it.
+      for (auto &other : active)
+        if (other->isSend() && other->giveUp &&
+            other->request != MPI_REQUEST_NULL)
+          MPI_Request_free(&other->request);
+      MPI_Comm_free(&data);
+      data = op.fresh;
+    }
+    return {};
   }
 
   void loop() {
@@ -259,27 +407,20 @@ struct MpiEngine {
       while (!toPost.empty()) {
         MpiOpPtr op = std::move(toPost.front());
         toPost.pop_front();
-        MPI_Comm comm = op->control ? control : data;
-        void *buffer = op->isSend && !op->staging.empty()
-                           ? static_cast<void *>(op->staging.data())
-                           : op->data;
-        const int rc = op->isSend
-                           ? MPI_Isend(buffer, int(op->bytes), MPI_BYTE,
-                                       op->peer, op->tag, comm, &op->request)
-                           : MPI_Irecv(buffer, int(op->bytes), MPI_BYTE,
-                                       op->peer, op->tag, comm, &op->request);
-        if (rc != MPI_SUCCESS)
-          ended.emplace_back(
-              op, (op->isSend ? "MPI_Isend failed: " : "MPI_Irecv failed: ") +
-                      mpiError(rc));
+        if (std::string error = start(*op); !error.empty())
+          ended.emplace_back(op, error);
         else
           active.push_back(std::move(op));
         progress = true;
       }
       // Cancel the receives given up on; test everything.
-      for (auto it = active.begin(); it != active.end();) {
-        MpiOp &op = **it;
-        if (op.giveUp && !op.isSend && !op.cancelAsked) {
+      for (size_t i = 0; i < active.size();) {
+        MpiOp &op = *active[i];
+        if (op.request == MPI_REQUEST_NULL) { // freed by a Renew
+          active.erase(active.begin() + std::ptrdiff_t(i));
+          continue;
+        }
+        if (op.giveUp && op.kind == MpiOp::Kind::Recv && !op.cancelAsked) {
           MPI_Cancel(&op.request);
           op.cancelAsked = true;
         }
@@ -287,23 +428,12 @@ struct MpiEngine {
         MPI_Status status;
         MPI_Test(&op.request, &flag, &status);
         if (!flag) {
-          ++it;
+          ++i;
           continue;
         }
-        std::string error;
-        int cancelled = 0;
-        MPI_Test_cancelled(&status, &cancelled);
-        if (op.giveUp) {
-          error = *op.giveUp;
-        } else if (!op.isSend) {
-          int count = 0;
-          MPI_Get_count(&status, MPI_BYTE, &count);
-          if (count != op.bytes)
-            error = "received " + std::to_string(count) + " bytes, expected " +
-                    std::to_string(op.bytes);
-        }
-        ended.emplace_back(*it, error);
-        it = active.erase(it);
+        MpiOpPtr done = active[i];
+        active.erase(active.begin() + std::ptrdiff_t(i));
+        ended.emplace_back(done, completed(*done, status));
         progress = true;
       }
       // Outcomes of the other ranks for this run.
@@ -333,19 +463,23 @@ struct MpiEngine {
         if (progress)
           outcomesChanged.notify_all();
       }
-      if (stopping && toPost.empty() && active.empty())
-        return;
       if (stopping) {
-        // Sends nobody will take: let MPI keep them; their buffers are
-        // their ops', freed with the last reference once MPI is done.
+        // Sends nobody will take: MPI keeps them (their memory outlives
+        // the transport: device memory or the op's own copy).
         for (auto it = active.begin(); it != active.end();) {
-          if ((*it)->isSend && (*it)->giveUp) {
+          if ((*it)->isSend() && (*it)->giveUp) {
             MPI_Request_free(&(*it)->request);
             ended.emplace_back(*it, *(*it)->giveUp);
             it = active.erase(it);
           } else {
             ++it;
           }
+        }
+        if (toPost.empty() && active.empty()) {
+          lock.unlock();
+          for (auto &[op, error] : ended)
+            finish(op, error);
+          return;
         }
       }
       auto callback = failure.empty() ? nullptr : remoteFailure;
@@ -376,6 +510,8 @@ struct MpiEngine {
 } // namespace detail
 
 namespace {
+
+void stopEngines() { detail::MpiEngine::stopAll(); }
 
 /// A channel with its other end on another rank.
 class MpiChannel final : public Channel {
@@ -486,26 +622,27 @@ private:
               std::to_string(
                   engine_->tagUpperBound /
                   (kDevicesInTag * kDevicesInTag * kRunsInTag * kSeqsInTag));
+    if (buffer.bytes() > std::numeric_limits<int>::max())
+      error = "a transfer between ranks carries at most " +
+              std::to_string(std::numeric_limits<int>::max()) +
+              " bytes, this one " + std::to_string(buffer.bytes());
     if (!error.empty()) {
       completion->finish(name + ": " + error);
       return completion;
     }
     auto op = std::make_shared<detail::MpiOp>();
-    op->isSend = isSend;
+    op->kind = isSend ? detail::MpiOp::Kind::Send : detail::MpiOp::Kind::Recv;
     op->peer = peer_;
     op->tag = int(tagValue);
     op->bytes = buffer.bytes();
     op->completion = completion;
     op->label = name;
-    if (isSend) {
-      const auto *from = static_cast<const std::byte *>(buffer.data);
-      op->staging.assign(from, from + op->bytes);
-      // A zero-byte send still needs a valid buffer.
-      if (op->staging.empty())
-        op->data = &op->bytes;
-    } else {
-      op->data = buffer.data;
-    }
+    // In place, both ends: the tensors are device memory, which stays
+    // mapped while the device lives.
+    op->data = buffer.data;
+    // A zero-byte transfer still needs a valid buffer.
+    if (op->bytes == 0)
+      op->data = &op->bytes;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       prune();
@@ -582,7 +719,7 @@ MpiTransport::endRun(const std::string &error,
       if (r == engine.rank)
         continue;
       auto op = std::make_shared<detail::MpiOp>();
-      op->isSend = true;
+      op->kind = detail::MpiOp::Kind::Send;
       op->control = true;
       op->peer = r;
       op->tag = engine.runTag();
@@ -614,7 +751,35 @@ MpiTransport::endRun(const std::string &error,
     failed.push_back("interrupted while waiting for the other ranks");
   engine.running = false;
   engine.remoteFailure = nullptr;
+  lock.unlock();
+  // Every rank knows every outcome: when the run failed anywhere, all of
+  // them move transfers to a fresh communicator together, leaving the sends
+  // nobody took behind.
+  if (!error.empty() || !failed.empty()) {
+    auto op = std::make_shared<detail::MpiOp>();
+    op->kind = detail::MpiOp::Kind::Renew;
+    op->completion = std::make_shared<Completion>();
+    op->label = "after run " + std::to_string(engine.run);
+    engine.postAndWait(std::move(op));
+  }
   return failed;
+}
+
+void MpiTransport::broadcast(void *data, int64_t bytes, int64_t root) {
+  // MPI counts are ints: large buffers go in pieces.
+  constexpr int64_t kPiece = int64_t(1) << 30;
+  auto *base = static_cast<std::byte *>(data);
+  for (int64_t offset = 0; offset < bytes; offset += kPiece) {
+    auto op = std::make_shared<detail::MpiOp>();
+    op->kind = detail::MpiOp::Kind::Broadcast;
+    op->peer = int(root);
+    op->data = base + offset;
+    op->bytes = std::min(kPiece, bytes - offset);
+    op->completion = std::make_shared<Completion>();
+    op->label = "broadcast of " + std::to_string(bytes) + " bytes from rank " +
+                std::to_string(root);
+    engine_->postAndWait(std::move(op));
+  }
 }
 
 #endif

@@ -3,10 +3,12 @@
 
 #include "blockpipe/Runtime/Trace.h"
 #include "blockpipe/Runtime/Error.h"
+#include "blockpipe/Runtime/Mpi.h"
 
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <unistd.h>
 
 namespace blockpipe::runtime {
 
@@ -17,7 +19,11 @@ ProcessTrace &ProcessTrace::get() {
   return *trace;
 }
 
-ProcessTrace::ProcessTrace() : start_(std::chrono::steady_clock::now()) {}
+ProcessTrace::ProcessTrace()
+    : start_(std::chrono::steady_clock::now()),
+      startUnixMicros_(std::chrono::duration_cast<std::chrono::microseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count()) {}
 
 int64_t ProcessTrace::addProcess(const std::string &name) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -99,7 +105,17 @@ std::string ProcessTrace::toJson(int64_t pid) const {
   }
   // Timestamps are microseconds whatever the unit; "ms" is how viewers
   // label them.
-  json root = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
+  // Where the timestamps start on the wall clock, and which rank of an MPI
+  // job wrote it: what trace-merge aligns the ranks' parts by.
+  json other = {{"start_unix_us", startUnixMicros_}};
+  if (std::optional<int64_t> rank = MpiWorld::launchedRank())
+    other["rank"] = *rank;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0)
+    other["host"] = host;
+  json root = {{"traceEvents", std::move(events)},
+               {"displayTimeUnit", "ms"},
+               {"otherData", std::move(other)}};
   return root.dump();
 }
 

@@ -223,6 +223,10 @@ public:
   /// Returns "rank r: <error>" for each other rank that failed.
   virtual std::vector<std::string>
   endRun(const std::string &error, const std::function<bool()> &interrupted);
+  /// Collective over the ranks, in the same order everywhere: `bytes` at
+  /// `data` on rank `root` are copied to `data` on every other rank. With
+  /// one rank it does nothing (Error for a root other than 0).
+  virtual void broadcast(void *data, int64_t bytes, int64_t root);
   /// A channel between `source` and `target` (both given; either may be
   /// null when it lives in another process), counting into `stats`.
   virtual std::unique_ptr<Channel>

@@ -80,6 +80,15 @@ public:
   bool isLocal(int64_t index) const;
   int64_t rankOf(int64_t index) const;
 
+  /// Collective over the ranks (in the same order on each): host buffer
+  /// `data` holds `bytesPerDevice` for each device of this mesh, in order,
+  /// and each rank has filled its own devices' parts; afterwards every rank
+  /// holds all of them. Nothing to do with one rank.
+  void shareByDevice(void *data, int64_t bytesPerDevice) const;
+  /// Collective over the ranks: the rank hosting device `index` copies
+  /// `bytes` at `data` to `data` on every other rank.
+  void shareFromDevice(int64_t index, void *data, int64_t bytes) const;
+
   /// The devices `offset` .. `offset + shape` of this mesh (per dim; rank as
   /// this mesh's). The same request gives a handle to the same submesh.
   Mesh submesh(std::vector<int64_t> offset, std::vector<int64_t> shape) const;

@@ -8,17 +8,19 @@
 // A cross-rank transfer is one MPI_Isend / MPI_Irecv pair on a
 // communicator of the transport's own, its tag made of the channel, the
 // two devices, the run and the transfer's sequence number, so the k-th send
-// of a channel meets its k-th recv as in-process. Receives are written in
-// place into the receiver's tensor; a send is copied once into a buffer the
-// transport owns (so that a transfer given up on can never read a tensor
-// that is gone). All MPI calls but MPI_Init/MPI_Finalize are made by one
-// progress thread per transport, which polls with a short sleep and never
-// spins (OpenMPI's own blocking waits do).
+// of a channel meets its k-th recv as in-process. All MPI calls but
+// MPI_Init/MPI_Finalize are made by one progress thread per transport, which
+// polls with a short sleep and never spins (OpenMPI's own blocking waits do).
 //
 // Runs are joined: when a rank's part ends it sends its outcome to every
 // other rank; a rank that learns of another's failure cancels its own part
 // at once, and every rank waits until it knows all outcomes, so the run
 // fails on every rank, naming the ranks that failed, or succeeds on all.
+//
+// After a run that failed anywhere, every rank moves transfers to a fresh
+// communicator, so a send given up on never meets a later run's recv. Sends
+// and receives are in place (device memory stays mapped while its device
+// lives); only the runs' outcomes are copied.
 //
 // Built without MPI, available() is false and opening the transport is an
 // Error that says so.
@@ -31,6 +33,7 @@
 #include "blockpipe/Runtime/Channel.h"
 
 #include <memory>
+#include <optional>
 
 namespace blockpipe::runtime {
 
@@ -46,9 +49,17 @@ public:
   /// Whether this process was started by mpirun (from its environment;
   /// MPI need not be initialized).
   static bool launched();
+  /// This process's rank as mpirun's environment tells it (none when not
+  /// launched by mpirun).
+  static std::optional<int64_t> launchedRank();
   /// Initializes MPI on first use (MPI_THREAD_MULTIPLE) and finalizes it
   /// at exit. Error without MPI, or when MPI lacks thread support.
   static MpiWorld &get();
+  /// Whether MPI is initialized (and not finalized yet).
+  static bool initialized();
+  /// Ends the whole job with exit code `code` (MPI_Abort when MPI is
+  /// initialized; else this process exits, and mpirun ends the others).
+  [[noreturn]] static void abort(int code);
 
   int64_t rank() const { return rank_; }
   int64_t size() const { return size_; }
@@ -83,6 +94,7 @@ public:
   std::vector<std::string>
   endRun(const std::string &error,
          const std::function<bool()> &interrupted) override;
+  void broadcast(void *data, int64_t bytes, int64_t root) override;
 
 private:
   std::shared_ptr<detail::MpiEngine> engine_;

@@ -72,6 +72,7 @@ public:
 private:
   ProcessTrace();
   std::chrono::steady_clock::time_point start_;
+  int64_t startUnixMicros_ = 0;
   mutable std::mutex mutex_;
   int64_t nextPid_ = 0;
   std::string path_;
