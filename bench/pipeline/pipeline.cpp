@@ -16,6 +16,7 @@
 // up to twice as fast at one moment as at another, so stages that are
 // balanced in work are not in time).
 #include "BenchUtil.h"
+#include "TimedStage.h"
 
 #include "blockpipe/Runtime/Orchestration.h"
 #include "blockpipe/Runtime/Pipeline.h"
@@ -24,7 +25,6 @@
 #include <chrono>
 #include <cmath>
 #include <map>
-#include <thread>
 
 using namespace blockpipe::runtime;
 
@@ -32,28 +32,17 @@ namespace {
 
 constexpr int64_t kWidth = 4096;
 
-/// A timed stage: copies its input and holds the device until `micros`
-/// microseconds after it started.
-extern "C" int32_t timedStage(void **args, const bp_block_context *) {
-  const auto start = std::chrono::steady_clock::now();
-  const float *in = static_cast<const float *>(args[0]);
-  float *out = static_cast<float *>(args[1]);
-  const int64_t micros = *static_cast<const int64_t *>(args[2]);
-  std::copy(in, in + kWidth, out);
-  std::this_thread::sleep_until(start + std::chrono::microseconds(micros));
-  return BP_OK;
-}
-
 /// A compute stage: `rounds` passes of a cheap recurrence over kWidth
 /// floats (memory stays in L1/L2; the time is arithmetic).
 extern "C" int32_t computeStage(void **args, const bp_block_context *) {
   const float *in = static_cast<const float *>(args[0]);
   float *out = static_cast<float *>(args[1]);
   const int64_t rounds = *static_cast<const int64_t *>(args[2]);
-  for (int64_t i = 0; i < kWidth; ++i)
+  const int64_t elements = *static_cast<const int64_t *>(args[3]);
+  for (int64_t i = 0; i < elements; ++i)
     out[i] = in[i];
   for (int64_t r = 0; r < rounds; ++r)
-    for (int64_t i = 0; i < kWidth; ++i)
+    for (int64_t i = 0; i < elements; ++i)
       out[i] = out[i] * 0.999f + 0.001f;
   return BP_OK;
 }
@@ -67,16 +56,7 @@ struct Work {
 };
 
 PipelineStage stage(int64_t s, const Work &work) {
-  PipelineStage st;
-  st.name = "stage" + std::to_string(s);
-  st.inputShape = st.outputShape = {kWidth};
-  st.run = [work](TaskGraph &graph, int64_t, const Tensor &in,
-                  const Tensor &out) {
-    graph.submit(
-        work.kernel, launchSpec(1),
-        {Arg::in(in), Arg::out(out), Arg::scalar<int64_t>(work.amount)});
-  };
-  return st;
+  return bench::timedPipelineStage(s, work.kernel, work.amount, kWidth);
 }
 
 /// The schedule's bubble when every stage takes one unit of time and
@@ -185,9 +165,10 @@ double runSequential(Device &device, int64_t stages, int64_t m,
       Tensor in = graph.createTensor("x", {kWidth}, DType::FP32);
       for (int64_t s = 0; s < stages; ++s) {
         Tensor out = graph.createTensor("h", {kWidth}, DType::FP32);
-        graph.submit(
-            work.kernel, launchSpec(1),
-            {Arg::in(in), Arg::out(out), Arg::scalar<int64_t>(work.amount)});
+        graph.submit(work.kernel, launchSpec(1),
+                     {Arg::in(in), Arg::out(out),
+                      Arg::scalar<int64_t>(work.amount),
+                      Arg::scalar<int64_t>(kWidth)});
         in = out;
       }
     }
@@ -201,7 +182,8 @@ int main(int argc, char **argv) {
   const bench::Options options = bench::parseOptions(argc, argv);
   const int reps = options.quick ? 3 : 7;
   // About 2 ms per stage and microbatch.
-  const Work timed{"timed", Kernel::makeAiv("timed_stage", timedStage), 2000};
+  const Work timed{"timed", Kernel::makeAiv("timed_stage", bench::timedStage),
+                   2000};
   const Work compute{"compute", Kernel::makeAiv("compute_stage", computeStage),
                      options.quick ? 400 : 2000};
   MeshOptions meshOptions;

@@ -498,11 +498,15 @@ struct MpiEngine {
         idle = std::chrono::microseconds(20);
         continue;
       }
-      // Nothing moved: sleep, longer each time, at most 1 ms; a new post
-      // wakes the thread at once.
+      // Nothing moved: sleep, longer each time, at most 100 us during a run
+      // or while transfers are under way (MPI moves a large message only
+      // when it is polled, and the other ranks' outcomes end the run) and
+      // 1 ms otherwise; a new post wakes the thread at once.
       wake.wait_for(lock, idle);
-      idle = std::min<std::chrono::microseconds>(idle * 2,
-                                                 std::chrono::milliseconds(1));
+      const auto longest = active.empty() && !running
+                               ? std::chrono::microseconds(1000)
+                               : std::chrono::microseconds(100);
+      idle = std::min<std::chrono::microseconds>(idle * 2, longest);
     }
   }
 };
