@@ -120,6 +120,16 @@ def test_a_dying_rank_ends_the_job(tmp_path):
     assert seconds < JOB_LIMIT_S
 
 
+def test_a_rank_whose_script_ends_early_fails_the_others_call(tmp_path):
+    rc, output, seconds = launch(2, "exits", tmp_path)
+    assert rc != 0, output
+    line = next((l for l in output.splitlines() if l.startswith("rank 0: the call failed")), None)
+    assert line is not None, output
+    assert float(line.split(" after ")[1].split(" s")[0]) < 10, line
+    assert "rank 1 has exited" in line, line
+    assert seconds < JOB_LIMIT_S
+
+
 def test_each_rank_writes_its_trace_and_trace_merge_joins_them(tmp_path):
     trace = tmp_path / "trace.json"
     rc, output, _ = launch(2, "ring", tmp_path, env=_env(BLOCKPIPE_TRACE=str(trace)))

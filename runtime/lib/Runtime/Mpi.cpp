@@ -15,6 +15,7 @@
 #include <mpi.h>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #endif
 
@@ -90,11 +91,68 @@ namespace {
 
 bool finalized = false;
 
+// Exit notices: a rank whose process ends says so to every other rank (on a
+// communicator of their own), so that a run needing it fails at once
+// instead of waiting for its transfers' timeout.
+MPI_Comm exitComm = MPI_COMM_NULL;
+std::mutex exitedMutex;
+std::set<int> exited;
+
+/// Receives the exit notices that arrived; true if there were any.
+bool receiveExitNotices() {
+  bool any = false;
+  for (;;) {
+    int flag = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, 0, exitComm, &flag, &status);
+    if (!flag)
+      return any;
+    char notice = 0;
+    MPI_Recv(&notice, 1, MPI_CHAR, status.MPI_SOURCE, 0, exitComm,
+             MPI_STATUS_IGNORE);
+    std::lock_guard<std::mutex> lock(exitedMutex);
+    exited.insert(status.MPI_SOURCE);
+    any = true;
+  }
+}
+
+std::set<int> exitedRanks() {
+  std::lock_guard<std::mutex> lock(exitedMutex);
+  return exited;
+}
+
+/// Tells every other rank that this one is exiting; waits at most a second
+/// for the notices to leave.
+void announceExit() {
+  if (exitComm == MPI_COMM_NULL)
+    return;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  static char notice = 'x';
+  std::vector<MPI_Request> requests;
+  for (int r = 0; r < size; ++r) {
+    if (r == rank)
+      continue;
+    requests.emplace_back();
+    MPI_Isend(&notice, 1, MPI_CHAR, r, 0, exitComm, &requests.back());
+  }
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  for (int done = 0; !done && std::chrono::steady_clock::now() < deadline;) {
+    MPI_Testall(int(requests.size()), requests.data(), &done,
+                MPI_STATUSES_IGNORE);
+    if (!done)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
 void stopEngines();
 
 void finalizeAtExit() {
   // Progress threads make MPI calls: they end first.
   stopEngines();
+  announceExit();
   int done = 0;
   MPI_Finalized(&done);
   if (!done && !finalized) {
@@ -137,6 +195,7 @@ MpiWorld::MpiWorld() {
                 std::to_string(provided) +
                 "); blockpipe's progress thread needs at least "
                 "MPI_THREAD_SERIALIZED");
+  MPI_Comm_dup(MPI_COMM_WORLD, &exitComm);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -285,6 +344,11 @@ struct MpiEngine {
   }
 
   int runTag() const { return int(run % (int64_t(1) << 20)); }
+  /// What a run is told about the ranks that exited.
+  static std::string exitedText(int r) {
+    return "rank " + std::to_string(r) +
+           " has exited: its program ended without joining this run";
+  }
 
   void post(MpiOpPtr op) {
     {
@@ -436,8 +500,19 @@ struct MpiEngine {
         ended.emplace_back(done, completed(*done, status));
         progress = true;
       }
-      // Outcomes of the other ranks for this run.
+      // Ranks that exited; outcomes of the other ranks for this run.
       std::string failure;
+      progress |= receiveExitNotices();
+      if (running)
+        for (int r : exitedRanks())
+          if (!outcomes.count(r)) {
+            outcomes[r] = "e" + exitedText(r);
+            if (!failureReported && remoteFailure) {
+              failureReported = true;
+              failure = exitedText(r);
+            }
+            outcomesChanged.notify_all();
+          }
       if (running) {
         for (;;) {
           int flag = 0;
@@ -758,8 +833,9 @@ MpiTransport::endRun(const std::string &error,
   lock.unlock();
   // Every rank knows every outcome: when the run failed anywhere, all of
   // them move transfers to a fresh communicator together, leaving the sends
-  // nobody took behind.
-  if (!error.empty() || !failed.empty()) {
+  // nobody took behind. (Not once a rank has exited: it cannot take part,
+  // and every later run fails at once anyway.)
+  if ((!error.empty() || !failed.empty()) && exitedRanks().empty()) {
     auto op = std::make_shared<detail::MpiOp>();
     op->kind = detail::MpiOp::Kind::Renew;
     op->completion = std::make_shared<Completion>();

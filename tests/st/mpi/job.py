@@ -9,6 +9,7 @@ Cases:
   pipeline    a 2-stage MLP pipeline (examples/pipeline_mlp.py), 4 microbatches
   mesh-fails  a mesh program whose device 1 divides by zero
   dies        rank 1 is killed (SIGKILL) as the others enter a call
+  exits       rank 1 ends its script (sys.exit) as the others enter a call
 """
 
 import json
@@ -110,6 +111,20 @@ def main() -> None:
             os.kill(os.getpid(), signal.SIGKILL)
         compiled(x, y)  # the others wait for rank 1
         print(f"rank {distributed.rank()}: a call finished without rank 1", flush=True)
+    elif case == "exits":
+        compiled = blockpipe.compile(Ring, devices=DEVICES)
+        x = rng.standard_normal((DEVICES, N, N), dtype=np.float32)
+        y = np.zeros_like(x)
+        compiled(x, y)  # every rank has joined
+        if distributed.rank() == 1:
+            sys.exit(3)
+        start = time.monotonic()
+        try:
+            compiled(x, y)  # the others wait for rank 1
+        except RuntimeError as err:
+            print(f"rank {distributed.rank()}: the call failed after "
+                  f"{time.monotonic() - start:.2f} s: {err}", flush=True)
+            raise
     else:
         raise SystemExit(f"unknown case {case!r}")
 
