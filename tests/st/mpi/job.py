@@ -70,6 +70,13 @@ def save(out: pathlib.Path, case: str, result: np.ndarray) -> None:
     (out / f"{case}.rank{rank}.json").write_text(json.dumps(build.stats))
 
 
+def report(out: pathlib.Path, case: str, line: str) -> None:
+    """Prints LINE and keeps it in a file of the rank's own: mpirun forwards
+    the ranks' output in chunks, so two ranks' lines can run together."""
+    (out / f"{case}.rank{distributed.rank()}.txt").write_text(line)
+    print(line, flush=True)
+
+
 def main() -> None:
     case, out = sys.argv[1], pathlib.Path(sys.argv[2])
     rng = np.random.default_rng(5)  # the same data on every rank
@@ -98,9 +105,8 @@ def main() -> None:
             compiled(x, d, q)
         except RuntimeError as err:
             untouched = bool((q == -7).all())
-            print(f"rank {distributed.rank()}: the call failed after "
-                  f"{time.monotonic() - start:.2f} s, outputs untouched: {untouched}: {err}",
-                  flush=True)
+            report(out, case, f"rank {distributed.rank()}: the call failed after "
+                   f"{time.monotonic() - start:.2f} s, outputs untouched: {untouched}: {err}")
             raise
     elif case == "dies":
         compiled = blockpipe.compile(Ring, devices=DEVICES)
@@ -122,8 +128,8 @@ def main() -> None:
         try:
             compiled(x, y)  # the others wait for rank 1
         except RuntimeError as err:
-            print(f"rank {distributed.rank()}: the call failed after "
-                  f"{time.monotonic() - start:.2f} s: {err}", flush=True)
+            report(out, case, f"rank {distributed.rank()}: the call failed after "
+                   f"{time.monotonic() - start:.2f} s: {err}")
             raise
     else:
         raise SystemExit(f"unknown case {case!r}")
