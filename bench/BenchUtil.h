@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -64,6 +66,27 @@ inline void emit(const std::string &benchName, const std::string &caseName,
               extra.empty() ? "" : ", ", extra.c_str());
   std::fflush(stdout);
 }
+
+/// A zero-filled (or `fill`-filled) buffer starting on a 4 KiB page.
+class PageBuffer {
+public:
+  PageBuffer(int64_t bytes, unsigned char fill)
+      : bytes_(size_t(bytes)), data_(static_cast<char *>(std::aligned_alloc(
+                                   4096, (bytes_ + 4095) / 4096 * 4096))) {
+    if (!data_)
+      throw std::bad_alloc();
+    std::memset(data_, fill, bytes_);
+  }
+  ~PageBuffer() { std::free(data_); }
+  PageBuffer(const PageBuffer &) = delete;
+  PageBuffer &operator=(const PageBuffer &) = delete;
+  char *data() { return data_; }
+  size_t size() const { return bytes_; }
+
+private:
+  size_t bytes_;
+  char *data_;
+};
 
 } // namespace bench
 

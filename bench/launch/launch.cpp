@@ -5,6 +5,7 @@
 #include "BenchUtil.h"
 
 #include "blockpipe/Drivers/CpuSim/CpuSimDevice.h"
+#include "blockpipe/Runtime/Environment.h"
 
 #include <omp.h>
 
@@ -31,7 +32,8 @@ int main(int argc, char **argv) {
   const int reps = options.quick ? 5 : 21;
   const int iterations = options.quick ? 300 : 2000;
 
-  CpuSimDevice device(builtinSpec(), DeviceOptions{});
+  // BLOCKPIPE_SPIN=0 and BLOCKPIPE_PARALLELISM apply, as for programs.
+  CpuSimDevice device(builtinSpec(), deviceOptionsFromEnvironment());
   Kernel kernel = Kernel::makeAiv("empty", emptyKernel);
   std::vector<void *> args = {&sink};
   bp_kernel_fn entry = emptyKernel;

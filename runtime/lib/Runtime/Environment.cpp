@@ -15,6 +15,8 @@ DeviceOptions deviceOptionsFromEnvironment() {
   if (const char *sanitize = std::getenv("BLOCKPIPE_SANITIZE"))
     options.sanitize =
         std::string(sanitize) != "" && std::string(sanitize) != "0";
+  if (const char *spin = std::getenv("BLOCKPIPE_SPIN"))
+    options.spin = std::string(spin) != "0";
   if (const char *trace = std::getenv("BLOCKPIPE_TRACE")) {
     options.tracePath = trace;
     // Under mpirun each rank writes its part: trace.json is

@@ -48,6 +48,11 @@ struct DeviceOptions {
   /// launch are independent, so this changes speed, never results. 0: the
   /// host's hardware threads; at least 1, at most the device's core groups.
   int32_t parallelism = 0;
+  /// Whether a thread about to sleep (a worker between launches, a launch's
+  /// caller, a pipe's producer or consumer) may first spin for a few
+  /// microseconds: bounded, adaptive, and only while the host has a core to
+  /// spare. false: every wait sleeps at once.
+  bool spin = true;
 };
 
 /// How copyToPeer moved the bytes.

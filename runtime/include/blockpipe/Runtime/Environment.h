@@ -6,6 +6,7 @@
 //   BLOCKPIPE_SANITIZE=1       check pipe accesses against block slices
 //   BLOCKPIPE_TRACE=<path>     write the process trace there
 //   BLOCKPIPE_PARALLELISM=<n>  blocks at once (0: the host's threads)
+//   BLOCKPIPE_SPIN=0           waits sleep at once, never spin first
 //
 //===----------------------------------------------------------------------===//
 

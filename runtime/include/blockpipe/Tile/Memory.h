@@ -11,16 +11,38 @@
 
 #include "blockpipe/Tile/Tile.h"
 
+#include <cstdint>
 #include <cstring>
 
 namespace blockpipe::tile {
+
+/// std::memcpy, except where it is pathologically slow: on AMD Zen, glibc's
+/// `rep movsb` copies at a thirtieth of its speed when the destination lies
+/// 1 to 63 bytes past the source modulo 4 KiB (measured: 3 GB/s instead of
+/// 95 GB/s for 16 KiB). Such copies go 64 bytes at a time instead.
+inline void copy_bytes(void *dst, const void *src, size_t bytes) {
+  const uintptr_t distance = (uintptr_t(dst) - uintptr_t(src)) & 4095;
+  if (bytes < 2048 || distance == 0 || distance >= 64) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  auto *d = static_cast<unsigned char *>(dst);
+  const auto *s = static_cast<const unsigned char *>(src);
+  size_t i = 0;
+  for (; i + 64 <= bytes; i += 64) {
+    __builtin_memcpy(d + i, s + i, 64);
+    // Keeps the compiler from turning the loop back into a memcpy call.
+    asm volatile("" : : "r"(d + i) : "memory");
+  }
+  std::memcpy(d + i, s + i, bytes - i);
+}
 
 template <typename T, int64_t R, int64_t C, Space S>
 inline void load(Tile<T, R, C, S> &dst, const T *gm, int64_t ld, int64_t row,
                  int64_t col) {
   const T *src = gm + row * ld + col;
   for (int64_t r = 0; r < R; ++r)
-    std::memcpy(dst.data + r * C, src + r * ld, sizeof(T) * size_t(C));
+    copy_bytes(dst.data + r * C, src + r * ld, sizeof(T) * size_t(C));
 }
 
 /// Loads the valid rows x cols of the window and fills the rest with `pad`.
@@ -41,7 +63,7 @@ inline void store(T *gm, int64_t ld, int64_t row, int64_t col,
                   const Tile<T, R, C, S> &src) {
   T *dst = gm + row * ld + col;
   for (int64_t r = 0; r < R; ++r)
-    std::memcpy(dst + r * ld, src.data + r * C, sizeof(T) * size_t(C));
+    copy_bytes(dst + r * ld, src.data + r * C, sizeof(T) * size_t(C));
 }
 
 template <typename T, int64_t R, int64_t C, Space S>
@@ -52,13 +74,13 @@ inline void store_partial(T *gm, int64_t ld, int64_t row, int64_t col,
   const int64_t vc = validCols < C ? validCols : C;
   T *dst = gm + row * ld + col;
   for (int64_t r = 0; r < vr; ++r)
-    std::memcpy(dst + r * ld, src.data + r * C, sizeof(T) * size_t(vc));
+    copy_bytes(dst + r * ld, src.data + r * C, sizeof(T) * size_t(vc));
 }
 
 /// Copies a tile into another memory space (same shape and type).
 template <typename T, int64_t R, int64_t C, Space D, Space S>
 inline void move(Tile<T, R, C, D> &dst, const Tile<T, R, C, S> &src) {
-  std::memcpy(dst.data, src.data, sizeof(T) * size_t(R * C));
+  copy_bytes(dst.data, src.data, sizeof(T) * size_t(R * C));
 }
 
 template <typename T, int64_t R, int64_t C, Space S>

@@ -4,6 +4,7 @@
 #include "Pipe.h"
 
 #include "blockpipe/Runtime/Error.h"
+#include "blockpipe/Tile/Memory.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -235,7 +236,8 @@ public:
     if (!launch.done.load(std::memory_order_acquire)) {
       launch.device.scheduler.help(state_);
       while (!launch.done.load(std::memory_order_acquire))
-        launch.done.wait(0, std::memory_order_acquire);
+        spinThenWait(launch.done, 0u, launch.device.options.spin,
+                     launch.device.callerSpin);
     }
     if (launch.failed())
       throw LaunchError(launch.error());
@@ -290,11 +292,11 @@ int64_t CpuSimDevice::peakBytes() const { return impl_->gm.peakBytes(); }
 // GM is host memory here: a copy is a memcpy either way.
 void CpuSimDevice::copyToDevice(void *dst, const void *src, int64_t bytes) {
   if (bytes > 0)
-    std::memcpy(dst, src, size_t(bytes));
+    tile::copy_bytes(dst, src, size_t(bytes));
 }
 void CpuSimDevice::copyToHost(void *dst, const void *src, int64_t bytes) {
   if (bytes > 0)
-    std::memcpy(dst, src, size_t(bytes));
+    tile::copy_bytes(dst, src, size_t(bytes));
 }
 void CpuSimDevice::fill(void *dst, uint8_t value, int64_t bytes) {
   if (bytes > 0)
@@ -306,7 +308,7 @@ CopyPath CpuSimDevice::copyToPeer(Device &dstDevice, void *dst, const void *src,
   // the other's arena. Another driver's device is reached through the host.
   if (dynamic_cast<CpuSimDevice *>(&dstDevice)) {
     if (bytes > 0)
-      std::memcpy(dst, src, size_t(bytes));
+      tile::copy_bytes(dst, src, size_t(bytes));
     return CopyPath::DeviceToDevice;
   }
   std::vector<unsigned char> staging(size_t(std::max<int64_t>(bytes, 0)));

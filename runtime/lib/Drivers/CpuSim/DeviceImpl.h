@@ -37,6 +37,8 @@ public:
   KernelRegistry kernels;
   Tracer tracer;
   PipeRegionRegistry pipeRegions;
+  /// Callers waiting for their launches (LaunchHandle::wait).
+  SpinBudget callerSpin;
 
 private:
   void validate(const Kernel &kernel, const LaunchSpec &spec,

@@ -3,8 +3,10 @@
 #include "Pipe.h"
 #include "DeviceImpl.h"
 #include "LaunchState.h"
+#include "Spin.h"
 
 #include "blockpipe/Target/PipeLayout.h"
+#include "blockpipe/Tile/Memory.h"
 
 #include <cstring>
 #include <new>
@@ -208,6 +210,20 @@ int32_t waitSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
   uint32_t value = flag.load(std::memory_order_acquire);
   if (!(value & kCancelledBit) && bool(value & kSlotFull) == wantFull)
     return BP_OK;
+  // The peer is usually microseconds away on another core: spin first
+  // (bounded, adaptive, only with a core to spare; Spin.h).
+  thread_local SpinBudget budget;
+  const bool spin = refOf(ctx).launch->device.options.spin;
+  int64_t spinStart = 0;
+  if (spin &&
+      budget.spin(
+          [&] {
+            value = flag.load(std::memory_order_acquire);
+            return waitEnds(value, wantFull);
+          },
+          spinStart) &&
+      !(value & kCancelledBit) && bool(value & kSlotFull) == wantFull)
+    return BP_OK;
 
   std::string deadlock = startWaiting(ctx, pipeId, dir, flag, wantFull, op);
   if (!deadlock.empty())
@@ -236,10 +252,15 @@ int32_t waitSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
               (wantFull ? "pushing it" : "freeing it"));
       break;
     }
-    flag.wait(value, std::memory_order_acquire);
+    {
+      AsleepScope asleep;
+      flag.wait(value, std::memory_order_acquire);
+    }
     value = flag.load(std::memory_order_acquire);
   }
   stopWaiting(ctx);
+  if (spin)
+    budget.waited(spinStart);
   if (tracer.enabled()) {
     TraceEvent event;
     event.name = std::string(op) + " wait";
@@ -401,7 +422,7 @@ int32_t tpush(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
                                  pipeName(pipeId, dir))) != BP_OK)
     return status;
   if (bytes)
-    std::memcpy(dst, tile, size_t(bytes));
+    tile::copy_bytes(dst, tile, size_t(bytes));
   flag.fetch_add(kSlotFull, std::memory_order_release);
   flag.notify_one();
   ++ring->pushed;
@@ -459,7 +480,7 @@ int32_t tpopCopy(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
                         pipeName(pipeId, dir) + " with " +
                         std::to_string(pipe->slotSize) + "-byte slots");
   if (bytes)
-    std::memcpy(tile, data, size_t(bytes));
+    tile::copy_bytes(tile, data, size_t(bytes));
   return BP_OK;
 }
 

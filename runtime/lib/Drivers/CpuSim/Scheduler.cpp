@@ -94,14 +94,18 @@ void Scheduler::stop() {
 }
 
 void *Scheduler::leaderEntry(void *self) {
+  threadWakes();
   static_cast<Scheduler *>(self)->leaderLoop();
+  threadSleeps();
   return nullptr;
 }
 
 void *Scheduler::vectorEntry(void *arg) {
   VectorArg args = *static_cast<VectorArg *>(arg);
   delete static_cast<VectorArg *>(arg);
+  threadWakes();
   static_cast<Scheduler *>(args.scheduler)->vectorLoop(args.group, args.unit);
+  threadSleeps();
   return nullptr;
 }
 
@@ -119,11 +123,34 @@ void Scheduler::submit(const std::shared_ptr<LaunchState> &launch,
 }
 
 void Scheduler::wakeLeaders(bool all) {
-  workSeq_.fetch_add(1, std::memory_order_release);
+  // Sequentially consistent with waitForWork: either a spinning leader is
+  // seen here, or it sees the new workSeq_ before it sleeps.
+  workSeq_.fetch_add(1, std::memory_order_seq_cst);
   if (all)
     workSeq_.notify_all();
-  else
+  else if (spinningLeaders_.load(std::memory_order_seq_cst) == 0)
     workSeq_.notify_one();
+}
+
+void Scheduler::waitForWork(uint32_t seen) {
+  const bool spin = device_.options.spin;
+  int64_t start = 0;
+  if (spin) {
+    spinningLeaders_.fetch_add(1, std::memory_order_seq_cst);
+    const bool woke = leaderSpin_.spin(
+        [&] { return workSeq_.load(std::memory_order_acquire) != seen; },
+        start);
+    spinningLeaders_.fetch_sub(1, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (woke)
+      return;
+  }
+  {
+    AsleepScope asleep;
+    workSeq_.wait(seen, std::memory_order_acquire);
+  }
+  if (spin)
+    leaderSpin_.waited(start);
 }
 
 int32_t Scheduler::popGroupLocked() {
@@ -177,21 +204,22 @@ bool Scheduler::takeLocked(Assignment &out) {
 Scheduler::Assignment
 Scheduler::claimChunkLocked(const std::shared_ptr<LaunchState> &launch) {
   const int64_t remaining = launch->spec.blockNum - launch->nextBlock;
-  const int64_t count =
-      std::max<int64_t>(1, remaining / (2 * int64_t(parallelism_)));
+  const int64_t count = (remaining + parallelism_ - 1) / parallelism_;
   Assignment out{launch, launch->nextBlock, popGroupLocked(), count};
   launch->nextBlock += count;
   ++running_;
   return out;
 }
 
-void Scheduler::releaseGroup(int32_t group) {
+void Scheduler::releaseGroup(int32_t group, const LaunchState &helped) {
   bool wake;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     freeGroups_.push_back(group);
     --running_;
-    wake = idleLeaders_ > 0 && workAvailableLocked();
+    // A caller with blocks of its launch left takes the group again itself.
+    wake = idleLeaders_ > 0 && workAvailableLocked() &&
+           helped.nextBlock >= helped.spec.blockNum;
   }
   if (wake)
     wakeLeaders(false);
@@ -207,14 +235,20 @@ void Scheduler::leaderLoop() {
       const uint32_t seen = workSeq_.load(std::memory_order_acquire);
       ++idleLeaders_;
       lock.unlock();
-      workSeq_.wait(seen, std::memory_order_acquire);
+      waitForWork(seen);
       lock.lock();
       --idleLeaders_;
     }
-    // Hand on the wake-up: one more leader for each block still waiting, a
-    // whole gang at once.
+    // Hand on the wake-up: a whole gang at once; otherwise one more leader
+    // while the launch has more blocks left than this leader just took (a
+    // caller waiting for its launch takes a share too, and a leader that
+    // finds nothing costs a sleep and a wake-up).
     const bool gang = !gang_.empty();
-    const bool wake = idleLeaders_ > 0 && workAvailableLocked();
+    const bool wake =
+        idleLeaders_ > 0 && workAvailableLocked() &&
+        (gang || queue_.front() != assignment.launch ||
+         queue_.front()->spec.blockNum - queue_.front()->nextBlock >
+             assignment.count);
     lock.unlock();
     if (wake)
       wakeLeaders(gang);
@@ -264,7 +298,7 @@ void Scheduler::help(const std::shared_ptr<LaunchState> &launch) {
       woke = true;
     }
     const bool last = runAssignment(assignment);
-    releaseGroup(assignment.group);
+    releaseGroup(assignment.group, *launch);
     if (last)
       launch->complete();
   }
@@ -293,7 +327,7 @@ void Scheduler::vectorLoop(int32_t group, int32_t unitIndex) {
   for (;;) {
     uint32_t now;
     while ((now = unit.seq.load(std::memory_order_acquire)) == seen)
-      unit.seq.wait(seen, std::memory_order_acquire);
+      spinThenWait(unit.seq, seen, device_.options.spin, unit.spin);
     seen = now;
     if (unit.stop)
       return;
@@ -322,6 +356,7 @@ bool Scheduler::runBlock(LaunchState &launch, int64_t block,
     } else {
       while (!(seen & kCancelledBit) &&
              (seen & ~kCancelledBit) < uint32_t(blockNum)) {
+        AsleepScope asleep;
         launch.barrier.wait(seen, std::memory_order_acquire);
         seen = launch.barrier.load(std::memory_order_acquire);
       }
@@ -377,7 +412,8 @@ bool Scheduler::runBlock(LaunchState &launch, int64_t block,
   if (parts > 1) {
     uint32_t pending;
     while ((pending = group.pending.load(std::memory_order_acquire)) != 0)
-      group.pending.wait(pending, std::memory_order_acquire);
+      spinThenWait(group.pending, pending, device_.options.spin,
+                   group.pendingSpin);
   }
   if (ref.pipes) {
     if (launch.sanitize)

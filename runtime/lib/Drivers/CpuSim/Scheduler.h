@@ -14,8 +14,10 @@
 // groups at once, so gangs never interleave and never deadlock. A thread
 // waiting for a single-part launch runs that launch's blocks itself when a
 // core group is free, which makes small launches cheap: nobody has to wake
-// up for them. All waits sleep (std::atomic::wait); every wake-up is
-// targeted at a thread that has work.
+// up for them. Waits sleep (std::atomic::wait) after a bounded, adaptive
+// spin (Spin.h) while the host has a core to spare; every wake-up is
+// targeted at a thread that has work, and none is sent while an idle
+// leader spins: it sees the work itself.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,7 @@
 #define BLOCKPIPE_RUNTIME_LIB_SCHEDULER_H
 
 #include "LaunchState.h"
+#include "Spin.h"
 
 #include <pthread.h>
 
@@ -66,6 +69,7 @@ private:
     bool started = false;
     std::atomic<uint32_t> seq{0};
     bool stop = false;
+    SpinBudget spin;
     // The part to run, set before seq is bumped.
     LaunchState *launch = nullptr;
     const Part *part = nullptr;
@@ -74,6 +78,7 @@ private:
   struct Group {
     VectorUnit vector[2];
     std::atomic<uint32_t> pending{0}; // vector parts still running
+    SpinBudget pendingSpin;
   };
 
   bool takeLocked(Assignment &out);
@@ -88,8 +93,11 @@ private:
   bool mayStartLocked() const {
     return !freeGroups_.empty() && running_ < parallelism_;
   }
-  void releaseGroup(int32_t group);
+  /// Frees a group that a caller helping `helped` held.
+  void releaseGroup(int32_t group, const LaunchState &helped);
   void wakeLeaders(bool all);
+  /// An idle leader waits for workSeq_ to move on from `seen`.
+  void waitForWork(uint32_t seen);
 
   void leaderLoop();
   void vectorLoop(int32_t group, int32_t unit);
@@ -115,6 +123,9 @@ private:
   int32_t idleLeaders_ = 0;
   bool stopping_ = false;
   std::atomic<uint32_t> workSeq_{0};
+  /// Idle leaders spinning on workSeq_ (a wake-up then needs no futex call).
+  std::atomic<int32_t> spinningLeaders_{0};
+  SpinBudget leaderSpin_;
 
   std::vector<pthread_t> leaders_;
   std::unique_ptr<Group[]> groups_;

@@ -1,0 +1,161 @@
+//===- Spin.cpp - Bounded adaptive spinning before a sleep ----------------===//
+
+#include "Spin.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+
+namespace blockpipe::runtime::detail {
+
+namespace {
+
+/// This process's threads that are not asleep in a runtime wait; the
+/// caller's thread counts from the start.
+std::atomic<int32_t> awake{1};
+
+/// The CPUs, and how much of them other processes use.
+struct Host {
+  /// Cores this process may run on, and cores of the system.
+  int32_t cores = 1;
+  int32_t cpus = 1;
+  /// /proc/stat, kept open; -1 when it cannot be read (then no spinning).
+  int fd = -1;
+  double secondsPerTick = 0.01;
+
+  /// Cores' worth of CPU time other processes used over the last window
+  /// (at least kWindowNs): the system's busy time less this process's.
+  /// Measured, not sampled: the system's runnable count at an instant
+  /// cannot tell this process's threads just woken (runnable for the
+  /// microseconds a wake-up takes) from another process's.
+  static constexpr int64_t kWindowNs = 100'000'000;
+  std::atomic<int32_t> others{0};
+  std::atomic<int64_t> windowStartNs{0};
+  std::mutex mutex; // guards the window's start figures
+  int64_t startBusyTicks = -1;
+  int64_t startOwnNs = 0;
+
+  Host() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+      cores = CPU_COUNT(&set);
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    cpus = online > 0 ? int32_t(online) : cores;
+    const long ticks = sysconf(_SC_CLK_TCK);
+    if (ticks > 0)
+      secondsPerTick = 1.0 / double(ticks);
+    fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 && busyTicks() < 0) {
+      close(fd);
+      fd = -1;
+    }
+    windowStartNs.store(nowNs(), std::memory_order_relaxed);
+    startBusyTicks = busyTicks();
+    startOwnNs = ownCpuNs();
+  }
+
+  /// The system's busy time so far, in ticks ("cpu user nice system idle
+  /// iowait irq softirq steal ..."); -1 when unreadable.
+  int64_t busyTicks() const {
+    if (fd < 0)
+      return -1;
+    char text[256];
+    const ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    if (n <= 4 || std::strncmp(text, "cpu ", 4) != 0)
+      return -1;
+    text[n] = '\0';
+    const char *p = text + 4;
+    int64_t busy = 0;
+    for (int field = 0; field < 8; ++field) {
+      char *end = nullptr;
+      const long long value = std::strtoll(p, &end, 10);
+      if (end == p)
+        return field >= 4 ? busy : -1;
+      if (field != 3 && field != 4) // idle, iowait
+        busy += value;
+      p = end;
+    }
+    return busy;
+  }
+
+  static int64_t ownCpuNs() {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  }
+
+  /// Other processes' cores, rounded: a thread of theirs that wants a core
+  /// gets at least half of one while ours spin.
+  int32_t othersNow() {
+    if (fd < 0)
+      return INT32_MAX / 2;
+    const int64_t now = nowNs();
+    int64_t start = windowStartNs.load(std::memory_order_relaxed);
+    if (now - start >= kWindowNs && mutex.try_lock()) {
+      std::lock_guard<std::mutex> lock(mutex, std::adopt_lock);
+      start = windowStartNs.load(std::memory_order_relaxed);
+      if (now - start >= kWindowNs) {
+        const int64_t busy = busyTicks();
+        const int64_t own = ownCpuNs();
+        if (busy >= 0 && startBusyTicks >= 0) {
+          const double otherSeconds =
+              double(busy - startBusyTicks) * secondsPerTick -
+              double(own - startOwnNs) * 1e-9;
+          const double otherCores = otherSeconds / (double(now - start) * 1e-9);
+          others.store(otherCores > 0.5 ? int32_t(otherCores + 0.5) : 0,
+                       std::memory_order_relaxed);
+        }
+        startBusyTicks = busy;
+        startOwnNs = own;
+        windowStartNs.store(now, std::memory_order_relaxed);
+      }
+    }
+    return others.load(std::memory_order_relaxed);
+  }
+};
+
+Host &host() {
+  static Host instance;
+  return instance;
+}
+
+} // namespace
+
+void threadSleeps() { awake.fetch_sub(1, std::memory_order_relaxed); }
+void threadWakes() { awake.fetch_add(1, std::memory_order_relaxed); }
+
+int64_t nowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+void leaveSharedCore() {
+  thread_local int64_t lastNs = INT64_MIN / 2;
+  const int64_t now = nowNs();
+  if (now - lastNs < 1'000'000)
+    return;
+  lastNs = now;
+  cpu_set_t mask;
+  const int cpu = sched_getcpu();
+  if (cpu < 0 || sched_getaffinity(0, sizeof mask, &mask) != 0 ||
+      CPU_COUNT(&mask) < 2 || !CPU_ISSET(cpu, &mask))
+    return;
+  cpu_set_t others = mask;
+  CPU_CLR(cpu, &others);
+  if (sched_setaffinity(0, sizeof others, &others) == 0)
+    sched_setaffinity(0, sizeof mask, &mask);
+}
+
+bool spinAllowed() {
+  Host &h = host();
+  const int32_t ours = awake.load(std::memory_order_relaxed);
+  return ours <= h.cores && ours + h.othersNow() <= h.cpus;
+}
+
+} // namespace blockpipe::runtime::detail

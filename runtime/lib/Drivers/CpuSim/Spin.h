@@ -1,0 +1,149 @@
+//===- Spin.h - Bounded adaptive spinning before a sleep (internal) -------===//
+//
+// A cpu-sim thread about to sleep on an atomic (std::atomic::wait, a futex)
+// may first spin a little. When the wait ends within microseconds, as
+// between back-to-back launches or between a pipe's producer and consumer on
+// two cores, the spin saves a sleep and a wake-up (several microseconds each
+// on a VM). Like libgomp's and glibc's adaptive mutexes, the spin is
+//  * only taken when the host has a core to spare: this process's awake
+//    threads (counted at every sleep and wake-up) plus the cores other
+//    processes kept busy over the last 100 ms (/proc/stat less this
+//    process's CPU time) are no more than the cores, so a spinning thread
+//    does not keep a runnable thread, ours or another process's, from a
+//    core;
+//  * bounded by its site's budget, which doubles when a spin ended the wait
+//    and halves when it did not (between kMinNs and kMaxNs), so a site whose
+//    waits are long soon spins for next to nothing;
+//  * off when DeviceOptions::spin is false (BLOCKPIPE_SPIN=0).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKPIPE_RUNTIME_LIB_SPIN_H
+#define BLOCKPIPE_RUNTIME_LIB_SPIN_H
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+
+namespace blockpipe::runtime::detail {
+
+/// One thread of the process goes to sleep (Asleep) or wakes (Awake). The
+/// process starts with one awake thread it does not run: the caller's.
+void threadSleeps();
+void threadWakes();
+
+/// Whether a thread may spin now: the host has a core to spare.
+bool spinAllowed();
+
+/// Moves the calling thread off its core (at most once a millisecond per
+/// thread): its affinity without this core for an instant, then as before.
+void leaveSharedCore();
+
+/// Nanoseconds on a monotonic clock.
+int64_t nowNs();
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+/// A wait site's spin budget; one per site (or per object whose waits are
+/// alike). It learns from how long the site's waits take, sleep included:
+/// a wait shorter than kMaxNs (it ended while spinning, or the peer was a
+/// wake-up away) doubles it, to at least twice that wait; a longer wait
+/// halves it. A spin that the wait outlasts costs its budget, one that
+/// ends early costs nothing more: so a site spins through the waits that
+/// spinning shortens, and soon spins for next to nothing where they are
+/// long.
+class SpinBudget {
+public:
+  static constexpr int64_t kMinNs = 1'000;
+  static constexpr int64_t kInitialNs = 20'000;
+  static constexpr int64_t kMaxNs = 100'000;
+  /// A sched_yield that took longer let another thread run.
+  static constexpr int64_t kSharedCoreNs = 5'000;
+
+  /// Spins until `done()` holds, at most the budget, if spinning is allowed
+  /// now. Whether `done()` held; if not, the caller sleeps and then calls
+  /// waited(startNs).
+  template <class Done> bool spin(Done &&done, int64_t &startNs) {
+    startNs = nowNs();
+    if (done())
+      return true;
+    if (!spinAllowed())
+      return false;
+    const int64_t budget = ns_.load(std::memory_order_relaxed);
+    for (int round = 1;; ++round) {
+      for (int i = 0; i < 32; ++i) {
+        cpuRelax();
+        if (done()) {
+          learn(nowNs() - startNs);
+          return true;
+        }
+      }
+      if (nowNs() - startNs >= budget || !spinAllowed())
+        return false;
+      // Every few microseconds, offer the core. When a thread that waited
+      // for it ran meanwhile (the yield took long), the core is shared
+      // while another one idles (spinAllowed holds): the scheduler put
+      // this thread beside the one it waits for, which it keeps doing
+      // for a producer and its consumer. Move to another core.
+      if (round % 4 == 0) {
+        const int64_t before = nowNs();
+        sched_yield();
+        if (nowNs() - before > kSharedCoreNs)
+          leaveSharedCore();
+      }
+    }
+  }
+
+  /// A wait that spin() did not end ended after sleeping.
+  void waited(int64_t startNs) { learn(nowNs() - startNs); }
+
+  int64_t budgetNs() const { return ns_.load(std::memory_order_relaxed); }
+
+private:
+  void learn(int64_t waitNs) {
+    const int64_t budget = ns_.load(std::memory_order_relaxed);
+    ns_.store(waitNs < kMaxNs ? std::min(kMaxNs, 2 * std::max(budget, waitNs))
+                              : std::max(kMinNs, budget / 2),
+              std::memory_order_relaxed);
+  }
+
+  std::atomic<int64_t> ns_{kInitialNs};
+};
+
+/// Counts the calling thread asleep for its lifetime (around a futex wait).
+class AsleepScope {
+public:
+  AsleepScope() { threadSleeps(); }
+  ~AsleepScope() { threadWakes(); }
+  AsleepScope(const AsleepScope &) = delete;
+  AsleepScope &operator=(const AsleepScope &) = delete;
+};
+
+/// Waits until `word` no longer holds `old`: spins first when `spin` and
+/// the budget allow, then sleeps.
+template <class T>
+void spinThenWait(std::atomic<T> &word, T old, bool spin, SpinBudget &budget) {
+  int64_t start = 0;
+  if (spin &&
+      budget.spin([&] { return word.load(std::memory_order_acquire) != old; },
+                  start))
+    return;
+  {
+    AsleepScope asleep;
+    word.wait(old, std::memory_order_acquire);
+  }
+  if (spin)
+    budget.waited(start);
+}
+
+} // namespace blockpipe::runtime::detail
+
+#endif // BLOCKPIPE_RUNTIME_LIB_SPIN_H
