@@ -92,6 +92,20 @@ TEST_P(PipeStream, TilesArriveInOrderThroughTheRing) {
 
 INSTANTIATE_TEST_SUITE_P(SlotNums, PipeStream, ::testing::Values(1, 2, 4, 8));
 
+// The same streams with waits that sleep at once (DeviceOptions::spin off)
+// and with one block at a time, where every wait spins first (a core to
+// spare on any host with two).
+TEST(Pipe, TilesArriveInOrderWhetherWaitsSpinOrSleep) {
+  for (bool spin : {false, true}) {
+    DeviceOptions options;
+    options.spin = spin;
+    options.parallelism = 1;
+    CpuSimDevice device(builtinSpec(), options);
+    for (int32_t slots : {1, 2, 8})
+      runStream(device, 4, slots, 200, false);
+  }
+}
+
 TEST(Pipe, WavesOfGroupBlocksEachUseTheirOwnSlice) {
   CpuSimDevice device;
   runStream(device, 96, 2, 10, true);

@@ -556,3 +556,28 @@ TEST(Tile, MaximumMinimumReluAndRowMaxPropagateNaN) {
   bt::row_max(rm, b); // the NaN is not in column 0
   EXPECT_TRUE(std::isnan(rm.data[0]));
 }
+
+// copy_bytes takes its own path where the destination is 1..63 bytes past
+// the source modulo 4 KiB; every distance around that range and lengths
+// that end mid-chunk copy exactly, without touching a byte past the end.
+TEST(CopyBytes, EveryDistanceAroundThe4KiBAliasingRange) {
+  std::vector<unsigned char> source(3 * 4096 + 200);
+  for (size_t i = 0; i < source.size(); ++i)
+    source[i] = static_cast<unsigned char>(i * 131 + 7);
+  alignas(4096) static unsigned char target[6 * 4096];
+  for (size_t bytes :
+       {size_t(100), size_t(2048), size_t(4096 + 17), size_t(2 * 4096 + 63)}) {
+    for (int64_t distance = -2; distance <= 70; ++distance) {
+      // Both within the buffers; the target 2 KiB past a page boundary.
+      const unsigned char *src = source.data() + 64;
+      const uintptr_t srcLow = reinterpret_cast<uintptr_t>(src) & 4095;
+      unsigned char *dst = target + 4096 + ((srcLow + 4096 + distance) & 4095);
+      std::memset(target, 0xEE, sizeof target);
+      bt::copy_bytes(dst, src, bytes);
+      ASSERT_EQ(std::memcmp(dst, src, bytes), 0)
+          << bytes << " bytes at distance " << distance;
+      ASSERT_EQ(dst[bytes], 0xEE) << "wrote past the end";
+      ASSERT_EQ(dst[-1], 0xEE) << "wrote before the start";
+    }
+  }
+}

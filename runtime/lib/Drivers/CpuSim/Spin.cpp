@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -89,8 +90,10 @@ struct Host {
     return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
   }
 
-  /// Other processes' cores, rounded: a thread of theirs that wants a core
-  /// gets at least half of one while ours spin.
+  /// Other processes' cores, rounded up with room to spare: what they used
+  /// is less than what they wanted when this process's threads took the
+  /// rest (a neighbour's thread that wants a core gets about half of one
+  /// while a thread of ours spins beside it).
   int32_t othersNow() {
     if (fd < 0)
       return INT32_MAX / 2;
@@ -107,7 +110,8 @@ struct Host {
               double(busy - startBusyTicks) * secondsPerTick -
               double(own - startOwnNs) * 1e-9;
           const double otherCores = otherSeconds / (double(now - start) * 1e-9);
-          others.store(otherCores > 0.5 ? int32_t(otherCores + 0.5) : 0,
+          others.store(otherCores < 0.15 ? 0
+                                         : int32_t(std::ceil(otherCores + 0.3)),
                        std::memory_order_relaxed);
         }
         startBusyTicks = busy;
