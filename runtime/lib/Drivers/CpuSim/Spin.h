@@ -11,9 +11,11 @@
 //    process's CPU time) are no more than the cores, so a spinning thread
 //    does not keep a runnable thread, ours or another process's, from a
 //    core;
-//  * bounded by its site's budget, which doubles when a spin ended the wait
-//    and halves when it did not (between kMinNs and kMaxNs), so a site whose
-//    waits are long soon spins for next to nothing;
+//  * bounded by its site's budget, learnt from the site's waits (see
+//    SpinBudget), so a site whose waits are long soon spins for next to
+//    nothing;
+//  * giving the core up every few microseconds, and moving to another core
+//    when a thread that wanted this one ran meanwhile;
 //  * off when DeviceOptions::spin is false (BLOCKPIPE_SPIN=0).
 //
 //===----------------------------------------------------------------------===//
@@ -29,8 +31,9 @@
 
 namespace blockpipe::runtime::detail {
 
-/// One thread of the process goes to sleep (Asleep) or wakes (Awake). The
-/// process starts with one awake thread it does not run: the caller's.
+/// The calling thread goes to sleep in a runtime wait, or wakes from one (or
+/// starts or ends). The count starts at one awake thread the runtime does
+/// not run: the caller's.
 void threadSleeps();
 void threadWakes();
 
@@ -104,8 +107,6 @@ public:
 
   /// A wait that spin() did not end ended after sleeping.
   void waited(int64_t startNs) { learn(nowNs() - startNs); }
-
-  int64_t budgetNs() const { return ns_.load(std::memory_order_relaxed); }
 
 private:
   void learn(int64_t waitNs) {
