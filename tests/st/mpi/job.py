@@ -77,6 +77,15 @@ def report(out: pathlib.Path, case: str, line: str) -> None:
     print(line, flush=True)
 
 
+def joined_ring(rng):
+    """The Ring program after one call that every rank has joined."""
+    compiled = blockpipe.compile(Ring, devices=DEVICES)
+    x = rng.standard_normal((DEVICES, N, N), dtype=np.float32)
+    y = np.zeros_like(x)
+    compiled(x, y)
+    return compiled, x, y
+
+
 def main() -> None:
     case, out = sys.argv[1], pathlib.Path(sys.argv[2])
     rng = np.random.default_rng(5)  # the same data on every rank
@@ -109,19 +118,13 @@ def main() -> None:
                    f"{time.monotonic() - start:.2f} s, outputs untouched: {untouched}: {err}")
             raise
     elif case == "dies":
-        compiled = blockpipe.compile(Ring, devices=DEVICES)
-        x = rng.standard_normal((DEVICES, N, N), dtype=np.float32)
-        y = np.zeros_like(x)
-        compiled(x, y)  # every rank has joined
+        compiled, x, y = joined_ring(rng)
         if distributed.rank() == 1:
             os.kill(os.getpid(), signal.SIGKILL)
         compiled(x, y)  # the others wait for rank 1
         print(f"rank {distributed.rank()}: a call finished without rank 1", flush=True)
     elif case == "exits":
-        compiled = blockpipe.compile(Ring, devices=DEVICES)
-        x = rng.standard_normal((DEVICES, N, N), dtype=np.float32)
-        y = np.zeros_like(x)
-        compiled(x, y)  # every rank has joined
+        compiled, x, y = joined_ring(rng)
         if distributed.rank() == 1:
             sys.exit(3)
         start = time.monotonic()
