@@ -171,8 +171,9 @@ TEST(Launch, SyncStartGangIgnoresTheParallelismLimit) {
 }
 
 struct ParallelState {
+  explicit ParallelState(int wave = 3) : firstWave(wave) {}
   Record record;
-  bptest::Rendezvous firstWave{3};
+  bptest::Rendezvous firstWave;
   std::atomic<int> met{0};
 };
 
@@ -207,6 +208,24 @@ TEST(Launch, ParallelismBoundsTheBlocksRunningAtOnce) {
   for (int b = 0; b < 48; ++b) {
     EXPECT_EQ(state.record.hits[b].load(), 1) << "block " << b;
     EXPECT_EQ(other.hits[b].load(), 1) << "block " << b;
+  }
+}
+
+int32_t doNothing(void **, const bp_block_context *) { return BP_OK; }
+
+TEST(Launch, TwoHostThreadsRunTwoBlocksAtOnce) {
+  // With a parallelism of 2 the first leader takes half of the blocks and
+  // must still bring the second leader in: a launch its caller does not
+  // help run (a group launch) would otherwise run one block at a time.
+  CpuSimDevice device(builtinSpec(), bptest::withParallelism(2));
+  for (int64_t blocks : {2, 3, 8}) {
+    ParallelState state(2);
+    LaunchSpec spec;
+    spec.blockNum = blocks;
+    device.run(Kernel::makeGroup("meet", meetFirstWave, doNothing), spec,
+               {&state});
+    EXPECT_EQ(state.met.load(), blocks) << blocks << " blocks";
+    EXPECT_LE(state.record.maxRunning.load(), 2) << blocks << " blocks";
   }
 }
 

@@ -45,8 +45,10 @@ struct LaunchState {
   std::function<void(const LaunchHandle &)> onDone;
   std::weak_ptr<LaunchState> self;
 
-  // Claimed under the scheduler's lock.
+  // Under the scheduler's lock: the next unclaimed block, and whether a
+  // waiting caller runs blocks of this launch too (Scheduler::help).
   int64_t nextBlock = 0;
+  bool callerHelps = false;
 
   std::atomic<int64_t> blocksFinished{0}; // ran or skipped
   std::atomic<int64_t> blocksRun{0};

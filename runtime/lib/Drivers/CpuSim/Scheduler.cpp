@@ -240,15 +240,15 @@ void Scheduler::leaderLoop() {
       --idleLeaders_;
     }
     // Hand on the wake-up: a whole gang at once; otherwise one more leader
-    // while the launch has more blocks left than this leader just took (a
-    // caller waiting for its launch takes a share too, and a leader that
-    // finds nothing costs a sleep and a wake-up).
+    // while the launch has blocks left, or when its caller runs blocks too,
+    // more blocks left than this leader just took (the caller takes a share,
+    // and a leader that finds nothing costs a sleep and a wake-up).
     const bool gang = !gang_.empty();
     const bool wake =
         idleLeaders_ > 0 && workAvailableLocked() &&
         (gang || queue_.front() != assignment.launch ||
          queue_.front()->spec.blockNum - queue_.front()->nextBlock >
-             assignment.count);
+             (assignment.launch->callerHelps ? assignment.count : 0));
     lock.unlock();
     if (wake)
       wakeLeaders(gang);
@@ -282,6 +282,7 @@ void Scheduler::help(const std::shared_ptr<LaunchState> &launch) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (launch->nextBlock >= blockNum || !mayStartLocked())
         return;
+      launch->callerHelps = true;
       assignment = claimChunkLocked(launch);
       if (launch->nextBlock == blockNum) {
         auto it = std::find(queue_.begin(), queue_.end(), launch);
