@@ -75,6 +75,7 @@ class CompiledProgram:
         self._device = None
         self._mesh = None
         self._library = None
+        self._plans: Dict[Optional[str], "_CallPlan"] = {}
 
     # ------------------------------------------------------------------ IR
 
@@ -127,19 +128,18 @@ class CompiledProgram:
         Under mpirun a mesh or Pipeline call is collective: every rank makes
         it with the same arguments, runs its devices' part, and ends with
         the whole Out arrays (see blockpipe.distributed)."""
-        entry = self._entry(orchestration)
-        params = entry["signature"]
-        pipeline = entry["name"] in self._pipelines
-        mesh = self.devices > 1 and not pipeline
-        prepared = self._validate(entry["name"], params, args, self.devices if mesh else None)
+        plan = self._plans.get(orchestration)
+        if plan is None:
+            plan = self._plans[orchestration] = _CallPlan(self, self._entry(orchestration))
+        entry, params, pipeline, mesh = plan.entry, plan.params, plan.pipeline, plan.mesh
+        prepared = plan.fast_args(args)
+        if prepared is None:
+            prepared = self._validate(entry["name"], params, args, self.devices if mesh else None)
         from blockpipe import _runtime
 
         if self._library is None:
             self._library = _runtime.Library(str(self.library_path))
-        runtime_params = [
-            _runtime.Param(p["name"], p["kind"] == "tensor", p["dtype"], p.get("dir", "in"))
-            for p in params
-        ]
+        runtime_params = plan.runtime_params
         if (mesh or pipeline) and self._mesh is None:
             from blockpipe import distributed
 
@@ -157,7 +157,7 @@ class CompiledProgram:
                 self._device = _runtime.Device(label=self.program.name)
             _runtime.run_orchestration(self._device, self._library, entry["symbol"],
                                        runtime_params, prepared)
-        outs = [a for a, p in zip(args, params) if p["kind"] == "tensor" and p.get("dir") != "in"]
+        outs = [args[i] for i in plan.outs]
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)
@@ -219,6 +219,55 @@ class CompiledProgram:
 
     def __repr__(self) -> str:
         return f"<CompiledProgram {self.program.name} at {self.output_dir}>"
+
+
+class _CallPlan:
+    """What every call of one entry needs, worked out at its first call: the
+    runtime's parameter list, the Out arrays to return, and a fast check of
+    the arguments that accepts what `_validate` accepts (anything else goes
+    to `_validate`, which explains what is wrong)."""
+
+    def __init__(self, program: CompiledProgram, entry: dict):
+        from blockpipe import _runtime
+
+        self.entry = entry
+        self.params = entry["signature"]
+        self.pipeline = entry["name"] in program._pipelines
+        self.mesh = program.devices > 1 and not self.pipeline
+        self.runtime_params = [
+            _runtime.Param(p["name"], p["kind"] == "tensor", p["dtype"], p.get("dir", "in"))
+            for p in self.params
+        ]
+        self.outs = [i for i, p in enumerate(self.params)
+                     if p["kind"] == "tensor" and p.get("dir") != "in"]
+        # Tensors of a static shape: (index, dtype, shape, output).
+        self.tensors = []
+        self.simple = True
+        for i, p in enumerate(self.params):
+            if p["kind"] != "tensor":
+                self.simple = False
+                continue
+            shape = list(p["shape"])
+            if self.mesh:
+                shape = [program.devices] + shape
+            if any(d is None for d in shape) or _numpy_dtype(p["dtype"]) is None:
+                self.simple = False
+                continue
+            self.tensors.append((i, _numpy_dtype(p["dtype"]), tuple(shape), p.get("dir", "in") != "in"))
+
+    def fast_args(self, args) -> Optional[list]:
+        """The arguments as the runtime takes them when they are all arrays
+        of the right dtype, shape and layout; None otherwise."""
+        if not self.simple or len(args) != len(self.params):
+            return None
+        for i, dtype, shape, output in self.tensors:
+            arg = args[i]
+            if (type(arg) is not np.ndarray or arg.dtype != dtype or arg.shape != shape):
+                return None
+            flags = arg.flags
+            if not flags.c_contiguous or (output and not flags.writeable):
+                return None
+        return list(args)
 
 
 def _write_tree(output_dir: pathlib.Path, files: Dict[str, str]) -> None:

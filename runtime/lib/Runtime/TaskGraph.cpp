@@ -290,6 +290,7 @@ void TaskGraph::start(const std::vector<TaskId> &ready) {
       auto it = tasks_.find(id);
       if (it != tasks_.end() && it->second->state == Task::State::Running) {
         running_[id] = [handle](const std::string &why) { handle.cancel(why); };
+        launches_[id] = handle;
         if (cancelled_)
           handle.cancel(*cancelled_);
       }
@@ -346,6 +347,7 @@ void TaskGraph::finished(TaskId id, const std::string &error) {
   std::unique_lock<std::mutex> lock(mutex_);
   Task &task = *tasks_.at(id);
   running_.erase(id);
+  launches_.erase(id);
   if (tracer.enabled())
     tracer.async('e', task.traceName(), "task", uint64_t(id));
   if (!error.empty()) {
@@ -373,15 +375,39 @@ void TaskGraph::finished(TaskId id, const std::string &error) {
   start(ready);
 }
 
+void TaskGraph::helpRunning(
+    std::optional<std::chrono::steady_clock::time_point> until) {
+  // Each launch that ends may start the next: go on while one does.
+  for (bool progressed = true; progressed;) {
+    std::vector<LaunchHandle> launches;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (unfinished_ == 0)
+        return;
+      for (const auto &[id, handle] : launches_)
+        launches.push_back(handle);
+    }
+    progressed = false;
+    for (const LaunchHandle &launch : launches) {
+      if (until && std::chrono::steady_clock::now() >= *until)
+        return;
+      progressed |= launch.waitBriefly(until);
+    }
+  }
+}
+
 void TaskGraph::wait() {
+  helpRunning(std::nullopt);
   std::unique_lock<std::mutex> lock(mutex_);
   idle_.wait(lock, [&] { return unfinished_ == 0; });
   collectLocked();
 }
 
 bool TaskGraph::waitFor(std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  helpRunning(until);
   std::unique_lock<std::mutex> lock(mutex_);
-  if (!idle_.wait_for(lock, timeout, [&] { return unfinished_ == 0; }))
+  if (!idle_.wait_until(lock, until, [&] { return unfinished_ == 0; }))
     return false;
   collectLocked();
   return true;

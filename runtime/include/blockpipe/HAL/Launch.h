@@ -14,6 +14,7 @@
 #ifndef BLOCKPIPE_HAL_LAUNCH_H
 #define BLOCKPIPE_HAL_LAUNCH_H
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -42,6 +43,16 @@ public:
   /// Blocks until every block finished or was skipped (the calling thread
   /// may run blocks meanwhile); throws LaunchError on failure.
   virtual void wait() = 0;
+  /// Runs blocks of the launch on the calling thread while it can (until
+  /// `helpUntil` when given: one block at a time, none started after it),
+  /// then waits a short, bounded time for the rest (a spin where the driver
+  /// finds a core to spare); never sleeps. Whether the launch is done; if
+  /// not, the caller sleeps elsewhere. Default: done().
+  virtual bool
+  waitBriefly(std::optional<std::chrono::steady_clock::time_point> helpUntil) {
+    (void)helpUntil;
+    return done();
+  }
   virtual bool done() const = 0;
   /// Empty when the launch succeeded (or is still running).
   virtual std::string error() const = 0;
@@ -63,6 +74,11 @@ public:
   /// Blocks until every block finished or was skipped; the calling thread
   /// may run blocks of the launch meanwhile. Throws LaunchError on failure.
   void wait() const;
+  /// See LaunchEvent::waitBriefly.
+  bool waitBriefly(std::optional<std::chrono::steady_clock::time_point>
+                       helpUntil = std::nullopt) const {
+    return !event_ || event_->waitBriefly(helpUntil);
+  }
   bool done() const { return event_ && event_->done(); }
   /// Empty when the launch succeeded (or is still running).
   std::string error() const { return event_ ? event_->error() : std::string(); }

@@ -193,6 +193,10 @@ private:
   void start(const std::vector<TaskId> &ready);
   void startHost(TaskId id, const HostTask &host);
   void finished(TaskId id, const std::string &error);
+  /// A waiting thread runs blocks of the running launches and waits a
+  /// little for them (LaunchHandle::waitBriefly) before it sleeps, so a
+  /// short program needs no wake-up; with `until`, it stops by then.
+  void helpRunning(std::optional<std::chrono::steady_clock::time_point> until);
   /// Under mutex_: marks `id` failed or skipped and skips its dependents.
   void failLocked(Task &task, const std::string &error, bool skipped);
   /// Under mutex_, with every task finished: forgets them and throws
@@ -209,6 +213,8 @@ private:
   int64_t skipped_ = 0;
   /// How to cancel each running task (its launch, its host task).
   std::map<TaskId, std::function<void(const std::string &)>> running_;
+  /// The running launches, which a waiting thread helps run.
+  std::map<TaskId, LaunchHandle> launches_;
   /// Set by cancel() until the next wait().
   std::optional<std::string> cancelled_;
   std::optional<Mesh> mesh_;

@@ -242,6 +242,22 @@ public:
     if (launch.failed())
       throw LaunchError(launch.error());
   }
+  bool waitBriefly(
+      std::optional<std::chrono::steady_clock::time_point> helpUntil) override {
+    LaunchState &launch = *state_;
+    auto isDone = [&] { return launch.done.load(std::memory_order_acquire); };
+    if (isDone())
+      return true;
+    launch.device.scheduler.help(state_, helpUntil);
+    int64_t start = 0;
+    if (!launch.device.options.spin)
+      return isDone();
+    if (launch.device.callerSpin.spin(isDone, start))
+      return true;
+    // The caller sleeps elsewhere: a long wait for this budget.
+    launch.device.callerSpin.outlasted();
+    return isDone();
+  }
   bool done() const override {
     return state_->done.load(std::memory_order_acquire);
   }

@@ -202,9 +202,11 @@ bool Scheduler::takeLocked(Assignment &out) {
 }
 
 Scheduler::Assignment
-Scheduler::claimChunkLocked(const std::shared_ptr<LaunchState> &launch) {
+Scheduler::claimChunkLocked(const std::shared_ptr<LaunchState> &launch,
+                            int64_t maxCount) {
   const int64_t remaining = launch->spec.blockNum - launch->nextBlock;
-  const int64_t count = (remaining + parallelism_ - 1) / parallelism_;
+  const int64_t count =
+      std::min((remaining + parallelism_ - 1) / parallelism_, maxCount);
   Assignment out{launch, launch->nextBlock, popGroupLocked(), count};
   launch->nextBlock += count;
   ++running_;
@@ -270,12 +272,16 @@ void Scheduler::leaderLoop() {
   }
 }
 
-void Scheduler::help(const std::shared_ptr<LaunchState> &launch) {
+void Scheduler::help(
+    const std::shared_ptr<LaunchState> &launch,
+    std::optional<std::chrono::steady_clock::time_point> until) {
   if (launch->parts.size() != 1 || launch->spec.syncStart)
     return;
   const int64_t blockNum = launch->spec.blockNum;
   bool woke = false;
   for (;;) {
+    if (until && std::chrono::steady_clock::now() >= *until)
+      return;
     Assignment assignment;
     bool wake;
     {
@@ -283,7 +289,7 @@ void Scheduler::help(const std::shared_ptr<LaunchState> &launch) {
       if (launch->nextBlock >= blockNum || !mayStartLocked())
         return;
       launch->callerHelps = true;
-      assignment = claimChunkLocked(launch);
+      assignment = claimChunkLocked(launch, until ? 1 : INT64_MAX);
       if (launch->nextBlock == blockNum) {
         auto it = std::find(queue_.begin(), queue_.end(), launch);
         if (it != queue_.end())

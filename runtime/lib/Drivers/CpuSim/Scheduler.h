@@ -30,9 +30,12 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace blockpipe::runtime::detail {
@@ -50,8 +53,11 @@ public:
 
   void submit(const std::shared_ptr<LaunchState> &launch, bool wakeWorker);
   /// Runs blocks of `launch` on the calling thread while it has unclaimed
-  /// blocks and a core group is free (single-part launches only).
-  void help(const std::shared_ptr<LaunchState> &launch);
+  /// blocks and a core group is free (single-part launches only); with
+  /// `until`, one block at a time and none started after it.
+  void help(const std::shared_ptr<LaunchState> &launch,
+            std::optional<std::chrono::steady_clock::time_point> until =
+                std::nullopt);
   /// Stops and joins every worker; the caller ensures no launch is left.
   void stop();
 
@@ -86,7 +92,8 @@ private:
   /// guided, a share of the remaining blocks that shrinks as they run out,
   /// so a launch of many short blocks takes few trips through the mutex and
   /// the last blocks still spread over every running leader.
-  Assignment claimChunkLocked(const std::shared_ptr<LaunchState> &launch);
+  Assignment claimChunkLocked(const std::shared_ptr<LaunchState> &launch,
+                              int64_t maxCount = INT64_MAX);
   bool workAvailableLocked() const;
   int32_t popGroupLocked();
   /// Whether a block outside a gang may start now.

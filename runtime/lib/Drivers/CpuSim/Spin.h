@@ -107,6 +107,9 @@ public:
 
   /// A wait that spin() did not end ended after sleeping.
   void waited(int64_t startNs) { learn(nowNs() - startNs); }
+  /// A wait that spin() did not end goes on where this budget cannot time
+  /// it: counted as a long one.
+  void outlasted() { learn(kMaxNs); }
 
 private:
   void learn(int64_t waitNs) {
