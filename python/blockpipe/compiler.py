@@ -240,12 +240,15 @@ class _CallPlan:
         ]
         self.outs = [i for i, p in enumerate(self.params)
                      if p["kind"] == "tensor" and p.get("dir") != "in"]
-        # Tensors of a static shape: (index, dtype, shape, output).
-        self.tensors = []
+        # Tensors of a static shape: (index, dtype, shape, output); scalars:
+        # (index, whether float, integer limits).
+        self.tensors, self.scalars = [], []
         self.simple = True
         for i, p in enumerate(self.params):
             if p["kind"] != "tensor":
-                self.simple = False
+                is_float = p["dtype"] in _FLOAT_SCALARS
+                limits = _INT_LIMITS.get(p["dtype"])
+                self.scalars.append((i, is_float, (limits.min, limits.max) if limits else None))
                 continue
             shape = list(p["shape"])
             if self.mesh:
@@ -256,8 +259,9 @@ class _CallPlan:
             self.tensors.append((i, _numpy_dtype(p["dtype"]), tuple(shape), p.get("dir", "in") != "in"))
 
     def fast_args(self, args) -> Optional[list]:
-        """The arguments as the runtime takes them when they are all arrays
-        of the right dtype, shape and layout; None otherwise."""
+        """The arguments as the runtime takes them when they are arrays of
+        the right dtype, shape and layout and Python floats (float
+        parameters) or ints in range (integer parameters); None otherwise."""
         if not self.simple or len(args) != len(self.params):
             return None
         for i, dtype, shape, output in self.tensors:
@@ -267,7 +271,19 @@ class _CallPlan:
             flags = arg.flags
             if not flags.c_contiguous or (output and not flags.writeable):
                 return None
-        return list(args)
+        prepared = list(args)
+        for i, is_float, limits in self.scalars:
+            arg = args[i]
+            if is_float and type(arg) is float:
+                continue
+            if type(arg) is int and limits is not None and limits[0] <= arg <= limits[1]:
+                prepared[i] = arg if not is_float else float(arg)
+                continue
+            if is_float and type(arg) is int:
+                prepared[i] = float(arg)
+                continue
+            return None
+        return prepared
 
 
 def _write_tree(output_dir: pathlib.Path, files: Dict[str, str]) -> None:

@@ -78,6 +78,7 @@ def test_ir_after_each_pass(compiled):
     (lambda x, y: (np.asfortranarray(x), 0.5, y), "parameter 'x' must be C-contiguous"),
     (lambda x, y: (x.tolist(), 0.5, y), "parameter 'x' must be a numpy array, got list"),
     (lambda x, y: (x, "half", y), "parameter 's' is a scalar, got str"),
+    (lambda x, y: (x, True, y), "parameter 's' is a scalar, got bool"),
     (lambda x, y: (x, 0.5, y[:, :8]), "parameter 'y' must have shape 32x16, got 32x8"),
 ])
 def test_bad_inputs_name_the_parameter_and_touch_nothing(compiled, args, message):
