@@ -128,7 +128,8 @@ void Scheduler::wakeLeaders(bool all) {
   workSeq_.fetch_add(1, std::memory_order_seq_cst);
   if (all)
     workSeq_.notify_all();
-  else if (spinningLeaders_.load(std::memory_order_seq_cst) == 0)
+  else if (spinningLeaders_.load(std::memory_order_seq_cst) == 0 &&
+           !wakeInFlight_.exchange(true, std::memory_order_seq_cst))
     workSeq_.notify_one();
 }
 
@@ -149,6 +150,9 @@ void Scheduler::waitForWork(uint32_t seen) {
     AsleepScope asleep;
     workSeq_.wait(seen, std::memory_order_acquire);
   }
+  // Before this leader looks for work (under the lock): a wake-up for work
+  // queued after that look is not skipped.
+  wakeInFlight_.store(false, std::memory_order_seq_cst);
   if (spin)
     leaderSpin_.waited(start);
 }

@@ -132,6 +132,11 @@ private:
   std::atomic<uint32_t> workSeq_{0};
   /// Idle leaders spinning on workSeq_ (a wake-up then needs no futex call).
   std::atomic<int32_t> spinningLeaders_{0};
+  /// A leader was woken and has not yet come back from its futex wait:
+  /// the next single wake-up is left to it (it takes the work that arrived
+  /// meanwhile, and hands the wake-up on), rather than waking yet another
+  /// leader that could not get a core any sooner.
+  std::atomic<bool> wakeInFlight_{false};
   SpinBudget leaderSpin_;
 
   std::vector<pthread_t> leaders_;
