@@ -1,0 +1,280 @@
+"""Control flow: `pl.range` loops with the values they carry, `pl.spmd`
+blocks, and ifs decided at compile time or at run time."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Dict, List, Optional, Tuple
+
+from blockpipe.language import ops
+from blockpipe.language.source import assigned_names, assignment_of
+from blockpipe.language.types import FunctionType, ScalarType, TensorType, TileType, INDEX
+from blockpipe.language.values import (
+    KERNEL_KINDS,
+    Value,
+    describe,
+    is_int,
+    same_shape_unknown_space,
+    same_type,
+    same_value,
+    unknown_space,
+)
+
+
+class ControlFlow:
+    """The part of a function's lowering that builds loops and branches."""
+
+    # ------------------------------------------------------------------- loops
+
+    def for_loop(self, stmt: ast.For) -> None:
+        if stmt.orelse:
+            raise self.error(stmt, "for/else is not supported")
+        if not isinstance(stmt.target, ast.Name):
+            raise self.error(stmt.target, "the loop variable must be a single name")
+        intrinsic = self.intrinsic_of(stmt.iter)
+        if intrinsic == "spmd":
+            self.spmd_block(stmt.iter, stmt.body, stmt, loop_var=stmt.target.id)
+            return
+        if intrinsic != "range":
+            raise self.error(stmt.iter, "for loops iterate over pl.range(...) or pl.spmd(...)")
+        if self.kind not in KERNEL_KINDS:
+            raise self.error(stmt, "pl.range loops are supported in incore, aic and aiv functions")
+        call = stmt.iter
+        if call.keywords or not 1 <= len(call.args) <= 3:
+            raise self.error(call, "pl.range takes 1 to 3 positional arguments: (stop), (start, stop) or (start, stop, step)")
+        bounds = [self.expr(a) for a in call.args]
+        if len(bounds) == 1:
+            bounds = [0, bounds[0], 1]
+        elif len(bounds) == 2:
+            bounds = [bounds[0], bounds[1], 1]
+        if isinstance(bounds[2], int) and bounds[2] <= 0:
+            raise self.error(call, f"pl.range step must be positive, got {bounds[2]}")
+        lower, upper, step = (self.index_value(b, a) for b, a in zip(bounds, [call] * 3))
+
+        # The loop variable is the induction value at the start of every
+        # iteration, whatever the body assigns it: never carried.
+        assigned = [n for n in assigned_names(stmt.body) if n != stmt.target.id]
+        # An integer the body reassigns varies from one iteration to the
+        # next, so it is carried as an index value too.
+        carried = [n for n in assigned if isinstance(self.env.get(n), Value) or is_int(self.env.get(n))]
+        for name in assigned:
+            if isinstance(self.env.get(name), float):
+                # Not carried: every iteration would see the value from
+                # before the loop, and so would the code after it.
+                raise self.error(assignment_of(stmt.body, name) or stmt,
+                                 f"'{name}' holds the compile-time number {self.env[name]!r} and the loop body "
+                                 "reassigns it; a loop carries only index values and tiles from one iteration "
+                                 "to the next: compute it from the loop variable, or keep it in a tile")
+        inits = [self.index_value(self.env[n], stmt) if is_int(self.env[n]) else self.env[n] for n in carried]
+        handles = self.builder.begin_for(
+            lower.handle, upper.handle, step.handle, [v.handle for v in inits], self.loc(stmt),
+            stmt.target.id,
+        )
+        outer = dict(self.env)
+        self.env[stmt.target.id] = Value(handles[0], ScalarType(INDEX))
+        for name, init, handle in zip(carried, inits, handles[1:]):
+            self.env[name] = Value(handle, init.type, init.load_keys)
+            self.tensor_roots[handle] = self.root_of(init)
+        self.region_depth += 1
+        try:
+            self.block(stmt.body)
+        finally:
+            self.region_depth -= 1
+        yielded = []
+        carried_keys = []
+        carried_types = []
+        for name, init in zip(carried, inits):
+            value = self.as_value(self.env[name], stmt)
+            inferred = isinstance(init.type, TileType) and init.load_keys and init.type.space is None
+            if inferred and isinstance(value.type, TileType) and not value.load_keys \
+                    and value.type.space is not None:
+                # An inferred tile (a load or pl.full) that starts what the
+                # body makes in a known space (a matmul chain's Acc) is in
+                # that space.
+                if (value.type.shape, value.type.dtype) != (init.type.shape, init.type.dtype):
+                    raise self.error(
+                        stmt, f"'{name}' changes type inside the loop, from {init.type} to {value.type}"
+                    )
+                if self.program.observing:
+                    for key in init.load_keys:
+                        self.program.inference.load_uses.setdefault(key, set()).add(value.type.space)
+                yielded.append(value.handle)
+                carried_keys.append(())
+                carried_types.append(value.type)
+                continue
+            if not same_type(value.type, init.type):
+                raise self.error(
+                    stmt, f"'{name}' changes type inside the loop, from {init.type} to {value.type}"
+                )
+            yielded.append(value.handle)
+            carried_types.append(init.type)
+            # The loads the loop carries in one variable (before it, and
+            # in its body) are used alike: one memory space for all.
+            keys = tuple(dict.fromkeys(init.load_keys + value.load_keys))
+            if self.program.observing and len(keys) > len(init.load_keys):
+                uses = self.program.inference.load_uses
+                merged = set().union(*(uses.get(k, set()) for k in keys))
+                for key in keys:
+                    uses[key] = set(merged)
+            carried_keys.append(keys)
+        results = self.builder.end_for(yielded, self.loc(stmt))
+        inner_only = {n for n in assigned if n not in outer}
+        self.env = outer
+        for name, init, handle, keys, type_ in zip(carried, inits, results, carried_keys, carried_types):
+            self.env[name] = Value(handle, type_, keys)
+            self.tensor_roots[handle] = self.root_of(init)
+        for name in inner_only:
+            self.env.pop(name, None)
+            self.out_of_scope[name] = self.block_local_message(name, stmt)
+        # Python leaves the last induction value in it; here it has none
+        # (a value it held before the loop would be stale).
+        self.env.pop(stmt.target.id, None)
+        self.out_of_scope[stmt.target.id] = (
+            f"'{stmt.target.id}' is the variable of the loop at line {self.source.position(stmt)[0]} and has "
+            "no value after it; keep what you need in another name inside the loop")
+    def with_block(self, stmt: ast.With) -> None:
+        if len(stmt.items) != 1 or self.intrinsic_of(stmt.items[0].context_expr) != "spmd":
+            raise self.error(stmt, "with blocks are only supported as 'with pl.spmd(core_num):'")
+        item = stmt.items[0]
+        if item.optional_vars is not None:
+            raise self.error(item.optional_vars, "'with pl.spmd(...) as name' is not supported")
+        self.spmd_block(item.context_expr, stmt.body, stmt, loop_var=None)
+
+    def spmd_block(self, call: ast.Call, body, stmt, loop_var: Optional[str]) -> None:
+        if self.kind is not FunctionType.Orchestration:
+            raise self.error(call, "pl.spmd is only valid in orchestration functions")
+        if self.spmd_depth:
+            raise self.error(call, "pl.spmd blocks cannot be nested")
+        spmd = ops.OPS["spmd"]
+        bound = self.bind_args("spmd", call, spmd.required, spmd.optional)
+        core_num = self.expr(bound["core_num"])
+        if isinstance(core_num, int):
+            if core_num <= 0:
+                raise self.error(bound["core_num"], f"core_num must be positive, got {core_num}")
+        elif isinstance(core_num, Value) and isinstance(core_num.type, ScalarType) and not core_num.type.dtype.is_float:
+            core_num = self.index_value(core_num, bound["core_num"])
+        else:
+            raise self.error(bound["core_num"], "core_num must be a positive integer or an index value")
+        sync_start = self.static_value(bound["sync_start"], bool, "sync_start")
+        name_hint = self.static_value(bound["name_hint"], (str, type(None)), "name_hint")
+        self.spmd_depth += 1
+        self.spmd_args = (core_num, sync_start, name_hint)
+        hidden = self.env.pop(loop_var, None) if loop_var else None
+        if loop_var:
+            # Each block has its own index, known only inside the kernel.
+            self.out_of_scope[loop_var] = (
+                f"'{loop_var}', the variable of pl.spmd, has no value in an orchestration function; "
+                "the launched kernel reads its block's index with pl.tile.get_block_idx()")
+        try:
+            self.block(body)
+        finally:
+            self.spmd_depth -= 1
+            self.spmd_args = None
+            if loop_var and hidden is not None:
+                self.env[loop_var] = hidden
+
+    # ---------------------------------------------------------------- branches
+
+    def if_stmt(self, stmt: ast.If) -> None:
+        condition = self.condition(stmt.test)
+        if isinstance(condition, bool):
+            # Known at compile time: as Python would, run only the branch taken.
+            self.block(stmt.body if condition else stmt.orelse)
+            return
+        if self.kind not in KERNEL_KINDS:
+            raise self.error(stmt, "an if whose condition is known only at run time is supported in "
+                                   f"incore, aic and aiv functions, not in {self.kind.name} function "
+                                   f"'{self.spec.name}'")
+        outer, outer_assigned = dict(self.env), dict(self.assigned_at)
+        self.builder.begin_if(condition.handle, self.loc(stmt))
+        self.region_depth += 1
+        try:
+            self.block(stmt.body)
+            then_env, then_assigned = self.env, self.assigned_at
+            self.env, self.assigned_at = dict(outer), dict(outer_assigned)
+            self.builder.enter_branch(True)
+            self.block(stmt.orelse)
+            else_env, else_assigned = self.env, self.assigned_at
+        finally:
+            self.region_depth -= 1
+        self.env, self.assigned_at = dict(outer), dict(outer_assigned)
+
+        # What each name holds after the if: the same value from both
+        # branches, or a result of the scf.if that each branch yields.
+        merged: List[Tuple[str, Any, Any, ast.AST]] = []
+        for name in assigned_names(list(stmt.body) + list(stmt.orelse)):
+            then_value, else_value = then_env.get(name), else_env.get(name)
+            if then_value is None and else_value is None:
+                continue  # local to a block inside a branch
+            if then_value is None or else_value is None:
+                self.env.pop(name, None)
+                self.out_of_scope[name] = (
+                    f"'{name}' is assigned in only one branch of the if at line "
+                    f"{self.source.position(stmt)[0]}; assign it before the if, or in both branches, "
+                    "to use it after the if")
+                continue
+            in_else = else_assigned.get(name) is not outer_assigned.get(name)
+            node = else_assigned[name] if in_else else then_assigned.get(name, stmt)
+            self.assigned_at[name] = node
+            if same_value(then_value, else_value):
+                self.env[name] = then_value
+                continue
+            self.check_branches_agree(name, then_value, else_value, node,
+                                      in_then=then_assigned.get(name) is not outer_assigned.get(name),
+                                      in_else=in_else)
+            # A tensor stored into in a branch becomes a result too (the
+            # same tensor on both sides, checked above): later ops see the
+            # stores through it.
+            merged.append((name, then_value, else_value, node))
+
+        yielded: Dict[bool, List[Value]] = {False: [], True: []}
+        for is_else in (False, True):
+            pairs = [(m[2], m[1]) if is_else else (m[1], m[2]) for m in merged]  # (own, other)
+            has_literal = any(not isinstance(own, Value) for own, _ in pairs)
+            if has_literal:
+                # A literal becomes a constant in its branch, typed like the
+                # other branch's value.
+                self.builder.enter_branch(is_else)
+                self.region_depth += 1
+            try:
+                for (_, _, _, node), (own, other) in zip(merged, pairs):
+                    like = other.type if isinstance(other, Value) else None
+                    yielded[is_else].append(self.as_value(own, node, like=like))
+            finally:
+                if has_literal:
+                    self.region_depth -= 1
+        # A single result is named after its variable, for generated code.
+        results = self.builder.end_if([v.handle for v in yielded[False]], [v.handle for v in yielded[True]],
+                                      self.loc(stmt, merged[0][0] if len(merged) == 1 else ""))
+        for (name, _, _, _), then_value, else_value, handle in zip(merged, yielded[False], yielded[True], results):
+            known = then_value if not unknown_space(then_value.type) else else_value
+            keys = tuple(dict.fromkeys(then_value.load_keys + else_value.load_keys))
+            self.env[name] = Value(handle, known.type, keys)
+            self.tensor_roots[handle] = self.root_of(then_value)
+
+    def check_branches_agree(self, name: str, then_value, else_value, node: ast.AST,
+                             in_then: bool, in_else: bool) -> None:
+        values = [v for v in (then_value, else_value) if isinstance(v, Value)]
+        if len(values) == 2:
+            agree = same_type(then_value.type, else_value.type) or (
+                self.program.observing and same_shape_unknown_space(then_value.type, else_value.type))
+        else:
+            # A literal takes the type of the other branch's scalar.
+            agree = not values or isinstance(values[0].type, ScalarType)
+            if not values and any(isinstance(v, float) for v in (then_value, else_value)):
+                raise self.error(node, f"'{name}' is a float known at compile time that differs between the "
+                                       "branches of an if decided at run time, so it would need a run-time type: "
+                                       "pass it as a pl.Scalar[pl.FP32], or keep it in a tile")
+        if not agree:
+            then_text, else_text = describe(then_value), describe(else_value)
+            if in_then and in_else:
+                raise self.error(node, f"'{name}' is {then_text} after the if branch but {else_text} after "
+                                       "the else branch; both branches must leave it the same type")
+            before, after = (else_text, then_text) if in_then else (then_text, else_text)
+            raise self.error(node, f"'{name}' changes type inside the if, from {before} to {after}")
+        if len(values) == 2 and isinstance(then_value.type, TensorType) and (
+            self.root_of(then_value) != self.root_of(else_value)
+        ):
+            raise self.error(node, f"'{name}' is a different tensor in each branch of the if; a tensor "
+                                   "assigned in a branch must stay the same tensor (assign it the result "
+                                   "of pl.store into it)")

@@ -1,0 +1,381 @@
+"""Expressions: names, numbers, operators on tiles, scalars and index values,
+if conditions, constants and conversions between scalar types."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional, Union
+
+from blockpipe.language import ops
+from blockpipe.language.consteval import python_number
+from blockpipe.language.mlir_syntax import INT_BITS, float_attr_text
+from blockpipe.language.types import FP32, INDEX, DType, ScalarType, TileType
+from blockpipe.language.values import (
+    BOOL,
+    IRType,
+    Literal,
+    LoweringError,
+    Value,
+    cmp_symbol,
+    describe,
+    dtype_named,
+    op_symbol,
+)
+
+
+def too_large():
+    raise OverflowError
+
+
+class Expressions:
+    """The part of a function's lowering that evaluates expressions."""
+
+    _CMPI_PREDICATES = {ast.Eq: 0, ast.NotEq: 1, ast.Lt: 2, ast.LtE: 3, ast.Gt: 4, ast.GtE: 5}
+    # Ordered predicates (false on NaN), except != which is true on NaN, as in Python.
+    _CMPF_PREDICATES = {ast.Eq: 1, ast.Gt: 2, ast.GtE: 3, ast.Lt: 4, ast.LtE: 5, ast.NotEq: 13}
+    _PY_COMPARE = {
+        ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
+        ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+        ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+    }
+
+    def condition(self, node: ast.expr) -> Union[bool, Value]:
+        """An if's condition: a bool when known at compile time, else an i1 value."""
+        if isinstance(node, ast.BoolOp):
+            is_and = isinstance(node.op, ast.And)
+            parts = [self.condition(v) for v in node.values]
+            if any(isinstance(p, bool) and p != is_and for p in parts):
+                return not is_and  # a known False decides 'and', a known True 'or'
+            values = [p for p in parts if isinstance(p, Value)]
+            if not values:
+                return is_and
+            result = values[0]
+            for value in values[1:]:
+                (result,) = self.create("arith.andi" if is_and else "arith.ori", [result, value],
+                                        [BOOL], {}, node)
+            return result
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            operand = self.condition(node.operand)
+            if isinstance(operand, bool):
+                return not operand
+            true = self.constant(1, BOOL.dtype, node)
+            (result,) = self.create("arith.xori", [operand, true], [BOOL], {}, node)
+            return result
+        if isinstance(node, ast.Compare):
+            for op in node.ops:
+                if type(op) not in self._CMPI_PREDICATES:
+                    raise self.error(node, f"'{cmp_symbol(op)}' is not supported in an if condition; "
+                                           "compare with ==, !=, <, <=, > or >=")
+            nodes = [node.left] + list(node.comparators)
+            operands = [self.condition_operand(n) for n in nodes]
+            parts = [self.compare(op, operands[i], operands[i + 1], nodes[i], nodes[i + 1], node)
+                     for i, op in enumerate(node.ops)]
+            if any(p is False for p in parts):
+                return False
+            values = [p for p in parts if isinstance(p, Value)]
+            if not values:
+                return True
+            result = values[0]
+            for value in values[1:]:
+                (result,) = self.create("arith.andi", [result, value], [BOOL], {}, node)
+            return result
+        value = self.condition_operand(node)
+        if not isinstance(value, Value):
+            return bool(value)
+        if isinstance(value.type, ScalarType):
+            return self.compare(ast.NotEq(), value, 0, node, node, node)  # Python's truth of a number
+        raise self.error(node, "an if condition must be a comparison of scalars or index values such as "
+                               f"'k == 0', got {describe(value)}")
+
+    def condition_operand(self, node: ast.expr):
+        if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.Attribute) or (
+            isinstance(node, ast.Name) and node.id not in self.env and node.id not in self.out_of_scope
+        ):
+            try:
+                value = self.static(node)
+            except LoweringError:
+                value = None
+            if isinstance(value, (bool, int, float)):
+                return value
+        return self.expr(node)
+
+    def compare(self, op: ast.cmpop, lhs, rhs, lhs_node, rhs_node, node) -> Union[bool, Value]:
+        for value, value_node in ((lhs, lhs_node), (rhs, rhs_node)):
+            scalar = isinstance(value, Value) and isinstance(value.type, ScalarType)
+            if not (scalar or isinstance(value, (int, float))):
+                raise self.error(value_node, "an if condition compares scalars or index values, "
+                                             f"got {describe(value)}")
+        if not isinstance(lhs, Value) and not isinstance(rhs, Value):
+            return self._PY_COMPARE[type(op)](lhs, rhs)
+        if isinstance(lhs, Value) and isinstance(rhs, Value) and lhs.type != rhs.type:
+            if lhs.type.dtype.is_float or rhs.type.dtype.is_float:
+                raise self.error(node, f"cannot compare {lhs.type} with {rhs.type}")
+            # Integers of different types: as index values when one is, else
+            # in INT64 (as in arithmetic).
+            if ScalarType(INDEX) in (lhs.type, rhs.type):
+                lhs, rhs = self.index_value(lhs, lhs_node), self.index_value(rhs, rhs_node)
+            else:
+                wide = ScalarType(dtype_named("INT64"))
+                lhs, rhs = self.widen(lhs, wide, lhs_node), self.widen(rhs, wide, rhs_node)
+        like = lhs.type if isinstance(lhs, Value) else rhs.type
+        lhs, rhs = self.as_value(lhs, lhs_node, like=like), self.as_value(rhs, rhs_node, like=like)
+        if like.dtype.is_float:
+            opname, predicate = "arith.cmpf", self._CMPF_PREDICATES[type(op)]
+        else:
+            opname, predicate = "arith.cmpi", self._CMPI_PREDICATES[type(op)]
+        (result,) = self.create(opname, [lhs, rhs], [BOOL], {"predicate": f"{predicate} : i64"}, node)
+        return result
+
+    # ------------------------------------------------------------- expressions
+
+    def expr(self, node: ast.expr, name: Optional[str] = None, statement: bool = False,
+             multi: bool = False, expected: Optional[IRType] = None):
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+                raise self.error(node, f"unsupported constant {node.value!r}")
+            return node.value
+        if isinstance(node, ast.Name):
+            return self.lookup(node)
+        if isinstance(node, ast.BinOp):
+            return self.binop(node, name)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            operand = self.expr(node.operand)
+            if isinstance(operand, (int, float)):
+                return -operand
+            if isinstance(operand, Value) and isinstance(operand.type, TileType):
+                return ops.vector.unary(self, "neg", operand, node, name)
+            if isinstance(operand, Value) and isinstance(operand.type, ScalarType) and operand.type.dtype.is_float:
+                (result,) = self.create("arith.negf", [operand], [operand.type], {}, node, name)
+                return result
+            return self.arith_binop(ast.Sub(), 0, operand, node, name)
+        if isinstance(node, ast.Call):
+            return self.call(node, name, statement, multi, expected)
+        if isinstance(node, ast.Attribute):
+            value = self.static(node)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return value
+            raise self.error(node, f"'{ast.unparse(node)}' is not a value")
+        raise self.error(node, f"unsupported expression '{ast.unparse(node)}'")
+
+    def lookup(self, node: ast.Name):
+        if node.id in self.env:
+            return self.env[node.id]
+        if node.id in self.out_of_scope:
+            raise self.error(node, self.out_of_scope[node.id])
+        if node.id in self.source.globals:
+            value = python_number(self.source.globals[node.id])
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return value
+            raise self.error(node, f"'{node.id}' is a {type(value).__name__}, not a value a kernel can use")
+        raise self.error(node, f"unknown name '{node.id}'{self.suggestion(node)}")
+    def as_value(self, value, node: ast.AST, like: Optional[IRType] = None) -> Value:
+        if isinstance(value, Value):
+            return value
+        if isinstance(value, (int, float)):
+            if like is None:
+                if isinstance(value, float):
+                    raise self.error(node, "a float constant needs a tile or scalar to give it a type")
+                return self.constant(value, INDEX, node)
+            dtype = like.dtype if isinstance(like, (TileType, ScalarType)) else INDEX
+            return self.constant(value, dtype, node)
+        raise self.error(node, f"expected a value, got {value!r}")
+
+    def constant(self, value: Literal, dtype: DType, node: ast.AST) -> Value:
+        if not dtype.is_float and isinstance(value, float):
+            if not value.is_integer():
+                raise self.error(node, f"{value} is not an integer but the value is {dtype.name}")
+            value = int(value)
+        key = (dtype.mlir, repr(value))  # repr: -0.0 is not 0.0 here
+        # Constants are shared at function level only: one made inside a loop
+        # body would not dominate later uses outside it.
+        cached = self.constants.get(key)
+        if cached is not None:
+            return cached
+        if dtype.is_float:
+            attr = self.float_attr(value, dtype, node)
+        else:
+            attr = self.int_attr(value, dtype, node)
+        (handle,) = self.builder.create(
+            "arith.constant", [], [dtype.mlir], {"value": attr}, self.loc(node)
+        )
+        result = Value(handle, ScalarType(dtype))
+        if self.region_depth == 0:
+            self.constants[key] = result
+        return result
+
+    def float_attr(self, value: Literal, dtype: DType, node) -> str:
+        attr = float_attr_text(value, dtype)
+        if attr is None:
+            raise self.error(node, f"{value!r} is out of range for {dtype.name}")
+        return attr
+
+    def int_attr(self, value: Literal, dtype: DType, node) -> str:
+        bits = INT_BITS.get(dtype.mlir)
+        if bits is not None and not -(2 ** (bits - 1)) <= int(value) < 2 ** (bits - 1):
+            raise self.error(node, f"{int(value)} is out of range for {dtype.name}")
+        return f"{int(value)} : {dtype.mlir}"
+
+    def widen(self, value, stype: ScalarType, node):
+        """An INT32 scalar as INT64 (`stype`); anything else unchanged."""
+        if isinstance(value, Value) and value.type != stype:
+            (value,) = self.create("arith.extsi", [value], [stype], {}, node)
+        return value
+
+    def index_value(self, value, node) -> Value:
+        if isinstance(value, int):
+            return self.constant(value, INDEX, node)
+        if isinstance(value, Value) and value.type == ScalarType(INDEX):
+            return value
+        if isinstance(value, Value) and isinstance(value.type, ScalarType) and value.type.dtype.mlir in ("i32", "i64"):
+            # An INT32 or INT64 scalar used as an offset, a bound or a count.
+            (cast,) = self.create("arith.index_cast", [value], [ScalarType(INDEX)], {}, node)
+            return cast
+        raise self.error(node, f"expected an index value, got {describe(value)}")
+
+    # ------------------------------------------------------------- arithmetic
+
+    _TILE_BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
+    _INDEX_BINOPS = {
+        ast.Add: "arith.addi",
+        ast.Sub: "arith.subi",
+        ast.Mult: "arith.muli",
+        ast.FloorDiv: "arith.floordivsi",
+        ast.Mod: "arith.remsi",  # then given the divisor's sign, as in Python
+    }
+
+    _FLOAT_BINOPS = {ast.Add: "arith.addf", ast.Sub: "arith.subf", ast.Mult: "arith.mulf", ast.Div: "arith.divf"}
+
+    def binop(self, node: ast.BinOp, name):
+        lhs = self.expr(node.left)
+        rhs = self.expr(node.right)
+        is_tile = lambda v: isinstance(v, Value) and isinstance(v.type, TileType)  # noqa: E731
+        if is_tile(lhs) or is_tile(rhs):
+            op = self._TILE_BINOPS.get(type(node.op))
+            if op is None:
+                raise self.error(node, f"operator '{op_symbol(node.op)}' is not defined on tiles")
+            if not is_tile(lhs):
+                if op in ("add", "mul"):
+                    lhs, rhs = rhs, lhs
+                else:
+                    return ops.vector.scalar_first(self, op, lhs, rhs, node, name)
+            return ops.vector.binary(self, op, lhs, rhs, node, name)
+        return self.arith_binop(node.op, lhs, rhs, node, name)
+
+    def arith_binop(self, op, lhs, rhs, node, name):
+        if isinstance(lhs, (int, float)) and isinstance(rhs, (int, float)):
+            try:
+                return {
+                    ast.Add: lambda a, b: a + b,
+                    ast.Sub: lambda a, b: a - b,
+                    ast.Mult: lambda a, b: a * b,
+                    ast.FloorDiv: lambda a, b: a // b,
+                    ast.Mod: lambda a, b: a % b,
+                    ast.Div: lambda a, b: a / b,
+                    ast.Pow: lambda a, b: a ** b if abs(b) <= 256 else too_large(),
+                    ast.LShift: lambda a, b: a << b if b <= 256 else too_large(),
+                    ast.RShift: lambda a, b: a >> b,
+                    ast.BitAnd: lambda a, b: a & b,
+                    ast.BitOr: lambda a, b: a | b,
+                    ast.BitXor: lambda a, b: a ^ b,
+                }[type(op)](lhs, rhs)
+            except KeyError:
+                raise self.error(node, f"operator '{op_symbol(op)}' is not supported") from None
+            except (TypeError, ValueError) as exc:  # a float shifted, a negative shift count
+                raise self.error(node, f"'{op_symbol(op)}' on {lhs!r} and {rhs!r}: {exc}") from None
+            except ZeroDivisionError:
+                raise self.error(node, "division by zero") from None
+            except OverflowError:
+                raise self.error(node, "the result of this constant expression is too large") from None
+        # Scalars combine with scalars of their own type (and with numbers,
+        # which take that type); an INT32 or INT64 scalar meeting an index
+        # value joins index arithmetic.
+        types = []
+        for v in (lhs, rhs):
+            if isinstance(v, Value):
+                if not isinstance(v.type, ScalarType):
+                    raise self.error(node, f"scalar arithmetic takes scalars and index values, got {v.type}")
+                types.append(v.type)
+        if len(set(types)) == 1:
+            stype = types[0]
+        elif all(not t.dtype.is_float for t in types) and ScalarType(INDEX) in types:
+            stype = ScalarType(INDEX)
+        elif all(not t.dtype.is_float for t in types):
+            # INT32 with INT64: in INT64, as C would.
+            stype = ScalarType(dtype_named("INT64"))
+            lhs, rhs = (self.widen(v, stype, node) for v in (lhs, rhs))
+        else:
+            raise self.error(node, f"cannot combine {types[0]} and {types[1]} with '{op_symbol(op)}'")
+        if stype.dtype.is_float:
+            opname = self._FLOAT_BINOPS.get(type(op))
+            if opname is None:
+                raise self.error(node, f"operator '{op_symbol(op)}' is not supported on {stype.dtype.name} scalars")
+            a, b = self.as_value(lhs, node, like=stype), self.as_value(rhs, node, like=stype)
+            (result,) = self.create(opname, [a, b], [stype], {}, node, name)
+            return result
+        for v in (lhs, rhs):
+            if isinstance(v, float):
+                raise self.error(node, "index arithmetic takes integers, got a float")
+        opname = self._INDEX_BINOPS.get(type(op))
+        if opname is None:
+            raise self.error(node, f"operator '{op_symbol(op)}' is not supported on index values")
+        if stype == ScalarType(INDEX):
+            a, b = self.index_value(lhs, node), self.index_value(rhs, node)
+        else:
+            a, b = self.as_value(lhs, node, like=stype), self.as_value(rhs, node, like=stype)
+        if isinstance(op, ast.Mod):
+            # As Python (and as `//`, floordivsi): the remainder takes the
+            # divisor's sign, -7 % 3 == 2, where remsi gives -1; a nonzero
+            # remainder of the other sign gets the divisor added.
+            (rem,) = self.create("arith.remsi", [a, b], [stype], {}, node)
+            zero = self.constant(0, stype.dtype, node)
+            predicate = lambda op: f"{self._CMPI_PREDICATES[op]} : i64"  # noqa: E731
+            if isinstance(rhs, int):
+                # A divisor of known sign: only a remainder of the other sign moves.
+                (adjust,) = self.create("arith.cmpi", [rem, zero], [BOOL],
+                                        {"predicate": predicate(ast.Lt if rhs > 0 else ast.Gt)}, node)
+            else:
+                (nonzero,) = self.create("arith.cmpi", [rem, zero], [BOOL], {"predicate": predicate(ast.NotEq)}, node)
+                (rem_neg,) = self.create("arith.cmpi", [rem, zero], [BOOL], {"predicate": predicate(ast.Lt)}, node)
+                (div_neg,) = self.create("arith.cmpi", [b, zero], [BOOL], {"predicate": predicate(ast.Lt)}, node)
+                (signs_differ,) = self.create("arith.xori", [rem_neg, div_neg], [BOOL], {}, node)
+                (adjust,) = self.create("arith.andi", [nonzero, signs_differ], [BOOL], {}, node)
+            (adjusted,) = self.create("arith.addi", [rem, b], [stype], {}, node)
+            (result,) = self.create("arith.select", [adjust, adjusted, rem], [stype], {}, node, name)
+            return result
+        (result,) = self.create(opname, [a, b], [stype], {}, node, name)
+        return result
+
+    def convert_scalar(self, value: Value, target: ScalarType, node) -> Value:
+        """`value` as a scalar of `target`'s type: integers are
+        sign-extended or truncated, floats convert to integers toward zero."""
+        src = value.type.dtype
+        dst = target.dtype
+        if src == dst:
+            return value
+        i64 = ScalarType(dtype_named("INT64"))
+        f32 = ScalarType(FP32)
+        if not src.is_float and not dst.is_float:
+            if INDEX in (src, dst):
+                op = "arith.index_cast"
+            else:
+                op = "arith.extsi" if dst.mlir == "i64" else "arith.trunci"
+            (result,) = self.create(op, [value], [target], {}, node)
+            return result
+        if not src.is_float:  # integer -> float
+            if src is INDEX:
+                value = self.convert_scalar(value, i64, node)
+            (result,) = self.create("arith.sitofp", [value], [target], {}, node)
+            return result
+        if not dst.is_float:  # float -> integer
+            step = i64 if dst is INDEX else target
+            (result,) = self.create("arith.fptosi", [value], [step], {}, node)
+            return self.convert_scalar(result, target, node)
+        # float -> float, through f32 between the two 16-bit types.
+        if src.mlir != "f32" and dst.mlir != "f32":
+            value = self.convert_scalar(value, f32, node)
+            return self.convert_scalar(value, target, node)
+        op = "arith.extf" if dst.mlir == "f32" else "arith.truncf"
+        (result,) = self.create(op, [value], [target], {}, node)
+        return result

@@ -1,0 +1,495 @@
+"""Lowering one `@pl.function`: its signature, its statements in order, and
+calls. Expressions, control flow, compile-time evaluation and memory spaces
+are in the mixins this class combines; each DSL operation is a function in
+`ops/`."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from blockpipe.errors import CompileError
+from blockpipe.language import ops
+from blockpipe.language.consteval import ConstEval
+from blockpipe.language.control_flow import ControlFlow
+from blockpipe.language.expressions import Expressions
+from blockpipe.language.inference import MemorySpaces
+from blockpipe.language.mlir_syntax import mlir_string, symbol_ref
+from blockpipe.language.program import FunctionSpec
+from blockpipe.language.source import Source
+from blockpipe.language.types import (
+    INDEX,
+    DType,
+    FunctionType,
+    ParamDirection,
+    ParamType,
+    ScalarType,
+    TensorType,
+    TileType,
+)
+from blockpipe.language.values import (
+    KERNEL_KINDS,
+    IRType,
+    Literal,
+    LoweringError,
+    Value,
+    describe,
+    same_type,
+)
+
+if TYPE_CHECKING:
+    from blockpipe.language.lowering import ProgramLowering
+
+
+class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
+    """Builds one function: statements in order, values in `env`."""
+
+    def __init__(self, program: "ProgramLowering", spec: FunctionSpec, source: Source):
+        self.program = program
+        self.spec = spec
+        self.kind = spec.kind
+        self.source = source
+        self.builder = program.builder
+        self.env: Dict[str, Union[Value, Literal]] = {}
+        self.result_types: Optional[List[IRType]] = None
+        self.param_values: List[Value] = []
+        self.constants: Dict[Tuple[str, Any], Value] = {}
+        self.spmd_depth = 0
+        self.region_depth = 0
+        self.spmd_args: Optional[Tuple[Union[Value, int], bool, Optional[str]]] = None
+        # Names whose block has ended, with the error a later use reports.
+        self.out_of_scope: Dict[str, str] = {}
+        # The statement that last assigned each name.
+        self.assigned_at: Dict[str, ast.AST] = {}
+        # Each tensor value's tensor (handle of a parameter): stores, loops
+        # and ifs return the tensor they were given.
+        self.tensor_roots: Dict[int, int] = {}
+
+    # ----------------------------------------------------------------- errors
+
+    def error(self, node: Optional[ast.AST], message: str) -> LoweringError:
+        return LoweringError(node, message)
+
+    def _compile_error(self, err: LoweringError) -> CompileError:
+        line, col = self.source.position(err.node) if err.node is not None else (None, None)
+        return CompileError(err.message, file=self.source.file, line=line, column=col)
+
+    def loc(self, node: ast.AST, name: str = ""):
+        line, col = self.source.position(node)
+        return self.program.core.SourceLoc(self.source.file, line, col, name)
+
+    # ------------------------------------------------------------------- entry
+
+    def lower(self) -> None:
+        try:
+            self._lower()
+        except LoweringError as err:
+            raise self._compile_error(err) from None
+
+    def _lower(self) -> None:
+        tree = self.source.tree
+        args = tree.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+            raise self.error(tree, "blockpipe functions take plain positional parameters only")
+        params = args.args
+        if not params or params[0].arg != "self":
+            raise self.error(tree, f"'{self.spec.name}' must be a method whose first parameter is self")
+        annotations = self.spec.pyfunc.__annotations__
+        param_types: List[IRType] = []
+        dirs: List[ParamDirection] = []
+        arg_attrs: List[Dict[str, str]] = []
+        for param in params[1:]:
+            ann = self.annotation(annotations.get(param.arg), param.annotation or param)
+            if ann is None:
+                raise self.error(
+                    param,
+                    f"parameter '{param.arg}' of '{self.spec.name}' needs a type annotation "
+                    "(pl.Tensor[...], pl.Out[...], pl.InOut[...], pl.Scalar[...])",
+                )
+            direction = ParamDirection.In
+            if isinstance(ann, ParamType):
+                direction, ann = ann.direction, ann.inner
+            if isinstance(ann, TileType):
+                if self.kind is not FunctionType.AIV and self.kind is not FunctionType.AIC:
+                    raise self.error(param, "tile parameters are not supported; pass a pl.Tensor")
+            if not isinstance(ann, (TensorType, ScalarType)):
+                raise self.error(param, f"parameter '{param.arg}' has unsupported annotation {ann!r}")
+            param_types.append(ann)
+            dirs.append(direction)
+            attrs = {}
+            if direction is not ParamDirection.In:
+                attrs["bp.dir"] = f"#bp<dir {direction.value}>"
+            arg_attrs.append(attrs)
+
+        declared_results = self._declared_results(
+            self.annotation(annotations.get("return"), tree.returns or tree), tree)
+        self.result_types = declared_results
+        fn_attrs = {"bp.kind": f"#bp<kind {self.kind.value}>"}
+        if self.spec.device is not None:
+            fn_attrs["bp.device"] = f"{self.spec.device} : i64"
+        if self.spec.microbatches is not None:
+            fn_attrs["bp.microbatches"] = f"{self.spec.microbatches} : i64"
+        if self.spec.schedule is not None:
+            fn_attrs["bp.schedule"] = mlir_string(self.spec.schedule)
+
+        # The signature must be known before the body is built, but results may
+        # be inferred from the return statement: build into a placeholder whose
+        # results are fixed when the return is seen.
+        self._pending = (param_types, arg_attrs, fn_attrs, params[1:])
+        self.program.param_dirs[self.spec.name] = dirs
+        handles = self.builder.begin_function(
+            self.spec.name,
+            [t.mlir for t in param_types],
+            [p.arg for p in params[1:]],
+            arg_attrs,
+            [t.mlir for t in (declared_results or [])],
+            fn_attrs,
+            self.loc(tree, self.spec.name),
+        )
+        for param, handle, ptype in zip(params[1:], handles, param_types):
+            value = Value(handle, ptype)
+            self.env[param.arg] = value
+            self.param_values.append(value)
+        self.program.signatures[self.spec.name] = (param_types, declared_results or [])
+        self.saw_return = False
+        self.block(tree.body, top_level=True)
+        if not self.saw_return:
+            if declared_results:
+                raise self.error(tree, f"'{self.spec.name}' declares results but does not return")
+            self.builder.create("func.return", [], [], {}, self.loc(tree))
+        self.builder.end_function()
+
+    def annotation(self, ann, node):
+        """An annotation's value; string annotations (`from __future__ import
+        annotations`) are evaluated in the function's namespace."""
+        if not isinstance(ann, str):
+            return ann
+        try:
+            # The user's own source text, in the function's globals and the
+            # scope that defined the program (Python's own lookup order).
+            return eval(ann, dict(self.source.globals), self.program.program.scope)
+        except Exception as exc:  # noqa: BLE001 - report any failure at the annotation
+            raise self.error(node, f"cannot evaluate annotation '{ann}': {exc}") from None
+
+    def _declared_results(self, ann, node) -> Optional[List[IRType]]:
+        if ann is None:
+            return None
+        items = list(ann) if isinstance(ann, (tuple, list)) else [ann]
+        result = []
+        for item in items:
+            if isinstance(item, ParamType):
+                item = item.inner
+            if not isinstance(item, (TensorType, ScalarType)):
+                raise self.error(node, f"unsupported return annotation {item!r}")
+            result.append(item)
+        return result
+
+    # -------------------------------------------------------------- statements
+
+    def block(self, stmts: Sequence[ast.stmt], top_level: bool = False) -> None:
+        for stmt in stmts:
+            if self.saw_return:
+                raise self.error(stmt, "statements after return are not supported")
+            self.statement(stmt, top_level)
+
+    def statement(self, stmt: ast.stmt, top_level: bool) -> None:
+        if isinstance(stmt, ast.Expr):
+            if isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+                return  # docstring
+            if not isinstance(stmt.value, ast.Call):
+                raise self.error(stmt, "an expression statement must be a call")
+            self.expr(stmt.value, statement=True)
+        elif isinstance(stmt, ast.Assign):
+            self.assign(stmt)
+        elif isinstance(stmt, ast.AnnAssign):
+            self.ann_assign(stmt)
+        elif isinstance(stmt, ast.AugAssign):
+            if not isinstance(stmt.target, ast.Name):
+                raise self.error(stmt, "only names can be assigned")
+            binop = ast.BinOp(left=ast.Name(stmt.target.id, ast.Load()), op=stmt.op, right=stmt.value)
+            ast.copy_location(binop, stmt)
+            ast.copy_location(binop.left, stmt.target)
+            self.bind(stmt.target.id, self.expr(binop, name=stmt.target.id), stmt)
+        elif isinstance(stmt, ast.Return):
+            if not top_level:
+                raise self.error(stmt, "return is only supported at the end of the function body")
+            self.ret(stmt)
+        elif isinstance(stmt, ast.For):
+            self.for_loop(stmt)
+        elif isinstance(stmt, ast.If):
+            self.if_stmt(stmt)
+        elif isinstance(stmt, ast.With):
+            self.with_block(stmt)
+        elif isinstance(stmt, ast.Pass):
+            return
+        else:
+            what = type(stmt).__name__.lower()
+            raise self.error(stmt, f"unsupported Python construct '{what}' in a blockpipe function")
+
+    def bind(self, name: str, value, node: ast.AST) -> None:
+        if name == "self":
+            raise self.error(node, "cannot assign to self")
+        if isinstance(value, list):
+            raise self.error(node, f"'{name}' would hold several values; unpack them into names")
+        self.env[name] = value
+        self.assigned_at[name] = node
+
+    def assign(self, stmt: ast.Assign) -> None:
+        if len(stmt.targets) != 1:
+            raise self.error(stmt, "chained assignment is not supported")
+        target = stmt.targets[0]
+        if isinstance(target, ast.Name):
+            self.bind(target.id, self.expr(stmt.value, name=target.id), target)
+        elif isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+            values = self.expr(stmt.value, name=None, multi=True)
+            if not isinstance(values, list) or len(values) != len(target.elts):
+                count = len(values) if isinstance(values, list) else 1
+                raise self.error(stmt, f"cannot unpack {count} value(s) into {len(target.elts)} names")
+            for elt, value in zip(target.elts, values):
+                self.bind(elt.id, value, elt)
+        else:
+            raise self.error(target, "only names (or a tuple of names) can be assigned")
+
+    def ann_assign(self, stmt: ast.AnnAssign) -> None:
+        if not isinstance(stmt.target, ast.Name) or stmt.value is None:
+            raise self.error(stmt, "an annotated assignment needs a name and a value")
+        ann = self.static(stmt.annotation)
+        if isinstance(ann, ParamType):
+            ann = ann.inner
+        if not isinstance(ann, (TensorType, TileType, ScalarType)):
+            raise self.error(stmt.annotation, f"unsupported annotation {ann!r}")
+        value = self.expr(stmt.value, name=stmt.target.id, expected=ann)
+        vtype = value.type if isinstance(value, Value) else None
+        if isinstance(ann, TileType) and isinstance(vtype, TileType):
+            if ann.shape != vtype.shape or ann.dtype != vtype.dtype or (
+                ann.space is not None and vtype.space is not None and ann.space != vtype.space
+            ):
+                raise self.error(stmt, f"value of type {vtype} does not match the annotation {ann}")
+        elif isinstance(ann, TensorType) and isinstance(vtype, TensorType):
+            if ann.dtype != vtype.dtype or len(ann.shape) != len(vtype.shape):
+                raise self.error(stmt, f"value of type {vtype} does not match the annotation {ann}")
+        elif vtype is not None and type(ann) is not type(vtype):
+            raise self.error(stmt, f"value of type {vtype} does not match the annotation {ann}")
+        elif isinstance(ann, ScalarType):
+            # The annotation gives a scalar its type: `r: pl.Scalar[pl.INT32] = blk * 8`.
+            if isinstance(value, Value):
+                value = self.convert_scalar(value, ann, stmt)
+            elif ann.dtype.is_float:
+                value = float(value)
+            elif isinstance(value, float):
+                if not value.is_integer():
+                    raise self.error(stmt, f"{value} is not an integer but the annotation is {ann}")
+                value = int(value)
+        self.bind(stmt.target.id, value, stmt.target)
+
+    def ret(self, stmt: ast.Return) -> None:
+        if stmt.value is None:
+            values: List[Value] = []
+        elif isinstance(stmt.value, ast.Tuple):
+            values = [self.as_value(self.expr(e), e) for e in stmt.value.elts]
+        else:
+            values = [self.as_value(self.expr(stmt.value), stmt.value)]
+        types = [v.type for v in values]
+        if self.result_types is not None:
+            if len(types) != len(self.result_types) or any(
+                not same_type(a, b) for a, b in zip(types, self.result_types)
+            ):
+                got = ", ".join(str(t) for t in types) or "nothing"
+                want = ", ".join(str(t) for t in self.result_types) or "nothing"
+                raise self.error(stmt, f"'{self.spec.name}' returns {got} but is declared to return {want}")
+        else:
+            self.result_types = types
+            self.builder.set_function_results(self.spec.name, [t.mlir for t in types])
+            params, _ = self.program.signatures[self.spec.name]
+            self.program.signatures[self.spec.name] = (params, types)
+        self.builder.create("func.return", [v.handle for v in values], [], {}, self.loc(stmt))
+        self.saw_return = True
+    # ------------------------------------------------------------------ scopes
+
+    def block_local_message(self, name: str, stmt: ast.stmt) -> str:
+        return f"'{name}' is only defined inside the block at line {self.source.position(stmt)[0]}"
+
+    def root_of(self, value: Value) -> int:
+        return self.tensor_roots.get(value.handle, value.handle)
+
+    def tensor_value(self, value: Value) -> Value:
+        """The parameter whose tensor `value` is."""
+        root = self.root_of(value)
+        return next((p for p in self.param_values if p.handle == root), value)
+
+    # ------------------------------------------------------------------ calls
+
+    def call(self, node: ast.Call, name, statement: bool, multi: bool, expected):
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            return self.call_function(node, func.attr, name, multi)
+        try:
+            target = self.static(func)
+        except LoweringError:
+            raise self.error(node, f"unknown function '{ast.unparse(func)}'{self.suggestion(func)}") from None
+        op = ops.op_of(target)
+        if op is None:
+            raise self.error(node, f"'{ast.unparse(func)}' cannot be called in a blockpipe function")
+        return op.lower(self, node, name, expected)
+
+    def bind_args(self, what: str, node: ast.Call, required: Sequence[str],
+                  optional: Dict[str, Any]) -> Dict[str, Any]:
+        names = list(required) + list(optional)
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            raise self.error(node, f"pl.{what} does not take *args or **kwargs")
+        if len(node.args) > len(names):
+            raise self.error(node, f"pl.{what} takes at most {len(names)} arguments, got {len(node.args)}")
+        bound: Dict[str, Any] = dict(zip(names, node.args))
+        for kw in node.keywords:
+            if kw.arg not in names:
+                raise self.error(kw.value, f"pl.{what} has no argument '{kw.arg}' (it takes {', '.join(names)})")
+            if kw.arg in bound:
+                raise self.error(kw.value, f"pl.{what} got argument '{kw.arg}' twice")
+            bound[kw.arg] = kw.value
+        for req in required:
+            if req not in bound:
+                raise self.error(node, f"pl.{what} is missing argument '{req}'")
+        for opt, default in optional.items():
+            bound.setdefault(opt, default)
+        return bound
+
+    def require_kind(self, node, what: str, kinds) -> None:
+        if self.kind not in kinds:
+            allowed = ", ".join(k.name for k in kinds)
+            raise self.error(node, f"pl.{what} is only valid in {allowed} functions, not in {self.kind.name} function '{self.spec.name}'")
+
+    def tile_arg(self, node, what: str) -> Value:
+        value = self.expr(node)
+        if not (isinstance(value, Value) and isinstance(value.type, TileType)):
+            raise self.error(node, f"{what} must be a tile, got {describe(value)}")
+        return value
+
+    def tensor_arg(self, node, what: str) -> Value:
+        value = self.expr(node)
+        if not (isinstance(value, Value) and isinstance(value.type, TensorType)):
+            raise self.error(node, f"{what} must be a tensor, got {describe(value)}")
+        return value
+
+    def create(self, op: str, operands: List[Value], results: List[IRType], attrs, node, name=None):
+        for result in results:
+            # What the dialect's tile type allows, said in the DSL's terms
+            # (the builder would only report an invalid type).
+            if isinstance(result, TileType) and len(result.shape) > 2:
+                raise self.error(node, f"tiles are 1-D or 2-D, got {list(result.shape)}")
+            if isinstance(result, TileType) and result.dtype is INDEX:
+                raise self.error(node, "tiles cannot hold INDEX elements; use pl.INT64")
+        handles = self.builder.create(
+            op, [v.handle for v in operands], [t.mlir for t in results], attrs, self.loc(node, name or "")
+        )
+        return [Value(h, t) for h, t in zip(handles, results)]
+
+    # ---------------------------------------------------------- argument rules
+
+    def input_param_name(self, value: Value) -> Optional[str]:
+        """The name of the In parameter whose tensor `value` is, if any."""
+        root = self.root_of(value)
+        dirs = self.program.param_dirs[self.spec.name]
+        for index, param in enumerate(self.param_values):
+            if param.handle == root and dirs[index] is ParamDirection.In:
+                return self.source.tree.args.args[index + 1].arg
+        return None
+
+    def check_writable(self, tensor: Value, node, what: str) -> None:
+        """An In parameter is never copied back to the caller: writing it
+        would be lost without a word."""
+        pname = self.input_param_name(tensor)
+        if pname is not None:
+            raise self.error(node, f"{what} '{pname}', an input of '{self.spec.name}'; declare it "
+                                   "pl.Out[...] or pl.InOut[...] to write it")
+
+    def check_dtype(self, a: DType, b: DType, node, what: str) -> None:
+        if a != b:
+            raise self.error(node, f"{what} have different dtypes: {a.name} and {b.name}")
+
+    def group_peers(self) -> List[str]:
+        """The functions a group pairs with this one (its other halves)."""
+        functions = self.program.program.functions
+        peers: List[str] = []
+        for name, spec in functions.items():
+            calls = [c for c in self.program.sources[name].self_calls if c in functions]
+            if spec.kind is FunctionType.Group and self.spec.name in calls:
+                peers += [c for c in calls if c != self.spec.name and c not in peers]
+        return peers
+
+    # ------------------------------------------- calls of the program's functions
+
+    def call_function(self, node: ast.Call, callee: str, name, multi: bool):
+        program = self.program
+        spec = program.program.functions.get(callee)
+        if spec is None:
+            raise self.error(node.func, f"'{callee}' is not a @pl.function of this program")
+        if node.keywords:
+            raise self.error(node, f"call '{callee}' with positional arguments only")
+        param_types, result_types = program.signatures[callee]
+        if len(node.args) != len(param_types):
+            raise self.error(node, f"'{callee}' takes {len(param_types)} arguments, got {len(node.args)}")
+        args = []
+        for arg_node, ptype in zip(node.args, param_types):
+            value = self.expr(arg_node)
+            if isinstance(ptype, ScalarType) and isinstance(value, (int, float)):
+                value = self.constant(value, ptype.dtype, arg_node)
+            # A pipeline's stage may take a tensor split into microbatches:
+            # bp.stage's verifier checks those (and stage boundaries).
+            staged = (self.kind is FunctionType.Pipeline and isinstance(value, Value)
+                      and isinstance(value.type, TensorType) and isinstance(ptype, TensorType))
+            if not isinstance(value, Value) or not (staged or same_type(value.type, ptype)):
+                raise self.error(arg_node, f"argument of '{callee}' must be {ptype}, got {describe(value)}")
+            args.append(value)
+
+        callee_kind = spec.kind
+        if self.kind in (FunctionType.Orchestration, FunctionType.Group):
+            callee_params = program.sources[callee].tree.args.args[1:]
+            for arg_node, arg, direction, param in zip(node.args, args, program.param_dirs[callee], callee_params):
+                if direction is not ParamDirection.In:
+                    self.check_writable(arg, arg_node, f"'{callee}' writes its {direction.name} parameter "
+                                                       f"'{param.arg}', given")
+        if self.kind is FunctionType.Orchestration:
+            if callee_kind not in KERNEL_KINDS + (FunctionType.Group,):
+                raise self.error(node, f"orchestration functions launch incore, aic, aiv or group functions; '{callee}' is {callee_kind.name}")
+            results = self.launch(node, callee, args, result_types, name)
+        elif self.kind is FunctionType.Group:
+            if callee_kind not in (FunctionType.AIC, FunctionType.AIV):
+                raise self.error(node, f"a group calls its AIC and AIV functions; '{callee}' is {callee_kind.name}")
+            results = self.create("func.call", args, result_types, {"callee": symbol_ref(callee)}, node, name)
+        elif self.kind is FunctionType.Pipeline:
+            if callee_kind is not FunctionType.Orchestration:
+                raise self.error(node, f"a pipeline calls orchestration stages; '{callee}' is {callee_kind.name}")
+            # Result j is typed like the argument of the j-th Out/InOut
+            # parameter (whole or split).
+            outs = [arg for arg, d in zip(args, program.param_dirs[callee]) if d is not ParamDirection.In]
+            staged_types = [arg.type for arg in outs] if len(outs) == len(result_types) else result_types
+            results = self.create("bp.stage", args, staged_types, {"callee": symbol_ref(callee)}, node, name)
+        else:
+            raise self.error(node, f"{self.kind.name} functions cannot call other functions")
+        if multi:
+            return results
+        if len(results) == 1:
+            return results[0]
+        if not results:
+            return None
+        return results
+
+    def launch(self, node, callee, args, result_types, name):
+        if self.spmd_args is None:
+            core_num, sync_start, name_hint = 1, False, None
+        else:
+            core_num, sync_start, name_hint = self.spmd_args
+        operands = list(args)
+        if isinstance(core_num, Value):
+            operands = [core_num] + operands
+            segments = f"array<i32: 1, {len(args)}>"
+        else:
+            segments = f"array<i32: 0, {len(args)}>"
+        attrs = {"callee": symbol_ref(callee), "operandSegmentSizes": segments}
+        if not isinstance(core_num, Value):
+            attrs["core_num"] = f"{core_num} : i64"
+        if sync_start:
+            attrs["sync_start"] = "unit"
+        if name_hint:
+            attrs["name_hint"] = mlir_string(name_hint)
+        return self.create("bp.launch", operands, result_types, attrs, node, name)

@@ -1,0 +1,116 @@
+"""The operations of blockpipe.language, grouped by area: `memory` (GM <->
+tiles, moves), `vector`, `cube`, `pipes` (between the halves of a group),
+`orchestration` (launches, loops, block identity) and `p2p` (between the
+devices of a mesh).
+
+Each operation is a Python function with the DSL's signature and
+documentation (`help(pl.load)`); the compiler recognises it inside
+`@pl.function` bodies and lowers it with the implementation it was defined
+with. Calling one from ordinary Python is an error.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import types as _types
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+
+@dataclass
+class Call:
+    """Where an operation is called: the call's AST node, the name it is
+    assigned to (for readable IR) and the type an annotation expects."""
+
+    node: ast.Call
+    name: Optional[str]
+    expected: Any
+
+
+class Op:
+    """A DSL operation: its public signature and its lowering.
+
+    `impl(cx, call, **arguments)` gets the function's lowering, the `Call`,
+    and each argument as written (an AST node) or its default."""
+
+    def __init__(self, impl: Callable, qualname: str, kinds: Optional[Tuple] = None):
+        self.impl = impl
+        self.qualname = qualname
+        self.kinds = kinds
+        params = list(inspect.signature(impl).parameters.values())[2:]
+        self.signature = inspect.Signature(params)
+        self.required = tuple(p.name for p in params if p.default is inspect.Parameter.empty)
+        self.optional = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+
+    def lower(self, cx, node: ast.Call, name: Optional[str], expected):
+        if self.kinds is not None:
+            cx.require_kind(node, self.qualname, self.kinds)
+        arguments = cx.bind_args(self.qualname, node, self.required, self.optional)
+        return self.impl(cx, Call(node, name, expected), **arguments)
+
+    def __repr__(self) -> str:
+        return f"<blockpipe operation pl.{self.qualname}>"
+
+
+# Every operation by qualified name ("load", "tile.get_block_idx"), and
+# the public function that stands for it.
+OPS: Dict[str, Op] = {}
+PUBLIC: Dict[str, Callable] = {}
+
+
+def operation(name: Optional[str] = None, kinds: Optional[Tuple] = None):
+    """Declares a DSL operation. The decorated `impl(cx, call, ...)` lowers
+    it; the returned public function has the signature after `call` and the
+    docstring, and raises when called outside a blockpipe function.
+    `kinds`: the function kinds it is valid in, checked before its
+    arguments."""
+
+    def declare(impl: Callable) -> Callable:
+        qualname = name or impl.__name__
+        op = Op(impl, qualname, kinds)
+        OPS[qualname] = op
+
+        @functools.wraps(impl)
+        def public(*args, **kwargs):
+            raise RuntimeError(f"pl.{qualname} can only be used inside a @pl.function of a @pl.program")
+
+        public.__name__ = qualname.rsplit(".", 1)[-1]
+        public.__qualname__ = qualname
+        public.__module__ = "blockpipe.language"
+        public.__signature__ = op.signature
+        del public.__wrapped__  # help() shows the public signature, not impl's
+        public.__bp_op__ = op
+        PUBLIC[qualname] = public
+        return public
+
+    return declare
+
+
+def op_of(value) -> Optional[Op]:
+    """The operation a public function such as `pl.load` stands for."""
+    return getattr(value, "__bp_op__", None)
+
+
+def names_in(namespace) -> List[str]:
+    """The public names of the DSL namespace `namespace` (pl, pl.tile, ...),
+    for "did you mean"."""
+    return [n for n in dir(namespace) if not n.startswith("_")]
+
+
+# Importing the areas fills OPS.
+from blockpipe.language.ops import cube, memory, orchestration, p2p, pipes, vector  # noqa: E402,F401
+
+
+
+def _namespace(prefix: str) -> _types.SimpleNamespace:
+    return _types.SimpleNamespace(**{
+        qualname[len(prefix):]: public for qualname, public in PUBLIC.items() if qualname.startswith(prefix)
+    })
+
+
+tile = _namespace("tile.")
+tensor = _namespace("tensor.")
+# The operations named directly under pl.
+TOP_LEVEL = {qualname: public for qualname, public in PUBLIC.items() if "." not in qualname}

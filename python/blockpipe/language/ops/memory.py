@@ -1,0 +1,158 @@
+"""Memory: tiles in and out of GM tensors, and moves between the memory
+spaces of a core (Vec for the vector unit; Mat, Left, Right and Acc for the
+cube unit)."""
+
+from __future__ import annotations
+
+import ast
+from typing import List
+
+from blockpipe.language.inference import LEGAL_MOVES
+from blockpipe.language.ops import operation
+from blockpipe.language.types import INDEX, MemorySpace, ScalarType, TensorType, TileType, dynamic
+from blockpipe.language.values import KERNEL_KINDS, LoweringError, Value
+
+
+@operation(kinds=KERNEL_KINDS)
+def load(cx, call, tensor, offsets, shapes, target_memory=None):
+    """Loads a window of a GM tensor into a tile: `pl.load(x, [r, c], [16, 32])`.
+
+    tensor: a pl.Tensor parameter (or a tensor made by the orchestration).
+    offsets: one index per tensor dimension, the window's first element;
+        numbers, index values (loop variables, `pl.tile.get_block_idx()`) or
+        INT32/INT64 scalars.
+    shapes: the tile's shape, a list of positive integers known at compile
+        time with one entry per tensor dimension (tiles are 1-D or 2-D).
+    target_memory: the tile's pl.MemorySpace. Left out, it follows from the
+        tile's uses: Vec for vector operations, Left/Right for a matmul
+        operand, Mat when it feeds several cube operands. A tile used by both
+        units must be loaded once per unit. Never Acc.
+
+    Valid in InCore, AIC and AIV functions. A window out of the tensor's
+    bounds fails the launch at this line.
+
+    Example::
+
+        row = pl.tile.get_block_idx() * 16
+        x_tile = pl.load(x, [row, 0], [16, 64])
+    """
+    t = cx.tensor_arg(tensor, "pl.load's tensor")
+    first = offsets_arg(cx, offsets, t.type, "pl.load")
+    shape = cx.shape_arg(shapes, "pl.load's shapes")
+    if len(shape) != len(t.type.shape):
+        raise cx.error(shapes, f"pl.load's shapes has {len(shape)} dimensions but the tensor has {len(t.type.shape)}")
+    explicit = cx.space_arg(target_memory, "target_memory")
+    if explicit is MemorySpace.Acc:
+        raise cx.error(target_memory, "cannot load into Acc memory; Acc tiles come from pl.matmul")
+    key = cx.source.position(call.node)
+    space = cx.resolve_load_space(key, explicit)
+    if space is None and not cx.program.observing:
+        raise cx.error(call.node, "this tile is used by both vector and cube operations; load it once per unit or "
+                                  "pass target_memory=")
+    if space is MemorySpace.Acc:
+        raise cx.error(call.node, "a loaded tile cannot start a pl.matmul(..., acc=...) chain (Acc tiles come "
+                                  "from pl.matmul or pl.full); start it with pl.full, or with a pl.matmul")
+    tile_type = TileType(shape, t.type.dtype, space)
+    (result,) = cx.create("bp.load", [t] + first, [tile_type.with_space(space or MemorySpace.Vec)], {},
+                          call.node, call.name)
+    result.type = tile_type.with_space(space) if space else tile_type
+    if explicit is None:
+        result.load_keys = (key,)
+    return result
+
+
+@operation(kinds=KERNEL_KINDS)
+def store(cx, call, tile, offsets, output):
+    """Stores a tile into a window of a GM tensor and returns the tensor:
+    `out = pl.store(t, [r, c], out)`.
+
+    tile: a Vec tile, or an Acc tile (a matmul result, stored as is); a tile
+        in another space is moved to Vec.
+    offsets: one index per tensor dimension, as for pl.load.
+    output: a pl.Out or pl.InOut parameter (or a tensor the orchestration
+        made) of the tile's dtype; storing into an input is an error.
+
+    Valid in InCore, AIC and AIV functions.
+
+    Example::
+
+        out = pl.store(pl.add(a, b), [row, 0], out)
+    """
+    value = cx.tile_arg(tile, "pl.store's tile")
+    out = cx.tensor_arg(output, "pl.store's output")
+    first = offsets_arg(cx, offsets, out.type, "pl.store")
+    if value.type.space is not MemorySpace.Acc:
+        value = cx.demand(value, MemorySpace.Vec, tile, "pl.store's tile")
+    cx.check_dtype(value.type.dtype, out.type.dtype, call.node, "pl.store's tile and output")
+    cx.check_writable(out, output, "pl.store into")
+    (result,) = cx.create("bp.store", [value, out] + first, [out.type], {}, call.node, call.name)
+    cx.tensor_roots[result.handle] = cx.root_of(out)
+    return result
+
+
+@operation(kinds=KERNEL_KINDS)
+def move(cx, call, tile, target_memory):
+    """The tile in another memory space: `pl.move(t, target_memory=pl.MemorySpace.Left)`.
+
+    Legal moves: Mat->Left, Mat->Right, Acc->Mat, Acc->Vec, Vec->Mat (a
+    loaded tile is first placed where the move needs it). Moving a tile
+    between the units of a group (Acc->Vec in a mixed kernel) becomes a pipe
+    crossing.
+
+    Valid in InCore, AIC and AIV functions.
+    """
+    value = cx.tile_arg(tile, "pl.move's tile")
+    space = cx.space_arg(target_memory, "target_memory")
+    if space is None:
+        raise cx.error(call.node, "pl.move needs target_memory=")
+    if space in (MemorySpace.Left, MemorySpace.Right):
+        value = cx.demand(value, MemorySpace.Mat, tile, "the tile moved to " + space.name)
+    if cx.program.observing and value.load_keys:
+        return Value(value.handle, value.type.with_space(space))
+    if value.type.space is space:
+        return value
+    if (value.type.space, space) not in LEGAL_MOVES:
+        raise cx.error(call.node, f"cannot move a tile from {value.type.space.name} to {space.name} memory "
+                                  "(legal: Mat->Left, Mat->Right, Acc->Mat, Acc->Vec, Vec->Mat)")
+    return cx.demand(value, space, call.node, "pl.move's result")
+
+
+@operation(name="tensor.dim")
+def dim(cx, call, tensor, axis):
+    """The size of a tensor's dimension `axis` (negative counts from the end):
+    a number when the annotation fixes it, else an index value read at run
+    time (a `pl.dynamic` dimension).
+
+    Example::
+
+        rows = pl.tensor.dim(x, 0)
+        with pl.spmd(rows // 16):
+            ...
+    """
+    t = cx.tensor_arg(tensor, "pl.tensor.dim's tensor")
+    index = cx.static(axis)
+    rank = len(t.type.shape)
+    if not isinstance(index, int) or not -rank <= index < rank:
+        raise cx.error(axis, f"axis {index!r} is out of range for a {rank}-D tensor")
+    index %= rank
+    if t.type.shape[index] is not dynamic:
+        return t.type.shape[index]
+    (result,) = cx.create("bp.dim", [t], [ScalarType(INDEX)], {"index": f"{index} : i64"}, call.node, call.name)
+    return result
+
+
+def offsets_arg(cx, node, tensor: TensorType, what: str) -> List[Value]:
+    """A load's or store's offsets: a list of indices, or a module constant."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        offsets = [(cx.expr(e), e) for e in node.elts]
+    else:
+        try:  # a module constant such as ORIGIN = [0, 0]
+            value = cx.static(node)
+        except LoweringError:
+            value = None
+        if not isinstance(value, (list, tuple)):
+            raise cx.error(node, f"{what} offsets must be a list such as [row, 0]")
+        offsets = [(v, node) for v in value]
+    if len(offsets) != len(tensor.shape):
+        raise cx.error(node, f"{what} needs {len(tensor.shape)} offsets, one per tensor dimension, got {len(offsets)}")
+    return [cx.index_value(v, e) for v, e in offsets]

@@ -1,0 +1,97 @@
+"""Orchestration and block identity: launching kernels over blocks
+(`pl.spmd`), loops in kernels (`pl.range`), tensors an orchestration makes,
+and the block a kernel runs as."""
+
+from __future__ import annotations
+
+import ast
+
+from blockpipe.language.ops import operation
+from blockpipe.language.types import INDEX, FunctionType, ScalarType, TensorType, dynamic
+from blockpipe.language.values import KERNEL_KINDS
+
+
+@operation()
+def spmd(cx, call, core_num, sync_start=False, name_hint=None):
+    """Launches the kernels called in its block on `core_num` blocks:
+    `with pl.spmd(n):` or `for i in pl.spmd(n):`.
+
+    core_num: a positive number, or an index value computed at run time
+        (e.g. from `pl.tensor.dim`). Each block reads its own index with
+        `pl.tile.get_block_idx()`; the loop variable of `for i in pl.spmd(n)`
+        has no value in the orchestration.
+    sync_start: all blocks start together (their core groups are held until
+        every block has one).
+    name_hint: a name for the launch in traces and generated code.
+
+    Valid in orchestration functions; not nested. A kernel called outside
+    pl.spmd runs as one block.
+
+    Example::
+
+        with pl.spmd(rows // 16):
+            out = self.add_rows(x, y, out)
+    """
+    raise cx.error(call.node, "pl.spmd is only valid as 'with pl.spmd(n):' or 'for i in pl.spmd(n):'")
+
+
+@operation(name="range")
+def range_(cx, call, start, stop=None, step=None):
+    """A loop in a kernel: `for k in pl.range(stop)`, `pl.range(start, stop)`
+    or `pl.range(start, stop, step)`, bounds known at compile time or at run
+    time (index values, INT32/INT64 scalars), a positive step.
+
+    Names the body reassigns are carried from one iteration to the next
+    (tiles, scalars, index values); the loop variable has no value after the
+    loop. Valid in InCore, AIC and AIV functions.
+
+    Example::
+
+        acc = pl.full([16, 16], pl.FP32, 0.0)
+        for k in pl.range(0, K, 32):
+            acc = pl.matmul(pl.load(a, [0, k], [16, 32]), pl.load(b, [k, 0], [32, 16]), acc=acc)
+    """
+    raise cx.error(call.node, "pl.range is only valid as the iterable of a for loop")
+
+
+@operation(kinds=(FunctionType.Orchestration, FunctionType.Pipeline))
+def create_tensor(cx, call, shape, dtype):
+    """A new GM tensor for the orchestration's intermediate results:
+    `pl.create_tensor([rows, 64], pl.FP32)`.
+
+    shape: a list of sizes, numbers or index values known at run time.
+    Valid in orchestration and pipeline functions.
+    """
+    element = cx.dtype_arg(dtype, "pl.create_tensor's dtype")
+    if not isinstance(shape, (ast.List, ast.Tuple)) or not shape.elts:
+        raise cx.error(shape, "pl.create_tensor's shape must be a list of sizes")
+    dims, sizes = [], []
+    for elt in shape.elts:
+        value = cx.expr(elt)
+        if isinstance(value, int):
+            if value <= 0:
+                raise cx.error(elt, f"tensor sizes must be positive, got {value}")
+            dims.append(value)
+        else:
+            sizes.append(cx.index_value(value, elt))
+            dims.append(dynamic)
+    (result,) = cx.create("bp.tensor_create", sizes, [TensorType(tuple(dims), element)], {}, call.node, call.name)
+    return result
+
+
+def _block_query(op: str, doc: str):
+    def lower(cx, call):
+        (result,) = cx.create(f"bp.{op}", [], [ScalarType(INDEX)], {}, call.node, call.name)
+        return result
+
+    lower.__name__ = op
+    lower.__doc__ = doc + "\n\n    An index value; valid in InCore, AIC and AIV functions.\n    "
+    return operation(name=f"tile.{op}", kinds=KERNEL_KINDS)(lower)
+
+
+get_block_idx = _block_query(
+    "get_block_idx", "The index of the block this kernel runs as, 0 .. core_num - 1 of its pl.spmd launch.")
+get_block_num = _block_query("get_block_num", "The number of blocks of this kernel's launch (core_num).")
+get_subblock_idx = _block_query(
+    "get_subblock_idx", "The index of the vector sub-block running this AIV function within its core group\n"
+    "    (0 today: a group's vector half runs on sub-block 0).")

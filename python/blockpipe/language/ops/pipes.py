@@ -1,0 +1,171 @@
+"""Pipes: tiles between the AIC (cube) and AIV (vector) halves of a group,
+through the group's slice of the GM pipe buffer.
+
+Each side initializes the pipe (same id, direction and slot size on both),
+the producer pushes tiles, the consumer pops them in order and frees each
+slot when done with it. `pipe_id` tells apart the pipes of one group."""
+
+from __future__ import annotations
+
+import ast
+
+from blockpipe.language.mlir_syntax import PIPE_DIRS
+from blockpipe.language.types import FP32, FunctionType, MemorySpace, TileType
+from blockpipe.language.ops import operation
+from blockpipe.language.ops.vector import vector_operand
+
+
+def _initialize(side: FunctionType):
+    what = "aic_initialize_pipe" if side is FunctionType.AIC else "aiv_initialize_pipe"
+
+    def lower(cx, call, dir_mask, slot_size, slot_num=None, pipe_id=0):
+        try:
+            mask = cx.program.core.pipe_dirs_attr(cx.static_int(dir_mask, "dir_mask"))
+        except ValueError as e:
+            raise cx.error(dir_mask, str(e)) from None
+        size = cx.static_int(slot_size, "slot_size")
+        if size <= 0:
+            raise cx.error(slot_size, f"slot_size must be positive, got {size}")
+        attrs = {"id": f"{cx.static_int(pipe_id, 'pipe_id')} : i64", "dir_mask": mask, "slot_size": f"{size} : i64"}
+        if isinstance(slot_num, ast.AST) and cx.static(slot_num) is None:
+            slot_num = None
+        if slot_num is not None:
+            count = cx.static_int(slot_num, "slot_num")
+            if count <= 0:
+                raise cx.error(slot_num, f"slot_num must be positive, got {count}")
+            attrs["slot_num"] = f"{count} : i64"
+        cx.create("bp.initialize_pipe", [], [], attrs, call.node)
+        return None
+
+    lower.__name__ = what
+    lower.__doc__ = f"""Sets up pipe `pipe_id` on the {side.name} side:
+    `pl.{what}(dir_mask=1, slot_size=4096)`.
+
+    dir_mask: 1 (C2V: AIC pushes, AIV pops), 2 (V2C) or 3 (both).
+    slot_size: the bytes of one slot, at least the largest tile pushed.
+    slot_num: the slots per direction (default: the target's; more slots let
+        the producer run further ahead).
+
+    Valid in {side.name} functions, before the pipe's first push or pop; the
+    other half initializes the same pipe alike.
+    """
+    return operation(kinds=(side,))(lower)
+
+
+aic_initialize_pipe = _initialize(FunctionType.AIC)
+aiv_initialize_pipe = _initialize(FunctionType.AIV)
+
+
+def _pipe_id(cx, pipe_id, aiv_idx) -> int:
+    index = cx.static_int(aiv_idx, "aiv_idx")
+    if index != 0:
+        raise cx.error(aiv_idx, "pipes connect the AIC with AIV subblock 0; aiv_idx must be 0")
+    return cx.static_int(pipe_id, "pipe_id")
+
+
+def _push(side: FunctionType, direction: str):
+    what = "tpush_to_aiv" if side is FunctionType.AIC else "tpush_to_aic"
+    peer = "AIV" if side is FunctionType.AIC else "AIC"
+
+    def lower(cx, call, tile, pipe_id=0, aiv_idx=0):
+        pipe = _pipe_id(cx, pipe_id, aiv_idx)
+        value = cx.tile_arg(tile, f"pl.{what}'s tile")
+        if side is FunctionType.AIV:
+            value = vector_operand(cx, value, tile, f"pl.{what}'s tile")
+        elif value.load_keys and cx.program.observing:
+            cx.record_load_use(value, MemorySpace.Mat)
+        if cx.program.observing:
+            key = (cx.spec.name, pipe, direction)
+            cx.program.recorded_pushes.setdefault(key, set()).add((value.type.shape, value.type.dtype))
+        cx.create("bp.tpush", [value], [], {"dir": PIPE_DIRS[direction], "pipe": f"{pipe} : i64"}, call.node)
+        return None
+
+    lower.__name__ = what
+    lower.__doc__ = f"""Pushes a tile to the {peer} half through pipe `pipe_id`:
+    `pl.{what}(t)`. Waits while every slot is in use.
+
+    tile: at most the pipe's slot_size bytes{"; a Vec tile" if side is FunctionType.AIV else ""}.
+    aiv_idx: the AIV sub-block at the other end (0).
+
+    Valid in {side.name} functions of a group.
+    """
+    return operation(kinds=(side,))(lower)
+
+
+tpush_to_aiv = _push(FunctionType.AIC, "c2v")
+tpush_to_aic = _push(FunctionType.AIV, "v2c")
+
+
+def _pop(side: FunctionType, direction: str):
+    what = "tpop_from_aic" if side is FunctionType.AIV else "tpop_from_aiv"
+    default_space = MemorySpace.Vec if side is FunctionType.AIV else MemorySpace.Mat
+    free = "tfree_to_aic" if side is FunctionType.AIV else "tfree_to_aiv"
+
+    def lower(cx, call, pipe_id=0, aiv_idx=0):
+        pipe = _pipe_id(cx, pipe_id, aiv_idx)
+        # Only this function's peers in a group push into its pipes
+        # (another group may use the same pipe id for other tiles).
+        found = set()
+        for peer in cx.group_peers():
+            found |= cx.program.pushes_of((peer, pipe, direction))
+        expected = call.expected
+        if isinstance(expected, TileType):
+            if found and (expected.shape, expected.dtype) not in found and not cx.program.observing:
+                pushed_text = ", ".join(str(TileType(*t)) for t in sorted(found, key=str))
+                raise cx.error(call.node, f"pl.{what}() is annotated {TileType(expected.shape, expected.dtype)} "
+                                          f"but pipe {pipe} carries {pushed_text} from the other half of the group")
+            tile = expected if expected.space else expected.with_space(default_space)
+        else:
+            if len(found) > 1 and not cx.program.observing:
+                raise cx.error(call.node, f"the peers of '{cx.spec.name}' push tiles of different types into "
+                                          f"pipe {pipe}: annotate it, e.g. t: pl.Tile[[16, 16], pl.FP32] = "
+                                          f"pl.{what}()")
+            pushed = next(iter(found)) if len(found) == 1 else None
+            if pushed is None:
+                if not cx.program.observing:
+                    raise cx.error(call.node, f"cannot infer the tile type of pl.{what}() on pipe {pipe}: "
+                                              f"annotate it, e.g. t: pl.Tile[[16, 16], pl.FP32] = pl.{what}()")
+                pushed = ((1,), FP32)
+            tile = TileType(pushed[0], pushed[1], default_space)
+        (result,) = cx.create("bp.tpop", [], [tile], {"dir": PIPE_DIRS[direction], "pipe": f"{pipe} : i64"},
+                              call.node, call.name)
+        return result
+
+    lower.__name__ = what
+    lower.__doc__ = f"""The next tile the other half pushed into pipe `pipe_id`, in
+    {default_space.name} memory: `t = pl.{what}()`. Waits until one is there.
+
+    Its type is what the peer pushes; annotate the assignment
+    (`t: pl.Tile[[16, 16], pl.FP32] = pl.{what}()`) when the peer pushes
+    several types. The slot stays in use until pl.{free}().
+
+    Valid in {side.name} functions of a group.
+    """
+    return operation(kinds=(side,))(lower)
+
+
+tpop_from_aic = _pop(FunctionType.AIV, "c2v")
+tpop_from_aiv = _pop(FunctionType.AIC, "v2c")
+
+
+def _free(side: FunctionType, direction: str):
+    what = "tfree_to_aic" if side is FunctionType.AIV else "tfree_to_aiv"
+    pop = "tpop_from_aic" if side is FunctionType.AIV else "tpop_from_aiv"
+
+    def lower(cx, call, pipe_id=0, aiv_idx=0):
+        pipe = _pipe_id(cx, pipe_id, aiv_idx)
+        cx.create("bp.tfree", [], [], {"dir": PIPE_DIRS[direction], "pipe": f"{pipe} : i64"}, call.node)
+        return None
+
+    lower.__name__ = what
+    lower.__doc__ = f"""Frees the oldest slot popped from pipe `pipe_id` with pl.{pop}:
+    the producer may push into it again. The popped tile must not be used
+    after it.
+
+    Valid in {side.name} functions of a group.
+    """
+    return operation(kinds=(side,))(lower)
+
+
+tfree_to_aic = _free(FunctionType.AIV, "c2v")
+tfree_to_aiv = _free(FunctionType.AIC, "v2c")

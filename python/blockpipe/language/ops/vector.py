@@ -1,0 +1,233 @@
+"""Vector: elementwise arithmetic, unary functions, row reductions, casts
+and filled tiles, on Vec tiles (a tile in another space is moved to Vec
+where a legal move exists). Valid in InCore and AIV functions; the operators
+`+ - * /` on tiles mean pl.add, pl.sub, pl.mul and pl.div."""
+
+from __future__ import annotations
+
+from blockpipe.language.ops import operation
+from blockpipe.language.types import FunctionType, MemorySpace, ScalarType, TileType
+from blockpipe.language.values import Value, broadcast_hint, broadcasts, describe
+
+VECTOR_KINDS = (FunctionType.InCore, FunctionType.AIV)
+
+
+def _binary_doc(op: str, formula: str) -> str:
+    return f"""Elementwise {formula}: `pl.{op}(a, b)`.
+
+    lhs, rhs: tiles of one dtype, or a tile and a scalar (a number, or a
+        pl.Scalar of the tile's dtype), on either side. The second tile may
+        also broadcast: an [M, 1] tile along the rows of an [M, N] tile, a
+        [1, N] tile along its columns.
+
+    Returns a Vec tile of the first tile's shape and dtype. Valid in InCore
+    and AIV functions.
+
+    Example::
+
+        y = pl.{op}(x, bias)     # bias: [16, 1], x: [16, 64]
+    """
+
+
+def _binary(op: str, formula: str):
+    def lower(cx, call, lhs, rhs):
+        a = cx.expr(lhs)
+        b = cx.expr(rhs)
+        if not (isinstance(a, Value) and isinstance(a.type, TileType)):
+            rhs_is_tile = isinstance(b, Value) and isinstance(b.type, TileType)
+            if op in ("add", "mul", "maximum", "minimum") and rhs_is_tile:
+                a, b = b, a
+            elif op in ("sub", "div") and rhs_is_tile:
+                return scalar_first(cx, op, a, b, call.node, call.name)
+            else:
+                raise cx.error(lhs, f"pl.{op}'s first operand must be a tile, got {describe(a)}")
+        return binary(cx, op, a, b, call.node, call.name)
+
+    lower.__name__ = op
+    lower.__doc__ = _binary_doc(op, formula)
+    return operation()(lower)
+
+
+add = _binary("add", "sum a + b")
+sub = _binary("sub", "difference a - b")
+mul = _binary("mul", "product a * b")
+div = _binary("div", "quotient a / b (integer division truncates toward zero)")
+maximum = _binary("maximum", "maximum max(a, b)")
+minimum = _binary("minimum", "minimum min(a, b)")
+
+
+def _unary(op: str, formula: str, float_only: bool):
+    def lower(cx, call, tile):
+        return unary(cx, op, cx.tile_arg(tile, f"pl.{op}'s operand"), call.node, call.name)
+
+    lower.__name__ = op
+    lower.__doc__ = f"""Elementwise {formula}: `pl.{op}(t)`.
+
+    tile: a tile{" of a floating-point dtype" if float_only else ""}. Returns a Vec tile of its shape
+    and dtype. Valid in InCore and AIV functions.
+    """
+    return operation()(lower)
+
+
+exp = _unary("exp", "e**x", float_only=True)
+sqrt = _unary("sqrt", "square root", float_only=True)
+relu = _unary("relu", "max(x, 0)", float_only=False)
+neg = _unary("neg", "negation -x", float_only=False)
+abs = _unary("abs", "absolute value |x|", float_only=False)  # noqa: A001 - pypto's name
+
+
+def _reduction(op: str, what: str):
+    def lower(cx, call, tile):
+        t = vector_operand(cx, cx.tile_arg(tile, f"pl.{op}'s operand"), call.node, f"pl.{op}'s operand")
+        if len(t.type.shape) != 2:
+            raise cx.error(call.node, f"pl.{op} reduces the rows of a 2-D tile, got {list(t.type.shape)}")
+        result_type = TileType((t.type.shape[0], 1), t.type.dtype, MemorySpace.Vec)
+        (result,) = cx.create(f"bp.{op}", [t], [result_type], {}, call.node, call.name)
+        return result
+
+    lower.__name__ = op
+    lower.__doc__ = f"""The {what} of each row of a 2-D tile: [M, N] -> [M, 1].
+
+    Combine the result with the tile by broadcasting, e.g.
+    `pl.sub(x, pl.{op}(x))`. Valid in InCore and AIV functions.
+    """
+    return operation(kinds=VECTOR_KINDS)(lower)
+
+
+row_sum = _reduction("row_sum", "sum")
+row_max = _reduction("row_max", "maximum")
+
+
+@operation(kinds=VECTOR_KINDS)
+def cast(cx, call, tile, out_dtype):
+    """The tile converted to `out_dtype`: `pl.cast(t, pl.FP16)`.
+
+    Float to integer truncates toward zero, as in C; the 16-bit float types
+    convert through FP32. Returns a Vec tile of the same shape.
+    Valid in InCore and AIV functions.
+    """
+    t = vector_operand(cx, cx.tile_arg(tile, "pl.cast's operand"), call.node, "pl.cast's operand")
+    dtype = cx.dtype_arg(out_dtype, "pl.cast's out_dtype")
+    if dtype.mlir == "index":
+        raise cx.error(out_dtype, "tiles cannot hold INDEX elements")
+    (result,) = cx.create("bp.cast", [t], [TileType(t.type.shape, dtype, MemorySpace.Vec)], {}, call.node, call.name)
+    return result
+
+
+@operation(kinds=(FunctionType.InCore, FunctionType.AIV, FunctionType.AIC))
+def full(cx, call, shape, dtype, value, target_memory=None):
+    """A tile of `shape` and `dtype` with every element `value`:
+    `pl.full([16, 16], pl.FP32, 0.0)`.
+
+    shape: a list of positive integers known at compile time.
+    value: a number known at compile time (in range for the dtype).
+    target_memory: Vec, or Acc for the starting value of a
+        `pl.matmul(..., acc=...)` chain. Left out, it follows from the uses.
+
+    Valid in InCore and AIV functions, and in AIC functions for Acc tiles.
+
+    Example::
+
+        acc = pl.full([16, 16], pl.FP32, 0.0)
+        for k in pl.range(0, K, 32):
+            acc = pl.matmul(pl.load(a, [0, k], [16, 32]), pl.load(b, [k, 0], [32, 16]), acc=acc)
+    """
+    dims = cx.shape_arg(shape, "pl.full's shape")
+    element = cx.dtype_arg(dtype, "pl.full's dtype")
+    number = cx.static(value)
+    if isinstance(number, bool) or not isinstance(number, (int, float)):
+        raise cx.error(value, f"pl.full's value must be a number known at compile time, got {number!r}")
+    if element.is_float:
+        attr = cx.float_attr(number, element, value)
+    else:
+        if isinstance(number, float) and not number.is_integer():
+            raise cx.error(value, f"pl.full's value {number} is not an integer but dtype is {element.name}")
+        attr = cx.int_attr(number, element, value)
+    # A vec tile, or an acc tile that starts a matmul chain: from
+    # target_memory=, else from how it is used (as loads are).
+    explicit = cx.space_arg(target_memory, "target_memory")
+    if explicit not in (None, MemorySpace.Vec, MemorySpace.Acc):
+        raise cx.error(target_memory, "pl.full makes Vec tiles, or Acc tiles that start a "
+                                      f"pl.matmul(..., acc=...) chain; got {explicit.name}")
+    key = cx.source.position(call.node)
+    space = explicit
+    if space is None and not cx.program.observing:
+        uses = cx.program.inference.load_uses.get(key, set())
+        if uses and uses <= {MemorySpace.Acc}:
+            space = MemorySpace.Acc
+        elif MemorySpace.Acc in uses:
+            raise cx.error(call.node, "this pl.full is used both as a matmul accumulator and as a vector "
+                                      "tile; make one of each")
+        else:
+            space = MemorySpace.Vec
+    if cx.kind is FunctionType.AIC and space is not MemorySpace.Acc and not cx.program.observing:
+        raise cx.error(call.node, "an AIC function can only make Acc tiles with pl.full (the starting "
+                                  "value of a pl.matmul(..., acc=...) chain)")
+    tile_type = TileType(dims, element, space)
+    (result,) = cx.create("bp.full", [], [tile_type.with_space(space or MemorySpace.Vec)], {"value": attr},
+                          call.node, call.name)
+    result.type = tile_type.with_space(space) if space else tile_type
+    if explicit is None:
+        result.load_keys = (key,)
+    return result
+
+
+def vector_operand(cx, value: Value, node, what: str) -> Value:
+    return cx.demand(value, MemorySpace.Vec, node, what)
+
+
+def binary(cx, op: str, lhs: Value, rhs, node, name):
+    """`op` on the tile `lhs` and a tile or scalar `rhs` (also for `a + b`)."""
+    cx.require_kind(node, op, VECTOR_KINDS)
+    lhs = vector_operand(cx, lhs, node, f"pl.{op}'s operands")
+    tile = lhs.type.with_space(MemorySpace.Vec)
+    if isinstance(rhs, Value) and isinstance(rhs.type, TileType):
+        rhs = vector_operand(cx, rhs, node, f"pl.{op}'s operands")
+        if op in ("add", "mul") and broadcasts(rhs.type.shape, tile.shape):
+            # gamma * x: the tile ops broadcast their second operand only,
+            # and these two are commutative.
+            lhs, rhs = rhs, lhs
+            tile = lhs.type.with_space(MemorySpace.Vec)
+        if rhs.type.shape != tile.shape and not broadcasts(tile.shape, rhs.type.shape):
+            raise cx.error(node, f"pl.{op} operand shapes differ: {list(tile.shape)} and "
+                                 f"{list(rhs.type.shape)}{broadcast_hint(tile.shape)}")
+        cx.check_dtype(tile.dtype, rhs.type.dtype, node, f"pl.{op}'s operands")
+    else:
+        if isinstance(rhs, Value) and isinstance(rhs.type, ScalarType) and rhs.type.dtype != tile.dtype:
+            raise cx.error(node, f"pl.{op}'s scalar is {rhs.type.dtype.name} but the tile is {tile.dtype.name}")
+        if op == "div" and not tile.dtype.is_float and rhs == 0 and not isinstance(rhs, Value):
+            raise cx.error(node, f"integer division by zero: pl.div of a tile of {tile.dtype.name} by 0")
+        rhs = cx.as_value(rhs, node, like=tile)
+        if not isinstance(rhs.type, ScalarType):
+            raise cx.error(node, f"pl.{op}'s second operand must be a tile or a scalar, got {rhs.type}")
+    (result,) = cx.create(f"bp.{op}", [lhs, rhs], [tile], {}, node, name)
+    return result
+
+
+def scalar_first(cx, op: str, scalar, tile: Value, node, name):
+    """`scalar - tile` and `scalar / tile` (as in 1.0 / (1.0 + pl.exp(-x))):
+    the tile ops take their scalar second, so these become
+    neg(tile) + scalar and full(scalar) / tile."""
+    cx.require_kind(node, op, VECTOR_KINDS)
+    tile = vector_operand(cx, tile, node, f"pl.{op}'s operands")
+    if op == "sub":
+        return binary(cx, "add", unary(cx, "neg", tile, node, None), scalar, node, name)
+    dtype = tile.type.dtype
+    value = scalar if isinstance(scalar, (int, float)) else 1
+    if not dtype.is_float and isinstance(value, float) and not value.is_integer():
+        raise cx.error(node, f"{value} is not an integer but the tile is {dtype.name}")
+    attr = cx.float_attr(value, dtype, node) if dtype.is_float else cx.int_attr(value, dtype, node)
+    (filled,) = cx.create("bp.full", [], [TileType(tile.type.shape, dtype, MemorySpace.Vec)], {"value": attr}, node)
+    if isinstance(scalar, Value):
+        filled = binary(cx, "mul", filled, scalar, node, None)
+    return binary(cx, "div", filled, tile, node, name)
+
+
+def unary(cx, op: str, tile: Value, node, name):
+    """`op` on a tile (also for `-t`)."""
+    cx.require_kind(node, op, VECTOR_KINDS)
+    tile = vector_operand(cx, tile, node, f"pl.{op}'s operand")
+    if op in ("exp", "sqrt") and not tile.type.dtype.is_float:
+        raise cx.error(node, f"pl.{op} needs a floating-point tile, got {tile.type.dtype.name}")
+    (result,) = cx.create(f"bp.{op}", [tile], [tile.type.with_space(MemorySpace.Vec)], {}, node, name)
+    return result

@@ -1,0 +1,131 @@
+"""Reading a `@pl.function`'s source: its AST, where it sits in its file,
+the globals its body may name, and AST queries the lowering shares."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from blockpipe.errors import CompileError
+from blockpipe.language.program import FunctionSpec
+
+
+@dataclass
+class Source:
+    """A function's parsed source and how to map its positions back."""
+
+    tree: ast.FunctionDef
+    file: str
+    line_offset: int
+    col_offset: int
+    globals: Dict[str, Any]
+    self_calls: Tuple[str, ...] = ()
+
+    def position(self, node: ast.AST) -> Tuple[int, int]:
+        return (
+            getattr(node, "lineno", 1) + self.line_offset,
+            getattr(node, "col_offset", 0) + self.col_offset + 1,
+        )
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    """What a function's source text gives, independent of its globals."""
+
+    tree: ast.FunctionDef
+    file: str
+    line_offset: int
+    col_offset: int
+    self_calls: Tuple[str, ...]
+
+
+# Reading and parsing a function's source (inspect's tokenizer, ast.parse)
+# is most of the time of a compile that builds nothing; the result depends
+# only on the function's code object, so it is kept per code object (a
+# redefined function has a new one). Bounded: a long session redefining
+# functions does not grow it without end.
+_PARSED_LIMIT = 512
+_parsed_by_code: "OrderedDict[Any, _Parsed]" = OrderedDict()
+
+
+def _parse_source(spec: FunctionSpec, default_file: str) -> _Parsed:
+    fn = spec.pyfunc
+    key = (fn.__code__, default_file)
+    parsed = _parsed_by_code.get(key)
+    if parsed is not None:
+        _parsed_by_code.move_to_end(key)
+        return parsed
+    try:
+        lines, first_line = inspect.getsourcelines(fn)
+        file = inspect.getsourcefile(fn) or default_file
+    except (OSError, TypeError) as exc:
+        raise CompileError(f"cannot read the source of function '{spec.name}': {exc}") from None
+    source = "".join(lines)
+    dedented = textwrap.dedent(source)
+    indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
+    module = ast.parse(dedented)
+    tree = next(n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    if isinstance(tree, ast.AsyncFunctionDef):
+        raise CompileError(f"function '{spec.name}' must not be async", file=file, line=first_line)
+    parsed = _Parsed(tree, file, first_line - 1, indent, tuple(_self_calls(tree)))
+    _parsed_by_code[key] = parsed
+    if len(_parsed_by_code) > _PARSED_LIMIT:
+        _parsed_by_code.popitem(last=False)
+    return parsed
+
+
+def parse_function(spec: FunctionSpec, default_file: str) -> Source:
+    parsed = _parse_source(spec, default_file)
+    fn = spec.pyfunc
+    # Globals are read at every compile: a changed module constant counts.
+    globals_ = dict(fn.__globals__)
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                globals_[name] = cell.cell_contents
+            except ValueError:
+                pass
+    return Source(parsed.tree, parsed.file, parsed.line_offset, parsed.col_offset, globals_,
+                   parsed.self_calls)
+
+
+def _self_calls(tree: ast.FunctionDef) -> List[str]:
+    names = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "self"
+        ):
+            names.append(node.func.attr)
+    return names
+def assigned_names(stmts: Sequence[ast.stmt]) -> List[str]:
+    names: List[str] = []
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            targets = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                targets = [node.target]
+            for target in targets:
+                for sub in ast.walk(target):
+                    if isinstance(sub, ast.Name) and sub.id not in names:
+                        names.append(sub.id)
+    return names
+
+
+def assignment_of(stmts: Sequence[ast.stmt], name: str) -> Optional[ast.AST]:
+    """The first statement among `stmts` (or nested in them) that assigns `name`."""
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            targets = node.targets if isinstance(node, ast.Assign) else (
+                [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
+            if any(isinstance(sub, ast.Name) and sub.id == name for t in targets for sub in ast.walk(t)):
+                return node
+    return None

@@ -1,0 +1,113 @@
+"""The values the frontend works with while it builds a function, and the
+rules it needs about their types."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Optional, Tuple, Union
+
+from blockpipe.language.types import DType, FunctionType, MemorySpace, ScalarType, TensorType, TileType
+
+IRType = Union[TensorType, TileType, ScalarType]
+Literal = Union[int, float]
+
+KERNEL_KINDS = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
+# The type of an if's condition; not a dtype users can name.
+BOOL = ScalarType(DType("BOOL", "i1", "bool_", False))
+
+
+@dataclass
+class Value:
+    """An SSA value of the function being built."""
+
+    handle: int
+    type: IRType
+    # For a pl.load whose memory space is inferred: the key of that load
+    # (of each such load, for a value an if takes from either branch).
+    load_keys: Tuple[Tuple[int, int], ...] = ()
+
+
+class LoweringError(Exception):
+    """A user error at `node`; the function's lowering turns it into a
+    CompileError at the user's file and line."""
+
+    def __init__(self, node: Optional[ast.AST], message: str):
+        super().__init__(message)
+        self.node = node
+        self.message = message
+
+
+def dtype_named(name: str) -> DType:
+    from blockpipe.language import types
+
+    return getattr(types, name)
+
+
+def same_type(a: IRType, b: IRType) -> bool:
+    if isinstance(a, TileType) and isinstance(b, TileType):
+        return a.shape == b.shape and a.dtype == b.dtype and (a.space or MemorySpace.Vec) == (b.space or MemorySpace.Vec)
+    return a == b
+
+
+def is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def same_value(a, b) -> bool:
+    if isinstance(a, Value) or isinstance(b, Value):
+        return isinstance(a, Value) and isinstance(b, Value) and a.handle == b.handle
+    return type(a) is type(b) and a == b
+
+
+def unknown_space(t: IRType) -> bool:
+    """A tile whose memory space the observing run has not inferred yet."""
+    return isinstance(t, TileType) and t.space is None
+
+
+def same_shape_unknown_space(a: IRType, b: IRType) -> bool:
+    return (isinstance(a, TileType) and isinstance(b, TileType) and (a.space is None or b.space is None)
+            and a.shape == b.shape and a.dtype == b.dtype)
+
+
+def broadcasts(lhs: tuple, rhs: tuple) -> bool:
+    """Whether a binary op's rhs of shape `rhs` broadcasts over an `lhs` tile
+    (the result has lhs's shape): an Mx1 rhs along the rows of MxN (N > 1),
+    or a 1xN rhs along the columns of MxN (M > 1). bp's verifier agrees."""
+    if len(lhs) != 2 or len(rhs) != 2:
+        return False
+    rows, cols = lhs
+    return (cols > 1 and rhs == (rows, 1)) or (rows > 1 and rhs == (1, cols))
+
+
+def broadcast_hint(lhs: tuple) -> str:
+    """The broadcast forms a rhs could take against `lhs`, for an error."""
+    forms = []
+    if len(lhs) == 2 and lhs[1] > 1:
+        forms.append(f"[{lhs[0]}, 1] (broadcast along rows)")
+    if len(lhs) == 2 and lhs[0] > 1:
+        forms.append(f"[1, {lhs[1]}] (broadcast along columns)")
+    return f"; the second operand may also be {' or '.join(forms)}" if forms else ""
+
+
+def describe(value) -> str:
+    if isinstance(value, Value):
+        return str(value.type)
+    if value is None:
+        return "nothing"
+    return repr(value)
+
+
+def cmp_symbol(op: ast.cmpop) -> str:
+    return {
+        ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+        ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in",
+    }.get(type(op), type(op).__name__)
+
+
+def op_symbol(op: ast.operator) -> str:
+    return {
+        ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+        ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
+        ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
+    }.get(type(op), type(op).__name__)

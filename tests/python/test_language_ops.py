@@ -1,0 +1,100 @@
+"""The DSL's operations as Python functions: signatures, documentation, the
+error outside a kernel, and "did you mean" for a misspelt name."""
+
+import inspect
+import pydoc
+
+import pytest
+
+import located
+
+import blockpipe.language as pl
+from blockpipe.language import ops
+from blockpipe.language.lowering import program_ir
+
+T = pl.Tensor[[64, 64], pl.FP32]
+
+
+def test_every_operation_is_a_documented_function():
+    assert len(ops.OPS) >= 35
+    for qualname, public in ops.PUBLIC.items():
+        assert inspect.isfunction(public), qualname
+        assert ops.op_of(public) is ops.OPS[qualname]
+        doc = inspect.getdoc(public)
+        assert doc and len(doc.splitlines()) >= 2, f"pl.{qualname} has no documentation"
+        # What help() shows is the DSL's signature, without the lowering's own
+        # parameters.
+        params = list(inspect.signature(public).parameters)
+        assert "cx" not in params and "call" not in params, qualname
+
+
+def test_help_shows_arguments_and_an_example():
+    text = pydoc.render_doc(pl.load, renderer=pydoc.plaintext)
+    assert "load(tensor, offsets, shapes, target_memory=None)" in text
+    for word in ("offsets", "target_memory", "Vec", "Example"):
+        assert word in text
+    assert "matmul(lhs, rhs, out_dtype=None, acc=None)" in pydoc.render_doc(pl.matmul, renderer=pydoc.plaintext)
+
+
+def test_the_pl_namespace_holds_every_operation():
+    for qualname, public in ops.PUBLIC.items():
+        holder = pl
+        for part in qualname.split("."):
+            holder = getattr(holder, part)
+        assert holder is public
+
+
+def test_an_operation_outside_a_kernel_says_where_it_belongs():
+    with pytest.raises(RuntimeError, match=r"pl.load can only be used inside a @pl.function"):
+        pl.load(None, [0, 0], [16, 16])
+    with pytest.raises(RuntimeError, match=r"pl.tile.get_block_idx can only be used"):
+        pl.tile.get_block_idx()
+
+
+def test_a_misspelt_operation_gets_a_suggestion():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, out: pl.Out[T]):
+                t = pl.lod(x, [0, 0], [16, 16])  # error: unknown function 'pl.lod'; did you mean 'load'?
+                return pl.store(t, [0, 0], out)
+        return P
+    located.expect_error(make, program_ir)
+
+
+def test_a_misspelt_namespace_member_gets_a_suggestion():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, out: pl.Out[T]):
+                row = pl.tile.get_blok_idx() * 16  # error: did you mean 'get_block_idx'?
+                t = pl.load(x, [row, 0], [16, 16])
+                return pl.store(t, [0, 0], out)
+        return P
+    located.expect_error(make, program_ir)
+
+
+def test_a_misspelt_name_gets_a_suggestion():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, out: pl.Out[T]):
+                tile = pl.load(x, [0, 0], [16, 16])
+                return pl.store(tiel, [0, 0], out)  # error: unknown name 'tiel'; did you mean 'tile'?
+        return P
+    located.expect_error(make, program_ir)
+
+
+def test_an_unknown_keyword_lists_the_signature():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: T, out: pl.Out[T]):
+                t = pl.load(x, [0, 0], [16, 16], memory=pl.MemorySpace.Vec)  # error: pl.load has no argument 'memory' (it takes tensor, offsets, shapes, target_memory)
+                return pl.store(t, [0, 0], out)
+        return P
+    located.expect_error(make, program_ir)
