@@ -53,7 +53,7 @@ std::pair<double, double> alternate(int reps, Ours &&ours, Anchor &&anchor) {
   return {median(a), median(b)};
 }
 
-/// One result line, the format bench/run.py and ARCHITECTURE.md define.
+/// One result line, the format bench/run.py and docs/architecture.md define.
 inline void emit(const std::string &benchName, const std::string &caseName,
                  double value, const std::string &unit,
                  const std::string &anchor, double anchorValue,

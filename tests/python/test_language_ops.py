@@ -2,6 +2,7 @@
 error outside a kernel, and "did you mean" for a misspelt name."""
 
 import inspect
+import pathlib
 import pydoc
 
 import pytest
@@ -98,3 +99,12 @@ def test_an_unknown_keyword_lists_the_signature():
                 return pl.store(t, [0, 0], out)
         return P
     located.expect_error(make, program_ir)
+
+
+def test_the_language_page_lists_every_operation():
+    page = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "language.md").read_text()
+    missing = [q for q in ops.OPS if f"`pl.{q}`" not in page]
+    assert not missing, f"docs/language.md does not list {missing}"
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert "docs/language.md" in readme and "docs/architecture.md" in readme
+    assert "../shared" not in readme

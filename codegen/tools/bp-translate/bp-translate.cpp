@@ -4,11 +4,11 @@
 //   bp-translate --bp-to-cpp -o - [input.mlir]
 //
 // Reads a module (after the default pipeline, or runs it with
-// --bp-default-pipeline), writes the project of ARCHITECTURE.md ("Codegen
-// output") under DIR, and with --bp-dump-passes the IR after each pass to
-// DIR/passes/. With `-o -` the files go to stdout instead, each after a line
-// `// ---- FILE: <path>`. Errors are printed at the user's location; nothing
-// is written then.
+// --bp-default-pipeline), writes the project of docs/architecture.md ("From a
+// program to a run") under DIR, and with --bp-dump-passes the IR after each
+// pass to DIR/passes/. With `-o -` the files go to stdout instead, each after
+// a line `// ---- FILE: <path>`. Errors are printed at the user's location;
+// nothing is written then.
 //
 //===----------------------------------------------------------------------===//
 

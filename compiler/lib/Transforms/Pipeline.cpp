@@ -1,6 +1,6 @@
 //===- Pipeline.cpp - The default blockpipe pass pipeline -----------------===//
 //
-// The one place that fixes the pass order (ARCHITECTURE.md, "Flow"). bp-opt
+// The one place that fixes the pass order (docs/architecture.md). bp-opt
 // and the C++ API (blockpipe/Compiler/Compiler.h) both build it from here.
 //
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,7 @@
 //===- Codegen.h - bp IR to a C++ project -----------------------*- C++ -*-===//
 //
 // The C++ backend: a module that went through the default pipeline becomes
-// the output directory of ARCHITECTURE.md ("Codegen output"):
+// the output directory of docs/architecture.md ("From a program to a run"):
 //
 //   kernel_config.json                 manifest
 //   (docs/kernel_config.schema.json) orchestration/<orch>.cpp, .h       host
