@@ -16,6 +16,7 @@
 #include "blockpipe/Target/DType.h"
 #include "blockpipe/Target/PipeLayout.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -112,6 +113,43 @@ std::string pipeDirsAttr(int64_t mask) {
          bp::stringifyPipeDirs(static_cast<bp::PipeDirs>(mask)) + ">";
 }
 
+/// A context for the typing-rule queries (types parsed from dtype names).
+MLIRContext &rulesContext() {
+  static MLIRContext *context = [] {
+    auto *ctx = new MLIRContext(MLIRContext::Threading::DISABLED);
+    loadDialects(*ctx);
+    return ctx;
+  }();
+  return *context;
+}
+
+py::list legalMoves() {
+  py::list moves;
+  for (auto [from, to] : bp::getLegalMoves())
+    moves.append(py::make_tuple(bp::stringifyMemorySpace(from).str(),
+                                bp::stringifyMemorySpace(to).str()));
+  return moves;
+}
+
+std::vector<std::vector<int64_t>>
+binaryBroadcastShapes(const std::vector<int64_t> &lhs) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (ArrayRef<int64_t> shape : bp::getBroadcastShapes(lhs))
+    shapes.emplace_back(shape.begin(), shape.end());
+  return shapes;
+}
+
+/// The MLIR name of the element type a matmul of `operand` accumulates in.
+std::string matmulAccumulator(const std::string &operand) {
+  Type type = mlir::parseType(operand, &rulesContext());
+  if (!type)
+    throw py::value_error("not an element type: '" + operand + "'");
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  bp::getMatmulAccumulatorType(type).print(os);
+  return text;
+}
+
 } // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -133,6 +171,17 @@ PYBIND11_MODULE(_core, m) {
         "The element types: name, enumerator, bytes, is_float, mlir, numpy.");
   m.def("pipe_dirs_attr", &pipeDirsAttr, py::arg("mask"),
         "The dir_mask attribute for 1 (C2V), 2 (V2C) or 3 (both).");
+  m.def("legal_moves", &legalMoves,
+        "The moves bp.move allows, as (from, to) memory space names.");
+  m.def("binary_broadcast_shapes", &binaryBroadcastShapes, py::arg("lhs"),
+        "The shapes a binary op's rhs tile may have besides lhs's own.");
+  m.def("matmul_accumulator", &matmulAccumulator, py::arg("operand"),
+        "The element type (MLIR name) a matmul of `operand` accumulates in.");
+  m.def(
+      "unary_requires_float",
+      [](const std::string &op) { return bp::unaryOpRequiresFloat(op); },
+      py::arg("op"),
+      "Whether the unary op (e.g. 'bp.exp') needs a floating-point tile.");
   m.def("emit_cpp", &emitCpp, py::arg("text"), py::arg("filename"),
         py::arg("project_name") = "",
         "Translate pipelined IR to C++: {relative path: file text}.");

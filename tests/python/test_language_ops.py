@@ -108,3 +108,41 @@ def test_the_language_page_lists_every_operation():
     readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
     assert "docs/language.md" in readme and "docs/architecture.md" in readme
     assert "../shared" not in readme
+
+
+def test_the_dialects_own_check_reaches_the_users_line():
+    # The frontend does not restate the pipe's size rules: the verifier's
+    # message arrives at the call.
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIC)
+            def producer(self, x: T):
+                pl.aic_initialize_pipe(dir_mask=1, slot_size=0)  # error: slot_size must be positive, got 0
+                pl.tpush_to_aiv(pl.load(x, [0, 0], [16, 16]))
+
+            @pl.function(type=pl.FunctionType.AIV)
+            def consumer(self, out: pl.Out[T]):
+                pl.aiv_initialize_pipe(dir_mask=1, slot_size=1024)
+                t = pl.tpop_from_aic()
+                out = pl.store(t, [0, 0], out)
+                pl.tfree_to_aic()
+                return out
+
+            @pl.function(type=pl.FunctionType.Group)
+            def group(self, x: T, out: pl.Out[T]):
+                self.producer(x)
+                return self.consumer(out)
+        return P
+    located.expect_error(make, program_ir)
+
+
+def test_the_rules_come_from_the_dialect():
+    from blockpipe.language import rules
+
+    assert (pl.MemorySpace.Mat, pl.MemorySpace.Left) in rules.LEGAL_MOVES
+    assert (pl.MemorySpace.Vec, pl.MemorySpace.Left) not in rules.LEGAL_MOVES
+    assert rules.broadcast_shapes((16, 8)) == [(16, 1), (1, 8)]
+    assert rules.broadcasts((16, 8), (1, 8)) and not rules.broadcasts((16, 8), (8, 1))
+    assert rules.matmul_accumulator(pl.BF16) == pl.FP32 and rules.matmul_accumulator(pl.INT32) == pl.INT32
+    assert rules.requires_float("exp") and not rules.requires_float("relu")

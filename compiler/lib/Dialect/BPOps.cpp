@@ -13,6 +13,67 @@ using namespace mlir;
 using namespace mlir::bp;
 
 //===----------------------------------------------------------------------===//
+// Typing rules
+//===----------------------------------------------------------------------===//
+
+ArrayRef<std::pair<MemorySpace, MemorySpace>> mlir::bp::getLegalMoves() {
+  static constexpr std::pair<MemorySpace, MemorySpace> kMoves[] = {
+      {MemorySpace::Mat, MemorySpace::Left},
+      {MemorySpace::Mat, MemorySpace::Right},
+      {MemorySpace::Acc, MemorySpace::Mat},
+      {MemorySpace::Acc, MemorySpace::Vec},
+      {MemorySpace::Vec, MemorySpace::Mat},
+  };
+  return kMoves;
+}
+
+bool mlir::bp::isLegalMove(MemorySpace from, MemorySpace to) {
+  return llvm::is_contained(getLegalMoves(), std::make_pair(from, to));
+}
+
+std::string mlir::bp::describeLegalMoves() {
+  SmallVector<std::string> moves;
+  for (auto [from, to] : getLegalMoves())
+    moves.push_back(
+        (stringifyMemorySpace(from) + "->" + stringifyMemorySpace(to)).str());
+  return llvm::join(moves, ", ");
+}
+
+SmallVector<SmallVector<int64_t, 2>, 2>
+mlir::bp::getBroadcastShapes(ArrayRef<int64_t> lhs) {
+  SmallVector<SmallVector<int64_t, 2>, 2> shapes;
+  if (lhs.size() != 2)
+    return shapes;
+  if (lhs[1] > 1) // An Mx1 rhs applies its row i to all of lhs's row i.
+    shapes.push_back({lhs[0], 1});
+  if (lhs[0] > 1) // A 1xN rhs applies its column j to all of lhs's column j.
+    shapes.push_back({1, lhs[1]});
+  return shapes;
+}
+
+bool mlir::bp::isValidBinaryRhsShape(ArrayRef<int64_t> lhs,
+                                     ArrayRef<int64_t> rhs) {
+  if (lhs == rhs)
+    return true;
+  return llvm::any_of(getBroadcastShapes(lhs),
+                      [&](ArrayRef<int64_t> shape) { return shape == rhs; });
+}
+
+Type mlir::bp::getMatmulAccumulatorType(Type operand) {
+  Builder b(operand.getContext());
+  return isa<FloatType>(operand) ? Type(b.getF32Type()) : b.getI32Type();
+}
+
+bool mlir::bp::unaryOpRequiresFloat(StringRef name) {
+  auto needsFloat = [&](auto op) {
+    using Op = decltype(op);
+    return name == Op::getOperationName() && Op::kRequiresFloat;
+  };
+  return needsFloat(ExpOp()) || needsFloat(SqrtOp()) || needsFloat(ReluOp()) ||
+         needsFloat(NegOp()) || needsFloat(AbsOp());
+}
+
+//===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
 
@@ -334,17 +395,11 @@ LogicalResult MoveOp::verify() {
     return emitOpError("changes only the memory space; shape and element "
                        "type must stay the same");
   MemorySpace src = from.getMemorySpace(), dst = to.getMemorySpace();
-  bool legal = (src == MemorySpace::Mat &&
-                (dst == MemorySpace::Left || dst == MemorySpace::Right)) ||
-               (src == MemorySpace::Acc &&
-                (dst == MemorySpace::Mat || dst == MemorySpace::Vec)) ||
-               (src == MemorySpace::Vec && dst == MemorySpace::Mat);
-  if (!legal)
+  if (!isLegalMove(src, dst))
     return emitOpError() << "cannot move a tile from "
                          << stringifyMemorySpace(src) << " to "
                          << stringifyMemorySpace(dst)
-                         << " (legal: mat->left, mat->right, acc->mat, "
-                            "acc->vec, vec->mat)";
+                         << " (legal: " << describeLegalMoves() << ")";
   return success();
 }
 
@@ -356,29 +411,18 @@ static LogicalResult verifyBinary(Operation *op, TileType lhs, Type rhs) {
   if (failed(verifyVecTile(op, lhs, "lhs")))
     return failure();
   if (auto rhsTile = dyn_cast<TileType>(rhs)) {
-    bool matrices = lhs.getRank() == 2 && rhsTile.getRank() == 2;
-    // An Mx1 rhs applies its row i to all of lhs's row i.
-    bool rowBroadcast = matrices && lhs.getDimSize(1) > 1 &&
-                        rhsTile.getDimSize(0) == lhs.getDimSize(0) &&
-                        rhsTile.getDimSize(1) == 1;
-    // A 1xN rhs applies its column j to all of lhs's column j.
-    bool colBroadcast = matrices && lhs.getDimSize(0) > 1 &&
-                        rhsTile.getDimSize(0) == 1 &&
-                        rhsTile.getDimSize(1) == lhs.getDimSize(1);
-    if (rhsTile.getShape() != lhs.getShape() && !rowBroadcast &&
-        !colBroadcast) {
+    if (!isValidBinaryRhsShape(lhs.getShape(), rhsTile.getShape())) {
       InFlightDiagnostic diag =
           op->emitOpError()
           << "operand shapes differ: " << formatShape(lhs.getShape()) << " and "
           << formatShape(rhsTile.getShape());
       // Name only the broadcasts that differ from the plain same-shape form.
       SmallVector<std::string, 2> forms;
-      if (lhs.getRank() == 2 && lhs.getDimSize(1) > 1)
-        forms.push_back(std::to_string(lhs.getDimSize(0)) +
-                        "x1 tile, broadcast along rows");
-      if (lhs.getRank() == 2 && lhs.getDimSize(0) > 1)
-        forms.push_back("1x" + std::to_string(lhs.getDimSize(1)) +
-                        " tile, broadcast along columns");
+      for (ArrayRef<int64_t> shape : getBroadcastShapes(lhs.getShape()))
+        forms.push_back(formatShape(shape) + " tile, broadcast along " +
+                        (shape[0] == lhs.getDimSize(0) && shape[1] == 1
+                             ? "rows"
+                             : "columns"));
       if (!forms.empty())
         diag << " (the rhs may also be a " << llvm::join(forms, ", or a ")
              << ")";
@@ -513,9 +557,7 @@ LogicalResult MatmulOp::verify() {
     return emitOpError() << "operand element types differ: "
                          << lhs.getElementType() << " and "
                          << rhs.getElementType();
-  Builder b(getContext());
-  Type accType = isa<FloatType>(lhs.getElementType()) ? Type(b.getF32Type())
-                                                      : b.getI32Type();
+  Type accType = getMatmulAccumulatorType(lhs.getElementType());
   if (result.getElementType() != accType)
     return emitOpError() << "accumulates " << lhs.getElementType() << " in "
                          << accType << ", got " << result.getElementType();

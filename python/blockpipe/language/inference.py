@@ -11,18 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, Optional, Set, Tuple
 
+from blockpipe.language.rules import LEGAL_MOVES
 from blockpipe.language.types import DType, MemorySpace, TileType
 from blockpipe.language.values import Value
-
-# The moves bp.move allows (its verifier has the same table).
-LEGAL_MOVES = {
-    (MemorySpace.Mat, MemorySpace.Left),
-    (MemorySpace.Mat, MemorySpace.Right),
-    (MemorySpace.Acc, MemorySpace.Vec),
-    (MemorySpace.Acc, MemorySpace.Mat),
-    (MemorySpace.Vec, MemorySpace.Mat),
-}
-
 
 @dataclass
 class Inference:

@@ -70,26 +70,6 @@ def same_shape_unknown_space(a: IRType, b: IRType) -> bool:
             and a.shape == b.shape and a.dtype == b.dtype)
 
 
-def broadcasts(lhs: tuple, rhs: tuple) -> bool:
-    """Whether a binary op's rhs of shape `rhs` broadcasts over an `lhs` tile
-    (the result has lhs's shape): an Mx1 rhs along the rows of MxN (N > 1),
-    or a 1xN rhs along the columns of MxN (M > 1). bp's verifier agrees."""
-    if len(lhs) != 2 or len(rhs) != 2:
-        return False
-    rows, cols = lhs
-    return (cols > 1 and rhs == (rows, 1)) or (rows > 1 and rhs == (1, cols))
-
-
-def broadcast_hint(lhs: tuple) -> str:
-    """The broadcast forms a rhs could take against `lhs`, for an error."""
-    forms = []
-    if len(lhs) == 2 and lhs[1] > 1:
-        forms.append(f"[{lhs[0]}, 1] (broadcast along rows)")
-    if len(lhs) == 2 and lhs[0] > 1:
-        forms.append(f"[1, {lhs[1]}] (broadcast along columns)")
-    return f"; the second operand may also be {' or '.join(forms)}" if forms else ""
-
-
 def describe(value) -> str:
     if isinstance(value, Value):
         return str(value.type)

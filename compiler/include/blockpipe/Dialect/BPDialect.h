@@ -75,6 +75,29 @@ inline PipeDirs asDirs(PipeDir ring) {
   return static_cast<PipeDirs>(static_cast<uint32_t>(ring));
 }
 
+// The typing rules of tiles, stated once: the verifiers apply them and the
+// Python frontend asks them (blockpipe._core) rather than restating them.
+
+/// The moves `bp.move` allows, (from, to).
+ArrayRef<std::pair<MemorySpace, MemorySpace>> getLegalMoves();
+bool isLegalMove(MemorySpace from, MemorySpace to);
+/// "mat->left, mat->right, ..." for diagnostics.
+std::string describeLegalMoves();
+
+/// The shapes a binary op's rhs tile may have besides lhs's own: an Mx1 tile
+/// broadcast along the rows of MxN (N > 1), a 1xN tile along its columns
+/// (M > 1).
+SmallVector<SmallVector<int64_t, 2>, 2>
+getBroadcastShapes(ArrayRef<int64_t> lhs);
+bool isValidBinaryRhsShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs);
+
+/// The element type `bp.matmul` accumulates `operand` in: f32 for floats,
+/// i32 for integers.
+Type getMatmulAccumulatorType(Type operand);
+
+/// Whether the unary op `name` ("bp.exp") needs a floating-point tile.
+bool unaryOpRequiresFloat(StringRef name);
+
 /// Which unit of a core group an op needs.
 enum class CoreAffinity { Cube, Vector, Any };
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from blockpipe.language.ops import operation
-from blockpipe.language.types import FP32, FunctionType, MemorySpace, TileType
-from blockpipe.language.values import dtype_named
+from blockpipe.language.types import FunctionType, MemorySpace, TileType
+from blockpipe.language.rules import matmul_accumulator
 
 
 @operation(kinds=(FunctionType.InCore, FunctionType.AIC))
@@ -36,7 +36,7 @@ def matmul(cx, call, lhs, rhs, out_dtype=None, acc=None):
     if ls[1] != rs[0]:
         raise cx.error(call.node, f"pl.matmul inner dimensions differ: {list(ls)} x {list(rs)}")
     cx.check_dtype(a.type.dtype, b.type.dtype, call.node, "pl.matmul's operands")
-    acc_dtype = FP32 if a.type.dtype.is_float else dtype_named("INT32")
+    acc_dtype = matmul_accumulator(a.type.dtype)
     if out_dtype is not None:
         out = cx.dtype_arg(out_dtype, "pl.matmul's out_dtype")
         if out != acc_dtype:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import List
 
-from blockpipe.language.inference import LEGAL_MOVES
+from blockpipe.language.rules import LEGAL_MOVES, LEGAL_MOVES_TEXT
 from blockpipe.language.ops import operation
 from blockpipe.language.types import INDEX, MemorySpace, ScalarType, TensorType, TileType, dynamic
 from blockpipe.language.values import KERNEL_KINDS, LoweringError, Value
@@ -113,7 +113,7 @@ def move(cx, call, tile, target_memory):
         return value
     if (value.type.space, space) not in LEGAL_MOVES:
         raise cx.error(call.node, f"cannot move a tile from {value.type.space.name} to {space.name} memory "
-                                  "(legal: Mat->Left, Mat->Right, Acc->Mat, Acc->Vec, Vec->Mat)")
+                                  f"(legal: {LEGAL_MOVES_TEXT})")
     return cx.demand(value, space, call.node, "pl.move's result")
 
 

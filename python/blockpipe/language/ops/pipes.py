@@ -23,17 +23,13 @@ def _initialize(side: FunctionType):
             mask = cx.program.core.pipe_dirs_attr(cx.static_int(dir_mask, "dir_mask"))
         except ValueError as e:
             raise cx.error(dir_mask, str(e)) from None
+        # The verifier checks the sizes (positive) at this line.
         size = cx.static_int(slot_size, "slot_size")
-        if size <= 0:
-            raise cx.error(slot_size, f"slot_size must be positive, got {size}")
         attrs = {"id": f"{cx.static_int(pipe_id, 'pipe_id')} : i64", "dir_mask": mask, "slot_size": f"{size} : i64"}
         if isinstance(slot_num, ast.AST) and cx.static(slot_num) is None:
             slot_num = None
         if slot_num is not None:
-            count = cx.static_int(slot_num, "slot_num")
-            if count <= 0:
-                raise cx.error(slot_num, f"slot_num must be positive, got {count}")
-            attrs["slot_num"] = f"{count} : i64"
+            attrs["slot_num"] = f"{cx.static_int(slot_num, 'slot_num')} : i64"
         cx.create("bp.initialize_pipe", [], [], attrs, call.node)
         return None
 

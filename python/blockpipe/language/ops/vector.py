@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from blockpipe.language.ops import operation
 from blockpipe.language.types import FunctionType, MemorySpace, ScalarType, TileType
-from blockpipe.language.values import Value, broadcast_hint, broadcasts, describe
+from blockpipe.language.rules import broadcast_hint, broadcasts, requires_float
+from blockpipe.language.values import Value, describe
 
 VECTOR_KINDS = (FunctionType.InCore, FunctionType.AIV)
 
@@ -56,24 +57,24 @@ maximum = _binary("maximum", "maximum max(a, b)")
 minimum = _binary("minimum", "minimum min(a, b)")
 
 
-def _unary(op: str, formula: str, float_only: bool):
+def _unary(op: str, formula: str):
     def lower(cx, call, tile):
         return unary(cx, op, cx.tile_arg(tile, f"pl.{op}'s operand"), call.node, call.name)
 
     lower.__name__ = op
     lower.__doc__ = f"""Elementwise {formula}: `pl.{op}(t)`.
 
-    tile: a tile{" of a floating-point dtype" if float_only else ""}. Returns a Vec tile of its shape
+    tile: a tile{" of a floating-point dtype" if requires_float(op) else ""}. Returns a Vec tile of its shape
     and dtype. Valid in InCore and AIV functions.
     """
     return operation()(lower)
 
 
-exp = _unary("exp", "e**x", float_only=True)
-sqrt = _unary("sqrt", "square root", float_only=True)
-relu = _unary("relu", "max(x, 0)", float_only=False)
-neg = _unary("neg", "negation -x", float_only=False)
-abs = _unary("abs", "absolute value |x|", float_only=False)  # noqa: A001 - pypto's name
+exp = _unary("exp", "e**x")
+sqrt = _unary("sqrt", "square root")
+relu = _unary("relu", "max(x, 0)")
+neg = _unary("neg", "negation -x")
+abs = _unary("abs", "absolute value |x|")  # noqa: A001 - pypto's name
 
 
 def _reduction(op: str, what: str):
@@ -227,7 +228,7 @@ def unary(cx, op: str, tile: Value, node, name):
     """`op` on a tile (also for `-t`)."""
     cx.require_kind(node, op, VECTOR_KINDS)
     tile = vector_operand(cx, tile, node, f"pl.{op}'s operand")
-    if op in ("exp", "sqrt") and not tile.type.dtype.is_float:
+    if requires_float(op) and not tile.type.dtype.is_float:
         raise cx.error(node, f"pl.{op} needs a floating-point tile, got {tile.type.dtype.name}")
     (result,) = cx.create(f"bp.{op}", [tile], [tile.type.with_space(MemorySpace.Vec)], {}, node, name)
     return result
