@@ -19,8 +19,7 @@ import tempfile
 import time
 
 import blockpipe
-from blockpipe import _core
-from blockpipe.language.lowering import lower_program
+from blockpipe.compiler import compile_to_cpp
 from blockpipe.language.program import Program
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
@@ -47,9 +46,7 @@ def _programs():
 
 
 def _front_to_cpp(program):
-    text = lower_program(program, _core).text(True)
-    ir, _ = _core.run_pipeline(text, program.source_file, True, True)
-    return _core.emit_cpp(ir, program.source_file, program.name.lower())
+    return compile_to_cpp(program, "cpu-sim", project=program.name.lower())
 
 
 def _line(case, value, anchor_value, goal=None):

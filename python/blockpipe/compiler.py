@@ -55,15 +55,17 @@ class CompiledProgram:
     callable that runs an orchestration on numpy arrays."""
 
     def __init__(self, program: Program, output_dir: pathlib.Path, artifacts: Dict[str, str],
-                 pass_ir: List[Tuple[str, str]], input_ir: str, library: pathlib.Path,
-                 target: str):
+                 library: pathlib.Path, target: str, devices: Optional[int],
+                 dumps: Optional[Tuple[str, List[Tuple[str, str]]]] = None):
         self.program = program
         self.output_dir = output_dir
         self.artifacts = artifacts
         self.library_path = library
         self.target = target
-        self._input_ir = input_ir
-        self._pass_ir = pass_ir
+        self._requested_devices = devices
+        # (input IR, [(pass, IR after it), ...]): printed only when asked for
+        # (dump_passes, or ir() / passes later, which compile once more).
+        self._dumps = dumps
         self.config = json.loads(artifacts["kernel_config.json"])
         self._orchestrations = {o["name"]: o for o in self.config.get("orchestrations", [])}
         # Pipelines run their stages (orchestrations placed on devices) on
@@ -79,19 +81,27 @@ class CompiledProgram:
 
     # ------------------------------------------------------------------ IR
 
+    def _ir_dumps(self) -> Tuple[str, List[Tuple[str, str]]]:
+        if self._dumps is None:
+            _, input_ir, pass_ir = compile_to_cpp(self.program, self.target,
+                                                  self._requested_devices, capture=True)
+            self._dumps = (input_ir, pass_ir)
+        return self._dumps
+
     @property
     def passes(self) -> List[str]:
-        return [name for name, _ in self._pass_ir]
+        return [name for name, _ in self._ir_dumps()[1]]
 
     def ir(self, after_pass: Optional[str] = None) -> str:
         """The IR before any pass (`None` or "input"), after a pass (its flag,
         with or without the `bp-` prefix), or after the last one ("final")."""
+        input_ir, pass_ir = self._ir_dumps()
         if after_pass in (None, "input"):
-            return self._input_ir
+            return input_ir
         if after_pass == "final":
-            return self._pass_ir[-1][1] if self._pass_ir else self._input_ir
+            return pass_ir[-1][1] if pass_ir else input_ir
         wanted = after_pass if after_pass.startswith("bp-") else "bp-" + after_pass
-        for name, text in self._pass_ir:
+        for name, text in pass_ir:
             if name == wanted:
                 return text
         raise KeyError(f"no pass '{after_pass}'; the pipeline ran {', '.join(self.passes)}")
@@ -306,6 +316,24 @@ def _project_name(name: str) -> str:
     return snake if not snake[0].isdigit() else "p_" + snake
 
 
+def compile_to_cpp(program: Program, target: str, devices: Optional[int] = None,
+                   project: Optional[str] = None, capture: bool = False
+                   ) -> Tuple[Dict[str, str], Optional[str], List[Tuple[str, str]]]:
+    """One compile session: lowers `program`, runs the pass pipeline on the
+    module in place and, given a `project` name, emits its C++ files. With
+    `capture`, also the input IR and the IR after each pass (with
+    locations); otherwise no IR text is printed at all.
+    Returns (files, input IR, [(pass, IR), ...])."""
+    from blockpipe import _core
+    from blockpipe.language.lowering import lower_program
+
+    session = lower_program(program, _core, devices=devices)
+    input_ir = session.text(True) if capture else None
+    pass_ir = session.run_pipeline(target, capture_each_pass=capture, print_locations=True)
+    files = dict(session.emit_cpp(project)) if project is not None else {}
+    return files, input_ir, pass_ir
+
+
 def compile(program: Program, output_dir: Optional[os.PathLike] = None, target: str = "cpu-sim",
             dump_passes: bool = False, quiet: Optional[bool] = None,
             devices: Optional[int] = None) -> CompiledProgram:
@@ -332,13 +360,9 @@ def compile(program: Program, output_dir: Optional[os.PathLike] = None, target: 
     if target not in _core.bundled_targets():
         raise ValueError(f"unknown target '{target}'; available: "
                          f"{', '.join(_core.bundled_targets())}")
-    from blockpipe.language.lowering import lower_program
-
-    input_ir = lower_program(program, _core, devices=devices).text(True)
-    final_ir, pass_ir = _core.run_pipeline(input_ir, program.source_file, True, True,
-                                           target=target)
     project = _project_name(program.name)
-    files = dict(_core.emit_cpp(final_ir, program.source_file, project))
+    files, input_ir, pass_ir = compile_to_cpp(program, target, devices, project,
+                                              capture=dump_passes)
     artifacts = dict(files)
     if dump_passes:
         for index, (name, text) in enumerate(pass_ir, start=1):
@@ -354,8 +378,8 @@ def compile(program: Program, output_dir: Optional[os.PathLike] = None, target: 
     # namespace and library `div_`, clear of the C library's div).
     library_project = json.loads(files["kernel_config.json"])["library"]
     library = build_library(out, files, library_project, quiet=quiet)
-    return CompiledProgram(program, out.resolve(), artifacts, list(pass_ir), input_ir, library,
-                           target)
+    return CompiledProgram(program, out.resolve(), artifacts, library, target, devices,
+                           (input_ir, pass_ir) if dump_passes else None)
 
 
 __all__ = ["compile", "CompiledProgram", "CompileError"]

@@ -1,17 +1,18 @@
 //===- CoreModule.cpp - The blockpipe._core Python extension --------------===//
 //
-// Thin bindings: text in, text out. Every failure becomes a
+// Thin bindings: a compile session (build, run the passes, emit C++ in one
+// context), IR text in and out for the tools, and the dialect's typing rules
+// for the frontend's messages. Every failure becomes a
 // blockpipe.CompileError carrying the first error's file, line and column and
 // every diagnostic as a blockpipe.Diagnostic.
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompileSession.h"
 #include "Diagnostics.h"
-#include "IRBuilder.h"
 
 #include "blockpipe/Dialect/BPDialect.h"
 
-#include "blockpipe/Codegen/Codegen.h"
 #include "blockpipe/Compiler/Compiler.h"
 #include "blockpipe/Target/DType.h"
 #include "blockpipe/Target/PipeLayout.h"
@@ -20,7 +21,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -40,54 +40,6 @@ std::string parseAndVerify(const std::string &text, const std::string &filename,
   if (!result.success)
     raiseCompileError(result.diagnostics, "the IR does not parse or verify");
   return result.ir;
-}
-
-/// Runs the default pipeline; returns the final IR and, when asked, the IR
-/// after each pass as (pass, text) pairs.
-py::tuple runPipeline(const std::string &text, const std::string &filename,
-                      bool captureEachPass, bool printLocations,
-                      const std::string &target, const std::string &specPath) {
-  blockpipe::PipelineOptions options;
-  options.target = target;
-  options.specPath = specPath;
-  options.captureIRAfterEachPass = captureEachPass;
-  options.printLocations = printLocations;
-  blockpipe::CompileResult result =
-      blockpipe::runDefaultPipeline(text, filename, options);
-  if (!result.success)
-    raiseCompileError(result.diagnostics, "the compiler rejected the program");
-  py::list passes;
-  for (const blockpipe::PassIR &pass : result.passIR)
-    passes.append(py::make_tuple(pass.pass, pass.ir));
-  return py::make_tuple(result.ir, passes);
-}
-
-/// Translates IR that went through the default pipeline into the files of a
-/// C++ project, by relative path.
-std::map<std::string, std::string> emitCpp(const std::string &text,
-                                           const std::string &filename,
-                                           const std::string &projectName) {
-  MLIRContext context(MLIRContext::Threading::DISABLED);
-  context.printOpOnDiagnostic(false);
-  loadDialects(context);
-  std::vector<blockpipe::Diagnostic> diagnostics;
-  ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
-    diagnostics.push_back(blockpipe::toDiagnostic(diag));
-    for (mlir::Diagnostic &note : diag.getNotes())
-      diagnostics.push_back(blockpipe::toDiagnostic(note));
-    return success();
-  });
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(text, ParserConfig(&context), filename);
-  if (!module)
-    raiseCompileError(diagnostics, "the IR does not parse or verify");
-  blockpipe::codegen::EmitOptions options;
-  options.projectName = projectName;
-  FailureOr<blockpipe::codegen::FileMap> files =
-      blockpipe::codegen::emitCpp(*module, options);
-  if (failed(files))
-    raiseCompileError(diagnostics, "code generation failed");
-  return {files->begin(), files->end()};
 }
 
 /// The dtype table (blockpipe/Target/DType.h), one dict per dtype.
@@ -158,12 +110,6 @@ PYBIND11_MODULE(_core, m) {
         py::arg("filename") = "<string>", py::arg("print_locations") = false,
         "Parse and verify bp IR; return it in canonical form or raise "
         "blockpipe.CompileError.");
-  m.def("run_pipeline", &runPipeline, py::arg("text"),
-        py::arg("filename") = "<string>", py::arg("capture_each_pass") = false,
-        py::arg("print_locations") = false, py::arg("target") = "",
-        py::arg("spec_path") = "",
-        "Run the default pass pipeline; return (ir, [(pass, ir), ...]) or "
-        "raise blockpipe.CompileError.");
   m.def("default_pipeline_passes", &blockpipe::defaultPipelinePassNames);
   m.def("bundled_targets", &blockpipe::target::DeviceSpec::builtinNames,
         "The names of the bundled device specs (compile(target=...)).");
@@ -182,9 +128,6 @@ PYBIND11_MODULE(_core, m) {
       [](const std::string &op) { return bp::unaryOpRequiresFloat(op); },
       py::arg("op"),
       "Whether the unary op (e.g. 'bp.exp') needs a floating-point tile.");
-  m.def("emit_cpp", &emitCpp, py::arg("text"), py::arg("filename"),
-        py::arg("project_name") = "",
-        "Translate pipelined IR to C++: {relative path: file text}.");
 
   py::class_<SourceLoc>(m, "SourceLoc")
       .def(py::init<std::string, unsigned, unsigned, std::string>(),
@@ -195,27 +138,39 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("column", &SourceLoc::column)
       .def_readonly("name", &SourceLoc::name);
 
-  py::class_<IRBuilder>(m, "IRBuilder",
-                        "Builds bp IR op by op; values are integer handles.")
+  py::class_<CompileSession>(
+      m, "CompileSession",
+      "One compile: builds bp IR op by op (values are integer handles), runs "
+      "the pass pipeline on it and emits C++, all in one MLIR context.")
       .def(py::init<std::string>(), py::arg("module_file"))
-      .def("set_module_attr", &IRBuilder::setModuleAttr)
-      .def("begin_function", &IRBuilder::beginFunction, py::arg("name"),
+      .def("set_module_attr", &CompileSession::setModuleAttr)
+      .def("begin_function", &CompileSession::beginFunction, py::arg("name"),
            py::arg("arg_types"), py::arg("arg_names"), py::arg("arg_attrs"),
            py::arg("result_types"), py::arg("attrs"), py::arg("loc"))
-      .def("end_function", &IRBuilder::endFunction)
-      .def("set_function_results", &IRBuilder::setFunctionResults,
+      .def("end_function", &CompileSession::endFunction)
+      .def("set_function_results", &CompileSession::setFunctionResults,
            py::arg("name"), py::arg("result_types"))
-      .def("create", &IRBuilder::create, py::arg("op"), py::arg("operands"),
-           py::arg("result_types"), py::arg("attrs"), py::arg("loc"))
-      .def("begin_for", &IRBuilder::beginFor, py::arg("lower"),
+      .def("create", &CompileSession::create, py::arg("op"),
+           py::arg("operands"), py::arg("result_types"), py::arg("attrs"),
+           py::arg("loc"))
+      .def("begin_for", &CompileSession::beginFor, py::arg("lower"),
            py::arg("upper"), py::arg("step"), py::arg("iter_args"),
            py::arg("loc"), py::arg("induction_name") = "")
-      .def("end_for", &IRBuilder::endFor, py::arg("yielded"), py::arg("loc"))
-      .def("begin_if", &IRBuilder::beginIf, py::arg("condition"),
+      .def("end_for", &CompileSession::endFor, py::arg("yielded"),
            py::arg("loc"))
-      .def("enter_branch", &IRBuilder::enterBranch, py::arg("else_branch"))
-      .def("end_if", &IRBuilder::endIf, py::arg("then_yielded"),
+      .def("begin_if", &CompileSession::beginIf, py::arg("condition"),
+           py::arg("loc"))
+      .def("enter_branch", &CompileSession::enterBranch, py::arg("else_branch"))
+      .def("end_if", &CompileSession::endIf, py::arg("then_yielded"),
            py::arg("else_yielded"), py::arg("loc"))
-      .def("type_of", &IRBuilder::typeOf)
-      .def("text", &IRBuilder::text, py::arg("debug_info") = false);
+      .def("type_of", &CompileSession::typeOf)
+      .def("text", &CompileSession::text, py::arg("debug_info") = false)
+      .def("run_pipeline", &CompileSession::runPipeline, py::arg("target"),
+           py::arg("spec_path") = "", py::arg("capture_each_pass") = false,
+           py::arg("print_locations") = false,
+           "Verify the module and run the default pipeline on it in place; "
+           "return [(pass, ir), ...] when capture_each_pass, or raise "
+           "blockpipe.CompileError.")
+      .def("emit_cpp", &CompileSession::emitCpp, py::arg("project_name") = "",
+           "Translate the pipelined module to C++: {relative path: text}.");
 }

@@ -389,15 +389,7 @@ LogicalResult FunctionBody::emitFor(scf::ForOp op) {
     return error(op, "unsupported induction variable type ")
            << op.getInductionVar().getType() << "; scalars are "
            << kScalarTypeNames;
-  auto userName =
-      op->getAttrOfType<StringAttr>(bp::BPDialect::kInductionVarAttrName);
-  std::string iv;
-  if (userName) {
-    iv = scope.unique(userName.getValue());
-    names[op.getInductionVar()] = iv;
-  } else {
-    iv = declare(op.getInductionVar(), "i");
-  }
+  std::string iv = declare(op.getInductionVar(), "i");
   out.open("for (" + *ivType + " " + iv + " = " + expr(op.getLowerBound()) +
            "; " + iv + " < " + expr(op.getUpperBound()) + "; " + iv +
            " += " + expr(op.getStep()) + ")");

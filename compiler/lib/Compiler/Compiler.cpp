@@ -7,6 +7,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -122,49 +123,72 @@ private:
   std::vector<PassIR> &passIR;
 };
 
-/// Parses and verifies `irText`, then lets `addPasses` fill a pass manager
-/// (none for a plain parse) and runs it.
-CompileResult
-compile(const std::string &irText, const std::string &bufferName,
-        const PipelineOptions &options,
-        const std::function<LogicalResult(PassManager &)> &addPasses) {
+/// Collects the context's diagnostics, with their notes, into `result`.
+class Collector {
+public:
+  Collector(MLIRContext &context, CompileResult &result)
+      : handler(&context, [&result](mlir::Diagnostic &diag) {
+          result.diagnostics.push_back(
+              convert(diag, toSeverity(diag.getSeverity())));
+          for (const mlir::Diagnostic &note : diag.getNotes())
+            result.diagnostics.push_back(convert(note, Severity::Note));
+          return success();
+        }) {
+    // Diagnostics are data here; the op's text would only be noise in them.
+    context.printOpOnDiagnostic(false);
+  }
+
+private:
+  ScopedDiagnosticHandler handler;
+};
+
+using AddPasses = std::function<LogicalResult(PassManager &)>;
+
+/// Lets `addPasses` fill a pass manager (none for a plain verify) and runs
+/// it on `module`, whose context's diagnostics `result` already collects.
+void runPasses(ModuleOp module, const PipelineOptions &options,
+               const AddPasses &addPasses, CompileResult &result) {
+  OpPrintingFlags flags;
+  if (options.printLocations)
+    flags.enableDebugInfo();
+  PassManager pm(module.getContext());
+  pm.enableVerifier(options.verifyEachPass);
+  if (failed(addPasses(pm)))
+    return;
+  if (options.captureIRAfterEachPass)
+    pm.enableIRPrinting(std::make_unique<CaptureConfig>(result.passIR, flags));
+  result.success = succeeded(pm.run(module));
+  if (options.printResult) {
+    llvm::raw_string_ostream os(result.ir);
+    module->print(os, flags);
+  }
+}
+
+/// Parses `irText` into a context of its own and runs `addPasses` on it.
+CompileResult compile(const std::string &irText, const std::string &bufferName,
+                      const PipelineOptions &options,
+                      const AddPasses &addPasses) {
   CompileResult result;
   DialectRegistry registry;
   registerDialects(registry);
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();
-  // Diagnostics are data here; the op's text would only be noise in them.
-  context.printOpOnDiagnostic(false);
-  ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
-    result.diagnostics.push_back(convert(diag, toSeverity(diag.getSeverity())));
-    for (const mlir::Diagnostic &note : diag.getNotes())
-      result.diagnostics.push_back(convert(note, Severity::Note));
-    return success();
-  });
-
+  Collector collector(context, result);
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(irText, ParserConfig(&context), bufferName);
-  if (!module)
-    return result;
-
-  OpPrintingFlags flags;
-  if (options.printLocations)
-    flags.enableDebugInfo();
-  auto print = [&] {
-    result.ir.clear();
-    llvm::raw_string_ostream os(result.ir);
-    module->print(os, flags);
-  };
-
-  PassManager pm(&context);
-  pm.enableVerifier(options.verifyEachPass);
-  if (failed(addPasses(pm)))
-    return result;
-  if (options.captureIRAfterEachPass)
-    pm.enableIRPrinting(std::make_unique<CaptureConfig>(result.passIR, flags));
-  result.success = succeeded(pm.run(*module));
-  print();
+  if (module)
+    runPasses(*module, options, addPasses, result);
   return result;
+}
+
+AddPasses defaultPipeline(const PipelineOptions &options) {
+  return [&options](PassManager &pm) {
+    bp::DefaultPipelineOptions pipeline;
+    pipeline.target = options.target;
+    pipeline.specPath = options.specPath;
+    bp::buildDefaultPipeline(pm, pipeline);
+    return success();
+  };
 }
 
 } // namespace
@@ -179,13 +203,19 @@ CompileResult parseAndVerify(const std::string &irText,
 CompileResult runDefaultPipeline(const std::string &irText,
                                  const std::string &bufferName,
                                  const PipelineOptions &options) {
-  return compile(irText, bufferName, options, [&](PassManager &pm) {
-    bp::DefaultPipelineOptions pipeline;
-    pipeline.target = options.target;
-    pipeline.specPath = options.specPath;
-    bp::buildDefaultPipeline(pm, pipeline);
-    return success();
-  });
+  return compile(irText, bufferName, options, defaultPipeline(options));
+}
+
+CompileResult runDefaultPipeline(ModuleOp module,
+                                 const PipelineOptions &options) {
+  CompileResult result;
+  Collector collector(*module.getContext(), result);
+  // The parser verifies what it reads; a module built in memory is verified
+  // here, before the first pass.
+  if (failed(verify(module)))
+    return result;
+  runPasses(module, options, defaultPipeline(options), result);
+  return result;
 }
 
 CompileResult runPassPipeline(const std::string &irText,

@@ -239,14 +239,6 @@ LogicalResult BPDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
 
-  if (name == kInductionVarAttrName) {
-    auto text = dyn_cast<StringAttr>(value);
-    if (!isa<scf::ForOp>(op) || !text || text.getValue().empty())
-      return op->emitError()
-             << "'" << name << "' must be a non-empty string on an scf.for";
-    return success();
-  }
-
   return op->emitError() << "unknown bp attribute '" << name << "'";
 }
 

@@ -1,7 +1,7 @@
 """From a `@pl.program` to `bp` IR.
 
 Each `@pl.function` body is read from its Python AST and built op by op
-through `blockpipe._core.IRBuilder`, every op at the user's file:line:col
+through a `blockpipe._core.CompileSession`, every op at the user's file:line:col
 (`function_lowering.FunctionLowering`; the DSL's operations are in `ops/`).
 
 Lowering runs more than once. The observing runs only record how every
@@ -41,7 +41,7 @@ class ProgramLowering:
         # The pushes this (observing) run records; a function lowered before
         # its peer looks up the peer's pushes of the previous run.
         self.recorded_pushes: Dict[Tuple[str, int, str], Set[Tuple[Tuple[int, ...], DType]]] = {}
-        self.builder = core.IRBuilder(program.source_file)
+        self.builder = core.CompileSession(program.source_file)
 
     def run(self):
         for name, spec in self.program.functions.items():
@@ -106,8 +106,8 @@ class ProgramLowering:
 
 
 def lower_program(program: Program, core, devices: Optional[int] = None) -> "Any":
-    """Returns an IRBuilder holding the program's module (not yet verified:
-    `verify_ir(builder.text(True))` or the pass pipeline does that).
+    """Returns the compile session holding the program's module (not yet
+    verified: its `run_pipeline` does that).
     `devices` is the size of the mesh the program runs on (default: one
     device more than the highest `device=` placement, if any)."""
     inference = Inference()

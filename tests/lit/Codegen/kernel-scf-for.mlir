@@ -42,13 +42,14 @@ module {
     %c4 = arith.constant 4 : index
     %c16 = arith.constant 16 : index
     %zero = bp.full 0.0 : f32 -> !bp.tile<16x16xf32, vec>
-    // bp.induction_var (the Python frontend's user name) names the variable.
-    %acc = scf.for %i = %c0 to %c4 step %c1 iter_args(%sum = %zero) -> (!bp.tile<16x16xf32, vec>) {
-      %row = arith.muli %i, %c16 : index
+    // The induction variable keeps its name (from the text here; the Python
+    // frontend gives it a NameLoc).
+    %acc = scf.for %row_block = %c0 to %c4 step %c1 iter_args(%sum = %zero) -> (!bp.tile<16x16xf32, vec>) {
+      %row = arith.muli %row_block, %c16 : index
       %t = bp.load %x[%row, %c0] : !bp.tensor<64x16xf32> -> !bp.tile<16x16xf32, vec>
       %next = bp.add %sum, %t : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
       scf.yield %next : !bp.tile<16x16xf32, vec>
-    } {bp.induction_var = "row_block"}
+    }
     // The results of a multi-result op are named r_0, r_1.
     %r:2 = scf.for %j = %c0 to %c3 step %c1 iter_args(%p = %zero, %q = %acc)
         -> (!bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>) {

@@ -76,7 +76,7 @@ module {
       %inside = bp.load %x[%row, %c0] : !bp.tensor<1024x64xf32> -> !bp.tile<64x64xf32, vec>
       %next = bp.add %acc, %inside : !bp.tile<64x64xf32, vec>, !bp.tile<64x64xf32, vec>
       scf.yield %next : !bp.tile<64x64xf32, vec>
-    } {bp.induction_var = "k"}
+    }
     %b = scf.for %j = %c0 to %c17 step %c1 iter_args(%acc = %a) -> (!bp.tile<64x64xf32, vec>) {
       %past = arith.muli %j, %c64 : index
       %t = bp.load %x[%past, %c0] : !bp.tensor<1024x64xf32> -> !bp.tile<64x64xf32, vec>
@@ -84,7 +84,7 @@ module {
       %tu = bp.add %t, %u : !bp.tile<64x64xf32, vec>, !bp.tile<64x64xf32, vec>
       %next = bp.add %acc, %tu : !bp.tile<64x64xf32, vec>, !bp.tile<64x64xf32, vec>
       scf.yield %next : !bp.tile<64x64xf32, vec>
-    } {bp.induction_var = "j"}
+    }
     %block_idx = bp.get_block_idx
     %by_block = arith.muli %block_idx, %c64 : index
     %c = bp.load %x[%by_block, %c0] : !bp.tensor<1024x64xf32> -> !bp.tile<64x64xf32, vec>
@@ -125,7 +125,7 @@ module {
       %f = arith.sitofp %i : i64 to f32
       %next = bp.mul %acc, %f : !bp.tile<16x16xf32, vec>, f32
       scf.yield %next : !bp.tile<16x16xf32, vec>
-    } {bp.induction_var = "n"}
+    }
     %o = bp.store %r, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
     return %o : !bp.tensor<16x16xf32>
   }
@@ -149,7 +149,7 @@ module {
       %t = bp.load %x[%row, %c0] : !bp.tensor<1024x64xf32> -> !bp.tile<64x64xf32, vec>
       %next = bp.add %acc, %t : !bp.tile<64x64xf32, vec>, !bp.tile<64x64xf32, vec>
       scf.yield %next : !bp.tile<64x64xf32, vec>
-    } {bp.induction_var = "k"}
+    }
     %o = bp.store %a, %out[%c0, %c0] : !bp.tile<64x64xf32, vec>, !bp.tensor<64x64xf32>
     return %o : !bp.tensor<64x64xf32>
   }
@@ -193,7 +193,7 @@ module {
       %l = bp.launch @divisors(%x, %again, %o) core_num(1)
           : (!bp.tensor<16x16xf32>, index, !bp.tensor<16x16xf32>) -> !bp.tensor<16x16xf32>
       scf.yield %l : !bp.tensor<16x16xf32>
-    } {bp.induction_var = "n"}
+    }
     return %r : !bp.tensor<16x16xf32>
   }
 }

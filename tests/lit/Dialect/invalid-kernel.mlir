@@ -340,8 +340,8 @@ func.func @add_in_aic(%a: !bp.tile<16x16xf32, vec>) attributes {bp.kind = #bp<ki
 
 // -----
 
-func.func @induction_var_name_on_a_non_loop() attributes {bp.kind = #bp<kind aiv>} {
-  // expected-error @+1 {{'bp.induction_var' must be a non-empty string on an scf.for}}
+func.func @an_unknown_bp_attribute() attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{unknown bp attribute 'bp.induction_var'}}
   %c0 = arith.constant {bp.induction_var = "i"} 0 : index
   return
 }

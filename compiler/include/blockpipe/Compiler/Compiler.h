@@ -2,8 +2,10 @@
 //
 // The compiler's entry points for other languages (the Python bindings in
 // `blockpipe._core`) and for tests: IR text in; IR text, the IR after each
-// pass and structured diagnostics out. No MLIR type crosses this interface
-// except the registry hook for tools that build their own MLIRContext.
+// pass and structured diagnostics out. The only MLIR types that cross this
+// interface are the registry hook for tools that build their own
+// MLIRContext and the module an in-memory compile session runs the pipeline
+// on (runDefaultPipeline(ModuleOp, ...)).
 //
 // Nothing here prints: every diagnostic, with its notes, is returned in
 // CompileResult::diagnostics. Each call uses its own MLIRContext, so calls
@@ -20,6 +22,7 @@
 namespace mlir {
 class Diagnostic;
 class DialectRegistry;
+class ModuleOp;
 } // namespace mlir
 
 namespace blockpipe {
@@ -62,6 +65,9 @@ struct PipelineOptions {
   bool verifyEachPass = true;
   /// Print locations (`loc(...)`) in the returned IR.
   bool printLocations = false;
+  /// Print the final module into CompileResult::ir. An in-memory session
+  /// that keeps the module turns this off: text only when someone asks.
+  bool printResult = true;
   /// The target of the default pipeline: a bundled spec's name ("cpu-sim",
   /// "cuda") or a spec file; both empty keep the module's or take cpu-sim.
   std::string target;
@@ -93,6 +99,12 @@ CompileResult parseAndVerify(const std::string &irText,
 /// bp-decompose-collective-permute -> bp-verify-p2p).
 CompileResult runDefaultPipeline(const std::string &irText,
                                  const std::string &bufferName,
+                                 const PipelineOptions &options = {});
+
+/// Runs the default pipeline on `module` in place, in its own context (a
+/// compile session that built the module keeps working on it: no text in
+/// between). The module is verified before the first pass.
+CompileResult runDefaultPipeline(mlir::ModuleOp module,
                                  const PipelineOptions &options = {});
 
 /// Same, with a textual pass pipeline such as "bp-inject-gm-pipe-buffer" or

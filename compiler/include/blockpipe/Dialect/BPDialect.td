@@ -52,11 +52,6 @@ def BP_Dialect : Dialect {
     /// Unit argument attribute marking the hidden pipe buffer parameter.
     static constexpr ::llvm::StringLiteral kGMPipeBufferArgAttrName =
         "bp.gm_pipe_buffer";
-    /// String attribute on an scf.for: the user's name of its induction
-    /// variable, for generated code (block argument locations are not part
-    /// of the IR's text form).
-    static constexpr ::llvm::StringLiteral kInductionVarAttrName =
-        "bp.induction_var";
     /// The name generated code gives that parameter.
     static constexpr ::llvm::StringLiteral kGMPipeBufferParamName =
         "__gm_pipe_buffer";

@@ -1,14 +1,20 @@
-//===- IRBuilder.h - Building bp IR from the Python frontend ----*- C++ -*-===//
+//===- CompileSession.h - One compile, from the frontend to C++ -*- C++ -*-===//
 //
-// The frontend builds IR through this class: ops are created generically by
-// name, with types and attributes given in MLIR's own syntax, and values are
-// referred to by integer handles. Every op carries the user's file:line:col
-// (and, where the user named the value, a NameLoc with that name).
+// A compile session owns one MLIRContext and one module from lowering
+// through the pass pipeline to code generation: the frontend builds the
+// module op by op, the default pipeline runs on it in place and codegen
+// translates it, with no text in between (text only for whoever asks:
+// CompiledProgram.ir(), dump_passes, the tools).
+//
+// Ops are created generically by name; values are referred to by integer
+// handles. Every op carries the user's file:line:col (and, where the user
+// named the value, a NameLoc with that name: loop variables and parameters
+// too, which is how generated C++ keeps the user's names).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef BLOCKPIPE_PYTHON_IRBUILDER_H
-#define BLOCKPIPE_PYTHON_IRBUILDER_H
+#ifndef BLOCKPIPE_PYTHON_COMPILESESSION_H
+#define BLOCKPIPE_PYTHON_COMPILESESSION_H
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -33,12 +39,12 @@ struct SourceLoc {
   std::string name; // the user's variable name, if any
 };
 
-class IRBuilder {
+class CompileSession {
 public:
   using Handle = int64_t;
   using AttrMap = std::map<std::string, std::string>;
 
-  IRBuilder(const std::string &moduleFile);
+  explicit CompileSession(const std::string &moduleFile);
 
   void setModuleAttr(const std::string &name, const std::string &attr);
 
@@ -63,8 +69,7 @@ public:
 
   /// Starts an scf.for; returns the induction variable followed by the
   /// loop-carried values. `inductionName`, the user's name of the induction
-  /// variable, is recorded as the loop's `bp.induction_var` (block argument
-  /// locations do not survive the IR's text form).
+  /// variable, becomes its location's name.
   std::vector<Handle> beginFor(Handle lower, Handle upper, Handle step,
                                const std::vector<Handle> &iterArgs,
                                const SourceLoc &loc,
@@ -90,6 +95,16 @@ public:
   std::string typeOf(Handle value) const;
 
   std::string text(bool debugInfo);
+
+  /// Verifies the module and runs the default pipeline on it in place;
+  /// returns the IR after each pass when `captureEachPass` (with locations
+  /// when `printLocations`). Raises blockpipe.CompileError on failure.
+  std::vector<std::pair<std::string, std::string>>
+  runPipeline(const std::string &target, const std::string &specPath,
+              bool captureEachPass, bool printLocations);
+  /// Translates the module (after runPipeline) into the files of a C++
+  /// project, by relative path.
+  std::map<std::string, std::string> emitCpp(const std::string &projectName);
   mlir::ModuleOp module() { return *moduleOp; }
   mlir::MLIRContext &context() { return ctx; }
 
@@ -110,4 +125,4 @@ private:
 
 } // namespace blockpipe::python
 
-#endif // BLOCKPIPE_PYTHON_IRBUILDER_H
+#endif // BLOCKPIPE_PYTHON_COMPILESESSION_H

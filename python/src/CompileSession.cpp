@@ -1,8 +1,9 @@
-//===- IRBuilder.cpp - Building bp IR from the Python frontend ------------===//
+//===- CompileSession.cpp - One compile, from the frontend to C++ ---------===//
 
-#include "IRBuilder.h"
+#include "CompileSession.h"
 #include "Diagnostics.h"
 
+#include "blockpipe/Codegen/Codegen.h"
 #include "blockpipe/Compiler/Compiler.h"
 #include "blockpipe/Dialect/BPDialect.h"
 
@@ -32,7 +33,7 @@ static void check(bool ok, const SourceLoc &loc, const std::string &message) {
   raiseCompileError({diag}, message);
 }
 
-IRBuilder::IRBuilder(const std::string &moduleFile)
+CompileSession::CompileSession(const std::string &moduleFile)
     : ctx(MLIRContext::Threading::DISABLED), builder(&ctx) {
   ctx.printOpOnDiagnostic(false);
   loadDialects(ctx);
@@ -40,14 +41,14 @@ IRBuilder::IRBuilder(const std::string &moduleFile)
   builder.setInsertionPointToEnd(moduleOp->getBody());
 }
 
-Location IRBuilder::location(const SourceLoc &loc) {
+Location CompileSession::location(const SourceLoc &loc) {
   Location fileLoc = FileLineColLoc::get(&ctx, loc.file, loc.line, loc.column);
   if (loc.name.empty())
     return fileLoc;
   return NameLoc::get(StringAttr::get(&ctx, loc.name), fileLoc);
 }
 
-Type IRBuilder::parseType(const std::string &text, const SourceLoc &loc) {
+Type CompileSession::parseType(const std::string &text, const SourceLoc &loc) {
   // The parser's own message is replaced by one at the user's location.
   ScopedDiagnosticHandler quiet(&ctx,
                                 [](mlir::Diagnostic &) { return success(); });
@@ -56,7 +57,8 @@ Type IRBuilder::parseType(const std::string &text, const SourceLoc &loc) {
   return type;
 }
 
-Attribute IRBuilder::parseAttr(const std::string &text, const SourceLoc &loc) {
+Attribute CompileSession::parseAttr(const std::string &text,
+                                    const SourceLoc &loc) {
   ScopedDiagnosticHandler quiet(&ctx,
                                 [](mlir::Diagnostic &) { return success(); });
   Attribute attr = mlir::parseAttribute(text, &ctx);
@@ -64,30 +66,30 @@ Attribute IRBuilder::parseAttr(const std::string &text, const SourceLoc &loc) {
   return attr;
 }
 
-Value IRBuilder::value(Handle handle) const {
+Value CompileSession::value(Handle handle) const {
   if (handle < 0 || handle >= static_cast<Handle>(values.size()))
     throw std::out_of_range("unknown IR value handle " +
                             std::to_string(handle));
   return values[handle];
 }
 
-IRBuilder::Handle IRBuilder::track(Value value) {
+CompileSession::Handle CompileSession::track(Value value) {
   values.push_back(value);
   return static_cast<Handle>(values.size()) - 1;
 }
 
-void IRBuilder::setModuleAttr(const std::string &name,
-                              const std::string &attr) {
+void CompileSession::setModuleAttr(const std::string &name,
+                                   const std::string &attr) {
   (*moduleOp)->setAttr(name, parseAttr(attr, SourceLoc{}));
 }
 
-std::vector<IRBuilder::Handle>
-IRBuilder::beginFunction(const std::string &name,
-                         const std::vector<std::string> &argTypes,
-                         const std::vector<std::string> &argNames,
-                         const std::vector<AttrMap> &argAttrs,
-                         const std::vector<std::string> &resultTypes,
-                         const AttrMap &attrs, const SourceLoc &loc) {
+std::vector<CompileSession::Handle>
+CompileSession::beginFunction(const std::string &name,
+                              const std::vector<std::string> &argTypes,
+                              const std::vector<std::string> &argNames,
+                              const std::vector<AttrMap> &argAttrs,
+                              const std::vector<std::string> &resultTypes,
+                              const AttrMap &attrs, const SourceLoc &loc) {
   SmallVector<Type> inputs, results;
   for (const std::string &type : argTypes)
     inputs.push_back(parseType(type, loc));
@@ -115,11 +117,11 @@ IRBuilder::beginFunction(const std::string &name,
   return args;
 }
 
-void IRBuilder::endFunction() {
+void CompileSession::endFunction() {
   builder.setInsertionPointToEnd(moduleOp->getBody());
 }
 
-void IRBuilder::setFunctionResults(
+void CompileSession::setFunctionResults(
     const std::string &name, const std::vector<std::string> &resultTypes) {
   auto func = moduleOp->lookupSymbol<func::FuncOp>(name);
   if (!func)
@@ -131,11 +133,11 @@ void IRBuilder::setFunctionResults(
       FunctionType::get(&ctx, func.getArgumentTypes(), results));
 }
 
-std::vector<IRBuilder::Handle>
-IRBuilder::create(const std::string &opName,
-                  const std::vector<Handle> &operands,
-                  const std::vector<std::string> &resultTypes,
-                  const AttrMap &attrs, const SourceLoc &loc) {
+std::vector<CompileSession::Handle>
+CompileSession::create(const std::string &opName,
+                       const std::vector<Handle> &operands,
+                       const std::vector<std::string> &resultTypes,
+                       const AttrMap &attrs, const SourceLoc &loc) {
   OperationState state(location(loc), opName);
   check(state.name.isRegistered(), loc, "unknown operation '" + opName + "'");
   for (Handle operand : operands)
@@ -151,10 +153,11 @@ IRBuilder::create(const std::string &opName,
   return results;
 }
 
-std::vector<IRBuilder::Handle>
-IRBuilder::beginFor(Handle lower, Handle upper, Handle step,
-                    const std::vector<Handle> &iterArgs, const SourceLoc &loc,
-                    const std::string &inductionName) {
+std::vector<CompileSession::Handle>
+CompileSession::beginFor(Handle lower, Handle upper, Handle step,
+                         const std::vector<Handle> &iterArgs,
+                         const SourceLoc &loc,
+                         const std::string &inductionName) {
   SmallVector<Value> inits;
   for (Handle arg : iterArgs)
     inits.push_back(value(arg));
@@ -166,17 +169,20 @@ IRBuilder::beginFor(Handle lower, Handle upper, Handle step,
   if (!body->empty() && isa<scf::YieldOp>(body->back()))
     body->back().erase();
   builder.setInsertionPointToEnd(body);
-  if (!inductionName.empty())
-    loop->setAttr(bp::BPDialect::kInductionVarAttrName,
-                  builder.getStringAttr(inductionName));
+  if (!inductionName.empty()) {
+    SourceLoc ivLoc = loc;
+    ivLoc.name = inductionName;
+    loop.getInductionVar().setLoc(location(ivLoc));
+  }
   std::vector<Handle> handles = {track(loop.getInductionVar())};
   for (BlockArgument arg : loop.getRegionIterArgs())
     handles.push_back(track(arg));
   return handles;
 }
 
-std::vector<IRBuilder::Handle>
-IRBuilder::endFor(const std::vector<Handle> &yielded, const SourceLoc &loc) {
+std::vector<CompileSession::Handle>
+CompileSession::endFor(const std::vector<Handle> &yielded,
+                       const SourceLoc &loc) {
   check(!openLoops.empty(), loc, "no loop to end");
   auto loop = cast<scf::ForOp>(openLoops.back());
   openLoops.pop_back();
@@ -191,7 +197,7 @@ IRBuilder::endFor(const std::vector<Handle> &yielded, const SourceLoc &loc) {
   return results;
 }
 
-void IRBuilder::beginIf(Handle condition, const SourceLoc &loc) {
+void CompileSession::beginIf(Handle condition, const SourceLoc &loc) {
   auto ifOp =
       builder.create<scf::IfOp>(location(loc), TypeRange(), value(condition),
                                 /*withElseRegion=*/true);
@@ -202,7 +208,7 @@ void IRBuilder::beginIf(Handle condition, const SourceLoc &loc) {
   builder.setInsertionPointToEnd(ifOp.thenBlock());
 }
 
-void IRBuilder::enterBranch(bool elseBranch) {
+void CompileSession::enterBranch(bool elseBranch) {
   if (openIfs.empty())
     throw std::logic_error("no open if");
   auto ifOp = cast<scf::IfOp>(openIfs.back());
@@ -210,9 +216,10 @@ void IRBuilder::enterBranch(bool elseBranch) {
                                             : ifOp.thenBlock());
 }
 
-std::vector<IRBuilder::Handle>
-IRBuilder::endIf(const std::vector<Handle> &thenYielded,
-                 const std::vector<Handle> &elseYielded, const SourceLoc &loc) {
+std::vector<CompileSession::Handle>
+CompileSession::endIf(const std::vector<Handle> &thenYielded,
+                      const std::vector<Handle> &elseYielded,
+                      const SourceLoc &loc) {
   check(!openIfs.empty(), loc, "no if to end");
   check(thenYielded.size() == elseYielded.size(), loc,
         "the branches of an if yield different numbers of values");
@@ -253,14 +260,14 @@ IRBuilder::endIf(const std::vector<Handle> &thenYielded,
   return results;
 }
 
-std::string IRBuilder::typeOf(Handle handle) const {
+std::string CompileSession::typeOf(Handle handle) const {
   std::string text;
   llvm::raw_string_ostream os(text);
   value(handle).getType().print(os);
   return text;
 }
 
-std::string IRBuilder::text(bool debugInfo) {
+std::string CompileSession::text(bool debugInfo) {
   std::string text;
   llvm::raw_string_ostream os(text);
   OpPrintingFlags flags;
@@ -270,6 +277,44 @@ std::string IRBuilder::text(bool debugInfo) {
   }
   moduleOp->print(os, flags);
   return text;
+}
+
+std::vector<std::pair<std::string, std::string>>
+CompileSession::runPipeline(const std::string &target,
+                            const std::string &specPath, bool captureEachPass,
+                            bool printLocations) {
+  blockpipe::PipelineOptions options;
+  options.target = target;
+  options.specPath = specPath;
+  options.captureIRAfterEachPass = captureEachPass;
+  options.printLocations = printLocations;
+  options.printResult = false;
+  blockpipe::CompileResult result =
+      blockpipe::runDefaultPipeline(*moduleOp, options);
+  if (!result.success)
+    raiseCompileError(result.diagnostics, "the compiler rejected the program");
+  std::vector<std::pair<std::string, std::string>> passes;
+  for (blockpipe::PassIR &pass : result.passIR)
+    passes.emplace_back(std::move(pass.pass), std::move(pass.ir));
+  return passes;
+}
+
+std::map<std::string, std::string>
+CompileSession::emitCpp(const std::string &projectName) {
+  std::vector<Diagnostic> diagnostics;
+  ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &diag) {
+    diagnostics.push_back(blockpipe::toDiagnostic(diag));
+    for (mlir::Diagnostic &note : diag.getNotes())
+      diagnostics.push_back(blockpipe::toDiagnostic(note));
+    return success();
+  });
+  blockpipe::codegen::EmitOptions options;
+  options.projectName = projectName;
+  FailureOr<blockpipe::codegen::FileMap> files =
+      blockpipe::codegen::emitCpp(*moduleOp, options);
+  if (failed(files))
+    raiseCompileError(diagnostics, "code generation failed");
+  return {files->begin(), files->end()};
 }
 
 } // namespace blockpipe::python
