@@ -7,8 +7,15 @@
 #include "blockpipe/Compiler/Compiler.h"
 #include "blockpipe/Dialect/BPDialect.h"
 
+#include "blockpipe/Target/DType.h"
+#include "blockpipe/Target/PipeLayout.h"
+
 #include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+
+#include <cmath>
 
 using namespace mlir;
 
@@ -39,6 +46,17 @@ CompileSession::CompileSession(const std::string &moduleFile)
   loadDialects(ctx);
   moduleOp = ModuleOp::create(FileLineColLoc::get(&ctx, moduleFile, 1, 1));
   builder.setInsertionPointToEnd(moduleOp->getBody());
+  // The dtype table names each element type as bp IR spells it.
+  for (const target::DTypeInfo &info : target::kDTypes) {
+    Type type = mlir::parseType(info.mlir, &ctx);
+    elementTypes[info.enumerator] = type;
+    dtypeNames[type] = info.enumerator;
+  }
+  // The DSL's index scalars, and conditions.
+  elementTypes["INDEX"] = builder.getIndexType();
+  dtypeNames[builder.getIndexType()] = "INDEX";
+  elementTypes["BOOL"] = builder.getI1Type();
+  dtypeNames[builder.getI1Type()] = "BOOL";
 }
 
 Location CompileSession::location(const SourceLoc &loc) {
@@ -48,23 +66,179 @@ Location CompileSession::location(const SourceLoc &loc) {
   return NameLoc::get(StringAttr::get(&ctx, loc.name), fileLoc);
 }
 
-Type CompileSession::parseType(const std::string &text, const SourceLoc &loc) {
-  // The parser's own message is replaced by one at the user's location.
-  ScopedDiagnosticHandler quiet(&ctx,
-                                [](mlir::Diagnostic &) { return success(); });
-  Type type = mlir::parseType(text, &ctx);
-  check(static_cast<bool>(type), loc, "invalid type '" + text + "'");
-  return type;
+//===----------------------------------------------------------------------===//
+// Types and attributes
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+static T orThrow(std::optional<T> value, const std::string &what,
+                 const std::string &name) {
+  if (!value)
+    throw std::invalid_argument("unknown " + what + " '" + name + "'");
+  return *value;
 }
 
-Attribute CompileSession::parseAttr(const std::string &text,
-                                    const SourceLoc &loc) {
-  ScopedDiagnosticHandler quiet(&ctx,
-                                [](mlir::Diagnostic &) { return success(); });
-  Attribute attr = mlir::parseAttribute(text, &ctx);
-  check(static_cast<bool>(attr), loc, "invalid attribute '" + text + "'");
-  return attr;
+Type CompileSession::elementType(const std::string &dtype) const {
+  auto it = elementTypes.find(dtype);
+  if (it == elementTypes.end())
+    throw std::invalid_argument("unknown dtype '" + dtype + "'");
+  return it->second;
 }
+
+Type CompileSession::tensorType(
+    const std::vector<std::optional<int64_t>> &shape,
+    const std::string &dtype) {
+  SmallVector<int64_t> dims;
+  for (std::optional<int64_t> dim : shape)
+    dims.push_back(dim ? *dim : ShapedType::kDynamic);
+  return bp::GMTensorType::get(dims, elementType(dtype));
+}
+
+Type CompileSession::tileType(const std::vector<int64_t> &shape,
+                              const std::string &dtype,
+                              const std::string &space) {
+  return bp::TileType::get(
+      shape, elementType(dtype),
+      orThrow(bp::symbolizeMemorySpace(space), "memory space", space));
+}
+
+Type CompileSession::scalarType(const std::string &dtype) {
+  return elementType(dtype);
+}
+
+TypeDesc CompileSession::describe(Type type) const {
+  TypeDesc desc;
+  auto dtypeOf = [&](Type element) {
+    auto it = dtypeNames.find(element);
+    if (it == dtypeNames.end()) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      element.print(os);
+      throw std::invalid_argument("no dtype for element type " + text);
+    }
+    return it->second;
+  };
+  auto shapeOf = [&](ArrayRef<int64_t> dims) {
+    for (int64_t dim : dims)
+      desc.shape.push_back(ShapedType::isDynamic(dim)
+                               ? std::nullopt
+                               : std::optional<int64_t>(dim));
+  };
+  if (auto tensor = dyn_cast<bp::GMTensorType>(type)) {
+    desc.kind = "tensor";
+    shapeOf(tensor.getShape());
+    desc.dtype = dtypeOf(tensor.getElementType());
+  } else if (auto tile = dyn_cast<bp::TileType>(type)) {
+    desc.kind = "tile";
+    shapeOf(tile.getShape());
+    desc.dtype = dtypeOf(tile.getElementType());
+    desc.space = bp::stringifyMemorySpace(tile.getMemorySpace()).str();
+  } else {
+    desc.kind = "scalar";
+    desc.dtype = dtypeOf(type);
+  }
+  return desc;
+}
+
+Attribute CompileSession::integerAttr(int64_t value, unsigned bits) {
+  return builder.getIntegerAttr(builder.getIntegerType(bits), value);
+}
+
+Attribute CompileSession::unitAttr() { return builder.getUnitAttr(); }
+
+Attribute CompileSession::stringAttr(const std::string &text) {
+  return builder.getStringAttr(text);
+}
+
+Attribute CompileSession::symbolAttr(const std::string &name) {
+  return FlatSymbolRefAttr::get(&ctx, name);
+}
+
+std::optional<Attribute> CompileSession::floatAttr(double value,
+                                                   const std::string &dtype) {
+  auto type = dyn_cast<FloatType>(elementType(dtype));
+  if (!type)
+    throw std::invalid_argument("'" + dtype + "' is not a float dtype");
+  APFloat converted(value);
+  bool losesInfo = false;
+  APFloat::opStatus status = converted.convert(
+      type.getFloatSemantics(), APFloat::rmNearestTiesToEven, &losesInfo);
+  if ((status & APFloat::opOverflow) && std::isfinite(value))
+    return std::nullopt;
+  return builder.getFloatAttr(type, converted);
+}
+
+std::optional<Attribute> CompileSession::intAttr(int64_t value,
+                                                 const std::string &dtype) {
+  Type type = elementType(dtype);
+  unsigned bits = type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
+  if (!type.isIndex() && !isa<IntegerType>(type))
+    throw std::invalid_argument("'" + dtype + "' is not an integer dtype");
+  bool fits = bits == 1 ? (value == 0 || value == 1) // BOOL: false, true
+                        : llvm::isIntN(bits, value);
+  if (!fits)
+    return std::nullopt;
+  return builder.getIntegerAttr(type, value);
+}
+
+Attribute CompileSession::functionKindAttr(const std::string &kind) {
+  return bp::FunctionKindAttr::get(
+      &ctx, orThrow(bp::symbolizeFunctionKind(kind), "function kind", kind));
+}
+
+Attribute CompileSession::paramDirAttr(const std::string &dir) {
+  return bp::ParamDirAttr::get(
+      &ctx, orThrow(bp::symbolizeParamDir(dir), "parameter direction", dir));
+}
+
+Attribute CompileSession::pipeDirAttr(const std::string &dir) {
+  return bp::PipeDirAttr::get(
+      &ctx, orThrow(bp::symbolizePipeDir(dir), "pipe direction", dir));
+}
+
+Attribute CompileSession::pipeDirsAttr(int64_t mask) {
+  if (!isValidPipeDirMask(mask))
+    throw std::invalid_argument("dir_mask must be " + std::to_string(kPipeC2V) +
+                                " (C2V), " + std::to_string(kPipeV2C) +
+                                " (V2C) or " + std::to_string(kPipeBoth) +
+                                " (both), got " + std::to_string(mask));
+  return bp::PipeDirsAttr::get(&ctx, static_cast<bp::PipeDirs>(mask));
+}
+
+Attribute CompileSession::cmpIPredicateAttr(const std::string &name) {
+  return arith::CmpIPredicateAttr::get(
+      &ctx, orThrow(arith::symbolizeCmpIPredicate(name), "predicate", name));
+}
+
+Attribute CompileSession::cmpFPredicateAttr(const std::string &name) {
+  return arith::CmpFPredicateAttr::get(
+      &ctx, orThrow(arith::symbolizeCmpFPredicate(name), "predicate", name));
+}
+
+Attribute CompileSession::i32ArrayAttr(const std::vector<int32_t> &values) {
+  return builder.getDenseI32ArrayAttr(values);
+}
+
+Attribute CompileSession::channelAttr(int64_t handle) {
+  return bp::ChannelHandleAttr::get(&ctx, handle,
+                                    bp::ChannelHandleAttr::kDeviceToDevice);
+}
+
+Attribute CompileSession::pairsAttr(
+    const std::vector<std::pair<int64_t, int64_t>> &pairs) {
+  SmallVector<int64_t> flat;
+  for (auto [source, target] : pairs) {
+    flat.push_back(source);
+    flat.push_back(target);
+  }
+  auto type = RankedTensorType::get({static_cast<int64_t>(pairs.size()), 2},
+                                    builder.getI64Type());
+  return DenseIntElementsAttr::get(type, flat);
+}
+
+//===----------------------------------------------------------------------===//
+// Building
+//===----------------------------------------------------------------------===//
 
 Value CompileSession::value(Handle handle) const {
   if (handle < 0 || handle >= static_cast<Handle>(values.size()))
@@ -78,31 +252,23 @@ CompileSession::Handle CompileSession::track(Value value) {
   return static_cast<Handle>(values.size()) - 1;
 }
 
-void CompileSession::setModuleAttr(const std::string &name,
-                                   const std::string &attr) {
-  (*moduleOp)->setAttr(name, parseAttr(attr, SourceLoc{}));
+void CompileSession::setModuleAttr(const std::string &name, Attribute attr) {
+  (*moduleOp)->setAttr(name, attr);
 }
 
-std::vector<CompileSession::Handle>
-CompileSession::beginFunction(const std::string &name,
-                              const std::vector<std::string> &argTypes,
-                              const std::vector<std::string> &argNames,
-                              const std::vector<AttrMap> &argAttrs,
-                              const std::vector<std::string> &resultTypes,
-                              const AttrMap &attrs, const SourceLoc &loc) {
-  SmallVector<Type> inputs, results;
-  for (const std::string &type : argTypes)
-    inputs.push_back(parseType(type, loc));
-  for (const std::string &type : resultTypes)
-    results.push_back(parseType(type, loc));
+std::vector<CompileSession::Handle> CompileSession::beginFunction(
+    const std::string &name, const std::vector<Type> &argTypes,
+    const std::vector<std::string> &argNames,
+    const std::vector<AttrMap> &argAttrs, const std::vector<Type> &resultTypes,
+    const AttrMap &attrs, const SourceLoc &loc) {
   builder.setInsertionPointToEnd(moduleOp->getBody());
   auto func = builder.create<func::FuncOp>(
-      location(loc), name, builder.getFunctionType(inputs, results));
-  for (const auto &[attrName, attrText] : attrs)
-    func->setAttr(attrName, parseAttr(attrText, loc));
-  for (size_t i = 0; i < argAttrs.size() && i < inputs.size(); ++i)
-    for (const auto &[attrName, attrText] : argAttrs[i])
-      func.setArgAttr(i, attrName, parseAttr(attrText, loc));
+      location(loc), name, builder.getFunctionType(argTypes, resultTypes));
+  for (const auto &[attrName, attr] : attrs)
+    func->setAttr(attrName, attr);
+  for (size_t i = 0; i < argAttrs.size() && i < argTypes.size(); ++i)
+    for (const auto &[attrName, attr] : argAttrs[i])
+      func.setArgAttr(i, attrName, attr);
   Block *entry = func.addEntryBlock();
   // Parameters carry the user's names, for readable IR and generated code.
   for (auto [arg, argName] : llvm::zip(entry->getArguments(), argNames)) {
@@ -121,31 +287,75 @@ void CompileSession::endFunction() {
   builder.setInsertionPointToEnd(moduleOp->getBody());
 }
 
-void CompileSession::setFunctionResults(
-    const std::string &name, const std::vector<std::string> &resultTypes) {
+void CompileSession::setFunctionResults(const std::string &name,
+                                        const std::vector<Type> &resultTypes) {
   auto func = moduleOp->lookupSymbol<func::FuncOp>(name);
   if (!func)
     throw std::invalid_argument("no function named '" + name + "'");
-  SmallVector<Type> results;
-  for (const std::string &type : resultTypes)
-    results.push_back(parseType(type, SourceLoc{}));
   func.setFunctionType(
-      FunctionType::get(&ctx, func.getArgumentTypes(), results));
+      FunctionType::get(&ctx, func.getArgumentTypes(), resultTypes));
+}
+
+SmallVector<Type> CompileSession::inferResultTypes(const OperationState &state,
+                                                   const SourceLoc &loc) {
+  // The op is made once without results, so that its inherent attributes
+  // are in place (properties) when its interface infers them.
+  Operation *probe = Operation::create(state);
+  auto inference = dyn_cast<InferTypeOpInterface>(probe);
+  std::vector<Diagnostic> diagnostics;
+  ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &diag) {
+    diagnostics.push_back(blockpipe::toDiagnostic(diag));
+    return success();
+  });
+  SmallVector<Type> types;
+  bool inferred = inference && succeeded(inference.inferReturnTypes(
+                                   &ctx, probe->getLoc(), probe->getOperands(),
+                                   probe->getRawDictionaryAttrs(),
+                                   probe->getPropertiesStorage(),
+                                   probe->getRegions(), types));
+  probe->destroy();
+  std::string opName = state.name.getStringRef().str();
+  check(static_cast<bool>(inference), loc,
+        "'" + opName + "' does not infer its result types");
+  if (!inferred)
+    raiseCompileError(diagnostics,
+                      "cannot infer the result types of '" + opName + "'");
+  return types;
+}
+
+OperationState CompileSession::stateOf(const std::string &opName,
+                                       const std::vector<Handle> &operands,
+                                       const AttrMap &attrs,
+                                       const SourceLoc &loc) {
+  OperationState state(location(loc), opName);
+  check(state.name.isRegistered(), loc, "unknown operation '" + opName + "'");
+  for (Handle operand : operands)
+    state.operands.push_back(value(operand));
+  for (const auto &[attrName, attr] : attrs)
+    state.addAttribute(attrName, attr);
+  return state;
+}
+
+std::vector<TypeDesc> CompileSession::infer(const std::string &opName,
+                                            const std::vector<Handle> &operands,
+                                            const AttrMap &attrs,
+                                            const SourceLoc &loc) {
+  std::vector<TypeDesc> types;
+  for (Type type : inferResultTypes(stateOf(opName, operands, attrs, loc), loc))
+    types.push_back(describe(type));
+  return types;
 }
 
 std::vector<CompileSession::Handle>
 CompileSession::create(const std::string &opName,
                        const std::vector<Handle> &operands,
-                       const std::vector<std::string> &resultTypes,
+                       const std::optional<std::vector<Type>> &resultTypes,
                        const AttrMap &attrs, const SourceLoc &loc) {
-  OperationState state(location(loc), opName);
-  check(state.name.isRegistered(), loc, "unknown operation '" + opName + "'");
-  for (Handle operand : operands)
-    state.operands.push_back(value(operand));
-  for (const std::string &type : resultTypes)
-    state.types.push_back(parseType(type, loc));
-  for (const auto &[attrName, attrText] : attrs)
-    state.addAttribute(attrName, parseAttr(attrText, loc));
+  OperationState state = stateOf(opName, operands, attrs, loc);
+  if (resultTypes)
+    state.addTypes(*resultTypes);
+  else
+    state.addTypes(inferResultTypes(state, loc));
   Operation *op = builder.create(state);
   std::vector<Handle> results;
   for (Value result : op->getResults())
@@ -260,11 +470,8 @@ CompileSession::endIf(const std::vector<Handle> &thenYielded,
   return results;
 }
 
-std::string CompileSession::typeOf(Handle handle) const {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  value(handle).getType().print(os);
-  return text;
+TypeDesc CompileSession::typeOf(Handle handle) const {
+  return describe(value(handle).getType());
 }
 
 std::string CompileSession::text(bool debugInfo) {

@@ -6,10 +6,13 @@
 // translates it, with no text in between (text only for whoever asks:
 // CompiledProgram.ir(), dump_passes, the tools).
 //
-// Ops are created generically by name; values are referred to by integer
-// handles. Every op carries the user's file:line:col (and, where the user
-// named the value, a NameLoc with that name: loop variables and parameters
-// too, which is how generated C++ keeps the user's names).
+// Ops are created generically by name, from typed types and attributes that
+// the session makes from the DSL's names (no MLIR syntax crosses), with
+// result types inferred by the dialect wherever the operands determine them;
+// values are referred to by integer handles. Every op carries the user's
+// file:line:col (and, where the user named the value, a NameLoc with that name:
+// loop variables and parameters too, which is how generated C++ keeps the
+// user's names).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +23,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <map>
 #include <optional>
@@ -39,33 +44,92 @@ struct SourceLoc {
   std::string name; // the user's variable name, if any
 };
 
+/// A type as the DSL names it: kind "tensor", "tile" or "scalar"; dims
+/// (nullopt: dynamic); the dtype's enumerator ("FP32", ..., "INDEX",
+/// "BOOL"); the memory space of a tile ("vec", ...).
+struct TypeDesc {
+  std::string kind;
+  std::vector<std::optional<int64_t>> shape;
+  std::string dtype;
+  std::string space;
+};
+
 class CompileSession {
 public:
   using Handle = int64_t;
-  using AttrMap = std::map<std::string, std::string>;
+  using AttrMap = std::map<std::string, mlir::Attribute>;
 
   explicit CompileSession(const std::string &moduleFile);
 
-  void setModuleAttr(const std::string &name, const std::string &attr);
+  //===--- Types and attributes, from the DSL's names ---------------------===//
+  // Bad names are the frontend's bugs, not the user's: they throw
+  // std::invalid_argument.
+
+  mlir::Type tensorType(const std::vector<std::optional<int64_t>> &shape,
+                        const std::string &dtype);
+  mlir::Type tileType(const std::vector<int64_t> &shape,
+                      const std::string &dtype, const std::string &space);
+  mlir::Type scalarType(const std::string &dtype);
+  TypeDesc describe(mlir::Type type) const;
+
+  mlir::Attribute integerAttr(int64_t value, unsigned bits);
+  mlir::Attribute unitAttr();
+  mlir::Attribute stringAttr(const std::string &text);
+  mlir::Attribute symbolAttr(const std::string &name);
+  /// `value` as a constant of element type `dtype`; nullopt when it does not
+  /// fit (an integer out of range, a finite float that rounds to infinity).
+  std::optional<mlir::Attribute> floatAttr(double value,
+                                           const std::string &dtype);
+  std::optional<mlir::Attribute> intAttr(int64_t value,
+                                         const std::string &dtype);
+  mlir::Attribute functionKindAttr(const std::string &kind);
+  mlir::Attribute paramDirAttr(const std::string &dir);
+  /// A pipe ring's direction ("c2v", "v2c"), as tpush/tpop/tfree take it.
+  mlir::Attribute pipeDirAttr(const std::string &dir);
+  /// initialize_pipe's dir_mask from the DSL's 1 (C2V), 2 (V2C), 3 (both).
+  mlir::Attribute pipeDirsAttr(int64_t mask);
+  /// An arith.cmpi / arith.cmpf predicate by name ("slt", "oeq", ...).
+  mlir::Attribute cmpIPredicateAttr(const std::string &name);
+  mlir::Attribute cmpFPredicateAttr(const std::string &name);
+  mlir::Attribute i32ArrayAttr(const std::vector<int32_t> &values);
+  /// A device-to-device channel of a transfer (StableHLO's channel handle).
+  mlir::Attribute channelAttr(int64_t handle);
+  /// An Nx2 i64 elements attribute (source_target_pairs).
+  mlir::Attribute
+  pairsAttr(const std::vector<std::pair<int64_t, int64_t>> &pairs);
+
+  //===--- Building
+  //--------------------------------------------------------===//
+
+  void setModuleAttr(const std::string &name, mlir::Attribute attr);
 
   /// Starts a function and returns handles of its arguments.
   std::vector<Handle> beginFunction(const std::string &name,
-                                    const std::vector<std::string> &argTypes,
+                                    const std::vector<mlir::Type> &argTypes,
                                     const std::vector<std::string> &argNames,
                                     const std::vector<AttrMap> &argAttrs,
-                                    const std::vector<std::string> &resultTypes,
+                                    const std::vector<mlir::Type> &resultTypes,
                                     const AttrMap &attrs, const SourceLoc &loc);
   void endFunction();
   /// Sets the result types of function `name` (known once its return is
   /// built).
   void setFunctionResults(const std::string &name,
-                          const std::vector<std::string> &resultTypes);
+                          const std::vector<mlir::Type> &resultTypes);
 
-  /// Creates `opName` at the insertion point and returns its results.
-  std::vector<Handle> create(const std::string &opName,
-                             const std::vector<Handle> &operands,
-                             const std::vector<std::string> &resultTypes,
-                             const AttrMap &attrs, const SourceLoc &loc);
+  /// Creates `opName` at the insertion point and returns its results. Without
+  /// `resultTypes` the op infers them from its operands
+  /// (InferTypeOpInterface); what it rejects is a CompileError at `loc`
+  /// with the dialect's message.
+  std::vector<Handle>
+  create(const std::string &opName, const std::vector<Handle> &operands,
+         const std::optional<std::vector<mlir::Type>> &resultTypes,
+         const AttrMap &attrs, const SourceLoc &loc);
+
+  /// The result types `opName` would infer from these operands and
+  /// attributes, without building it.
+  std::vector<TypeDesc> infer(const std::string &opName,
+                              const std::vector<Handle> &operands,
+                              const AttrMap &attrs, const SourceLoc &loc);
 
   /// Starts an scf.for; returns the induction variable followed by the
   /// loop-carried values. `inductionName`, the user's name of the induction
@@ -92,7 +156,10 @@ public:
                             const std::vector<Handle> &elseYielded,
                             const SourceLoc &loc);
 
-  std::string typeOf(Handle value) const;
+  TypeDesc typeOf(Handle value) const;
+
+  //===--- Compiling
+  //-------------------------------------------------------===//
 
   std::string text(bool debugInfo);
 
@@ -105,19 +172,28 @@ public:
   /// Translates the module (after runPipeline) into the files of a C++
   /// project, by relative path.
   std::map<std::string, std::string> emitCpp(const std::string &projectName);
+
   mlir::ModuleOp module() { return *moduleOp; }
   mlir::MLIRContext &context() { return ctx; }
 
 private:
   mlir::Location location(const SourceLoc &loc);
-  mlir::Type parseType(const std::string &text, const SourceLoc &loc);
-  mlir::Attribute parseAttr(const std::string &text, const SourceLoc &loc);
+  mlir::Type elementType(const std::string &dtype) const;
+  /// The op `opName` at `loc` with `operands` and `attrs`, without results.
+  mlir::OperationState stateOf(const std::string &opName,
+                               const std::vector<Handle> &operands,
+                               const AttrMap &attrs, const SourceLoc &loc);
+  llvm::SmallVector<mlir::Type>
+  inferResultTypes(const mlir::OperationState &state, const SourceLoc &loc);
   mlir::Value value(Handle handle) const;
   Handle track(mlir::Value value);
 
   mlir::MLIRContext ctx;
   mlir::OwningOpRef<mlir::ModuleOp> moduleOp;
   mlir::OpBuilder builder;
+  /// Element types by dtype enumerator, and back.
+  llvm::StringMap<mlir::Type> elementTypes;
+  llvm::DenseMap<mlir::Type, std::string> dtypeNames;
   std::vector<mlir::Value> values;
   std::vector<mlir::Operation *> openLoops;
   std::vector<mlir::Operation *> openIfs;

@@ -15,9 +15,7 @@
 
 #include "blockpipe/Compiler/Compiler.h"
 #include "blockpipe/Target/DType.h"
-#include "blockpipe/Target/PipeLayout.h"
 
-#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -53,28 +51,6 @@ py::list dtypes() {
   return out;
 }
 
-/// `initialize_pipe`'s dir_mask attribute for the DSL's integer mask.
-std::string pipeDirsAttr(int64_t mask) {
-  if (!blockpipe::isValidPipeDirMask(mask))
-    throw py::value_error("dir_mask must be " +
-                          std::to_string(blockpipe::kPipeC2V) + " (C2V), " +
-                          std::to_string(blockpipe::kPipeV2C) + " (V2C) or " +
-                          std::to_string(blockpipe::kPipeBoth) +
-                          " (both), got " + std::to_string(mask));
-  return "#bp<pipe_dirs " +
-         bp::stringifyPipeDirs(static_cast<bp::PipeDirs>(mask)) + ">";
-}
-
-/// A context for the typing-rule queries (types parsed from dtype names).
-MLIRContext &rulesContext() {
-  static MLIRContext *context = [] {
-    auto *ctx = new MLIRContext(MLIRContext::Threading::DISABLED);
-    loadDialects(*ctx);
-    return ctx;
-  }();
-  return *context;
-}
-
 py::list legalMoves() {
   py::list moves;
   for (auto [from, to] : bp::getLegalMoves())
@@ -91,14 +67,24 @@ binaryBroadcastShapes(const std::vector<int64_t> &lhs) {
   return shapes;
 }
 
-/// The MLIR name of the element type a matmul of `operand` accumulates in.
-std::string matmulAccumulator(const std::string &operand) {
-  Type type = mlir::parseType(operand, &rulesContext());
-  if (!type)
-    throw py::value_error("not an element type: '" + operand + "'");
+/// ("tensor", shape, dtype) | ("tile", shape, dtype, space) |
+/// ("scalar", dtype), shape dims None where dynamic.
+py::tuple toTuple(const TypeDesc &desc) {
+  if (desc.kind == "scalar")
+    return py::make_tuple(desc.kind, desc.dtype);
+  py::tuple shape(desc.shape.size());
+  for (size_t i = 0; i < desc.shape.size(); ++i)
+    shape[i] = desc.shape[i] ? py::object(py::int_(*desc.shape[i]))
+                             : py::object(py::none());
+  if (desc.kind == "tile")
+    return py::make_tuple(desc.kind, shape, desc.dtype, desc.space);
+  return py::make_tuple(desc.kind, shape, desc.dtype);
+}
+
+template <typename T> std::string printed(T entity) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  bp::getMatmulAccumulatorType(type).print(os);
+  entity.print(os);
   return text;
 }
 
@@ -115,14 +101,10 @@ PYBIND11_MODULE(_core, m) {
         "The names of the bundled device specs (compile(target=...)).");
   m.def("dtypes", &dtypes,
         "The element types: name, enumerator, bytes, is_float, mlir, numpy.");
-  m.def("pipe_dirs_attr", &pipeDirsAttr, py::arg("mask"),
-        "The dir_mask attribute for 1 (C2V), 2 (V2C) or 3 (both).");
   m.def("legal_moves", &legalMoves,
         "The moves bp.move allows, as (from, to) memory space names.");
   m.def("binary_broadcast_shapes", &binaryBroadcastShapes, py::arg("lhs"),
         "The shapes a binary op's rhs tile may have besides lhs's own.");
-  m.def("matmul_accumulator", &matmulAccumulator, py::arg("operand"),
-        "The element type (MLIR name) a matmul of `operand` accumulates in.");
   m.def(
       "unary_requires_float",
       [](const std::string &op) { return bp::unaryOpRequiresFloat(op); },
@@ -138,11 +120,79 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("column", &SourceLoc::column)
       .def_readonly("name", &SourceLoc::name);
 
+  // Types and attributes of a session's context (valid while it lives).
+  py::class_<Type>(m, "Type", "An MLIR type made by a CompileSession.")
+      .def("__str__", &printed<Type>)
+      .def("__eq__", [](Type a, Type b) { return a == b; })
+      .def("__hash__", [](Type type) {
+        return llvm::hash_value(type.getAsOpaquePointer());
+      });
+  py::class_<Attribute>(m, "Attribute",
+                        "An MLIR attribute made by a CompileSession.")
+      .def("__str__", &printed<Attribute>);
+
   py::class_<CompileSession>(
       m, "CompileSession",
       "One compile: builds bp IR op by op (values are integer handles), runs "
-      "the pass pipeline on it and emits C++, all in one MLIR context.")
+      "the pass pipeline on it and emits C++, all in one MLIR context. Types "
+      "and attributes are made from the DSL's names (dtype enumerators, "
+      "memory spaces, kinds), never from MLIR text.")
       .def(py::init<std::string>(), py::arg("module_file"))
+      .def("tensor_type", &CompileSession::tensorType, py::arg("shape"),
+           py::arg("dtype"))
+      .def("tile_type", &CompileSession::tileType, py::arg("shape"),
+           py::arg("dtype"), py::arg("space"))
+      .def("scalar_type", &CompileSession::scalarType, py::arg("dtype"))
+      .def(
+          "describe",
+          [](CompileSession &s, Type type) {
+            return toTuple(s.describe(type));
+          },
+          "('tensor', shape, dtype) | ('tile', shape, dtype, space) | "
+          "('scalar', dtype)")
+      .def(
+          "type_of",
+          [](CompileSession &s, CompileSession::Handle handle) {
+            return toTuple(s.typeOf(handle));
+          },
+          "The type of a value, as describe() gives it.")
+      .def(
+          "i64",
+          [](CompileSession &s, int64_t v) { return s.integerAttr(v, 64); },
+          py::arg("value"))
+      .def(
+          "i32",
+          [](CompileSession &s, int32_t v) { return s.integerAttr(v, 32); },
+          py::arg("value"))
+      .def("unit", &CompileSession::unitAttr)
+      .def("string", &CompileSession::stringAttr, py::arg("text"))
+      .def("symbol", &CompileSession::symbolAttr, py::arg("name"))
+      .def("float_value", &CompileSession::floatAttr, py::arg("value"),
+           py::arg("dtype"),
+           "A float constant of the dtype; None for a finite value beyond "
+           "its range.")
+      .def(
+          "int_value",
+          [](CompileSession &s, const py::int_ &value,
+             const std::string &dtype) -> std::optional<Attribute> {
+            int overflow = 0;
+            long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+            if (overflow)
+              return std::nullopt;
+            return s.intAttr(v, dtype);
+          },
+          py::arg("value"), py::arg("dtype"),
+          "An integer constant of the dtype; None when out of its range.")
+      .def("function_kind", &CompileSession::functionKindAttr, py::arg("kind"))
+      .def("param_dir", &CompileSession::paramDirAttr, py::arg("dir"))
+      .def("pipe_dir", &CompileSession::pipeDirAttr, py::arg("dir"))
+      .def("pipe_dirs", &CompileSession::pipeDirsAttr, py::arg("mask"),
+           "The dir_mask of 1 (C2V), 2 (V2C) or 3 (both).")
+      .def("cmpi", &CompileSession::cmpIPredicateAttr, py::arg("predicate"))
+      .def("cmpf", &CompileSession::cmpFPredicateAttr, py::arg("predicate"))
+      .def("i32_array", &CompileSession::i32ArrayAttr, py::arg("values"))
+      .def("pairs", &CompileSession::pairsAttr, py::arg("pairs"))
+      .def("channel", &CompileSession::channelAttr, py::arg("handle"))
       .def("set_module_attr", &CompileSession::setModuleAttr)
       .def("begin_function", &CompileSession::beginFunction, py::arg("name"),
            py::arg("arg_types"), py::arg("arg_names"), py::arg("arg_attrs"),
@@ -152,7 +202,20 @@ PYBIND11_MODULE(_core, m) {
            py::arg("name"), py::arg("result_types"))
       .def("create", &CompileSession::create, py::arg("op"),
            py::arg("operands"), py::arg("result_types"), py::arg("attrs"),
-           py::arg("loc"))
+           py::arg("loc"),
+           "Create an op; result_types None: inferred by the dialect.")
+      .def(
+          "infer",
+          [](CompileSession &s, const std::string &op,
+             const std::vector<CompileSession::Handle> &operands,
+             const CompileSession::AttrMap &attrs, const SourceLoc &loc) {
+            py::list types;
+            for (const TypeDesc &desc : s.infer(op, operands, attrs, loc))
+              types.append(toTuple(desc));
+            return types;
+          },
+          py::arg("op"), py::arg("operands"), py::arg("attrs"), py::arg("loc"),
+          "The result types (as type_of gives them) the op would infer.")
       .def("begin_for", &CompileSession::beginFor, py::arg("lower"),
            py::arg("upper"), py::arg("step"), py::arg("iter_args"),
            py::arg("loc"), py::arg("induction_name") = "")
@@ -163,7 +226,6 @@ PYBIND11_MODULE(_core, m) {
       .def("enter_branch", &CompileSession::enterBranch, py::arg("else_branch"))
       .def("end_if", &CompileSession::endIf, py::arg("then_yielded"),
            py::arg("else_yielded"), py::arg("loc"))
-      .def("type_of", &CompileSession::typeOf)
       .def("text", &CompileSession::text, py::arg("debug_info") = false)
       .def("run_pipeline", &CompileSession::runPipeline, py::arg("target"),
            py::arg("spec_path") = "", py::arg("capture_each_pass") = false,

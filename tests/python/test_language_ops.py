@@ -7,6 +7,8 @@ import pydoc
 
 import pytest
 
+import blockpipe
+
 import located
 
 import blockpipe.language as pl
@@ -137,6 +139,35 @@ def test_the_dialects_own_check_reaches_the_users_line():
     located.expect_error(make, program_ir)
 
 
+def test_result_types_come_from_the_dialect():
+    """The typed builder: types made from the DSL's names, result types
+    inferred by the dialect (matmul accumulates BF16 in FP32, INT32 in INT32)."""
+    from blockpipe import _core
+
+    session = _core.CompileSession("typed.py")
+    loc = _core.SourceLoc("typed.py", 3, 5)
+    for dtype, acc in (("BF16", "FP32"), ("INT32", "INT32")):
+        args = session.begin_function(
+            f"mm_{dtype}", [session.tile_type([16, 8], dtype, "left"), session.tile_type([8, 4], dtype, "right")],
+            ["a", "b"], [{}, {}], [], {"bp.kind": session.function_kind("aic")}, loc)
+        assert session.infer("bp.matmul", args, {}, loc) == [("tile", (16, 4), acc, "acc")]
+        (c,) = session.create("bp.matmul", args, None, {}, loc)
+        assert session.type_of(c) == ("tile", (16, 4), acc, "acc")
+        session.create("func.return", [], [], {}, loc)
+        session.end_function()
+    assert str(session.tensor_type([None, 64], "FP16")) == "!bp.tensor<?x64xf16>"
+    # A finite float beyond the dtype's range, an integer beyond INT32's.
+    assert session.float_value(70000.0, "FP16") is None and session.float_value(float("inf"), "FP16")
+    assert session.int_value(2**31, "INT32") is None and session.int_value(2**31 - 1, "INT32")
+    # The dialect's own message, at the user's line.
+    (x,) = session.begin_function("bad", [session.tile_type([16], "FP32", "left")], ["x"], [{}], [],
+                                  {"bp.kind": session.function_kind("aic")}, loc)
+    with pytest.raises(blockpipe.CompileError) as info:
+        session.create("bp.matmul", [x, x], None, {}, _core.SourceLoc("typed.py", 9, 7))
+    assert (info.value.line, info.value.column) == (9, 7)
+    assert "operands and result must be 2-D tiles" in str(info.value)
+
+
 def test_the_rules_come_from_the_dialect():
     from blockpipe.language import rules
 
@@ -144,5 +175,4 @@ def test_the_rules_come_from_the_dialect():
     assert (pl.MemorySpace.Vec, pl.MemorySpace.Left) not in rules.LEGAL_MOVES
     assert rules.broadcast_shapes((16, 8)) == [(16, 1), (1, 8)]
     assert rules.broadcasts((16, 8), (1, 8)) and not rules.broadcasts((16, 8), (8, 1))
-    assert rules.matmul_accumulator(pl.BF16) == pl.FP32 and rules.matmul_accumulator(pl.INT32) == pl.INT32
     assert rules.requires_float("exp") and not rules.requires_float("relu")

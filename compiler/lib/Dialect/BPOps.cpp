@@ -487,6 +487,33 @@ static LogicalResult verifyRowReduction(Operation *op, TileType source,
   return success();
 }
 
+/// Mx1, in vec memory, of the operand's element type; left to the verifier
+/// when the operand is not a 2-D tile.
+static LogicalResult inferRowReduction(StringRef opName,
+                                       std::optional<Location> location,
+                                       ValueRange operands,
+                                       SmallVectorImpl<Type> &results) {
+  auto source = dyn_cast<TileType>(operands[0].getType());
+  if (!source || source.getRank() != 2)
+    return emitOptionalError(location, "'", opName,
+                             "' op reduces the rows of a 2-D tile");
+  SmallVector<int64_t> shape = {source.getDimSize(0), 1};
+  results.push_back(
+      TileType::get(shape, source.getElementType(), MemorySpace::Vec));
+  return success();
+}
+
+#define BP_ROW_REDUCTION_INFERENCE(OP)                                         \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> location, ValueRange operands,    \
+      DictionaryAttr, OpaqueProperties, RegionRange,                           \
+      SmallVectorImpl<Type> &results) {                                        \
+    return inferRowReduction(getOperationName(), location, operands, results); \
+  }
+BP_ROW_REDUCTION_INFERENCE(RowSumOp)
+BP_ROW_REDUCTION_INFERENCE(RowMaxOp)
+#undef BP_ROW_REDUCTION_INFERENCE
+
 LogicalResult RowSumOp::verify() {
   return verifyRowReduction(*this, getSource().getType(),
                             getResult().getType());
@@ -527,6 +554,24 @@ LogicalResult FullOp::verify() {
 //===----------------------------------------------------------------------===//
 // Cube compute
 //===----------------------------------------------------------------------===//
+
+/// lhs (MxK) x rhs (KxN): an MxN acc tile of the accumulator type; left to
+/// the verifier when the operands are not 2-D tiles.
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         ValueRange operands, DictionaryAttr,
+                                         OpaqueProperties, RegionRange,
+                                         SmallVectorImpl<Type> &results) {
+  auto lhs = dyn_cast<TileType>(operands[0].getType());
+  auto rhs = dyn_cast<TileType>(operands[1].getType());
+  if (!lhs || !rhs || lhs.getRank() != 2 || rhs.getRank() != 2)
+    return emitOptionalError(location, "'", getOperationName(),
+                             "' op operands and result must be 2-D tiles");
+  SmallVector<int64_t> shape = {lhs.getDimSize(0), rhs.getDimSize(1)};
+  results.push_back(TileType::get(
+      shape, getMatmulAccumulatorType(lhs.getElementType()), MemorySpace::Acc));
+  return success();
+}
 
 LogicalResult MatmulOp::verify() {
   TileType lhs = getLhs().getType(), rhs = getRhs().getType();

@@ -8,7 +8,6 @@ from typing import Optional, Union
 
 from blockpipe.language import ops
 from blockpipe.language.consteval import python_number
-from blockpipe.language.mlir_syntax import INT_BITS, float_attr_text
 from blockpipe.language.types import FP32, INDEX, DType, ScalarType, TileType
 from blockpipe.language.values import (
     BOOL,
@@ -30,9 +29,11 @@ def too_large():
 class Expressions:
     """The part of a function's lowering that evaluates expressions."""
 
-    _CMPI_PREDICATES = {ast.Eq: 0, ast.NotEq: 1, ast.Lt: 2, ast.LtE: 3, ast.Gt: 4, ast.GtE: 5}
+    _CMPI_PREDICATES = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt",
+                        ast.GtE: "sge"}
     # Ordered predicates (false on NaN), except != which is true on NaN, as in Python.
-    _CMPF_PREDICATES = {ast.Eq: 1, ast.Gt: 2, ast.GtE: 3, ast.Lt: 4, ast.LtE: 5, ast.NotEq: 13}
+    _CMPF_PREDICATES = {ast.Eq: "oeq", ast.Gt: "ogt", ast.GtE: "oge", ast.Lt: "olt", ast.LtE: "ole",
+                        ast.NotEq: "une"}
     _PY_COMPARE = {
         ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
         ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
@@ -52,14 +53,14 @@ class Expressions:
             result = values[0]
             for value in values[1:]:
                 (result,) = self.create("arith.andi" if is_and else "arith.ori", [result, value],
-                                        [BOOL], {}, node)
+                                        None, {}, node)
             return result
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             operand = self.condition(node.operand)
             if isinstance(operand, bool):
                 return not operand
             true = self.constant(1, BOOL.dtype, node)
-            (result,) = self.create("arith.xori", [operand, true], [BOOL], {}, node)
+            (result,) = self.create("arith.xori", [operand, true], None, {}, node)
             return result
         if isinstance(node, ast.Compare):
             for op in node.ops:
@@ -77,7 +78,7 @@ class Expressions:
                 return True
             result = values[0]
             for value in values[1:]:
-                (result,) = self.create("arith.andi", [result, value], [BOOL], {}, node)
+                (result,) = self.create("arith.andi", [result, value], None, {}, node)
             return result
         value = self.condition_operand(node)
         if not isinstance(value, Value):
@@ -122,10 +123,10 @@ class Expressions:
         like = lhs.type if isinstance(lhs, Value) else rhs.type
         lhs, rhs = self.as_value(lhs, lhs_node, like=like), self.as_value(rhs, rhs_node, like=like)
         if like.dtype.is_float:
-            opname, predicate = "arith.cmpf", self._CMPF_PREDICATES[type(op)]
+            opname, predicate = "arith.cmpf", self.builder.cmpf(self._CMPF_PREDICATES[type(op)])
         else:
-            opname, predicate = "arith.cmpi", self._CMPI_PREDICATES[type(op)]
-        (result,) = self.create(opname, [lhs, rhs], [BOOL], {"predicate": f"{predicate} : i64"}, node)
+            opname, predicate = "arith.cmpi", self.builder.cmpi(self._CMPI_PREDICATES[type(op)])
+        (result,) = self.create(opname, [lhs, rhs], None, {"predicate": predicate}, node)
         return result
 
     # ------------------------------------------------------------- expressions
@@ -147,7 +148,7 @@ class Expressions:
             if isinstance(operand, Value) and isinstance(operand.type, TileType):
                 return ops.vector.unary(self, "neg", operand, node, name)
             if isinstance(operand, Value) and isinstance(operand.type, ScalarType) and operand.type.dtype.is_float:
-                (result,) = self.create("arith.negf", [operand], [operand.type], {}, node, name)
+                (result,) = self.create("arith.negf", [operand], None, {}, node, name)
                 return result
             return self.arith_binop(ast.Sub(), 0, operand, node, name)
         if isinstance(node, ast.Call):
@@ -187,7 +188,7 @@ class Expressions:
             if not value.is_integer():
                 raise self.error(node, f"{value} is not an integer but the value is {dtype.name}")
             value = int(value)
-        key = (dtype.mlir, repr(value))  # repr: -0.0 is not 0.0 here
+        key = (dtype.name, repr(value))  # repr: -0.0 is not 0.0 here
         # Constants are shared at function level only: one made inside a loop
         # body would not dominate later uses outside it.
         cached = self.constants.get(key)
@@ -197,25 +198,26 @@ class Expressions:
             attr = self.float_attr(value, dtype, node)
         else:
             attr = self.int_attr(value, dtype, node)
+        stype = ScalarType(dtype)
         (handle,) = self.builder.create(
-            "arith.constant", [], [dtype.mlir], {"value": attr}, self.loc(node)
+            "arith.constant", [], [self.program.ir_type(stype)], {"value": attr}, self.loc(node)
         )
-        result = Value(handle, ScalarType(dtype))
+        result = Value(handle, stype)
         if self.region_depth == 0:
             self.constants[key] = result
         return result
 
-    def float_attr(self, value: Literal, dtype: DType, node) -> str:
-        attr = float_attr_text(value, dtype)
+    def float_attr(self, value: Literal, dtype: DType, node):
+        attr = self.builder.float_value(float(value), dtype.name)
         if attr is None:
             raise self.error(node, f"{value!r} is out of range for {dtype.name}")
         return attr
 
-    def int_attr(self, value: Literal, dtype: DType, node) -> str:
-        bits = INT_BITS.get(dtype.mlir)
-        if bits is not None and not -(2 ** (bits - 1)) <= int(value) < 2 ** (bits - 1):
+    def int_attr(self, value: Literal, dtype: DType, node):
+        attr = self.builder.int_value(int(value), dtype.name)
+        if attr is None:
             raise self.error(node, f"{int(value)} is out of range for {dtype.name}")
-        return f"{int(value)} : {dtype.mlir}"
+        return attr
 
     def widen(self, value, stype: ScalarType, node):
         """An INT32 scalar as INT64 (`stype`); anything else unchanged."""
@@ -228,7 +230,7 @@ class Expressions:
             return self.constant(value, INDEX, node)
         if isinstance(value, Value) and value.type == ScalarType(INDEX):
             return value
-        if isinstance(value, Value) and isinstance(value.type, ScalarType) and value.type.dtype.mlir in ("i32", "i64"):
+        if isinstance(value, Value) and isinstance(value.type, ScalarType) and value.type.dtype.name in ("INT32", "INT64"):
             # An INT32 or INT64 scalar used as an offset, a bound or a count.
             (cast,) = self.create("arith.index_cast", [value], [ScalarType(INDEX)], {}, node)
             return cast
@@ -312,7 +314,7 @@ class Expressions:
             if opname is None:
                 raise self.error(node, f"operator '{op_symbol(op)}' is not supported on {stype.dtype.name} scalars")
             a, b = self.as_value(lhs, node, like=stype), self.as_value(rhs, node, like=stype)
-            (result,) = self.create(opname, [a, b], [stype], {}, node, name)
+            (result,) = self.create(opname, [a, b], None, {}, node, name)
             return result
         for v in (lhs, rhs):
             if isinstance(v, float):
@@ -328,23 +330,23 @@ class Expressions:
             # As Python (and as `//`, floordivsi): the remainder takes the
             # divisor's sign, -7 % 3 == 2, where remsi gives -1; a nonzero
             # remainder of the other sign gets the divisor added.
-            (rem,) = self.create("arith.remsi", [a, b], [stype], {}, node)
+            (rem,) = self.create("arith.remsi", [a, b], None, {}, node)
             zero = self.constant(0, stype.dtype, node)
-            predicate = lambda op: f"{self._CMPI_PREDICATES[op]} : i64"  # noqa: E731
+            predicate = lambda op: self.builder.cmpi(self._CMPI_PREDICATES[op])  # noqa: E731
             if isinstance(rhs, int):
                 # A divisor of known sign: only a remainder of the other sign moves.
-                (adjust,) = self.create("arith.cmpi", [rem, zero], [BOOL],
+                (adjust,) = self.create("arith.cmpi", [rem, zero], None,
                                         {"predicate": predicate(ast.Lt if rhs > 0 else ast.Gt)}, node)
             else:
-                (nonzero,) = self.create("arith.cmpi", [rem, zero], [BOOL], {"predicate": predicate(ast.NotEq)}, node)
-                (rem_neg,) = self.create("arith.cmpi", [rem, zero], [BOOL], {"predicate": predicate(ast.Lt)}, node)
-                (div_neg,) = self.create("arith.cmpi", [b, zero], [BOOL], {"predicate": predicate(ast.Lt)}, node)
-                (signs_differ,) = self.create("arith.xori", [rem_neg, div_neg], [BOOL], {}, node)
-                (adjust,) = self.create("arith.andi", [nonzero, signs_differ], [BOOL], {}, node)
-            (adjusted,) = self.create("arith.addi", [rem, b], [stype], {}, node)
-            (result,) = self.create("arith.select", [adjust, adjusted, rem], [stype], {}, node, name)
+                (nonzero,) = self.create("arith.cmpi", [rem, zero], None, {"predicate": predicate(ast.NotEq)}, node)
+                (rem_neg,) = self.create("arith.cmpi", [rem, zero], None, {"predicate": predicate(ast.Lt)}, node)
+                (div_neg,) = self.create("arith.cmpi", [b, zero], None, {"predicate": predicate(ast.Lt)}, node)
+                (signs_differ,) = self.create("arith.xori", [rem_neg, div_neg], None, {}, node)
+                (adjust,) = self.create("arith.andi", [nonzero, signs_differ], None, {}, node)
+            (adjusted,) = self.create("arith.addi", [rem, b], None, {}, node)
+            (result,) = self.create("arith.select", [adjust, adjusted, rem], None, {}, node, name)
             return result
-        (result,) = self.create(opname, [a, b], [stype], {}, node, name)
+        (result,) = self.create(opname, [a, b], None, {}, node, name)
         return result
 
     def convert_scalar(self, value: Value, target: ScalarType, node) -> Value:
@@ -360,7 +362,7 @@ class Expressions:
             if INDEX in (src, dst):
                 op = "arith.index_cast"
             else:
-                op = "arith.extsi" if dst.mlir == "i64" else "arith.trunci"
+                op = "arith.extsi" if dst.name == "INT64" else "arith.trunci"
             (result,) = self.create(op, [value], [target], {}, node)
             return result
         if not src.is_float:  # integer -> float
@@ -373,9 +375,9 @@ class Expressions:
             (result,) = self.create("arith.fptosi", [value], [step], {}, node)
             return self.convert_scalar(result, target, node)
         # float -> float, through f32 between the two 16-bit types.
-        if src.mlir != "f32" and dst.mlir != "f32":
+        if src is not FP32 and dst is not FP32:
             value = self.convert_scalar(value, f32, node)
             return self.convert_scalar(value, target, node)
-        op = "arith.extf" if dst.mlir == "f32" else "arith.truncf"
+        op = "arith.extf" if dst is FP32 else "arith.truncf"
         (result,) = self.create(op, [value], [target], {}, node)
         return result

@@ -14,7 +14,6 @@ from blockpipe.language.consteval import ConstEval
 from blockpipe.language.control_flow import ControlFlow
 from blockpipe.language.expressions import Expressions
 from blockpipe.language.inference import MemorySpaces
-from blockpipe.language.mlir_syntax import mlir_string, symbol_ref
 from blockpipe.language.program import FunctionSpec
 from blockpipe.language.source import Source
 from blockpipe.language.types import (
@@ -97,7 +96,7 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         annotations = self.spec.pyfunc.__annotations__
         param_types: List[IRType] = []
         dirs: List[ParamDirection] = []
-        arg_attrs: List[Dict[str, str]] = []
+        arg_attrs: List[Dict[str, Any]] = []
         for param in params[1:]:
             ann = self.annotation(annotations.get(param.arg), param.annotation or param)
             if ann is None:
@@ -118,31 +117,31 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             dirs.append(direction)
             attrs = {}
             if direction is not ParamDirection.In:
-                attrs["bp.dir"] = f"#bp<dir {direction.value}>"
+                attrs["bp.dir"] = self.builder.param_dir(direction.value)
             arg_attrs.append(attrs)
 
         declared_results = self._declared_results(
             self.annotation(annotations.get("return"), tree.returns or tree), tree)
         self.result_types = declared_results
-        fn_attrs = {"bp.kind": f"#bp<kind {self.kind.value}>"}
+        b = self.builder
+        fn_attrs = {"bp.kind": b.function_kind(self.kind.value)}
         if self.spec.device is not None:
-            fn_attrs["bp.device"] = f"{self.spec.device} : i64"
+            fn_attrs["bp.device"] = b.i64(self.spec.device)
         if self.spec.microbatches is not None:
-            fn_attrs["bp.microbatches"] = f"{self.spec.microbatches} : i64"
+            fn_attrs["bp.microbatches"] = b.i64(self.spec.microbatches)
         if self.spec.schedule is not None:
-            fn_attrs["bp.schedule"] = mlir_string(self.spec.schedule)
+            fn_attrs["bp.schedule"] = b.string(self.spec.schedule)
 
         # The signature must be known before the body is built, but results may
         # be inferred from the return statement: build into a placeholder whose
         # results are fixed when the return is seen.
-        self._pending = (param_types, arg_attrs, fn_attrs, params[1:])
         self.program.param_dirs[self.spec.name] = dirs
         handles = self.builder.begin_function(
             self.spec.name,
-            [t.mlir for t in param_types],
+            [self.program.ir_type(t) for t in param_types],
             [p.arg for p in params[1:]],
             arg_attrs,
-            [t.mlir for t in (declared_results or [])],
+            [self.program.ir_type(t) for t in (declared_results or [])],
             fn_attrs,
             self.loc(tree, self.spec.name),
         )
@@ -299,7 +298,7 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
                 raise self.error(stmt, f"'{self.spec.name}' returns {got} but is declared to return {want}")
         else:
             self.result_types = types
-            self.builder.set_function_results(self.spec.name, [t.mlir for t in types])
+            self.builder.set_function_results(self.spec.name, [self.program.ir_type(t) for t in types])
             params, _ = self.program.signatures[self.spec.name]
             self.program.signatures[self.spec.name] = (params, types)
         self.builder.create("func.return", [v.handle for v in values], [], {}, self.loc(stmt))
@@ -370,18 +369,30 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             raise self.error(node, f"{what} must be a tensor, got {describe(value)}")
         return value
 
-    def create(self, op: str, operands: List[Value], results: List[IRType], attrs, node, name=None):
-        for result in results:
+    def create(self, op: str, operands: List[Value], results: Optional[List[IRType]], attrs, node,
+               name=None) -> List[Value]:
+        """Builds `op` at `node`. `results` None: the dialect infers the
+        result types from the operands. `attrs` holds the session's
+        attributes (self.builder.i64(...), ...)."""
+        for result in results or ():
             # What the dialect's tile type allows, said in the DSL's terms
             # (the builder would only report an invalid type).
             if isinstance(result, TileType) and len(result.shape) > 2:
                 raise self.error(node, f"tiles are 1-D or 2-D, got {list(result.shape)}")
             if isinstance(result, TileType) and result.dtype is INDEX:
                 raise self.error(node, "tiles cannot hold INDEX elements; use pl.INT64")
+        program = self.program
         handles = self.builder.create(
-            op, [v.handle for v in operands], [t.mlir for t in results], attrs, self.loc(node, name or "")
-        )
+            op, [v.handle for v in operands], None if results is None else [program.ir_type(t) for t in results],
+            attrs, self.loc(node, name or ""))
+        if results is None:
+            results = [program.frontend_type(self.builder.type_of(h)) for h in handles]
         return [Value(h, t) for h, t in zip(handles, results)]
+
+    def infer(self, op: str, operands: List[Value], node, attrs=None) -> List[IRType]:
+        """The result types the dialect gives `op` on these operands."""
+        descs = self.builder.infer(op, [v.handle for v in operands], attrs or {}, self.loc(node))
+        return [self.program.frontend_type(d) for d in descs]
 
     # ---------------------------------------------------------- argument rules
 
@@ -455,7 +466,7 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         elif self.kind is FunctionType.Group:
             if callee_kind not in (FunctionType.AIC, FunctionType.AIV):
                 raise self.error(node, f"a group calls its AIC and AIV functions; '{callee}' is {callee_kind.name}")
-            results = self.create("func.call", args, result_types, {"callee": symbol_ref(callee)}, node, name)
+            results = self.create("func.call", args, result_types, {"callee": self.builder.symbol(callee)}, node, name)
         elif self.kind is FunctionType.Pipeline:
             if callee_kind is not FunctionType.Orchestration:
                 raise self.error(node, f"a pipeline calls orchestration stages; '{callee}' is {callee_kind.name}")
@@ -463,7 +474,7 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             # parameter (whole or split).
             outs = [arg for arg, d in zip(args, program.param_dirs[callee]) if d is not ParamDirection.In]
             staged_types = [arg.type for arg in outs] if len(outs) == len(result_types) else result_types
-            results = self.create("bp.stage", args, staged_types, {"callee": symbol_ref(callee)}, node, name)
+            results = self.create("bp.stage", args, staged_types, {"callee": self.builder.symbol(callee)}, node, name)
         else:
             raise self.error(node, f"{self.kind.name} functions cannot call other functions")
         if multi:
@@ -479,17 +490,16 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             core_num, sync_start, name_hint = 1, False, None
         else:
             core_num, sync_start, name_hint = self.spmd_args
+        b = self.builder
         operands = list(args)
-        if isinstance(core_num, Value):
+        dynamic = isinstance(core_num, Value)
+        if dynamic:
             operands = [core_num] + operands
-            segments = f"array<i32: 1, {len(args)}>"
-        else:
-            segments = f"array<i32: 0, {len(args)}>"
-        attrs = {"callee": symbol_ref(callee), "operandSegmentSizes": segments}
-        if not isinstance(core_num, Value):
-            attrs["core_num"] = f"{core_num} : i64"
+        attrs = {"callee": b.symbol(callee), "operandSegmentSizes": b.i32_array([int(dynamic), len(args)])}
+        if not dynamic:
+            attrs["core_num"] = b.i64(core_num)
         if sync_start:
-            attrs["sync_start"] = "unit"
+            attrs["sync_start"] = b.unit()
         if name_hint:
-            attrs["name_hint"] = mlir_string(name_hint)
+            attrs["name_hint"] = b.string(name_hint)
         return self.create("bp.launch", operands, result_types, attrs, node, name)

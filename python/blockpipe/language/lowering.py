@@ -20,8 +20,16 @@ from blockpipe.language.function_lowering import FunctionLowering
 from blockpipe.language.inference import Inference
 from blockpipe.language.program import Program
 from blockpipe.language.source import Source, parse_function
-from blockpipe.language.types import DType, ParamDirection
-from blockpipe.language.values import IRType
+from blockpipe.language.types import (
+    DType,
+    MemorySpace,
+    ParamDirection,
+    ScalarType,
+    TensorType,
+    TileType,
+    dynamic,
+)
+from blockpipe.language.values import IRType, dtype_named
 
 
 class ProgramLowering:
@@ -42,6 +50,8 @@ class ProgramLowering:
         # its peer looks up the peer's pushes of the previous run.
         self.recorded_pushes: Dict[Tuple[str, int, str], Set[Tuple[Tuple[int, ...], DType]]] = {}
         self.builder = core.CompileSession(program.source_file)
+        self._ir_types: Dict[IRType, Any] = {}
+        self._frontend_types: Dict[tuple, IRType] = {}
 
     def run(self):
         for name, spec in self.program.functions.items():
@@ -60,7 +70,7 @@ class ProgramLowering:
                                    f"mesh of {devices} devices (compile(..., devices={devices}))",
                                    file=src.file, line=line, column=col)
         if devices is not None:
-            self.builder.set_module_attr("bp.num_devices", f"{devices} : i64")
+            self.builder.set_module_attr("bp.num_devices", self.builder.i64(devices))
         self.devices = devices
         for name in self._callees_first():
             try:
@@ -73,6 +83,35 @@ class ProgramLowering:
         if self.observing:
             self.inference.pushes = self.recorded_pushes
         return self.builder
+
+    def ir_type(self, t: IRType):
+        """The session's type for a frontend type."""
+        ir = self._ir_types.get(t)
+        if ir is None:
+            b = self.builder
+            if isinstance(t, TileType):
+                ir = b.tile_type(list(t.shape), t.dtype.name, (t.space or MemorySpace.Vec).value)
+            elif isinstance(t, TensorType):
+                ir = b.tensor_type([None if d is dynamic else d for d in t.shape], t.dtype.name)
+            else:
+                ir = b.scalar_type(t.dtype.name)
+            self._ir_types[t] = ir
+        return ir
+
+    def frontend_type(self, desc: tuple) -> IRType:
+        """The frontend type of the session's description of a type
+        (`CompileSession.type_of`)."""
+        t = self._frontend_types.get(desc)
+        if t is None:
+            kind, *rest = desc
+            if kind == "tile":
+                t = TileType(tuple(rest[0]), dtype_named(rest[1]), MemorySpace(rest[2]))
+            elif kind == "tensor":
+                t = TensorType(tuple(dynamic if d is None else d for d in rest[0]), dtype_named(rest[1]))
+            else:
+                t = ScalarType(dtype_named(rest[0]))
+            self._frontend_types[desc] = t
+        return t
 
     def pushes_of(self, key) -> Set[Tuple[Tuple[int, ...], DType]]:
         if key in self.recorded_pushes:

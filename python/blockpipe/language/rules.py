@@ -8,7 +8,7 @@ import functools
 from typing import FrozenSet, List, Tuple
 
 from blockpipe import _core
-from blockpipe.language.types import DTYPES, DType, MemorySpace
+from blockpipe.language.types import MemorySpace
 
 # The moves bp.move allows, (from, to).
 LEGAL_MOVES: FrozenSet[Tuple[MemorySpace, MemorySpace]] = frozenset(
@@ -34,13 +34,6 @@ def broadcast_hint(lhs: Tuple[int, ...]) -> str:
     forms = [f"{list(shape)} (broadcast along {'rows' if shape == (lhs[0], 1) else 'columns'})"
              for shape in broadcast_shapes(tuple(lhs))]
     return f"; the second operand may also be {' or '.join(forms)}" if forms else ""
-
-
-@functools.lru_cache(maxsize=None)
-def matmul_accumulator(operand: DType) -> DType:
-    """The dtype pl.matmul accumulates `operand` in."""
-    mlir = _core.matmul_accumulator(operand.mlir)
-    return next(d for d in DTYPES if d.mlir == mlir)
 
 
 @functools.lru_cache(maxsize=None)

@@ -12,10 +12,10 @@ from typing import Optional, Tuple, Union
 
 @dataclass(frozen=True)
 class DType:
-    """An element type: its name in the DSL, in MLIR, and in numpy."""
+    """An element type: its name in the DSL (the dtype table's enumerator)
+    and in numpy."""
 
     name: str
-    mlir: str
     numpy: str
     is_float: bool
 
@@ -28,7 +28,7 @@ def _table() -> dict:
     enumerator."""
     from blockpipe import _core
 
-    return {d["enumerator"]: DType(d["enumerator"], d["mlir"], d["numpy"], d["is_float"])
+    return {d["enumerator"]: DType(d["enumerator"], d["numpy"], d["is_float"])
             for d in _core.dtypes()}
 
 
@@ -39,7 +39,7 @@ BF16 = _TABLE["BF16"]
 INT32 = _TABLE["INT32"]
 INT64 = _TABLE["INT64"]
 # A loop counter or size: the DSL's own scalar type, carried as int64.
-INDEX = DType("INDEX", "index", INT64.numpy, False)
+INDEX = DType("INDEX", INT64.numpy, False)
 
 DTYPES = (FP32, FP16, BF16, INT32, INT64, INDEX)
 
@@ -79,20 +79,12 @@ class ParamDirection(enum.Enum):
     InOut = "inout"
 
 
-def _shape_text(shape: Tuple[Dim, ...]) -> str:
-    return "x".join("?" if d is dynamic else str(d) for d in shape)
-
-
 @dataclass(frozen=True)
 class TensorType:
     """A tensor in global memory: `pl.Tensor[[128, 64], pl.FP32]`."""
 
     shape: Tuple[Dim, ...]
     dtype: DType
-
-    @property
-    def mlir(self) -> str:
-        return f"!bp.tensor<{_shape_text(self.shape)}x{self.dtype.mlir}>"
 
     def __str__(self) -> str:
         return f"Tensor[{list(self.shape)}, {self.dtype.name}]"
@@ -109,11 +101,6 @@ class TileType:
     def with_space(self, space: MemorySpace) -> "TileType":
         return TileType(self.shape, self.dtype, space)
 
-    @property
-    def mlir(self) -> str:
-        space = (self.space or MemorySpace.Vec).value
-        return f"!bp.tile<{_shape_text(self.shape)}x{self.dtype.mlir}, {space}>"
-
     def __str__(self) -> str:
         space = f", {self.space.name}" if self.space else ""
         return f"Tile[{list(self.shape)}, {self.dtype.name}{space}]"
@@ -124,10 +111,6 @@ class ScalarType:
     """A scalar value: `pl.Scalar[pl.INDEX]`."""
 
     dtype: DType
-
-    @property
-    def mlir(self) -> str:
-        return self.dtype.mlir
 
     def __str__(self) -> str:
         return f"Scalar[{self.dtype.name}]"

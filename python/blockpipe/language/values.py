@@ -14,7 +14,7 @@ Literal = Union[int, float]
 
 KERNEL_KINDS = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
 # The type of an if's condition; not a dtype users can name.
-BOOL = ScalarType(DType("BOOL", "i1", "bool_", False))
+BOOL = ScalarType(DType("BOOL", "bool_", False))
 
 
 @dataclass
@@ -39,9 +39,10 @@ class LoweringError(Exception):
 
 
 def dtype_named(name: str) -> DType:
+    """The dtype of an enumerator: pl's ("FP32", "INDEX"), or BOOL."""
     from blockpipe.language import types
 
-    return getattr(types, name)
+    return BOOL.dtype if name == "BOOL" else getattr(types, name)
 
 
 def same_type(a: IRType, b: IRType) -> bool:

@@ -286,13 +286,25 @@ def BP_ReluOp : BP_UnaryOp<"relu", "max(x, 0)">;
 def BP_NegOp : BP_UnaryOp<"neg", "negation">;
 def BP_AbsOp : BP_UnaryOp<"abs", "absolute value">;
 
+// The result type of these ops follows from their operands; a builder may
+// leave it out (InferTypeOpInterface). Whether a given result type is right
+// is the verifier's to say, with its own message, so any result type is
+// "compatible" here.
+defvar BP_InferResultType = DeclareOpInterfaceMethods<InferTypeOpInterface>;
+defvar BP_AnyResultTypeIsCompatible = [{
+  static bool isCompatibleReturnTypes(::mlir::TypeRange, ::mlir::TypeRange) {
+    return true;
+  }
+}];
+
 class BP_RowReductionOp<string mnemonic, string what>
-    : BP_Op<mnemonic, [Pure, BP_KernelOnly, BP_VectorOp]> {
+    : BP_Op<mnemonic, [Pure, BP_KernelOnly, BP_VectorOp, BP_InferResultType]> {
   let summary = "row " # what # " of a 2-D vec tile into an Mx1 tile";
   let arguments = (ins BP_Tile:$source);
   let results = (outs BP_Tile:$result);
   let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
   let hasVerifier = 1;
+  let extraClassDeclaration = BP_AnyResultTypeIsCompatible;
 }
 
 def BP_RowSumOp : BP_RowReductionOp<"row_sum", "sum">;
@@ -327,7 +339,8 @@ def BP_FullOp : BP_Op<"full", [Pure, BP_KernelOnly]> {
 // Cube compute
 //===----------------------------------------------------------------------===//
 
-def BP_MatmulOp : BP_Op<"matmul", [Pure, BP_KernelOnly, BP_CubeOp]> {
+def BP_MatmulOp : BP_Op<"matmul", [Pure, BP_KernelOnly, BP_CubeOp,
+                                   BP_InferResultType]> {
   let summary = "tile matrix product on the cube unit";
   let description = [{
     `result = lhs x rhs (+ acc)` with lhs in `left` (MxK), rhs in `right`
@@ -346,6 +359,7 @@ def BP_MatmulOp : BP_Op<"matmul", [Pure, BP_KernelOnly, BP_CubeOp]> {
     `->` qualified(type($result))
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = BP_AnyResultTypeIsCompatible;
 }
 
 //===----------------------------------------------------------------------===//

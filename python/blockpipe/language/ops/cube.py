@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from blockpipe.language.ops import operation
-from blockpipe.language.types import FunctionType, MemorySpace, TileType
-from blockpipe.language.rules import matmul_accumulator
+from blockpipe.language.types import FunctionType, MemorySpace
 
 
 @operation(kinds=(FunctionType.InCore, FunctionType.AIC))
@@ -36,7 +35,8 @@ def matmul(cx, call, lhs, rhs, out_dtype=None, acc=None):
     if ls[1] != rs[0]:
         raise cx.error(call.node, f"pl.matmul inner dimensions differ: {list(ls)} x {list(rs)}")
     cx.check_dtype(a.type.dtype, b.type.dtype, call.node, "pl.matmul's operands")
-    acc_dtype = matmul_accumulator(a.type.dtype)
+    (result_type,) = cx.infer("bp.matmul", [a, b], call.node)
+    acc_dtype = result_type.dtype
     if out_dtype is not None:
         out = cx.dtype_arg(out_dtype, "pl.matmul's out_dtype")
         if out != acc_dtype:
@@ -44,7 +44,6 @@ def matmul(cx, call, lhs, rhs, out_dtype=None, acc=None):
                                       f"use pl.cast for {out.name}")
     a = cx.demand(a, MemorySpace.Left, lhs, "pl.matmul's first operand")
     b = cx.demand(b, MemorySpace.Right, rhs, "pl.matmul's second operand")
-    result_type = TileType((ls[0], rs[1]), acc_dtype, MemorySpace.Acc)
     operands = [a, b]
     if acc is not None:
         c = cx.tile_arg(acc, "pl.matmul's acc")
@@ -55,5 +54,5 @@ def matmul(cx, call, lhs, rhs, out_dtype=None, acc=None):
                                 "starts from a pl.matmul result or from pl.full")
         c = cx.demand(c, MemorySpace.Acc, acc, "pl.matmul's acc")
         operands.append(c)
-    (result,) = cx.create("bp.matmul", operands, [result_type], {}, call.node, call.name)
+    (result,) = cx.create("bp.matmul", operands, None, {}, call.node, call.name)
     return result

@@ -85,7 +85,7 @@ def store(cx, call, tile, offsets, output):
         value = cx.demand(value, MemorySpace.Vec, tile, "pl.store's tile")
     cx.check_dtype(value.type.dtype, out.type.dtype, call.node, "pl.store's tile and output")
     cx.check_writable(out, output, "pl.store into")
-    (result,) = cx.create("bp.store", [value, out] + first, [out.type], {}, call.node, call.name)
+    (result,) = cx.create("bp.store", [value, out] + first, None, {}, call.node, call.name)
     cx.tensor_roots[result.handle] = cx.root_of(out)
     return result
 
@@ -137,7 +137,7 @@ def dim(cx, call, tensor, axis):
     index %= rank
     if t.type.shape[index] is not dynamic:
         return t.type.shape[index]
-    (result,) = cx.create("bp.dim", [t], [ScalarType(INDEX)], {"index": f"{index} : i64"}, call.node, call.name)
+    (result,) = cx.create("bp.dim", [t], None, {"index": cx.builder.i64(index)}, call.node, call.name)
     return result
 
 

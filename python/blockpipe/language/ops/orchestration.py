@@ -81,7 +81,7 @@ def create_tensor(cx, call, shape, dtype):
 
 def _block_query(op: str, doc: str):
     def lower(cx, call):
-        (result,) = cx.create(f"bp.{op}", [], [ScalarType(INDEX)], {}, call.node, call.name)
+        (result,) = cx.create(f"bp.{op}", [], None, {}, call.node, call.name)
         return result
 
     lower.__name__ = op

@@ -9,10 +9,10 @@ between the same devices (StableHLO's channel handle)."""
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 from blockpipe.language.ops import operation
-from blockpipe.language.types import INDEX, FunctionType, ScalarType
+from blockpipe.language.types import FunctionType
 from blockpipe.language.values import same_type
 
 ORCHESTRATION = (FunctionType.Orchestration,)
@@ -27,7 +27,7 @@ def device_id(cx, call):
 
         if pl.device_id() == 0: ...
     """
-    (result,) = cx.create("bp.device_id", [], [ScalarType(INDEX)], {}, call.node, call.name)
+    (result,) = cx.create("bp.device_id", [], None, {}, call.node, call.name)
     return result
 
 
@@ -56,7 +56,7 @@ def recv(cx, call, tensor, source_target_pairs, channel=0):
     """
     dest = cx.tensor_arg(tensor, "pl.recv's tensor")
     cx.check_writable(dest, tensor, "pl.recv writes into")
-    (result,) = cx.create("bp.recv", [dest], [dest.type],
+    (result,) = cx.create("bp.recv", [dest], None,
                           transfer_attrs(cx, "recv", source_target_pairs, channel, call.node), call.node, call.name)
     return result
 
@@ -77,13 +77,13 @@ def collective_permute(cx, call, tensor, out, source_target_pairs, channel=0):
     if not same_type(t.type, dest.type):
         raise cx.error(out, f"pl.collective_permute's out must be {t.type} like its tensor, got {dest.type}")
     cx.check_writable(dest, out, "pl.collective_permute writes into")
-    (result,) = cx.create("bp.collective_permute", [t, dest], [dest.type],
+    (result,) = cx.create("bp.collective_permute", [t, dest], None,
                           transfer_attrs(cx, "collective_permute", source_target_pairs, channel, call.node),
                           call.node, call.name)
     return result
 
 
-def transfer_attrs(cx, what: str, pairs_node, channel_node, node) -> Dict[str, str]:
+def transfer_attrs(cx, what: str, pairs_node, channel_node, node) -> Dict[str, Any]:
     """source_target_pairs and channel of a transfer, as attributes."""
     if cx.program.devices is None:
         raise cx.error(node, f"pl.{what} moves tensors between the devices of a mesh; compile "
@@ -92,12 +92,7 @@ def transfer_attrs(cx, what: str, pairs_node, channel_node, node) -> Dict[str, s
     channel = cx.static_int(channel_node, f"pl.{what}'s channel")
     if channel < 0:
         raise cx.error(channel_node, f"pl.{what}'s channel must be >= 0, got {channel}")
-    flat = ", ".join(f"[{s}, {t}]" for s, t in pairs)
-    return {
-        "source_target_pairs": f"dense<[{flat}]> : tensor<{len(pairs)}x2xi64>" if pairs
-        else "dense<> : tensor<0x2xi64>",
-        "channel_handle": f"#bp.channel<handle = {channel}, type = 1>",
-    }
+    return {"source_target_pairs": cx.builder.pairs(pairs), "channel_handle": cx.builder.channel(channel)}
 
 
 def static_pairs(cx, node, what: str) -> List[Tuple[int, int]]:
@@ -118,5 +113,7 @@ def static_pairs(cx, node, what: str) -> List[Tuple[int, int]]:
         pair = tuple(cx.static_int(e, "a device id") if isinstance(e, ast.AST) else e for e in elts)
         if not all(isinstance(d, int) and not isinstance(d, bool) for d in pair):
             raise cx.error(node, f"pl.{what}'s device ids must be integers, got {list(pair)}")
+        if not all(-2**63 <= d < 2**63 for d in pair):
+            raise cx.error(node, f"pl.{what}'s device ids {list(pair)} are not devices of the mesh")
         pairs.append(pair)
     return pairs

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 
-from blockpipe.language.mlir_syntax import PIPE_DIRS
 from blockpipe.language.types import FP32, FunctionType, MemorySpace, TileType
 from blockpipe.language.ops import operation
 from blockpipe.language.ops.vector import vector_operand
@@ -20,16 +19,17 @@ def _initialize(side: FunctionType):
 
     def lower(cx, call, dir_mask, slot_size, slot_num=None, pipe_id=0):
         try:
-            mask = cx.program.core.pipe_dirs_attr(cx.static_int(dir_mask, "dir_mask"))
+            mask = cx.builder.pipe_dirs(cx.static_int(dir_mask, "dir_mask"))
         except ValueError as e:
             raise cx.error(dir_mask, str(e)) from None
         # The verifier checks the sizes (positive) at this line.
         size = cx.static_int(slot_size, "slot_size")
-        attrs = {"id": f"{cx.static_int(pipe_id, 'pipe_id')} : i64", "dir_mask": mask, "slot_size": f"{size} : i64"}
+        b = cx.builder
+        attrs = {"id": b.i64(cx.static_int(pipe_id, "pipe_id")), "dir_mask": mask, "slot_size": b.i64(size)}
         if isinstance(slot_num, ast.AST) and cx.static(slot_num) is None:
             slot_num = None
         if slot_num is not None:
-            attrs["slot_num"] = f"{cx.static_int(slot_num, 'slot_num')} : i64"
+            attrs["slot_num"] = b.i64(cx.static_int(slot_num, "slot_num"))
         cx.create("bp.initialize_pipe", [], [], attrs, call.node)
         return None
 
@@ -50,6 +50,11 @@ def _initialize(side: FunctionType):
 
 aic_initialize_pipe = _initialize(FunctionType.AIC)
 aiv_initialize_pipe = _initialize(FunctionType.AIV)
+
+
+def _ring(cx, direction: str, pipe: int) -> dict:
+    """The attributes naming one ring of a pipe: its direction and id."""
+    return {"dir": cx.builder.pipe_dir(direction), "pipe": cx.builder.i64(pipe)}
 
 
 def _pipe_id(cx, pipe_id, aiv_idx) -> int:
@@ -73,7 +78,7 @@ def _push(side: FunctionType, direction: str):
         if cx.program.observing:
             key = (cx.spec.name, pipe, direction)
             cx.program.recorded_pushes.setdefault(key, set()).add((value.type.shape, value.type.dtype))
-        cx.create("bp.tpush", [value], [], {"dir": PIPE_DIRS[direction], "pipe": f"{pipe} : i64"}, call.node)
+        cx.create("bp.tpush", [value], [], _ring(cx, direction, pipe), call.node)
         return None
 
     lower.__name__ = what
@@ -123,7 +128,7 @@ def _pop(side: FunctionType, direction: str):
                                               f"annotate it, e.g. t: pl.Tile[[16, 16], pl.FP32] = pl.{what}()")
                 pushed = ((1,), FP32)
             tile = TileType(pushed[0], pushed[1], default_space)
-        (result,) = cx.create("bp.tpop", [], [tile], {"dir": PIPE_DIRS[direction], "pipe": f"{pipe} : i64"},
+        (result,) = cx.create("bp.tpop", [], [tile], _ring(cx, direction, pipe),
                               call.node, call.name)
         return result
 
@@ -150,7 +155,7 @@ def _free(side: FunctionType, direction: str):
 
     def lower(cx, call, pipe_id=0, aiv_idx=0):
         pipe = _pipe_id(cx, pipe_id, aiv_idx)
-        cx.create("bp.tfree", [], [], {"dir": PIPE_DIRS[direction], "pipe": f"{pipe} : i64"}, call.node)
+        cx.create("bp.tfree", [], [], _ring(cx, direction, pipe), call.node)
         return None
 
     lower.__name__ = what

@@ -6,7 +6,7 @@ where a legal move exists). Valid in InCore and AIV functions; the operators
 from __future__ import annotations
 
 from blockpipe.language.ops import operation
-from blockpipe.language.types import FunctionType, MemorySpace, ScalarType, TileType
+from blockpipe.language.types import INDEX, FunctionType, MemorySpace, ScalarType, TileType
 from blockpipe.language.rules import broadcast_hint, broadcasts, requires_float
 from blockpipe.language.values import Value, describe
 
@@ -82,8 +82,7 @@ def _reduction(op: str, what: str):
         t = vector_operand(cx, cx.tile_arg(tile, f"pl.{op}'s operand"), call.node, f"pl.{op}'s operand")
         if len(t.type.shape) != 2:
             raise cx.error(call.node, f"pl.{op} reduces the rows of a 2-D tile, got {list(t.type.shape)}")
-        result_type = TileType((t.type.shape[0], 1), t.type.dtype, MemorySpace.Vec)
-        (result,) = cx.create(f"bp.{op}", [t], [result_type], {}, call.node, call.name)
+        (result,) = cx.create(f"bp.{op}", [t], None, {}, call.node, call.name)
         return result
 
     lower.__name__ = op
@@ -109,7 +108,7 @@ def cast(cx, call, tile, out_dtype):
     """
     t = vector_operand(cx, cx.tile_arg(tile, "pl.cast's operand"), call.node, "pl.cast's operand")
     dtype = cx.dtype_arg(out_dtype, "pl.cast's out_dtype")
-    if dtype.mlir == "index":
+    if dtype is INDEX:
         raise cx.error(out_dtype, "tiles cannot hold INDEX elements")
     (result,) = cx.create("bp.cast", [t], [TileType(t.type.shape, dtype, MemorySpace.Vec)], {}, call.node, call.name)
     return result
@@ -201,7 +200,7 @@ def binary(cx, op: str, lhs: Value, rhs, node, name):
         rhs = cx.as_value(rhs, node, like=tile)
         if not isinstance(rhs.type, ScalarType):
             raise cx.error(node, f"pl.{op}'s second operand must be a tile or a scalar, got {rhs.type}")
-    (result,) = cx.create(f"bp.{op}", [lhs, rhs], [tile], {}, node, name)
+    (result,) = cx.create(f"bp.{op}", [lhs, rhs], None, {}, node, name)
     return result
 
 
@@ -230,5 +229,5 @@ def unary(cx, op: str, tile: Value, node, name):
     tile = vector_operand(cx, tile, node, f"pl.{op}'s operand")
     if requires_float(op) and not tile.type.dtype.is_float:
         raise cx.error(node, f"pl.{op} needs a floating-point tile, got {tile.type.dtype.name}")
-    (result,) = cx.create(f"bp.{op}", [tile], [tile.type.with_space(MemorySpace.Vec)], {}, node, name)
+    (result,) = cx.create(f"bp.{op}", [tile], None, {}, node, name)
     return result
