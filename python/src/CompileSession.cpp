@@ -226,14 +226,7 @@ Attribute CompileSession::channelAttr(int64_t handle) {
 
 Attribute CompileSession::pairsAttr(
     const std::vector<std::pair<int64_t, int64_t>> &pairs) {
-  SmallVector<int64_t> flat;
-  for (auto [source, target] : pairs) {
-    flat.push_back(source);
-    flat.push_back(target);
-  }
-  auto type = RankedTensorType::get({static_cast<int64_t>(pairs.size()), 2},
-                                    builder.getI64Type());
-  return DenseIntElementsAttr::get(type, flat);
+  return bp::getPairsAttr(builder, pairs);
 }
 
 //===----------------------------------------------------------------------===//
