@@ -9,7 +9,7 @@ from typing import List
 
 from blockpipe.language.rules import LEGAL_MOVES, LEGAL_MOVES_TEXT
 from blockpipe.language.ops import operation
-from blockpipe.language.types import INDEX, MemorySpace, ScalarType, TensorType, TileType, dynamic
+from blockpipe.language.types import MemorySpace, TensorType, TileType, dynamic
 from blockpipe.language.values import KERNEL_KINDS, LoweringError, Value
 
 

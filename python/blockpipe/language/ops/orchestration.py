@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from blockpipe.language.ops import operation
-from blockpipe.language.types import INDEX, FunctionType, ScalarType, TensorType, dynamic
+from blockpipe.language.types import FunctionType, TensorType, dynamic
 from blockpipe.language.values import KERNEL_KINDS
 
 
