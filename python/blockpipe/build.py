@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from typing import Dict, Optional
 
 from blockpipe.errors import BuildError
@@ -35,13 +36,31 @@ _fingerprints: Dict[str, str] = {}
 stats = {"built": 0, "cached": 0}
 
 
-def repo_root() -> pathlib.Path:
-    return pathlib.Path(__file__).resolve().parents[2]
+@dataclass(frozen=True)
+class RuntimeLocation:
+    """Where the runtime generated programs link against is: its library
+    directory, its headers and its CMake package."""
+
+    lib: pathlib.Path
+    include: pathlib.Path
+    cmake: pathlib.Path
 
 
-def blockpipe_build_dir() -> pathlib.Path:
-    """The build tree whose runtime generated programs link against."""
-    return pathlib.Path(os.environ.get("BLOCKPIPE_BUILD_DIR", repo_root() / "build"))
+def _package_dir() -> pathlib.Path:
+    return pathlib.Path(__file__).resolve().parent
+
+
+def runtime_location() -> RuntimeLocation:
+    """`$BLOCKPIPE_BUILD_DIR`'s build tree when set; else the runtime
+    installed inside the package (`pip install .`); else the source tree's
+    build/ (the development flow of scripts/setup.sh)."""
+    if "BLOCKPIPE_BUILD_DIR" not in os.environ:
+        package = _package_dir()
+        if (package / "lib" / "cmake" / "blockpipe" / "blockpipeConfig.cmake").is_file():
+            return RuntimeLocation(package / "lib", package / "include", package / "lib" / "cmake" / "blockpipe")
+    build = pathlib.Path(os.environ.get("BLOCKPIPE_BUILD_DIR", _package_dir().parents[1] / "build"))
+    return RuntimeLocation(build / "lib", _package_dir().parents[1] / "runtime" / "include",
+                           build / "cmake" / "blockpipe")
 
 
 def cache_root() -> pathlib.Path:
@@ -86,13 +105,13 @@ def _cpu_identity() -> str:
     return _fingerprints["cpu"]
 
 
-def _runtime_identity(build_dir: pathlib.Path) -> str:
-    libs = sorted((build_dir / "lib").glob("libblockpipe_runtime.so*"))
+def _runtime_identity(runtime: RuntimeLocation) -> str:
+    libs = sorted(runtime.lib.glob("libblockpipe_runtime.so*"))
     if not libs:
-        raise BuildError(f"the blockpipe runtime is not built in {build_dir} "
+        raise BuildError(f"the blockpipe runtime is not built in {runtime.lib} "
                          "(run scripts/setup.sh, or set BLOCKPIPE_BUILD_DIR)")
     parts = [_file_fingerprint(lib) for lib in libs if lib.is_file() and not lib.is_symlink()]
-    headers = repo_root() / "runtime" / "include"
+    headers = runtime.include
     for header in sorted(headers.rglob("*.h")):
         parts.append(f"{header.relative_to(headers)}:{_file_fingerprint(header)}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
@@ -109,7 +128,7 @@ def cache_key(files: Dict[str, str]) -> str:
         "flags": BUILD_FLAGS,
         "compiler": _compiler_identity(),
         "cpu": _cpu_identity(),
-        "runtime": _runtime_identity(blockpipe_build_dir()),
+        "runtime": _runtime_identity(runtime_location()),
     }, sort_keys=True).encode())
     return digest.hexdigest()[:32]
 
@@ -174,7 +193,7 @@ def build_library(source_dir: pathlib.Path, files: Dict[str, str], project: str,
             start = time.monotonic()
             progress.show(f"blockpipe: configuring {project} ...")
             _run(["cmake", "-S", str(source_dir), "-B", str(build), "-G", "Ninja",
-                  f"-Dblockpipe_DIR={blockpipe_build_dir() / 'cmake' / 'blockpipe'}", *BUILD_FLAGS],
+                  f"-Dblockpipe_DIR={runtime_location().cmake}", *BUILD_FLAGS],
                  project)
             progress.show(f"blockpipe: compiling {project} (C++) ...")
             _run(["cmake", "--build", str(build)], project)
