@@ -40,6 +40,17 @@ std::string parseAndVerify(const std::string &text, const std::string &filename,
   return result.ir;
 }
 
+std::string runPasses(const std::string &text, const std::string &pipeline,
+                      const std::string &filename, bool printLocations) {
+  blockpipe::PipelineOptions options;
+  options.printLocations = printLocations;
+  blockpipe::CompileResult result =
+      blockpipe::runPassPipeline(text, filename, pipeline, options);
+  if (!result.success)
+    raiseCompileError(result.diagnostics, "the compiler rejected the program");
+  return result.ir;
+}
+
 /// The dtype table (blockpipe/Target/DType.h), one dict per dtype.
 py::list dtypes() {
   py::list out;
@@ -96,6 +107,11 @@ PYBIND11_MODULE(_core, m) {
         py::arg("filename") = "<string>", py::arg("print_locations") = false,
         "Parse and verify bp IR; return it in canonical form or raise "
         "blockpipe.CompileError.");
+  m.def("run_passes", &runPasses, py::arg("text"), py::arg("pipeline"),
+        py::arg("filename") = "<string>", py::arg("print_locations") = false,
+        "Run a textual pass pipeline (bp-opt's syntax, e.g. "
+        "\"bp-infer-memory-spaces\") on bp IR and return the result, or "
+        "raise blockpipe.CompileError.");
   m.def("default_pipeline_passes", &blockpipe::defaultPipelinePassNames);
   m.def("bundled_targets", &blockpipe::target::DeviceSpec::builtinNames,
         "The names of the bundled device specs (compile(target=...)).");

@@ -58,11 +58,12 @@ def test_artifacts_and_output_dir(compiled):
     assert config["orchestrations"][0]["name"] == "main"
     dumps = sorted(p.name for p in (out / "passes").iterdir())
     assert dumps[0] == "00_input.mlir" and dumps[1] == "01_bp-register-target.mlir"
-    assert dumps[2] == "02_bp-expand-mixed-kernel.mlir"
+    assert dumps[2] == "02_bp-infer-memory-spaces.mlir"
+    assert dumps[3] == "03_bp-expand-mixed-kernel.mlir"
 
 
 def test_ir_after_each_pass(compiled):
-    assert compiled.passes[:2] == ["bp-register-target", "bp-expand-mixed-kernel"]
+    assert compiled.passes[:3] == ["bp-register-target", "bp-infer-memory-spaces", "bp-expand-mixed-kernel"]
     assert '#bp.target<name = "cpu-sim"' in compiled.ir("register-target")
     assert "bp.launch @scale" in compiled.ir()
     assert compiled.ir("inject-gm-pipe-buffer") == compiled.ir("bp-inject-gm-pipe-buffer")
@@ -465,7 +466,7 @@ def test_a_loaded_tile_cannot_start_a_matmul_chain():
                 acc = pl.matmul(pl.load(x, [0, 0], [16, 16]), pl.load(x, [0, 0], [16, 16]), acc=acc)
             return pl.store(acc, [0, 0], y)
 
-    with pytest.raises(blockpipe.CompileError, match="a loaded tile cannot start a pl.matmul"):
+    with pytest.raises(blockpipe.CompileError, match="a loaded tile cannot become an acc tile"):
         blockpipe.compile(Loaded, quiet=True)
 
 

@@ -136,7 +136,7 @@ def test_if_branches_leave_different_types():
                 if pl.tile.get_block_idx() == 0:
                     acc = pl.matmul(a, b)
                 else:
-                    acc = pl.load(x, [0, 0], [16, 16])  # error: 'acc' is Tile[[16, 16], FP32, Acc] after the if branch but Tile[[16, 16], FP32, Vec] after the else branch
+                    acc = pl.load(x, [0, 0], [16, 16])  # error: a loaded tile cannot become an acc tile (a matmul's accumulator, or joined with one)
                 return pl.store(acc, [0, 0], out)
         return P
     expect_error(make)

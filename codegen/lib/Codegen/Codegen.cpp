@@ -21,6 +21,20 @@ FailureOr<FileMap> blockpipe::codegen::emitCpp(ModuleOp module,
            << "the module is compiled for target '" << target.getName()
            << "' (driver '" << target.getDriver()
            << "'), for which this build has no code generator (cpu-sim)";
+  // A `?` memory space is bp-infer-memory-spaces' to decide.
+  WalkResult undecided = module.walk([&](Operation *op) {
+    for (Type type : op->getResultTypes())
+      if (auto tile = dyn_cast<bp::TileType>(type);
+          tile && tile.hasUndecidedSpace()) {
+        op->emitError("codegen: the memory space of this tile is not decided "
+                      "(bp-infer-memory-spaces, in the default pipeline, "
+                      "decides it)");
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  if (undecided.wasInterrupted())
+    return failure();
   FailureOr<Program> program = Program::build(module, options);
   if (failed(program))
     return failure();

@@ -74,6 +74,8 @@ static const char *spaceName(bp::MemorySpace space) {
     return "Right";
   case bp::MemorySpace::Acc:
     return "Acc";
+  case bp::MemorySpace::Undecided: // emitCpp refuses such modules
+    break;
   }
   return "Vec";
 }

@@ -74,6 +74,8 @@ CoreAffinity mlir::bp::getCoreAffinity(Operation *op) {
   if (op->hasTrait<VectorOp>())
     return CoreAffinity::Vector;
   auto sideOf = [](TileType tile) {
+    if (tile.hasUndecidedSpace())
+      return CoreAffinity::Any; // until bp-infer-memory-spaces decides
     return tile.getMemorySpace() == MemorySpace::Vec ? CoreAffinity::Vector
                                                      : CoreAffinity::Cube;
   };

@@ -73,6 +73,23 @@ bool mlir::bp::unaryOpRequiresFloat(StringRef name) {
          needsFloat(NegOp()) || needsFloat(AbsOp());
 }
 
+std::optional<MemorySpace>
+mlir::bp::getRequiredMemorySpace(OpOperand &operand) {
+  Operation *op = operand.getOwner();
+  if (!isa<TileType>(operand.get().getType()))
+    return std::nullopt;
+  if (op->hasTrait<bp::VectorOp>())
+    return MemorySpace::Vec;
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    if (&operand == &matmul.getLhsMutable())
+      return MemorySpace::Left;
+    if (&operand == &matmul.getRhsMutable())
+      return MemorySpace::Right;
+    return MemorySpace::Acc;
+  }
+  return std::nullopt;
+}
+
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
@@ -145,9 +162,10 @@ static LogicalResult verifyWindow(Operation *op, GMTensorType tensor,
   return success();
 }
 
+/// A vec tile, or one whose space bp-infer-memory-spaces decides.
 static LogicalResult verifyVecTile(Operation *op, TileType tile,
                                    StringRef name) {
-  if (tile.getMemorySpace() != MemorySpace::Vec)
+  if (tile.getMemorySpace() != MemorySpace::Vec && !tile.hasUndecidedSpace())
     return op->emitOpError()
            << name << " must be a vec tile, got "
            << stringifyMemorySpace(tile.getMemorySpace()) << " memory";
@@ -380,7 +398,7 @@ LogicalResult LoadOp::verify() {
 LogicalResult StoreOp::verify() {
   TileType tile = getValue().getType();
   if (tile.getMemorySpace() != MemorySpace::Vec &&
-      tile.getMemorySpace() != MemorySpace::Acc)
+      tile.getMemorySpace() != MemorySpace::Acc && !tile.hasUndecidedSpace())
     return emitOpError() << "can store vec or acc tiles, got "
                          << stringifyMemorySpace(tile.getMemorySpace())
                          << " memory";
@@ -395,6 +413,8 @@ LogicalResult MoveOp::verify() {
     return emitOpError("changes only the memory space; shape and element "
                        "type must stay the same");
   MemorySpace src = from.getMemorySpace(), dst = to.getMemorySpace();
+  if (from.hasUndecidedSpace() || to.hasUndecidedSpace())
+    return success(); // bp-infer-memory-spaces decides and checks again
   if (!isLegalMove(src, dst))
     return emitOpError() << "cannot move a tile from "
                          << stringifyMemorySpace(src) << " to "
@@ -538,7 +558,7 @@ LogicalResult CastOp::verify() {
 LogicalResult FullOp::verify() {
   TileType tile = getResult().getType();
   if (tile.getMemorySpace() != MemorySpace::Vec &&
-      tile.getMemorySpace() != MemorySpace::Acc)
+      tile.getMemorySpace() != MemorySpace::Acc && !tile.hasUndecidedSpace())
     return emitOpError() << "result must be a vec or acc tile, got "
                          << stringifyMemorySpace(tile.getMemorySpace())
                          << " memory";
@@ -576,18 +596,21 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
 LogicalResult MatmulOp::verify() {
   TileType lhs = getLhs().getType(), rhs = getRhs().getType();
   TileType result = getResult().getType();
-  auto expectSpace = [&](TileType tile, MemorySpace space,
-                         StringRef name) -> LogicalResult {
-    if (tile.getMemorySpace() == space)
+  auto expectSpace = [&](OpOperand &operand, StringRef name) -> LogicalResult {
+    TileType tile = cast<TileType>(operand.get().getType());
+    MemorySpace space = *getRequiredMemorySpace(operand);
+    if (tile.getMemorySpace() == space || tile.hasUndecidedSpace())
       return success();
     return emitOpError() << name << " must be in "
                          << stringifyMemorySpace(space) << " memory, got "
                          << stringifyMemorySpace(tile.getMemorySpace());
   };
-  if (failed(expectSpace(lhs, MemorySpace::Left, "lhs")) ||
-      failed(expectSpace(rhs, MemorySpace::Right, "rhs")) ||
-      failed(expectSpace(result, MemorySpace::Acc, "result")))
+  if (failed(expectSpace(getLhsMutable(), "lhs")) ||
+      failed(expectSpace(getRhsMutable(), "rhs")))
     return failure();
+  if (result.getMemorySpace() != MemorySpace::Acc)
+    return emitOpError() << "result must be in acc memory, got "
+                         << stringifyMemorySpace(result.getMemorySpace());
   if (lhs.getRank() != 2 || rhs.getRank() != 2 || result.getRank() != 2)
     return emitOpError("operands and result must be 2-D tiles");
   if (lhs.getDimSize(1) != rhs.getDimSize(0))
@@ -606,8 +629,12 @@ LogicalResult MatmulOp::verify() {
   if (result.getElementType() != accType)
     return emitOpError() << "accumulates " << lhs.getElementType() << " in "
                          << accType << ", got " << result.getElementType();
-  if (getAcc() && getAcc().getType() != result)
-    return emitOpError("acc operand must have the result's type");
+  if (getAcc()) {
+    auto acc = cast<TileType>(getAcc().getType());
+    if ((acc.hasUndecidedSpace() ? acc.withMemorySpace(MemorySpace::Acc)
+                                 : acc) != result)
+      return emitOpError("acc operand must have the result's type");
+  }
   return success();
 }
 

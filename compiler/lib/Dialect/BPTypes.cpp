@@ -88,12 +88,18 @@ Type TileType::parse(AsmParser &parser) {
       parser.parseType(elementType) || parser.parseComma())
     return {};
   SMLoc spaceLoc = parser.getCurrentLocation();
-  if (parser.parseKeyword(&spaceName))
-    return {};
-  std::optional<MemorySpace> space = symbolizeMemorySpace(spaceName);
+  std::optional<MemorySpace> space;
+  if (succeeded(parser.parseOptionalQuestion())) {
+    space = MemorySpace::Undecided;
+  } else {
+    if (parser.parseKeyword(&spaceName))
+      return {};
+    space = symbolizeMemorySpace(spaceName);
+  }
   if (!space) {
-    parser.emitError(spaceLoc) << "unknown memory space '" << spaceName
-                               << "'; expected vec, mat, left, right or acc";
+    parser.emitError(spaceLoc)
+        << "unknown memory space '" << spaceName
+        << "'; expected vec, mat, left, right, acc or ? (undecided)";
     return {};
   }
   if (parser.parseGreater())

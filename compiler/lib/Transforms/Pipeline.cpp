@@ -77,18 +77,20 @@ std::unique_ptr<Pass> makePass(size_t index,
     return createBPRegisterTarget(target);
   }
   case 1:
-    return createBPExpandMixedKernel();
+    return createBPInferMemorySpaces();
   case 2:
-    return createBPInjectGMPipeBuffer();
+    return createBPExpandMixedKernel();
   case 3:
-    return createBPNormalizeReturnOrder();
+    return createBPInjectGMPipeBuffer();
   case 4:
-    return createBPPipelineStages();
+    return createBPNormalizeReturnOrder();
   case 5:
-    return createBPDecomposeCollectivePermute();
+    return createBPPipelineStages();
   case 6:
-    return createBPVerifyP2P();
+    return createBPDecomposeCollectivePermute();
   case 7:
+    return createBPVerifyP2P();
+  case 8:
     return createBPVerifyCapacity();
   }
   return nullptr;
@@ -126,7 +128,8 @@ void mlir::bp::buildDefaultPipeline(OpPassManager &pm,
 void mlir::bp::registerDefaultPipeline() {
   PassPipelineRegistration<DefaultPipelineCLOptions>(
       "bp-default-pipeline",
-      "The blockpipe pass pipeline: register the target, expand mixed "
+      "The blockpipe pass pipeline: register the target, infer memory "
+      "spaces, expand mixed "
       "kernels, inject the GM pipe buffer, normalize return order, join "
       "pipeline stages, decompose and verify point-to-point transfers, check "
       "tiles against the "

@@ -8,16 +8,15 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from blockpipe.language import ops
 from blockpipe.language.source import assigned_names, assignment_of
-from blockpipe.language.types import FunctionType, ScalarType, TensorType, TileType, INDEX
+from blockpipe.language.types import FunctionType, ScalarType, TensorType, INDEX
 from blockpipe.language.values import (
     KERNEL_KINDS,
     Value,
     describe,
     is_int,
-    same_shape_unknown_space,
+    joinable,
     same_type,
     same_value,
-    unknown_space,
 )
 
 
@@ -73,7 +72,7 @@ class ControlFlow:
         outer = dict(self.env)
         self.env[stmt.target.id] = Value(handles[0], ScalarType(INDEX))
         for name, init, handle in zip(carried, inits, handles[1:]):
-            self.env[name] = Value(handle, init.type, init.load_keys)
+            self.env[name] = Value(handle, init.type)
             self.tensor_roots[handle] = self.root_of(init)
         self.region_depth += 1
         try:
@@ -81,47 +80,23 @@ class ControlFlow:
         finally:
             self.region_depth -= 1
         yielded = []
-        carried_keys = []
-        carried_types = []
         for name, init in zip(carried, inits):
             value = self.as_value(self.env[name], stmt)
-            inferred = isinstance(init.type, TileType) and init.load_keys and init.type.space is None
-            if inferred and isinstance(value.type, TileType) and not value.load_keys \
-                    and value.type.space is not None:
-                # An inferred tile (a load or pl.full) that starts what the
-                # body makes in a known space (a matmul chain's Acc) is in
-                # that space.
-                if (value.type.shape, value.type.dtype) != (init.type.shape, init.type.dtype):
-                    raise self.error(
-                        stmt, f"'{name}' changes type inside the loop, from {init.type} to {value.type}"
-                    )
-                if self.program.observing:
-                    for key in init.load_keys:
-                        self.program.inference.load_uses.setdefault(key, set()).add(value.type.space)
-                yielded.append(value.handle)
-                carried_keys.append(())
-                carried_types.append(value.type)
-                continue
-            if not same_type(value.type, init.type):
+            if joinable(value.type, init.type):
+                # A tile whose space is still to be decided meets one whose
+                # space is known (a pl.full that a matmul chain carries):
+                # the cast joins them, bp-infer-memory-spaces decides both.
+                (value,) = self.create("builtin.unrealized_conversion_cast", [value], [init.type], {}, stmt)
+            elif not same_type(value.type, init.type):
                 raise self.error(
                     stmt, f"'{name}' changes type inside the loop, from {init.type} to {value.type}"
                 )
             yielded.append(value.handle)
-            carried_types.append(init.type)
-            # The loads the loop carries in one variable (before it, and
-            # in its body) are used alike: one memory space for all.
-            keys = tuple(dict.fromkeys(init.load_keys + value.load_keys))
-            if self.program.observing and len(keys) > len(init.load_keys):
-                uses = self.program.inference.load_uses
-                merged = set().union(*(uses.get(k, set()) for k in keys))
-                for key in keys:
-                    uses[key] = set(merged)
-            carried_keys.append(keys)
         results = self.builder.end_for(yielded, self.loc(stmt))
         inner_only = {n for n in assigned if n not in outer}
         self.env = outer
-        for name, init, handle, keys, type_ in zip(carried, inits, results, carried_keys, carried_types):
-            self.env[name] = Value(handle, type_, keys)
+        for name, init, handle in zip(carried, inits, results):
+            self.env[name] = Value(handle, init.type)
             self.tensor_roots[handle] = self.root_of(init)
         for name in inner_only:
             self.env.pop(name, None)
@@ -230,34 +205,39 @@ class ControlFlow:
         yielded: Dict[bool, List[Value]] = {False: [], True: []}
         for is_else in (False, True):
             pairs = [(m[2], m[1]) if is_else else (m[1], m[2]) for m in merged]  # (own, other)
-            has_literal = any(not isinstance(own, Value) for own, _ in pairs)
-            if has_literal:
+
+            def undecided(own, other) -> bool:
+                return (isinstance(own, Value) and isinstance(other, Value)
+                        and joinable(own.type, other.type) and own.type.space is None)
+
+            builds = any(not isinstance(own, Value) or undecided(own, other) for own, other in pairs)
+            if builds:
                 # A literal becomes a constant in its branch, typed like the
-                # other branch's value.
+                # other branch's value; a tile whose space is still to be
+                # decided is joined to the other branch's by a cast there.
                 self.builder.enter_branch(is_else)
                 self.region_depth += 1
             try:
                 for (_, _, _, node), (own, other) in zip(merged, pairs):
+                    if undecided(own, other):
+                        (own,) = self.create("builtin.unrealized_conversion_cast", [own], [other.type], {}, node)
                     like = other.type if isinstance(other, Value) else None
                     yielded[is_else].append(self.as_value(own, node, like=like))
             finally:
-                if has_literal:
+                if builds:
                     self.region_depth -= 1
         # A single result is named after its variable, for generated code.
         results = self.builder.end_if([v.handle for v in yielded[False]], [v.handle for v in yielded[True]],
                                       self.loc(stmt, merged[0][0] if len(merged) == 1 else ""))
-        for (name, _, _, _), then_value, else_value, handle in zip(merged, yielded[False], yielded[True], results):
-            known = then_value if not unknown_space(then_value.type) else else_value
-            keys = tuple(dict.fromkeys(then_value.load_keys + else_value.load_keys))
-            self.env[name] = Value(handle, known.type, keys)
+        for (name, _, _, _), then_value, handle in zip(merged, yielded[False], results):
+            self.env[name] = Value(handle, then_value.type)
             self.tensor_roots[handle] = self.root_of(then_value)
 
     def check_branches_agree(self, name: str, then_value, else_value, node: ast.AST,
                              in_then: bool, in_else: bool) -> None:
         values = [v for v in (then_value, else_value) if isinstance(v, Value)]
         if len(values) == 2:
-            agree = same_type(then_value.type, else_value.type) or (
-                self.program.observing and same_shape_unknown_space(then_value.type, else_value.type))
+            agree = same_type(then_value.type, else_value.type) or joinable(then_value.type, else_value.type)
         else:
             # A literal takes the type of the other branch's scalar.
             agree = not values or isinstance(values[0].type, ScalarType)

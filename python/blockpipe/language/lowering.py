@@ -4,11 +4,13 @@ Each `@pl.function` body is read from its Python AST and built op by op
 through a `blockpipe._core.CompileSession`, every op at the user's file:line:col
 (`function_lowering.FunctionLowering`; the DSL's operations are in `ops/`).
 
-Lowering runs more than once. The observing runs only record how every
-`pl.load` without `target_memory=` is used (matmul operand, vector operand,
-...) and which tile types are pushed into each pipe (`inference.py`). The last
-run builds the IR with those facts: a load feeding matmul's left operand lands
-in `Left`, a `tpop` without annotation takes the type its peer pushes.
+Each function is lowered once. A `pl.load` or `pl.full` without
+`target_memory=` gets the memory space `?`; the compiler's
+bp-infer-memory-spaces pass places it from its uses (a load feeding matmul's
+left operand lands in `left`). Only a program with explicit pipes (a
+`pl.tpop_from_*`, whose tile type comes from, or is checked against, the
+peer's pushes) is lowered more than once: observing runs record the tile
+types pushed into each pipe (`inference.py`) for the run that builds.
 """
 
 from __future__ import annotations
@@ -90,7 +92,8 @@ class ProgramLowering:
         if ir is None:
             b = self.builder
             if isinstance(t, TileType):
-                ir = b.tile_type(list(t.shape), t.dtype.name, (t.space or MemorySpace.Vec).value)
+                # No space yet: `?`, for bp-infer-memory-spaces to decide.
+                ir = b.tile_type(list(t.shape), t.dtype.name, t.space.value if t.space else "?")
             elif isinstance(t, TensorType):
                 ir = b.tensor_type([None if d is dynamic else d for d in t.shape], t.dtype.name)
             else:
@@ -105,7 +108,7 @@ class ProgramLowering:
         if t is None:
             kind, *rest = desc
             if kind == "tile":
-                t = TileType(tuple(rest[0]), dtype_named(rest[1]), MemorySpace(rest[2]))
+                t = TileType(tuple(rest[0]), dtype_named(rest[1]), None if rest[2] == "?" else MemorySpace(rest[2]))
             elif kind == "tensor":
                 t = TensorType(tuple(dynamic if d is None else d for d in rest[0]), dtype_named(rest[1]))
             else:
@@ -150,18 +153,20 @@ def lower_program(program: Program, core, devices: Optional[int] = None) -> "Any
     `devices` is the size of the mesh the program runs on (default: one
     device more than the highest `device=` placement, if any)."""
     inference = Inference()
+    sources = [parse_function(spec, program.source_file) for spec in program.functions.values()]
     # A group's halves may each pop what the other pushes, so the first
     # observing run may meet a pop before its push: it tolerates the errors
     # that causes, and the second run sees every push.
-    for tolerant in (True, False):
+    for tolerant in (True, False) if any(src.pops for src in sources) else ():
         ProgramLowering(program, core, inference, observing=True, tolerant=tolerant,
                         devices=devices).run()
     return ProgramLowering(program, core, inference, observing=False, devices=devices).run()
 
 
 def program_ir(program: Program, locations: bool = False) -> str:
-    """The verified bp IR of `program`, optionally with its locations."""
+    """The verified bp IR of `program` with its memory spaces decided
+    (bp-infer-memory-spaces), optionally with its locations."""
     from blockpipe import _core
 
     text = lower_program(program, _core).text(True)
-    return _core.parse_and_verify(text, program.source_file, locations)
+    return _core.run_passes(text, "bp-infer-memory-spaces", program.source_file, locations)

@@ -24,6 +24,9 @@ class Source:
     col_offset: int
     globals: Dict[str, Any]
     self_calls: Tuple[str, ...] = ()
+    # Whether it pops tiles (pl.tpop_from_*), whose types come from, or are
+    # checked against, the peer's pushes.
+    pops: bool = False
 
     def position(self, node: ast.AST) -> Tuple[int, int]:
         return (
@@ -41,6 +44,7 @@ class _Parsed:
     line_offset: int
     col_offset: int
     self_calls: Tuple[str, ...]
+    pops: bool
 
 
 # Reading and parsing a function's source (inspect's tokenizer, ast.parse)
@@ -71,7 +75,7 @@ def _parse_source(spec: FunctionSpec, default_file: str) -> _Parsed:
     tree = next(n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
     if isinstance(tree, ast.AsyncFunctionDef):
         raise CompileError(f"function '{spec.name}' must not be async", file=file, line=first_line)
-    parsed = _Parsed(tree, file, first_line - 1, indent, tuple(_self_calls(tree)))
+    parsed = _Parsed(tree, file, first_line - 1, indent, tuple(_self_calls(tree)), _has_pops(tree))
     _parsed_by_code[key] = parsed
     if len(_parsed_by_code) > _PARSED_LIMIT:
         _parsed_by_code.popitem(last=False)
@@ -90,7 +94,12 @@ def parse_function(spec: FunctionSpec, default_file: str) -> Source:
             except ValueError:
                 pass
     return Source(parsed.tree, parsed.file, parsed.line_offset, parsed.col_offset, globals_,
-                   parsed.self_calls)
+                  parsed.self_calls, parsed.pops)
+
+
+def _has_pops(tree: ast.FunctionDef) -> bool:
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+               and node.func.attr.startswith("tpop_from_") for node in ast.walk(tree))
 
 
 def _self_calls(tree: ast.FunctionDef) -> List[str]:

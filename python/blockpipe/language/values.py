@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Optional, Tuple, Union
+from typing import Optional, Union
 
-from blockpipe.language.types import DType, FunctionType, MemorySpace, ScalarType, TensorType, TileType
+from blockpipe.language.types import DType, FunctionType, ScalarType, TensorType, TileType
 
 IRType = Union[TensorType, TileType, ScalarType]
 Literal = Union[int, float]
@@ -23,9 +23,6 @@ class Value:
 
     handle: int
     type: IRType
-    # For a pl.load whose memory space is inferred: the key of that load
-    # (of each such load, for a value an if takes from either branch).
-    load_keys: Tuple[Tuple[int, int], ...] = ()
 
 
 class LoweringError(Exception):
@@ -46,9 +43,14 @@ def dtype_named(name: str) -> DType:
 
 
 def same_type(a: IRType, b: IRType) -> bool:
-    if isinstance(a, TileType) and isinstance(b, TileType):
-        return a.shape == b.shape and a.dtype == b.dtype and (a.space or MemorySpace.Vec) == (b.space or MemorySpace.Vec)
     return a == b
+
+
+def joinable(a: IRType, b: IRType) -> bool:
+    """Tiles that differ only in that one's memory space is still to be
+    decided (bp-infer-memory-spaces decides it for both)."""
+    return (isinstance(a, TileType) and isinstance(b, TileType) and (a.space is None) != (b.space is None)
+            and a.shape == b.shape and a.dtype == b.dtype)
 
 
 def is_int(value) -> bool:
@@ -59,16 +61,6 @@ def same_value(a, b) -> bool:
     if isinstance(a, Value) or isinstance(b, Value):
         return isinstance(a, Value) and isinstance(b, Value) and a.handle == b.handle
     return type(a) is type(b) and a == b
-
-
-def unknown_space(t: IRType) -> bool:
-    """A tile whose memory space the observing run has not inferred yet."""
-    return isinstance(t, TileType) and t.space is None
-
-
-def same_shape_unknown_space(a: IRType, b: IRType) -> bool:
-    return (isinstance(a, TileType) and isinstance(b, TileType) and (a.space is None or b.space is None)
-            and a.shape == b.shape and a.dtype == b.dtype)
 
 
 def describe(value) -> str:

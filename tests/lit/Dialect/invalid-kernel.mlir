@@ -15,7 +15,7 @@ func.func @tile_rank_3(%x: !bp.tile<2x2x2xf32, vec>) attributes {bp.kind = #bp<k
 
 // -----
 
-// expected-error @+1 {{unknown memory space 'l1'; expected vec, mat, left, right or acc}}
+// expected-error @+1 {{unknown memory space 'l1'; expected vec, mat, left, right, acc or ? (undecided)}}
 func.func @tile_space(%x: !bp.tile<2x2xf32, l1>) attributes {bp.kind = #bp<kind incore>} {
   return
 }

@@ -25,7 +25,10 @@ def BP_MemorySpace : I32EnumAttr<"MemorySpace", "on-chip memory of a tile", [
   I32EnumAttrCase<"Mat", 1, "mat">,
   I32EnumAttrCase<"Left", 2, "left">,
   I32EnumAttrCase<"Right", 3, "right">,
-  I32EnumAttrCase<"Acc", 4, "acc">
+  I32EnumAttrCase<"Acc", 4, "acc">,
+  // Not decided yet: a frontend leaves a tile's memory space to
+  // bp-infer-memory-spaces, which replaces every `?`.
+  I32EnumAttrCase<"Undecided", 5, "?">
 ]> {
   let cppNamespace = "::mlir::bp";
   let genSpecializedAttr = 0;

@@ -98,6 +98,12 @@ Type getMatmulAccumulatorType(Type operand);
 /// Whether the unary op `name` ("bp.exp") needs a floating-point tile.
 bool unaryOpRequiresFloat(StringRef name);
 
+/// The memory space `operand`'s op needs that tile in: vec for vector ops,
+/// left / right / acc for matmul's lhs / rhs / acc. None where the op takes
+/// several spaces (a store takes vec or acc, a tpush its half's tiles, a
+/// move any it can move from) or no tile.
+std::optional<MemorySpace> getRequiredMemorySpace(OpOperand &operand);
+
 /// Which unit of a core group an op needs.
 enum class CoreAffinity { Cube, Vector, Any };
 

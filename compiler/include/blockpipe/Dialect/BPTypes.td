@@ -44,7 +44,9 @@ def BP_TileType : BP_Type<"Tile", "tile", [ShapedTypeInterface]> {
     A statically shaped tile held in one of a core's local memories, e.g.
     `!bp.tile<32x64xf32, mat>`. Memory spaces: `vec` (vector unit), `mat`
     (cube input buffer), `left` / `right` (matmul operands), `acc` (matmul
-    accumulator).
+    accumulator), and `?`: not decided yet, for bp-infer-memory-spaces to
+    decide from the tile's uses (a frontend may leave it; the passes after
+    that one never see it).
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
                         "::mlir::Type":$elementType,
@@ -64,6 +66,10 @@ def BP_TileType : BP_Type<"Tile", "tile", [ShapedTypeInterface]> {
     TileType cloneWith(std::optional<::llvm::ArrayRef<int64_t>> shape,
                        ::mlir::Type elementType) const;
     TileType withMemorySpace(::mlir::bp::MemorySpace space) const;
+    /// Whether the memory space is `?` (left to bp-infer-memory-spaces).
+    bool hasUndecidedSpace() const {
+      return getMemorySpace() == ::mlir::bp::MemorySpace::Undecided;
+    }
     /// Bytes the tile occupies.
     int64_t getSizeInBytes() const;
   }];

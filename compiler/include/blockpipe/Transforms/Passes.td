@@ -10,6 +10,53 @@
 
 include "mlir/Pass/PassBase.td"
 
+def BPInferMemorySpaces
+    : Pass<"bp-infer-memory-spaces", "::mlir::ModuleOp"> {
+  let summary = "Decide the memory space of every tile whose space is `?` "
+                "from how it is used";
+  let description = [{
+    A frontend may leave the memory space of a `bp.load` or `bp.full` result
+    undecided (`!bp.tile<16x64xf16, ?>`): the same load feeds a vector op in
+    one program and a matmul in another. This pass decides every `?`.
+
+    Tiles that must share a space form one class: a loop's init value,
+    iteration argument, yielded value and result; an if's yielded values and
+    result; the operand and result of an `unrealized_conversion_cast`
+    between tile types that differ only in their space (how a frontend joins
+    a `?` tile with a decided one); the left operand and result of a vector
+    op. A class whose members include a decided tile (a matmul result
+    carried by a loop, a vector op's result) takes that space. Otherwise its
+    uses decide (`bp::getRequiredMemorySpace`: vec for vector ops, left /
+    right / acc for matmul's operands; a move to left or right needs mat, a
+    move to another space that space; a tpush in an aic function mat, in an
+    aiv function vec; a store takes vec or acc and decides nothing):
+    - a class holding a `bp.full`: acc when every use needs acc, else vec
+      (in an aic function a full must be acc);
+    - a class of loads: vec when unused or used only by vector ops; the one
+      space when one cube space is needed; mat when several are (each use
+      then gets its move: mat -> left, mat -> right).
+
+    Then each use that needs another space than its class gets a `bp.move`
+    right before it, a move to the space its operand already has is
+    removed, the result types of ops that follow from their operands
+    (InferTypeOpInterface) are inferred again, and the casts, now between
+    equal types, are removed. A move that is not legal is left for the
+    op's verifier to report.
+
+    Errors (at the tile's location):
+    - a load used by both vector and cube ops (load it once per unit, or
+      give it a memory space);
+    - a load that would be an acc tile: a matmul's accumulator, or joined
+      with one (acc tiles come from matmul or full);
+    - a full used both as a matmul accumulator and as a vector tile;
+    - a full in an aic function that is not an accumulator;
+    - a class whose decided members disagree.
+
+    A module without `?` is left unchanged.
+  }];
+  let dependentDialects = ["::mlir::bp::BPDialect"];
+}
+
 def BPExpandMixedKernel : Pass<"bp-expand-mixed-kernel", "::mlir::ModuleOp"> {
   let summary = "Split incore kernels that mix cube and vector work into an "
                 "aic, an aiv and a group function";

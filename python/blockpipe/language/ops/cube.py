@@ -47,9 +47,8 @@ def matmul(cx, call, lhs, rhs, out_dtype=None, acc=None):
     operands = [a, b]
     if acc is not None:
         c = cx.tile_arg(acc, "pl.matmul's acc")
-        known = c.type.space is not None or not c.load_keys
         if (c.type.shape, c.type.dtype) != (result_type.shape, result_type.dtype) or (
-                known and not c.load_keys and c.type.space is not MemorySpace.Acc):
+                c.type.space not in (None, MemorySpace.Acc)):
             raise cx.error(acc, f"pl.matmul's acc must be {result_type}, got {c.type}; a chain "
                                 "starts from a pl.matmul result or from pl.full")
         c = cx.demand(c, MemorySpace.Acc, acc, "pl.matmul's acc")

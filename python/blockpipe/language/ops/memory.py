@@ -44,20 +44,9 @@ def load(cx, call, tensor, offsets, shapes, target_memory=None):
     explicit = cx.space_arg(target_memory, "target_memory")
     if explicit is MemorySpace.Acc:
         raise cx.error(target_memory, "cannot load into Acc memory; Acc tiles come from pl.matmul")
-    key = cx.source.position(call.node)
-    space = cx.resolve_load_space(key, explicit)
-    if space is None and not cx.program.observing:
-        raise cx.error(call.node, "this tile is used by both vector and cube operations; load it once per unit or "
-                                  "pass target_memory=")
-    if space is MemorySpace.Acc:
-        raise cx.error(call.node, "a loaded tile cannot start a pl.matmul(..., acc=...) chain (Acc tiles come "
-                                  "from pl.matmul or pl.full); start it with pl.full, or with a pl.matmul")
-    tile_type = TileType(shape, t.type.dtype, space)
-    (result,) = cx.create("bp.load", [t] + first, [tile_type.with_space(space or MemorySpace.Vec)], {},
+    # Without target_memory=, bp-infer-memory-spaces places the tile from its uses.
+    (result,) = cx.create("bp.load", [t] + first, [TileType(shape, t.type.dtype, explicit)], {},
                           call.node, call.name)
-    result.type = tile_type.with_space(space) if space else tile_type
-    if explicit is None:
-        result.load_keys = (key,)
     return result
 
 
@@ -107,8 +96,11 @@ def move(cx, call, tile, target_memory):
         raise cx.error(call.node, "pl.move needs target_memory=")
     if space in (MemorySpace.Left, MemorySpace.Right):
         value = cx.demand(value, MemorySpace.Mat, tile, "the tile moved to " + space.name)
-    if cx.program.observing and value.load_keys:
-        return Value(value.handle, value.type.with_space(space))
+    if value.type.space is None:
+        # Placed by bp-infer-memory-spaces: where the move needs it, and the
+        # move goes if that is `space` itself.
+        (moved,) = cx.create("bp.move", [value], [value.type.with_space(space)], {}, call.node, call.name)
+        return moved
     if value.type.space is space:
         return value
     if (value.type.space, space) not in LEGAL_MOVES:

@@ -73,8 +73,6 @@ def _push(side: FunctionType, direction: str):
         value = cx.tile_arg(tile, f"pl.{what}'s tile")
         if side is FunctionType.AIV:
             value = vector_operand(cx, value, tile, f"pl.{what}'s tile")
-        elif value.load_keys and cx.program.observing:
-            cx.record_load_use(value, MemorySpace.Mat)
         if cx.program.observing:
             key = (cx.spec.name, pipe, direction)
             cx.program.recorded_pushes.setdefault(key, set()).add((value.type.shape, value.type.dtype))

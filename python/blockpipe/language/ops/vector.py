@@ -149,26 +149,12 @@ def full(cx, call, shape, dtype, value, target_memory=None):
     if explicit not in (None, MemorySpace.Vec, MemorySpace.Acc):
         raise cx.error(target_memory, "pl.full makes Vec tiles, or Acc tiles that start a "
                                       f"pl.matmul(..., acc=...) chain; got {explicit.name}")
-    key = cx.source.position(call.node)
-    space = explicit
-    if space is None and not cx.program.observing:
-        uses = cx.program.inference.load_uses.get(key, set())
-        if uses and uses <= {MemorySpace.Acc}:
-            space = MemorySpace.Acc
-        elif MemorySpace.Acc in uses:
-            raise cx.error(call.node, "this pl.full is used both as a matmul accumulator and as a vector "
-                                      "tile; make one of each")
-        else:
-            space = MemorySpace.Vec
-    if cx.kind is FunctionType.AIC and space is not MemorySpace.Acc and not cx.program.observing:
+    if cx.kind is FunctionType.AIC and explicit is MemorySpace.Vec:
         raise cx.error(call.node, "an AIC function can only make Acc tiles with pl.full (the starting "
                                   "value of a pl.matmul(..., acc=...) chain)")
-    tile_type = TileType(dims, element, space)
-    (result,) = cx.create("bp.full", [], [tile_type.with_space(space or MemorySpace.Vec)], {"value": attr},
+    # Without target_memory=, bp-infer-memory-spaces decides from its uses.
+    (result,) = cx.create("bp.full", [], [TileType(dims, element, explicit)], {"value": attr},
                           call.node, call.name)
-    result.type = tile_type.with_space(space) if space else tile_type
-    if explicit is None:
-        result.load_keys = (key,)
     return result
 
 
