@@ -88,6 +88,27 @@ def test_memory_spaces_are_inferred_from_use():
     assert "acc(%" in ir
 
 
+def test_each_function_is_lowered_once_and_the_pass_decides_the_spaces(monkeypatch):
+    from blockpipe.language.function_lowering import FunctionLowering
+
+    lowered = []
+    original = FunctionLowering.lower
+
+    def counting(self):
+        lowered.append(self.spec.name)
+        return original(self)
+
+    monkeypatch.setattr(FunctionLowering, "lower", counting)
+    session = lower_program(Inferred, _core)
+    assert sorted(lowered) == sorted(Inferred.functions)
+    # What the frontend built leaves the loads' spaces to the compiler.
+    text = session.text()
+    assert "!bp.tile<16x64xf32, ?>" in text and "!bp.tile<16x64xf32, left>" not in text
+    lowered.clear()
+    lower_program(ExplicitPipes, _core)  # observes the pushes of its pipes
+    assert len(lowered) == 3 * len(ExplicitPipes.functions)
+
+
 def test_dynamic_core_num_and_launch_options():
     ir = lower(Inferred)
     assert "bp.dim %arg0, 0 : !bp.tensor<?x64xf32>" in ir
