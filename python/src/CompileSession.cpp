@@ -102,6 +102,11 @@ Type CompileSession::tileType(const std::vector<int64_t> &shape,
       orThrow(bp::symbolizeMemorySpace(space), "memory space", space));
 }
 
+Type CompileSession::unknownTileType(const std::string &space) {
+  return bp::TileType::get(
+      &ctx, orThrow(bp::symbolizeMemorySpace(space), "memory space", space));
+}
+
 Type CompileSession::scalarType(const std::string &dtype) {
   return elementType(dtype);
 }
@@ -130,8 +135,10 @@ TypeDesc CompileSession::describe(Type type) const {
     desc.dtype = dtypeOf(tensor.getElementType());
   } else if (auto tile = dyn_cast<bp::TileType>(type)) {
     desc.kind = "tile";
-    shapeOf(tile.getShape());
-    desc.dtype = dtypeOf(tile.getElementType());
+    if (!tile.hasUnknownType()) {
+      shapeOf(tile.getShape());
+      desc.dtype = dtypeOf(tile.getElementType());
+    }
     desc.space = bp::stringifyMemorySpace(tile.getMemorySpace()).str();
   } else {
     desc.kind = "scalar";
@@ -278,6 +285,18 @@ std::vector<CompileSession::Handle> CompileSession::beginFunction(
 
 void CompileSession::endFunction() {
   builder.setInsertionPointToEnd(moduleOp->getBody());
+}
+
+void CompileSession::orderFunctions(const std::vector<std::string> &names) {
+  Block *body = moduleOp->getBody();
+  Operation *first = body->empty() ? nullptr : &body->front();
+  for (const std::string &name : llvm::reverse(names)) {
+    auto func = moduleOp->lookupSymbol<func::FuncOp>(name);
+    if (!func || func == first)
+      continue;
+    func->moveBefore(first);
+    first = func;
+  }
 }
 
 void CompileSession::setFunctionResults(const std::string &name,
@@ -465,6 +484,28 @@ CompileSession::endIf(const std::vector<Handle> &thenYielded,
 
 TypeDesc CompileSession::typeOf(Handle handle) const {
   return describe(value(handle).getType());
+}
+
+std::optional<Type>
+CompileSession::poppedType(const std::vector<std::string> &peers, int64_t pipe,
+                           const std::string &dir, const std::string &space) {
+  SmallVector<func::FuncOp> functions;
+  for (const std::string &name : peers) {
+    auto peer = moduleOp->lookupSymbol<func::FuncOp>(name);
+    if (!peer)
+      return std::nullopt; // not built yet: the pass decides
+    for (func::FuncOp func : bp::getCallClosure(peer))
+      if (!llvm::is_contained(functions, func))
+        functions.push_back(func);
+  }
+  bp::TileType type = bp::getPoppedTileType(
+      bp::getPushesInto(
+          functions, pipe,
+          orThrow(bp::symbolizePipeDir(dir), "pipe direction", dir)),
+      orThrow(bp::symbolizeMemorySpace(space), "memory space", space));
+  if (!type)
+    return std::nullopt;
+  return Type(type);
 }
 
 std::string CompileSession::text(bool debugInfo) {

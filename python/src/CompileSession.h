@@ -47,6 +47,8 @@ struct SourceLoc {
 /// A type as the DSL names it: kind "tensor", "tile" or "scalar"; dims
 /// (nullopt: dynamic); the dtype's enumerator ("FP32", ..., "INDEX",
 /// "BOOL"); the memory space of a tile ("vec", ...).
+/// A type as the frontend reads it; a tile whose type is not known yet
+/// (`!bp.tile<*, space>`) has no shape and an empty dtype.
 struct TypeDesc {
   std::string kind;
   std::vector<std::optional<int64_t>> shape;
@@ -69,6 +71,8 @@ public:
                         const std::string &dtype);
   mlir::Type tileType(const std::vector<int64_t> &shape,
                       const std::string &dtype, const std::string &space);
+  /// A tile whose shape and element type bp-infer-pipe-types infers.
+  mlir::Type unknownTileType(const std::string &space);
   mlir::Type scalarType(const std::string &dtype);
   TypeDesc describe(mlir::Type type) const;
 
@@ -111,6 +115,8 @@ public:
                                     const std::vector<mlir::Type> &resultTypes,
                                     const AttrMap &attrs, const SourceLoc &loc);
   void endFunction();
+  /// Puts the module's functions in the order of `names` (others after).
+  void orderFunctions(const std::vector<std::string> &names);
   /// Sets the result types of function `name` (known once its return is
   /// built).
   void setFunctionResults(const std::string &name,
@@ -157,6 +163,14 @@ public:
                             const SourceLoc &loc);
 
   TypeDesc typeOf(Handle value) const;
+
+  /// The type a pop in `space` from ring (`pipe`, `dir`) takes from the
+  /// pushes of `peers` (the other halves of its group; with what they call):
+  /// nullopt while a peer is not built yet, or when bp-infer-pipe-types must
+  /// decide (no push of known type, or several types).
+  std::optional<mlir::Type> poppedType(const std::vector<std::string> &peers,
+                                       int64_t pipe, const std::string &dir,
+                                       const std::string &space);
 
   //===--- Compiling
   //-------------------------------------------------------===//

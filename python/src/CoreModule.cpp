@@ -87,6 +87,8 @@ py::tuple toTuple(const TypeDesc &desc) {
   for (size_t i = 0; i < desc.shape.size(); ++i)
     shape[i] = desc.shape[i] ? py::object(py::int_(*desc.shape[i]))
                              : py::object(py::none());
+  if (desc.kind == "tile" && desc.dtype.empty()) // not known yet
+    return py::make_tuple(desc.kind, py::none(), py::none(), desc.space);
   if (desc.kind == "tile")
     return py::make_tuple(desc.kind, shape, desc.dtype, desc.space);
   return py::make_tuple(desc.kind, shape, desc.dtype);
@@ -158,6 +160,9 @@ PYBIND11_MODULE(_core, m) {
            py::arg("dtype"))
       .def("tile_type", &CompileSession::tileType, py::arg("shape"),
            py::arg("dtype"), py::arg("space"))
+      .def("unknown_tile_type", &CompileSession::unknownTileType,
+           py::arg("space"),
+           "A tile whose shape and dtype bp-infer-pipe-types infers.")
       .def("scalar_type", &CompileSession::scalarType, py::arg("dtype"))
       .def(
           "describe",
@@ -165,7 +170,8 @@ PYBIND11_MODULE(_core, m) {
             return toTuple(s.describe(type));
           },
           "('tensor', shape, dtype) | ('tile', shape, dtype, space) | "
-          "('scalar', dtype)")
+          "('scalar', dtype); shape and dtype None for a tile whose type "
+          "is not known yet")
       .def(
           "type_of",
           [](CompileSession &s, CompileSession::Handle handle) {
@@ -214,6 +220,8 @@ PYBIND11_MODULE(_core, m) {
            py::arg("arg_types"), py::arg("arg_names"), py::arg("arg_attrs"),
            py::arg("result_types"), py::arg("attrs"), py::arg("loc"))
       .def("end_function", &CompileSession::endFunction)
+      .def("order_functions", &CompileSession::orderFunctions, py::arg("names"),
+           "Put the module's functions in this order (the rest after).")
       .def("set_function_results", &CompileSession::setFunctionResults,
            py::arg("name"), py::arg("result_types"))
       .def("create", &CompileSession::create, py::arg("op"),
@@ -232,6 +240,10 @@ PYBIND11_MODULE(_core, m) {
           },
           py::arg("op"), py::arg("operands"), py::arg("attrs"), py::arg("loc"),
           "The result types (as type_of gives them) the op would infer.")
+      .def("popped_type", &CompileSession::poppedType, py::arg("peers"),
+           py::arg("pipe"), py::arg("dir"), py::arg("space"),
+           "The type a pop takes from its peers' pushes (bp-infer-pipe-types' "
+           "rule), or None while the pass must decide.")
       .def("begin_for", &CompileSession::beginFor, py::arg("lower"),
            py::arg("upper"), py::arg("step"), py::arg("iter_args"),
            py::arg("loc"), py::arg("induction_name") = "")

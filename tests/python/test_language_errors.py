@@ -558,7 +558,68 @@ def test_pop_without_type():
             @pl.function(type=pl.FunctionType.AIV)
             def k(self, x: T):
                 pl.aiv_initialize_pipe(dir_mask=1, slot_size=1024)
-                t = pl.tpop_from_aic()  # error: cannot infer the tile type of pl.tpop_from_aic() on pipe 0
+                t = pl.tpop_from_aic()  # error: cannot infer the tile type of this pop from pipe 0 (c2v): the other half of the group pushes nothing into it
+        return P
+    expect_error(make)
+
+
+def test_number_with_a_popped_tile_whose_type_comes_from_a_pop():
+    # Both halves pop and the AIC's push follows from its pop: the AIV's pop
+    # is typed only by the compiler, after the frontend needs its dtype.
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIC)
+            def cube(self, x: T):
+                pl.aic_initialize_pipe(dir_mask=3, slot_size=16 * 16 * 4)
+                a = pl.load(x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat)
+                pl.tpush_to_aiv(pl.matmul(a, pl.tpop_from_aiv()))
+                pl.tfree_to_aiv()
+
+            @pl.function(type=pl.FunctionType.AIV)
+            def vec(self, x: T, y: pl.Out[T]):
+                pl.aiv_initialize_pipe(dir_mask=3, slot_size=16 * 16 * 4)
+                pl.tpush_to_aic(pl.load(x, [0, 0], [16, 16]))
+                t = pl.add(pl.tpop_from_aic(), 1.0)  # error: pl.add with a number needs the tile's shape and dtype, but they come through a pipe
+                pl.tfree_to_aic()
+                return pl.store(t, [0, 0], y)
+
+            @pl.function(type=pl.FunctionType.Group)
+            def grp(self, x: T, y: pl.Out[T]):
+                self.cube(x)
+                y = self.vec(x, y)
+                return y
+        return P
+    err = expect_error(make)
+    assert "annotate the pl.tpop_from_*() the tile comes from" in err.message
+
+
+def test_pop_annotated_in_both_halves_of_a_cycle_with_another_type():
+    # The annotation of the AIV's pop is checked by bp-infer-pipe-types,
+    # against the AIC's push that follows from the AIC's own pop.
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.AIC)
+            def cube(self, x: T):
+                pl.aic_initialize_pipe(dir_mask=3, slot_size=16 * 16 * 4)
+                a = pl.load(x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat)
+                pl.tpush_to_aiv(pl.matmul(a, pl.tpop_from_aiv()))
+                pl.tfree_to_aiv()
+
+            @pl.function(type=pl.FunctionType.AIV)
+            def vec(self, x: T, y: pl.Out[T]):
+                pl.aiv_initialize_pipe(dir_mask=3, slot_size=16 * 16 * 4)
+                pl.tpush_to_aic(pl.load(x, [0, 0], [16, 16]))
+                t: pl.Tile[[16, 8], pl.FP32] = pl.tpop_from_aic()  # error: pops 16x8xf32 tiles, but pipe 0 (c2v) carries 16x16xf32
+                pl.tfree_to_aic()
+                return pl.store(t, [0, 0], y)
+
+            @pl.function(type=pl.FunctionType.Group)
+            def grp(self, x: T, y: pl.Out[T]):
+                self.cube(x)
+                y = self.vec(x, y)
+                return y
         return P
     expect_error(make)
 

@@ -88,7 +88,7 @@ def test_memory_spaces_are_inferred_from_use():
     assert "acc(%" in ir
 
 
-def test_each_function_is_lowered_once_and_the_pass_decides_the_spaces(monkeypatch):
+def test_each_function_is_lowered_once_and_the_passes_decide_spaces_and_pop_types(monkeypatch):
     from blockpipe.language.function_lowering import FunctionLowering
 
     lowered = []
@@ -105,8 +105,15 @@ def test_each_function_is_lowered_once_and_the_pass_decides_the_spaces(monkeypat
     text = session.text()
     assert "!bp.tile<16x64xf32, ?>" in text and "!bp.tile<16x64xf32, left>" not in text
     lowered.clear()
-    lower_program(ExplicitPipes, _core)  # observes the pushes of its pipes
-    assert len(lowered) == 3 * len(ExplicitPipes.functions)
+    # Both halves pop: the one built first (the AIC, in program order) leaves
+    # its pop's type to bp-infer-pipe-types; the other takes its annotation.
+    text = lower_program(ExplicitPipes, _core).text()
+    assert sorted(lowered) == sorted(ExplicitPipes.functions)
+    assert "bp.tpop v2c pipe(0) : !bp.tile<*, mat>" in text
+    assert "bp.tpop c2v pipe(0) : !bp.tile<16x16xf32, vec>" in text
+    ir = lower(ExplicitPipes)
+    assert "bp.tpop v2c pipe(0) : !bp.tile<16x16xf32, mat>" in ir and "*" not in ir
+    assert ir.index("func.func @cube") < ir.index("func.func @vector")  # program order
 
 
 def test_dynamic_core_num_and_launch_options():

@@ -1089,7 +1089,7 @@ def test_tpop_annotated_with_another_type_than_pushed():
             @pl.function(type=pl.FunctionType.AIV)
             def vec(self, y: pl.Out[pl.Tensor[[8, 32], pl.FP32]]):
                 pl.aiv_initialize_pipe(dir_mask=1, slot_size=16 * 16 * 4)
-                a: pl.Tile[[8, 32], pl.FP32] = pl.tpop_from_aic()  # error: pl.tpop_from_aic() is annotated Tile[[8, 32], FP32] but pipe 0 carries Tile[[16, 16], FP32]
+                a: pl.Tile[[8, 32], pl.FP32] = pl.tpop_from_aic()  # error: pops 8x32xf32 tiles, but pipe 0 (c2v) carries 16x16xf32 from the other half of the group
                 pl.tfree_to_aic()
                 return pl.store(a, [0, 0], y)
 

@@ -21,16 +21,24 @@ FailureOr<FileMap> blockpipe::codegen::emitCpp(ModuleOp module,
            << "the module is compiled for target '" << target.getName()
            << "' (driver '" << target.getDriver()
            << "'), for which this build has no code generator (cpu-sim)";
-  // A `?` memory space is bp-infer-memory-spaces' to decide.
+  // A `?` memory space and a `*` tile type are bp-infer-memory-spaces' and
+  // bp-infer-pipe-types' to decide.
   WalkResult undecided = module.walk([&](Operation *op) {
-    for (Type type : op->getResultTypes())
-      if (auto tile = dyn_cast<bp::TileType>(type);
-          tile && tile.hasUndecidedSpace()) {
+    for (Type type : op->getResultTypes()) {
+      auto tile = dyn_cast<bp::TileType>(type);
+      if (tile && tile.hasUnknownType()) {
+        op->emitError("codegen: the type of this tile is not known "
+                      "(bp-infer-pipe-types, in the default pipeline, infers "
+                      "it)");
+        return WalkResult::interrupt();
+      }
+      if (tile && tile.hasUndecidedSpace()) {
         op->emitError("codegen: the memory space of this tile is not decided "
                       "(bp-infer-memory-spaces, in the default pipeline, "
                       "decides it)");
         return WalkResult::interrupt();
       }
+    }
     return WalkResult::advance();
   });
   if (undecided.wasInterrupted())

@@ -90,6 +90,79 @@ mlir::bp::getRequiredMemorySpace(OpOperand &operand) {
   return std::nullopt;
 }
 
+SmallVector<func::FuncOp> mlir::bp::getCallClosure(func::FuncOp func) {
+  auto module = func->getParentOfType<ModuleOp>();
+  if (!module)
+    return {func};
+  SymbolTable symbols(module);
+  return getCallClosure(func, symbols);
+}
+
+SmallVector<func::FuncOp> mlir::bp::getCallClosure(func::FuncOp func,
+                                                   SymbolTable &symbols) {
+  SmallVector<func::FuncOp> closure = {func};
+  for (size_t i = 0; i < closure.size(); ++i)
+    closure[i].walk([&](func::CallOp call) {
+      auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+      if (callee && !llvm::is_contained(closure, callee))
+        closure.push_back(callee);
+    });
+  return closure;
+}
+
+SmallVector<func::FuncOp> mlir::bp::getGroupPeers(func::FuncOp half) {
+  SmallVector<func::FuncOp> peers;
+  auto module = half->getParentOfType<ModuleOp>();
+  if (!module)
+    return peers;
+  SymbolTable symbols(module);
+  for (auto group : module.getOps<func::FuncOp>()) {
+    if (getFunctionKind(group) != FunctionKind::Group)
+      continue;
+    // Each half with what it calls (a helper that pushes or pops).
+    SmallVector<SmallVector<func::FuncOp>> halves;
+    group.walk([&](func::CallOp call) {
+      if (auto callee = symbols.lookup<func::FuncOp>(call.getCallee()))
+        halves.push_back(getCallClosure(callee, symbols));
+    });
+    for (auto [i, own] : llvm::enumerate(halves)) {
+      if (!llvm::is_contained(own, half))
+        continue;
+      for (auto [j, other] : llvm::enumerate(halves))
+        for (func::FuncOp func : other)
+          if (j != i && !llvm::is_contained(peers, func))
+            peers.push_back(func);
+    }
+  }
+  return peers;
+}
+
+SmallVector<TPushOp> mlir::bp::getPushesInto(ArrayRef<func::FuncOp> functions,
+                                             int64_t pipe, PipeDir dir) {
+  SmallVector<TPushOp> pushes;
+  for (func::FuncOp func : functions)
+    func.walk([&](TPushOp push) {
+      if (push.getPipe() == pipe && push.getDir() == dir)
+        pushes.push_back(push);
+    });
+  return pushes;
+}
+
+TileType mlir::bp::getPoppedTileType(ArrayRef<TPushOp> pushes,
+                                     MemorySpace space) {
+  TileType popped;
+  for (TPushOp push : pushes) {
+    TileType pushed = push.getValue().getType();
+    if (pushed.hasUnknownType())
+      continue;
+    pushed = pushed.withMemorySpace(space);
+    if (popped && popped != pushed)
+      return TileType();
+    popped = pushed;
+  }
+  return popped;
+}
+
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
@@ -392,6 +465,8 @@ LogicalResult LoadOp::verify() {
   if (tile.getMemorySpace() == MemorySpace::Acc)
     return emitOpError("cannot load into acc memory; acc tiles are produced "
                        "by matmul");
+  if (tile.hasUnknownType())
+    return success(); // checked again once bp-infer-pipe-types types it
   return verifyWindow(*this, getSource().getType(), tile, getOffsets());
 }
 
@@ -402,6 +477,8 @@ LogicalResult StoreOp::verify() {
     return emitOpError() << "can store vec or acc tiles, got "
                          << stringifyMemorySpace(tile.getMemorySpace())
                          << " memory";
+  if (tile.hasUnknownType())
+    return success(); // checked again once bp-infer-pipe-types types it
   return verifyWindow(*this, getDest().getType(), tile, getOffsets());
 }
 
@@ -430,7 +507,12 @@ LogicalResult MoveOp::verify() {
 static LogicalResult verifyBinary(Operation *op, TileType lhs, Type rhs) {
   if (failed(verifyVecTile(op, lhs, "lhs")))
     return failure();
-  if (auto rhsTile = dyn_cast<TileType>(rhs)) {
+  auto rhsTile = dyn_cast<TileType>(rhs);
+  // Shapes and element types are checked again once bp-infer-pipe-types
+  // gives the operands their types.
+  if (lhs.hasUnknownType() || (rhsTile && rhsTile.hasUnknownType()))
+    return rhsTile ? verifyVecTile(op, rhsTile, "rhs") : success();
+  if (rhsTile) {
     if (!isValidBinaryRhsShape(lhs.getShape(), rhsTile.getShape())) {
       InFlightDiagnostic diag =
           op->emitOpError()
@@ -477,7 +559,8 @@ template <typename UnaryOp> static LogicalResult verifyUnary(UnaryOp op) {
   TileType tile = op.getSource().getType();
   if (failed(verifyVecTile(op, tile, "operand")))
     return failure();
-  if (UnaryOp::kRequiresFloat && !isa<FloatType>(tile.getElementType()))
+  if (UnaryOp::kRequiresFloat && !tile.hasUnknownType() &&
+      !isa<FloatType>(tile.getElementType()))
     return op.emitOpError()
            << "needs a floating-point tile, got " << tile.getElementType();
   return success();
@@ -494,6 +577,8 @@ static LogicalResult verifyRowReduction(Operation *op, TileType source,
   if (failed(verifyVecTile(op, source, "operand")) ||
       failed(verifyVecTile(op, result, "result")))
     return failure();
+  if (source.hasUnknownType() || result.hasUnknownType())
+    return success(); // checked again once they have their types
   if (source.getRank() != 2)
     return op->emitOpError("reduces the rows of a 2-D tile");
   if (result.getElementType() != source.getElementType())
@@ -514,6 +599,10 @@ static LogicalResult inferRowReduction(StringRef opName,
                                        ValueRange operands,
                                        SmallVectorImpl<Type> &results) {
   auto source = dyn_cast<TileType>(operands[0].getType());
+  if (source && source.hasUnknownType()) { // typed by bp-infer-pipe-types
+    results.push_back(TileType::get(source.getContext(), MemorySpace::Vec));
+    return success();
+  }
   if (!source || source.getRank() != 2)
     return emitOptionalError(location, "'", opName,
                              "' op reduces the rows of a 2-D tile");
@@ -548,7 +637,8 @@ LogicalResult CastOp::verify() {
   if (failed(verifyVecTile(*this, from, "operand")) ||
       failed(verifyVecTile(*this, to, "result")))
     return failure();
-  if (from.getShape() != to.getShape())
+  if (!from.hasUnknownType() && !to.hasUnknownType() &&
+      from.getShape() != to.getShape())
     return emitOpError() << "changes only the element type; shapes "
                          << formatShape(from.getShape()) << " and "
                          << formatShape(to.getShape()) << " differ";
@@ -584,6 +674,11 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          SmallVectorImpl<Type> &results) {
   auto lhs = dyn_cast<TileType>(operands[0].getType());
   auto rhs = dyn_cast<TileType>(operands[1].getType());
+  if (lhs && rhs && (lhs.hasUnknownType() || rhs.hasUnknownType())) {
+    // Typed by bp-infer-pipe-types.
+    results.push_back(TileType::get(lhs.getContext(), MemorySpace::Acc));
+    return success();
+  }
   if (!lhs || !rhs || lhs.getRank() != 2 || rhs.getRank() != 2)
     return emitOptionalError(location, "'", getOperationName(),
                              "' op operands and result must be 2-D tiles");
@@ -611,6 +706,12 @@ LogicalResult MatmulOp::verify() {
   if (result.getMemorySpace() != MemorySpace::Acc)
     return emitOpError() << "result must be in acc memory, got "
                          << stringifyMemorySpace(result.getMemorySpace());
+  auto unknown = [](Value value) {
+    return cast<TileType>(value.getType()).hasUnknownType();
+  };
+  if (unknown(getLhs()) || unknown(getRhs()) || unknown(getResult()) ||
+      (getAcc() && unknown(getAcc())))
+    return success(); // checked again once bp-infer-pipe-types types them
   if (lhs.getRank() != 2 || rhs.getRank() != 2 || result.getRank() != 2)
     return emitOpError("operands and result must be 2-D tiles");
   if (lhs.getDimSize(1) != rhs.getDimSize(0))

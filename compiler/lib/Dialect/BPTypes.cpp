@@ -82,10 +82,16 @@ Type TileType::parse(AsmParser &parser) {
   SmallVector<int64_t> shape;
   Type elementType;
   StringRef spaceName;
-  if (parser.parseLess() ||
-      parser.parseDimensionList(shape, /*allowDynamic=*/false,
-                                /*withTrailingX=*/true) ||
-      parser.parseType(elementType) || parser.parseComma())
+  if (parser.parseLess())
+    return {};
+  // `*`: shape and element type not known yet.
+  if (succeeded(parser.parseOptionalStar()))
+    elementType = NoneType::get(parser.getContext());
+  else if (parser.parseDimensionList(shape, /*allowDynamic=*/false,
+                                     /*withTrailingX=*/true) ||
+           parser.parseType(elementType))
+    return {};
+  if (parser.parseComma())
     return {};
   SMLoc spaceLoc = parser.getCurrentLocation();
   std::optional<MemorySpace> space;
@@ -110,14 +116,20 @@ Type TileType::parse(AsmParser &parser) {
 
 void TileType::print(AsmPrinter &printer) const {
   printer << '<';
-  printShape(printer, getShape());
-  printer << getElementType() << ", " << stringifyMemorySpace(getMemorySpace())
-          << '>';
+  if (hasUnknownType()) {
+    printer << '*';
+  } else {
+    printShape(printer, getShape());
+    printer << getElementType();
+  }
+  printer << ", " << stringifyMemorySpace(getMemorySpace()) << '>';
 }
 
 LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
                                ArrayRef<int64_t> shape, Type elementType,
                                MemorySpace) {
+  if (llvm::isa<NoneType>(elementType) && shape.empty())
+    return success(); // `*`: not known yet
   if (!isComputeElementType(elementType))
     return emitError() << "tile element type must be f32, f16, bf16, i32 or "
                           "i64, got "
@@ -143,6 +155,8 @@ TileType TileType::withMemorySpace(MemorySpace space) const {
 int64_t TileType::getSizeInBytes() const {
   // Saturates at INT64_MAX instead of wrapping (a shape from the IR may be
   // any size; verify-capacity rejects what is too large).
+  if (hasUnknownType())
+    return 0;
   int64_t bytes = getElementByteSize(getElementType());
   for (int64_t dim : getShape())
     if (llvm::MulOverflow(bytes, dim, bytes))

@@ -77,20 +77,22 @@ std::unique_ptr<Pass> makePass(size_t index,
     return createBPRegisterTarget(target);
   }
   case 1:
-    return createBPInferMemorySpaces();
+    return createBPInferPipeTypes();
   case 2:
-    return createBPExpandMixedKernel();
+    return createBPInferMemorySpaces();
   case 3:
-    return createBPInjectGMPipeBuffer();
+    return createBPExpandMixedKernel();
   case 4:
-    return createBPNormalizeReturnOrder();
+    return createBPInjectGMPipeBuffer();
   case 5:
-    return createBPPipelineStages();
+    return createBPNormalizeReturnOrder();
   case 6:
-    return createBPDecomposeCollectivePermute();
+    return createBPPipelineStages();
   case 7:
-    return createBPVerifyP2P();
+    return createBPDecomposeCollectivePermute();
   case 8:
+    return createBPVerifyP2P();
+  case 9:
     return createBPVerifyCapacity();
   }
   return nullptr;

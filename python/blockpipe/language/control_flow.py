@@ -15,6 +15,7 @@ from blockpipe.language.values import (
     describe,
     is_int,
     joinable,
+    joined_by_cast,
     same_type,
     same_value,
 )
@@ -84,8 +85,9 @@ class ControlFlow:
             value = self.as_value(self.env[name], stmt)
             if joinable(value.type, init.type):
                 # A tile whose space is still to be decided meets one whose
-                # space is known (a pl.full that a matmul chain carries):
-                # the cast joins them, bp-infer-memory-spaces decides both.
+                # space is known (a pl.full that a matmul chain carries), or
+                # a popped tile whose type is still to be inferred meets a
+                # typed one: the cast joins them, the passes decide both.
                 (value,) = self.create("builtin.unrealized_conversion_cast", [value], [init.type], {}, stmt)
             elif not same_type(value.type, init.type):
                 raise self.error(
@@ -208,13 +210,14 @@ class ControlFlow:
 
             def undecided(own, other) -> bool:
                 return (isinstance(own, Value) and isinstance(other, Value)
-                        and joinable(own.type, other.type) and own.type.space is None)
+                        and joinable(own.type, other.type) and joined_by_cast(own.type, other.type))
 
             builds = any(not isinstance(own, Value) or undecided(own, other) for own, other in pairs)
             if builds:
                 # A literal becomes a constant in its branch, typed like the
                 # other branch's value; a tile whose space is still to be
-                # decided is joined to the other branch's by a cast there.
+                # decided (or a type still to be inferred) is joined to the
+                # other branch's by a cast there.
                 self.builder.enter_branch(is_else)
                 self.region_depth += 1
             try:

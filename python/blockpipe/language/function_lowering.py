@@ -13,7 +13,7 @@ from blockpipe.language import ops
 from blockpipe.language.consteval import ConstEval
 from blockpipe.language.control_flow import ControlFlow
 from blockpipe.language.expressions import Expressions
-from blockpipe.language.inference import MemorySpaces
+from blockpipe.language.memory_spaces import MemorySpaces
 from blockpipe.language.program import FunctionSpec
 from blockpipe.language.source import Source
 from blockpipe.language.types import (
@@ -259,7 +259,13 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             raise self.error(stmt.annotation, f"unsupported annotation {ann!r}")
         value = self.expr(stmt.value, name=stmt.target.id, expected=ann)
         vtype = value.type if isinstance(value, Value) else None
-        if isinstance(ann, TileType) and isinstance(vtype, TileType):
+        if isinstance(ann, TileType) and isinstance(vtype, TileType) and vtype.unknown and not (
+                ann.space is not None and vtype.space is not None and ann.space != vtype.space):
+            # A popped tile's type, still to be inferred: bp-infer-pipe-types
+            # checks that it is the annotation's.
+            target = TileType(ann.shape, ann.dtype, ann.space or vtype.space)
+            (value,) = self.create("builtin.unrealized_conversion_cast", [value], [target], {}, stmt)
+        elif isinstance(ann, TileType) and isinstance(vtype, TileType):
             if ann.shape != vtype.shape or ann.dtype != vtype.dtype or (
                 ann.space is not None and vtype.space is not None and ann.space != vtype.space
             ):
@@ -363,6 +369,16 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             raise self.error(node, f"{what} must be a tile, got {describe(value)}")
         return value
 
+    def typed_tile(self, value: Value, node, what: str) -> Value:
+        """`value`, a tile whose shape and dtype `what` needs while the
+        function is built."""
+        if value.type.unknown:
+            raise self.error(node, f"{what} needs the tile's shape and dtype, but they come through a pipe "
+                                   "from the other half of the group, which pops too, so they are known only "
+                                   "once the whole group is built; annotate the pl.tpop_from_*() the tile "
+                                   "comes from, e.g. t: pl.Tile[[16, 16], pl.FP32] = pl.tpop_from_aic()")
+        return value
+
     def tensor_arg(self, node, what: str) -> Value:
         value = self.expr(node)
         if not (isinstance(value, Value) and isinstance(value.type, TensorType)):
@@ -377,7 +393,7 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         for result in results or ():
             # What the dialect's tile type allows, said in the DSL's terms
             # (the builder would only report an invalid type).
-            if isinstance(result, TileType) and len(result.shape) > 2:
+            if isinstance(result, TileType) and not result.unknown and len(result.shape) > 2:
                 raise self.error(node, f"tiles are 1-D or 2-D, got {list(result.shape)}")
             if isinstance(result, TileType) and result.dtype is INDEX:
                 raise self.error(node, "tiles cannot hold INDEX elements; use pl.INT64")
@@ -413,8 +429,9 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             raise self.error(node, f"{what} '{pname}', an input of '{self.spec.name}'; declare it "
                                    "pl.Out[...] or pl.InOut[...] to write it")
 
-    def check_dtype(self, a: DType, b: DType, node, what: str) -> None:
-        if a != b:
+    def check_dtype(self, a: Optional[DType], b: Optional[DType], node, what: str) -> None:
+        """A tile's dtype still to be inferred is bp-infer-pipe-types' to check."""
+        if a is not None and b is not None and a != b:
             raise self.error(node, f"{what} have different dtypes: {a.name} and {b.name}")
 
     def group_peers(self) -> List[str]:

@@ -7,23 +7,22 @@ through a `blockpipe._core.CompileSession`, every op at the user's file:line:col
 Each function is lowered once. A `pl.load` or `pl.full` without
 `target_memory=` gets the memory space `?`; the compiler's
 bp-infer-memory-spaces pass places it from its uses (a load feeding matmul's
-left operand lands in `left`). Only a program with explicit pipes (a
-`pl.tpop_from_*`, whose tile type comes from, or is checked against, the
-peer's pushes) is lowered more than once: observing runs record the tile
-types pushed into each pipe (`inference.py`) for the run that builds.
+left operand lands in `left`). A `pl.tpop_from_*` takes the type its peer
+pushes when the peer is built already (the halves of a group that pop are
+built after those that do not); otherwise its type is left to the
+compiler's bp-infer-pipe-types pass, which also checks every pop's type
+against its pipe's pushes.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from blockpipe.errors import CompileError
 from blockpipe.language.function_lowering import FunctionLowering
-from blockpipe.language.inference import Inference
 from blockpipe.language.program import Program
 from blockpipe.language.source import Source, parse_function
 from blockpipe.language.types import (
-    DType,
     MemorySpace,
     ParamDirection,
     ScalarType,
@@ -37,20 +36,13 @@ from blockpipe.language.values import IRType, dtype_named
 class ProgramLowering:
     """Lowers every function of a program into one module."""
 
-    def __init__(self, program: Program, core, inference: Inference, observing: bool,
-                 tolerant: bool = False, devices: Optional[int] = None):
+    def __init__(self, program: Program, core, devices: Optional[int] = None):
         self.program = program
         self.devices = devices
         self.core = core
-        self.observing = observing
-        self.tolerant = tolerant
-        self.inference = inference
         self.sources: Dict[str, Source] = {}
         self.signatures: Dict[str, Tuple[List[IRType], List[IRType]]] = {}
         self.param_dirs: Dict[str, List[ParamDirection]] = {}
-        # The pushes this (observing) run records; a function lowered before
-        # its peer looks up the peer's pushes of the previous run.
-        self.recorded_pushes: Dict[Tuple[str, int, str], Set[Tuple[Tuple[int, ...], DType]]] = {}
         self.builder = core.CompileSession(program.source_file)
         self._ir_types: Dict[IRType, Any] = {}
         self._frontend_types: Dict[tuple, IRType] = {}
@@ -74,16 +66,12 @@ class ProgramLowering:
         if devices is not None:
             self.builder.set_module_attr("bp.num_devices", self.builder.i64(devices))
         self.devices = devices
-        for name in self._callees_first():
-            try:
-                FunctionLowering(self, self.program.functions[name], self.sources[name]).lower()
-            except CompileError:
-                # Only a body's errors are tolerated: a function whose
-                # signature failed has none for its callers to use.
-                if not self.tolerant or name not in self.signatures:
-                    raise
-        if self.observing:
-            self.inference.pushes = self.recorded_pushes
+        # The halves of a group that pop are built after those that do not,
+        # so that a pop finds its peer's pushes built; the module keeps the
+        # functions in callees-first program order.
+        for name in self._callees_first(pops_last=True):
+            FunctionLowering(self, self.program.functions[name], self.sources[name]).lower()
+        self.builder.order_functions(self._callees_first())
         return self.builder
 
     def ir_type(self, t: IRType):
@@ -91,7 +79,10 @@ class ProgramLowering:
         ir = self._ir_types.get(t)
         if ir is None:
             b = self.builder
-            if isinstance(t, TileType):
+            if isinstance(t, TileType) and t.unknown:
+                # For bp-infer-pipe-types to infer.
+                ir = b.unknown_tile_type(t.space.value)
+            elif isinstance(t, TileType):
                 # No space yet: `?`, for bp-infer-memory-spaces to decide.
                 ir = b.tile_type(list(t.shape), t.dtype.name, t.space.value if t.space else "?")
             elif isinstance(t, TensorType):
@@ -108,7 +99,11 @@ class ProgramLowering:
         if t is None:
             kind, *rest = desc
             if kind == "tile":
-                t = TileType(tuple(rest[0]), dtype_named(rest[1]), None if rest[2] == "?" else MemorySpace(rest[2]))
+                space = None if rest[2] == "?" else MemorySpace(rest[2])
+                if rest[1] is None:  # inferred by bp-infer-pipe-types
+                    t = TileType(None, None, space)
+                else:
+                    t = TileType(tuple(rest[0]), dtype_named(rest[1]), space)
             elif kind == "tensor":
                 t = TensorType(tuple(dynamic if d is None else d for d in rest[0]), dtype_named(rest[1]))
             else:
@@ -116,14 +111,14 @@ class ProgramLowering:
             self._frontend_types[desc] = t
         return t
 
-    def pushes_of(self, key) -> Set[Tuple[Tuple[int, ...], DType]]:
-        if key in self.recorded_pushes:
-            return self.recorded_pushes[key]
-        return self.inference.pushes.get(key, set())
-
-    def _callees_first(self) -> List[str]:
+    def _callees_first(self, pops_last: bool = False) -> List[str]:
         order: List[str] = []
         state: Dict[str, int] = {}
+
+        def ordered(names) -> List[str]:
+            if not pops_last:
+                return list(names)
+            return sorted(names, key=lambda c: c in self.sources and self.sources[c].pops)
 
         def visit(name: str, stack: List[str]) -> None:
             if state.get(name) == 2:
@@ -136,13 +131,13 @@ class ProgramLowering:
                     f"recursive calls are not supported: {cycle}", file=src.file, line=line, column=col
                 )
             state[name] = 1
-            for callee in self.sources[name].self_calls:
+            for callee in ordered(self.sources[name].self_calls):
                 if callee in self.program.functions:
                     visit(callee, stack + [name])
             state[name] = 2
             order.append(name)
 
-        for name in self.program.functions:
+        for name in ordered(self.program.functions):
             visit(name, [])
         return order
 
@@ -152,21 +147,14 @@ def lower_program(program: Program, core, devices: Optional[int] = None) -> "Any
     verified: its `run_pipeline` does that).
     `devices` is the size of the mesh the program runs on (default: one
     device more than the highest `device=` placement, if any)."""
-    inference = Inference()
-    sources = [parse_function(spec, program.source_file) for spec in program.functions.values()]
-    # A group's halves may each pop what the other pushes, so the first
-    # observing run may meet a pop before its push: it tolerates the errors
-    # that causes, and the second run sees every push.
-    for tolerant in (True, False) if any(src.pops for src in sources) else ():
-        ProgramLowering(program, core, inference, observing=True, tolerant=tolerant,
-                        devices=devices).run()
-    return ProgramLowering(program, core, inference, observing=False, devices=devices).run()
+    return ProgramLowering(program, core, devices=devices).run()
 
 
 def program_ir(program: Program, locations: bool = False) -> str:
-    """The verified bp IR of `program` with its memory spaces decided
-    (bp-infer-memory-spaces), optionally with its locations."""
+    """The verified bp IR of `program` with its popped tiles typed and its
+    memory spaces decided (bp-infer-pipe-types, bp-infer-memory-spaces),
+    optionally with its locations."""
     from blockpipe import _core
 
     text = lower_program(program, _core).text(True)
-    return _core.run_passes(text, "bp-infer-memory-spaces", program.source_file, locations)
+    return _core.run_passes(text, "bp-infer-pipe-types,bp-infer-memory-spaces", program.source_file, locations)

@@ -24,8 +24,8 @@ class Source:
     col_offset: int
     globals: Dict[str, Any]
     self_calls: Tuple[str, ...] = ()
-    # Whether it pops tiles (pl.tpop_from_*), whose types come from, or are
-    # checked against, the peer's pushes.
+    # Whether it pops tiles (pl.tpop_from_*): it is built after the group's
+    # halves that do not, whose pushes give its pops their types.
     pops: bool = False
 
     def position(self, node: ast.AST) -> Tuple[int, int]:

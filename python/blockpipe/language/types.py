@@ -92,17 +92,26 @@ class TensorType:
 
 @dataclass(frozen=True)
 class TileType:
-    """A tile in an on-chip memory: `pl.Tile[[16, 16], pl.FP32]`."""
+    """A tile in an on-chip memory: `pl.Tile[[16, 16], pl.FP32]`. A tile
+    popped from a pipe whose pushes are not built yet has neither shape nor
+    dtype until the compiler's bp-infer-pipe-types pass infers them."""
 
-    shape: Tuple[int, ...]
-    dtype: DType
+    shape: Optional[Tuple[int, ...]]
+    dtype: Optional[DType]
     space: Optional[MemorySpace] = None
+
+    @property
+    def unknown(self) -> bool:
+        """Whether its shape and dtype are still to be inferred."""
+        return self.dtype is None
 
     def with_space(self, space: MemorySpace) -> "TileType":
         return TileType(self.shape, self.dtype, space)
 
     def __str__(self) -> str:
         space = f", {self.space.name}" if self.space else ""
+        if self.unknown:
+            return f"Tile[?{space}]"
         return f"Tile[{list(self.shape)}, {self.dtype.name}{space}]"
 
 

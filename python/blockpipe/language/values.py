@@ -47,10 +47,24 @@ def same_type(a: IRType, b: IRType) -> bool:
 
 
 def joinable(a: IRType, b: IRType) -> bool:
-    """Tiles that differ only in that one's memory space is still to be
-    decided (bp-infer-memory-spaces decides it for both)."""
-    return (isinstance(a, TileType) and isinstance(b, TileType) and (a.space is None) != (b.space is None)
-            and a.shape == b.shape and a.dtype == b.dtype)
+    """Tiles a cast can join for the compiler to decide: they differ only in
+    that one's memory space is still to be decided (bp-infer-memory-spaces
+    decides it for both), or one's shape and dtype are still to be inferred
+    (bp-infer-pipe-types infers them, and checks they agree)."""
+    if not (isinstance(a, TileType) and isinstance(b, TileType)) or a == b:
+        return False
+    if a.unknown != b.unknown:
+        return a.space is None or b.space is None or a.space == b.space
+    return (a.space is None) != (b.space is None) and a.shape == b.shape and a.dtype == b.dtype
+
+
+def joined_by_cast(own: IRType, other: IRType) -> bool:
+    """Whether, of two joinable tiles, `own` is the one cast to the other's
+    type: the one whose shape and dtype are unknown, else the one whose space
+    is undecided."""
+    if own.unknown != other.unknown:
+        return own.unknown
+    return own.space is None
 
 
 def is_int(value) -> bool:

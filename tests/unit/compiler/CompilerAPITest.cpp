@@ -56,14 +56,15 @@ TEST(CompilerAPI, CapturesIRAfterEachPass) {
   for (size_t i = 0; i < names.size(); ++i)
     EXPECT_EQ(result.passIR[i].pass, names[i]);
   EXPECT_EQ(names[0], "bp-register-target");
-  EXPECT_EQ(names[1], "bp-infer-memory-spaces");
-  EXPECT_EQ(names[2], "bp-expand-mixed-kernel");
+  EXPECT_EQ(names[1], "bp-infer-pipe-types");
+  EXPECT_EQ(names[2], "bp-infer-memory-spaces");
+  EXPECT_EQ(names[3], "bp-expand-mixed-kernel");
   EXPECT_NE(result.passIR[0].ir.find("#bp.target<name = \"cpu-sim\""),
             std::string::npos);
   // After expansion the pipe exists but has no buffer yet; after injection
   // it has one.
-  EXPECT_EQ(result.passIR[2].ir.find("bp.gm_pipe_buffer"), std::string::npos);
-  EXPECT_NE(result.passIR[3].ir.find("bp.gm_pipe_buffer"), std::string::npos);
+  EXPECT_EQ(result.passIR[3].ir.find("bp.gm_pipe_buffer"), std::string::npos);
+  EXPECT_NE(result.passIR[4].ir.find("bp.gm_pipe_buffer"), std::string::npos);
   EXPECT_EQ(result.passIR.back().ir, result.ir);
 }
 

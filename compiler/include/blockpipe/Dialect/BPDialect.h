@@ -104,6 +104,24 @@ bool unaryOpRequiresFloat(StringRef name);
 /// move any it can move from) or no tile.
 std::optional<MemorySpace> getRequiredMemorySpace(OpOperand &operand);
 
+/// `func` and the functions it calls, directly or not.
+SmallVector<func::FuncOp> getCallClosure(func::FuncOp func);
+SmallVector<func::FuncOp> getCallClosure(func::FuncOp func,
+                                         SymbolTable &symbols);
+
+/// The aic and aiv functions a group pairs with `half`: the other functions
+/// called by each group function that calls `half`.
+SmallVector<func::FuncOp> getGroupPeers(func::FuncOp half);
+
+/// The `bp.tpush` ops in `functions` on ring (`pipe`, `dir`).
+SmallVector<TPushOp> getPushesInto(ArrayRef<func::FuncOp> functions,
+                                   int64_t pipe, PipeDir dir);
+
+/// The type a `bp.tpop` in `space` takes from `pushes`, the pushes into its
+/// ring: the one shape and element type of those whose type is known. Null
+/// when none is known, or the known ones differ.
+TileType getPoppedTileType(ArrayRef<TPushOp> pushes, MemorySpace space);
+
 /// Which unit of a core group an op needs.
 enum class CoreAffinity { Cube, Vector, Any };
 

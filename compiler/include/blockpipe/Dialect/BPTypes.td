@@ -47,6 +47,11 @@ def BP_TileType : BP_Type<"Tile", "tile", [ShapedTypeInterface]> {
     accumulator), and `?`: not decided yet, for bp-infer-memory-spaces to
     decide from the tile's uses (a frontend may leave it; the passes after
     that one never see it).
+
+    `!bp.tile<*, vec>` is a tile whose shape and element type are not known
+    yet: a `bp.tpop` whose type comes from the tiles the other half of its
+    group pushes, and what follows from it. bp-infer-pipe-types gives each
+    one its type; the passes after it never see one.
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
                         "::mlir::Type":$elementType,
@@ -59,10 +64,20 @@ def BP_TileType : BP_Type<"Tile", "tile", [ShapedTypeInterface]> {
                                         "::mlir::Type":$elementType,
                                         "::mlir::bp::MemorySpace":$memorySpace), [{
       return $_get(elementType.getContext(), shape, elementType, memorySpace);
+    }]>,
+    // A tile of unknown shape and element type (`!bp.tile<*, vec>`).
+    TypeBuilder<(ins "::mlir::bp::MemorySpace":$memorySpace), [{
+      return $_get($_ctxt, ::llvm::ArrayRef<int64_t>(),
+                   ::mlir::NoneType::get($_ctxt), memorySpace);
     }]>
   ];
   let extraClassDeclaration = [{
-    bool hasRank() const { return true; }
+    /// Whether the shape and element type are still unknown (`*`, left to
+    /// bp-infer-pipe-types); such a tile has no rank.
+    bool hasUnknownType() const {
+      return ::llvm::isa<::mlir::NoneType>(getElementType());
+    }
+    bool hasRank() const { return !hasUnknownType(); }
     TileType cloneWith(std::optional<::llvm::ArrayRef<int64_t>> shape,
                        ::mlir::Type elementType) const;
     TileType withMemorySpace(::mlir::bp::MemorySpace space) const;
@@ -70,7 +85,7 @@ def BP_TileType : BP_Type<"Tile", "tile", [ShapedTypeInterface]> {
     bool hasUndecidedSpace() const {
       return getMemorySpace() == ::mlir::bp::MemorySpace::Undecided;
     }
-    /// Bytes the tile occupies.
+    /// Bytes the tile occupies (0 while its type is unknown).
     int64_t getSizeInBytes() const;
   }];
 }

@@ -10,6 +10,36 @@
 
 include "mlir/Pass/PassBase.td"
 
+def BPInferPipeTypes : Pass<"bp-infer-pipe-types", "::mlir::ModuleOp"> {
+  let summary = "Give every tile popped from a pipe the type the other half "
+                "of its group pushes";
+  let description = [{
+    A `bp.tpop` takes the shape and element type of the tiles pushed into
+    its ring (same pipe id and direction) by the functions its group pairs
+    its function with (`bp::getGroupPeers`). A frontend that cannot know
+    them yet (both halves pop, and it builds one before the other) leaves
+    the pop as `!bp.tile<*, space>`, and so what follows from it: vector
+    ops and matmuls infer `*` results, moves and loops carry it. This pass
+    gives each such pop the one type its ring's known pushes have
+    (`bp::getPoppedTileType`), then the values that follow from it (results
+    inferred again through InferTypeOpInterface, moves, loop-carried values,
+    if results, casts), to a fixpoint: a push that follows from a pop becomes
+    known in turn. A cast that a frontend joined an unknown tile with a
+    typed one by is removed once both sides agree.
+
+    Errors (at the pop, or the tile):
+    - a pop whose type stays unknown: its group pushes nothing into its ring,
+      pushes tiles of different types, or only tiles whose type comes from
+      other pops;
+    - a pop, typed by the frontend or here, whose type is not one its ring
+      carries;
+    - a cast that joins tiles of different shapes or element types.
+
+    A module without pops and `*` tiles is left unchanged.
+  }];
+  let dependentDialects = ["::mlir::bp::BPDialect"];
+}
+
 def BPInferMemorySpaces
     : Pass<"bp-infer-memory-spaces", "::mlir::ModuleOp"> {
   let summary = "Decide the memory space of every tile whose space is `?` "

@@ -30,13 +30,16 @@ def matmul(cx, call, lhs, rhs, out_dtype=None, acc=None):
     a = cx.tile_arg(lhs, "pl.matmul's first operand")
     b = cx.tile_arg(rhs, "pl.matmul's second operand")
     ls, rs = a.type.shape, b.type.shape
-    if len(ls) != 2 or len(rs) != 2:
-        raise cx.error(call.node, "pl.matmul takes 2-D tiles")
-    if ls[1] != rs[0]:
-        raise cx.error(call.node, f"pl.matmul inner dimensions differ: {list(ls)} x {list(rs)}")
+    if not (a.type.unknown or b.type.unknown):
+        if len(ls) != 2 or len(rs) != 2:
+            raise cx.error(call.node, "pl.matmul takes 2-D tiles")
+        if ls[1] != rs[0]:
+            raise cx.error(call.node, f"pl.matmul inner dimensions differ: {list(ls)} x {list(rs)}")
     cx.check_dtype(a.type.dtype, b.type.dtype, call.node, "pl.matmul's operands")
     (result_type,) = cx.infer("bp.matmul", [a, b], call.node)
     acc_dtype = result_type.dtype
+    if out_dtype is not None and acc_dtype is None:
+        cx.typed_tile(a if a.type.unknown else b, out_dtype, "pl.matmul's out_dtype")
     if out_dtype is not None:
         out = cx.dtype_arg(out_dtype, "pl.matmul's out_dtype")
         if out != acc_dtype:
@@ -47,7 +50,8 @@ def matmul(cx, call, lhs, rhs, out_dtype=None, acc=None):
     operands = [a, b]
     if acc is not None:
         c = cx.tile_arg(acc, "pl.matmul's acc")
-        if (c.type.shape, c.type.dtype) != (result_type.shape, result_type.dtype) or (
+        if not (c.type.unknown or result_type.unknown) and (c.type.shape, c.type.dtype) != (
+                result_type.shape, result_type.dtype) or (
                 c.type.space not in (None, MemorySpace.Acc)):
             raise cx.error(acc, f"pl.matmul's acc must be {result_type}, got {c.type}; a chain "
                                 "starts from a pl.matmul result or from pl.full")

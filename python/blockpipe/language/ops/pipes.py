@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from blockpipe.language.types import FP32, FunctionType, MemorySpace, TileType
+from blockpipe.language.types import FunctionType, MemorySpace, TileType
 from blockpipe.language.ops import operation
 from blockpipe.language.ops.vector import vector_operand
 
@@ -73,9 +73,6 @@ def _push(side: FunctionType, direction: str):
         value = cx.tile_arg(tile, f"pl.{what}'s tile")
         if side is FunctionType.AIV:
             value = vector_operand(cx, value, tile, f"pl.{what}'s tile")
-        if cx.program.observing:
-            key = (cx.spec.name, pipe, direction)
-            cx.program.recorded_pushes.setdefault(key, set()).add((value.type.shape, value.type.dtype))
         cx.create("bp.tpush", [value], [], _ring(cx, direction, pipe), call.node)
         return None
 
@@ -102,30 +99,17 @@ def _pop(side: FunctionType, direction: str):
 
     def lower(cx, call, pipe_id=0, aiv_idx=0):
         pipe = _pipe_id(cx, pipe_id, aiv_idx)
-        # Only this function's peers in a group push into its pipes
-        # (another group may use the same pipe id for other tiles).
-        found = set()
-        for peer in cx.group_peers():
-            found |= cx.program.pushes_of((peer, pipe, direction))
         expected = call.expected
-        if isinstance(expected, TileType):
-            if found and (expected.shape, expected.dtype) not in found and not cx.program.observing:
-                pushed_text = ", ".join(str(TileType(*t)) for t in sorted(found, key=str))
-                raise cx.error(call.node, f"pl.{what}() is annotated {TileType(expected.shape, expected.dtype)} "
-                                          f"but pipe {pipe} carries {pushed_text} from the other half of the group")
+        if isinstance(expected, TileType) and not expected.unknown:
+            # bp-infer-pipe-types checks it against the pushes.
             tile = expected if expected.space else expected.with_space(default_space)
         else:
-            if len(found) > 1 and not cx.program.observing:
-                raise cx.error(call.node, f"the peers of '{cx.spec.name}' push tiles of different types into "
-                                          f"pipe {pipe}: annotate it, e.g. t: pl.Tile[[16, 16], pl.FP32] = "
-                                          f"pl.{what}()")
-            pushed = next(iter(found)) if len(found) == 1 else None
-            if pushed is None:
-                if not cx.program.observing:
-                    raise cx.error(call.node, f"cannot infer the tile type of pl.{what}() on pipe {pipe}: "
-                                              f"annotate it, e.g. t: pl.Tile[[16, 16], pl.FP32] = pl.{what}()")
-                pushed = ((1,), FP32)
-            tile = TileType(pushed[0], pushed[1], default_space)
+            # The type the peer pushes, once the peer is built (only this
+            # function's peers in a group push into its pipes); else the
+            # compiler's bp-infer-pipe-types infers it.
+            popped = cx.builder.popped_type(cx.group_peers(), pipe, direction, default_space.value)
+            tile = (cx.program.frontend_type(cx.builder.describe(popped)) if popped is not None
+                    else TileType(None, None, default_space))
         (result,) = cx.create("bp.tpop", [], [tile], _ring(cx, direction, pipe),
                               call.node, call.name)
         return result
@@ -136,7 +120,8 @@ def _pop(side: FunctionType, direction: str):
 
     Its type is what the peer pushes; annotate the assignment
     (`t: pl.Tile[[16, 16], pl.FP32] = pl.{what}()`) when the peer pushes
-    several types. The slot stays in use until pl.{free}().
+    several types, or when an operation needs the type while both halves
+    pop (a scalar operand, pl.cast). The slot stays in use until pl.{free}().
 
     Valid in {side.name} functions of a group.
     """

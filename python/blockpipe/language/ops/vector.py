@@ -80,7 +80,7 @@ abs = _unary("abs", "absolute value |x|")  # noqa: A001 - pypto's name
 def _reduction(op: str, what: str):
     def lower(cx, call, tile):
         t = vector_operand(cx, cx.tile_arg(tile, f"pl.{op}'s operand"), call.node, f"pl.{op}'s operand")
-        if len(t.type.shape) != 2:
+        if not t.type.unknown and len(t.type.shape) != 2:
             raise cx.error(call.node, f"pl.{op} reduces the rows of a 2-D tile, got {list(t.type.shape)}")
         (result,) = cx.create(f"bp.{op}", [t], None, {}, call.node, call.name)
         return result
@@ -107,6 +107,7 @@ def cast(cx, call, tile, out_dtype):
     Valid in InCore and AIV functions.
     """
     t = vector_operand(cx, cx.tile_arg(tile, "pl.cast's operand"), call.node, "pl.cast's operand")
+    t = cx.typed_tile(t, call.node, "pl.cast")
     dtype = cx.dtype_arg(out_dtype, "pl.cast's out_dtype")
     if dtype is INDEX:
         raise cx.error(out_dtype, "tiles cannot hold INDEX elements")
@@ -167,7 +168,11 @@ def binary(cx, op: str, lhs: Value, rhs, node, name):
     cx.require_kind(node, op, VECTOR_KINDS)
     lhs = vector_operand(cx, lhs, node, f"pl.{op}'s operands")
     tile = lhs.type.with_space(MemorySpace.Vec)
-    if isinstance(rhs, Value) and isinstance(rhs.type, TileType):
+    if isinstance(rhs, Value) and isinstance(rhs.type, TileType) and (tile.unknown or rhs.type.unknown):
+        # Shapes and dtypes still to be inferred: the dialect checks them
+        # once bp-infer-pipe-types has.
+        rhs = vector_operand(cx, rhs, node, f"pl.{op}'s operands")
+    elif isinstance(rhs, Value) and isinstance(rhs.type, TileType):
         rhs = vector_operand(cx, rhs, node, f"pl.{op}'s operands")
         if op in ("add", "mul") and broadcasts(rhs.type.shape, tile.shape):
             # gamma * x: the tile ops broadcast their second operand only,
@@ -179,7 +184,9 @@ def binary(cx, op: str, lhs: Value, rhs, node, name):
                                  f"{list(rhs.type.shape)}{broadcast_hint(tile.shape)}")
         cx.check_dtype(tile.dtype, rhs.type.dtype, node, f"pl.{op}'s operands")
     else:
-        if isinstance(rhs, Value) and isinstance(rhs.type, ScalarType) and rhs.type.dtype != tile.dtype:
+        if not isinstance(rhs, Value):  # a number takes the tile's dtype
+            tile = cx.typed_tile(lhs, node, f"pl.{op} with a number").type.with_space(MemorySpace.Vec)
+        if isinstance(rhs, Value) and isinstance(rhs.type, ScalarType) and not tile.unknown and rhs.type.dtype != tile.dtype:
             raise cx.error(node, f"pl.{op}'s scalar is {rhs.type.dtype.name} but the tile is {tile.dtype.name}")
         if op == "div" and not tile.dtype.is_float and rhs == 0 and not isinstance(rhs, Value):
             raise cx.error(node, f"integer division by zero: pl.div of a tile of {tile.dtype.name} by 0")
@@ -195,7 +202,7 @@ def scalar_first(cx, op: str, scalar, tile: Value, node, name):
     the tile ops take their scalar second, so these become
     neg(tile) + scalar and full(scalar) / tile."""
     cx.require_kind(node, op, VECTOR_KINDS)
-    tile = vector_operand(cx, tile, node, f"pl.{op}'s operands")
+    tile = cx.typed_tile(vector_operand(cx, tile, node, f"pl.{op}'s operands"), node, f"a number {op} a tile")
     if op == "sub":
         return binary(cx, "add", unary(cx, "neg", tile, node, None), scalar, node, name)
     dtype = tile.type.dtype
@@ -213,7 +220,7 @@ def unary(cx, op: str, tile: Value, node, name):
     """`op` on a tile (also for `-t`)."""
     cx.require_kind(node, op, VECTOR_KINDS)
     tile = vector_operand(cx, tile, node, f"pl.{op}'s operand")
-    if requires_float(op) and not tile.type.dtype.is_float:
+    if requires_float(op) and not tile.type.unknown and not tile.type.dtype.is_float:
         raise cx.error(node, f"pl.{op} needs a floating-point tile, got {tile.type.dtype.name}")
     (result,) = cx.create(f"bp.{op}", [tile], None, {}, node, name)
     return result

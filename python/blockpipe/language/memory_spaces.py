@@ -1,29 +1,16 @@
-"""What the frontend still infers by lowering a program more than once: the
-tile type of each `tpop` (from its peer's pushes). The observing runs record
-the pushes in an `Inference`; the run that builds reads them.
-
-Memory spaces are not the frontend's: a `pl.load` or `pl.full` without
-`target_memory=` gets the space `?`, and the compiler's
-bp-infer-memory-spaces pass decides it from the tile's uses.
+"""Memory spaces as the frontend sees them: an operation that needs its tile
+in a given space gets a legal move there. A `pl.load` or `pl.full` without
+`target_memory=` has the space `?`, which the compiler's
+bp-infer-memory-spaces pass decides from the tile's uses; the tile type of a
+`pl.tpop_from_*` whose peer is not built yet is the compiler's
+bp-infer-pipe-types pass' to infer.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Dict, Set, Tuple
-
 from blockpipe.language.rules import LEGAL_MOVES
-from blockpipe.language.types import DType, MemorySpace, TileType
+from blockpipe.language.types import MemorySpace, TileType
 from blockpipe.language.values import Value
-
-
-@dataclass
-class Inference:
-    """What the observing run learned."""
-
-    # (pushing function, pipe id, direction) -> the (shape, dtype) of each
-    # tile it pushes there, as the last observing run saw them.
-    pushes: Dict[Tuple[str, int, str], Set[Tuple[Tuple[int, ...], DType]]] = field(default_factory=dict)
 
 
 class MemorySpaces:
