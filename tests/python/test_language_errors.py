@@ -220,7 +220,7 @@ def test_matmul_inner_dims():
             def k(self, x: T, out: pl.Out[T]):
                 a = pl.load(x, [0, 0], [16, 32])
                 b = pl.load(x, [0, 0], [16, 16])
-                c = pl.matmul(a, b)  # error: pl.matmul inner dimensions differ: [16, 32] x [16, 16]
+                c = pl.matmul(a, b)  # error: inner dimensions differ: lhs is 16x32, rhs is 16x16
                 return pl.store(c, [0, 0], out)
         return P
     expect_error(make)

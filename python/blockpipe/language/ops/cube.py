@@ -29,12 +29,8 @@ def matmul(cx, call, lhs, rhs, out_dtype=None, acc=None):
     """
     a = cx.tile_arg(lhs, "pl.matmul's first operand")
     b = cx.tile_arg(rhs, "pl.matmul's second operand")
-    ls, rs = a.type.shape, b.type.shape
-    if not (a.type.unknown or b.type.unknown):
-        if len(ls) != 2 or len(rs) != 2:
-            raise cx.error(call.node, "pl.matmul takes 2-D tiles")
-        if ls[1] != rs[0]:
-            raise cx.error(call.node, f"pl.matmul inner dimensions differ: {list(ls)} x {list(rs)}")
+    # Ranks and inner dimensions are the dialect's to check (bp.matmul's
+    # inference and verifier), at this line.
     cx.check_dtype(a.type.dtype, b.type.dtype, call.node, "pl.matmul's operands")
     (result_type,) = cx.infer("bp.matmul", [a, b], call.node)
     acc_dtype = result_type.dtype
