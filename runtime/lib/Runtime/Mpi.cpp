@@ -8,6 +8,7 @@
 
 #ifdef BLOCKPIPE_HAVE_MPI
 #include <algorithm>
+#include <array>
 #include <condition_variable>
 #include <deque>
 #include <limits>
@@ -80,6 +81,7 @@ std::vector<std::string> MpiTransport::endRun(const std::string &,
 void MpiTransport::broadcast(void *data, int64_t bytes, int64_t root) {
   Transport::broadcast(data, bytes, root);
 }
+int64_t MpiTransport::mostSendsAhead() const { return 0; }
 void MpiWorld::abort(int) { std::abort(); }
 bool MpiWorld::initialized() { return false; }
 
@@ -172,6 +174,10 @@ std::string mpiError(int code) {
 constexpr int64_t kDevicesInTag = 16;
 constexpr int64_t kRunsInTag = 8;
 constexpr int64_t kSeqsInTag = 1024;
+/// A credit: (run, channel, source device, target device, w): the recvs
+/// 0 .. w-1 of the run are posted. On the credits communicator, this tag.
+constexpr int kCreditTag = 1;
+constexpr int kCreditWords = 5;
 
 } // namespace
 
@@ -230,6 +236,13 @@ struct MpiOp {
   enum class Kind { Send, Recv, Broadcast, Renew };
   Kind kind = Kind::Send;
   bool control = false;
+  /// A credit (on the credits communicator).
+  bool credit = false;
+  /// A transfer's channel (channel, source device, target device), its
+  /// sequence number in the run and the channel's depth.
+  std::array<int64_t, 3> flow{};
+  int64_t seq = -1;
+  int64_t depth = 0;
   /// The peer of a send or recv; the root of a broadcast.
   int peer = 0;
   int tag = 0;
@@ -249,15 +262,42 @@ struct MpiOp {
   bool cancelAsked = false;
 
   bool isSend() const { return kind == Kind::Send; }
+  bool isTransfer() const { return seq >= 0; }
 };
 using MpiOpPtr = std::shared_ptr<MpiOp>;
+
+/// One channel's recvs in the current run: recvs 0 .. window-1 are posted,
+/// `ahead` the posted ones above. The sending rank learns them from
+/// credits and holds the sends without room (by sequence number); the
+/// receiving rank counts its own and remembers the window it last told.
+struct MpiFlow {
+  int64_t run = -1;
+  int64_t window = 0;
+  std::set<int64_t> ahead;
+  std::map<int64_t, MpiOpPtr> held;
+  int64_t credited = 0;
+};
+
+/// Recv `seq` of `f` is posted; whether the window moved.
+bool advance(MpiFlow &f, int64_t seq) {
+  if (seq < f.window)
+    return false;
+  f.ahead.insert(seq);
+  const int64_t before = f.window;
+  while (!f.ahead.empty() && *f.ahead.begin() == f.window) {
+    f.ahead.erase(f.ahead.begin());
+    ++f.window;
+  }
+  return f.window != before;
+}
 
 struct MpiEngine {
   /// Transfers; a fresh one after every run that failed somewhere, so a
   /// send given up on can never meet a later run's recv.
   MPI_Comm data = MPI_COMM_NULL;
-  /// Runs' outcomes; broadcasts of results.
-  MPI_Comm control = MPI_COMM_NULL, collective = MPI_COMM_NULL;
+  /// Runs' outcomes; broadcasts of results; credits (recvs posted).
+  MPI_Comm control = MPI_COMM_NULL, collective = MPI_COMM_NULL,
+           credits = MPI_COMM_NULL;
   int rank = 0, size = 1;
   int64_t tagUpperBound = 32767;
 
@@ -266,6 +306,11 @@ struct MpiEngine {
   std::deque<MpiOpPtr> toPost;
   std::vector<MpiOpPtr> active;
   bool stopping = false;
+  std::map<std::array<int64_t, 3>, MpiFlow> flows;
+  std::condition_variable roomChanged;
+  int64_t mostSendsAhead = 0;
+  /// Credits for a run this rank has not begun yet.
+  std::vector<std::array<int64_t, kCreditWords>> earlyCredits;
 
   // The current run.
   int64_t run = 0;
@@ -283,6 +328,7 @@ struct MpiEngine {
     MPI_Comm_dup(MPI_COMM_WORLD, &data);
     MPI_Comm_dup(MPI_COMM_WORLD, &control);
     MPI_Comm_dup(MPI_COMM_WORLD, &collective);
+    MPI_Comm_dup(MPI_COMM_WORLD, &credits);
     void *value = nullptr;
     int found = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &value, &found);
@@ -300,6 +346,7 @@ struct MpiEngine {
   /// Ends the progress thread (once) and frees the communicators, unless
   /// MPI is already finalized.
   void stop() {
+    std::vector<MpiOpPtr> held;
     {
       std::lock_guard<std::mutex> lock(mutex);
       if (!thread.joinable())
@@ -308,13 +355,20 @@ struct MpiEngine {
       for (MpiOpPtr &op : active)
         if (!op->giveUp)
           op->giveUp = "the transport was closed";
+      for (auto &[key, flow] : flows)
+        for (auto &[seq, op] : flow.held)
+          held.push_back(std::move(op));
+      flows.clear();
     }
     wake.notify_all();
+    roomChanged.notify_all();
+    for (const MpiOpPtr &op : held)
+      finish(op, "the transport was closed");
     thread.join();
     int done = 0;
     MPI_Finalized(&done);
     if (!done)
-      for (MPI_Comm *comm : {&data, &control, &collective})
+      for (MPI_Comm *comm : {&data, &control, &collective, &credits})
         MPI_Comm_free(comm);
   }
 
@@ -353,9 +407,72 @@ struct MpiEngine {
   void post(MpiOpPtr op) {
     {
       std::lock_guard<std::mutex> lock(mutex);
-      toPost.push_back(std::move(op));
+      if (op->isTransfer() && op->isSend()) {
+        MpiFlow &f = flow(op->flow);
+        if (op->seq >= f.window + op->depth) {
+          f.held.emplace(op->seq, std::move(op));
+          return;
+        }
+        release(f, std::move(op));
+      } else {
+        toPost.push_back(std::move(op));
+      }
     }
     wake.notify_all();
+  }
+
+  /// Under the lock: the current run's flow of a channel.
+  MpiFlow &flow(const std::array<int64_t, 3> &key) {
+    MpiFlow &f = flows[key];
+    if (f.run != run) {
+      // Sends held in an earlier run were given up on with it.
+      f = MpiFlow{};
+      f.run = run;
+    }
+    return f;
+  }
+
+  /// Under the lock: hands a send of `f` that has room to MPI.
+  void release(const MpiFlow &f, MpiOpPtr op) {
+    mostSendsAhead = std::max(mostSendsAhead, op->seq - f.window + 1);
+    toPost.push_back(std::move(op));
+  }
+
+  /// Under the lock, on the progress thread: the peer has posted recvs
+  /// 0 .. window-1 of channel `key` in run `ofRun`; releases the sends that
+  /// now have room (true when there were some).
+  bool credited(int64_t ofRun, const std::array<int64_t, 3> &key,
+                int64_t window) {
+    if (ofRun < run)
+      return false; // a run that ended: its sends were given up on
+    if (ofRun > run) {
+      earlyCredits.push_back({ofRun, key[0], key[1], key[2], window});
+      return false;
+    }
+    MpiFlow &f = flow(key);
+    if (window <= f.window)
+      return false;
+    f.window = window;
+    bool released = false;
+    for (auto it = f.held.begin();
+         it != f.held.end() && it->first < f.window + it->second->depth;) {
+      release(f, std::move(it->second));
+      it = f.held.erase(it);
+      released = true;
+    }
+    roomChanged.notify_all();
+    return released;
+  }
+
+  /// Waits until send `seq` of channel `key` has room (false at
+  /// `deadline`, or when `failed` says the channel failed).
+  bool waitForRoom(const std::array<int64_t, 3> &key, int64_t seq,
+                   int64_t depth, Clock::time_point deadline,
+                   const std::function<bool()> &failed) {
+    std::unique_lock<std::mutex> lock(mutex);
+    return roomChanged.wait_until(lock, deadline, [&] {
+      return stopping || failed() || seq < flow(key).window + depth;
+    });
   }
 
   /// Posts `op` and waits until it is done; throws TransferError when it
@@ -394,7 +511,15 @@ struct MpiEngine {
           toPost.erase(it);
           break;
         }
+      for (auto &[key, f] : flows)
+        for (auto it = f.held.begin(); it != f.held.end(); ++it)
+          if (it->second->completion == completion) {
+            endNow.push_back(std::move(it->second));
+            f.held.erase(it);
+            break;
+          }
     }
+    roomChanged.notify_all();
     for (const MpiOpPtr &op : endNow)
       finish(op, why);
     wake.notify_all();
@@ -409,7 +534,7 @@ struct MpiEngine {
   /// Under the lock, on the progress thread: starts `op`; an error text
   /// when MPI refused it.
   std::string start(MpiOp &op) {
-    MPI_Comm comm = op.control ? control : data;
+    MPI_Comm comm = op.credit ? credits : op.control ? control : data;
     void *buffer = op.staging.empty() ? op.data : op.staging.data();
     int rc = MPI_SUCCESS;
     switch (op.kind) {
@@ -461,6 +586,31 @@ struct MpiEngine {
     return {};
   }
 
+  /// Under the lock, on the progress thread: the recv `op` is posted; the
+  /// credit that tells its sender, when one is due.
+  MpiOpPtr posted(const MpiOp &op) {
+    MpiFlow &f = flow(op.flow);
+    if (!advance(f, op.seq))
+      return nullptr;
+    // Every max(1, depth / 2) recvs: the sender then still has sends
+    // posted while the credit travels.
+    if (f.window - f.credited < std::max<int64_t>(1, op.depth / 2))
+      return nullptr;
+    f.credited = f.window;
+    auto credit = std::make_shared<MpiOp>();
+    credit->credit = true;
+    credit->peer = op.peer;
+    credit->tag = kCreditTag;
+    const int64_t words[kCreditWords] = {run, op.flow[0], op.flow[1],
+                                         op.flow[2], f.window};
+    credit->staging.assign(reinterpret_cast<const std::byte *>(words),
+                           reinterpret_cast<const std::byte *>(words) +
+                               sizeof(words));
+    credit->bytes = int64_t(sizeof(words));
+    credit->label = "credit for " + op.label;
+    return credit;
+  }
+
   void loop() {
     auto idle = std::chrono::microseconds(20);
     std::unique_lock<std::mutex> lock(mutex);
@@ -471,11 +621,29 @@ struct MpiEngine {
       while (!toPost.empty()) {
         MpiOpPtr op = std::move(toPost.front());
         toPost.pop_front();
-        if (std::string error = start(*op); !error.empty())
+        if (std::string error = start(*op); !error.empty()) {
           ended.emplace_back(op, error);
-        else
+        } else {
+          if (op->isTransfer() && !op->isSend())
+            if (MpiOpPtr credit = posted(*op))
+              toPost.push_back(std::move(credit));
           active.push_back(std::move(op));
+        }
         progress = true;
+      }
+      // Credits from the ranks this one sends to.
+      for (;;) {
+        int flag = 0;
+        MPI_Status status;
+        MPI_Iprobe(MPI_ANY_SOURCE, kCreditTag, credits, &flag, &status);
+        if (!flag)
+          break;
+        int64_t words[kCreditWords] = {};
+        MPI_Recv(words, int(sizeof(words)), MPI_BYTE, status.MPI_SOURCE,
+                 kCreditTag, credits, MPI_STATUS_IGNORE);
+        // Progress (poll again at once) only when it released a send.
+        progress |=
+            credited(words[0], {words[1], words[2], words[3]}, words[4]);
       }
       // Cancel the receives given up on; test everything.
       for (size_t i = 0; i < active.size();) {
@@ -624,6 +792,9 @@ public:
     }
     for (const CompletionPtr &completion : pending)
       engine_->giveUp(completion, why);
+    // A blocking send waiting for room sees the failure.
+    { std::lock_guard<std::mutex> lock(engine_->mutex); }
+    engine_->roomChanged.notify_all();
   }
 
   void expire(Clock::time_point now) override {
@@ -659,9 +830,19 @@ public:
   }
 
 protected:
-  bool waitForRoom(int64_t, Clock::time_point) override { return true; }
+  bool waitForRoom(int64_t seq, Clock::time_point deadline) override {
+    return engine_->waitForRoom(flowKey(), seq, options_.depth, deadline,
+                                [this] {
+                                  std::lock_guard<std::mutex> lock(mutex_);
+                                  return failed_.has_value();
+                                });
+  }
 
 private:
+  std::array<int64_t, 3> flowKey() const {
+    return {key_.channel, key_.source, key_.target};
+  }
+
   /// Under mutex_: forgets finished transfers.
   void prune() {
     for (size_t i = 0; i < pending_.size();) {
@@ -716,6 +897,9 @@ private:
     op->bytes = buffer.bytes();
     op->completion = completion;
     op->label = name;
+    op->flow = flowKey();
+    op->seq = seq;
+    op->depth = options_.depth;
     // In place, both ends: the tensors are device memory, which stays
     // mapped while the device lives.
     op->data = buffer.data;
@@ -760,6 +944,11 @@ MpiTransport::MpiTransport() : engine_(std::make_shared<detail::MpiEngine>()) {}
 MpiTransport::~MpiTransport() = default;
 
 int64_t MpiTransport::rank() const { return engine_->rank; }
+
+int64_t MpiTransport::mostSendsAhead() const {
+  std::lock_guard<std::mutex> lock(engine_->mutex);
+  return engine_->mostSendsAhead;
+}
 int64_t MpiTransport::ranks() const { return engine_->size; }
 
 std::unique_ptr<Channel>
@@ -782,6 +971,11 @@ void MpiTransport::beginRun(
   std::lock_guard<std::mutex> lock(engine_->mutex);
   ++engine_->run;
   engine_->running = true;
+  // The peers that began this run first may have posted recvs already.
+  std::vector<std::array<int64_t, kCreditWords>> early;
+  early.swap(engine_->earlyCredits);
+  for (const auto &words : early)
+    engine_->credited(words[0], {words[1], words[2], words[3]}, words[4]);
   engine_->failureReported = false;
   engine_->remoteFailure = std::move(remoteFailure);
   engine_->outcomes.clear();

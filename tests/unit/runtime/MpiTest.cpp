@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <thread>
 
 using namespace blockpipe::runtime;
 using bptest::contains;
@@ -148,6 +149,48 @@ TEST(Mpi, ARingOfFourDevicesOverTheRanks) {
 TEST(Mpi, ARingOfOneDevicePerRank) {
   Mesh mesh = openMesh(MpiWorld::get().size());
   expectRing(mesh);
+}
+
+TEST(Mpi, TheChannelDepthHoldsAcrossRanks) {
+  // A transport of this test's own, so the count below is this test's.
+  auto own = std::make_shared<MpiTransport>();
+  MeshOptions options;
+  options.transport = own;
+  options.channel.timeout = std::chrono::seconds(60);
+  options.channel.depth = 2;
+  Mesh mesh = Mesh::open("cpu-sim", {MpiWorld::get().size()}, options);
+  // Device 0 (rank 0) sends 6 tensors to device 1 (rank 1), which posts
+  // its recvs only after a while: meanwhile 2 sends (the depth) go to MPI
+  // and the others wait in the transport.
+  constexpr int64_t kSends = 6;
+  std::vector<Tensor> received;
+  mesh.run([&](TaskGraph &graph) {
+    if (graph.meshIndex() == 0) {
+      for (int64_t k = 0; k < kSends; ++k) {
+        std::vector<float> values(kWidth);
+        for (int64_t i = 0; i < kWidth; ++i)
+          values[size_t(i)] = float(k * 1000 + i);
+        Tensor x = graph.uploadTensor("x" + std::to_string(k), {kWidth},
+                                      DType::FP32, values.data(), kWidth * 4);
+        send(graph, x, 0, {{0, 1}}, "held");
+      }
+    } else if (graph.meshIndex() == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      for (int64_t k = 0; k < kSends; ++k) {
+        Tensor y =
+            graph.createTensor("y" + std::to_string(k), {kWidth}, DType::FP32);
+        recv(graph, y, 0, {{0, 1}}, "held");
+        received.push_back(y);
+      }
+    }
+  });
+  EXPECT_EQ(own->mostSendsAhead(), mesh.isLocal(0) ? 2 : 0);
+  for (int64_t k = 0; k < int64_t(received.size()); ++k) {
+    const float *p = static_cast<const float *>(received[size_t(k)].data());
+    for (int64_t i = 0; i < kWidth; ++i)
+      ASSERT_EQ(p[i], float(k * 1000 + i)) << "recv " << k << " element " << i;
+  }
+  EXPECT_EQ(int64_t(received.size()), mesh.isLocal(1) ? kSends : 0);
 }
 
 TEST(Mpi, APipelineAcrossRanks) {

@@ -8,7 +8,12 @@
 // A cross-rank transfer is one MPI_Isend / MPI_Irecv pair on a
 // communicator of the transport's own, its tag made of the channel, the
 // two devices, the run and the transfer's sequence number, so the k-th send
-// of a channel meets its k-th recv as in-process. All MPI calls but
+// of a channel meets its k-th recv as in-process. The channel's depth holds
+// across ranks too: a receiving rank tells the sending one each time it
+// posts a recv (a credit), and a send goes to MPI only while fewer than
+// `depth` of the sends before it wait for their recv to be posted; later
+// ones wait in the transport (never in MPI's unexpected-message queue, so a
+// sender far ahead costs no memory and no copy). All MPI calls but
 // MPI_Init/MPI_Finalize are made by one progress thread per transport, which
 // polls with a short sleep and never spins (OpenMPI's own blocking waits do).
 //
@@ -95,6 +100,10 @@ public:
   endRun(const std::string &error,
          const std::function<bool()> &interrupted) override;
   void broadcast(void *data, int64_t bytes, int64_t root) override;
+
+  /// The most sends of one channel that this rank had handed to MPI before
+  /// the peer had posted their recvs (the channel's depth bounds it).
+  int64_t mostSendsAhead() const;
 
 private:
   std::shared_ptr<detail::MpiEngine> engine_;
