@@ -334,6 +334,7 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         return success();
       })
       .Case<bp::ExpOp, bp::SqrtOp, bp::ReluOp, bp::NegOp, bp::AbsOp,
+            bp::RecipOp, bp::RsqrtOp, bp::LogOp, bp::TanhOp, bp::SigmoidOp,
             bp::RowSumOp, bp::RowMaxOp, bp::CastOp>([&](Operation *op) {
         std::string name = declareTile(op->getResult(0), "t");
         out.line("tile::" + op->getName().stripDialect().str() + "(" + name +

@@ -70,7 +70,9 @@ bool mlir::bp::unaryOpRequiresFloat(StringRef name) {
     return name == Op::getOperationName() && Op::kRequiresFloat;
   };
   return needsFloat(ExpOp()) || needsFloat(SqrtOp()) || needsFloat(ReluOp()) ||
-         needsFloat(NegOp()) || needsFloat(AbsOp());
+         needsFloat(NegOp()) || needsFloat(AbsOp()) || needsFloat(RecipOp()) ||
+         needsFloat(RsqrtOp()) || needsFloat(LogOp()) || needsFloat(TanhOp()) ||
+         needsFloat(SigmoidOp());
 }
 
 std::optional<MemorySpace>
@@ -571,6 +573,11 @@ LogicalResult SqrtOp::verify() { return verifyUnary(*this); }
 LogicalResult ReluOp::verify() { return verifyUnary(*this); }
 LogicalResult NegOp::verify() { return verifyUnary(*this); }
 LogicalResult AbsOp::verify() { return verifyUnary(*this); }
+LogicalResult RecipOp::verify() { return verifyUnary(*this); }
+LogicalResult RsqrtOp::verify() { return verifyUnary(*this); }
+LogicalResult LogOp::verify() { return verifyUnary(*this); }
+LogicalResult TanhOp::verify() { return verifyUnary(*this); }
+LogicalResult SigmoidOp::verify() { return verifyUnary(*this); }
 
 static LogicalResult verifyRowReduction(Operation *op, TileType source,
                                         TileType result) {

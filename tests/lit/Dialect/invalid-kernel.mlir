@@ -236,6 +236,14 @@ func.func @exp_int(%a: !bp.tile<16x16xi32, vec>) attributes {bp.kind = #bp<kind 
 
 // -----
 
+func.func @sigmoid_int(%a: !bp.tile<16x16xi32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{needs a floating-point tile, got 'i32'}}
+  %c = bp.sigmoid %a : !bp.tile<16x16xi32, vec>
+  return
+}
+
+// -----
+
 func.func @relu_acc(%a: !bp.tile<16x16xf32, acc>) attributes {bp.kind = #bp<kind incore>} {
   // expected-error @+1 {{operand must be a vec tile, got acc memory}}
   %c = bp.relu %a : !bp.tile<16x16xf32, acc>

@@ -45,6 +45,16 @@ func.func @vector_ops(%x: !bp.tensor<64x16xf32>, %y: !bp.tensor<?x16xf16>,
   %ng = bp.neg %r : !bp.tile<16x16xf32, vec>
   // CHECK: bp.abs
   %ab = bp.abs %ng : !bp.tile<16x16xf32, vec>
+  // CHECK: bp.recip
+  %rc = bp.recip %ab : !bp.tile<16x16xf32, vec>
+  // CHECK: bp.rsqrt
+  %rq = bp.rsqrt %rc : !bp.tile<16x16xf32, vec>
+  // CHECK: bp.log
+  %lg = bp.log %rq : !bp.tile<16x16xf32, vec>
+  // CHECK: bp.tanh
+  %th = bp.tanh %lg : !bp.tile<16x16xf32, vec>
+  // CHECK: bp.sigmoid %{{.*}} : !bp.tile<16x16xf16, vec>
+  %sg = bp.sigmoid %h : !bp.tile<16x16xf16, vec>
   // CHECK: bp.cast %{{.*}} : !bp.tile<16x16xf16, vec> -> !bp.tile<16x16xf32, vec>
   %hc = bp.cast %h : !bp.tile<16x16xf16, vec> -> !bp.tile<16x16xf32, vec>
   %sum0 = bp.add %ab, %hc : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>

@@ -285,6 +285,11 @@ def BP_SqrtOp : BP_UnaryOp<"sqrt", "square root", 1>;
 def BP_ReluOp : BP_UnaryOp<"relu", "max(x, 0)">;
 def BP_NegOp : BP_UnaryOp<"neg", "negation">;
 def BP_AbsOp : BP_UnaryOp<"abs", "absolute value">;
+def BP_RecipOp : BP_UnaryOp<"recip", "reciprocal 1 / x", 1>;
+def BP_RsqrtOp : BP_UnaryOp<"rsqrt", "reciprocal square root 1 / sqrt(x)", 1>;
+def BP_LogOp : BP_UnaryOp<"log", "natural logarithm", 1>;
+def BP_TanhOp : BP_UnaryOp<"tanh", "hyperbolic tangent", 1>;
+def BP_SigmoidOp : BP_UnaryOp<"sigmoid", "logistic sigmoid 1 / (1 + exp(-x))", 1>;
 
 // The result type of these ops follows from their operands; a builder may
 // leave it out (InferTypeOpInterface). Whether a given result type is right

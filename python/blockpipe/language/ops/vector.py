@@ -75,6 +75,11 @@ sqrt = _unary("sqrt", "square root")
 relu = _unary("relu", "max(x, 0)")
 neg = _unary("neg", "negation -x")
 abs = _unary("abs", "absolute value |x|")  # noqa: A001 - pypto's name
+recip = _unary("recip", "reciprocal 1 / x")
+rsqrt = _unary("rsqrt", "reciprocal square root 1 / sqrt(x)")
+log = _unary("log", "natural logarithm ln(x)")
+tanh = _unary("tanh", "hyperbolic tangent")
+sigmoid = _unary("sigmoid", "logistic sigmoid 1 / (1 + exp(-x))")
 
 
 def _reduction(op: str, what: str):

@@ -234,6 +234,45 @@ inline void sqrt(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
   detail::unary(dst, a, [](U x) { return U(std::sqrt(x)); });
 }
 
+/// 1 / a (IEEE: 1 / 0 is inf, 1 / -0 is -inf).
+template <typename T, int64_t R, int64_t C, Space D, Space A>
+inline void recip(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
+  using U = compute_t<T>;
+  detail::unary(dst, a, [](U x) { return U(U(1) / x); });
+}
+
+/// 1 / sqrt(a), correctly rounded through sqrt and a division.
+template <typename T, int64_t R, int64_t C, Space D, Space A>
+inline void rsqrt(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
+  using U = compute_t<T>;
+  detail::unary(dst, a, [](U x) { return U(U(1) / std::sqrt(x)); });
+}
+
+template <typename T, int64_t R, int64_t C, Space D, Space A>
+inline void log(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
+  using U = compute_t<T>;
+  detail::unary(dst, a, [](U x) { return U(std::log(x)); });
+}
+
+template <typename T, int64_t R, int64_t C, Space D, Space A>
+inline void tanh(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
+  using U = compute_t<T>;
+  detail::unary(dst, a, [](U x) { return U(std::tanh(x)); });
+}
+
+/// 1 / (1 + exp(-a)), without overflow for large |a|: exp of a non-positive
+/// number only.
+template <typename T, int64_t R, int64_t C, Space D, Space A>
+inline void sigmoid(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
+  using U = compute_t<T>;
+  detail::unary(dst, a, [](U x) {
+    if (x >= U(0))
+      return U(U(1) / (U(1) + std::exp(-x)));
+    const U e = std::exp(x);
+    return U(e / (U(1) + e));
+  });
+}
+
 } // namespace blockpipe::tile
 
 #endif // BLOCKPIPE_TILE_ELEMENTWISE_H

@@ -5,7 +5,8 @@
 //   Tile.h         Tile<T, rows, cols, Space>
 //   Memory.h       load, load_partial, store, store_partial, move, full
 //   Elementwise.h  add, sub, mul, div, maximum, minimum (tile or scalar),
-//                  exp, relu, neg, sqrt
+//                  exp, relu, neg, abs, sqrt, recip, rsqrt, log, tanh,
+//                  sigmoid
 //   Reduce.h       row_sum, row_max
 //   Cast.h         cast
 //   Matmul.h       matmul, matmul_acc
