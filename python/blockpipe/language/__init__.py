@@ -6,6 +6,8 @@ one."""
 
 from blockpipe.language.ops import TOP_LEVEL as _TOP_LEVEL
 from blockpipe.language.ops import tensor, tile  # noqa: F401
+from blockpipe.language.unsupported import PYPTO_NAMES as _PYPTO_NAMES
+from blockpipe.language.unsupported import Unsupported as _Unsupported
 from blockpipe.language.program import Program, function, program  # noqa: F401
 from blockpipe.language.types import (  # noqa: F401
     BF16,
@@ -26,3 +28,14 @@ from blockpipe.language.types import (  # noqa: F401
 )
 
 globals().update(_TOP_LEVEL)
+
+# pypto's short alias: pl.Mem.Vec
+Mem = MemorySpace
+
+
+def __getattr__(name: str):
+    # pypto's names blockpipe lacks: a CompileError where a program uses
+    # them, not an AttributeError while it is defined.
+    if name in _PYPTO_NAMES:
+        return _Unsupported(f"pl.{name}")
+    raise AttributeError(f"module 'blockpipe.language' has no attribute {name!r}")

@@ -11,6 +11,7 @@ from typing import Optional, Tuple
 
 from blockpipe.language import ops
 from blockpipe.language.types import DType, MemorySpace
+from blockpipe.language.unsupported import Unsupported
 from blockpipe.language.values import LoweringError
 
 
@@ -19,6 +20,15 @@ class ConstEval:
 
     def static(self, node: ast.expr):
         """Evaluates a compile-time expression (dtypes, spaces, shapes)."""
+        value = self.static_name(node)
+        if isinstance(value, Unsupported):
+            raise self.error(node, value.message)
+        return value
+
+    def static_name(self, node: ast.expr):
+        """static(), but a pypto name blockpipe lacks is returned (an
+        Unsupported) rather than reported, so that the caller can name all
+        of it (`pl.system.syncall`, not `pl.system`)."""
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.Name):
@@ -33,7 +43,7 @@ class ConstEval:
                 return getattr(builtins, node.id)
             raise self.error(node, f"unknown name '{node.id}'{self.suggestion(node)}")
         if isinstance(node, ast.Attribute):
-            base = self.static(node.value)
+            base = self.static_name(node.value)
             try:
                 return python_number(getattr(base, node.attr))
             except AttributeError:
@@ -42,7 +52,7 @@ class ConstEval:
         if isinstance(node, (ast.List, ast.Tuple)):
             return [self.static(e) for e in node.elts]
         if isinstance(node, ast.Subscript):
-            base = self.static(node.value)
+            base = self.static_name(node.value)
             index = self.static(node.slice)
             try:
                 return python_number(base[tuple(index) if isinstance(node.slice, ast.Tuple) else index])

@@ -9,8 +9,10 @@ from typing import Any, Dict, List, Optional, Tuple
 from blockpipe.language import ops
 from blockpipe.language.source import assigned_names, assignment_of
 from blockpipe.language.types import FunctionType, ScalarType, TensorType, INDEX
+from blockpipe.language.unsupported import Unsupported
 from blockpipe.language.values import (
     KERNEL_KINDS,
+    LoweringError,
     Value,
     describe,
     is_int,
@@ -110,6 +112,16 @@ class ControlFlow:
             f"'{stmt.target.id}' is the variable of the loop at line {self.source.position(stmt)[0]} and has "
             "no value after it; keep what you need in another name inside the loop")
     def with_block(self, stmt: ast.With) -> None:
+        for item in stmt.items:  # pypto's scopes blockpipe lacks (pl.at)
+            scope = item.context_expr
+            if isinstance(scope, ast.Call):
+                scope = scope.func
+            try:
+                found = self.static_name(scope)
+            except LoweringError:
+                continue
+            if isinstance(found, Unsupported):
+                raise self.error(item.context_expr, found.message)
         if len(stmt.items) != 1 or self.intrinsic_of(stmt.items[0].context_expr) != "spmd":
             raise self.error(stmt, "with blocks are only supported as 'with pl.spmd(core_num):'")
         item = stmt.items[0]

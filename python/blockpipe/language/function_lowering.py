@@ -16,6 +16,7 @@ from blockpipe.language.expressions import Expressions
 from blockpipe.language.memory_spaces import MemorySpaces
 from blockpipe.language.program import FunctionSpec
 from blockpipe.language.source import Source
+from blockpipe.language.unsupported import Unsupported
 from blockpipe.language.types import (
     INDEX,
     DType,
@@ -161,14 +162,17 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
     def annotation(self, ann, node):
         """An annotation's value; string annotations (`from __future__ import
         annotations`) are evaluated in the function's namespace."""
-        if not isinstance(ann, str):
-            return ann
-        try:
-            # The user's own source text, in the function's globals and the
-            # scope that defined the program (Python's own lookup order).
-            return eval(ann, dict(self.source.globals), self.program.program.scope)
-        except Exception as exc:  # noqa: BLE001 - report any failure at the annotation
-            raise self.error(node, f"cannot evaluate annotation '{ann}': {exc}") from None
+        if isinstance(ann, str):
+            try:
+                # The user's own source text, in the function's globals and
+                # the scope that defined the program (Python's own lookup
+                # order).
+                ann = eval(ann, dict(self.source.globals), self.program.program.scope)
+            except Exception as exc:  # noqa: BLE001 - report any failure at the annotation
+                raise self.error(node, f"cannot evaluate annotation '{ann}': {exc}") from None
+        if isinstance(ann, Unsupported):
+            raise self.error(node, ann.message)
+        return ann
 
     def _declared_results(self, ann, node) -> Optional[List[IRType]]:
         if ann is None:
@@ -329,9 +333,11 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             return self.call_function(node, func.attr, name, multi)
         try:
-            target = self.static(func)
+            target = self.static_name(func)
         except LoweringError:
             raise self.error(node, f"unknown function '{ast.unparse(func)}'{self.suggestion(func)}") from None
+        if isinstance(target, Unsupported):
+            raise self.error(node, target.message)
         op = ops.op_of(target)
         if op is None:
             raise self.error(node, f"'{ast.unparse(func)}' cannot be called in a blockpipe function")

@@ -50,6 +50,11 @@ class ProgramLowering:
     def run(self):
         for name, spec in self.program.functions.items():
             self.sources[name] = parse_function(spec, self.program.source_file)
+            if spec.unsupported:
+                src = self.sources[name]
+                line, col = src.position(src.tree.decorator_list[0] if src.tree.decorator_list
+                                         else src.tree)
+                raise CompileError(spec.unsupported, file=src.file, line=line, column=col)
         placed = [f for f in self.program.functions.values() if f.device is not None]
         devices = self.devices
         if devices is None and placed:

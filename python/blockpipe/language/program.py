@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional
 
 from blockpipe.language.types import FunctionType
+from blockpipe.language.unsupported import Unsupported, unsupported_in
 
 
 @dataclass
@@ -18,6 +19,9 @@ class FunctionSpec:
     device: Optional[int] = None
     microbatches: Optional[int] = None
     schedule: Optional[str] = None
+    # A pypto feature its decorator asks for that blockpipe lacks: compiling
+    # the program is then an error at the decorator.
+    unsupported: Optional[str] = None
 
     @property
     def name(self) -> str:
@@ -31,13 +35,32 @@ def function(
     device: Optional[int] = None,
     microbatches: Optional[int] = None,
     schedule: Optional[str] = None,
+    attrs: Optional[dict] = None,
+    level: Any = None,
+    role: Any = None,
+    strict_ssa: Any = None,
 ):
     """Marks a method of a `@pl.program` class as a blockpipe function.
 
     `device=i` places an orchestration on device i of the mesh (a pipeline
     stage). A `Pipeline` function runs its stages on `microbatches`
     microbatches in the order `schedule` ("gpipe", the default, or
-    "interleaved" when a device holds several stages) gives."""
+    "interleaved" when a device holds several stages) gives.
+
+    pypto's `attrs=`, `level=`, `role=`, `strict_ssa=` and kinds blockpipe
+    lacks (`pl.FunctionType.Opaque`) are accepted here; compiling the
+    program is then a CompileError naming them at the decorator."""
+    unsupported = unsupported_in(type)
+    for keyword, value in (("attrs", attrs), ("level", level), ("role", role),
+                           ("strict_ssa", strict_ssa)):
+        if unsupported is None and value is not None:
+            unsupported = unsupported_in(value) or Unsupported(f"pl.function({keyword}=...)")
+    if unsupported is not None:
+        def defer(fn: Callable) -> Callable:
+            fn.__bp_function__ = FunctionSpec(fn, FunctionType.InCore, unsupported=unsupported.message)
+            return fn
+
+        return defer(_fn) if _fn is not None else defer
     if not isinstance(type, FunctionType):
         raise TypeError(f"pl.function(type=...) takes a pl.FunctionType, got {type!r}")
     if device is not None and type is not FunctionType.Orchestration:

@@ -9,6 +9,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Optional, Tuple, Union
 
+from blockpipe.language.unsupported import PYPTO_MEMBERS, Unsupported, unsupported_in
+
 
 @dataclass(frozen=True)
 class DType:
@@ -64,7 +66,19 @@ class MemorySpace(enum.Enum):
     Acc = "acc"
 
 
-class FunctionType(enum.Enum):
+class _PyptoEnum(enum.EnumMeta):
+    """pypto's members that blockpipe lacks are Unsupported, not
+    AttributeErrors while a program is defined."""
+
+    def __getattr__(cls, name):
+        if name in cls.__dict__.get("_member_map_", {}):
+            return cls._member_map_[name]
+        if name in PYPTO_MEMBERS.get(cls.__name__, ()):
+            return Unsupported(f"pl.{cls.__name__}.{name}")
+        raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
+
+
+class FunctionType(enum.Enum, metaclass=_PyptoEnum):
     InCore = "incore"
     AIC = "aic"
     AIV = "aiv"
@@ -157,6 +171,8 @@ def _check_dtype(dtype, what: str) -> DType:
 
 class _TensorFactory:
     def __getitem__(self, item) -> TensorType:
+        if (found := unsupported_in(item)) is not None:
+            return found  # reported where the program is compiled
         if not isinstance(item, tuple) or len(item) != 2:
             raise TypeError("use pl.Tensor[[dims...], dtype]")
         shape, dtype = item
@@ -165,6 +181,8 @@ class _TensorFactory:
 
 class _TileFactory:
     def __getitem__(self, item) -> TileType:
+        if (found := unsupported_in(item)) is not None:
+            return found  # reported where the program is compiled
         if not isinstance(item, tuple) or len(item) not in (2, 3):
             raise TypeError("use pl.Tile[[dims...], dtype] or pl.Tile[[dims...], dtype, space]")
         shape, dtype = item[0], item[1]
@@ -176,6 +194,8 @@ class _TileFactory:
 
 class _ScalarFactory:
     def __getitem__(self, dtype) -> ScalarType:
+        if (found := unsupported_in(dtype)) is not None:
+            return found  # reported where the program is compiled
         return ScalarType(_check_dtype(dtype, "Scalar"))
 
 
@@ -184,6 +204,8 @@ class _DirectionFactory:
         self.direction = direction
 
     def __getitem__(self, inner) -> ParamType:
+        if (found := unsupported_in(inner)) is not None:
+            return found  # reported where the program is compiled
         if not isinstance(inner, TensorType):
             raise TypeError(f"pl.{self.direction.name}[...] takes a pl.Tensor, got {inner!r}")
         return ParamType(self.direction, inner)

@@ -1,0 +1,125 @@
+"""pypto's names that blockpipe lacks: defining a program that uses one never
+fails (no AttributeError or TypeError while the module or class is
+defined); compiling it is a CompileError naming the name at the user's line,
+and the file's other programs compile and run. Unknown names that are not
+pypto's stay AttributeErrors."""
+
+import numpy as np
+import pytest
+
+import located
+
+import blockpipe
+import blockpipe.language as pl
+from blockpipe.language.unsupported import NotSupportedError
+
+
+def build(program):
+    return blockpipe.compile(program, quiet=True)
+
+
+def uses_system_syncall():
+    @pl.program
+    class Syncall:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+            t = pl.load(x, [0, 0], [16, 16])
+            pl.system.syncall()  # error: pl.system.syncall is not supported by blockpipe
+            return pl.store(t, [0, 0], y)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+            y = self.k(x, y)
+            return y
+
+    return Syncall
+
+
+def uses_an_opaque_function():
+    @pl.program
+    class Opaque:
+        @pl.function(type=pl.FunctionType.Opaque)  # error: pl.FunctionType.Opaque is not supported by blockpipe
+        def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+            return pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
+
+    return Opaque
+
+
+def uses_function_attrs():
+    @pl.program
+    class Split:
+        @pl.function(type=pl.FunctionType.AIV, attrs={"split": pl.SplitMode.UP_DOWN})  # error: pl.SplitMode.UP_DOWN is not supported
+        def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+            return pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
+
+    return Split
+
+
+def uses_an_at_scope():
+    @pl.program
+    class At:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+            with pl.at(level=pl.Level.CORE_GROUP):  # error: pl.at is not supported by blockpipe
+                t = pl.load(x, [0, 0], [16, 16])
+            return pl.store(t, [0, 0], y)
+
+    return At
+
+
+def uses_an_int8_tensor():
+    @pl.program
+    class Int8:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[16, 16], pl.INT8],  # error: pl.INT8 is not supported by blockpipe
+              y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+            return pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
+
+    return Int8
+
+
+@pytest.mark.parametrize("factory", [uses_system_syncall, uses_an_opaque_function, uses_function_attrs,
+                                     uses_an_at_scope, uses_an_int8_tensor])
+def test_a_pypto_name_blockpipe_lacks_is_an_error_at_its_line(factory):
+    factory()  # defining the program does not fail
+    located.expect_error(factory, build)
+
+
+def test_the_other_programs_of_the_file_still_compile_and_run():
+    # Defined next to programs that use pypto names blockpipe lacks.
+    for factory in (uses_system_syncall, uses_an_opaque_function, uses_an_at_scope):
+        factory()
+
+    @pl.program
+    class Sigmoid:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+            t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.load(x, [0, 0], [16, 16])
+            return pl.store(pl.sigmoid(t), [0, 0], y)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+            y = self.k(x, y)
+            return y
+
+    x = np.linspace(-4, 4, 256, dtype=np.float32).reshape(16, 16)
+    y = np.zeros_like(x)
+    build(Sigmoid)(x, y)
+    np.testing.assert_allclose(y, 1 / (1 + np.exp(-x.astype(np.float64))), rtol=1e-6)
+
+
+def test_a_function_decorated_with_pl_jit_raises_when_called():
+    @pl.jit
+    def double(x):
+        return x * 2
+
+    with pytest.raises(NotSupportedError, match="pl.jit is not supported by blockpipe: 'double' cannot run"):
+        double(np.ones(4))
+
+
+def test_names_pypto_does_not_have_stay_attribute_errors():
+    with pytest.raises(AttributeError, match="has no attribute 'lod'"):
+        pl.lod  # noqa: B018
+    with pytest.raises(AttributeError):
+        pl.FunctionType.Opaqe  # noqa: B018
+    assert pl.Mem.Vec is pl.MemorySpace.Vec
