@@ -61,7 +61,9 @@ class Unsupported:
         return f"{self._name} is not supported by blockpipe"
 
     def __getattr__(self, attr: str) -> "Unsupported":
-        if attr.startswith("__"):
+        # Private names are never pypto's API, and tools probe for them
+        # (pytest's fixture markers, copy, pickle).
+        if attr.startswith("_"):
             raise AttributeError(attr)
         return Unsupported(f"{self._name}.{attr}")
 
