@@ -35,34 +35,35 @@ def uses_system_syncall():
     return Syncall
 
 
-def uses_an_opaque_function():
+def uses_a_reserved_buffer():
     @pl.program
-    class Opaque:
-        @pl.function(type=pl.FunctionType.Opaque)  # error: pl.FunctionType.Opaque is not supported by blockpipe
+    class Reserve:
+        @pl.function(type=pl.FunctionType.AIC)
         def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+            buf = pl.reserve_buffer(name="slots", size=4096, base=pl.AUTO)  # error: pl.reserve_buffer is not supported by blockpipe
             return pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
 
-    return Opaque
+    return Reserve
 
 
 def uses_function_attrs():
     @pl.program
-    class Split:
-        @pl.function(type=pl.FunctionType.AIV, attrs={"split": pl.SplitMode.UP_DOWN})  # error: pl.SplitMode.UP_DOWN is not supported
+    class Dual:
+        @pl.function(type=pl.FunctionType.AIV, attrs={"dual_aiv_dispatch": True})  # error: pl.function(attrs=...) is not supported
         def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
             return pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
 
-    return Split
+    return Dual
 
 
-def uses_an_at_scope():
+def uses_a_host_scope():
     @pl.program
     class At:
-        @pl.function(type=pl.FunctionType.InCore)
+        @pl.function(type=pl.FunctionType.Opaque)
         def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
-            with pl.at(level=pl.Level.CORE_GROUP):  # error: pl.at is not supported by blockpipe
-                t = pl.load(x, [0, 0], [16, 16])
-            return pl.store(t, [0, 0], y)
+            with pl.at(level=pl.Level.HOST):  # error: pl.at(level=pl.Level.HOST) is not supported by blockpipe
+                y = pl.assemble(y, pl.exp(x), [0, 0])
+            return y
 
     return At
 
@@ -78,8 +79,8 @@ def uses_an_int8_tensor():
     return Int8
 
 
-@pytest.mark.parametrize("factory", [uses_system_syncall, uses_an_opaque_function, uses_function_attrs,
-                                     uses_an_at_scope, uses_an_int8_tensor])
+@pytest.mark.parametrize("factory", [uses_system_syncall, uses_a_reserved_buffer, uses_function_attrs,
+                                     uses_a_host_scope, uses_an_int8_tensor])
 def test_a_pypto_name_blockpipe_lacks_is_an_error_at_its_line(factory):
     factory()  # defining the program does not fail
     located.expect_error(factory, build)
@@ -87,7 +88,7 @@ def test_a_pypto_name_blockpipe_lacks_is_an_error_at_its_line(factory):
 
 def test_the_other_programs_of_the_file_still_compile_and_run():
     # Defined next to programs that use pypto names blockpipe lacks.
-    for factory in (uses_system_syncall, uses_an_opaque_function, uses_an_at_scope):
+    for factory in (uses_system_syncall, uses_a_reserved_buffer, uses_a_host_scope):
         factory()
 
     @pl.program

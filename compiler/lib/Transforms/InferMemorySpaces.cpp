@@ -287,12 +287,23 @@ private:
           getEnclosingFunctionKind(user) == FunctionKind::AIC)
         continue;
       std::optional<MemorySpace> needed = demandOf(*use);
-      if (!needed || *needed == space || !isLegalMove(space, *needed))
+      if (!needed || *needed == space)
+        continue;
+      // A vector result as a matmul operand goes through mat (in a mixed
+      // kernel, vec -> mat is the pipe crossing).
+      bool throughMat = !isLegalMove(space, *needed) &&
+                        isLegalMove(space, MemorySpace::Mat) &&
+                        isLegalMove(MemorySpace::Mat, *needed);
+      if (!isLegalMove(space, *needed) && !throughMat)
         continue; // an illegal move is the user's verifier's to report
       OpBuilder builder(user);
       TileType tile = tileOf(use->get());
+      Value source = use->get();
+      if (throughMat)
+        source = builder.create<MoveOp>(
+            user->getLoc(), tile.withMemorySpace(MemorySpace::Mat), source);
       auto moved = builder.create<MoveOp>(
-          user->getLoc(), tile.withMemorySpace(*needed), use->get());
+          user->getLoc(), tile.withMemorySpace(*needed), source);
       use->set(moved);
     }
   }

@@ -122,6 +122,9 @@ class ControlFlow:
                 continue
             if isinstance(found, Unsupported):
                 raise self.error(item.context_expr, found.message)
+        if len(stmt.items) == 1 and self.intrinsic_of(stmt.items[0].context_expr) == "at":
+            raise self.error(stmt, "pl.at scopes are outlined at the top level of Opaque and orchestration "
+                                   "functions only")
         if len(stmt.items) != 1 or self.intrinsic_of(stmt.items[0].context_expr) != "spmd":
             raise self.error(stmt, "with blocks are only supported as 'with pl.spmd(core_num):'")
         item = stmt.items[0]

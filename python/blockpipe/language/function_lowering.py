@@ -71,8 +71,9 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         return LoweringError(node, message)
 
     def _compile_error(self, err: LoweringError) -> CompileError:
-        line, col = self.source.position(err.node) if err.node is not None else (None, None)
-        return CompileError(err.message, file=self.source.file, line=line, column=col)
+        from blockpipe.language.lowering import _located_error
+
+        return _located_error(self.source, err)
 
     def loc(self, node: ast.AST, name: str = ""):
         line, col = self.source.position(node)
@@ -370,9 +371,18 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             raise self.error(node, f"pl.{what} is only valid in {allowed} functions, not in {self.kind.name} function '{self.spec.name}'")
 
     def tile_arg(self, node, what: str) -> Value:
-        value = self.expr(node)
+        value = self.tile_operand(self.expr(node), node)
         if not (isinstance(value, Value) and isinstance(value.type, TileType)):
             raise self.error(node, f"{what} must be a tile, got {describe(value)}")
+        return value
+
+    def tile_operand(self, value, node):
+        """In a kernel outlined from a scope, a tensor where a tile is
+        expected is the whole tensor loaded (pypto's tensor-level ops)."""
+        if self.spec.tensor_ops and isinstance(value, Value) and isinstance(value.type, TensorType):
+            from blockpipe.language.ops.memory import load_whole
+
+            return load_whole(self, value, node)
         return value
 
     def typed_tile(self, value: Value, node, what: str) -> Value:
@@ -442,7 +452,7 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
 
     def group_peers(self) -> List[str]:
         """The functions a group pairs with this one (its other halves)."""
-        functions = self.program.program.functions
+        functions = self.program.functions
         peers: List[str] = []
         for name, spec in functions.items():
             calls = [c for c in self.program.sources[name].self_calls if c in functions]
@@ -454,7 +464,7 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
 
     def call_function(self, node: ast.Call, callee: str, name, multi: bool):
         program = self.program
-        spec = program.program.functions.get(callee)
+        spec = program.functions.get(callee)
         if spec is None:
             raise self.error(node.func, f"'{callee}' is not a @pl.function of this program")
         if node.keywords:

@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from blockpipe.errors import CompileError
 from blockpipe.language.function_lowering import FunctionLowering
+from blockpipe.language.outline import outline_program
 from blockpipe.language.program import Program
 from blockpipe.language.source import Source, parse_function
 from blockpipe.language.types import (
@@ -33,11 +34,19 @@ from blockpipe.language.types import (
 from blockpipe.language.values import IRType, dtype_named
 
 
+def _located_error(source: Source, err) -> CompileError:
+    line, col = source.position(err.node) if err.node is not None else (None, None)
+    return CompileError(err.message, file=source.file, line=line, column=col)
+
+
 class ProgramLowering:
     """Lowers every function of a program into one module."""
 
     def __init__(self, program: Program, core, devices: Optional[int] = None):
         self.program = program
+        # The program's functions with their scopes outlined
+        # (blockpipe.language.outline): what is lowered.
+        self.functions = dict(program.functions)
         self.devices = devices
         self.core = core
         self.sources: Dict[str, Source] = {}
@@ -48,14 +57,15 @@ class ProgramLowering:
         self._frontend_types: Dict[tuple, IRType] = {}
 
     def run(self):
-        for name, spec in self.program.functions.items():
+        for name, spec in self.functions.items():
             self.sources[name] = parse_function(spec, self.program.source_file)
             if spec.unsupported:
                 src = self.sources[name]
                 line, col = src.position(src.tree.decorator_list[0] if src.tree.decorator_list
                                          else src.tree)
                 raise CompileError(spec.unsupported, file=src.file, line=line, column=col)
-        placed = [f for f in self.program.functions.values() if f.device is not None]
+        outline_program(self.functions, self.sources, self.program.scope, _located_error)
+        placed = [f for f in self.functions.values() if f.device is not None]
         devices = self.devices
         if devices is None and placed:
             devices = max(f.device for f in placed) + 1
@@ -75,7 +85,7 @@ class ProgramLowering:
         # so that a pop finds its peer's pushes built; the module keeps the
         # functions in callees-first program order.
         for name in self._callees_first(pops_last=True):
-            FunctionLowering(self, self.program.functions[name], self.sources[name]).lower()
+            FunctionLowering(self, self.functions[name], self.sources[name]).lower()
         self.builder.order_functions(self._callees_first())
         return self.builder
 
@@ -137,12 +147,12 @@ class ProgramLowering:
                 )
             state[name] = 1
             for callee in ordered(self.sources[name].self_calls):
-                if callee in self.program.functions:
+                if callee in self.functions:
                     visit(callee, stack + [name])
             state[name] = 2
             order.append(name)
 
-        for name in ordered(self.program.functions):
+        for name in ordered(self.functions):
             visit(name, [])
         return order
 

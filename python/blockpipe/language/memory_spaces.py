@@ -24,6 +24,12 @@ class MemorySpaces:
         assert isinstance(tile, TileType)
         if tile.space is None or tile.space is space:
             return value
+        if (tile.space, space) not in LEGAL_MOVES and (tile.space, MemorySpace.Mat) in LEGAL_MOVES and (
+                MemorySpace.Mat, space) in LEGAL_MOVES:
+            # Vec -> Mat -> Left/Right: a vector result as a matmul operand
+            # (in a mixed kernel, the Vec -> Mat move is the pipe crossing).
+            value = self.demand(value, MemorySpace.Mat, node, what)
+            tile = value.type
         if (tile.space, space) not in LEGAL_MOVES:
             raise self.error(
                 node,

@@ -22,6 +22,9 @@ class FunctionSpec:
     # A pypto feature its decorator asks for that blockpipe lacks: compiling
     # the program is then an error at the decorator.
     unsupported: Optional[str] = None
+    # A kernel outlined from a scope (blockpipe.language.outline): a tensor
+    # used where a tile is expected is loaded whole.
+    tensor_ops: bool = False
 
     @property
     def name(self) -> str:

@@ -85,6 +85,42 @@ class FunctionType(enum.Enum, metaclass=_PyptoEnum):
     Group = "group"
     Orchestration = "orchestration"
     Pipeline = "pipeline"
+    # pypto's function whose work is in pl.at(level=pl.Level.CORE_GROUP) or
+    # pl.spmd scopes on tensors: it becomes an orchestration launching one
+    # InCore kernel per scope (blockpipe.language.outline).
+    Opaque = "opaque"
+
+
+class Level(enum.Enum, metaclass=_PyptoEnum):
+    """pypto's levels of the machine for `pl.at(level=...)`; blockpipe
+    outlines CORE_GROUP scopes (the others are a CompileError naming them)."""
+
+    AIV = "aiv"
+    AIC = "aic"
+    CORE_GROUP = "core_group"
+    CHIP_DIE = "chip_die"
+    CHIP = "chip"
+    HOST = "host"
+    CLUSTER_0 = "cluster_0"
+    CLUSTER_1 = "cluster_1"
+
+
+class SplitMode(enum.Enum, metaclass=_PyptoEnum):
+    """How a mixed kernel's vector half is shared by the two AIV sub-blocks
+    of a core group: NONE (sub-block 0 does it all), UP_DOWN (each takes half
+    the rows), LEFT_RIGHT (half the columns)."""
+
+    NONE = 0
+    UP_DOWN = 1
+    LEFT_RIGHT = 2
+
+
+@dataclass(frozen=True)
+class Split:
+    """`pl.split(mode)`, an entry of `pl.at(..., optimizations=[...])`."""
+
+    mode: SplitMode
+    slot_num: Optional[int] = None
 
 
 class ParamDirection(enum.Enum):

@@ -1,7 +1,7 @@
 """pypto's names that blockpipe does not provide yet.
 
 A program written for pypto may use one: `pl.jit`, `pl.system.syncall()`,
-`pl.FunctionType.Opaque`, `pl.at(...)`. Using it is a CompileError naming it
+`pl.reserve_buffer(...)`. Using it is a CompileError naming it
 at the user's line when that program is compiled, never an AttributeError
 while the module or the class is defined: a file with several programs
 loses only those that use it. Other unknown names stay AttributeErrors (with
@@ -37,9 +37,7 @@ PYPTO_NAMES = frozenset("""
 """.split())
 
 # Members of pypto's enums that blockpipe's enums of the same name lack.
-PYPTO_MEMBERS = {
-    "FunctionType": frozenset({"Opaque"}),
-}
+PYPTO_MEMBERS: dict = {}
 
 
 class NotSupportedError(NotImplementedError):

@@ -42,6 +42,25 @@ func.func @cube_uses(%x: !bp.tensor<16x16xf16>, %w: !bp.tensor<16x16xf16>,
   return %r : !bp.tensor<16x16xf32>
 }
 
+// A vector result as a matmul operand goes vec -> mat -> left (in a mixed
+// kernel the first move is the pipe crossing).
+// CHECK-LABEL: func.func @vector_result_to_cube(
+// CHECK: %[[S:.*]] = bp.add {{.*}} : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+// CHECK: %[[M:.*]] = bp.move %[[S]] : !bp.tile<16x16xf32, vec> -> !bp.tile<16x16xf32, mat>
+// CHECK: %[[L:.*]] = bp.move %[[M]] : !bp.tile<16x16xf32, mat> -> !bp.tile<16x16xf32, left>
+// CHECK: bp.matmul %[[L]],
+func.func @vector_result_to_cube(%x: !bp.tensor<16x16xf32>,
+                                 %y: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<16x16xf32> attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %a = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, ?>
+  %s = bp.add %a, %a : !bp.tile<16x16xf32, ?>, !bp.tile<16x16xf32, ?>
+  %b = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, ?>
+  %p = bp.matmul %s, %b : !bp.tile<16x16xf32, ?>, !bp.tile<16x16xf32, ?> -> !bp.tile<16x16xf32, acc>
+  %r = bp.store %p, %y[%c0, %c0] : !bp.tile<16x16xf32, acc>, !bp.tensor<16x16xf32>
+  return %r : !bp.tensor<16x16xf32>
+}
+
 // A full that a loop's matmuls accumulate into is an acc tile, through the
 // loop; a move to the space the tile is in goes.
 // CHECK-LABEL: func.func @accumulator(

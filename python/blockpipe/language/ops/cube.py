@@ -29,9 +29,11 @@ def matmul(cx, call, lhs, rhs, out_dtype=None, acc=None):
     """
     a = cx.tile_arg(lhs, "pl.matmul's first operand")
     b = cx.tile_arg(rhs, "pl.matmul's second operand")
+    cx.check_dtype(a.type.dtype, b.type.dtype, call.node, "pl.matmul's operands")
+    a = cx.demand(a, MemorySpace.Left, lhs, "pl.matmul's first operand")
+    b = cx.demand(b, MemorySpace.Right, rhs, "pl.matmul's second operand")
     # Ranks and inner dimensions are the dialect's to check (bp.matmul's
     # inference and verifier), at this line.
-    cx.check_dtype(a.type.dtype, b.type.dtype, call.node, "pl.matmul's operands")
     (result_type,) = cx.infer("bp.matmul", [a, b], call.node)
     acc_dtype = result_type.dtype
     if out_dtype is not None and acc_dtype is None:
@@ -41,8 +43,6 @@ def matmul(cx, call, lhs, rhs, out_dtype=None, acc=None):
         if out != acc_dtype:
             raise cx.error(out_dtype, f"pl.matmul accumulates {a.type.dtype.name} in {acc_dtype.name}; "
                                       f"use pl.cast for {out.name}")
-    a = cx.demand(a, MemorySpace.Left, lhs, "pl.matmul's first operand")
-    b = cx.demand(b, MemorySpace.Right, rhs, "pl.matmul's second operand")
     operands = [a, b]
     if acc is not None:
         c = cx.tile_arg(acc, "pl.matmul's acc")

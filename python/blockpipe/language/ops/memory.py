@@ -148,3 +148,66 @@ def offsets_arg(cx, node, tensor: TensorType, what: str) -> List[Value]:
     if len(offsets) != len(tensor.shape):
         raise cx.error(node, f"{what} needs {len(tensor.shape)} offsets, one per tensor dimension, got {len(offsets)}")
     return [cx.index_value(v, e) for v, e in offsets]
+
+
+def load_whole(cx, tensor: Value, node) -> Value:
+    """A tensor used where a tile is expected, in a kernel outlined from a
+    pl.at or pl.spmd scope: the whole tensor as a tile."""
+    if any(d is dynamic for d in tensor.type.shape):
+        raise cx.error(node, f"a tensor used as a tile needs a static shape, got {list(tensor.type.shape)}; "
+                             "take a window with pl.slice(tensor, shape, offsets)")
+    zeros = [cx.index_value(0, node) for _ in tensor.type.shape]
+    (result,) = cx.create("bp.load", [tensor] + zeros, [TileType(tuple(tensor.type.shape), tensor.type.dtype, None)],
+                          {}, node)
+    return result
+
+
+@operation(name="slice", kinds=KERNEL_KINDS)
+def slice_(cx, call, tensor, shape, offset):
+    """A window of a GM tensor as a tile: `pl.slice(x, [16, 64], [r, 0])`,
+    pypto's spelling of `pl.load(x, [r, 0], [16, 64])` (shape before
+    offsets).
+
+    tensor: a tensor parameter. shape: the window's sizes, known at compile
+    time. offset: one index per dimension.
+
+    Valid in InCore, AIC and AIV functions (and the pl.at scopes outlined
+    into them).
+    """
+    value = cx.expr(tensor)
+    if isinstance(value, Value) and isinstance(value.type, TileType):
+        raise cx.error(call.node, "pl.slice of a tile is not supported by blockpipe yet; slice the tensor "
+                                  "it was loaded from")
+    t = cx.tensor_arg(tensor, "pl.slice's tensor")
+    first = offsets_arg(cx, offset, t.type, "pl.slice")
+    dims = cx.shape_arg(shape, "pl.slice's shape")
+    if len(dims) != len(t.type.shape):
+        raise cx.error(shape, f"pl.slice's shape has {len(dims)} dimensions but the tensor has {len(t.type.shape)}")
+    (result,) = cx.create("bp.load", [t] + first, [TileType(dims, t.type.dtype, None)], {}, call.node, call.name)
+    return result
+
+
+@operation(kinds=KERNEL_KINDS)
+def assemble(cx, call, target, source, offset):
+    """Writes a tile into a window of a GM tensor and returns the tensor:
+    `c = pl.assemble(c, tile, [0, n0])`, pypto's spelling of
+    `c = pl.store(tile, [0, n0], c)`. A whole tensor as `source` is
+    copied.
+
+    Valid in InCore, AIC and AIV functions (and the pl.at scopes outlined
+    into them).
+    """
+    dest = cx.expr(target)
+    if isinstance(dest, Value) and isinstance(dest.type, TileType):
+        raise cx.error(call.node, "pl.assemble into a tile is not supported by blockpipe yet; assemble into "
+                                  "the tensor the result goes to")
+    value = cx.tile_arg(source, "pl.assemble's source")
+    out = cx.tensor_arg(target, "pl.assemble's target")
+    first = offsets_arg(cx, offset, out.type, "pl.assemble")
+    if value.type.space is not MemorySpace.Acc:
+        value = cx.demand(value, MemorySpace.Vec, source, "pl.assemble's source")
+    cx.check_dtype(value.type.dtype, out.type.dtype, call.node, "pl.assemble's source and target")
+    cx.check_writable(out, target, "pl.assemble into")
+    (result,) = cx.create("bp.store", [value, out] + first, None, {}, call.node, call.name)
+    cx.tensor_roots[result.handle] = cx.root_of(out)
+    return result

@@ -95,3 +95,30 @@ get_block_num = _block_query("get_block_num", "The number of blocks of this kern
 get_subblock_idx = _block_query(
     "get_subblock_idx", "The index of the vector sub-block running this AIV function within its core group\n"
     "    (0 today: a group's vector half runs on sub-block 0).")
+
+
+@operation()
+def at(cx, call, level, role=None, optimizations=None, deps=None, no_dep_args=None, dumps=None,
+       allow_early_resolve=False, name_hint=None, windowize=False):
+    """A scope outlined into a kernel: `with pl.at(level=pl.Level.CORE_GROUP):`
+    in an Opaque or orchestration function (pypto's form).
+
+    The body works on the function's tensors with tile operations (a tensor
+    where a tile is expected is loaded whole; `pl.slice` and `pl.assemble`
+    take windows); it becomes an InCore kernel `<function>_incore_<i>` (or
+    `name_hint`) launched on one block where the scope is. A parameter the
+    body assigns is written (the kernel takes it InOut).
+
+    optimizations: `[pl.split(mode)]`, the split of the vector work over the
+        AIV sub-blocks. role=, deps=, no_dep_args=, dumps=,
+        allow_early_resolve= and windowize= are pypto's and not supported.
+    """
+    raise cx.error(call.node, "pl.at is only valid as 'with pl.at(level=pl.Level.CORE_GROUP):' at the top "
+                              "of an Opaque or orchestration function")
+
+
+@operation()
+def split(cx, call, mode, slot_num=None):
+    """`pl.split(pl.SplitMode.UP_DOWN)`: an entry of
+    `pl.at(..., optimizations=[...])`."""
+    raise cx.error(call.node, "pl.split(mode) is only valid in pl.at(..., optimizations=[...])")

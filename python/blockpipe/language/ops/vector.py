@@ -32,8 +32,8 @@ def _binary_doc(op: str, formula: str) -> str:
 
 def _binary(op: str, formula: str):
     def lower(cx, call, lhs, rhs):
-        a = cx.expr(lhs)
-        b = cx.expr(rhs)
+        a = cx.tile_operand(cx.expr(lhs), lhs)
+        b = cx.tile_operand(cx.expr(rhs), rhs)
         if not (isinstance(a, Value) and isinstance(a.type, TileType)):
             rhs_is_tile = isinstance(b, Value) and isinstance(b.type, TileType)
             if op in ("add", "mul", "maximum", "minimum") and rhs_is_tile:

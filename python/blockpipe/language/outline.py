@@ -1,0 +1,388 @@
+"""Scopes outlined into kernels: pypto's `pl.FunctionType.Opaque` functions
+and `with pl.at(level=pl.Level.CORE_GROUP):` scopes.
+
+A scope's body works on tensors with tile operations (`pl.add(a, b)` on two
+tensors, `pl.slice(c, shape, offsets)`, `pl.assemble(c, tile, offsets)`).
+Each scope becomes an InCore kernel of its own, named `<function>_incore_<i>`
+(or the scope's `name_hint=`), taking the function's parameters the body
+names; a parameter the body assigns (`c = pl.assemble(c, ...)`) is written,
+so the kernel takes it InOut (Out if it was declared Out) and returns it.
+The function becomes an orchestration that launches each kernel where its
+scope was: on one block for `pl.at`, on `n` for `for i in pl.spmd(n)` (whose
+variable is the block index in the kernel). Inside an outlined kernel a
+tensor used where a tile is expected is loaded whole.
+
+Statements keep their positions in the user's file, so errors in a scope
+point at the user's line.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import types as _types
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from blockpipe.language.program import FunctionSpec
+from blockpipe.language.source import Source
+from blockpipe.language.types import (
+    FunctionType,
+    Level,
+    ParamDirection,
+    ParamType,
+    Split,
+    SplitMode,
+    TensorType,
+)
+from blockpipe.language.unsupported import Unsupported
+from blockpipe.language.values import LoweringError
+
+# pl.at's keywords blockpipe has no meaning for.
+_AT_UNSUPPORTED = ("role", "deps", "no_dep_args", "dumps", "allow_early_resolve", "windowize")
+
+
+def _static(node: ast.AST, namespace: Dict[str, Any]):
+    """The value of a constant, a name or a dotted name, or None."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return namespace.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = _static(node.value, namespace)
+        return None if base is None else getattr(base, node.attr, None)
+    return None
+
+
+def _names(stmts) -> List[str]:
+    seen: List[str] = []
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and node.id not in seen:
+                seen.append(node.id)
+    return seen
+
+
+def _assigned(stmts) -> List[str]:
+    out: List[str] = []
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            targets = node.targets if isinstance(node, ast.Assign) else (
+                [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For)) else [])
+            for target in targets:
+                for sub in ast.walk(target):
+                    if isinstance(sub, ast.Name) and sub.id not in out:
+                        out.append(sub.id)
+    return out
+
+
+def _at(node: ast.AST, namespace) -> bool:
+    from blockpipe.language import ops
+
+    return isinstance(node, ast.Call) and ops.op_of(_static(node.func, namespace)) is ops.OPS.get("at")
+
+
+def _spmd(node: ast.AST, namespace) -> bool:
+    from blockpipe.language import ops
+
+    return isinstance(node, ast.Call) and ops.op_of(_static(node.func, namespace)) is ops.OPS.get("spmd")
+
+
+def _self_call(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "self")
+
+
+def _launches_only(body) -> bool:
+    """Whether a pl.spmd body is the orchestration's own form: calls of the
+    program's kernels."""
+    for stmt in body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+        if not _self_call(value):
+            return False
+    return True
+
+
+class Outliner:
+    """Outlines the scopes of one function."""
+
+    def __init__(self, spec: FunctionSpec, source: Source, scope: Dict[str, Any],
+                 taken: Callable[[str], bool]):
+        self.spec = spec
+        self.source = source
+        self.namespace = dict(source.globals)
+        self.namespace.update(scope)
+        self.scope = scope
+        self.taken = taken
+        self.tree = source.tree
+        self.params = [a.arg for a in self.tree.args.args[1:]]
+        annotations = spec.pyfunc.__annotations__
+        self.annotations = {p: self._evaluate(annotations.get(p)) for p in self.params}
+        self.annotations["return"] = annotations.get("return")
+        self.kernels: List[Tuple[FunctionSpec, Source]] = []
+
+    def error(self, node, message: str) -> LoweringError:
+        return LoweringError(node, message)
+
+    def _evaluate(self, ann):
+        if isinstance(ann, str):
+            try:
+                return eval(ann, dict(self.source.globals), self.scope)  # the user's own annotation
+            except Exception:  # noqa: BLE001 - the lowering reports it at the parameter
+                return ann
+        return ann
+
+    # ------------------------------------------------------------------ entry
+
+    def run(self) -> Optional[List[Tuple[FunctionSpec, Source]]]:
+        """The functions replacing this one (the orchestration first, then
+        its kernels), or None when it has no scope to outline."""
+        body: List[ast.stmt] = []
+        written: List[str] = []
+        for stmt in self.tree.body:
+            outlined = self._scope(stmt)
+            if outlined is None:
+                body.append(stmt)
+            else:
+                launch, kernel_written = outlined
+                body.append(launch)
+                written += [n for n in kernel_written if n not in written]
+        if not self.kernels:
+            if self.spec.kind is FunctionType.Opaque:
+                raise self.error(self.tree.decorator_list[0] if self.tree.decorator_list else self.tree,
+                                 f"Opaque function '{self.spec.name}' has no scope to run: put "
+                                 "its work in 'with pl.at(level=pl.Level.CORE_GROUP):' or "
+                                 "'for i in pl.spmd(n):'")
+            return None
+        tree = copy.copy(self.tree)
+        tree.body = body
+        tree.decorator_list = []
+        annotations = dict(self.spec.pyfunc.__annotations__)
+        for name in written:
+            annotations[name] = self._written(self.annotations[name])
+        orchestration = FunctionSpec(self._pyfunc(self.spec.name, annotations), FunctionType.Orchestration)
+        return [(orchestration, self._source(tree))] + self.kernels
+
+    # ------------------------------------------------------------------ scopes
+
+    def _scope(self, stmt: ast.stmt):
+        if isinstance(stmt, ast.With) and len(stmt.items) == 1 and _at(stmt.items[0].context_expr, self.namespace):
+            call = stmt.items[0].context_expr
+            name_hint, split = self._at_args(call)
+            if stmt.items[0].optional_vars is not None:
+                raise self.error(stmt.items[0].optional_vars, "'with pl.at(...) as name' is not supported")
+            return self._outline(stmt, stmt.body, None, None, name_hint, split)
+        if self.spec.kind is not FunctionType.Opaque:
+            return None  # an orchestration's pl.spmd launches kernels
+        if isinstance(stmt, ast.With) and len(stmt.items) == 1 and _spmd(stmt.items[0].context_expr, self.namespace) \
+                and not _launches_only(stmt.body):
+            call = stmt.items[0].context_expr
+            return self._outline(stmt, stmt.body, call, None, self._hint(call), None)
+        if isinstance(stmt, ast.For) and _spmd(stmt.iter, self.namespace) and not _launches_only(stmt.body):
+            if not isinstance(stmt.target, ast.Name):
+                raise self.error(stmt.target, "the variable of pl.spmd must be a name")
+            return self._outline(stmt, stmt.body, stmt.iter, stmt.target.id, self._hint(stmt.iter), None)
+        return None
+
+    def _hint(self, call: ast.Call) -> Optional[str]:
+        for kw in call.keywords:
+            if kw.arg == "name_hint":
+                value = _static(kw.value, self.namespace)
+                if not isinstance(value, str) or not value.isidentifier():
+                    raise self.error(kw.value, "name_hint must be an identifier known at compile time")
+                return value
+        return None
+
+    def _at_args(self, call: ast.Call) -> Tuple[Optional[str], Optional[Split]]:
+        level = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "level"), None)
+        if level is None:
+            raise self.error(call, "pl.at needs level=pl.Level.CORE_GROUP")
+        found = _static(level, self.namespace)
+        if isinstance(found, Unsupported):
+            raise self.error(level, found.message)
+        if found is not Level.CORE_GROUP:
+            what = f"pl.Level.{found.name}" if isinstance(found, Level) else ast.unparse(level)
+            raise self.error(level, f"pl.at(level={what}) is not supported by blockpipe: it outlines "
+                                    "pl.Level.CORE_GROUP scopes into kernels")
+        if len(call.args) > 1:
+            raise self.error(call.args[1], "pl.at(level, role) is not supported by blockpipe: role=")
+        split: Optional[Split] = None
+        for kw in call.keywords:
+            if kw.arg in _AT_UNSUPPORTED:
+                raise self.error(kw.value, f"pl.at({kw.arg}=...) is not supported by blockpipe")
+            if kw.arg == "optimizations":
+                split = self._optimizations(kw.value)
+            elif kw.arg not in ("level", "name_hint"):
+                raise self.error(kw.value, f"pl.at has no argument '{kw.arg}'")
+        return self._hint(call), split
+
+    def _optimizations(self, node: ast.AST) -> Optional[Split]:
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            raise self.error(node, "pl.at's optimizations= must be a list such as [pl.split(pl.SplitMode.UP_DOWN)]")
+        from blockpipe.language import ops
+
+        split = None
+        for entry in node.elts:
+            if not (isinstance(entry, ast.Call) and ops.op_of(_static(entry.func, self.namespace)) is ops.OPS["split"]):
+                raise self.error(entry, "each entry of pl.at's optimizations= must be pl.split(mode)")
+            if split is not None:
+                raise self.error(entry, "pl.at's optimizations= has pl.split twice")
+            mode_node = entry.args[0] if entry.args else next((k.value for k in entry.keywords if k.arg == "mode"), None)
+            mode = _static(mode_node, self.namespace) if mode_node is not None else None
+            if not isinstance(mode, SplitMode):
+                raise self.error(entry, "pl.split takes a pl.SplitMode known at compile time")
+            slot_num = None
+            for kw in entry.keywords:
+                if kw.arg == "slot_num":
+                    slot_num = _static(kw.value, self.namespace)
+                    if isinstance(slot_num, bool) or not isinstance(slot_num, int) or slot_num <= 0:
+                        raise self.error(kw.value, "pl.split's slot_num must be a positive integer")
+                elif kw.arg != "mode":
+                    raise self.error(kw.value, f"pl.split has no argument '{kw.arg}'")
+            split = Split(mode, slot_num)
+        return split
+
+    def _outline(self, stmt, body, spmd_call, block_var, name_hint, split: Optional[Split]):
+        if split is not None and split.mode is not SplitMode.NONE:
+            raise self.error(stmt, f"pl.split(pl.SplitMode.{split.mode.name}) is not supported by blockpipe yet: "
+                                   "an outlined scope runs its vector work on AIV sub-block 0")
+        index = len(self.kernels)
+        name = name_hint or f"{self.spec.name}_incore_{index}"
+        if self.taken(name) or name in (k.name for k, _ in self.kernels):
+            raise self.error(stmt, f"the kernel outlined here would be named '{name}', which the program "
+                                   "already has; give the scope a name_hint=")
+        used = _names(body)
+        assigned = _assigned(body)
+        params = [p for p in self.params if p in used]
+        # A name set outside the scope but not a parameter: its type is
+        # known only while the function is built.
+        outer = [n for n in _assigned(self.tree.body[:self.tree.body.index(stmt)]) if n not in self.params]
+        for n in used:
+            if n in outer and n not in assigned:
+                use = next(node for s in body for node in ast.walk(s) if isinstance(node, ast.Name) and node.id == n)
+                raise self.error(use, f"'{n}' is set outside the scope at line {self.source.position(stmt)[0]}; "
+                                      "a scope reads the function's parameters only")
+        written = [p for p in params if p in assigned]
+        for p in written:
+            ann = self.annotations[p]
+            if not isinstance(ann, (TensorType, ParamType)):
+                node = next(node for s in body for node in ast.walk(s) if isinstance(node, ast.Name) and node.id == p)
+                raise self.error(node, f"the scope assigns '{p}', a scalar parameter; name the result otherwise")
+
+        loc = stmt
+        kernel_body: List[ast.stmt] = []
+        if block_var is not None:
+            kernel_body.append(self._located(ast.parse(f"{block_var} = pl.tile.get_block_idx()").body[0], loc))
+            self._bind_pl(kernel_body[-1])
+        kernel_body += body
+        if written:
+            ret = ast.Return(value=self._names_expr(written, loc))
+            kernel_body.append(self._located(ret, body[-1]))
+        args = ast.arguments(posonlyargs=[], args=[ast.arg("self")] + [ast.arg(p) for p in params],
+                             vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+        for a in args.args:
+            self._located(a, loc)
+        fdef = ast.FunctionDef(name=name, args=args, body=kernel_body, decorator_list=[], returns=None)
+        ast.copy_location(fdef, loc)  # its body keeps the user's positions
+        annotations = {p: self._kernel_param(p, p in written) for p in params}
+        kernel = FunctionSpec(self._pyfunc(name, annotations), FunctionType.InCore, tensor_ops=True)
+        source = self._source(fdef)
+        self.kernels.append((kernel, source))
+
+        # The launch where the scope was.
+        call = ast.Call(func=ast.Attribute(value=ast.Name("self", ast.Load()), attr=name, ctx=ast.Load()),
+                        args=[ast.Name(p, ast.Load()) for p in params], keywords=[])
+        launch_stmt: ast.stmt
+        if written:
+            target = self._names_expr(written, loc, ast.Store())
+            launch_stmt = ast.Assign(targets=[target], value=call)
+        else:
+            launch_stmt = ast.Expr(value=call)
+        if spmd_call is not None:
+            spmd = copy.deepcopy(spmd_call)
+        else:
+            spmd = ast.Call(func=ast.Attribute(value=ast.Name("pl", ast.Load()), attr="spmd", ctx=ast.Load()),
+                            args=[ast.Constant(1)], keywords=[])
+            self._bind_pl(spmd)
+        launch = ast.With(items=[ast.withitem(context_expr=spmd, optional_vars=None)], body=[launch_stmt])
+        return self._located(launch, loc), written
+
+    # ----------------------------------------------------------------- helpers
+
+    def _bind_pl(self, node: ast.AST) -> None:
+        """Synthesized code names the DSL as `pl`: make sure that resolves."""
+        import blockpipe.language as pl
+
+        if not any(isinstance(n, ast.Name) and n.id == "pl" for n in ast.walk(node)):
+            return
+        if self.namespace.get("pl") is not pl:
+            # The user imported the DSL under another name: use a private one.
+            for n in ast.walk(node):
+                if isinstance(n, ast.Name) and n.id == "pl":
+                    n.id = "__bp_language"
+            self.source.globals["__bp_language"] = pl
+
+    def _names_expr(self, names: List[str], loc, ctx=None):
+        ctx = ctx or ast.Load()
+        if len(names) == 1:
+            return self._located(ast.Name(names[0], ctx), loc)
+        return self._located(ast.Tuple([self._located(ast.Name(n, ctx), loc) for n in names], ctx), loc)
+
+    @staticmethod
+    def _located(node, loc):
+        for n in ast.walk(node):
+            ast.copy_location(n, loc)
+            if hasattr(loc, "end_lineno"):
+                n.end_lineno, n.end_col_offset = loc.end_lineno, loc.end_col_offset
+        return node
+
+    def _written(self, ann):
+        """A parameter a scope writes: In becomes InOut (Out stays Out)."""
+        if isinstance(ann, TensorType):
+            return ParamType(ParamDirection.InOut, ann)
+        return ann
+
+    def _kernel_param(self, name: str, written: bool):
+        """In the kernel a parameter the scope writes is InOut (it may read
+        it first), any other one an input."""
+        ann = self.annotations[name]
+        inner = ann.inner if isinstance(ann, ParamType) else ann
+        return ParamType(ParamDirection.InOut, inner) if written and isinstance(inner, TensorType) else inner
+
+    def _pyfunc(self, name: str, annotations: Dict[str, Any]):
+        return _types.SimpleNamespace(__name__=name, __annotations__=annotations)
+
+    def _source(self, tree: ast.FunctionDef) -> Source:
+        s = self.source
+        calls = tuple(n.func.attr for n in ast.walk(tree) if _self_call(n))
+        return Source(tree, s.file, s.line_offset, s.col_offset, s.globals, calls, False)
+
+
+def outline_program(functions: Dict[str, FunctionSpec], sources: Dict[str, Source], scope: Dict[str, Any],
+                    compile_error: Callable[[Source, LoweringError], Exception]):
+    """Replaces each Opaque function, and each orchestration with a scope to
+    outline, by an orchestration and its kernels (in place, keeping the
+    program's order)."""
+    if not any(s.kind in (FunctionType.Opaque, FunctionType.Orchestration) for s in functions.values()):
+        return
+    out_specs: Dict[str, FunctionSpec] = {}
+    out_sources: Dict[str, Source] = {}
+    for name, spec in functions.items():
+        replaced = None
+        if spec.kind in (FunctionType.Opaque, FunctionType.Orchestration):
+            try:
+                replaced = Outliner(spec, sources[name], scope,
+                                    lambda n: n in functions or n in out_specs).run()
+            except LoweringError as err:
+                raise compile_error(sources[name], err) from None
+        if replaced is None:
+            out_specs[name], out_sources[name] = spec, sources[name]
+            continue
+        # Kernels first: the orchestration launches them.
+        for new_spec, new_source in replaced[1:] + replaced[:1]:
+            out_specs[new_spec.name], out_sources[new_spec.name] = new_spec, new_source
+    functions.clear()
+    functions.update(out_specs)
+    sources.clear()
+    sources.update(out_sources)
