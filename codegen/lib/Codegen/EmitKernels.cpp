@@ -335,12 +335,13 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
       })
       .Case<bp::ExpOp, bp::SqrtOp, bp::ReluOp, bp::NegOp, bp::AbsOp,
             bp::RecipOp, bp::RsqrtOp, bp::LogOp, bp::TanhOp, bp::SigmoidOp,
-            bp::RowSumOp, bp::RowMaxOp, bp::CastOp>([&](Operation *op) {
-        std::string name = declareTile(op->getResult(0), "t");
-        out.line("tile::" + op->getName().stripDialect().str() + "(" + name +
-                 ", " + expr(op->getOperand(0)) + ");");
-        return success();
-      })
+            bp::RowSumOp, bp::RowMaxOp, bp::TransposeOp, bp::CastOp>(
+          [&](Operation *op) {
+            std::string name = declareTile(op->getResult(0), "t");
+            out.line("tile::" + op->getName().stripDialect().str() + "(" +
+                     name + ", " + expr(op->getOperand(0)) + ");");
+            return success();
+          })
       .Case([&](bp::FullOp op) -> LogicalResult {
         std::optional<std::string> literal =
             cppLiteral(llvm::cast<TypedAttr>(op.getValue()));

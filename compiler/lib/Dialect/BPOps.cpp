@@ -639,6 +639,46 @@ LogicalResult RowMaxOp::verify() {
                             getResult().getType());
 }
 
+/// NxM, in vec memory, of the operand's element type.
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            ValueRange operands, DictionaryAttr,
+                                            OpaqueProperties, RegionRange,
+                                            SmallVectorImpl<Type> &results) {
+  auto source = dyn_cast<TileType>(operands[0].getType());
+  if (source && source.hasUnknownType()) { // typed by bp-infer-pipe-types
+    results.push_back(TileType::get(source.getContext(), MemorySpace::Vec));
+    return success();
+  }
+  if (!source || source.getRank() != 2)
+    return emitOptionalError(location, "'", getOperationName(),
+                             "' op transposes a 2-D tile");
+  SmallVector<int64_t> shape = {source.getDimSize(1), source.getDimSize(0)};
+  results.push_back(
+      TileType::get(shape, source.getElementType(), MemorySpace::Vec));
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  TileType source = getSource().getType(), result = getResult().getType();
+  if (failed(verifyVecTile(*this, source, "operand")) ||
+      failed(verifyVecTile(*this, result, "result")))
+    return failure();
+  if (source.hasUnknownType() || result.hasUnknownType())
+    return success(); // checked again once they have their types
+  if (source.getRank() != 2)
+    return emitOpError("transposes a 2-D tile");
+  if (result.getElementType() != source.getElementType())
+    return emitOpError("result element type must match the operand's");
+  SmallVector<int64_t> expected = {source.getDimSize(1), source.getDimSize(0)};
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "the transpose of "
+                         << formatShape(source.getShape()) << " is "
+                         << formatShape(expected) << ", got "
+                         << formatShape(result.getShape());
+  return success();
+}
+
 LogicalResult CastOp::verify() {
   TileType from = getSource().getType(), to = getResult().getType();
   if (failed(verifyVecTile(*this, from, "operand")) ||

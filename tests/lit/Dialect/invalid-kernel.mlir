@@ -260,6 +260,22 @@ func.func @row_sum_shape(%a: !bp.tile<16x8xf32, vec>) attributes {bp.kind = #bp<
 
 // -----
 
+func.func @transpose_shape(%a: !bp.tile<16x8xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{the transpose of 16x8 is 8x16, got 16x8}}
+  %c = bp.transpose %a : !bp.tile<16x8xf32, vec> -> !bp.tile<16x8xf32, vec>
+  return
+}
+
+// -----
+
+func.func @transpose_1d(%a: !bp.tile<16xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{transposes a 2-D tile}}
+  %c = bp.transpose %a : !bp.tile<16xf32, vec> -> !bp.tile<16xf32, vec>
+  return
+}
+
+// -----
+
 func.func @row_max_1d(%a: !bp.tile<16xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
   // expected-error @+1 {{reduces the rows of a 2-D tile}}
   %c = bp.row_max %a : !bp.tile<16xf32, vec> -> !bp.tile<16x1xf32, vec>

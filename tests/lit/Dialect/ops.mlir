@@ -62,6 +62,8 @@ func.func @vector_ops(%x: !bp.tensor<64x16xf32>, %y: !bp.tensor<?x16xf16>,
   %rs = bp.row_sum %sum0 : !bp.tile<16x16xf32, vec> -> !bp.tile<16x1xf32, vec>
   // CHECK: bp.row_max
   %rm = bp.row_max %sum0 : !bp.tile<16x16xf32, vec> -> !bp.tile<16x1xf32, vec>
+  // CHECK: bp.transpose %{{.*}} : !bp.tile<16x1xf32, vec> -> !bp.tile<1x16xf32, vec>
+  %tr = bp.transpose %rm : !bp.tile<16x1xf32, vec> -> !bp.tile<1x16xf32, vec>
   // CHECK: bp.full 1.000000e+00 : f32 -> !bp.tile<16x1xf32, vec>
   %one = bp.full 1.0 : f32 -> !bp.tile<16x1xf32, vec>
   %rr = bp.add %rs, %rm : !bp.tile<16x1xf32, vec>, !bp.tile<16x1xf32, vec>

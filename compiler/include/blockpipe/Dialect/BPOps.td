@@ -315,6 +315,16 @@ class BP_RowReductionOp<string mnemonic, string what>
 def BP_RowSumOp : BP_RowReductionOp<"row_sum", "sum">;
 def BP_RowMaxOp : BP_RowReductionOp<"row_max", "maximum">;
 
+def BP_TransposeOp
+    : BP_Op<"transpose", [Pure, BP_KernelOnly, BP_VectorOp, BP_InferResultType]> {
+  let summary = "the transpose of a 2-D vec tile: MxN -> NxM";
+  let arguments = (ins BP_Tile:$source);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+  let extraClassDeclaration = BP_AnyResultTypeIsCompatible;
+}
+
 def BP_CastOp : BP_Op<"cast", [Pure, BP_KernelOnly, BP_VectorOp]> {
   let summary = "convert the element type of a vec tile";
   let arguments = (ins BP_Tile:$source);

@@ -229,3 +229,30 @@ def unary(cx, op: str, tile: Value, node, name):
         raise cx.error(node, f"pl.{op} needs a floating-point tile, got {tile.type.dtype.name}")
     (result,) = cx.create(f"bp.{op}", [tile], None, {}, node, name)
     return result
+
+
+@operation(kinds=VECTOR_KINDS)
+def transpose(cx, call, tile, axis1=0, axis2=1):
+    """The transpose of a 2-D tile, [M, N] -> [N, M]: `pl.transpose(t, 0, 1)`
+    (pypto's axes; the two axes of a 2-D tile, in either order or negative).
+
+    Returns a Vec tile of the same dtype. Valid in InCore and AIV functions.
+
+    Example::
+
+        kt = pl.transpose(pl.load(k, [0, 0], [64, 128]))   # [128, 64]
+    """
+    t = vector_operand(cx, cx.tile_arg(tile, "pl.transpose's operand"), call.node, "pl.transpose's operand")
+    axes = []
+    for node in (axis1, axis2):
+        axis = cx.static(node) if not isinstance(node, int) else node
+        if isinstance(axis, bool) or not isinstance(axis, int) or not -2 <= axis < 2:
+            raise cx.error(node if not isinstance(node, int) else call.node,
+                           f"pl.transpose's axes are those of a 2-D tile (0, 1, -2, -1), got {axis!r}")
+        axes.append(axis % 2)
+    if axes[0] == axes[1]:
+        raise cx.error(call.node, f"pl.transpose swaps two different axes, got {axes[0]} and {axes[1]}")
+    if not t.type.unknown and len(t.type.shape) != 2:
+        raise cx.error(call.node, f"pl.transpose transposes a 2-D tile, got {list(t.type.shape)}")
+    (result,) = cx.create("bp.transpose", [t], None, {}, call.node, call.name)
+    return result

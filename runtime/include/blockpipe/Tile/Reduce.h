@@ -1,4 +1,4 @@
-//===- Reduce.h - Row reductions --------------------------------*- C++ -*-===//
+//===- Reduce.h - Row reductions and transposes -----------------*- C++ -*-===//
 
 #ifndef BLOCKPIPE_TILE_REDUCE_H
 #define BLOCKPIPE_TILE_REDUCE_H
@@ -32,6 +32,17 @@ inline void row_max(Tile<T, R, 1, D> &dst, const Tile<T, R, C, S> &src) {
       acc = detail::Max{}(U(row[c]), acc);
     dst.data[r] = T(acc);
   }
+}
+
+/// dst[c, r] = src[r, c], blocked so that both sides stay in cache.
+template <typename T, int64_t R, int64_t C, Space D, Space S>
+inline void transpose(Tile<T, C, R, D> &dst, const Tile<T, R, C, S> &src) {
+  constexpr int64_t B = 16;
+  for (int64_t r0 = 0; r0 < R; r0 += B)
+    for (int64_t c0 = 0; c0 < C; c0 += B)
+      for (int64_t r = r0; r < R && r < r0 + B; ++r)
+        for (int64_t c = c0; c < C && c < c0 + B; ++c)
+          dst.data[c * R + r] = src.data[r * C + c];
 }
 
 } // namespace blockpipe::tile

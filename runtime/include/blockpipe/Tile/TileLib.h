@@ -7,7 +7,7 @@
 //   Elementwise.h  add, sub, mul, div, maximum, minimum (tile or scalar),
 //                  exp, relu, neg, abs, sqrt, recip, rsqrt, log, tanh,
 //                  sigmoid
-//   Reduce.h       row_sum, row_max
+//   Reduce.h       row_sum, row_max, transpose
 //   Cast.h         cast
 //   Matmul.h       matmul, matmul_acc
 //
