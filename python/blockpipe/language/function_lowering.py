@@ -6,6 +6,7 @@ are in the mixins this class combines; each DSL operation is a function in
 from __future__ import annotations
 
 import ast
+import typing
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from blockpipe.errors import CompileError
@@ -178,6 +179,8 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
     def _declared_results(self, ann, node) -> Optional[List[IRType]]:
         if ann is None:
             return None
+        if typing.get_origin(ann) in (tuple, typing.Tuple):  # `-> tuple[pl.Tensor[...], ...]`
+            ann = typing.get_args(ann)
         items = list(ann) if isinstance(ann, (tuple, list)) else [ann]
         result = []
         for item in items:
