@@ -5,7 +5,7 @@ cube unit)."""
 from __future__ import annotations
 
 import ast
-from typing import List
+from typing import List, Tuple
 
 from blockpipe.language.rules import LEGAL_MOVES, LEGAL_MOVES_TEXT
 from blockpipe.language.ops import operation
@@ -70,10 +70,17 @@ def store(cx, call, tile, offsets, output):
     value = cx.tile_arg(tile, "pl.store's tile")
     out = cx.tensor_arg(output, "pl.store's output")
     first = offsets_arg(cx, offsets, out.type, "pl.store")
+    return store_tile(cx, call, value, out, first, tile, output, "pl.store", ("tile", "output"))
+
+
+def store_tile(cx, call, value: Value, out: Value, first: List[Value], tile_node, output_node, op: str,
+               operands: Tuple[str, str]):
+    """bp.store of `value` into `out` at `first`, for `op` ("pl.store"),
+    which calls its tile and its output `operands` in errors."""
     if value.type.space is not MemorySpace.Acc:
-        value = cx.demand(value, MemorySpace.Vec, tile, "pl.store's tile")
-    cx.check_dtype(value.type.dtype, out.type.dtype, call.node, "pl.store's tile and output")
-    cx.check_writable(out, output, "pl.store into")
+        value = cx.demand(value, MemorySpace.Vec, tile_node, f"{op}'s {operands[0]}")
+    cx.check_dtype(value.type.dtype, out.type.dtype, call.node, f"{op}'s {operands[0]} and {operands[1]}")
+    cx.check_writable(out, output_node, f"{op} into")
     (result,) = cx.create("bp.store", [value, out] + first, None, {}, call.node, call.name)
     cx.tensor_roots[result.handle] = cx.root_of(out)
     return result
@@ -204,10 +211,4 @@ def assemble(cx, call, target, source, offset):
     value = cx.tile_arg(source, "pl.assemble's source")
     out = cx.tensor_arg(target, "pl.assemble's target")
     first = offsets_arg(cx, offset, out.type, "pl.assemble")
-    if value.type.space is not MemorySpace.Acc:
-        value = cx.demand(value, MemorySpace.Vec, source, "pl.assemble's source")
-    cx.check_dtype(value.type.dtype, out.type.dtype, call.node, "pl.assemble's source and target")
-    cx.check_writable(out, target, "pl.assemble into")
-    (result,) = cx.create("bp.store", [value, out] + first, None, {}, call.node, call.name)
-    cx.tensor_roots[result.handle] = cx.root_of(out)
-    return result
+    return store_tile(cx, call, value, out, first, source, target, "pl.assemble", ("source", "target"))
