@@ -193,6 +193,17 @@ Attribute CompileSession::functionKindAttr(const std::string &kind) {
       &ctx, orThrow(bp::symbolizeFunctionKind(kind), "function kind", kind));
 }
 
+Attribute CompileSession::splitModeAttr(const std::string &mode) {
+  return bp::SplitModeAttr::get(
+      &ctx, orThrow(bp::symbolizeSplitMode(mode), "split mode", mode));
+}
+
+Attribute CompileSession::cmpPredicateAttr(const std::string &predicate) {
+  return bp::CmpPredicateAttr::get(
+      &ctx,
+      orThrow(bp::symbolizeCmpPredicate(predicate), "comparison", predicate));
+}
+
 Attribute CompileSession::paramDirAttr(const std::string &dir) {
   return bp::ParamDirAttr::get(
       &ctx, orThrow(bp::symbolizeParamDir(dir), "parameter direction", dir));

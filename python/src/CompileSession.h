@@ -87,6 +87,9 @@ public:
   std::optional<mlir::Attribute> intAttr(int64_t value,
                                          const std::string &dtype);
   mlir::Attribute functionKindAttr(const std::string &kind);
+  mlir::Attribute splitModeAttr(const std::string &mode);
+  /// bp.cmp's predicate ("eq", "ne", "lt", "le", "gt", "ge").
+  mlir::Attribute cmpPredicateAttr(const std::string &predicate);
   mlir::Attribute paramDirAttr(const std::string &dir);
   /// A pipe ring's direction ("c2v", "v2c"), as tpush/tpop/tfree take it.
   mlir::Attribute pipeDirAttr(const std::string &dir);

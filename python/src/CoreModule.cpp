@@ -207,6 +207,10 @@ PYBIND11_MODULE(_core, m) {
           "An integer constant of the dtype; None when out of its range.")
       .def("function_kind", &CompileSession::functionKindAttr, py::arg("kind"))
       .def("param_dir", &CompileSession::paramDirAttr, py::arg("dir"))
+      .def("cmp_predicate", &CompileSession::cmpPredicateAttr,
+           py::arg("predicate"), "bp.cmp's: eq, ne, lt, le, gt or ge.")
+      .def("split_mode", &CompileSession::splitModeAttr, py::arg("mode"),
+           "A kernel's bp.split: none, up_down or left_right.")
       .def("pipe_dir", &CompileSession::pipeDirAttr, py::arg("dir"))
       .def("pipe_dirs", &CompileSession::pipeDirsAttr, py::arg("mask"),
            "The dir_mask of 1 (C2V), 2 (V2C) or 3 (both).")

@@ -197,21 +197,8 @@ def name_taken():
     return P
 
 
-def split_mode_not_yet():
-    @pl.program
-    class P:
-        @pl.function(type=pl.FunctionType.Opaque)
-        def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
-            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):  # error: pl.split(pl.SplitMode.UP_DOWN) is not supported
-                o = pl.assemble(o, pl.exp(a), [0, 0])
-            return o
-
-    return P
-
-
 @pytest.mark.parametrize("factory", [opaque_without_scope, scope_at_host_level, scope_reads_a_local,
-                                     scope_window_too_big, at_inside_a_kernel, name_taken,
-                                     split_mode_not_yet])
+                                     scope_window_too_big, at_inside_a_kernel, name_taken])
 def test_misuse_is_an_error_at_the_line(factory):
     located.expect_error(factory, compile_quiet)
 

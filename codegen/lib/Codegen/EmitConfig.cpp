@@ -211,6 +211,8 @@ void blockpipe::codegen::emitKernelConfig(const Program &program,
     layout["per_block_bytes"] = kernel.pipeBufferBytes;
     layout["pipes"] = pipesOf(program, kernel);
     entry["pipe_layout"] = layout;
+    if (kernel.aivSubblocks() == 2)
+      entry["split"] = bp::stringifySplitMode(bp::getSplitMode(kernel.func));
     kernels.push_back(entry);
   }
   config["kernels"] = kernels;

@@ -80,6 +80,13 @@ private:
              name + ";");
     return name;
   }
+  /// The AIC of a kernel split left_right moves whole tiles whose column
+  /// halves the pipe carries one after the other (KernelABI.h).
+  bool packsColumnHalves() {
+    return kernel.kind == bp::FunctionKind::AIC &&
+           bp::getSplitMode(kernel.func) == bp::SplitMode::LeftRight;
+  }
+
   std::string ctx() {
     usesContext = true;
     return "bp_ctx";
@@ -305,6 +312,26 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         aliasTensor(op.getResult(), op.getDest());
         return success();
       })
+      .Case([&](bp::CmpOp op) {
+        std::string name = declareTile(op, "mask");
+        out.line("tile::cmp_" +
+                 bp::stringifyCmpPredicate(op.getPredicate()).str() + "(" +
+                 name + ", " + expr(op.getLhs()) + ", " + expr(op.getRhs()) +
+                 ");");
+        return success();
+      })
+      .Case([&](bp::SelectOp op) {
+        std::string name = declareTile(op, "t");
+        out.line("tile::select(" + name + ", " + expr(op.getMask()) + ", " +
+                 expr(op.getLhs()) + ", " + expr(op.getRhs()) + ");");
+        return success();
+      })
+      .Case([&](bp::TriOp op) {
+        std::string name = declareTile(op, "mask");
+        out.line("tile::tri(" + name + ", " + expr(op.getDiagonal()) + ", " +
+                 (op.getUpper() ? "/*upper=*/true" : "/*upper=*/false") + ");");
+        return success();
+      })
       .Case([&](bp::MoveOp op) {
         std::string name = declareTile(op, "t");
         out.line("tile::move(" + name + ", " + expr(op.getSource()) + ");");
@@ -335,13 +362,13 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
       })
       .Case<bp::ExpOp, bp::SqrtOp, bp::ReluOp, bp::NegOp, bp::AbsOp,
             bp::RecipOp, bp::RsqrtOp, bp::LogOp, bp::TanhOp, bp::SigmoidOp,
-            bp::RowSumOp, bp::RowMaxOp, bp::TransposeOp, bp::CastOp>(
-          [&](Operation *op) {
-            std::string name = declareTile(op->getResult(0), "t");
-            out.line("tile::" + op->getName().stripDialect().str() + "(" +
-                     name + ", " + expr(op->getOperand(0)) + ");");
-            return success();
-          })
+            bp::RowSumOp, bp::RowMaxOp, bp::RowMinOp, bp::ColSumOp,
+            bp::ColMaxOp, bp::TransposeOp, bp::CastOp>([&](Operation *op) {
+        std::string name = declareTile(op->getResult(0), "t");
+        out.line("tile::" + op->getName().stripDialect().str() + "(" + name +
+                 ", " + expr(op->getOperand(0)) + ");");
+        return success();
+      })
       .Case([&](bp::FullOp op) -> LogicalResult {
         std::optional<std::string> literal =
             cppLiteral(llvm::cast<TypedAttr>(op.getValue()));
@@ -384,26 +411,55 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
                  << " has no buffer; run bp-inject-gm-pipe-buffer (or the "
                     "default pipeline) first";
         usedNames.insert(expr(tensorRoot(op.getBuffer())));
-        out.line("BP_CHECK(bp_pipe_init(" + ctx() + ", /*pipe_id=*/" +
-                 std::to_string(op.getId()) + ", " + expr(op.getBuffer()) +
-                 " + " + std::to_string(op.getOffset().value_or(0)) + ", " +
-                 cppPipeDirs(op.getDirMask()) + ", /*slot_size=*/" +
-                 std::to_string(op.getSlotSize()) + ", /*slot_num=*/" +
-                 std::to_string(op.getResolvedSlotNum()) + "));");
+        bp::SplitMode split = bp::getSplitMode(kernel.func);
+        std::string args =
+            ctx() + ", /*pipe_id=*/" + std::to_string(op.getId()) + ", " +
+            expr(op.getBuffer()) + " + " +
+            std::to_string(op.getOffset().value_or(0)) + ", " +
+            cppPipeDirs(op.getDirMask()) + ", /*slot_size=*/" +
+            std::to_string(op.getSlotSize()) + ", /*slot_num=*/" +
+            std::to_string(op.getResolvedSlotNum());
+        if (split == bp::SplitMode::None)
+          out.line("BP_CHECK(bp_pipe_init(" + args + "));");
+        else
+          out.line("BP_CHECK(bp_pipe_init_split(" + args + ", " +
+                   (split == bp::SplitMode::UpDown ? "BP_SPLIT_UP_DOWN"
+                                                   : "BP_SPLIT_LEFT_RIGHT") +
+                   "));");
         return success();
       })
       .Case([&](bp::TPushOp op) {
         std::string value = expr(op.getValue());
+        std::string data = value + ".data";
+        if (packsColumnHalves()) {
+          // The left columns travel to subblock 0, the right to 1.
+          std::string packed = scope.unique("packed");
+          out.line(cppTileType(cast<bp::TileType>(op.getValue().getType())) +
+                   " " + packed + ";");
+          out.line("tile::pack_column_halves(" + packed + ".data, " + value +
+                   ");");
+          data = packed + ".data";
+        }
         out.line("BP_CHECK(bp_tpush(" + ctx() + ", " +
                  std::to_string(op.getPipe()) + ", " + cppPipeDir(op.getDir()) +
-                 ", " + value + ".data, sizeof(" + value + ".data)));");
+                 ", " + data + ", sizeof(" + data + ")));");
         return success();
       })
       .Case([&](bp::TPopOp op) {
         std::string name = declareTile(op, "t");
+        std::string data = name + ".data";
+        std::string packed;
+        if (packsColumnHalves()) {
+          packed = scope.unique("packed");
+          out.line(cppTileType(op.getType()) + " " + packed + ";");
+          data = packed + ".data";
+        }
         out.line("BP_CHECK(bp_tpop_copy(" + ctx() + ", " +
                  std::to_string(op.getPipe()) + ", " + cppPipeDir(op.getDir()) +
-                 ", " + name + ".data, sizeof(" + name + ".data)));");
+                 ", " + data + ", sizeof(" + data + ")));");
+        if (!packed.empty())
+          out.line("tile::unpack_column_halves(" + name + ", " + packed +
+                   ".data);");
         return success();
       })
       .Case([&](bp::TFreeOp op) {

@@ -363,8 +363,14 @@ LogicalResult OrchestrationBody::emitLaunch(bp::LaunchOp op) {
                            ? std::to_string(*op.getStaticCoreNum())
                            : expr(op.getDynamicCoreNum());
   checkCoreNum(op);
-  std::string spec = "rt::launchSpec(/*block_num=*/" + blocks +
-                     (op.getSyncStart() ? ", /*sync_start=*/true)" : ")");
+  std::string spec = "rt::launchSpec(/*block_num=*/" + blocks;
+  if (kernel->aivSubblocks() != 1)
+    spec += std::string(", /*sync_start=*/") +
+            (op.getSyncStart() ? "true" : "false") + ", /*aiv_subblocks=*/" +
+            std::to_string(kernel->aivSubblocks());
+  else if (op.getSyncStart())
+    spec += ", /*sync_start=*/true";
+  spec += ")";
   out.line("bp_graph.submit(bp_launchable_" + kernel->ident + "(), " + spec +
            ",");
   // Generated lines stay within 100 columns: one argument a line when they

@@ -55,6 +55,16 @@ struct KernelInfo {
   /// The `__gm_pipe_buffer` parameter and its bytes per block.
   std::optional<unsigned> pipeBufferArg;
   int64_t pipeBufferBytes = 0;
+
+  /// AIV subblocks a launch runs per block: 2 for an aiv or group kernel
+  /// split up_down or left_right, else 1.
+  int32_t aivSubblocks() const {
+    return (kind == mlir::bp::FunctionKind::AIV ||
+            kind == mlir::bp::FunctionKind::Group) &&
+                   mlir::bp::getSplitMode(func) != mlir::bp::SplitMode::None
+               ? 2
+               : 1;
+  }
 };
 
 struct OrchestrationInfo {

@@ -30,6 +30,13 @@ void mlir::bp::setFunctionKind(func::FuncOp func, FunctionKind kind) {
                 FunctionKindAttr::get(func.getContext(), kind));
 }
 
+SplitMode mlir::bp::getSplitMode(func::FuncOp func) {
+  if (auto split =
+          func->getAttrOfType<SplitModeAttr>(BPDialect::kSplitAttrName))
+    return split.getValue();
+  return SplitMode::None;
+}
+
 std::optional<unsigned> mlir::bp::getGMPipeBufferArgIndex(func::FuncOp func) {
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
     if (func.getArgAttr(i, BPDialect::kGMPipeBufferArgAttrName))
@@ -221,6 +228,17 @@ LogicalResult BPDialect::verifyOperationAttribute(Operation *op,
         (text.getValue() != "gpipe" && text.getValue() != "interleaved"))
       return op->emitError()
              << "'" << name << "' must be \"gpipe\" or \"interleaved\"";
+    return success();
+  }
+
+  if (name == kSplitAttrName) {
+    std::optional<FunctionKind> kind =
+        func ? getFunctionKind(func) : std::nullopt;
+    if (!isa<SplitModeAttr>(value) || !kind ||
+        *kind == FunctionKind::Orchestration || *kind == FunctionKind::Pipeline)
+      return op->emitError() << "'" << name
+                             << "' must be a #bp<split ...> on a kernel "
+                                "(incore, aic, aiv or group function)";
     return success();
   }
 

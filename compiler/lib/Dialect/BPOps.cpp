@@ -555,7 +555,35 @@ BP_BINARY_VERIFIER(MulOp)
 BP_BINARY_VERIFIER(DivOp)
 BP_BINARY_VERIFIER(MaximumOp)
 BP_BINARY_VERIFIER(MinimumOp)
+BP_BINARY_VERIFIER(CmpOp)
 #undef BP_BINARY_VERIFIER
+
+LogicalResult SelectOp::verify() {
+  TileType mask = getMask().getType(), lhs = getLhs().getType();
+  if (failed(verifyVecTile(*this, mask, "mask")) ||
+      failed(verifyBinary(*this, lhs, getRhs().getType())))
+    return failure();
+  if (auto rhs = dyn_cast<TileType>(getRhs().getType());
+      rhs && !rhs.hasUnknownType() && !lhs.hasUnknownType() && rhs != lhs)
+    return emitOpError() << "rhs must be a tile of lhs's type "
+                         << formatShape(lhs.getShape()) << ", got "
+                         << formatShape(rhs.getShape());
+  if (!mask.hasUnknownType() && !lhs.hasUnknownType() &&
+      mask.getShape() != lhs.getShape())
+    return emitOpError() << "mask shape " << formatShape(mask.getShape())
+                         << " differs from the operands' "
+                         << formatShape(lhs.getShape());
+  return success();
+}
+
+LogicalResult TriOp::verify() {
+  TileType tile = getResult().getType();
+  if (failed(verifyVecTile(*this, tile, "result")))
+    return failure();
+  if (tile.hasUnknownType() || tile.getRank() != 2)
+    return emitOpError("result must be a 2-D tile");
+  return success();
+}
 
 template <typename UnaryOp> static LogicalResult verifyUnary(UnaryOp op) {
   TileType tile = op.getSource().getType();
@@ -579,18 +607,25 @@ LogicalResult LogOp::verify() { return verifyUnary(*this); }
 LogicalResult TanhOp::verify() { return verifyUnary(*this); }
 LogicalResult SigmoidOp::verify() { return verifyUnary(*this); }
 
-static LogicalResult verifyRowReduction(Operation *op, TileType source,
-                                        TileType result) {
+/// What a reduction along `axis` reduces (1: each row, 0: each column).
+static const char *reducedParts(unsigned axis) {
+  return axis == 1 ? "reduces the rows of a 2-D tile"
+                   : "reduces the columns of a 2-D tile";
+}
+
+static LogicalResult verifyReduction(Operation *op, TileType source,
+                                     TileType result, unsigned axis) {
   if (failed(verifyVecTile(op, source, "operand")) ||
       failed(verifyVecTile(op, result, "result")))
     return failure();
   if (source.hasUnknownType() || result.hasUnknownType())
     return success(); // checked again once they have their types
   if (source.getRank() != 2)
-    return op->emitOpError("reduces the rows of a 2-D tile");
+    return op->emitOpError(reducedParts(axis));
   if (result.getElementType() != source.getElementType())
     return op->emitOpError("result element type must match the operand's");
-  SmallVector<int64_t> expected = {source.getDimSize(0), 1};
+  SmallVector<int64_t> expected = {source.getDimSize(0), source.getDimSize(1)};
+  expected[axis] = 1;
   if (result.getShape() != ArrayRef<int64_t>(expected))
     return op->emitOpError()
            << "result of reducing " << formatShape(source.getShape())
@@ -599,21 +634,23 @@ static LogicalResult verifyRowReduction(Operation *op, TileType source,
   return success();
 }
 
-/// Mx1, in vec memory, of the operand's element type; left to the verifier
-/// when the operand is not a 2-D tile.
-static LogicalResult inferRowReduction(StringRef opName,
-                                       std::optional<Location> location,
-                                       ValueRange operands,
-                                       SmallVectorImpl<Type> &results) {
+/// Mx1 (axis 1) or 1xN (axis 0), in vec memory, of the operand's element
+/// type; left to the verifier when the operand is not a 2-D tile.
+static LogicalResult inferReduction(StringRef opName,
+                                    std::optional<Location> location,
+                                    ValueRange operands,
+                                    SmallVectorImpl<Type> &results,
+                                    unsigned axis) {
   auto source = dyn_cast<TileType>(operands[0].getType());
   if (source && source.hasUnknownType()) { // typed by bp-infer-pipe-types
     results.push_back(TileType::get(source.getContext(), MemorySpace::Vec));
     return success();
   }
   if (!source || source.getRank() != 2)
-    return emitOptionalError(location, "'", opName,
-                             "' op reduces the rows of a 2-D tile");
-  SmallVector<int64_t> shape = {source.getDimSize(0), 1};
+    return emitOptionalError(location, "'", opName, "' op ",
+                             reducedParts(axis));
+  SmallVector<int64_t> shape = {source.getDimSize(0), source.getDimSize(1)};
+  shape[axis] = 1;
   results.push_back(
       TileType::get(shape, source.getElementType(), MemorySpace::Vec));
   return success();
@@ -624,20 +661,37 @@ static LogicalResult inferRowReduction(StringRef opName,
       MLIRContext *, std::optional<Location> location, ValueRange operands,    \
       DictionaryAttr, OpaqueProperties, RegionRange,                           \
       SmallVectorImpl<Type> &results) {                                        \
-    return inferRowReduction(getOperationName(), location, operands, results); \
+    return inferReduction(getOperationName(), location, operands, results,     \
+                          /*axis=*/1);                                         \
   }
 BP_ROW_REDUCTION_INFERENCE(RowSumOp)
 BP_ROW_REDUCTION_INFERENCE(RowMaxOp)
+BP_ROW_REDUCTION_INFERENCE(RowMinOp)
 #undef BP_ROW_REDUCTION_INFERENCE
 
-LogicalResult RowSumOp::verify() {
-  return verifyRowReduction(*this, getSource().getType(),
-                            getResult().getType());
-}
-LogicalResult RowMaxOp::verify() {
-  return verifyRowReduction(*this, getSource().getType(),
-                            getResult().getType());
-}
+#define BP_COL_REDUCTION_INFERENCE(OP)                                         \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> location, ValueRange operands,    \
+      DictionaryAttr, OpaqueProperties, RegionRange,                           \
+      SmallVectorImpl<Type> &results) {                                        \
+    return inferReduction(getOperationName(), location, operands, results,     \
+                          /*axis=*/0);                                         \
+  }
+BP_COL_REDUCTION_INFERENCE(ColSumOp)
+BP_COL_REDUCTION_INFERENCE(ColMaxOp)
+#undef BP_COL_REDUCTION_INFERENCE
+
+#define BP_REDUCTION_VERIFIER(OP, AXIS)                                        \
+  LogicalResult OP::verify() {                                                 \
+    return verifyReduction(*this, getSource().getType(),                       \
+                           getResult().getType(), AXIS);                       \
+  }
+BP_REDUCTION_VERIFIER(RowSumOp, 1)
+BP_REDUCTION_VERIFIER(RowMaxOp, 1)
+BP_REDUCTION_VERIFIER(RowMinOp, 1)
+BP_REDUCTION_VERIFIER(ColSumOp, 0)
+BP_REDUCTION_VERIFIER(ColMaxOp, 0)
+#undef BP_REDUCTION_VERIFIER
 
 /// NxM, in vec memory, of the operand's element type.
 LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,

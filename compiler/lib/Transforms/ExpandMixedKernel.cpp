@@ -414,6 +414,9 @@ FailureOr<func::FuncOp> HalfBuilder::build(func::FuncOp kernel,
     half.setArgAttrsAttr(argAttrs);
   setFunctionKind(half,
                   side == Side::Cube ? FunctionKind::AIC : FunctionKind::AIV);
+  // Both halves share the kernel's pipes as its split says.
+  if (Attribute split = kernel->getAttr(BPDialect::kSplitAttrName))
+    half->setAttr(BPDialect::kSplitAttrName, split);
   Block *entry = half.addEntryBlock();
   for (auto [from, to] :
        llvm::zip(source.getArguments(), entry->getArguments())) {

@@ -83,16 +83,18 @@ std::unique_ptr<Pass> makePass(size_t index,
   case 3:
     return createBPExpandMixedKernel();
   case 4:
-    return createBPInjectGMPipeBuffer();
+    return createBPSplitVectorKernel();
   case 5:
-    return createBPNormalizeReturnOrder();
+    return createBPInjectGMPipeBuffer();
   case 6:
-    return createBPPipelineStages();
+    return createBPNormalizeReturnOrder();
   case 7:
-    return createBPDecomposeCollectivePermute();
+    return createBPPipelineStages();
   case 8:
-    return createBPVerifyP2P();
+    return createBPDecomposeCollectivePermute();
   case 9:
+    return createBPVerifyP2P();
+  case 10:
     return createBPVerifyCapacity();
   }
   return nullptr;

@@ -25,6 +25,7 @@ from blockpipe.language.types import (
     ParamDirection,
     ParamType,
     ScalarType,
+    SplitMode,
     TensorType,
     TileType,
 )
@@ -52,6 +53,9 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         self.source = source
         self.builder = program.builder
         self.env: Dict[str, Union[Value, Literal]] = {}
+        # (tile, direction, pipe) of every pl.tpop_from_* so far, for the
+        # pl.tfree_to_*(tile) that frees it.
+        self.popped: List[Tuple[Value, str, int]] = []
         self.result_types: Optional[List[IRType]] = None
         self.param_values: List[Value] = []
         self.constants: Dict[Tuple[str, Any], Value] = {}
@@ -134,6 +138,8 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             fn_attrs["bp.microbatches"] = b.i64(self.spec.microbatches)
         if self.spec.schedule is not None:
             fn_attrs["bp.schedule"] = b.string(self.spec.schedule)
+        if self.spec.split is not SplitMode.NONE:
+            fn_attrs["bp.split"] = b.split_mode(self.spec.split.name.lower())
 
         # The signature must be known before the body is built, but results may
         # be inferred from the return statement: build into a placeholder whose

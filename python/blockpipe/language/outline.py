@@ -244,9 +244,6 @@ class Outliner:
         return split
 
     def _outline(self, stmt, body, spmd_call, block_var, name_hint, split: Optional[Split]):
-        if split is not None and split.mode is not SplitMode.NONE:
-            raise self.error(stmt, f"pl.split(pl.SplitMode.{split.mode.name}) is not supported by blockpipe yet: "
-                                   "an outlined scope runs its vector work on AIV sub-block 0")
         index = len(self.kernels)
         name = name_hint or f"{self.spec.name}_incore_{index}"
         if self.taken(name) or name in (k.name for k, _ in self.kernels):
@@ -286,7 +283,8 @@ class Outliner:
         fdef = ast.FunctionDef(name=name, args=args, body=kernel_body, decorator_list=[], returns=None)
         ast.copy_location(fdef, loc)  # its body keeps the user's positions
         annotations = {p: self._kernel_param(p, p in written) for p in params}
-        kernel = FunctionSpec(self._pyfunc(name, annotations), FunctionType.InCore, tensor_ops=True)
+        kernel = FunctionSpec(self._pyfunc(name, annotations), FunctionType.InCore, tensor_ops=True,
+                              split=split.mode if split is not None else SplitMode.NONE)
         source = self._source(fdef)
         self.kernels.append((kernel, source))
 

@@ -6,7 +6,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional
 
-from blockpipe.language.types import FunctionType
+from blockpipe.language.types import FunctionType, SplitMode
 from blockpipe.language.unsupported import Unsupported, unsupported_in
 
 
@@ -25,6 +25,8 @@ class FunctionSpec:
     # A kernel outlined from a scope (blockpipe.language.outline): a tensor
     # used where a tile is expected is loaded whole.
     tensor_ops: bool = False
+    # `attrs={"split": mode}`: the vector half runs on both AIV sub-blocks.
+    split: SplitMode = SplitMode.NONE
 
     @property
     def name(self) -> str:
@@ -50,10 +52,24 @@ def function(
     microbatches in the order `schedule` ("gpipe", the default, or
     "interleaved" when a device holds several stages) gives.
 
-    pypto's `attrs=`, `level=`, `role=`, `strict_ssa=` and kinds blockpipe
-    lacks (`pl.FunctionType.Opaque`) are accepted here; compiling the
-    program is then a CompileError naming them at the decorator."""
+    `attrs={"split": pl.SplitMode.UP_DOWN}` (or LEFT_RIGHT) on a kernel runs
+    its vector half on both AIV sub-blocks of the core group, each on half
+    the rows (columns) of every vector tile; the code is written for whole
+    tiles and `pl.tile.get_subblock_idx()` says which half runs.
+
+    pypto's other `attrs=`, `level=`, `role=`, `strict_ssa=` are accepted
+    here; compiling the program is then a CompileError naming them at the
+    decorator."""
     unsupported = unsupported_in(type)
+    split = SplitMode.NONE
+    if isinstance(attrs, dict) and set(attrs) == {"split"}:
+        split = attrs["split"]
+        if not isinstance(split, SplitMode):
+            raise TypeError(f"pl.function(attrs={{'split': ...}}) takes a pl.SplitMode, got {split!r}")
+        if type in (FunctionType.Orchestration, FunctionType.Pipeline):
+            raise TypeError("pl.function(attrs={'split': ...}) is for kernels (InCore, AIC, AIV, Group), "
+                            f"not {type.name} functions")
+        attrs = None
     for keyword, value in (("attrs", attrs), ("level", level), ("role", role),
                            ("strict_ssa", strict_ssa)):
         if unsupported is None and value is not None:
@@ -78,7 +94,7 @@ def function(
         raise TypeError(f"pl.function(schedule=...) takes a string, got {schedule!r}")
 
     def mark(fn: Callable) -> Callable:
-        fn.__bp_function__ = FunctionSpec(fn, type, device, microbatches, schedule)
+        fn.__bp_function__ = FunctionSpec(fn, type, device, microbatches, schedule, split=split)
         return fn
 
     return mark(_fn) if _fn is not None else mark

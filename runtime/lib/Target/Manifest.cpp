@@ -40,6 +40,10 @@ constexpr NameTable<CoreType> kCoreTypes[] = {{"incore", CoreType::Incore},
                                               {"aic", CoreType::Aic},
                                               {"aiv", CoreType::Aiv},
                                               {"group", CoreType::Group}};
+constexpr NameTable<SplitMode> kSplitModes[] = {
+    {"none", SplitMode::None},
+    {"up_down", SplitMode::UpDown},
+    {"left_right", SplitMode::LeftRight}};
 constexpr NameTable<ParamKind> kParamKinds[] = {
     {"tensor", ParamKind::Tensor},
     {"scalar", ParamKind::Scalar},
@@ -508,6 +512,8 @@ ManifestKernel readKernel(const json &value, const std::string &path,
   if (!reader.ok())
     return kernel;
   kernel.pipeLayout = readPipeLayout(reader, kernel.signature, errors);
+  if (reader.find("split"))
+    kernel.split = reader.oneOf("split", kSplitModes);
   reader.rejectUnknown();
   return kernel;
 }

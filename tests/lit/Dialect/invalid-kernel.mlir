@@ -284,6 +284,38 @@ func.func @row_max_1d(%a: !bp.tile<16xf32, vec>) attributes {bp.kind = #bp<kind 
 
 // -----
 
+func.func @col_sum_shape(%a: !bp.tile<16x8xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{result of reducing 16x8 must be 1x8, got 16x1}}
+  %c = bp.col_sum %a : !bp.tile<16x8xf32, vec> -> !bp.tile<16x1xf32, vec>
+  return
+}
+
+// -----
+
+func.func @select_mask_shape(%m: !bp.tile<8x16xf32, vec>, %a: !bp.tile<16x16xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{mask shape 8x16 differs from the operands' 16x16}}
+  %c = bp.select %m, %a, %a : !bp.tile<8x16xf32, vec>, !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  return
+}
+
+// -----
+
+func.func @cmp_scalar_type(%a: !bp.tile<16x16xf32, vec>, %s: i32) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{scalar operand of type 'i32' does not match the tile's element type 'f32'}}
+  %c = bp.cmp eq, %a, %s : !bp.tile<16x16xf32, vec>, i32
+  return
+}
+
+// -----
+
+func.func @tri_1d(%d: index) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{result must be a 2-D tile}}
+  %c = bp.tri %d : !bp.tile<16xf32, vec>
+  return
+}
+
+// -----
+
 func.func @cast_shape(%a: !bp.tile<16x8xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
   // expected-error @+1 {{changes only the element type; shapes 16x8 and 8x16 differ}}
   %c = bp.cast %a : !bp.tile<16x8xf32, vec> -> !bp.tile<8x16xf16, vec>

@@ -62,6 +62,23 @@ func.func @vector_ops(%x: !bp.tensor<64x16xf32>, %y: !bp.tensor<?x16xf16>,
   %rs = bp.row_sum %sum0 : !bp.tile<16x16xf32, vec> -> !bp.tile<16x1xf32, vec>
   // CHECK: bp.row_max
   %rm = bp.row_max %sum0 : !bp.tile<16x16xf32, vec> -> !bp.tile<16x1xf32, vec>
+  // CHECK: bp.row_min %{{.*}} : !bp.tile<16x16xf32, vec> -> !bp.tile<16x1xf32, vec>
+  %rmin = bp.row_min %sum0 : !bp.tile<16x16xf32, vec> -> !bp.tile<16x1xf32, vec>
+  // CHECK: bp.col_sum %{{.*}} : !bp.tile<16x16xf32, vec> -> !bp.tile<1x16xf32, vec>
+  %csum = bp.col_sum %sum0 : !bp.tile<16x16xf32, vec> -> !bp.tile<1x16xf32, vec>
+  // CHECK: bp.col_max %{{.*}} : !bp.tile<16x16xf32, vec> -> !bp.tile<1x16xf32, vec>
+  %cmax = bp.col_max %sum0 : !bp.tile<16x16xf32, vec> -> !bp.tile<1x16xf32, vec>
+  // CHECK: bp.cmp lt, %{{.*}}, %{{.*}} : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  %lt = bp.cmp lt, %sum0, %hc : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  // CHECK: bp.tri %{{.*}} upper : !bp.tile<16x16xf32, vec>
+  %up = bp.tri %c0 upper : !bp.tile<16x16xf32, vec>
+  // CHECK: bp.tri %{{.*}} : !bp.tile<16x16xi32, vec>
+  %lo = bp.tri %c0 : !bp.tile<16x16xi32, vec>
+  %ninf = arith.constant -1.0e30 : f32
+  // CHECK: bp.select %{{.*}}, %{{.*}}, %{{.*}} : !bp.tile<16x16xi32, vec>, !bp.tile<16x16xf32, vec>, f32
+  %sel = bp.select %lo, %sum0, %ninf : !bp.tile<16x16xi32, vec>, !bp.tile<16x16xf32, vec>, f32
+  // CHECK: bp.select %{{.*}}, %{{.*}}, %{{.*}} : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  %sel2 = bp.select %lt, %sum0, %up : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
   // CHECK: bp.transpose %{{.*}} : !bp.tile<16x1xf32, vec> -> !bp.tile<1x16xf32, vec>
   %tr = bp.transpose %rm : !bp.tile<16x1xf32, vec> -> !bp.tile<1x16xf32, vec>
   // CHECK: bp.full 1.000000e+00 : f32 -> !bp.tile<16x1xf32, vec>

@@ -1,6 +1,7 @@
 // --bp-default-pipeline runs the passes in order: the target is attached,
 // popped tiles are typed, memory spaces are decided, an incore kernel mixing
-// cube and vector work is split, its pipe gets the per-block buffer, returns
+// cube and vector work is split (and a split vector half shared by both AIV
+// subblocks), its pipe gets the per-block buffer, returns
 // are normalized, and the permute is decomposed and verified.
 // RUN: bp-opt --bp-default-pipeline %s | FileCheck %s
 // With dump-dir, the IR after each pass is written to NN_<pass>.mlir.
@@ -16,11 +17,12 @@
 // DUMP-NEXT: 02_bp-infer-pipe-types.mlir
 // DUMP-NEXT: 03_bp-infer-memory-spaces.mlir
 // DUMP-NEXT: 04_bp-expand-mixed-kernel.mlir
-// DUMP-NEXT: 05_bp-inject-gm-pipe-buffer.mlir
-// DUMP-NEXT: 06_bp-normalize-return-order.mlir
-// DUMP-NEXT: 07_bp-pipeline-stages.mlir
-// DUMP-NEXT: 08_bp-decompose-collective-permute.mlir
-// DUMP-NEXT: 09_bp-verify-p2p.mlir
+// DUMP-NEXT: 05_bp-split-vector-kernel.mlir
+// DUMP-NEXT: 06_bp-inject-gm-pipe-buffer.mlir
+// DUMP-NEXT: 07_bp-normalize-return-order.mlir
+// DUMP-NEXT: 08_bp-pipeline-stages.mlir
+// DUMP-NEXT: 09_bp-decompose-collective-permute.mlir
+// DUMP-NEXT: 10_bp-verify-p2p.mlir
 
 // After expand-mixed-kernel the halves exist but have no buffer yet.
 // AFTER-EXPAND: bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096){{$}}

@@ -467,6 +467,114 @@ TEST(Pipe, SecondAivSubblockRunsButDoesNotUsePipes) {
   EXPECT_TRUE(contains(error, "AIC with AIV subblock 0 only")) << error;
 }
 
+// A split pipe connects the AIC with both AIV subblocks: the AIC moves
+// whole tiles, each subblock its half. Here 8-int tiles round trip: the AIC
+// pushes tile t = {t*100 + i}, subblock s pops ints 4s..4s+3, adds 1000 and
+// pushes them back; the AIC pops the joined tile. Slots are reused (5
+// tiles, 2 slots), so the two subblocks' frees and pushes must both land.
+struct SplitArgs {
+  int32_t split = BP_SPLIT_UP_DOWN;
+  int64_t tiles = 5;
+  bool subblock1Skips = false; // subblock 1 returns at once
+  std::atomic<int> wrong{0};
+};
+
+constexpr int64_t kSplitSlot = 8 * sizeof(int32_t);
+
+int32_t splitAic(void **args, const bp_block_context *ctx) {
+  auto *a = static_cast<SplitArgs *>(args[0]);
+  char *pipes = static_cast<char *>(args[1]) + ctx->block_idx * 1024;
+  BP_CHECK(
+      bp_pipe_init_split(ctx, 0, pipes, BP_PIPE_BOTH, kSplitSlot, 2, a->split));
+  for (int64_t t = 0; t < a->tiles; ++t) {
+    int32_t tile[8];
+    for (int i = 0; i < 8; ++i)
+      tile[i] = int32_t(t * 100 + i);
+    BP_CHECK(bp_tpush(ctx, 0, BP_PIPE_C2V, tile, sizeof tile));
+    int32_t back[8];
+    BP_CHECK(bp_tpop_copy(ctx, 0, BP_PIPE_V2C, back, sizeof back));
+    BP_CHECK(bp_tfree(ctx, 0, BP_PIPE_V2C));
+    for (int i = 0; i < 8; ++i)
+      if (back[i] != tile[i] + 1000)
+        a->wrong.fetch_add(1);
+  }
+  return BP_OK;
+}
+
+int32_t splitAiv(void **args, const bp_block_context *ctx) {
+  auto *a = static_cast<SplitArgs *>(args[0]);
+  if (a->subblock1Skips && ctx->subblock_idx == 1)
+    return BP_OK;
+  char *pipes = static_cast<char *>(args[1]) + ctx->block_idx * 1024;
+  BP_CHECK(
+      bp_pipe_init_split(ctx, 0, pipes, BP_PIPE_BOTH, kSplitSlot, 2, a->split));
+  for (int64_t t = 0; t < a->tiles; ++t) {
+    int32_t half[4];
+    BP_CHECK(bp_tpop_copy(ctx, 0, BP_PIPE_C2V, half, sizeof half));
+    BP_CHECK(bp_tfree(ctx, 0, BP_PIPE_C2V));
+    for (int i = 0; i < 4; ++i) {
+      if (half[i] != int32_t(t * 100 + ctx->subblock_idx * 4 + i))
+        a->wrong.fetch_add(1);
+      half[i] += 1000;
+    }
+    BP_CHECK(bp_tpush(ctx, 0, BP_PIPE_V2C, half, sizeof half));
+  }
+  return BP_OK;
+}
+
+LaunchSpec twoSubblocks(int64_t blocks) {
+  LaunchSpec spec;
+  spec.blockNum = blocks;
+  spec.aivSubblocks = 2;
+  return spec;
+}
+
+TEST(Pipe, SplitPipeGivesEachSubblockItsHalf) {
+  CpuSimDevice device;
+  std::vector<char> buffer(1024 * 6);
+  Kernel kernel = Kernel::makeGroup("halves", splitAic, splitAiv);
+  for (int32_t split : {BP_SPLIT_UP_DOWN, BP_SPLIT_LEFT_RIGHT}) {
+    SplitArgs a;
+    a.split = split;
+    device.run(kernel, twoSubblocks(6), {&a, buffer.data()});
+    EXPECT_EQ(a.wrong.load(), 0) << "split " << split;
+  }
+}
+
+TEST(Pipe, SplitPipeMisuseFailsTheLaunch) {
+  CpuSimDevice device;
+  std::vector<char> buffer(1024 * 2);
+  Kernel kernel = Kernel::makeGroup("halves", splitAic, splitAiv);
+
+  // One subblock: nobody would take the second halves.
+  SplitArgs one;
+  LaunchSpec spec;
+  spec.blockNum = 2;
+  std::string error = errorOf([&] {
+    device.run(kernel, spec, {&one, buffer.data()});
+  });
+  EXPECT_TRUE(contains(error, "split pipe connects both AIV subblocks, but "
+                              "the launch runs 1"))
+      << error;
+
+  // Subblock 1 returns without taking its half: the AIC's wait ends.
+  SplitArgs gone;
+  gone.subblock1Skips = true;
+  error = errorOf([&] {
+    device.run(kernel, twoSubblocks(2), {&gone, buffer.data()});
+  });
+  EXPECT_TRUE(contains(error, "AIV subblock 1 half returned without")) << error;
+
+  // A split mode the ABI does not know.
+  SplitArgs bad;
+  bad.split = 7;
+  error = errorOf([&] {
+    device.run(kernel, twoSubblocks(2), {&bad, buffer.data()});
+  });
+  EXPECT_TRUE(contains(error, "split 7 is not 0 (none), 1 (up_down) or 2"))
+      << error;
+}
+
 TEST(Pipe, SlotFlagsLiveInGmControlMemory) {
   CpuSimDevice device;
   const int64_t before = device.gm().liveAllocations();

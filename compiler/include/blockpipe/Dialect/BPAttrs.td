@@ -54,6 +54,33 @@ def BP_PipeDirs : I32BitEnumAttr<"PipeDirs", "directions a pipe carries", [
 }
 def BP_PipeDirsAttr : EnumAttr<BP_Dialect, BP_PipeDirs, "pipe_dirs">;
 
+// How the vector half of a kernel is shared by a core group's two AIV
+// subblocks (a function's `bp.split`). Values match KernelABI.h's
+// BP_SPLIT_* and pypto's pl.SplitMode.
+def BP_SplitMode : I32EnumAttr<"SplitMode", "how the AIV subblocks share a kernel's vector half", [
+  I32EnumAttrCase<"None", 0, "none">,
+  I32EnumAttrCase<"UpDown", 1, "up_down">,
+  I32EnumAttrCase<"LeftRight", 2, "left_right">
+]> {
+  let cppNamespace = "::mlir::bp";
+  let genSpecializedAttr = 0;
+}
+def BP_SplitModeAttr : EnumAttr<BP_Dialect, BP_SplitMode, "split">;
+
+// bp.cmp's predicate; values are pypto's cmp_type.
+def BP_CmpPredicate : I32EnumAttr<"CmpPredicate", "an elementwise comparison", [
+  I32EnumAttrCase<"EQ", 0, "eq">,
+  I32EnumAttrCase<"NE", 1, "ne">,
+  I32EnumAttrCase<"LT", 2, "lt">,
+  I32EnumAttrCase<"LE", 3, "le">,
+  I32EnumAttrCase<"GT", 4, "gt">,
+  I32EnumAttrCase<"GE", 5, "ge">
+]> {
+  let cppNamespace = "::mlir::bp";
+  let genSpecializedAttr = 0;
+}
+def BP_CmpPredicateAttr : EnumAttr<BP_Dialect, BP_CmpPredicate, "cmp">;
+
 def BP_ParamDir : I32EnumAttr<"ParamDir", "direction of a tensor parameter", [
   I32EnumAttrCase<"In", 0, "in">,
   I32EnumAttrCase<"Out", 1, "out">,

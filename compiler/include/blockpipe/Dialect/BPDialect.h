@@ -43,6 +43,9 @@ namespace mlir::bp {
 std::optional<FunctionKind> getFunctionKind(func::FuncOp func);
 void setFunctionKind(func::FuncOp func, FunctionKind kind);
 
+/// A kernel's `bp.split` (SplitMode::None without one).
+SplitMode getSplitMode(func::FuncOp func);
+
 /// Index of the parameter marked `bp.gm_pipe_buffer`, if `func` has one.
 std::optional<unsigned> getGMPipeBufferArgIndex(func::FuncOp func);
 

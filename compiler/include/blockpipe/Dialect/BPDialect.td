@@ -43,6 +43,10 @@ def BP_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kNumDevicesAttrName =
         "bp.num_devices";
     static constexpr ::llvm::StringLiteral kParamDirAttrName = "bp.dir";
+    /// A kernel's #bp<split ...>: up_down or left_right run its vector half
+    /// on both AIV subblocks, each on half the rows or columns of every
+    /// vector tile (bp-split-vector-kernel).
+    static constexpr ::llvm::StringLiteral kSplitAttrName = "bp.split";
     /// The module's #bp.target (set by bp-register-target).
     static constexpr ::llvm::StringLiteral kTargetAttrName = "bp.target";
     /// Per-block bytes of the `__gm_pipe_buffer` a function takes (set by

@@ -314,6 +314,77 @@ class BP_RowReductionOp<string mnemonic, string what>
 
 def BP_RowSumOp : BP_RowReductionOp<"row_sum", "sum">;
 def BP_RowMaxOp : BP_RowReductionOp<"row_max", "maximum">;
+def BP_RowMinOp : BP_RowReductionOp<"row_min", "minimum">;
+
+class BP_ColReductionOp<string mnemonic, string what>
+    : BP_Op<mnemonic, [Pure, BP_KernelOnly, BP_VectorOp, BP_InferResultType]> {
+  let summary = "column " # what # " of a 2-D vec tile into a 1xN tile";
+  let arguments = (ins BP_Tile:$source);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+  let extraClassDeclaration = BP_AnyResultTypeIsCompatible;
+}
+
+def BP_ColSumOp : BP_ColReductionOp<"col_sum", "sum">;
+def BP_ColMaxOp : BP_ColReductionOp<"col_max", "maximum">;
+
+def BP_CmpOp : BP_Op<"cmp", [Pure, BP_KernelOnly, BP_VectorOp,
+                             AllTypesMatch<["lhs", "result"]>]> {
+  let summary = "elementwise comparison: 1 where it holds, else 0";
+  let description = [{
+    Compares a `vec` tile with a tile of the same type or a scalar of its
+    element type; the result, of the left operand's type, holds 1 where the
+    predicate holds and 0 elsewhere (a mask for `bp.select`).
+
+    ```mlir
+    %m = bp.cmp lt, %a, %b : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+    %n = bp.cmp ge, %a, %s : !bp.tile<16x16xf32, vec>, f32
+    ```
+  }];
+  let arguments = (ins BP_CmpPredicateAttr:$predicate, BP_Tile:$lhs,
+                       AnyTypeOf<[BP_Tile, BP_Scalar]>:$rhs);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))";
+  let hasVerifier = 1;
+}
+
+def BP_SelectOp : BP_Op<"select", [Pure, BP_KernelOnly, BP_VectorOp,
+                                   AllTypesMatch<["lhs", "result"]>]> {
+  let summary = "elementwise choice by a mask";
+  let description = [{
+    Where `mask` (a `vec` tile of the same shape, any element type) is
+    nonzero, the element of `lhs`; elsewhere that of `rhs`, a tile of `lhs`'s
+    type or a scalar of its element type.
+
+    ```mlir
+    %y = bp.select %m, %a, %ninf : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>, f32
+    ```
+  }];
+  let arguments = (ins BP_Tile:$mask, BP_Tile:$lhs,
+                       AnyTypeOf<[BP_Tile, BP_Scalar]>:$rhs);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$mask `,` $lhs `,` $rhs attr-dict `:` qualified(type($mask)) `,` qualified(type($lhs)) `,` qualified(type($rhs))";
+  let hasVerifier = 1;
+}
+
+def BP_TriOp : BP_Op<"tri", [Pure, BP_KernelOnly, BP_VectorOp]> {
+  let summary = "a triangular mask tile";
+  let description = [{
+    1 at (i, j) where `j <= i + diagonal` (lower, the default; a causal
+    mask with diagonal 0) or, with `upper`, where `j >= i + diagonal`; 0
+    elsewhere.
+
+    ```mlir
+    %m = bp.tri %d : !bp.tile<16x64xf32, vec>
+    %u = bp.tri %d upper : !bp.tile<16x16xi32, vec>
+    ```
+  }];
+  let arguments = (ins Index:$diagonal, UnitAttr:$upper);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$diagonal (`upper` $upper^)? attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+}
 
 def BP_TransposeOp
     : BP_Op<"transpose", [Pure, BP_KernelOnly, BP_VectorOp, BP_InferResultType]> {

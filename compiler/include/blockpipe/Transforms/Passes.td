@@ -152,6 +152,35 @@ def BPExpandMixedKernel : Pass<"bp-expand-mixed-kernel", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::bp::BPDialect"];
 }
 
+def BPSplitVectorKernel : Pass<"bp-split-vector-kernel", "::mlir::ModuleOp"> {
+  let summary = "Share the vector half of a split kernel between both AIV "
+                "subblocks";
+  let description = [{
+    A core group has two AIV subblocks. An `aiv` function (a group's vector
+    half, made by bp-expand-mixed-kernel, or a user's) whose `bp.split` is
+    `up_down` (`left_right`) is written for whole tiles and runs on both
+    subblocks, each on its half of the rows (columns) of every vector tile:
+
+    - every vec tile with more than one row (column) gets half of them (a
+      tile of one row under up_down, or one column under left_right, stays
+      whole on both subblocks: a broadcast operand such as a bias row);
+    - every load and store of a halved tile moves its window by
+      `get_subblock_idx() * half` along the split dimension, so subblock 0
+      takes the top (left) half and subblock 1 the bottom (right) half;
+    - pops and pushes move the halves: the pipe is split (codegen
+      initializes it with `bp_pipe_init_split`), the AIC pushing and popping
+      whole tiles whose halves go to (come from) the two subblocks.
+
+    Launches of a split kernel run 2 AIV subblocks per block (codegen).
+
+    Errors (at the op): a vec tile whose split extent is odd (other than 1)
+    or that is not 2-D; a transpose; a row reduction under left_right (each
+    subblock would see half of every row); a store of a tile of one split
+    row (column), which both subblocks hold whole; a tile parameter.
+  }];
+  let dependentDialects = ["::mlir::bp::BPDialect", "::mlir::arith::ArithDialect"];
+}
+
 def BPInjectGMPipeBuffer : Pass<"bp-inject-gm-pipe-buffer", "::mlir::ModuleOp"> {
   let summary = "Give every function that uses a GM pipe its per-block pipe "
                 "buffer";

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import ast
 
-from blockpipe.language.types import FunctionType, MemorySpace, TileType
+from blockpipe.language.types import FunctionType, MemorySpace, SplitMode, TileType
 from blockpipe.language.ops import operation
 from blockpipe.language.ops.vector import vector_operand
+from blockpipe.language.values import Value
 
 
 def _initialize(side: FunctionType):
@@ -57,10 +58,24 @@ def _ring(cx, direction: str, pipe: int) -> dict:
     return {"dir": cx.builder.pipe_dir(direction), "pipe": cx.builder.i64(pipe)}
 
 
-def _pipe_id(cx, pipe_id, aiv_idx) -> int:
+def _pipe_id(cx, call, pipe_id, aiv_idx, split=None, pipe_id_alias=None) -> int:
+    """The pipe a push/pop/free names (`pipe_id=`, or pypto's `id=`),
+    after checking `split=` against the function's split mode."""
     index = cx.static_int(aiv_idx, "aiv_idx")
     if index != 0:
-        raise cx.error(aiv_idx, "pipes connect the AIC with AIV subblock 0; aiv_idx must be 0")
+        raise cx.error(aiv_idx, "a pipe's AIV end is sub-block 0, or both sub-blocks when the function is "
+                                "split (attrs={'split': ...}); aiv_idx must be 0")
+    if split is not None:
+        mode = cx.static_int(split, "split")
+        if mode != cx.spec.split.value:
+            names = {m.value: m.name for m in SplitMode}
+            raise cx.error(split, f"split={mode} ({names.get(mode, 'not a pl.SplitMode')}) disagrees with the "
+                                  f"function's split mode {cx.spec.split.name}; set "
+                                  "@pl.function(attrs={'split': pl.SplitMode...}) on the function")
+    if pipe_id_alias is not None:
+        if not (isinstance(pipe_id, int) and pipe_id == 0):
+            raise cx.error(pipe_id_alias, "give the pipe as pipe_id= or id=, not both")
+        pipe_id = pipe_id_alias
     return cx.static_int(pipe_id, "pipe_id")
 
 
@@ -68,8 +83,8 @@ def _push(side: FunctionType, direction: str):
     what = "tpush_to_aiv" if side is FunctionType.AIC else "tpush_to_aic"
     peer = "AIV" if side is FunctionType.AIC else "AIC"
 
-    def lower(cx, call, tile, pipe_id=0, aiv_idx=0):
-        pipe = _pipe_id(cx, pipe_id, aiv_idx)
+    def lower(cx, call, tile, pipe_id=0, aiv_idx=0, split=None, id=None):  # noqa: A002 - pypto's keyword
+        pipe = _pipe_id(cx, call, pipe_id, aiv_idx, split, id)
         value = cx.tile_arg(tile, f"pl.{what}'s tile")
         if side is FunctionType.AIV:
             value = vector_operand(cx, value, tile, f"pl.{what}'s tile")
@@ -82,6 +97,9 @@ def _push(side: FunctionType, direction: str):
 
     tile: at most the pipe's slot_size bytes{"; a Vec tile" if side is FunctionType.AIV else ""}.
     aiv_idx: the AIV sub-block at the other end (0).
+    split: the function's split mode as an int (0 NONE, 1 UP_DOWN, 2
+        LEFT_RIGHT), pypto's spelling; checked against the function's.
+    id: pypto's name for pipe_id.
 
     Valid in {side.name} functions of a group.
     """
@@ -97,8 +115,8 @@ def _pop(side: FunctionType, direction: str):
     default_space = MemorySpace.Vec if side is FunctionType.AIV else MemorySpace.Mat
     free = "tfree_to_aic" if side is FunctionType.AIV else "tfree_to_aiv"
 
-    def lower(cx, call, pipe_id=0, aiv_idx=0):
-        pipe = _pipe_id(cx, pipe_id, aiv_idx)
+    def lower(cx, call, pipe_id=0, aiv_idx=0, split=None, id=None):  # noqa: A002 - pypto's keyword
+        pipe = _pipe_id(cx, call, pipe_id, aiv_idx, split, id)
         expected = call.expected
         if isinstance(expected, TileType) and not expected.unknown:
             # bp-infer-pipe-types checks it against the pushes.
@@ -112,6 +130,7 @@ def _pop(side: FunctionType, direction: str):
                     else TileType(None, None, default_space))
         (result,) = cx.create("bp.tpop", [], [tile], _ring(cx, direction, pipe),
                               call.node, call.name)
+        cx.popped.append((result, direction, pipe))
         return result
 
     lower.__name__ = what
@@ -136,15 +155,25 @@ def _free(side: FunctionType, direction: str):
     what = "tfree_to_aic" if side is FunctionType.AIV else "tfree_to_aiv"
     pop = "tpop_from_aic" if side is FunctionType.AIV else "tpop_from_aiv"
 
-    def lower(cx, call, pipe_id=0, aiv_idx=0):
-        pipe = _pipe_id(cx, pipe_id, aiv_idx)
+    def lower(cx, call, tile=None, pipe_id=0, aiv_idx=0, split=None, id=None):  # noqa: A002 - pypto's keyword
+        value = cx.expr(tile) if tile is not None else None
+        if tile is not None and not isinstance(value, Value):
+            tile, pipe_id = None, tile  # pl.{what}(pipe_id): the pipe given first
+        pipe = _pipe_id(cx, call, pipe_id, aiv_idx, split, id)
+        if tile is not None:
+            popped = next((p for p in cx.popped if p[0] is value), None)
+            if popped is None:
+                raise cx.error(tile, f"pl.{what} frees a tile popped with pl.{pop}; this is not one")
+            if popped[1:] != (direction, pipe):
+                raise cx.error(tile, f"this tile was popped from pipe {popped[2]}, not pipe {pipe}")
         cx.create("bp.tfree", [], [], _ring(cx, direction, pipe), call.node)
         return None
 
     lower.__name__ = what
     lower.__doc__ = f"""Frees the oldest slot popped from pipe `pipe_id` with pl.{pop}:
-    the producer may push into it again. The popped tile must not be used
-    after it.
+    `pl.{what}(t)`, with the popped tile (pypto's form), or
+    `pl.{what}(pipe_id=...)`. The producer may push into the slot again;
+    the tile must not be used after it.
 
     Valid in {side.name} functions of a group.
     """

@@ -6,7 +6,7 @@ where a legal move exists). Valid in InCore and AIV functions; the operators
 from __future__ import annotations
 
 from blockpipe.language.ops import operation
-from blockpipe.language.types import INDEX, FunctionType, MemorySpace, ScalarType, TileType
+from blockpipe.language.types import INDEX, INT32, DType, FunctionType, MemorySpace, ScalarType, TileType
 from blockpipe.language.rules import broadcast_hint, broadcasts, requires_float
 from blockpipe.language.values import Value, describe
 
@@ -83,24 +83,140 @@ sigmoid = _unary("sigmoid", "logistic sigmoid 1 / (1 + exp(-x))")
 
 
 def _reduction(op: str, what: str):
-    def lower(cx, call, tile):
+    parts, shape = ("rows", "[M, 1]") if op.startswith("row") else ("columns", "[1, N]")
+
+    def lower(cx, call, tile, tmp_tile=None):
         t = vector_operand(cx, cx.tile_arg(tile, f"pl.{op}'s operand"), call.node, f"pl.{op}'s operand")
         if not t.type.unknown and len(t.type.shape) != 2:
-            raise cx.error(call.node, f"pl.{op} reduces the rows of a 2-D tile, got {list(t.type.shape)}")
+            raise cx.error(call.node, f"pl.{op} reduces the {parts} of a 2-D tile, got {list(t.type.shape)}")
         (result,) = cx.create(f"bp.{op}", [t], None, {}, call.node, call.name)
         return result
 
     lower.__name__ = op
-    lower.__doc__ = f"""The {what} of each row of a 2-D tile: [M, N] -> [M, 1].
+    lower.__doc__ = f"""The {what} of each {parts[:-1]} of a 2-D tile: [M, N] -> {shape}.
 
     Combine the result with the tile by broadcasting, e.g.
-    `pl.sub(x, pl.{op}(x))`. Valid in InCore and AIV functions.
+    `pl.sub(x, pl.{op}(x))`. pypto's scratch `tmp_tile` is accepted and not
+    needed. Valid in InCore and AIV functions.
     """
     return operation(kinds=VECTOR_KINDS)(lower)
 
 
 row_sum = _reduction("row_sum", "sum")
 row_max = _reduction("row_max", "maximum")
+row_min = _reduction("row_min", "minimum")
+col_sum = _reduction("col_sum", "sum")
+col_max = _reduction("col_max", "maximum")
+
+# pypto's cmp_type values, in bp.cmp's order.
+CMP_TYPES = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
+def _cmp(name: str):
+    def lower(cx, call, lhs, rhs, cmp_type=0):
+        kind = cx.static_int(cmp_type, "cmp_type")
+        if not 0 <= kind < len(CMP_TYPES):
+            raise cx.error(cmp_type, f"cmp_type must be 0 (EQ), 1 (NE), 2 (LT), 3 (LE), 4 (GT) or 5 (GE), got {kind}")
+        return binary(cx, "cmp", cx.tile_arg(lhs, f"pl.{name}'s lhs"), cx.expr(rhs), call.node, call.name,
+                      {"predicate": cx.builder.cmp_predicate(CMP_TYPES[kind])})
+
+    lower.__name__ = name.rsplit(".", 1)[-1]
+    lower.__doc__ = """Elementwise comparison, 1 where it holds and 0 elsewhere, in
+    the lhs's dtype (a mask for pl.sel / pl.where):
+    `m = pl.cmp(scores, 0.0, cmp_type=pl.CmpType.GT)`.
+
+    rhs: a tile of the lhs's shape and dtype (or a row or column broadcast),
+        or a scalar. cmp_type: 0 EQ, 1 NE, 2 LT, 3 LE, 4 GT, 5 GE (pypto's).
+    Valid in InCore and AIV functions.
+    """
+    return operation(name=name, kinds=VECTOR_KINDS)(lower)
+
+
+cmp = _cmp("cmp")
+cmps = _cmp("cmps")
+tile_cmp = _cmp("tile.cmp")
+tile_cmps = _cmp("tile.cmps")
+
+
+def select(cx, mask, lhs, rhs, node, name):
+    """Where `mask` is nonzero `lhs`, elsewhere `rhs` (a tile or scalar)."""
+    mask = vector_operand(cx, mask, node, "the mask")
+    lhs = cx.typed_tile(vector_operand(cx, lhs, node, "the selected tile"), node, "a selection")
+    if isinstance(rhs, Value) and isinstance(rhs.type, TileType):
+        rhs = vector_operand(cx, rhs, node, "the other tile")
+        if not rhs.type.unknown and (rhs.type.shape, rhs.type.dtype) != (lhs.type.shape, lhs.type.dtype):
+            raise cx.error(node, f"both choices must be tiles of one shape and dtype, got {lhs.type} and {rhs.type}")
+    else:
+        rhs = cx.as_value(rhs, node, like=lhs.type)
+    if not mask.type.unknown and mask.type.shape != lhs.type.shape:
+        raise cx.error(node, f"the mask is {list(mask.type.shape)} but the tiles are {list(lhs.type.shape)}")
+    (result,) = cx.create("bp.select", [mask, lhs, rhs], None, {}, node, name)
+    return result
+
+
+@operation(kinds=VECTOR_KINDS)
+def where(cx, call, mask, lhs, rhs):
+    """`lhs` where `mask` is nonzero, else `rhs`:
+    `pl.where(pl.tile.tri(q0, [16, 64], dtype=pl.FP32), s, -1e30)` (a causal mask).
+
+    mask: a tile of the result's shape (any dtype). lhs: a tile. rhs: a tile of
+    lhs's shape and dtype, or a scalar. Valid in InCore and AIV functions.
+    """
+    return select(cx, cx.tile_arg(mask, "pl.where's mask"), cx.tile_arg(lhs, "pl.where's lhs"),
+                  cx.expr(rhs), call.node, call.name)
+
+
+def _sel(name: str):
+    def lower(cx, call, mask, lhs, rhs, tmp=None):
+        return select(cx, cx.tile_arg(mask, f"pl.{name}'s mask"), cx.tile_arg(lhs, f"pl.{name}'s lhs"),
+                      cx.expr(rhs), call.node, call.name)
+
+    lower.__name__ = name.rsplit(".", 1)[-1]
+    lower.__doc__ = f"""pypto's `pl.{name}(mask, lhs, rhs, tmp)`: pl.where(mask, lhs, rhs);
+    the scratch `tmp` is accepted and not needed."""
+    return operation(name=name, kinds=VECTOR_KINDS)(lower)
+
+
+def _sels(name: str):
+    def lower(cx, call, mask, src, tmp, scalar):
+        return select(cx, cx.tile_arg(mask, f"pl.{name}'s mask"), cx.tile_arg(src, f"pl.{name}'s src"),
+                      cx.expr(scalar), call.node, call.name)
+
+    lower.__name__ = name.rsplit(".", 1)[-1]
+    lower.__doc__ = f"""pypto's `pl.{name}(mask, src, tmp, scalar)`: pl.where(mask, src,
+    scalar)."""
+    return operation(name=name, kinds=VECTOR_KINDS)(lower)
+
+
+sel, tile_sel = _sel("sel"), _sel("tile.sel")
+sels, tile_sels = _sels("sels"), _sels("tile.sels")
+
+
+@operation(name="tile.tri", kinds=VECTOR_KINDS)
+def tri(cx, call, diagonal, shape, valid_shape=None, dtype=None, upper=False):
+    """A triangular mask: 1 at (i, j) where j <= i + diagonal (or, with
+    upper=True, j >= i + diagonal), 0 elsewhere; diagonal 0 is a causal mask
+    and may be computed at run time (a block's first query row minus its
+    first key column): `pl.tile.tri(q0 - k0, [16, 64], dtype=pl.FP32)`.
+
+    dtype: the tile's (pl.INT32 by default, pypto's). valid_shape= is
+    pypto's and not supported. Valid in InCore and AIV functions.
+    """
+    if valid_shape is not None:
+        raise cx.error(valid_shape, "pl.tile.tri's valid_shape= is not supported by blockpipe")
+    dims = cx.shape_arg(shape, "pl.tile.tri's shape")
+    if len(dims) != 2:
+        raise cx.error(shape, f"pl.tile.tri makes a 2-D tile, got shape {list(dims)}")
+    kind = INT32 if dtype is None else cx.static(dtype)
+    if not isinstance(kind, DType):
+        raise cx.error(dtype, f"pl.tile.tri's dtype must be a pl dtype, got {kind!r}")
+    is_upper = cx.static(upper) if not isinstance(upper, bool) else upper
+    if not isinstance(is_upper, bool):
+        raise cx.error(upper, "pl.tile.tri's upper must be True or False")
+    attrs = {"upper": cx.builder.unit()} if is_upper else {}
+    (result,) = cx.create("bp.tri", [cx.index_value(cx.expr(diagonal), diagonal)],
+                          [TileType(dims, kind, MemorySpace.Vec)], attrs, call.node, call.name)
+    return result
 
 
 @operation(kinds=VECTOR_KINDS)
@@ -168,7 +284,7 @@ def vector_operand(cx, value: Value, node, what: str) -> Value:
     return cx.demand(value, MemorySpace.Vec, node, what)
 
 
-def binary(cx, op: str, lhs: Value, rhs, node, name):
+def binary(cx, op: str, lhs: Value, rhs, node, name, attrs=None):
     """`op` on the tile `lhs` and a tile or scalar `rhs` (also for `a + b`)."""
     cx.require_kind(node, op, VECTOR_KINDS)
     lhs = vector_operand(cx, lhs, node, f"pl.{op}'s operands")
@@ -198,7 +314,7 @@ def binary(cx, op: str, lhs: Value, rhs, node, name):
         rhs = cx.as_value(rhs, node, like=tile)
         if not isinstance(rhs.type, ScalarType):
             raise cx.error(node, f"pl.{op}'s second operand must be a tile or a scalar, got {rhs.type}")
-    (result,) = cx.create(f"bp.{op}", [lhs, rhs], None, {}, node, name)
+    (result,) = cx.create(f"bp.{op}", [lhs, rhs], None, attrs or {}, node, name)
     return result
 
 

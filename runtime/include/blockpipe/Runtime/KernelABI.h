@@ -33,8 +33,8 @@
  * (1 AIC + 2 AIV) while it runs, so more blocks than core groups run in
  * waves. A group kernel runs its AIC half and its AIV half concurrently for
  * every block (the AIV half once per vector subblock the launch asks for,
- * 1 or 2). Pipes connect the AIC half with AIV subblock 0 of the same block;
- * AIV subblock 1 may not use pipes.
+ * 1 or 2). A pipe connects the AIC half with AIV subblock 0 of the same
+ * block, or, when it is split, with both AIV subblocks (see Split pipes).
  *
  * Pipes
  * -----
@@ -51,6 +51,21 @@
  * the peer half is itself waiting on this one, or another block failed)
  * returns an error instead of hanging.
  *
+ * Split pipes
+ * -----------
+ * A pipe initialized with split BP_SPLIT_UP_DOWN or BP_SPLIT_LEFT_RIGHT
+ * (in a launch with 2 AIV subblocks) connects the AIC with both AIV
+ * subblocks: each slot is two halves of slot_size / 2 bytes, half s
+ * belonging to subblock s. An AIV subblock pushes and pops its half only
+ * (at most slot_size / 2 bytes); the AIC pushes and pops whole tiles,
+ * whose first half of bytes goes to (comes from) half 0 and second half to
+ * half 1, and its zero-copy pop sees the halves at offsets 0 and
+ * slot_size / 2. A slot the AIC pushes is free again once both subblocks
+ * freed it; a slot the subblocks push is full once both pushed their half.
+ * Which rows or columns a half holds is the kernels' convention: blockpipe's
+ * generated code keeps row-major halves for UP_DOWN (the top rows in half
+ * 0) and packs the left columns into half 0 for LEFT_RIGHT.
+ *
  *===----------------------------------------------------------------------===*/
 
 #ifndef BLOCKPIPE_RUNTIME_KERNELABI_H
@@ -63,7 +78,7 @@
 extern "C" {
 #endif
 
-#define BP_ABI_VERSION 1
+#define BP_ABI_VERSION 2
 
 /* Status codes of kernels and pipe functions. */
 enum {
@@ -81,6 +96,11 @@ enum { BP_CORE_AIC = 1, BP_CORE_AIV = 2 };
 /* Pipe directions; the same values as blockpipe::PipeDirBits. */
 enum { BP_PIPE_C2V = 1, BP_PIPE_V2C = 2, BP_PIPE_BOTH = 3 };
 
+/* How a pipe's tiles are shared by the two AIV subblocks (pypto's split
+ * modes): not at all (subblock 0 takes whole tiles), top and bottom rows,
+ * left and right columns. */
+enum { BP_SPLIT_NONE = 0, BP_SPLIT_UP_DOWN = 1, BP_SPLIT_LEFT_RIGHT = 2 };
+
 typedef struct bp_block_context bp_block_context;
 
 /* Runtime services reachable from a kernel. Reached through the context so
@@ -89,7 +109,7 @@ typedef struct bp_runtime_api {
   uint32_t abi_version;
   int32_t (*pipe_init)(const bp_block_context *ctx, int32_t pipe_id,
                        void *region, int32_t dir_mask, int64_t slot_size,
-                       int32_t slot_num);
+                       int32_t slot_num, int32_t split);
   int32_t (*tpush)(const bp_block_context *ctx, int32_t pipe_id, int32_t dir,
                    const void *tile, int64_t bytes);
   int32_t (*tpop)(const bp_block_context *ctx, int32_t pipe_id, int32_t dir,
@@ -143,7 +163,16 @@ static inline int32_t bp_pipe_init(const bp_block_context *ctx, int32_t pipe_id,
                                    void *region, int32_t dir_mask,
                                    int64_t slot_size, int32_t slot_num) {
   return ctx->api->pipe_init(ctx, pipe_id, region, dir_mask, slot_size,
-                             slot_num);
+                             slot_num, BP_SPLIT_NONE);
+}
+/* A pipe shared by both AIV subblocks (`split`: BP_SPLIT_UP_DOWN or
+ * BP_SPLIT_LEFT_RIGHT; see Split pipes). Every half of the block calls it. */
+static inline int32_t bp_pipe_init_split(const bp_block_context *ctx,
+                                         int32_t pipe_id, void *region,
+                                         int32_t dir_mask, int64_t slot_size,
+                                         int32_t slot_num, int32_t split) {
+  return ctx->api->pipe_init(ctx, pipe_id, region, dir_mask, slot_size,
+                             slot_num, split);
 }
 static inline int32_t bp_tpush(const bp_block_context *ctx, int32_t pipe_id,
                                int32_t dir, const void *tile, int64_t bytes) {

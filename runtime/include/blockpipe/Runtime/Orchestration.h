@@ -58,12 +58,16 @@ Tensor localCopy(TaskGraph &graph, const Tensor &source, const Tensor &dest,
 Tensor localZero(TaskGraph &graph, const Tensor &dest,
                  std::initializer_list<int64_t> devices, const char *where);
 
-/// A launch of `blockNum` blocks (all started at once with `syncStart`).
-/// The pipe buffer, if any, is the argument made with Arg::pipeBuffer.
-inline LaunchSpec launchSpec(int64_t blockNum, bool syncStart = false) {
+/// A launch of `blockNum` blocks (all started at once with `syncStart`),
+/// running the AIV half `aivSubblocks` times per block (2 for a split
+/// kernel). The pipe buffer, if any, is the argument made with
+/// Arg::pipeBuffer.
+inline LaunchSpec launchSpec(int64_t blockNum, bool syncStart = false,
+                             int32_t aivSubblocks = 1) {
   LaunchSpec spec;
   spec.blockNum = blockNum;
   spec.syncStart = syncStart;
+  spec.aivSubblocks = aivSubblocks;
   return spec;
 }
 

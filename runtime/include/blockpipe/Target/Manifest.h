@@ -36,6 +36,9 @@ namespace blockpipe::target {
 inline constexpr int64_t kManifestSchemaVersion = 1;
 
 enum class CoreType { Incore, Aic, Aiv, Group };
+/// How an aiv or group kernel's vector half is shared by the two AIV
+/// subblocks ("split"; a split kernel is launched with 2 subblocks).
+enum class SplitMode { None, UpDown, LeftRight };
 enum class ParamKind { Tensor, Scalar, PipeBuffer };
 enum class ParamDir { In, Out, InOut };
 
@@ -104,6 +107,8 @@ struct ManifestKernel {
   std::optional<ManifestKernelHalf> aiv;
   std::vector<ManifestParam> signature;
   ManifestPipeLayout pipeLayout;
+  /// "split" (optional, "none" when absent).
+  SplitMode split = SplitMode::None;
 };
 
 struct ManifestLaunch {

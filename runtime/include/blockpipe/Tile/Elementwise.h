@@ -108,6 +108,22 @@ struct Min {
   }
 };
 
+// Comparisons give 1 where they hold and 0 elsewhere (false for a NaN
+// operand, but for ne), in the operands' type.
+#define BP_TILE_COMPARISON(name, expression)                                   \
+  struct name {                                                                \
+    template <typename U> U operator()(U x, U y) const {                       \
+      return (expression) ? U(1) : U(0);                                       \
+    }                                                                          \
+  };
+BP_TILE_COMPARISON(CmpEq, x == y)
+BP_TILE_COMPARISON(CmpNe, x != y)
+BP_TILE_COMPARISON(CmpLt, x < y)
+BP_TILE_COMPARISON(CmpLe, x <= y)
+BP_TILE_COMPARISON(CmpGt, x > y)
+BP_TILE_COMPARISON(CmpGe, x >= y)
+#undef BP_TILE_COMPARISON
+
 } // namespace detail
 
 #define BP_TILE_BINARY(name, functor)                                          \
@@ -140,6 +156,12 @@ BP_TILE_BINARY(mul, Mul)
 BP_TILE_BINARY(div, Div)
 BP_TILE_BINARY(maximum, Max)
 BP_TILE_BINARY(minimum, Min)
+BP_TILE_BINARY(cmp_eq, CmpEq)
+BP_TILE_BINARY(cmp_ne, CmpNe)
+BP_TILE_BINARY(cmp_lt, CmpLt)
+BP_TILE_BINARY(cmp_le, CmpLe)
+BP_TILE_BINARY(cmp_gt, CmpGt)
+BP_TILE_BINARY(cmp_ge, CmpGe)
 
 #undef BP_TILE_BINARY
 
@@ -271,6 +293,38 @@ inline void sigmoid(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
     const U e = std::exp(x);
     return U(e / (U(1) + e));
   });
+}
+
+/// dst = mask ? a : b elementwise (a mask element is true when nonzero).
+template <typename T, typename M, int64_t R, int64_t C, Space D, Space K,
+          Space A, Space B>
+inline void select(Tile<T, R, C, D> &dst, const Tile<M, R, C, K> &mask,
+                   const Tile<T, R, C, A> &a, const Tile<T, R, C, B> &b) {
+  for (int64_t i = 0; i < R * C; ++i)
+    dst.data[i] =
+        compute_t<M>(mask.data[i]) != compute_t<M>(0) ? a.data[i] : b.data[i];
+}
+
+/// dst = mask ? a : s elementwise.
+template <typename T, typename M, int64_t R, int64_t C, Space D, Space K,
+          Space A>
+inline void select(Tile<T, R, C, D> &dst, const Tile<M, R, C, K> &mask,
+                   const Tile<T, R, C, A> &a, compute_t<T> s) {
+  const T fill = T(s);
+  for (int64_t i = 0; i < R * C; ++i)
+    dst.data[i] =
+        compute_t<M>(mask.data[i]) != compute_t<M>(0) ? a.data[i] : fill;
+}
+
+/// 1 where j <= i + diagonal (lower) or j >= i + diagonal (upper), else 0:
+/// a causal mask (lower, diagonal 0).
+template <typename T, int64_t R, int64_t C, Space D>
+inline void tri(Tile<T, R, C, D> &dst, int64_t diagonal, bool upper) {
+  for (int64_t i = 0; i < R; ++i)
+    for (int64_t j = 0; j < C; ++j) {
+      const bool in = upper ? j >= i + diagonal : j <= i + diagonal;
+      dst.data[i * C + j] = in ? T(compute_t<T>(1)) : T(compute_t<T>(0));
+    }
 }
 
 } // namespace blockpipe::tile

@@ -89,6 +89,30 @@ inline void full(Tile<T, R, C, S> &dst, T value) {
     dst.data[i] = value;
 }
 
+/// The bytes of a tile as a left_right split pipe carries them: the left
+/// C/2 columns (row-major, R x C/2), then the right C/2 columns; each AIV
+/// subblock pushes and pops its half as a plain R x C/2 tile.
+template <typename T, int64_t R, int64_t C, Space S>
+inline void pack_column_halves(T *packed, const Tile<T, R, C, S> &src) {
+  static_assert(C % 2 == 0, "a left_right split halves an even column count");
+  constexpr int64_t H = C / 2;
+  for (int64_t half = 0; half < 2; ++half)
+    for (int64_t r = 0; r < R; ++r)
+      copy_bytes(packed + (half * R + r) * H, src.data + r * C + half * H,
+                 sizeof(T) * size_t(H));
+}
+
+/// The inverse of pack_column_halves.
+template <typename T, int64_t R, int64_t C, Space S>
+inline void unpack_column_halves(Tile<T, R, C, S> &dst, const T *packed) {
+  static_assert(C % 2 == 0, "a left_right split halves an even column count");
+  constexpr int64_t H = C / 2;
+  for (int64_t half = 0; half < 2; ++half)
+    for (int64_t r = 0; r < R; ++r)
+      copy_bytes(dst.data + r * C + half * H, packed + (half * R + r) * H,
+                 sizeof(T) * size_t(H));
+}
+
 } // namespace blockpipe::tile
 
 #endif // BLOCKPIPE_TILE_MEMORY_H

@@ -170,8 +170,9 @@ DeviceImpl::submit(const Kernel &kernel, const LaunchSpec &launchSpec,
   }
 
   if (launch->usesPipes()) {
-    // Slot flags: per core group the launch may occupy, per pipe, per ring.
-    launch->controlBytesPerBlock = spec.pipe.maxPipesPerBlock * 2 *
+    // Slot flags: per core group the launch may occupy, per pipe, per ring,
+    // per AIV lane.
+    launch->controlBytesPerBlock = spec.pipe.maxPipesPerBlock * 2 * 2 *
                                    spec.pipe.maxSlotNum *
                                    int64_t(sizeof(uint32_t));
     try {

@@ -26,20 +26,48 @@ const char *dirName(int32_t dir) { return dir == BP_PIPE_C2V ? "C2V" : "V2C"; }
 
 int ringIndex(int32_t dir) { return dir == BP_PIPE_C2V ? 0 : 1; }
 
-/// The lane bit of a half for PipeState::initializedBy.
-uint32_t laneBit(const bp_block_context *ctx) {
-  return ctx->core_type == BP_CORE_AIC ? 1u : 2u;
+/// The caller's lane: 0 the AIC, 1 + s AIV subblock s.
+int32_t laneOf(const bp_block_context *ctx) {
+  return ctx->core_type == BP_CORE_AIC ? 0 : 1 + ctx->subblock_idx;
 }
+
+/// The lane bit of a half for PipeState::initializedBy.
+uint32_t laneBit(const bp_block_context *ctx) { return 1u << laneOf(ctx); }
 
 const char *halfName(int32_t coreType) {
   return coreType == BP_CORE_AIC ? "AIC" : "AIV";
 }
 
-void setRingBits(const PipeState &pipe, int ring, uint32_t bits) {
+/// How messages name a lane: subblocks by number when the pipe is split.
+std::string laneName(int32_t lane, const PipeState &pipe) {
+  if (lane == 0)
+    return "AIC";
+  return pipe.split ? "AIV subblock " + std::to_string(lane - 1) : "AIV";
+}
+
+const char *splitName(int32_t split) {
+  switch (split) {
+  case BP_SPLIT_NONE:
+    return "none";
+  case BP_SPLIT_UP_DOWN:
+    return "up_down";
+  case BP_SPLIT_LEFT_RIGHT:
+    return "left_right";
+  }
+  return "?";
+}
+
+/// Sets `bits` on the flags of AIV lane `aiv` (-1: every lane) of a ring.
+void setRingBits(const PipeState &pipe, int ring, uint32_t bits,
+                 int32_t aiv = -1) {
   const Ring &r = pipe.rings[ring];
-  for (int32_t s = 0; s < pipe.slotNum; ++s) {
-    r.flags[s].fetch_or(bits, std::memory_order_acq_rel);
-    r.flags[s].notify_all();
+  for (int32_t l = 0; l < pipe.aivLanes(); ++l) {
+    if (aiv >= 0 && l != aiv)
+      continue;
+    for (int32_t s = 0; s < pipe.slotNum; ++s) {
+      r.flags[l][s].fetch_or(bits, std::memory_order_acq_rel);
+      r.flags[l][s].notify_all();
+    }
   }
 }
 
@@ -129,10 +157,6 @@ int32_t access(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
                     std::string(op) + " on pipe " + std::to_string(pipeId) +
                         ": direction " + std::to_string(dir) +
                         " is neither C2V (1) nor V2C (2)");
-  if (ctx->core_type == BP_CORE_AIV && ctx->subblock_idx != 0)
-    return failWith(ctx, BP_ERR_INVALID,
-                    std::string(op) + " on " + pipeName(pipeId, dir) +
-                        ": pipes connect the AIC with AIV subblock 0 only");
   pipe = &ref.pipes->pipes[size_t(pipeId)];
   if (!(pipe->initializedBy.load(std::memory_order_acquire) & laneBit(ctx)))
     return failWith(ctx, BP_ERR_INVALID,
@@ -163,34 +187,35 @@ bool waitEnds(uint32_t value, bool wantFull) {
          bool(value & kSlotFull) == wantFull;
 }
 
-std::string describeWait(int32_t lane, const PipeWait &wait) {
-  // On C2V the AIC pushes; on V2C the AIV does.
-  const bool peerIsAic = lane == 1;
-  return std::string("the ") + (lane == 0 ? "AIC" : "AIV") + " waits in " +
-         wait.op + " on " + pipeName(wait.pipeId, wait.dir) + " for " +
+std::string describeWait(const BlockPipes &pipes, int32_t lane,
+                         const PipeWait &wait) {
+  const PipeState &pipe = pipes.pipes[size_t(wait.pipeId)];
+  return "the " + laneName(lane, pipe) + " waits in " + wait.op + " on " +
+         pipeName(wait.pipeId, wait.dir) + " for " +
          (wait.wantFull ? "a tile the " : "a slot the ") +
-         (peerIsAic ? "AIC" : "AIV") + " has not " +
+         laneName(wait.peer, pipe) + " has not " +
          (wait.wantFull ? "pushed" : "freed");
 }
 
-/// Registers the calling half as waiting. Returns the deadlock message when
-/// the other half already waits and neither wait can end.
+/// Registers the calling lane as waiting on `peer`. Returns the deadlock
+/// message when the peer already waits on this lane and neither wait can
+/// end.
 std::string startWaiting(const bp_block_context *ctx, int32_t pipeId,
                          int32_t dir, std::atomic<uint32_t> &flag,
-                         bool wantFull, const char *op) {
+                         bool wantFull, int32_t peer, const char *op) {
   BlockPipes &pipes = *refOf(ctx).pipes;
-  const int32_t lane = ctx->core_type == BP_CORE_AIC ? 0 : 1;
+  const int32_t lane = laneOf(ctx);
   std::lock_guard<std::mutex> lock(pipes.mutex);
   PipeWait &self = pipes.waits[lane];
-  self = PipeWait{&flag, wantFull, pipeId, dir, op};
-  const PipeWait &other = pipes.waits[1 - lane];
-  if (!other.flag ||
+  self = PipeWait{&flag, wantFull, pipeId, dir, peer, op};
+  const PipeWait &other = pipes.waits[peer];
+  if (!other.flag || other.peer != lane ||
       waitEnds(other.flag->load(std::memory_order_acquire), other.wantFull) ||
       waitEnds(flag.load(std::memory_order_acquire), wantFull))
     return "";
   self.flag = nullptr;
-  return "deadlock: " + describeWait(lane, self) + ", while " +
-         describeWait(1 - lane, other) +
+  return "deadlock: " + describeWait(pipes, lane, self) + ", while " +
+         describeWait(pipes, peer, other) +
          "; both halves must push and pop their pipes in the same order, "
          "and a ring must have a slot for every tile pushed before the "
          "consumer pops the first";
@@ -199,14 +224,16 @@ std::string startWaiting(const bp_block_context *ctx, int32_t pipeId,
 void stopWaiting(const bp_block_context *ctx) {
   BlockPipes &pipes = *refOf(ctx).pipes;
   std::lock_guard<std::mutex> lock(pipes.mutex);
-  pipes.waits[ctx->core_type == BP_CORE_AIC ? 0 : 1].flag = nullptr;
+  pipes.waits[laneOf(ctx)].flag = nullptr;
 }
 
 /// Sleeps until the slot flag has `full` in its low bit. Ends early, with
-/// an error, when the launch is cancelled, the other half is gone, or the
-/// other half is itself waiting on this one (a deadlock).
+/// an error, when the launch is cancelled, the peer lane (the only one that
+/// can change the flag) is gone, or the peer is itself waiting on this lane
+/// (a deadlock).
 int32_t waitSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
-                 std::atomic<uint32_t> &flag, bool wantFull, const char *op) {
+                 std::atomic<uint32_t> &flag, bool wantFull, int32_t peer,
+                 const char *op) {
   uint32_t value = flag.load(std::memory_order_acquire);
   if (!(value & kCancelledBit) && bool(value & kSlotFull) == wantFull)
     return BP_OK;
@@ -225,7 +252,8 @@ int32_t waitSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
       !(value & kCancelledBit) && bool(value & kSlotFull) == wantFull)
     return BP_OK;
 
-  std::string deadlock = startWaiting(ctx, pipeId, dir, flag, wantFull, op);
+  std::string deadlock =
+      startWaiting(ctx, pipeId, dir, flag, wantFull, peer, op);
   if (!deadlock.empty())
     return failWith(ctx, BP_ERR_DEADLOCK, deadlock);
 
@@ -243,12 +271,12 @@ int32_t waitSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
       break;
     const uint32_t gone = wantFull ? kProducerGoneBit : kConsumerGoneBit;
     if (value & gone) {
-      const bool aicPeer = (dir == BP_PIPE_C2V) == wantFull;
+      const PipeState &pipe = refOf(ctx).pipes->pipes[size_t(pipeId)];
       status = failWith(
           ctx, BP_ERR_DEADLOCK,
           std::string(op) + " on " + pipeName(pipeId, dir) + " waits for " +
               (wantFull ? "a tile" : "a free slot") + " but the " +
-              (aicPeer ? "AIC" : "AIV") + " half returned without " +
+              laneName(peer, pipe) + " half returned without " +
               (wantFull ? "pushing it" : "freeing it"));
       break;
     }
@@ -268,8 +296,7 @@ int32_t waitSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
     event.ts = start;
     event.dur = tracer.now() - start;
     event.pid = tracer.pid();
-    event.tid = DeviceImpl::traceLane(ctx->core_group,
-                                      ctx->core_type == BP_CORE_AIC ? 0 : 1);
+    event.tid = DeviceImpl::traceLane(ctx->core_group, laneOf(ctx));
     event.intArgs = {{"pipe", pipeId}, {"block", ctx->block_idx}};
     event.strArgs = {{"dir", dirName(dir)}};
     tracer.record(std::move(event));
@@ -278,7 +305,8 @@ int32_t waitSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
 }
 
 int32_t pipeInit(const bp_block_context *ctx, int32_t pipeId, void *regionPtr,
-                 int32_t dirMask, int64_t slotSize, int32_t slotNum) {
+                 int32_t dirMask, int64_t slotSize, int32_t slotNum,
+                 int32_t split) {
   BlockRef &ref = refOf(ctx);
   LaunchState &launch = *ref.launch;
   if (launch.cancelled.load(std::memory_order_acquire))
@@ -310,10 +338,31 @@ int32_t pipeInit(const bp_block_context *ctx, int32_t pipeId, void *regionPtr,
   if (!regionPtr)
     return failWith(ctx, BP_ERR_INVALID,
                     "bp_pipe_init of " + name + ": null region");
-  if (ctx->core_type == BP_CORE_AIV && ctx->subblock_idx != 0)
+  if (split != BP_SPLIT_NONE && split != BP_SPLIT_UP_DOWN &&
+      split != BP_SPLIT_LEFT_RIGHT)
+    return failWith(ctx, BP_ERR_INVALID,
+                    "bp_pipe_init of " + name + ": split " +
+                        std::to_string(split) +
+                        " is not 0 (none), 1 (up_down) or 2 (left_right)");
+  if (split != BP_SPLIT_NONE && ctx->subblock_num != 2)
+    return failWith(ctx, BP_ERR_INVALID,
+                    "bp_pipe_init of " + name + ": a " + splitName(split) +
+                        " split pipe connects both AIV subblocks, but the "
+                        "launch runs " +
+                        std::to_string(ctx->subblock_num) +
+                        " (launch it with aiv_subblocks 2)");
+  if (split != BP_SPLIT_NONE && slotSize % 2)
+    return failWith(ctx, BP_ERR_INVALID,
+                    "bp_pipe_init of " + name + ": slot_size " +
+                        std::to_string(slotSize) +
+                        " of a split pipe must be even (two halves)");
+  if (split == BP_SPLIT_NONE && ctx->core_type == BP_CORE_AIV &&
+      ctx->subblock_idx != 0)
     return failWith(ctx, BP_ERR_INVALID,
                     "bp_pipe_init of " + name +
-                        ": pipes connect the AIC with AIV subblock 0 only");
+                        ": an unsplit pipe connects the AIC with AIV "
+                        "subblock 0 only (split it up_down or left_right to "
+                        "share it with subblock 1)");
 
   auto *region = static_cast<std::byte *>(regionPtr);
   const int64_t footprint = pipeFootprintBytes(dirMask, slotSize, slotNum);
@@ -331,14 +380,16 @@ int32_t pipeInit(const bp_block_context *ctx, int32_t pipeId, void *regionPtr,
   if (initialized) {
     // The peer initialized it; both halves must describe the same pipe.
     if (pipe.region != region || pipe.dirMask != dirMask ||
-        pipe.slotSize != slotSize || pipe.slotNum != slotNum)
+        pipe.slotSize != slotSize || pipe.slotNum != slotNum ||
+        pipe.split != split)
       return failUnlocked(
           BP_ERR_INVALID,
           "bp_pipe_init of " + name + " disagrees with the other half: " +
               "region " + describeRange(region, region + footprint, nullptr) +
               " dir_mask " + std::to_string(dirMask) + " slot_size " +
               std::to_string(slotSize) + " slot_num " +
-              std::to_string(slotNum) + " vs region " +
+              std::to_string(slotNum) + " split " + splitName(split) +
+              " vs region " +
               describeRange(pipe.region,
                             pipe.region + pipeFootprintBytes(pipe.dirMask,
                                                              pipe.slotSize,
@@ -346,7 +397,7 @@ int32_t pipeInit(const bp_block_context *ctx, int32_t pipeId, void *regionPtr,
                             nullptr) +
               " dir_mask " + std::to_string(pipe.dirMask) + " slot_size " +
               std::to_string(pipe.slotSize) + " slot_num " +
-              std::to_string(pipe.slotNum));
+              std::to_string(pipe.slotNum) + " split " + splitName(pipe.split));
     pipe.initializedBy.fetch_or(laneBit(ctx), std::memory_order_release);
     return BP_OK;
   }
@@ -376,25 +427,118 @@ int32_t pipeInit(const bp_block_context *ctx, int32_t pipeId, void *regionPtr,
   pipe.dirMask = dirMask;
   pipe.slotSize = slotSize;
   pipe.slotNum = slotNum;
+  pipe.split = split;
   for (int ring = 0; ring < 2; ++ring) {
     if (!hasRing(pipe, ring))
       continue;
     Ring &r = pipe.rings[ring];
     const int32_t dir = ring == 0 ? BP_PIPE_C2V : BP_PIPE_V2C;
     r.data = region + pipeRingOffset(dirMask, slotSize, slotNum, dir);
-    r.flags = pipes.control + (int64_t(pipeId) * 2 + ring) * pipes.maxSlots;
-    uint32_t bits = 0;
-    if (launch.cancelled.load(std::memory_order_acquire))
-      bits |= kCancelledBit;
-    if (pipes.aicExited)
-      bits |= exitBits(BP_CORE_AIC, ring);
-    if (pipes.aivExited)
-      bits |= exitBits(BP_CORE_AIV, ring);
-    for (int32_t s = 0; s < slotNum; ++s)
-      new (&r.flags[s]) std::atomic<uint32_t>(bits);
+    for (int32_t l = 0; l < pipe.aivLanes(); ++l) {
+      r.flags[l] = pipes.control +
+                   ((int64_t(pipeId) * 2 + ring) * 2 + l) * pipes.maxSlots;
+      uint32_t bits = 0;
+      if (launch.cancelled.load(std::memory_order_acquire))
+        bits |= kCancelledBit;
+      if (pipes.aicExited)
+        bits |= exitBits(BP_CORE_AIC, ring);
+      if (pipes.aivExited[l])
+        bits |= exitBits(BP_CORE_AIV, ring);
+      for (int32_t s = 0; s < slotNum; ++s)
+        new (&r.flags[l][s]) std::atomic<uint32_t>(bits);
+    }
   }
   pipe.initializedBy.fetch_or(laneBit(ctx), std::memory_order_release);
   return BP_OK;
+}
+
+/// The bytes of one half of a split pipe's slot.
+int64_t halfSize(const PipeState &pipe) { return pipe.slotSize / 2; }
+
+/// Checks `bytes` for a push or a copying pop by the caller: up to a slot
+/// (up to half of one for an AIV subblock of a split pipe; an even count
+/// from the AIC, which moves two halves).
+int32_t checkBytes(const bp_block_context *ctx, const PipeState &pipe,
+                   int32_t pipeId, int32_t dir, int64_t bytes, const char *op) {
+  const bool aic = ctx->core_type == BP_CORE_AIC;
+  const int64_t most = pipe.split && !aic ? halfSize(pipe) : pipe.slotSize;
+  if (bytes >= 0 && bytes <= most && !(pipe.split && aic && bytes % 2))
+    return BP_OK;
+  std::string why = pipe.split
+                        ? (aic ? " (the AIC moves whole tiles of an even "
+                                 "size, half to each subblock)"
+                               : " (an AIV subblock moves its half, at most " +
+                                     std::to_string(most) + " bytes)")
+                        : "";
+  return failWith(ctx, BP_ERR_INVALID,
+                  std::string(op) + " of " + std::to_string(bytes) +
+                      " bytes on " + pipeName(pipeId, dir) + " with " +
+                      std::to_string(pipe.slotSize) + "-byte slots" + why);
+}
+
+/// Copies between a tile and slot `slot` of a ring: the whole slot, or for
+/// a split pipe the caller's half (both halves from the AIC).
+void copySlot(const bp_block_context *ctx, const PipeState &pipe,
+              std::byte *slot, void *tile, int64_t bytes, bool toSlot) {
+  auto move = [&](std::byte *at, std::byte *data, int64_t n) {
+    if (n)
+      toSlot ? tile::copy_bytes(at, data, size_t(n))
+             : tile::copy_bytes(data, at, size_t(n));
+  };
+  auto *data = static_cast<std::byte *>(tile);
+  if (!pipe.split) {
+    move(slot, data, bytes);
+  } else if (ctx->core_type == BP_CORE_AIC) {
+    move(slot, data, bytes / 2);
+    move(slot + halfSize(pipe), data + bytes / 2, bytes / 2);
+  } else {
+    move(slot + ctx->subblock_idx * halfSize(pipe), data, bytes);
+  }
+}
+
+/// The AIV lanes whose flags the caller waits on and sets: all of them for
+/// the AIC, its own for a subblock.
+void flagLanes(const bp_block_context *ctx, const PipeState &pipe,
+               int32_t &first, int32_t &last) {
+  if (ctx->core_type == BP_CORE_AIC) {
+    first = 0;
+    last = pipe.aivLanes() - 1;
+  } else {
+    first = last = ctx->subblock_idx;
+  }
+}
+
+/// Waits until the caller's flags of `slot` all read `wantFull`.
+int32_t waitFlags(const bp_block_context *ctx, const PipeState &pipe,
+                  Ring &ring, int64_t slot, int32_t pipeId, int32_t dir,
+                  bool wantFull, const char *op) {
+  int32_t first, last;
+  flagLanes(ctx, pipe, first, last);
+  for (int32_t l = first; l <= last; ++l) {
+    // The AIC waits on subblock l, a subblock on the AIC.
+    const int32_t peer = ctx->core_type == BP_CORE_AIC ? 1 + l : 0;
+    int32_t status =
+        waitSlot(ctx, pipeId, dir, ring.flags[l][slot], wantFull, peer, op);
+    if (status != BP_OK)
+      return status;
+  }
+  return BP_OK;
+}
+
+/// Flips the caller's flags of `slot` (full after a push, empty after a
+/// free) and wakes the peers.
+void flipFlags(const bp_block_context *ctx, const PipeState &pipe, Ring &ring,
+               int64_t slot, bool full) {
+  int32_t first, last;
+  flagLanes(ctx, pipe, first, last);
+  for (int32_t l = first; l <= last; ++l) {
+    std::atomic<uint32_t> &flag = ring.flags[l][slot];
+    if (full)
+      flag.fetch_add(kSlotFull, std::memory_order_release);
+    else
+      flag.fetch_sub(kSlotFull, std::memory_order_release);
+    flag.notify_one();
+  }
 }
 
 int32_t tpush(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
@@ -404,14 +548,11 @@ int32_t tpush(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
   int32_t status = access(ctx, pipeId, dir, true, "tpush", pipe, ring);
   if (status != BP_OK)
     return status;
-  if (bytes < 0 || bytes > pipe->slotSize)
-    return failWith(ctx, BP_ERR_INVALID,
-                    "tpush of " + std::to_string(bytes) + " bytes on " +
-                        pipeName(pipeId, dir) + " with " +
-                        std::to_string(pipe->slotSize) + "-byte slots");
-  const int64_t slot = ring->pushed % pipe->slotNum;
-  std::atomic<uint32_t> &flag = ring->flags[slot];
-  status = waitSlot(ctx, pipeId, dir, flag, false, "tpush");
+  if ((status = checkBytes(ctx, *pipe, pipeId, dir, bytes, "tpush")) != BP_OK)
+    return status;
+  const int32_t lane = laneOf(ctx);
+  const int64_t slot = ring->pushed[lane] % pipe->slotNum;
+  status = waitFlags(ctx, *pipe, *ring, slot, pipeId, dir, false, "tpush");
   if (status != BP_OK)
     return status;
   std::byte *dst = ring->data + slot * pipe->slotSize;
@@ -421,27 +562,28 @@ int32_t tpush(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
                              "tpush slot " + std::to_string(slot) + " of " +
                                  pipeName(pipeId, dir))) != BP_OK)
     return status;
-  if (bytes)
-    tile::copy_bytes(dst, tile, size_t(bytes));
-  flag.fetch_add(kSlotFull, std::memory_order_release);
-  flag.notify_one();
-  ++ring->pushed;
+  copySlot(ctx, *pipe, dst, const_cast<void *>(tile), bytes, true);
+  flipFlags(ctx, *pipe, *ring, slot, true);
+  ++ring->pushed[lane];
   return BP_OK;
 }
 
+/// Waits for the caller's next full slot; `out` is the slot (for an AIV
+/// subblock of a split pipe, its half).
 int32_t popSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
                 const char *op, std::byte *&out, PipeState *&pipe) {
   Ring *ring;
   int32_t status = access(ctx, pipeId, dir, false, op, pipe, ring);
   if (status != BP_OK)
     return status;
-  if (ring->popped - ring->freed >= pipe->slotNum)
+  const int32_t lane = laneOf(ctx);
+  if (ring->popped[lane] - ring->freed[lane] >= pipe->slotNum)
     return failWith(ctx, BP_ERR_INVALID,
                     std::string(op) + " on " + pipeName(pipeId, dir) +
                         ": all " + std::to_string(pipe->slotNum) +
                         " slots are popped and not freed (tfree first)");
-  const int64_t slot = ring->popped % pipe->slotNum;
-  status = waitSlot(ctx, pipeId, dir, ring->flags[slot], true, op);
+  const int64_t slot = ring->popped[lane] % pipe->slotNum;
+  status = waitFlags(ctx, *pipe, *ring, slot, pipeId, dir, true, op);
   if (status != BP_OK)
     return status;
   out = ring->data + slot * pipe->slotSize;
@@ -451,7 +593,9 @@ int32_t popSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
                              std::string(op) + " slot " + std::to_string(slot) +
                                  " of " + pipeName(pipeId, dir))) != BP_OK)
     return status;
-  ++ring->popped;
+  if (pipe->split && ctx->core_type == BP_CORE_AIV)
+    out += ctx->subblock_idx * halfSize(*pipe);
+  ++ring->popped[lane];
   return BP_OK;
 }
 
@@ -474,13 +618,11 @@ int32_t tpopCopy(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
   int32_t status = popSlot(ctx, pipeId, dir, "tpop", data, pipe);
   if (status != BP_OK)
     return status;
-  if (bytes < 0 || bytes > pipe->slotSize)
-    return failWith(ctx, BP_ERR_INVALID,
-                    "tpop of " + std::to_string(bytes) + " bytes on " +
-                        pipeName(pipeId, dir) + " with " +
-                        std::to_string(pipe->slotSize) + "-byte slots");
-  if (bytes)
-    tile::copy_bytes(tile, data, size_t(bytes));
+  if ((status = checkBytes(ctx, *pipe, pipeId, dir, bytes, "tpop")) != BP_OK)
+    return status;
+  if (pipe->split && ctx->core_type == BP_CORE_AIV)
+    data -= ctx->subblock_idx * halfSize(*pipe);
+  copySlot(ctx, *pipe, data, tile, bytes, false);
   return BP_OK;
 }
 
@@ -490,14 +632,13 @@ int32_t tfree(const bp_block_context *ctx, int32_t pipeId, int32_t dir) {
   int32_t status = access(ctx, pipeId, dir, false, "tfree", pipe, ring);
   if (status != BP_OK)
     return status;
-  if (ring->freed == ring->popped)
+  const int32_t lane = laneOf(ctx);
+  if (ring->freed[lane] == ring->popped[lane])
     return failWith(ctx, BP_ERR_INVALID,
                     "tfree on " + pipeName(pipeId, dir) +
                         " without a popped tile");
-  std::atomic<uint32_t> &flag = ring->flags[ring->freed % pipe->slotNum];
-  flag.fetch_sub(kSlotFull, std::memory_order_release);
-  flag.notify_one();
-  ++ring->freed;
+  flipFlags(ctx, *pipe, *ring, ring->freed[lane] % pipe->slotNum, false);
+  ++ring->freed[lane];
   return BP_OK;
 }
 
@@ -513,15 +654,17 @@ const bp_runtime_api kApi = {BP_ABI_VERSION, pipeInit, tpush,     tpop,
 
 const bp_runtime_api *runtimeApi() { return &kApi; }
 
-void BlockPipes::halfExited(int32_t coreType) {
+void BlockPipes::laneExited(int32_t coreType, int32_t subblock) {
   std::lock_guard<std::mutex> lock(mutex);
-  (coreType == BP_CORE_AIC ? aicExited : aivExited) = true;
+  const bool aic = coreType == BP_CORE_AIC;
+  (aic ? aicExited : aivExited[subblock]) = true;
   for (PipeState &pipe : pipes) {
-    if (!pipe.initializedBy.load(std::memory_order_relaxed))
+    if (!pipe.initializedBy.load(std::memory_order_relaxed) ||
+        (!aic && subblock >= pipe.aivLanes()))
       continue;
     for (int ring = 0; ring < 2; ++ring)
       if (hasRing(pipe, ring))
-        setRingBits(pipe, ring, exitBits(coreType, ring));
+        setRingBits(pipe, ring, exitBits(coreType, ring), aic ? -1 : subblock);
   }
 }
 

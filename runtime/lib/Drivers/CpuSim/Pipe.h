@@ -1,7 +1,10 @@
 //===- Pipe.h - GM pipe rings of one block (internal) -----------*- C++ -*-===//
 //
 // Each ring is `slot_num` slots in the block's slice of the pipe buffer plus
-// one 32-bit flag per slot in the launch's GM control memory. A flag's low
+// one 32-bit flag per slot and AIV lane in the launch's GM control memory
+// (one lane, AIV subblock 0, unless the pipe is split between both AIV
+// subblocks; then lane s's flags say whether half s of the slot is full).
+// A flag's low
 // bit is full (1) / empty (0); the high bits carry conditions that end every
 // wait on it: the launch was cancelled, or the half on the other side of the
 // ring returned. Producers and consumers sleep on the flag (futex through
@@ -28,31 +31,43 @@ constexpr uint32_t kSlotFull = 1u;
 constexpr uint32_t kProducerGoneBit = 1u << 30;
 constexpr uint32_t kConsumerGoneBit = 1u << 29;
 
+/// The lanes of a block: 0 the AIC, 1 + s AIV subblock s.
+constexpr int kLanes = 3;
+
 struct Ring {
-  std::atomic<uint32_t> *flags = nullptr; // slot_num flags in GM
-  std::byte *data = nullptr;              // slot 0 in the pipe buffer
-  int64_t pushed = 0;                     // producer's count
-  int64_t popped = 0;                     // consumer's count
-  int64_t freed = 0;                      // consumer's count
+  // slot_num flags in GM per AIV lane the pipe connects ([0] subblock 0,
+  // [1] subblock 1 when split).
+  std::atomic<uint32_t> *flags[2] = {nullptr, nullptr};
+  std::byte *data = nullptr; // slot 0 in the pipe buffer
+  // Each lane's counts (only that lane's thread touches them): the
+  // producer's pushes, the consumer's pops and frees.
+  int64_t pushed[kLanes] = {};
+  int64_t popped[kLanes] = {};
+  int64_t freed[kLanes] = {};
 };
 
 struct PipeState {
-  // Lane bits, 1 AIC and 2 AIV subblock 0, set under BlockPipes::mutex. The
-  // other fields are written once, by the first initializer, before its bit.
+  // Lane bits (1 << lane), set under BlockPipes::mutex. The other fields
+  // are written once, by the first initializer, before its bit.
   std::atomic<uint32_t> initializedBy{0};
   std::byte *region = nullptr;
   int32_t dirMask = 0;
   int64_t slotSize = 0;
   int32_t slotNum = 0;
-  Ring rings[2]; // [0] C2V, [1] V2C
+  int32_t split = 0; // BP_SPLIT_*
+  Ring rings[2];     // [0] C2V, [1] V2C
+
+  /// AIV lanes sharing each slot: 2 when split, else 1.
+  int32_t aivLanes() const { return split ? 2 : 1; }
 };
 
-/// What a half of a block is sleeping on in a pipe wait (see waitSlot).
+/// What a lane of a block is sleeping on in a pipe wait (see waitSlot).
 struct PipeWait {
   std::atomic<uint32_t> *flag = nullptr; // null: not waiting
   bool wantFull = false;
   int32_t pipeId = 0;
   int32_t dir = 0;
+  int32_t peer = 0; // the only lane that can end the wait
   const char *op = "";
 };
 
@@ -72,16 +87,17 @@ struct BlockPipes {
   std::mutex mutex; // initialization, half exit, cancellation
   std::vector<PipeState> pipes;
   bool aicExited = false;
-  bool aivExited = false;
-  // The pipe waits of the AIC [0] and of AIV subblock 0 [1], the only halves
-  // pipes connect. When both sleep on conditions only the other can make
-  // true, neither ever will: the second to start waiting reports the
-  // deadlock instead of sleeping.
-  PipeWait waits[2];
+  bool aivExited[2] = {false, false};
+  // The pipe waits of each lane. Every wait can be ended by one other lane
+  // only (the AIC's by the subblock whose half of the slot it waits on, a
+  // subblock's by the AIC). When two lanes sleep on conditions only the
+  // other can make true, neither ever will: the second to start waiting
+  // reports the deadlock instead of sleeping.
+  PipeWait waits[kLanes];
 
-  /// Called when a half returns: rings it fed or drained can no longer
-  /// make progress, so the other half's waits on them end.
-  void halfExited(int32_t coreType);
+  /// Called when a lane returns: rings it fed or drained can no longer
+  /// make progress, so the other lanes' waits on them end.
+  void laneExited(int32_t coreType, int32_t subblock);
   /// Sets the cancelled bit on every initialized ring and wakes waiters.
   void cancel();
 };

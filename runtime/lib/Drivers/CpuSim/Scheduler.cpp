@@ -456,8 +456,7 @@ void Scheduler::runPart(LaunchState &launch, const Part &part,
     }
   }
   if (auto *pipes = static_cast<BlockRef *>(ctx.runtime_block)->pipes)
-    if (part.subblock == 0)
-      pipes->halfExited(part.coreType);
+    pipes->laneExited(part.coreType, part.subblock);
 
   if (tracing) {
     TraceEvent event;

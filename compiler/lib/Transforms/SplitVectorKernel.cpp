@@ -1,0 +1,232 @@
+//===- SplitVectorKernel.cpp - Share a vector half between AIV subblocks --===//
+//
+// A core group has two AIV subblocks. A kernel split up_down (left_right)
+// runs its vector code on both, each on its half of the rows (columns) of
+// every vector tile: the code is written for whole tiles, and this pass
+// halves the tiles and moves every load and store window to the running
+// subblock's half.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockpipe/Dialect/BPDialect.h"
+#include "blockpipe/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir::bp {
+#define GEN_PASS_DEF_BPSPLITVECTORKERNEL
+#include "blockpipe/Transforms/Passes.h.inc"
+} // namespace mlir::bp
+
+using namespace mlir;
+using namespace mlir::bp;
+
+namespace {
+
+struct SplitVectorKernelPass
+    : public bp::impl::BPSplitVectorKernelBase<SplitVectorKernelPass> {
+  void runOnOperation() override;
+};
+
+/// One split kernel: the dimension the subblocks divide and how to say it.
+struct Split {
+  SplitMode mode;
+  unsigned axis; // 0 rows (up_down), 1 columns (left_right)
+
+  StringRef modeName() const { return stringifySplitMode(mode); }
+  StringRef what() const { return axis == 0 ? "rows" : "columns"; }
+
+  /// A vec tile with one row (column) is the same on both subblocks, a
+  /// broadcast operand such as a bias row; every other is halved.
+  bool halves(Type type) const {
+    auto tile = dyn_cast<TileType>(type);
+    return tile && tile.hasRank() &&
+           tile.getMemorySpace() == MemorySpace::Vec &&
+           tile.getShape()[axis] != 1;
+  }
+
+  TileType halved(TileType tile) const {
+    SmallVector<int64_t> shape(tile.getShape());
+    shape[axis] /= 2;
+    return tile.cloneWith(shape, tile.getElementType());
+  }
+};
+
+/// Reports what the split cannot divide: tiles of an odd or missing extent,
+/// reductions and transposes across the split, replicated tiles stored.
+LogicalResult check(func::FuncOp kernel, const Split &split) {
+  auto fail = [&](Operation *op) {
+    return op->emitOpError()
+           << "in kernel '" << kernel.getSymName() << "' split "
+           << split.modeName() << " (each AIV subblock takes half the "
+           << split.what() << " of every vector tile): ";
+  };
+  for (BlockArgument arg : kernel.getArguments())
+    if (isa<TileType>(arg.getType()))
+      return emitError(arg.getLoc())
+             << "kernel '" << kernel.getSymName() << "' is split "
+             << split.modeName() << " and cannot take a tile parameter";
+  WalkResult result = kernel.walk([&](Operation *op) {
+    if (isa<TransposeOp>(op)) {
+      fail(op) << "a transpose swaps the halves; transpose before the "
+                  "split or split none";
+      return WalkResult::interrupt();
+    }
+    if (split.axis == 1 && isa<RowSumOp, RowMaxOp, RowMinOp>(op)) {
+      fail(op) << "a row reduction would see half of each row; split "
+                  "up_down instead";
+      return WalkResult::interrupt();
+    }
+    if (split.axis == 0 && isa<ColSumOp, ColMaxOp>(op)) {
+      fail(op) << "a column reduction would see half of each column; split "
+                  "left_right instead";
+      return WalkResult::interrupt();
+    }
+    if (auto store = dyn_cast<StoreOp>(op)) {
+      if (isa<TileType>(store.getValue().getType()) &&
+          cast<TileType>(store.getValue().getType()).getMemorySpace() ==
+              MemorySpace::Vec &&
+          !split.halves(store.getValue().getType())) {
+        fail(op) << "a tile with one of the split " << split.what()
+                 << " is the same on both subblocks and cannot be stored "
+                    "from them";
+        return WalkResult::interrupt();
+      }
+    }
+    auto checkValue = [&](Value value) {
+      auto tile = dyn_cast<TileType>(value.getType());
+      if (!tile || tile.getMemorySpace() != MemorySpace::Vec)
+        return true;
+      if (!tile.hasRank() || tile.getRank() != 2) {
+        fail(op) << "splits 2-D tiles only";
+        return false;
+      }
+      int64_t extent = tile.getShape()[split.axis];
+      if (extent != 1 && extent % 2) {
+        fail(op) << "a tile of " << extent << " " << split.what()
+                 << " cannot be halved; use an even extent";
+        return false;
+      }
+      return true;
+    };
+    for (Value result : op->getResults())
+      if (!checkValue(result))
+        return WalkResult::interrupt();
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (!checkValue(arg))
+            return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+/// Adds `delta` to offset `axis` of a load or store.
+void shiftOffset(OpBuilder &builder, Operation *op, MutableOperandRange offsets,
+                 unsigned axis, Value delta) {
+  Value offset = offsets[axis].get();
+  if (matchPattern(offset, m_Zero())) {
+    offsets[axis].set(delta);
+    return;
+  }
+  builder.setInsertionPoint(op);
+  offsets[axis].set(builder.create<arith::AddIOp>(op->getLoc(), offset, delta));
+}
+
+void apply(func::FuncOp kernel, const Split &split) {
+  Block &entry = kernel.getBody().front();
+  OpBuilder builder = OpBuilder::atBlockBegin(&entry);
+  // Named for the generated code.
+  auto named = [&](StringRef name) {
+    return NameLoc::get(builder.getStringAttr(name), kernel.getLoc());
+  };
+  Value subblock = builder.create<GetSubblockIdxOp>(named("subblock_idx"));
+
+  // The subblock's window starts half a tile further on: sub * half.
+  llvm::DenseMap<int64_t, Value> deltas;
+  auto delta = [&](int64_t half) {
+    Value &value = deltas[half];
+    if (!value) {
+      OpBuilder atEntry = OpBuilder::atBlockBegin(&entry);
+      atEntry.setInsertionPointAfter(subblock.getDefiningOp());
+      Location loc = named(split.axis == 0 ? "subblock_row" : "subblock_col");
+      Value size = atEntry.create<arith::ConstantIndexOp>(loc, half);
+      value = atEntry.create<arith::MulIOp>(loc, subblock, size);
+    }
+    return value;
+  };
+  kernel.walk([&](Operation *op) {
+    // Row i of subblock s's half is row i + s * half of the tile (column j,
+    // column j + s * half): its mask boundary moves by as much.
+    if (auto tri = dyn_cast<TriOp>(op)) {
+      if (split.halves(tri.getType())) {
+        int64_t whole = tri.getType().getShape()[split.axis];
+        builder.setInsertionPoint(op);
+        Value diagonal = tri.getDiagonal();
+        Value shift = delta(whole / 2);
+        tri.getDiagonalMutable().assign(
+            split.axis == 0
+                ? builder.create<arith::AddIOp>(op->getLoc(), diagonal, shift)
+                      .getResult()
+                : builder.create<arith::SubIOp>(op->getLoc(), diagonal, shift)
+                      .getResult());
+      }
+    } else if (auto load = dyn_cast<LoadOp>(op)) {
+      if (split.halves(load.getType())) {
+        int64_t half = cast<TileType>(load.getType()).getShape()[split.axis];
+        shiftOffset(builder, op, load.getOffsetsMutable(), split.axis,
+                    delta(half / 2));
+      }
+    } else if (auto store = dyn_cast<StoreOp>(op)) {
+      if (split.halves(store.getValue().getType())) {
+        int64_t half =
+            cast<TileType>(store.getValue().getType()).getShape()[split.axis];
+        shiftOffset(builder, op, store.getOffsetsMutable(), split.axis,
+                    delta(half / 2));
+      }
+    }
+  });
+  // Then every vector tile takes its half's type.
+  auto halve = [&](Value value) {
+    if (split.halves(value.getType()))
+      value.setType(split.halved(cast<TileType>(value.getType())));
+  };
+  kernel.walk([&](Operation *op) {
+    for (Value result : op->getResults())
+      halve(result);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          halve(arg);
+  });
+}
+
+} // namespace
+
+void SplitVectorKernelPass::runOnOperation() {
+  for (auto kernel : getOperation().getOps<func::FuncOp>()) {
+    SplitMode mode = getSplitMode(kernel);
+    if (mode == SplitMode::None || kernel.isExternal())
+      continue;
+    // An incore kernel with vector work only is a vector half of its own:
+    // it runs as an aiv kernel on both subblocks. (With cube work it has
+    // been split into halves, or is cube-only and has no vector half.)
+    if (getFunctionKind(kernel) == FunctionKind::InCore &&
+        !kernel
+             .walk([](Operation *op) {
+               return getCoreAffinity(op) == CoreAffinity::Cube
+                          ? WalkResult::interrupt()
+                          : WalkResult::advance();
+             })
+             .wasInterrupted())
+      setFunctionKind(kernel, FunctionKind::AIV);
+    if (getFunctionKind(kernel) != FunctionKind::AIV)
+      continue;
+    Split split{mode, mode == SplitMode::UpDown ? 0u : 1u};
+    if (failed(check(kernel, split)))
+      return signalPassFailure();
+    apply(kernel, split);
+  }
+}

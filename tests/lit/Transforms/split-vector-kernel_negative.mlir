@@ -1,0 +1,65 @@
+// What a split cannot divide; each error is at the op.
+// RUN: bp-opt --bp-split-vector-kernel --split-input-file --verify-diagnostics %s
+
+func.func @odd_rows(%x: !bp.tensor<15x16xf32>, %out: !bp.tensor<15x16xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<15x16xf32> attributes {bp.kind = #bp<kind aiv>, bp.split = #bp<split up_down>} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a tile of 15 rows cannot be halved}}
+  %t = bp.load %x[%c0, %c0] : !bp.tensor<15x16xf32> -> !bp.tile<15x16xf32, vec>
+  %o = bp.store %t, %out[%c0, %c0] : !bp.tile<15x16xf32, vec>, !bp.tensor<15x16xf32>
+  return %o : !bp.tensor<15x16xf32>
+}
+
+// -----
+
+func.func @row_sum_left_right(%x: !bp.tensor<16x16xf32>, %out: !bp.tensor<16x1xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<16x1xf32> attributes {bp.kind = #bp<kind aiv>, bp.split = #bp<split left_right>} {
+  %c0 = arith.constant 0 : index
+  %t = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, vec>
+  // expected-error @+1 {{a row reduction would see half of each row}}
+  %r = bp.row_sum %t : !bp.tile<16x16xf32, vec> -> !bp.tile<16x1xf32, vec>
+  %o = bp.store %r, %out[%c0, %c0] : !bp.tile<16x1xf32, vec>, !bp.tensor<16x1xf32>
+  return %o : !bp.tensor<16x1xf32>
+}
+
+// -----
+
+func.func @one_row_stored(%x: !bp.tensor<1x16xf32>, %out: !bp.tensor<1x16xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<1x16xf32> attributes {bp.kind = #bp<kind aiv>, bp.split = #bp<split up_down>} {
+  %c0 = arith.constant 0 : index
+  %t = bp.load %x[%c0, %c0] : !bp.tensor<1x16xf32> -> !bp.tile<1x16xf32, vec>
+  // expected-error @+1 {{is the same on both subblocks and cannot be stored}}
+  %o = bp.store %t, %out[%c0, %c0] : !bp.tile<1x16xf32, vec>, !bp.tensor<1x16xf32>
+  return %o : !bp.tensor<1x16xf32>
+}
+
+// -----
+
+func.func @transposed(%x: !bp.tensor<16x16xf32>, %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<16x16xf32> attributes {bp.kind = #bp<kind aiv>, bp.split = #bp<split up_down>} {
+  %c0 = arith.constant 0 : index
+  %t = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, vec>
+  // expected-error @+1 {{a transpose swaps the halves}}
+  %u = bp.transpose %t : !bp.tile<16x16xf32, vec> -> !bp.tile<16x16xf32, vec>
+  %o = bp.store %u, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
+  return %o : !bp.tensor<16x16xf32>
+}
+
+// -----
+
+func.func @col_sum_up_down(%x: !bp.tensor<16x16xf32>, %out: !bp.tensor<1x16xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<1x16xf32> attributes {bp.kind = #bp<kind aiv>, bp.split = #bp<split up_down>} {
+  %c0 = arith.constant 0 : index
+  %t = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, vec>
+  // expected-error @+1 {{a column reduction would see half of each column}}
+  %r = bp.col_sum %t : !bp.tile<16x16xf32, vec> -> !bp.tile<1x16xf32, vec>
+  %o = bp.store %r, %out[%c0, %c0] : !bp.tile<1x16xf32, vec>, !bp.tensor<1x16xf32>
+  return %o : !bp.tensor<1x16xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'bp.split' must be a #bp<split ...> on a kernel}}
+func.func @orchestration_split() attributes {bp.kind = #bp<kind orchestration>, bp.split = #bp<split up_down>} {
+  return
+}
