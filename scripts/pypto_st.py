@@ -170,6 +170,8 @@ def run_file(path: str) -> int:
     cases = [c for c in vars(module).values()
              if inspect.isclass(c) and issubclass(c, PTOTestCase) and c is not PTOTestCase
              and "get_program" in {n for k in c.__mro__ for n in vars(k)} and not inspect.isabstract(c)]
+    if not cases:
+        print(f"SKIP {path}: no PTOTestCase with a program (its tests use another harness)")
     for cls in cases:
         label = f"{path.rsplit('/', 1)[-1]}::{cls.__name__}"
         try:

@@ -56,8 +56,12 @@ class CompiledProgram:
 
     def __init__(self, program: Program, output_dir: pathlib.Path, artifacts: Dict[str, str],
                  library: pathlib.Path, target: str, devices: Optional[int],
-                 dumps: Optional[Tuple[str, List[Tuple[str, str]]]] = None):
+                 dumps: Optional[Tuple[str, List[Tuple[str, str]]]] = None,
+                 named_dims: Optional[dict] = None):
         self.program = program
+        # Per function, its parameters' pl.dynamic("M") dims, which must
+        # agree at call time.
+        self._named_dims = named_dims or {}
         self.output_dir = output_dir
         self.artifacts = artifacts
         self.library_path = library
@@ -145,6 +149,7 @@ class CompiledProgram:
         prepared = plan.fast_args(args)
         if prepared is None:
             prepared = self._validate(entry["name"], params, args, self.devices if mesh else None)
+        self._check_named_dims(entry["name"], args, 1 if mesh else 0)
         from blockpipe import _runtime
 
         if self._library is None:
@@ -171,6 +176,20 @@ class CompiledProgram:
         if not outs:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _check_named_dims(self, name: str, args, axis0: int) -> None:
+        """Dims named alike (pl.dynamic("M")) must have one extent."""
+        seen: Dict[str, Tuple[str, int, int]] = {}
+        for index, pname, names in self._named_dims.get(name, ()):
+            for axis, dim in enumerate(names):
+                if dim is None:
+                    continue
+                extent = int(args[index].shape[axis0 + axis])
+                first = seen.setdefault(dim, (pname, axis, extent))
+                if first[2] != extent:
+                    raise ValueError(f"dimension '{dim}' is {first[2]} in parameter '{first[0]}' (axis "
+                                     f"{first[1]}) but {extent} in parameter '{pname}' (axis {axis}); "
+                                     "dims named alike must agree")
 
     def transfer_counters(self) -> Dict[str, int]:
         """What the mesh's channels moved so far: bytes device to device,
@@ -317,7 +336,8 @@ def _project_name(name: str) -> str:
 
 
 def compile_to_cpp(program: Program, target: str, devices: Optional[int] = None,
-                   project: Optional[str] = None, capture: bool = False
+                   project: Optional[str] = None, capture: bool = False,
+                   named_dims: Optional[dict] = None
                    ) -> Tuple[Dict[str, str], Optional[str], List[Tuple[str, str]]]:
     """One compile session: lowers `program`, runs the pass pipeline on the
     module in place and, given a `project` name, emits its C++ files. With
@@ -327,7 +347,7 @@ def compile_to_cpp(program: Program, target: str, devices: Optional[int] = None,
     from blockpipe import _core
     from blockpipe.language.lowering import lower_program
 
-    session = lower_program(program, _core, devices=devices)
+    session = lower_program(program, _core, devices=devices, named_dims=named_dims)
     input_ir = session.text(True) if capture else None
     pass_ir = session.run_pipeline(target, capture_each_pass=capture, print_locations=True)
     files = dict(session.emit_cpp(project)) if project is not None else {}
@@ -361,8 +381,9 @@ def compile(program: Program, output_dir: Optional[os.PathLike] = None, target: 
         raise ValueError(f"unknown target '{target}'; available: "
                          f"{', '.join(_core.bundled_targets())}")
     project = _project_name(program.name)
+    named_dims: dict = {}
     files, input_ir, pass_ir = compile_to_cpp(program, target, devices, project,
-                                              capture=dump_passes)
+                                              capture=dump_passes, named_dims=named_dims)
     artifacts = dict(files)
     if dump_passes:
         for index, (name, text) in enumerate(pass_ir, start=1):
@@ -379,7 +400,7 @@ def compile(program: Program, output_dir: Optional[os.PathLike] = None, target: 
     library_project = json.loads(files["kernel_config.json"])["library"]
     library = build_library(out, files, library_project, quiet=quiet)
     return CompiledProgram(program, out.resolve(), artifacts, library, target, devices,
-                           (input_ir, pass_ir) if dump_passes else None)
+                           (input_ir, pass_ir) if dump_passes else None, named_dims)
 
 
 __all__ = ["compile", "CompiledProgram", "CompileError"]

@@ -319,6 +319,14 @@ void CompileSession::setFunctionResults(const std::string &name,
       FunctionType::get(&ctx, func.getArgumentTypes(), resultTypes));
 }
 
+void CompileSession::clearParamDir(const std::string &name, unsigned index) {
+  auto func = moduleOp->lookupSymbol<func::FuncOp>(name);
+  if (!func || index >= func.getNumArguments())
+    throw std::invalid_argument("no parameter " + std::to_string(index) +
+                                " of a function named '" + name + "'");
+  func.removeArgAttr(index, bp::BPDialect::kParamDirAttrName);
+}
+
 SmallVector<Type> CompileSession::inferResultTypes(const OperationState &state,
                                                    const SourceLoc &loc) {
   // The op is made once without results, so that its inherent attributes

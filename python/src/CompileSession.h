@@ -88,6 +88,9 @@ public:
                                          const std::string &dtype);
   mlir::Attribute functionKindAttr(const std::string &kind);
   mlir::Attribute splitModeAttr(const std::string &mode);
+  /// Makes parameter `index` of function `name` an input (drops its
+  /// bp.dir): an Out parameter the function never writes.
+  void clearParamDir(const std::string &name, unsigned index);
   /// bp.cmp's predicate ("eq", "ne", "lt", "le", "gt", "ge").
   mlir::Attribute cmpPredicateAttr(const std::string &predicate);
   mlir::Attribute paramDirAttr(const std::string &dir);

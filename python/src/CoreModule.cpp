@@ -228,6 +228,8 @@ PYBIND11_MODULE(_core, m) {
            "Put the module's functions in this order (the rest after).")
       .def("set_function_results", &CompileSession::setFunctionResults,
            py::arg("name"), py::arg("result_types"))
+      .def("clear_param_dir", &CompileSession::clearParamDir, py::arg("name"),
+           py::arg("index"))
       .def("create", &CompileSession::create, py::arg("op"),
            py::arg("operands"), py::arg("result_types"), py::arg("attrs"),
            py::arg("loc"),

@@ -201,22 +201,55 @@ def test_gamma_of_the_wrong_width():
     expect_error(make)
 
 
+@pl.program
+class BroadcastFirst:
+    """The broadcast operand first in non-commutative ops: gamma - x,
+    row_sum(x) / x, row_max(x) - x."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 32], pl.FP32], g: pl.Tensor[[1, 32], pl.FP32],
+          y: pl.Out[pl.Tensor[[16, 32], pl.FP32]], z: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+          w: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+        t = pl.load(x, [0, 0], [16, 32])
+        gamma = pl.load(g, [0, 0], [1, 32])
+        pl.store(pl.sub(gamma, t), [0, 0], y)
+        pl.store(pl.row_sum(t) / t, [0, 0], z)
+        pl.store(pl.row_max(t) - t, [0, 0], w)
+        return y, z, w
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 32], pl.FP32], g: pl.Tensor[[1, 32], pl.FP32],
+             y: pl.Out[pl.Tensor[[16, 32], pl.FP32]], z: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+             w: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+        y, z, w = self.k(x, g, y, z, w)
+        return y, z, w
+
+
 def test_broadcast_operand_first_in_a_non_commutative_op():
-    # gamma - x would need an MxN result from a 1xN lhs: the tile ops
-    # broadcast their second operand only, and sub does not commute.
+    rng = np.random.default_rng(3)
+    x = (rng.random((16, 32)) + 0.5).astype(np.float32)
+    g = rng.standard_normal((1, 32)).astype(np.float32)
+    y, z, w = (np.zeros_like(x) for _ in range(3))
+    build(BroadcastFirst)(x, g, y, z, w)
+    np.testing.assert_array_equal(y, g - x)
+    np.testing.assert_allclose(z, x.sum(axis=1, keepdims=True) / x, rtol=1e-5)
+    np.testing.assert_array_equal(w, x.max(axis=1, keepdims=True) - x)
+
+
+def test_a_first_operand_that_does_not_broadcast():
     def make():
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.InCore)
-            def k(self, x: pl.Tensor[[16, 32], pl.FP32], g: pl.Tensor[[1, 32], pl.FP32],
+            def k(self, x: pl.Tensor[[16, 32], pl.FP32], g: pl.Tensor[[1, 33], pl.FP32],
                   y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
                 t = pl.load(x, [0, 0], [16, 32])
-                gamma = pl.load(g, [0, 0], [1, 32])
-                z = pl.sub(gamma, t)  # error: pl.sub operand shapes differ: [1, 32] and [16, 32]
+                gamma = pl.load(g, [0, 0], [1, 33])
+                z = pl.sub(gamma, t)  # error: pl.sub operand shapes differ: [1, 33] and [16, 32]
                 return pl.store(z, [0, 0], y)
 
             @pl.function(type=pl.FunctionType.Orchestration)
-            def main(self, x: pl.Tensor[[16, 32], pl.FP32], g: pl.Tensor[[1, 32], pl.FP32],
+            def main(self, x: pl.Tensor[[16, 32], pl.FP32], g: pl.Tensor[[1, 33], pl.FP32],
                      y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
                 y = self.k(x, g, y)
                 return y

@@ -43,13 +43,13 @@ def test_unsupported_while():
     expect_error(make)
 
 
-def test_run_time_if_in_orchestration():
+def test_run_time_if_in_a_pipeline():
     def make():
         @pl.program
         class P:
-            @pl.function(type=pl.FunctionType.Orchestration)
+            @pl.function(type=pl.FunctionType.Pipeline, microbatches=2)
             def main(self, x: D):
-                if pl.tensor.dim(x, 0) > 64:  # error: an if whose condition is known only at run time is supported in incore, aic and aiv functions, not in Orchestration function 'main'
+                if pl.tensor.dim(x, 0) > 64:  # error: an if whose condition is known only at run time is supported in incore, aic, aiv and orchestration functions, not in Pipeline function 'main'
                     pass
         return P
     expect_error(make)
@@ -559,6 +559,7 @@ def test_pop_without_type():
             def k(self, x: T):
                 pl.aiv_initialize_pipe(dir_mask=1, slot_size=1024)
                 t = pl.tpop_from_aic()  # error: cannot infer the tile type of this pop from pipe 0 (c2v): the other half of the group pushes nothing into it
+                pl.tfree_to_aic(t)
         return P
     expect_error(make)
 
@@ -612,8 +613,9 @@ def test_pop_annotated_in_both_halves_of_a_cycle_with_another_type():
                 pl.aiv_initialize_pipe(dir_mask=3, slot_size=16 * 16 * 4)
                 pl.tpush_to_aic(pl.load(x, [0, 0], [16, 16]))
                 t: pl.Tile[[16, 8], pl.FP32] = pl.tpop_from_aic()  # error: pops 16x8xf32 tiles, but pipe 0 (c2v) carries 16x16xf32
+                y = pl.store(t, [0, 0], y)
                 pl.tfree_to_aic()
-                return pl.store(t, [0, 0], y)
+                return y
 
             @pl.function(type=pl.FunctionType.Group)
             def grp(self, x: T, y: pl.Out[T]):

@@ -38,9 +38,9 @@ def uses_system_syncall():
 def uses_a_reserved_buffer():
     @pl.program
     class Reserve:
-        @pl.function(type=pl.FunctionType.AIC)
+        @pl.function(type=pl.FunctionType.AIV)
         def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
-            buf = pl.reserve_buffer(name="slots", size=4096, base=pl.AUTO)  # error: pl.reserve_buffer is not supported by blockpipe
+            v = pl.read(x, [0, 0])  # error: pl.read is not supported by blockpipe
             return pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
 
     return Reserve
@@ -49,7 +49,7 @@ def uses_a_reserved_buffer():
 def uses_function_attrs():
     @pl.program
     class Dual:
-        @pl.function(type=pl.FunctionType.AIV, attrs={"dual_aiv_dispatch": True})  # error: pl.function(attrs=...) is not supported
+        @pl.function(type=pl.FunctionType.AIV, attrs={"split_aiv": True})  # error: pl.function(attrs=...) is not supported
         def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
             return pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
 

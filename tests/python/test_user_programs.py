@@ -132,8 +132,9 @@ class TwoGroupsOnePipeId:
     def vec_a(self, y: pl.Out[T16]):
         pl.aiv_initialize_pipe(dir_mask=1, slot_size=16 * 16 * 4)
         a = pl.tpop_from_aic()
+        y = pl.store(a, [0, 0], y)
         pl.tfree_to_aic()
-        return pl.store(a, [0, 0], y)
+        return y
 
     @pl.function(type=pl.FunctionType.Group)
     def grp_a(self, b: T16, y: pl.Out[T16]):
@@ -151,8 +152,9 @@ class TwoGroupsOnePipeId:
     def vec_b(self, y: pl.Out[T8]):
         pl.aiv_initialize_pipe(dir_mask=1, slot_size=8 * 8 * 4)
         a = pl.tpop_from_aic()
+        b = pl.add(a, 1.0)
         pl.tfree_to_aic()
-        return pl.store(pl.add(a, 1.0), [0, 0], y)
+        return pl.store(b, [0, 0], y)
 
     @pl.function(type=pl.FunctionType.Group)
     def grp_b(self, b: T8, y: pl.Out[T8]):
@@ -1090,8 +1092,9 @@ def test_tpop_annotated_with_another_type_than_pushed():
             def vec(self, y: pl.Out[pl.Tensor[[8, 32], pl.FP32]]):
                 pl.aiv_initialize_pipe(dir_mask=1, slot_size=16 * 16 * 4)
                 a: pl.Tile[[8, 32], pl.FP32] = pl.tpop_from_aic()  # error: pops 8x32xf32 tiles, but pipe 0 (c2v) carries 16x16xf32 from the other half of the group
+                y = pl.store(a, [0, 0], y)
                 pl.tfree_to_aic()
-                return pl.store(a, [0, 0], y)
+                return y
 
             @pl.function(type=pl.FunctionType.Group)
             def grp(self, b: T16, y: pl.Out[pl.Tensor[[8, 32], pl.FP32]]):

@@ -37,10 +37,21 @@ class ControlFlow:
         if intrinsic == "spmd":
             self.spmd_block(stmt.iter, stmt.body, stmt, loop_var=stmt.target.id)
             return
+        if intrinsic is None:
+            values = self.unrolled_values(stmt.iter)
+            if values is not None:
+                # Python's range over constants, or a list or tuple of them:
+                # the body is repeated once per value, as Python would run it.
+                for value in values:
+                    self.env[stmt.target.id] = value
+                    self.assigned_at[stmt.target.id] = stmt.target
+                    self.block(stmt.body)
+                return
         if intrinsic != "range":
-            raise self.error(stmt.iter, "for loops iterate over pl.range(...) or pl.spmd(...)")
-        if self.kind not in KERNEL_KINDS:
-            raise self.error(stmt, "pl.range loops are supported in incore, aic and aiv functions")
+            raise self.error(stmt.iter, "for loops iterate over pl.range(...), pl.spmd(...), or range(...) "
+                                        "or a list of integers known at compile time (unrolled)")
+        if self.kind not in KERNEL_KINDS + (FunctionType.Orchestration,):
+            raise self.error(stmt, "pl.range loops are supported in incore, aic, aiv and orchestration functions")
         call = stmt.iter
         if call.keywords or not 1 <= len(call.args) <= 3:
             raise self.error(call, "pl.range takes 1 to 3 positional arguments: (stop), (start, stop) or (start, stop, step)")
@@ -111,6 +122,38 @@ class ControlFlow:
         self.out_of_scope[stmt.target.id] = (
             f"'{stmt.target.id}' is the variable of the loop at line {self.source.position(stmt)[0]} and has "
             "no value after it; keep what you need in another name inside the loop")
+    # Unrolling longer loops would bloat the kernel: use pl.range.
+    MAX_UNROLL = 1024
+
+    def unrolled_values(self, node: ast.expr) -> Optional[List[int]]:
+        """The values of `range(...)` with integer arguments known at compile
+        time, or of a list or tuple of such integers; None otherwise."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" \
+                and "range" not in self.env and not node.keywords:
+            try:
+                args = [self.static(a) for a in node.args]
+            except LoweringError:
+                return None
+            if not args or len(args) > 3 or not all(isinstance(a, int) and not isinstance(a, bool)
+                                                     for a in args):
+                return None
+            values = range(*args) if args[-1] != 0 or len(args) < 3 else None
+            if values is None:
+                raise self.error(node, "range() step must not be zero")
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            try:
+                values = [self.static(e) for e in node.elts]
+            except LoweringError:
+                return None
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+                return None
+        else:
+            return None
+        if len(values) > self.MAX_UNROLL:
+            raise self.error(node, f"this loop would be unrolled {len(values)} times (at most "
+                                   f"{self.MAX_UNROLL}); use pl.range for a loop that runs on the device")
+        return list(values)
+
     def with_block(self, stmt: ast.With) -> None:
         for item in stmt.items:  # pypto's scopes blockpipe lacks (pl.at)
             scope = item.context_expr
@@ -173,20 +216,25 @@ class ControlFlow:
             # Known at compile time: as Python would, run only the branch taken.
             self.block(stmt.body if condition else stmt.orelse)
             return
-        if self.kind not in KERNEL_KINDS:
+        if self.kind not in KERNEL_KINDS + (FunctionType.Orchestration,):
             raise self.error(stmt, "an if whose condition is known only at run time is supported in "
-                                   f"incore, aic and aiv functions, not in {self.kind.name} function "
+                                   f"incore, aic, aiv and orchestration functions, not in {self.kind.name} function "
                                    f"'{self.spec.name}'")
         outer, outer_assigned = dict(self.env), dict(self.assigned_at)
+        outer_freed = dict(self.freed)
         self.builder.begin_if(condition.handle, self.loc(stmt))
         self.region_depth += 1
         try:
             self.block(stmt.body)
             then_env, then_assigned = self.env, self.assigned_at
             self.env, self.assigned_at = dict(outer), dict(outer_assigned)
+            # Each branch frees pipe slots on its own; after the if, a slot
+            # either freed is.
+            then_freed, self.freed = self.freed, dict(outer_freed)
             self.builder.enter_branch(True)
             self.block(stmt.orelse)
             else_env, else_assigned = self.env, self.assigned_at
+            self.freed = {**then_freed, **self.freed}
         finally:
             self.region_depth -= 1
         self.env, self.assigned_at = dict(outer), dict(outer_assigned)

@@ -158,11 +158,26 @@ class Expressions:
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 return value
             raise self.error(node, f"'{ast.unparse(node)}' is not a value")
+        if isinstance(node, ast.IfExp):
+            # `a if FLAG else b` on a condition known at compile time.
+            try:
+                test = self.static(node.test)
+            except LoweringError:
+                test = None
+            if not isinstance(test, bool):
+                raise self.error(node.test, "a conditional expression needs a condition known at compile "
+                                            "time (True or False); use an if statement")
+            return self.expr(node.body if test else node.orelse, name, statement, multi, expected)
         raise self.error(node, f"unsupported expression '{ast.unparse(node)}'")
 
     def lookup(self, node: ast.Name):
         if node.id in self.env:
-            return self.env[node.id]
+            value = self.env[node.id]
+            if isinstance(value, Value) and value.handle in self.freed:
+                raise self.error(node, f"'{node.id}' is used after the pl.tfree at line "
+                                       f"{self.freed[value.handle]} released its pipe slot; use a popped "
+                                       "tile only before it is freed")
+            return value
         if node.id in self.out_of_scope:
             raise self.error(node, self.out_of_scope[node.id])
         if node.id in self.source.globals:

@@ -53,9 +53,15 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         self.source = source
         self.builder = program.builder
         self.env: Dict[str, Union[Value, Literal]] = {}
-        # (tile, direction, pipe) of every pl.tpop_from_* so far, for the
-        # pl.tfree_to_*(tile) that frees it.
-        self.popped: List[Tuple[Value, str, int]] = []
+        # pl.reserve_buffer's of this function, by name.
+        self.reserved: Dict[str, Any] = {}
+        # The tensors (roots) the function writes or passes to be written.
+        self.written: set = set()
+        # (tile, direction, pipe, the pop's node) of every pl.tpop_from_*
+        # so far, for the pl.tfree_to_*(tile) that frees it; the freed ones
+        # (handle -> line of the free) may not be used any more.
+        self.popped: List[Tuple[Value, str, int, ast.AST]] = []
+        self.freed: Dict[int, int] = {}
         self.result_types: Optional[List[IRType]] = None
         self.param_values: List[Value] = []
         self.constants: Dict[Tuple[str, Any], Value] = {}
@@ -159,13 +165,34 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             self.env[param.arg] = value
             self.param_values.append(value)
         self.program.signatures[self.spec.name] = (param_types, declared_results or [])
+        self.program.named_dims[self.spec.name] = [
+            (i, p.arg, t.dim_names) for i, (p, t) in enumerate(zip(params[1:], param_types))
+            if isinstance(t, TensorType) and t.dim_names]
         self.saw_return = False
         self.block(tree.body, top_level=True)
         if not self.saw_return:
             if declared_results:
                 raise self.error(tree, f"'{self.spec.name}' declares results but does not return")
             self.builder.create("func.return", [], [], {}, self.loc(tree))
+            self._unwritten_outputs_are_inputs()
+        for tile, direction, pipe, node in self.popped:
+            if tile.handle not in self.freed:
+                free = "pl.tfree_to_aic" if direction == "c2v" else "pl.tfree_to_aiv"
+                raise self.error(node, f"the tile popped here from pipe {pipe} is never freed; {free}(t) "
+                                       "after its last use releases its slot")
         self.builder.end_function()
+
+    def _unwritten_outputs_are_inputs(self) -> None:
+        """pypto's group halves take the group's parameters, Out ones too,
+        whether they write them or not: in an AIC or AIV function without a
+        return, an Out/InOut tensor it never writes is an input."""
+        if self.kind not in (FunctionType.AIC, FunctionType.AIV):
+            return
+        dirs = self.program.param_dirs[self.spec.name]
+        for index, (value, direction) in enumerate(zip(self.param_values, dirs)):
+            if direction is not ParamDirection.In and value.handle not in self.written:
+                self.builder.clear_param_dir(self.spec.name, index)
+                dirs[index] = ParamDirection.In
 
     def annotation(self, ann, node):
         """An annotation's value; string annotations (`from __future__ import
@@ -449,6 +476,7 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
     def check_writable(self, tensor: Value, node, what: str) -> None:
         """An In parameter is never copied back to the caller: writing it
         would be lost without a word."""
+        self.written.add(self.root_of(tensor))
         pname = self.input_param_name(tensor)
         if pname is not None:
             raise self.error(node, f"{what} '{pname}', an input of '{self.spec.name}'; declare it "
@@ -519,6 +547,12 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             results = self.create("bp.stage", args, staged_types, {"callee": self.builder.symbol(callee)}, node, name)
         else:
             raise self.error(node, f"{self.kind.name} functions cannot call other functions")
+        if self.kind in (FunctionType.Orchestration, FunctionType.Group):
+            # Result j is the tensor of the j-th Out/InOut argument, written.
+            outs = [arg for arg, d in zip(args, program.param_dirs[callee]) if d is not ParamDirection.In]
+            if len(outs) == len(results):
+                for result, out in zip(results, outs):
+                    self.tensor_roots[result.handle] = self.root_of(out)
         if multi:
             return results
         if len(results) == 1:

@@ -51,6 +51,9 @@ class ProgramLowering:
         self.core = core
         self.sources: Dict[str, Source] = {}
         self.signatures: Dict[str, Tuple[List[IRType], List[IRType]]] = {}
+        # Per function, its tensor parameters with pl.dynamic("M") dims:
+        # (index, name, the name of each dim or None).
+        self.named_dims: Dict[str, List[Tuple[int, str, Tuple[Optional[str], ...]]]] = {}
         self.param_dirs: Dict[str, List[ParamDirection]] = {}
         self.builder = core.CompileSession(program.source_file)
         self._ir_types: Dict[IRType, Any] = {}
@@ -157,12 +160,19 @@ class ProgramLowering:
         return order
 
 
-def lower_program(program: Program, core, devices: Optional[int] = None) -> "Any":
+def lower_program(program: Program, core, devices: Optional[int] = None,
+                  named_dims: Optional[dict] = None) -> "Any":
     """Returns the compile session holding the program's module (not yet
     verified: its `run_pipeline` does that).
     `devices` is the size of the mesh the program runs on (default: one
-    device more than the highest `device=` placement, if any)."""
-    return ProgramLowering(program, core, devices=devices).run()
+    device more than the highest `device=` placement, if any).
+    `named_dims`, when given, receives each function's tensor parameters
+    with pl.dynamic("M") dims (ProgramLowering.named_dims)."""
+    lowering = ProgramLowering(program, core, devices=devices)
+    session = lowering.run()
+    if named_dims is not None:
+        named_dims.update(lowering.named_dims)
+    return session
 
 
 def program_ir(program: Program, locations: bool = False) -> str:

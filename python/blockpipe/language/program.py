@@ -56,19 +56,25 @@ def function(
     its vector half on both AIV sub-blocks of the core group, each on half
     the rows (columns) of every vector tile; the code is written for whole
     tiles and `pl.tile.get_subblock_idx()` says which half runs.
+    `attrs={"dual_aiv_dispatch": True}` (pypto's: both AIV sub-blocks run an
+    unsplit vector function, each computing all of it, the cube taking
+    sub-block 0's pushes) is accepted: blockpipe runs such a function once
+    per block, on sub-block 0, which computes the same.
 
     pypto's other `attrs=`, `level=`, `role=`, `strict_ssa=` are accepted
     here; compiling the program is then a CompileError naming them at the
     decorator."""
     unsupported = unsupported_in(type)
     split = SplitMode.NONE
-    if isinstance(attrs, dict) and set(attrs) == {"split"}:
-        split = attrs["split"]
+    if isinstance(attrs, dict) and set(attrs) <= {"split", "dual_aiv_dispatch"}:
+        split = attrs.get("split", SplitMode.NONE)
         if not isinstance(split, SplitMode):
             raise TypeError(f"pl.function(attrs={{'split': ...}}) takes a pl.SplitMode, got {split!r}")
         if type in (FunctionType.Orchestration, FunctionType.Pipeline):
-            raise TypeError("pl.function(attrs={'split': ...}) is for kernels (InCore, AIC, AIV, Group), "
+            raise TypeError(f"pl.function(attrs={attrs!r}) is for kernels (InCore, AIC, AIV, Group), "
                             f"not {type.name} functions")
+        if not isinstance(attrs.get("dual_aiv_dispatch", False), bool):
+            raise TypeError("pl.function(attrs={'dual_aiv_dispatch': ...}) takes True or False")
         attrs = None
     for keyword, value in (("attrs", attrs), ("level", level), ("role", role),
                            ("strict_ssa", strict_ssa)):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import enum
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Tuple, Union
 
 from blockpipe.language.unsupported import PYPTO_MEMBERS, Unsupported, unsupported_in
@@ -47,10 +47,27 @@ DTYPES = (FP32, FP16, BF16, INT32, INT64, INDEX)
 
 
 class _Dynamic:
-    """A dimension whose size is known only at run time (`pl.dynamic`)."""
+    """A dimension whose size is known only at run time (`pl.dynamic`).
+    `pl.dynamic("M")` names it (pypto's form): dims with one name, in the
+    parameters of one function, must agree when it is called."""
 
     def __repr__(self) -> str:
         return "pl.dynamic"
+
+    def __call__(self, name: str) -> "NamedDim":
+        if not isinstance(name, str) or not name.isidentifier():
+            raise TypeError(f"pl.dynamic(name) takes an identifier, got {name!r}")
+        return NamedDim(name)
+
+
+@dataclass(frozen=True)
+class NamedDim:
+    """`pl.dynamic("M")`: a dynamic dimension with a name."""
+
+    name: str
+
+    def __repr__(self) -> str:
+        return f"pl.dynamic({self.name!r})"
 
 
 dynamic = _Dynamic()
@@ -135,6 +152,9 @@ class TensorType:
 
     shape: Tuple[Dim, ...]
     dtype: DType
+    # The pl.dynamic("M") name of each dim (None: unnamed); not part of the
+    # type, which has pl.dynamic there.
+    dim_names: Tuple[Optional[str], ...] = field(default=(), compare=False)
 
     def __str__(self) -> str:
         return f"Tensor[{list(self.shape)}, {self.dtype.name}]"
@@ -212,7 +232,12 @@ class _TensorFactory:
         if not isinstance(item, tuple) or len(item) != 2:
             raise TypeError("use pl.Tensor[[dims...], dtype]")
         shape, dtype = item
-        return TensorType(_check_shape(shape, True, "Tensor"), _check_dtype(dtype, "Tensor"))
+        names = tuple(d.name if isinstance(d, NamedDim) else None for d in shape) \
+            if isinstance(shape, (list, tuple)) else ()
+        if isinstance(shape, (list, tuple)):
+            shape = [dynamic if isinstance(d, NamedDim) else d for d in shape]
+        return TensorType(_check_shape(shape, True, "Tensor"), _check_dtype(dtype, "Tensor"),
+                          names if any(names) else ())
 
 
 class _TileFactory:

@@ -593,3 +593,46 @@ TEST(Pipe, SlotFlagsLiveInGmControlMemory) {
 }
 
 } // namespace
+
+namespace {
+
+// The AIC pushes two tiles; the AIV pops one and frees none.
+int32_t pushTwo(void **args, const bp_block_context *ctx) {
+  char *pipes = static_cast<char *>(args[0]) + ctx->block_idx * 512;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 64, 4));
+  int64_t value = 1;
+  BP_CHECK(bp_tpush(ctx, 0, BP_PIPE_C2V, &value, sizeof value));
+  return bp_tpush(ctx, 0, BP_PIPE_C2V, &value, sizeof value);
+}
+
+int32_t popOneKeepIt(void **args, const bp_block_context *ctx) {
+  char *pipes = static_cast<char *>(args[0]) + ctx->block_idx * 512;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 64, 4));
+  int64_t value = 0;
+  return bp_tpop_copy(ctx, 0, BP_PIPE_C2V, &value, sizeof value);
+}
+
+} // namespace
+
+TEST(Pipe, SanitizerReportsTilesNeverFreedOrPopped) {
+  CpuSimDevice device;
+  std::vector<char> buffer(512 * 2);
+  Kernel kernel = Kernel::makeGroup("loose", pushTwo, popOneKeepIt);
+  LaunchSpec spec;
+  spec.blockNum = 2;
+  spec.pipeBufferArg = 0;
+  spec.pipeBufferPerBlockBytes = 512;
+  // Unchecked, the launch ends as the kernels wrote it.
+  device.run(kernel, spec, {buffer.data()});
+
+  spec.sanitize = true;
+  std::string error =
+      errorOf([&] { device.run(kernel, spec, {buffer.data()}); });
+  EXPECT_TRUE(contains(error, "sanitizer: kernel 'loose' block ")) << error;
+  EXPECT_TRUE(contains(error, "pipe 0 (C2V): the AIV popped 1 tile(s) it "
+                              "never freed"))
+      << error;
+  EXPECT_TRUE(contains(error, "pipe 0 (C2V): the AIC pushed 1 tile(s) the "
+                              "AIV never popped"))
+      << error;
+}

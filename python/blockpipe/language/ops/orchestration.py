@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from blockpipe.language.ops import operation
-from blockpipe.language.types import FunctionType, TensorType, dynamic
+from blockpipe.language.types import DType, FunctionType, TensorType, dynamic
 from blockpipe.language.values import KERNEL_KINDS
 
 
@@ -122,3 +122,18 @@ def split(cx, call, mode, slot_num=None):
     """`pl.split(pl.SplitMode.UP_DOWN)`: an entry of
     `pl.at(..., optimizations=[...])`."""
     raise cx.error(call.node, "pl.split(mode) is only valid in pl.at(..., optimizations=[...])")
+
+
+@operation()
+def const(cx, call, value, dtype):
+    """A scalar constant of a dtype: `pl.const(0, pl.INT32)` (pypto's).
+
+    value: a number known at compile time that `dtype` can hold.
+    """
+    number = cx.static(value)
+    kind = cx.static(dtype)
+    if isinstance(number, bool) or not isinstance(number, (int, float)):
+        raise cx.error(value, f"pl.const's value must be a number known at compile time, got {number!r}")
+    if not isinstance(kind, DType):
+        raise cx.error(dtype, f"pl.const's dtype must be a pl dtype, got {kind!r}")
+    return cx.constant(number, kind, value)

@@ -295,10 +295,19 @@ def binary(cx, op: str, lhs: Value, rhs, node, name, attrs=None):
         rhs = vector_operand(cx, rhs, node, f"pl.{op}'s operands")
     elif isinstance(rhs, Value) and isinstance(rhs.type, TileType):
         rhs = vector_operand(cx, rhs, node, f"pl.{op}'s operands")
-        if op in ("add", "mul") and broadcasts(rhs.type.shape, tile.shape):
+        if op in ("add", "mul", "maximum", "minimum") and broadcasts(rhs.type.shape, tile.shape):
             # gamma * x: the tile ops broadcast their second operand only,
-            # and these two are commutative.
+            # and these are commutative.
             lhs, rhs = rhs, lhs
+            tile = lhs.type.with_space(MemorySpace.Vec)
+        elif broadcasts(rhs.type.shape, tile.shape) and not tile.unknown:
+            # row_max(x) - x: the broadcast operand first is spread over the
+            # other's shape (-0.0 + v is v exactly, for every v).
+            dtype = tile.dtype
+            zero = cx.float_attr(-0.0, dtype, node) if dtype.is_float else cx.int_attr(0, dtype, node)
+            (spread,) = cx.create("bp.full", [], [TileType(rhs.type.shape, dtype, MemorySpace.Vec)],
+                                  {"value": zero}, node)
+            lhs = binary(cx, "add", spread, lhs, node, None)
             tile = lhs.type.with_space(MemorySpace.Vec)
         if rhs.type.shape != tile.shape and not broadcasts(tile.shape, rhs.type.shape):
             raise cx.error(node, f"pl.{op} operand shapes differ: {list(tile.shape)} and "

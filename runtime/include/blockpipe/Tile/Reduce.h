@@ -21,58 +21,61 @@ inline void row_sum(Tile<T, R, 1, D> &dst, const Tile<T, R, C, S> &src) {
   }
 }
 
-/// dst[r] = max of src[r, :]; NaN when the row holds a NaN (as numpy).
-template <typename T, int64_t R, int64_t C, Space D, Space S>
-inline void row_max(Tile<T, R, 1, D> &dst, const Tile<T, R, C, S> &src) {
+namespace detail {
+
+/// dst[r] = op folded over src[r, :], from src[r, 0], in compute_t<T>.
+template <typename Op, typename T, int64_t R, int64_t C, Space D, Space S>
+inline void foldRows(Tile<T, R, 1, D> &dst, const Tile<T, R, C, S> &src,
+                     Op op) {
   using U = compute_t<T>;
   for (int64_t r = 0; r < R; ++r) {
     const T *row = src.data + r * C;
     U acc = U(row[0]);
     for (int64_t c = 1; c < C; ++c)
-      acc = detail::Max{}(U(row[c]), acc);
+      acc = op(U(row[c]), acc);
     dst.data[r] = T(acc);
   }
+}
+
+/// dst[c] = op folded over src[:, c], from src[0, c], row by row.
+template <typename Op, typename T, int64_t R, int64_t C, Space D, Space S>
+inline void foldColumns(Tile<T, 1, C, D> &dst, const Tile<T, R, C, S> &src,
+                        Op op) {
+  using U = compute_t<T>;
+  U acc[C];
+  for (int64_t c = 0; c < C; ++c)
+    acc[c] = U(src.data[c]);
+  for (int64_t r = 1; r < R; ++r)
+    for (int64_t c = 0; c < C; ++c)
+      acc[c] = op(U(src.data[r * C + c]), acc[c]);
+  for (int64_t c = 0; c < C; ++c)
+    dst.data[c] = T(acc[c]);
+}
+
+} // namespace detail
+
+/// dst[r] = max of src[r, :]; NaN when the row holds a NaN (as numpy).
+template <typename T, int64_t R, int64_t C, Space D, Space S>
+inline void row_max(Tile<T, R, 1, D> &dst, const Tile<T, R, C, S> &src) {
+  detail::foldRows(dst, src, detail::Max{});
 }
 
 /// dst[r] = min of src[r, :]; NaN when the row holds a NaN (as numpy).
 template <typename T, int64_t R, int64_t C, Space D, Space S>
 inline void row_min(Tile<T, R, 1, D> &dst, const Tile<T, R, C, S> &src) {
-  using U = compute_t<T>;
-  for (int64_t r = 0; r < R; ++r) {
-    const T *row = src.data + r * C;
-    U acc = U(row[0]);
-    for (int64_t c = 1; c < C; ++c)
-      acc = detail::Min{}(U(row[c]), acc);
-    dst.data[r] = T(acc);
-  }
+  detail::foldRows(dst, src, detail::Min{});
 }
 
 /// dst[c] = sum of src[:, c], accumulated in compute_t<T> row by row.
 template <typename T, int64_t R, int64_t C, Space D, Space S>
 inline void col_sum(Tile<T, 1, C, D> &dst, const Tile<T, R, C, S> &src) {
-  using U = compute_t<T>;
-  U acc[C];
-  for (int64_t c = 0; c < C; ++c)
-    acc[c] = U(src.data[c]);
-  for (int64_t r = 1; r < R; ++r)
-    for (int64_t c = 0; c < C; ++c)
-      acc[c] += U(src.data[r * C + c]);
-  for (int64_t c = 0; c < C; ++c)
-    dst.data[c] = T(acc[c]);
+  detail::foldColumns(dst, src, detail::Add{});
 }
 
 /// dst[c] = max of src[:, c]; NaN when the column holds a NaN.
 template <typename T, int64_t R, int64_t C, Space D, Space S>
 inline void col_max(Tile<T, 1, C, D> &dst, const Tile<T, R, C, S> &src) {
-  using U = compute_t<T>;
-  U acc[C];
-  for (int64_t c = 0; c < C; ++c)
-    acc[c] = U(src.data[c]);
-  for (int64_t r = 1; r < R; ++r)
-    for (int64_t c = 0; c < C; ++c)
-      acc[c] = detail::Max{}(U(src.data[r * C + c]), acc[c]);
-  for (int64_t c = 0; c < C; ++c)
-    dst.data[c] = T(acc[c]);
+  detail::foldColumns(dst, src, detail::Max{});
 }
 
 /// dst[c, r] = src[r, c], blocked so that both sides stay in cache.

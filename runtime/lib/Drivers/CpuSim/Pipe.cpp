@@ -668,6 +668,40 @@ void BlockPipes::laneExited(int32_t coreType, int32_t subblock) {
   }
 }
 
+std::string BlockPipes::looseEnds() const {
+  std::string found;
+  auto add = [&](const std::string &what) {
+    found += (found.empty() ? "" : "; ") + what;
+  };
+  for (size_t id = 0; id < pipes.size(); ++id) {
+    const PipeState &pipe = pipes[id];
+    if (!pipe.initializedBy.load(std::memory_order_acquire))
+      continue;
+    for (int ring = 0; ring < 2; ++ring) {
+      if (!hasRing(pipe, ring))
+        continue;
+      const Ring &r = pipe.rings[ring];
+      const int32_t dir = ring == 0 ? BP_PIPE_C2V : BP_PIPE_V2C;
+      const std::string name = pipeName(int32_t(id), dir);
+      // On C2V the AIC (lane 0) pushes and the AIV lanes pop; on V2C the
+      // reverse. Every AIV lane the pipe connects pairs with the AIC.
+      for (int32_t aiv = 1; aiv <= pipe.aivLanes(); ++aiv) {
+        const int32_t producer = ring == 0 ? 0 : aiv;
+        const int32_t consumer = ring == 0 ? aiv : 0;
+        if (r.popped[consumer] != r.freed[consumer] && (ring == 0 || aiv == 1))
+          add(name + ": the " + laneName(consumer, pipe) + " popped " +
+              std::to_string(r.popped[consumer] - r.freed[consumer]) +
+              " tile(s) it never freed (tfree each after its last use)");
+        if (r.pushed[producer] > r.popped[consumer])
+          add(name + ": the " + laneName(producer, pipe) + " pushed " +
+              std::to_string(r.pushed[producer] - r.popped[consumer]) +
+              " tile(s) the " + laneName(consumer, pipe) + " never popped");
+      }
+    }
+  }
+  return found;
+}
+
 void BlockPipes::cancel() {
   std::lock_guard<std::mutex> lock(mutex);
   for (PipeState &pipe : pipes) {

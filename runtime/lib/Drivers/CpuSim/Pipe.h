@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace blockpipe::runtime::detail {
@@ -100,6 +101,10 @@ struct BlockPipes {
   void laneExited(int32_t coreType, int32_t subblock);
   /// Sets the cancelled bit on every initialized ring and wakes waiters.
   void cancel();
+  /// Once every lane of the block returned: the pipe protocol's loose
+  /// ends (tiles popped and never freed, tiles pushed and never popped),
+  /// or empty. Checked by the sanitizer.
+  std::string looseEnds() const;
 };
 
 /// What bp_block_context::runtime_block points to while a block runs.

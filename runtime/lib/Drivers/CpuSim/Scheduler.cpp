@@ -427,8 +427,14 @@ bool Scheduler::runBlock(LaunchState &launch, int64_t block,
                    group.pendingSpin);
   }
   if (ref.pipes) {
-    if (launch.sanitize)
+    if (launch.sanitize) {
       device_.pipeRegions.release(launch.id, block);
+      // A failed launch leaves loose ends of its own; report only these.
+      std::string loose = ref.pipes->looseEnds();
+      if (!loose.empty() && !launch.cancelled.load(std::memory_order_acquire))
+        launch.fail("sanitizer: kernel '" + launch.kernel.name + "' block " +
+                    std::to_string(block) + ": " + loose);
+    }
     launch.releaseBlockPipes(block);
   }
   return true;
