@@ -42,6 +42,15 @@ class _Tensor(np.ndarray):
     def contiguous(self):
         return self
 
+    def sum(self, dim=None, keepdim=False, **kwargs):  # noqa: A003 - torch's name
+        return np.sum(np.asarray(self), axis=dim, keepdims=keepdim).view(_Tensor)
+
+    def reciprocal(self):
+        return (1.0 / np.asarray(self)).view(_Tensor)
+
+    def item(self):
+        return np.asarray(self).item()
+
     def to(self, dtype=None, *args, **kwargs):
         return self.astype(dtype).view(_Tensor) if isinstance(dtype, np.dtype) else self
 
@@ -51,7 +60,12 @@ def _torch_module():
     torch.Tensor = _Tensor
     torch.float32, torch.float16, torch.int32, torch.int64 = (np.dtype(t) for t in (
         np.float32, np.float16, np.int32, np.int64))
-    torch.bfloat16 = np.dtype(np.float32)  # compared in FP32
+    try:
+        import ml_dtypes
+
+        torch.bfloat16 = np.dtype(ml_dtypes.bfloat16)
+    except ImportError:  # pragma: no cover - ml_dtypes is a dependency
+        torch.bfloat16 = np.dtype(np.float32)  # compared in FP32
     torch.int16, torch.int8, torch.uint8, torch.bool = (np.dtype(t) for t in (np.int16, np.int8, np.uint8, bool))
     rng = np.random.default_rng(0)
 
@@ -68,6 +82,16 @@ def _torch_module():
     torch.full = lambda s, v, dtype=None, **k: made(np.full(tuple(s), v), dtype)
     torch.tensor = lambda v, dtype=None, **k: made(v, dtype)
     torch.matmul = lambda a, b: np.matmul(a, b).view(_Tensor)
+    torch.empty = torch.zeros
+    torch.manual_seed = lambda seed: None
+
+    def assert_close(actual, expected, rtol=1e-5, atol=1e-8, **kwargs):
+        np.testing.assert_allclose(np.asarray(actual, np.float64), np.asarray(expected, np.float64),
+                                   rtol=rtol, atol=atol)
+
+    torch.testing = types.SimpleNamespace(assert_close=assert_close)
+    torch.allclose = lambda a, b, rtol=1e-5, atol=1e-8, **k: bool(np.allclose(
+        np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=rtol, atol=atol))
     for name in ("exp", "maximum", "minimum", "sqrt", "abs", "tanh", "log", "where"):
         setattr(torch, name, getattr(np, name))
     torch.sigmoid = lambda x: 1.0 / (1.0 + np.exp(-x))
@@ -170,8 +194,12 @@ def run_file(path: str) -> int:
     cases = [c for c in vars(module).values()
              if inspect.isclass(c) and issubclass(c, PTOTestCase) and c is not PTOTestCase
              and "get_program" in {n for k in c.__mro__ for n in vars(k)} and not inspect.isabstract(c)]
-    if not cases:
-        print(f"SKIP {path}: no PTOTestCase with a program (its tests use another harness)")
+    suites = [c for c in vars(module).values() if inspect.isclass(c) and c.__name__.startswith("Test")
+              and c.__module__ == module.__name__]
+    if not cases and not suites:
+        print(f"SKIP {path}: no PTOTestCase with a program and no Test class")
+    for suite in suites:
+        failures += _run_suite(path, suite)
     for cls in cases:
         label = f"{path.rsplit('/', 1)[-1]}::{cls.__name__}"
         try:
@@ -202,6 +230,52 @@ def run_file(path: str) -> int:
         else:
             print(f"ok   {label}: {', '.join(outs)} equal compute_expected")
     return failures
+
+
+def _run_suite(path: str, suite) -> int:
+    """pytest-style tests (a Test class, test_ methods taking pypto's
+    `test_config` fixture, None here: blockpipe runs on cpu-sim)."""
+    import itertools
+
+    failures = 0
+    for name in sorted(n for n in vars(suite) if n.startswith("test_")):
+        method = getattr(suite(), name)
+        params = inspect.signature(method).parameters
+        # pytest.mark.parametrize'd arguments, each combination a case.
+        grid = {}
+        for mark in getattr(method, "pytestmark", []):
+            if mark.name == "parametrize":
+                names = [n.strip() for n in mark.args[0].split(",")] if isinstance(mark.args[0], str) \
+                    else list(mark.args[0])
+                grid[tuple(names)] = [v if len(names) > 1 else (v,) for v in mark.args[1]]
+        if set(params) - {"test_config"} - {n for names in grid for n in names}:
+            continue  # a harness wrapper (test_runner): its cases ran above
+        for combo in itertools.product(*grid.values()) if grid else [()]:
+            kwargs = {"test_config": None} if "test_config" in params else {}
+            for names, values in zip(grid, combo):
+                kwargs.update(zip(names, values))
+            suffix = "[" + "-".join(str(v) for k, v in kwargs.items() if k != "test_config") + "]" \
+                if len(kwargs) > ("test_config" in kwargs) else ""
+            failures += _run_test(f"{path.rsplit('/', 1)[-1]}::{suite.__name__}::{name}{suffix}", method,
+                                  kwargs)
+    return failures
+
+
+def _run_test(label: str, method, kwargs) -> int:
+    from blockpipe import CompileError
+    from blockpipe.language.unsupported import NotSupportedError
+
+    try:
+        method(**kwargs)
+    except (CompileError, NotSupportedError) as exc:
+        print(f"SKIP {label}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
+        return 0
+    except Exception as exc:  # noqa: BLE001
+        print(f"FAIL {label}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+        traceback.print_exc()
+        return 1
+    print(f"ok   {label}")
+    return 0
 
 
 def main() -> int:

@@ -46,6 +46,17 @@ def _numpy_dtype(name: str) -> Optional[np.dtype]:
     return np.dtype(entry["numpy"])
 
 
+def dtype_of_array(array: np.ndarray):
+    """The pl dtype of a numpy array's elements, or None (INDEX is never an
+    array's)."""
+    from blockpipe.language.values import dtype_named
+
+    for name, entry in _DTYPES.items():
+        if entry["enumerator"] != "INDEX" and _numpy_dtype(name) == array.dtype:
+            return dtype_named(entry["enumerator"])
+    return None
+
+
 # The range of each integer scalar parameter's C++ type.
 _INT_LIMITS = {name: np.iinfo(_numpy_dtype(name)) for name, d in _DTYPES.items() if not d["is_float"]}
 

@@ -36,7 +36,7 @@ def test_help_shows_arguments_and_an_example():
     assert "load(tensor, offsets, shapes, target_memory=None)" in text
     for word in ("offsets", "target_memory", "Vec", "Example"):
         assert word in text
-    assert "matmul(lhs, rhs, out_dtype=None, acc=None)" in pydoc.render_doc(pl.matmul, renderer=pydoc.plaintext)
+    assert "matmul(lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=False, acc=None)" in pydoc.render_doc(pl.matmul, renderer=pydoc.plaintext)
 
 
 def test_the_pl_namespace_holds_every_operation():

@@ -109,12 +109,13 @@ def test_the_other_programs_of_the_file_still_compile_and_run():
     np.testing.assert_allclose(y, 1 / (1 + np.exp(-x.astype(np.float64))), rtol=1e-6)
 
 
-def test_a_function_decorated_with_pl_jit_raises_when_called():
-    @pl.jit
+def test_a_function_decorated_with_a_lacking_pl_jit_kind_raises_when_called():
+    # pl.jit itself is supported (test_jit.py); pl.jit.host is not.
+    @pl.jit.host
     def double(x):
         return x * 2
 
-    with pytest.raises(NotSupportedError, match="pl.jit is not supported by blockpipe: 'double' cannot run"):
+    with pytest.raises(NotSupportedError, match="pl.jit.host is not supported by blockpipe: 'double' cannot run"):
         double(np.ones(4))
 
 

@@ -1023,14 +1023,15 @@ def test_compile_time_float_assigned_in_a_run_time_branch():
 
 
 def test_three_dimensional_tile():
-    # Was "invalid type '!bp.tile<1x8x16xf32, vec>'".
+    # Was "invalid type '!bp.tile<1x8x16xf32, vec>'". A [1, 8, 16] window is
+    # now an [8, 16] tile (test_tile_windows.py); deeper ones stay errors.
     def make():
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: pl.Tensor[[4, 8, 16], pl.FP32], y: pl.Out[pl.Tensor[[4, 8, 16], pl.FP32]]):
                 b = pl.tile.get_block_idx()
-                t = pl.load(x, [b, 0, 0], [1, 8, 16])  # error: tiles are 1-D or 2-D, got [1, 8, 16]
+                t = pl.load(x, [b, 0, 0], [2, 8, 16])  # error: tiles are 1-D or 2-D: a window of [2, 8, 16]
                 return pl.store(t, [b, 0, 0], y)
 
             @pl.function(type=pl.FunctionType.Orchestration)

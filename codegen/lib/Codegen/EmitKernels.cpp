@@ -72,6 +72,12 @@ private:
   /// offset's range proves in bounds (an offset computed at run time, or a
   /// dynamic dim): out of bounds fails the launch naming `access` and the
   /// user's line, before any byte moves.
+  /// Checks a window of a tile where its offsets may fall outside; returns
+  /// its (row, col).
+  std::pair<std::string, std::string> tileWindow(Operation *op, Value whole,
+                                                 Type window,
+                                                 ValueRange offsets,
+                                                 llvm::StringRef access);
   void checkWindow(Operation *op, llvm::StringRef access, Value tensor,
                    ValueRange offsets, bp::TileType tile);
   std::string declareTile(Value value, llvm::StringRef fallback) {
@@ -268,6 +274,30 @@ void KernelBody::checkWindow(Operation *op, llvm::StringRef access,
   }
 }
 
+std::pair<std::string, std::string>
+KernelBody::tileWindow(Operation *op, Value whole, Type windowType,
+                       ValueRange offsets, llvm::StringRef access) {
+  auto tile = llvm::cast<bp::TileType>(whole.getType());
+  auto window = llvm::cast<bp::TileType>(windowType);
+  for (auto [dim, offset] : llvm::enumerate(offsets)) {
+    int64_t size = window.getDimSize(dim), extent = tile.getDimSize(dim);
+    if (matchPattern(offset, m_Constant()) ||
+        ranges.provablyWithin(offset, 0, extent - size))
+      continue; // the verifier checked it, or every value fits
+    std::string what = access.str() + " tile '" + expr(whole) + "'";
+    if (std::optional<std::string> line = userLine(op->getLoc()))
+      what += " at " + *line;
+    out.line("BP_CHECK(bp_check_window(" + ctx() + ", \"" +
+             escapeCppString(what) + "\", " + std::to_string(dim) + ", " +
+             expr(offset) + ", " + std::to_string(size) + ", " +
+             std::to_string(extent) + "));");
+  }
+  // A 1-D tile is one row.
+  if (offsets.size() == 1)
+    return {"0", expr(offsets[0])};
+  return {expr(offsets[0]), expr(offsets[1])};
+}
+
 LogicalResult KernelBody::emitSideOp(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](bp::GetBlockIdxOp op) {
@@ -363,10 +393,37 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
       .Case<bp::ExpOp, bp::SqrtOp, bp::ReluOp, bp::NegOp, bp::AbsOp,
             bp::RecipOp, bp::RsqrtOp, bp::LogOp, bp::TanhOp, bp::SigmoidOp,
             bp::RowSumOp, bp::RowMaxOp, bp::RowMinOp, bp::ColSumOp,
-            bp::ColMaxOp, bp::TransposeOp, bp::CastOp>([&](Operation *op) {
-        std::string name = declareTile(op->getResult(0), "t");
-        out.line("tile::" + op->getName().stripDialect().str() + "(" + name +
-                 ", " + expr(op->getOperand(0)) + ");");
+            bp::ColMaxOp, bp::TransposeOp, bp::CastOp, bp::ReshapeOp>(
+          [&](Operation *op) {
+            std::string name = declareTile(op->getResult(0), "t");
+            out.line("tile::" + op->getName().stripDialect().str() + "(" +
+                     name + ", " + expr(op->getOperand(0)) + ");");
+            return success();
+          })
+      .Case([&](bp::ExtractOp op) {
+        auto at = tileWindow(op, op.getSource(), op.getType(), op.getOffsets(),
+                             "slice of");
+        std::string name = declareTile(op, "t");
+        out.line("tile::extract(" + name + ", " + expr(op.getSource()) + ", " +
+                 at.first + ", " + at.second + ");");
+        return success();
+      })
+      .Case([&](bp::InsertOp op) {
+        auto at = tileWindow(op, op.getDest(), op.getSource().getType(),
+                             op.getOffsets(), "assemble into");
+        // A destination that dies here is written in place.
+        Value dest = op.getDest();
+        std::string name;
+        if (dest.hasOneUse() && dest.getParentBlock() == op->getBlock()) {
+          name = expr(dest);
+          alias(op, name);
+        } else {
+          name = declare(op, "t");
+          out.line(cppTileType(op.getType()) + " " + name + " = " + expr(dest) +
+                   ";");
+        }
+        out.line("tile::insert(" + name + ", " + expr(op.getSource()) + ", " +
+                 at.first + ", " + at.second + ");");
         return success();
       })
       .Case([&](bp::FullOp op) -> LogicalResult {
@@ -383,6 +440,7 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
       })
       .Case([&](bp::MatmulOp op) {
         std::string lhs = expr(op.getLhs()), rhs = expr(op.getRhs());
+        const char *suffix = op.getTransposeRhs() ? "_transposed" : "";
         if (Value acc = op.getAcc()) {
           // An accumulator that dies here (its only use, in the same block:
           // not re-read by a later iteration) is accumulated in place, so a
@@ -390,18 +448,20 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
           if (acc.hasOneUse() && acc.getParentBlock() == op->getBlock()) {
             std::string name = expr(acc);
             alias(op, name);
-            out.line("tile::matmul_acc(" + name + ", " + lhs + ", " + rhs +
-                     ");");
+            out.line(std::string("tile::matmul_acc") + suffix + "(" + name +
+                     ", " + lhs + ", " + rhs + ");");
             return success();
           }
           std::string name = declare(op, "acc");
           out.line(cppTileType(op.getType()) + " " + name + " = " + expr(acc) +
                    ";");
-          out.line("tile::matmul_acc(" + name + ", " + lhs + ", " + rhs + ");");
+          out.line(std::string("tile::matmul_acc") + suffix + "(" + name +
+                   ", " + lhs + ", " + rhs + ");");
           return success();
         }
         std::string name = declareTile(op, "acc");
-        out.line("tile::matmul(" + name + ", " + lhs + ", " + rhs + ");");
+        out.line(std::string("tile::matmul") + suffix + "(" + name + ", " +
+                 lhs + ", " + rhs + ");");
         return success();
       })
       .Case([&](bp::InitializePipeOp op) -> LogicalResult {

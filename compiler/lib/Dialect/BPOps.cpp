@@ -200,16 +200,18 @@ static LogicalResult verifyWindow(Operation *op, GMTensorType tensor,
     return op->emitOpError()
            << "element types differ: tensor has " << tensor.getElementType()
            << ", tile has " << tile.getElementType();
-  if (tile.getRank() != tensor.getRank())
-    return op->emitOpError()
-           << "tile rank " << tile.getRank() << " differs from tensor rank "
-           << tensor.getRank();
+  // A tile of lower rank is a window of the tensor's trailing dims, one
+  // element deep in each leading one.
+  if (tile.getRank() > tensor.getRank())
+    return op->emitOpError() << "tile rank " << tile.getRank()
+                             << " exceeds tensor rank " << tensor.getRank();
   if (offsets.size() != static_cast<size_t>(tensor.getRank()))
     return op->emitOpError()
            << "expects " << tensor.getRank() << " offsets, one per tensor "
            << "dimension, got " << offsets.size();
+  int64_t leading = tensor.getRank() - tile.getRank();
   for (auto [dim, offset] : llvm::enumerate(offsets)) {
-    int64_t size = tile.getDimSize(dim);
+    int64_t size = int64_t(dim) < leading ? 1 : tile.getDimSize(dim - leading);
     int64_t extent = tensor.getDimSize(dim);
     std::optional<int64_t> start = getConstantIndex(offset);
     if (start && *start < 0)
@@ -733,6 +735,75 @@ LogicalResult TransposeOp::verify() {
   return success();
 }
 
+LogicalResult ReshapeOp::verify() {
+  TileType from = getSource().getType(), to = getResult().getType();
+  if (failed(verifyVecTile(*this, from, "operand")) ||
+      failed(verifyVecTile(*this, to, "result")))
+    return failure();
+  if (from.hasUnknownType() || to.hasUnknownType())
+    return success(); // checked again once they have their types
+  if (from.getElementType() != to.getElementType())
+    return emitOpError("result element type must match the operand's");
+  if (ShapedType::getNumElements(from.getShape()) !=
+      ShapedType::getNumElements(to.getShape()))
+    return emitOpError() << "cannot reshape " << formatShape(from.getShape())
+                         << " (" << ShapedType::getNumElements(from.getShape())
+                         << " elements) to " << formatShape(to.getShape())
+                         << " (" << ShapedType::getNumElements(to.getShape())
+                         << " elements)";
+  return success();
+}
+
+/// A window of `window`'s shape at `offsets` inside `whole` (both tiles).
+static LogicalResult verifyTileWindow(Operation *op, TileType whole,
+                                      TileType window, OperandRange offsets) {
+  if (whole.hasUnknownType() || window.hasUnknownType())
+    return success(); // checked again once they have their types
+  if (whole.getElementType() != window.getElementType())
+    return op->emitOpError()
+           << "element types differ: " << whole.getElementType() << " and "
+           << window.getElementType();
+  if (whole.getRank() != window.getRank())
+    return op->emitOpError()
+           << "the window " << formatShape(window.getShape())
+           << " and the tile " << formatShape(whole.getShape())
+           << " must have the same rank";
+  if (offsets.size() != static_cast<size_t>(whole.getRank()))
+    return op->emitOpError()
+           << "expects " << whole.getRank()
+           << " offsets, one per tile dimension, got " << offsets.size();
+  for (auto [dim, offset] : llvm::enumerate(offsets)) {
+    int64_t size = window.getDimSize(dim), extent = whole.getDimSize(dim);
+    if (size > extent)
+      return op->emitOpError()
+             << "window " << formatShape(window.getShape())
+             << " is larger than the tile " << formatShape(whole.getShape())
+             << " in dimension " << dim;
+    std::optional<int64_t> start = getConstantIndex(offset);
+    if (start && (*start < 0 || *start > extent - size))
+      return op->emitOpError() << "window [" << *start << ", " << *start + size
+                               << ") of dimension " << dim
+                               << " is outside the tile's size " << extent;
+  }
+  return success();
+}
+
+LogicalResult ExtractOp::verify() {
+  TileType source = getSource().getType(), result = getResult().getType();
+  if (failed(verifyVecTile(*this, source, "operand")) ||
+      failed(verifyVecTile(*this, result, "result")))
+    return failure();
+  return verifyTileWindow(*this, source, result, getOffsets());
+}
+
+LogicalResult InsertOp::verify() {
+  TileType source = getSource().getType(), dest = getDest().getType();
+  if (failed(verifyVecTile(*this, source, "source")) ||
+      failed(verifyVecTile(*this, dest, "destination")))
+    return failure();
+  return verifyTileWindow(*this, dest, source, getOffsets());
+}
+
 LogicalResult CastOp::verify() {
   TileType from = getSource().getType(), to = getResult().getType();
   if (failed(verifyVecTile(*this, from, "operand")) ||
@@ -768,13 +839,18 @@ LogicalResult FullOp::verify() {
 
 /// lhs (MxK) x rhs (KxN): an MxN acc tile of the accumulator type; left to
 /// the verifier when the operands are not 2-D tiles.
-LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location> location,
-                                         ValueRange operands, DictionaryAttr,
-                                         OpaqueProperties, RegionRange,
-                                         SmallVectorImpl<Type> &results) {
+LogicalResult
+MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                           ValueRange operands, DictionaryAttr attributes,
+                           OpaqueProperties properties, RegionRange,
+                           SmallVectorImpl<Type> &results) {
   auto lhs = dyn_cast<TileType>(operands[0].getType());
   auto rhs = dyn_cast<TileType>(operands[1].getType());
+  bool transposed = false;
+  if (auto *props = properties.as<Properties *>())
+    transposed = bool(props->transpose_rhs);
+  else if (attributes)
+    transposed = bool(attributes.get("transpose_rhs"));
   if (lhs && rhs && (lhs.hasUnknownType() || rhs.hasUnknownType())) {
     // Typed by bp-infer-pipe-types.
     results.push_back(TileType::get(lhs.getContext(), MemorySpace::Acc));
@@ -783,7 +859,8 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   if (!lhs || !rhs || lhs.getRank() != 2 || rhs.getRank() != 2)
     return emitOptionalError(location, "'", getOperationName(),
                              "' op operands and result must be 2-D tiles");
-  SmallVector<int64_t> shape = {lhs.getDimSize(0), rhs.getDimSize(1)};
+  SmallVector<int64_t> shape = {lhs.getDimSize(0),
+                                rhs.getDimSize(transposed ? 0 : 1)};
   results.push_back(TileType::get(
       shape, getMatmulAccumulatorType(lhs.getElementType()), MemorySpace::Acc));
   return success();
@@ -815,11 +892,14 @@ LogicalResult MatmulOp::verify() {
     return success(); // checked again once bp-infer-pipe-types types them
   if (lhs.getRank() != 2 || rhs.getRank() != 2 || result.getRank() != 2)
     return emitOpError("operands and result must be 2-D tiles");
-  if (lhs.getDimSize(1) != rhs.getDimSize(0))
+  int64_t rhsInner = getTransposeRhs() ? 1 : 0;
+  if (lhs.getDimSize(1) != rhs.getDimSize(rhsInner))
     return emitOpError() << "inner dimensions differ: lhs is "
                          << formatShape(lhs.getShape()) << ", rhs is "
-                         << formatShape(rhs.getShape());
-  SmallVector<int64_t> expected = {lhs.getDimSize(0), rhs.getDimSize(1)};
+                         << formatShape(rhs.getShape())
+                         << (getTransposeRhs() ? " (transposed)" : "");
+  SmallVector<int64_t> expected = {lhs.getDimSize(0),
+                                   rhs.getDimSize(1 - rhsInner)};
   if (result.getShape() != ArrayRef<int64_t>(expected))
     return emitOpError() << "result must be " << formatShape(expected)
                          << ", got " << formatShape(result.getShape());
@@ -827,10 +907,14 @@ LogicalResult MatmulOp::verify() {
     return emitOpError() << "operand element types differ: "
                          << lhs.getElementType() << " and "
                          << rhs.getElementType();
+  // Float products accumulate in f32; a 16-bit float result is that sum
+  // rounded once (the cube's output conversion).
   Type accType = getMatmulAccumulatorType(lhs.getElementType());
-  if (result.getElementType() != accType)
+  Type resultType = result.getElementType();
+  if (resultType != accType &&
+      !(isa<FloatType>(accType) && (resultType.isF16() || resultType.isBF16())))
     return emitOpError() << "accumulates " << lhs.getElementType() << " in "
-                         << accType << ", got " << result.getElementType();
+                         << accType << ", got " << resultType;
   if (getAcc()) {
     auto acc = cast<TileType>(getAcc().getType());
     if ((acc.hasUndecidedSpace() ? acc.withMemorySpace(MemorySpace::Acc)

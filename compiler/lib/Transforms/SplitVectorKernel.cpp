@@ -73,6 +73,11 @@ LogicalResult check(func::FuncOp kernel, const Split &split) {
                   "split or split none";
       return WalkResult::interrupt();
     }
+    if (isa<ReshapeOp, ExtractOp, InsertOp>(op)) {
+      fail(op) << "a " << op->getName().stripDialect()
+               << " moves elements between the halves; split none";
+      return WalkResult::interrupt();
+    }
     if (split.axis == 1 && isa<RowSumOp, RowMaxOp, RowMinOp>(op)) {
       fail(op) << "a row reduction would see half of each row; split "
                   "up_down instead";
@@ -121,6 +126,13 @@ LogicalResult check(func::FuncOp kernel, const Split &split) {
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
+}
+
+/// The tensor dims before a window's tile dims (a 2-D tile of a 3-D tensor
+/// is one deep in dim 0).
+unsigned leadingDims(Value tensor, Type tile) {
+  return unsigned(cast<GMTensorType>(tensor.getType()).getRank() -
+                  cast<TileType>(tile).getRank());
 }
 
 /// Adds `delta` to offset `axis` of a load or store.
@@ -176,14 +188,17 @@ void apply(func::FuncOp kernel, const Split &split) {
     } else if (auto load = dyn_cast<LoadOp>(op)) {
       if (split.halves(load.getType())) {
         int64_t half = cast<TileType>(load.getType()).getShape()[split.axis];
-        shiftOffset(builder, op, load.getOffsetsMutable(), split.axis,
+        shiftOffset(builder, op, load.getOffsetsMutable(),
+                    split.axis + leadingDims(load.getSource(), load.getType()),
                     delta(half / 2));
       }
     } else if (auto store = dyn_cast<StoreOp>(op)) {
       if (split.halves(store.getValue().getType())) {
         int64_t half =
             cast<TileType>(store.getValue().getType()).getShape()[split.axis];
-        shiftOffset(builder, op, store.getOffsetsMutable(), split.axis,
+        shiftOffset(builder, op, store.getOffsetsMutable(),
+                    split.axis + leadingDims(store.getDest(),
+                                             store.getValue().getType()),
                     delta(half / 2));
       }
     }

@@ -8,6 +8,7 @@ from blockpipe.language.ops import TOP_LEVEL as _TOP_LEVEL
 from blockpipe.language.ops import tensor, tile  # noqa: F401
 from blockpipe.language.unsupported import PYPTO_NAMES as _PYPTO_NAMES
 from blockpipe.language.unsupported import Unsupported as _Unsupported
+from blockpipe.language.jit import inline, jit  # noqa: F401
 from blockpipe.language.program import Program, function, program  # noqa: F401
 from blockpipe.language.types import (  # noqa: F401
     BF16,

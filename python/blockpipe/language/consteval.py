@@ -60,11 +60,22 @@ class ConstEval:
                 raise self.error(node, str(exc)) from None
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -self.static(node.operand)
-        if isinstance(node, ast.BinOp):
+        if isinstance(node, ast.BinOp) or (isinstance(node, ast.Call) and self.calls_helper(node)):
             value = self.expr(node)
-            if isinstance(value, (int, float)):
-                return value
+            if isinstance(value, (int, float)) or (isinstance(value, (list, tuple)) and all(
+                    isinstance(v, (int, float)) for v in value)):
+                return list(value) if isinstance(value, tuple) else value
         raise self.error(node, f"'{ast.unparse(node)}' must be known at compile time")
+
+    def calls_helper(self, node: ast.Call) -> bool:
+        """Whether `node` calls a plain Python function (inlined)."""
+        import types
+
+        try:
+            target = self.static_name(node.func)
+        except LoweringError:
+            return False
+        return isinstance(target, types.FunctionType) and ops.op_of(target) is None
 
     def static_value(self, node, types, what: str):
         if node is None or (isinstance(node, ast.Constant) and node.value is None):

@@ -190,6 +190,10 @@ class ControlFlow:
             core_num = self.index_value(core_num, bound["core_num"])
         else:
             raise self.error(bound["core_num"], "core_num must be a positive integer or an index value")
+        if bound["optimizations"] is not None:
+            raise self.error(bound["optimizations"], "pl.spmd(optimizations=...) applies to a scope outlined "
+                                                     "into a kernel (in an Opaque or @pl.jit function), not to "
+                                                     "launches of the program's kernels")
         sync_start = self.static_value(bound["sync_start"], bool, "sync_start")
         name_hint = self.static_value(bound["name_hint"], (str, type(None)), "name_hint")
         self.spmd_depth += 1

@@ -8,7 +8,7 @@ from typing import Optional, Union
 
 from blockpipe.language import ops
 from blockpipe.language.consteval import python_number
-from blockpipe.language.types import FP32, INDEX, DType, ScalarType, TileType
+from blockpipe.language.types import FP32, INDEX, DType, ScalarType, TensorType, TileType, dynamic
 from blockpipe.language.values import (
     BOOL,
     IRType,
@@ -153,6 +153,10 @@ class Expressions:
             return self.arith_binop(ast.Sub(), 0, operand, node, name)
         if isinstance(node, ast.Call):
             return self.call(node, name, statement, multi, expected)
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node, name)
+        if isinstance(node, ast.Attribute) and node.attr == "shape" and self.holds_shaped(node.value):
+            return self.shape_of(node.value)
         if isinstance(node, ast.Attribute):
             value = self.static(node)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -169,6 +173,104 @@ class Expressions:
                                             "time (True or False); use an if statement")
             return self.expr(node.body if test else node.orelse, name, statement, multi, expected)
         raise self.error(node, f"unsupported expression '{ast.unparse(node)}'")
+
+    # -------------------------------------------------------- subscripts
+
+    def holds_shaped(self, node: ast.expr) -> bool:
+        """Whether `node` names a tensor or a tile of the function."""
+        return isinstance(node, ast.Name) and isinstance(self.env.get(node.id), Value) and isinstance(
+            self.env[node.id].type, (TensorType, TileType))
+
+    def shape_of(self, node: ast.expr) -> tuple:
+        """`x.shape`: each dim a number, or (a dynamic tensor dim) an index
+        value read at run time."""
+        value = self.expr(node)
+        dims = []
+        for axis, extent in enumerate(value.type.shape):
+            if extent is dynamic:
+                (extent,) = self.create("bp.dim", [value], None, {"index": self.builder.i64(axis)}, node)
+            dims.append(extent)
+        return tuple(dims)
+
+    def subscript(self, node: ast.Subscript, name=None):
+        """`x[i:i + 16, :]` of a tensor (a window loaded as a tile) or of a
+        tile (a window of it); `x.shape[k]` and an item of a tuple."""
+        base = self.expr(node.value)
+        if isinstance(base, (tuple, list)):
+            index = self.static(node.slice)
+            if isinstance(index, bool) or not isinstance(index, int) or not -len(base) <= index < len(base):
+                raise self.error(node.slice, f"index {index!r} is out of range for {len(base)} values")
+            return base[index]
+        if not (isinstance(base, Value) and isinstance(base.type, (TensorType, TileType))):
+            raise self.error(node, f"cannot index {describe(base)}")
+        offsets, dims = self.window(node, base)
+        if isinstance(base.type, TensorType):
+            return ops.memory.window_load(self, base, offsets, dims, node, name)
+        return ops.memory.tile_window_at(self, node, base, offsets, dims, name)
+
+    def window(self, node: ast.Subscript, base: Value):
+        """The offsets (index values) and sizes of the window `node` takes of
+        `base`: one slice or index per dimension (missing trailing ones are
+        whole); a slice's size must be known at compile time."""
+        shape = base.type.shape
+        items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(items) > len(shape):
+            what = "tensor" if isinstance(base.type, TensorType) else "tile"
+            raise self.error(node, f"{len(items)} indices for a {len(shape)}-D {what}")
+        items += [ast.Slice(None, None, None)] * (len(shape) - len(items))
+        offsets, dims = [], []
+        for axis, (item, extent) in enumerate(zip(items, shape)):
+            if not isinstance(item, ast.Slice):
+                offsets.append(self.index_value(self.expr(item), item))
+                dims.append(1)
+                continue
+            if item.step is not None:
+                raise self.error(item, "a window's slice takes no step")
+            lower = 0 if item.lower is None else self.expr(item.lower)
+            if item.upper is None:
+                if extent is dynamic:
+                    raise self.error(item, f"dimension {axis} is dynamic: give the slice's end, e.g. "
+                                           "[i : i + 16]")
+                size = extent - lower if isinstance(lower, int) else None
+            else:
+                size = self.slice_size(item, lower)
+            if not isinstance(size, int) or size <= 0:
+                raise self.error(item, "a window's size must be a positive number known at compile time: "
+                                       "write [a : b] with numbers, or [i : i + 16]")
+            offsets.append(self.index_value(lower, item.lower or item))
+            dims.append(size)
+        return offsets, dims
+
+    def slice_size(self, item: ast.Slice, lower):
+        """upper - lower of `item`, at compile time: numbers, or `i : i + k`."""
+        upper = item.upper
+        if item.lower is not None:
+            (lo_base, lo), (up_base, up) = self.affine_parts(item.lower), self.affine_parts(upper)
+            if lo_base is not None and lo_base == up_base and isinstance(lo, int) and isinstance(up, int):
+                return up - lo
+        upper_value = self.expr(upper)
+        if isinstance(upper_value, int) and isinstance(lower, int):
+            return upper_value - lower
+        return None
+
+    def affine_parts(self, node: ast.expr):
+        """`e + k`, `e - k`, `k + e` or `e` as (e's source, k), k a number
+        known at compile time; else (None, None)."""
+        def number(n):
+            try:
+                value = self.static(n)
+            except LoweringError:
+                return None
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            k = number(node.right)
+            if k is not None:
+                return ast.dump(node.left), k if isinstance(node.op, ast.Add) else -k
+            k = number(node.left)
+            if k is not None and isinstance(node.op, ast.Add):
+                return ast.dump(node.right), k
+        return ast.dump(node), 0
 
     def lookup(self, node: ast.Name):
         if node.id in self.env:

@@ -6,6 +6,7 @@ are in the mixins this class combines; each DSL operation is a function in
 from __future__ import annotations
 
 import ast
+import types
 import typing
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -28,6 +29,7 @@ from blockpipe.language.types import (
     SplitMode,
     TensorType,
     TileType,
+    dynamic,
 )
 from blockpipe.language.values import (
     KERNEL_KINDS,
@@ -287,8 +289,42 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
                 raise self.error(stmt, f"cannot unpack {count} value(s) into {len(target.elts)} names")
             for elt, value in zip(target.elts, values):
                 self.bind(elt.id, value, elt)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            self.bind(target.value.id, self.store_window(target, stmt.value, stmt), target.value)
         else:
-            raise self.error(target, "only names (or a tuple of names) can be assigned")
+            raise self.error(target, "only names, a tuple of names or a window x[a:b, ...] can be assigned")
+
+    def store_window(self, target: ast.Subscript, value_node: ast.expr, stmt: ast.stmt) -> Value:
+        """`x[i:i + 16, :] = t`: the tile `t` stored into that window of the
+        tensor x (or written into that window of the tile x); returns the
+        written tensor (tile)."""
+        base = self.expr(target.value)
+        if not (isinstance(base, Value) and isinstance(base.type, (TensorType, TileType))):
+            raise self.error(target.value, f"cannot assign into a window of {describe(base)}")
+        first, dims = self.window(target, base)
+        value = self.tile_operand(self.expr(value_node), value_node)
+        if not (isinstance(value, Value) and isinstance(value.type, TileType)):
+            raise self.error(value_node, f"a window is assigned a tile, got {describe(value)}")
+        if not value.type.unknown:
+            shape = tuple(value.type.shape)
+            lead = len(dims) - len(shape)
+            if lead < 0 or any(d != 1 for d in dims[:lead]) or tuple(dims[lead:]) != shape:
+                raise self.error(stmt, f"the window {list(dims)} of '{target.value.id}' does not fit a tile of "
+                                       f"{list(shape)}")
+        call = ops.Call(stmt, None, None)
+        if isinstance(base.type, TileType):
+            from blockpipe.language.ops.vector import vector_operand
+
+            whole = vector_operand(self, base, stmt, "the assigned tile")
+            part = vector_operand(self, value, stmt, "the assigned tile")
+            self.check_dtype(part.type.dtype, whole.type.dtype, stmt, "the window and the tile")
+            (result,) = self.create("bp.insert", [part, whole] + first, [whole.type],
+                                    {}, stmt)
+            return result
+        from blockpipe.language.ops.memory import store_tile
+
+        return store_tile(self, call, value, base, first, value_node, target.value, "the assignment",
+                          ("tile", "window"))
 
     def ann_assign(self, stmt: ast.AnnAssign) -> None:
         if not isinstance(stmt.target, ast.Name) or stmt.value is None:
@@ -334,7 +370,10 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         elif isinstance(stmt.value, ast.Tuple):
             values = [self.as_value(self.expr(e), e) for e in stmt.value.elts]
         else:
-            values = [self.as_value(self.expr(stmt.value), stmt.value)]
+            # `return self.kernel(...)` of a kernel with several results
+            # returns them all.
+            value = self.expr(stmt.value, multi=isinstance(stmt.value, ast.Call))
+            values = [self.as_value(v, stmt.value) for v in (value if isinstance(value, list) else [value])]
         types = [v.type for v in values]
         if self.result_types is not None:
             if len(types) != len(self.result_types) or any(
@@ -369,6 +408,8 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         func = node.func
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             return self.call_function(node, func.attr, name, multi)
+        if isinstance(func, ast.Attribute) and func.attr == "bind_dynamic" and self.holds_shaped(func.value):
+            return self.bind_dynamic(node)
         try:
             target = self.static_name(func)
         except LoweringError:
@@ -377,8 +418,95 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             raise self.error(node, target.message)
         op = ops.op_of(target)
         if op is None:
+            jit_name = getattr(target, "__bp_jit_name__", None)
+            if jit_name is not None and jit_name in self.program.functions:
+                return self.call_function(node, jit_name, name, multi)
+            if isinstance(target, types.FunctionType):
+                return self.inline(node, target, name, multi)
             raise self.error(node, f"'{ast.unparse(func)}' cannot be called in a blockpipe function")
         return op.lower(self, node, name, expected)
+
+    def bind_dynamic(self, node: ast.Call):
+        """pypto's `x.bind_dynamic(axis, pl.dynamic("M"))`: says that a
+        dimension is dynamic (for @pl.jit's specialization); here it checks
+        that it is."""
+        tensor = self.expr(node.func.value)
+        if len(node.args) != 2 or node.keywords:
+            raise self.error(node, "bind_dynamic takes an axis and a pl.dynamic dimension")
+        axis = self.static_int(node.args[0], "bind_dynamic's axis")
+        rank = len(tensor.type.shape)
+        if not -rank <= axis < rank:
+            raise self.error(node.args[0], f"axis {axis} is out of range for a {rank}-D tensor")
+        if tensor.type.shape[axis % rank] is not dynamic:
+            raise self.error(node, f"dimension {axis % rank} of '{ast.unparse(node.func.value)}' is "
+                                   f"{tensor.type.shape[axis % rank]}, not dynamic; annotate it with "
+                                   "the pl.dynamic dimension")
+        return None
+
+    # ------------------------------------------------------------ inlining
+
+    def inline(self, node: ast.Call, fn, name, multi: bool):
+        """A call of a plain Python function (or a @pl.inline one): its body
+        is lowered here, its parameters bound to the arguments' values, its
+        return statement giving the call's value."""
+        import inspect
+
+        from blockpipe.language.source import parse_function
+
+        stack = self.__dict__.setdefault("_inlining", [])
+        if fn in stack or len(stack) >= 32:
+            raise self.error(node, f"'{fn.__name__}' calls itself; helpers are inlined, so recursion is "
+                                   "not supported")
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            raise self.error(node, f"'{fn.__name__}' is inlined: call it without *args or **kwargs")
+        try:
+            bound = inspect.signature(fn).bind(*node.args, **{k.arg: k.value for k in node.keywords})
+        except TypeError as exc:
+            raise self.error(node, f"call of '{fn.__name__}': {exc}") from None
+        values = {}
+        for pname, arg in bound.arguments.items():
+            values[pname] = self.expr(arg)
+        for param in inspect.signature(fn).parameters.values():
+            if param.name not in values:
+                if param.default is inspect.Parameter.empty:
+                    raise self.error(node, f"'{fn.__name__}' takes *{param.name}, which inlining does not")
+                values[param.name] = param.default
+        spec = FunctionSpec(fn, self.kind)
+        try:
+            source = parse_function(spec, self.source.file)
+        except CompileError as exc:
+            raise self.error(node, str(exc)) from None
+        body = [s for s in source.tree.body]
+        returns = [s for s in body if isinstance(s, ast.Return)]
+        nested = [n for s in body for n in ast.walk(s) if isinstance(n, ast.Return) and n not in returns]
+        if nested or (returns and body[-1] is not returns[0]) or len(returns) > 1:
+            where = (nested or returns)[0]
+            line = source.position(where)[0]
+            raise self.error(node, f"'{fn.__name__}' is inlined and may return only at the end of its body "
+                                   f"(a return at {source.file}:{line})")
+        saved = (self.source, self.env, self.assigned_at, self.out_of_scope)
+        self.source, self.env, self.assigned_at, self.out_of_scope = source, dict(values), {}, {}
+        stack.append(fn)
+        try:
+            self.block(body[:-1] if returns else body)
+            result = None
+            if returns and returns[0].value is not None:
+                value = returns[0].value
+                if isinstance(value, ast.Tuple):
+                    result = [self.expr(e) for e in value.elts]
+                else:
+                    result = self.expr(value, name=name, multi=multi)
+        except LoweringError as err:
+            caller_file, (caller_line, _) = saved[0].file, saved[0].position(node)
+            err = LoweringError(err.node, f"{err.message} (in '{fn.__name__}', inlined at "
+                                          f"{caller_file}:{caller_line})")
+            raise self._compile_error(err) from None
+        finally:
+            stack.pop()
+            self.source, self.env, self.assigned_at, self.out_of_scope = saved
+        if isinstance(result, list) and not multi and len(result) == 1:
+            return result[0]
+        return result
 
     def bind_args(self, what: str, node: ast.Call, required: Sequence[str],
                   optional: Dict[str, Any]) -> Dict[str, Any]:

@@ -69,10 +69,22 @@ def _assigned(stmts) -> List[str]:
             targets = node.targets if isinstance(node, ast.Assign) else (
                 [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For)) else [])
             for target in targets:
-                for sub in ast.walk(target):
-                    if isinstance(sub, ast.Name) and sub.id not in out:
-                        out.append(sub.id)
+                for name in _target_names(target):
+                    if name not in out:
+                        out.append(name)
     return out
+
+
+def _target_names(target: ast.AST) -> List[str]:
+    """The names an assignment to `target` binds or writes (`x[i:j] = v`
+    writes x only)."""
+    while isinstance(target, (ast.Subscript, ast.Starred)):
+        target = target.value
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in _target_names(elt)]
+    return []
 
 
 def _at(node: ast.AST, namespace) -> bool:
@@ -177,13 +189,27 @@ class Outliner:
             return None  # an orchestration's pl.spmd launches kernels
         if isinstance(stmt, ast.With) and len(stmt.items) == 1 and _spmd(stmt.items[0].context_expr, self.namespace) \
                 and not _launches_only(stmt.body):
-            call = stmt.items[0].context_expr
-            return self._outline(stmt, stmt.body, call, None, self._hint(call), None)
+            call, hint, split = self._spmd_args(stmt.items[0].context_expr)
+            return self._outline(stmt, stmt.body, call, None, hint, split)
         if isinstance(stmt, ast.For) and _spmd(stmt.iter, self.namespace) and not _launches_only(stmt.body):
             if not isinstance(stmt.target, ast.Name):
                 raise self.error(stmt.target, "the variable of pl.spmd must be a name")
-            return self._outline(stmt, stmt.body, stmt.iter, stmt.target.id, self._hint(stmt.iter), None)
+            call, hint, split = self._spmd_args(stmt.iter)
+            return self._outline(stmt, stmt.body, call, stmt.target.id, hint, split)
         return None
+
+    def _spmd_args(self, call: ast.Call):
+        """The pl.spmd call the launch keeps (without optimizations=), its
+        name_hint and its split."""
+        split = None
+        kept = copy.copy(call)
+        kept.keywords = []
+        for kw in call.keywords:
+            if kw.arg == "optimizations":
+                split = self._optimizations(kw.value)
+            else:
+                kept.keywords.append(kw)
+        return kept, self._hint(call), split
 
     def _hint(self, call: ast.Call) -> Optional[str]:
         for kw in call.keywords:

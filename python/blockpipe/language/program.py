@@ -27,6 +27,9 @@ class FunctionSpec:
     tensor_ops: bool = False
     # `attrs={"split": mode}`: the vector half runs on both AIV sub-blocks.
     split: SplitMode = SplitMode.NONE
+    # Its parsed source, for a function not read from a method of a class
+    # (@pl.jit's); else read from `pyfunc`.
+    source: Any = None
 
     @property
     def name(self) -> str:

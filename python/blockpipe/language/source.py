@@ -83,6 +83,8 @@ def _parse_source(spec: FunctionSpec, default_file: str) -> _Parsed:
 
 
 def parse_function(spec: FunctionSpec, default_file: str) -> Source:
+    if spec.source is not None:
+        return spec.source
     parsed = _parse_source(spec, default_file)
     fn = spec.pyfunc
     # Globals are read at every compile: a changed module constant counts.

@@ -92,7 +92,7 @@ func.func @load_dtype(%x: !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind 
 
 func.func @load_rank(%x: !bp.tensor<256xf32>) attributes {bp.kind = #bp<kind incore>} {
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{tile rank 2 differs from tensor rank 1}}
+  // expected-error @+1 {{tile rank 2 exceeds tensor rank 1}}
   %t = bp.load %x[%c0] : !bp.tensor<256xf32> -> !bp.tile<16x16xf32, vec>
   return
 }
@@ -373,8 +373,8 @@ func.func @matmul_result_shape(%a: !bp.tile<32x64xf32, left>, %b: !bp.tile<64x16
 // -----
 
 func.func @matmul_accumulator(%a: !bp.tile<32x64xf16, left>, %b: !bp.tile<64x32xf16, right>) attributes {bp.kind = #bp<kind incore>} {
-  // expected-error @+1 {{accumulates 'f16' in 'f32', got 'f16'}}
-  %c = bp.matmul %a, %b : !bp.tile<32x64xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xf16, acc>
+  // expected-error @+1 {{accumulates 'f16' in 'f32', got 'i32'}}
+  %c = bp.matmul %a, %b : !bp.tile<32x64xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xi32, acc>
   return
 }
 
@@ -416,5 +416,52 @@ func.func @full_in_left_memory() attributes {bp.kind = #bp<kind aic>} {
 func.func @acc_full_in_aiv() attributes {bp.kind = #bp<kind aiv>} {
   // expected-error @+1 {{runs on the cube unit and cannot be in an aiv function}}
   %z = bp.full 0.0 : f32 -> !bp.tile<16x16xf32, acc>
+  return
+}
+
+// -----
+
+func.func @load_lower_rank_deeper_than_one(%x: !bp.tensor<4x16x32xf32>) attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %ok = bp.load %x[%c3, %c0, %c0] : !bp.tensor<4x16x32xf32> -> !bp.tile<16x32xf32, vec>
+  %c4 = arith.constant 4 : index
+  // expected-error @+1 {{window [4, 5) of dimension 0 is outside the tensor's size 4}}
+  %t = bp.load %x[%c4, %c0, %c0] : !bp.tensor<4x16x32xf32> -> !bp.tile<16x32xf32, vec>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%a: !bp.tile<16x8xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{cannot reshape 16x8 (128 elements) to 8x8 (64 elements)}}
+  %c = bp.reshape %a : !bp.tile<16x8xf32, vec> -> !bp.tile<8x8xf32, vec>
+  return
+}
+
+// -----
+
+func.func @extract_outside(%a: !bp.tile<16x16xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %c12 = arith.constant 12 : index
+  // expected-error @+1 {{window [12, 20) of dimension 1 is outside the tile's size 16}}
+  %w = bp.extract %a[%c0, %c12] : !bp.tile<16x16xf32, vec> -> !bp.tile<8x8xf32, vec>
+  return
+}
+
+// -----
+
+func.func @insert_dtype(%a: !bp.tile<16x16xf32, vec>, %b: !bp.tile<8x8xf16, vec>) attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{element types differ: 'f32' and 'f16'}}
+  %r = bp.insert %b into %a[%c0, %c0] : !bp.tile<8x8xf16, vec> into !bp.tile<16x16xf32, vec>
+  return
+}
+
+// -----
+
+func.func @matmul_transposed_inner(%l: !bp.tile<16x32xf16, left>, %r: !bp.tile<32x24xf16, right>) attributes {bp.kind = #bp<kind aic>} {
+  // expected-error @+1 {{inner dimensions differ: lhs is 16x32, rhs is 32x24 (transposed)}}
+  %c = bp.matmul %l, %r transposed : !bp.tile<16x32xf16, left>, !bp.tile<32x24xf16, right> -> !bp.tile<16x32xf32, acc>
   return
 }

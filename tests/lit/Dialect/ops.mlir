@@ -81,6 +81,12 @@ func.func @vector_ops(%x: !bp.tensor<64x16xf32>, %y: !bp.tensor<?x16xf16>,
   %sel2 = bp.select %lt, %sum0, %up : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
   // CHECK: bp.transpose %{{.*}} : !bp.tile<16x1xf32, vec> -> !bp.tile<1x16xf32, vec>
   %tr = bp.transpose %rm : !bp.tile<16x1xf32, vec> -> !bp.tile<1x16xf32, vec>
+  // CHECK: bp.reshape %{{.*}} : !bp.tile<16x1xf32, vec> -> !bp.tile<1x16xf32, vec>
+  %rsh = bp.reshape %rm : !bp.tile<16x1xf32, vec> -> !bp.tile<1x16xf32, vec>
+  // CHECK: bp.extract %{{.*}}[%{{.*}}, %{{.*}}] : !bp.tile<16x16xf32, vec> -> !bp.tile<8x4xf32, vec>
+  %win = bp.extract %sel2[%c0, %c0] : !bp.tile<16x16xf32, vec> -> !bp.tile<8x4xf32, vec>
+  // CHECK: bp.insert %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}] : !bp.tile<8x4xf32, vec> into !bp.tile<16x16xf32, vec>
+  %ins = bp.insert %win into %sel2[%c0, %c0] : !bp.tile<8x4xf32, vec> into !bp.tile<16x16xf32, vec>
   // CHECK: bp.full 1.000000e+00 : f32 -> !bp.tile<16x1xf32, vec>
   %one = bp.full 1.0 : f32 -> !bp.tile<16x1xf32, vec>
   %rr = bp.add %rs, %rm : !bp.tile<16x1xf32, vec>, !bp.tile<16x1xf32, vec>
@@ -114,6 +120,9 @@ func.func @cube_ops(%a: !bp.tensor<32x64xf16>, %b: !bp.tensor<64x32xf16>,
   %acc = bp.matmul %l, %r : !bp.tile<32x64xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xf32, acc>
   // CHECK: bp.matmul %{{.*}}, %{{.*}} acc(%[[ACC]] : !bp.tile<32x32xf32, acc>)
   %acc2 = bp.matmul %l, %r acc(%acc : !bp.tile<32x32xf32, acc>) : !bp.tile<32x64xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xf32, acc>
+  // CHECK: bp.matmul %{{.*}}, %{{.*}} transposed : !bp.tile<32x64xf16, left>, !bp.tile<32x64xf16, right> -> !bp.tile<32x32xf16, acc>
+  %rt = bp.load %a[%c0, %c0] : !bp.tensor<32x64xf16> -> !bp.tile<32x64xf16, right>
+  %tr16 = bp.matmul %l, %rt transposed : !bp.tile<32x64xf16, left>, !bp.tile<32x64xf16, right> -> !bp.tile<32x32xf16, acc>
   // CHECK: bp.move %{{.*}} : !bp.tile<32x32xf32, acc> -> !bp.tile<32x32xf32, mat>
   %m = bp.move %acc2 : !bp.tile<32x32xf32, acc> -> !bp.tile<32x32xf32, mat>
   // CHECK: bp.store %{{.*}} : !bp.tile<32x32xf32, acc>, !bp.tensor<32x32xf32>

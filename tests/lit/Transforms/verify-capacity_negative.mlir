@@ -47,3 +47,21 @@ func.func @carried_too_big(%x: !bp.tensor<1024x1024xf32>) attributes {bp.kind = 
   }
   return
 }
+
+// -----
+
+// Four 64 KiB vec tiles, each fitting alone, live at once at the first add
+// (a and c are read later, b by the add itself): 256 KiB of the 192 KiB.
+func.func @live_together(%x: !bp.tensor<1024x1024xf32>, %o: !bp.tensor<128x128xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<128x128xf32> attributes {bp.kind = #bp<kind aiv>} {
+  %c0 = arith.constant 0 : index
+  %a = bp.load %x[%c0, %c0] : !bp.tensor<1024x1024xf32> -> !bp.tile<128x128xf32, vec>
+  %b = bp.load %x[%c0, %c0] : !bp.tensor<1024x1024xf32> -> !bp.tile<128x128xf32, vec>
+  %c = bp.load %x[%c0, %c0] : !bp.tensor<1024x1024xf32> -> !bp.tile<128x128xf32, vec>
+  // expected-error @+1 {{the 4 tiles in vec memory live here need 262144 bytes together, more than the 196608 bytes of vec memory on 'cpu-sim': !bp.tile<128x128xf32, vec>}}
+  %s = bp.add %a, %b : !bp.tile<128x128xf32, vec>, !bp.tile<128x128xf32, vec>
+  %t = bp.add %s, %c : !bp.tile<128x128xf32, vec>, !bp.tile<128x128xf32, vec>
+  %u = bp.add %t, %a : !bp.tile<128x128xf32, vec>, !bp.tile<128x128xf32, vec>
+  %r = bp.store %u, %o[%c0, %c0] : !bp.tile<128x128xf32, vec>, !bp.tensor<128x128xf32>
+  return %r : !bp.tensor<128x128xf32>
+}

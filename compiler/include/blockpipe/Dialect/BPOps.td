@@ -396,6 +396,56 @@ def BP_TransposeOp
   let extraClassDeclaration = BP_AnyResultTypeIsCompatible;
 }
 
+def BP_ReshapeOp : BP_Op<"reshape", [Pure, BP_KernelOnly, BP_VectorOp]> {
+  let summary = "the same elements of a vec tile in another shape";
+  let description = [{
+    Reads the source in row-major order into a result of the same element
+    type and number of elements.
+
+    ```mlir
+    %r = bp.reshape %t : !bp.tile<16x64xf32, vec> -> !bp.tile<64x16xf32, vec>
+    ```
+  }];
+  let arguments = (ins BP_Tile:$source);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def BP_ExtractOp : BP_Op<"extract", [Pure, BP_KernelOnly, BP_VectorOp]> {
+  let summary = "a window of a vec tile as a smaller vec tile";
+  let description = [{
+    The result's shape at `offsets` (one index per dimension) in the
+    source. Constant offsets are checked here; others when the kernel runs.
+
+    ```mlir
+    %w = bp.extract %t[%c0, %c16] : !bp.tile<16x64xf32, vec> -> !bp.tile<16x16xf32, vec>
+    ```
+  }];
+  let arguments = (ins BP_Tile:$source, Variadic<Index>:$offsets);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source `[` $offsets `]` attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def BP_InsertOp : BP_Op<"insert", [Pure, BP_KernelOnly, BP_VectorOp,
+                                   AllTypesMatch<["dest", "result"]>]> {
+  let summary = "a vec tile with a window replaced by a smaller tile";
+  let description = [{
+    `dest` with the window of `source`'s shape at `offsets` replaced by
+    `source` (same element type). Constant offsets are checked here; others
+    when the kernel runs.
+
+    ```mlir
+    %r = bp.insert %w into %t[%c0, %c16] : !bp.tile<16x16xf32, vec> into !bp.tile<16x64xf32, vec>
+    ```
+  }];
+  let arguments = (ins BP_Tile:$source, BP_Tile:$dest, Variadic<Index>:$offsets);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source `into` $dest `[` $offsets `]` attr-dict `:` qualified(type($source)) `into` qualified(type($dest))";
+  let hasVerifier = 1;
+}
+
 def BP_CastOp : BP_Op<"cast", [Pure, BP_KernelOnly, BP_VectorOp]> {
   let summary = "convert the element type of a vec tile";
   let arguments = (ins BP_Tile:$source);
@@ -430,18 +480,20 @@ def BP_MatmulOp : BP_Op<"matmul", [Pure, BP_KernelOnly, BP_CubeOp,
   let summary = "tile matrix product on the cube unit";
   let description = [{
     `result = lhs x rhs (+ acc)` with lhs in `left` (MxK), rhs in `right`
-    (KxN) and the result in `acc` (MxN). Float inputs accumulate in f32,
-    integer inputs in i32.
+    (KxN, or NxK with `transposed`: lhs x rhs^T) and the result in `acc`
+    (MxN). Float inputs accumulate in f32, integer inputs in i32.
 
     ```mlir
     %c = bp.matmul %a, %b : !bp.tile<32x64xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xf32, acc>
+    %t = bp.matmul %a, %bt transposed : !bp.tile<32x64xf16, left>, !bp.tile<32x64xf16, right> -> !bp.tile<32x32xf32, acc>
     %d = bp.matmul %a, %b acc(%c : !bp.tile<32x32xf32, acc>) : !bp.tile<32x64xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xf32, acc>
     ```
   }];
-  let arguments = (ins BP_Tile:$lhs, BP_Tile:$rhs, Optional<BP_Tile>:$acc);
+  let arguments = (ins BP_Tile:$lhs, BP_Tile:$rhs, Optional<BP_Tile>:$acc,
+                       UnitAttr:$transpose_rhs);
   let results = (outs BP_Tile:$result);
   let assemblyFormat = [{
-    $lhs `,` $rhs (`acc` `(` $acc^ `:` qualified(type($acc)) `)`)? attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))
+    $lhs `,` $rhs (`transposed` $transpose_rhs^)? (`acc` `(` $acc^ `:` qualified(type($acc)) `)`)? attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))
     `->` qualified(type($result))
   }];
   let hasVerifier = 1;

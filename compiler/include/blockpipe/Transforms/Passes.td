@@ -371,12 +371,14 @@ def BPVerifyCapacity : Pass<"bp-verify-capacity", "::mlir::ModuleOp"> {
     `acc`) on the module's target (`#bp.target`, set by bp-register-target;
     the bundled `cpu-sim` spec when the module has none). A tile is its
     shape times its element's bytes; a tile larger than its memory cannot be
-    placed there on any schedule. (Whether all the tiles live at one point
-    fit together is not checked.)
+    placed there on any schedule. Then the tiles live at once (by MLIR's
+    liveness analysis, at every op that makes a tile, counting the blocks
+    around it) must fit each memory together.
 
     Errors (at the op that makes the tile, or at the op owning the block
     argument): the tile's type, its bytes, the memory's bytes and the
-    target's name.
+    target's name; for tiles live at once, at the first op where a memory
+    overflows, every tile live there with its name, line and bytes.
   }];
   let dependentDialects = ["::mlir::bp::BPDialect"];
 }

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 from blockpipe.language.ops import operation
-from blockpipe.language.types import FunctionType, MemorySpace
+from blockpipe.language.types import BF16, FP16, FunctionType, MemorySpace, TileType
 
 
 @operation(kinds=(FunctionType.InCore, FunctionType.AIC))
-def matmul(cx, call, lhs, rhs, out_dtype=None, acc=None):
+def matmul(cx, call, lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=False, acc=None):
     """The matrix product lhs @ rhs, in Acc memory: `pl.matmul(a, b)`.
 
     lhs: an [M, K] tile, placed in Left memory (a loaded tile lands there; a
         Mat tile is moved).
     rhs: a [K, N] tile of the same dtype, placed in Right memory.
-    out_dtype: the accumulator's dtype, FP32 for float operands and INT32
-        for integer ones; other dtypes go through pl.cast.
+    out_dtype: the result's dtype: the accumulator's (FP32 for float
+        operands, INT32 for integer ones, the default), or FP16/BF16 for
+        float operands: the FP32 sum rounded once, as the cube's output
+        conversion does.
+    b_trans: rhs is given as [N, K] (its rows are the product's columns):
+        lhs @ rhs^T, as attention's Q @ K^T.
     acc: an [M, N] Acc tile to add the product to (a previous pl.matmul
         result or pl.full(..., target_memory=Acc)): a K loop's chain.
 
@@ -30,22 +34,38 @@ def matmul(cx, call, lhs, rhs, out_dtype=None, acc=None):
     a = cx.tile_arg(lhs, "pl.matmul's first operand")
     b = cx.tile_arg(rhs, "pl.matmul's second operand")
     cx.check_dtype(a.type.dtype, b.type.dtype, call.node, "pl.matmul's operands")
+    for keyword, value in (("a_trans", a_trans), ("c_matrix_nz", c_matrix_nz)):
+        if value is not False and cx.static(value) is not False:
+            raise cx.error(value, f"pl.matmul({keyword}=True) is not supported by blockpipe")
+    transposed = b_trans is not False and cx.static(b_trans)
+    if not isinstance(transposed, bool):
+        raise cx.error(b_trans, f"pl.matmul's b_trans must be True or False, got {transposed!r}")
     a = cx.demand(a, MemorySpace.Left, lhs, "pl.matmul's first operand")
     b = cx.demand(b, MemorySpace.Right, rhs, "pl.matmul's second operand")
+    attrs = {"transpose_rhs": cx.builder.unit()} if transposed else {}
     # Ranks and inner dimensions are the dialect's to check (bp.matmul's
     # inference and verifier), at this line.
-    (result_type,) = cx.infer("bp.matmul", [a, b], call.node)
+    (result_type,) = cx.infer("bp.matmul", [a, b], call.node, attrs)
     acc_dtype = result_type.dtype
     if out_dtype is not None and acc_dtype is None:
         cx.typed_tile(a if a.type.unknown else b, out_dtype, "pl.matmul's out_dtype")
+    results = None
     if out_dtype is not None:
         out = cx.dtype_arg(out_dtype, "pl.matmul's out_dtype")
         if out != acc_dtype:
-            raise cx.error(out_dtype, f"pl.matmul accumulates {a.type.dtype.name} in {acc_dtype.name}; "
-                                      f"use pl.cast for {out.name}")
+            if not (acc_dtype.is_float and out in (FP16, BF16)):
+                raise cx.error(out_dtype, f"pl.matmul accumulates {a.type.dtype.name} in {acc_dtype.name}; "
+                                          f"its result is {acc_dtype.name}, or FP16/BF16 for float operands, "
+                                          f"not {out.name}")
+            result_type = TileType(result_type.shape, out, MemorySpace.Acc)
+            results = [result_type]
     operands = [a, b]
     if acc is not None:
         c = cx.tile_arg(acc, "pl.matmul's acc")
+        if (out_dtype is None and not c.type.unknown and acc_dtype is not None and acc_dtype.is_float
+                and c.type.dtype in (FP16, BF16)):
+            # A chain kept in FP16/BF16 (its first pl.matmul had out_dtype=).
+            result_type = TileType(result_type.shape, c.type.dtype, MemorySpace.Acc)
         if not (c.type.unknown or result_type.unknown) and (c.type.shape, c.type.dtype) != (
                 result_type.shape, result_type.dtype) or (
                 c.type.space not in (None, MemorySpace.Acc)):
@@ -53,5 +73,17 @@ def matmul(cx, call, lhs, rhs, out_dtype=None, acc=None):
                                 "starts from a pl.matmul result or from pl.full")
         c = cx.demand(c, MemorySpace.Acc, acc, "pl.matmul's acc")
         operands.append(c)
-    (result,) = cx.create("bp.matmul", operands, None, {}, call.node, call.name)
+    if acc is not None and results is None:
+        results = [result_type]
+    (result,) = cx.create("bp.matmul", operands, results, attrs, call.node, call.name)
     return result
+
+
+@operation(kinds=(FunctionType.InCore, FunctionType.AIC))
+def matmul_acc(cx, call, acc, lhs, rhs, a_trans=False, b_trans=False, init_cond=None):
+    """acc + lhs @ rhs: pypto's spelling of `pl.matmul(lhs, rhs, acc=acc)`
+    (b_trans as there). Valid in InCore and AIC functions."""
+    if init_cond is not None:
+        raise cx.error(init_cond, "pl.matmul_acc(init_cond=...) is not supported by blockpipe; start the "
+                                  "chain from pl.matmul or pl.full")
+    return matmul.__bp_op__.impl(cx, call, lhs, rhs, a_trans=a_trans, b_trans=b_trans, acc=acc)

@@ -45,9 +45,7 @@ def load(cx, call, tensor, offsets, shapes, target_memory=None):
     if explicit is MemorySpace.Acc:
         raise cx.error(target_memory, "cannot load into Acc memory; Acc tiles come from pl.matmul")
     # Without target_memory=, bp-infer-memory-spaces places the tile from its uses.
-    (result,) = cx.create("bp.load", [t] + first, [TileType(shape, t.type.dtype, explicit)], {},
-                          call.node, call.name)
-    return result
+    return window_load(cx, t, first, shape, call.node, call.name, explicit)
 
 
 @operation(kinds=KERNEL_KINDS)
@@ -170,7 +168,7 @@ def load_whole(cx, tensor: Value, node) -> Value:
 
 
 @operation(name="slice", kinds=KERNEL_KINDS)
-def slice_(cx, call, tensor, shape, offset):
+def slice_(cx, call, tensor, shape, offset, valid_shape=None, drop_dims=None, pad_value=None):
     """A window of a GM tensor as a tile: `pl.slice(x, [16, 64], [r, 0])`,
     pypto's spelling of `pl.load(x, [r, 0], [16, 64])` (shape before
     offsets).
@@ -181,17 +179,62 @@ def slice_(cx, call, tensor, shape, offset):
     Valid in InCore, AIC and AIV functions (and the pl.at scopes outlined
     into them).
     """
+    if valid_shape is not None or pad_value is not None or drop_dims is not None:
+        what = next(k for k, v in (("valid_shape", valid_shape), ("pad_value", pad_value),
+                                   ("drop_dims", drop_dims)) if v is not None)
+        raise cx.error(call.node, f"pl.slice({what}=...) is not supported by blockpipe")
     value = cx.expr(tensor)
+    dims = cx.shape_arg(shape, "pl.slice's shape")
     if isinstance(value, Value) and isinstance(value.type, TileType):
-        raise cx.error(call.node, "pl.slice of a tile is not supported by blockpipe yet; slice the tensor "
-                                  "it was loaded from")
+        return tile_window(cx, call, value, dims, offset)
     t = cx.tensor_arg(tensor, "pl.slice's tensor")
     first = offsets_arg(cx, offset, t.type, "pl.slice")
-    dims = cx.shape_arg(shape, "pl.slice's shape")
     if len(dims) != len(t.type.shape):
         raise cx.error(shape, f"pl.slice's shape has {len(dims)} dimensions but the tensor has {len(t.type.shape)}")
-    (result,) = cx.create("bp.load", [t] + first, [TileType(dims, t.type.dtype, None)], {}, call.node, call.name)
+    return window_load(cx, t, first, dims, call.node, call.name)
+
+
+def window_load(cx, t: Value, first: List[Value], dims, node, name, space=None) -> Value:
+    """The window `dims` at `first` of the tensor `t` as a tile: the leading
+    dims of a window deeper than 2-D must be 1 and are dropped (a [1, 64, 64]
+    window of a [B, 64, 64] tensor is a [64, 64] tile)."""
+    dims = tuple(dims)
+    while len(dims) > 2 and dims[0] == 1:
+        dims = dims[1:]
+    if len(dims) > 2:
+        raise cx.error(node, f"tiles are 1-D or 2-D: a window of {list(dims)} needs its leading "
+                             "dimensions to be 1")
+    (result,) = cx.create("bp.load", [t] + first, [TileType(dims, t.type.dtype, space)], {}, node, name)
     return result
+
+
+def tile_window(cx, call, value: Value, dims, offset) -> Value:
+    """pl.slice of a tile: the window `dims` at `offset` (bp.extract)."""
+    from blockpipe.language.ops.vector import vector_operand
+
+    t = cx.typed_tile(vector_operand(cx, value, call.node, "pl.slice's tile"), call.node, "pl.slice of a tile")
+    if len(dims) != len(t.type.shape):
+        raise cx.error(call.node, f"pl.slice's shape has {len(dims)} dimensions but the tile has "
+                                  f"{len(t.type.shape)}")
+    first = tile_offsets(cx, offset, t, "pl.slice")
+    (result,) = cx.create("bp.extract", [t] + first, [TileType(tuple(dims), t.type.dtype, MemorySpace.Vec)], {},
+                          call.node, call.name)
+    return result
+
+
+def tile_window_at(cx, node, value: Value, first: List[Value], dims, name) -> Value:
+    """`t[i:i + 8, :]` of a tile: the window `dims` at `first` (bp.extract)."""
+    from blockpipe.language.ops.vector import vector_operand
+
+    t = cx.typed_tile(vector_operand(cx, value, node, "the indexed tile"), node, "a window of a tile")
+    (result,) = cx.create("bp.extract", [t] + first, [TileType(tuple(dims), t.type.dtype, MemorySpace.Vec)], {},
+                          node, name)
+    return result
+
+
+def tile_offsets(cx, node, t: Value, what: str) -> List[Value]:
+    """One index per dimension of the tile `t`."""
+    return offsets_arg(cx, node, t.type, what)
 
 
 @operation(kinds=KERNEL_KINDS)
@@ -206,8 +249,20 @@ def assemble(cx, call, target, source, offset):
     """
     dest = cx.expr(target)
     if isinstance(dest, Value) and isinstance(dest.type, TileType):
-        raise cx.error(call.node, "pl.assemble into a tile is not supported by blockpipe yet; assemble into "
-                                  "the tensor the result goes to")
+        from blockpipe.language.ops.vector import vector_operand
+
+        whole = cx.typed_tile(vector_operand(cx, dest, call.node, "pl.assemble's target"), call.node,
+                              "pl.assemble into a tile")
+        part = cx.typed_tile(vector_operand(cx, cx.tile_arg(source, "pl.assemble's source"), call.node,
+                                            "pl.assemble's source"), call.node, "pl.assemble into a tile")
+        if len(part.type.shape) != len(whole.type.shape):
+            raise cx.error(source, f"pl.assemble's source {list(part.type.shape)} and target "
+                                   f"{list(whole.type.shape)} differ in rank")
+        cx.check_dtype(part.type.dtype, whole.type.dtype, call.node, "pl.assemble's source and target")
+        first = tile_offsets(cx, offset, whole, "pl.assemble")
+        (result,) = cx.create("bp.insert", [part, whole] + first, [whole.type], {},
+                              call.node, call.name)
+        return result
     value = cx.tile_arg(source, "pl.assemble's source")
     out = cx.tensor_arg(target, "pl.assemble's target")
     first = offsets_arg(cx, offset, out.type, "pl.assemble")

@@ -12,7 +12,7 @@ from blockpipe.language.values import KERNEL_KINDS
 
 
 @operation()
-def spmd(cx, call, core_num, sync_start=False, name_hint=None):
+def spmd(cx, call, core_num, sync_start=False, name_hint=None, optimizations=None):
     """Launches the kernels called in its block on `core_num` blocks:
     `with pl.spmd(n):` or `for i in pl.spmd(n):`.
 
@@ -23,6 +23,8 @@ def spmd(cx, call, core_num, sync_start=False, name_hint=None):
     sync_start: all blocks start together (their core groups are held until
         every block has one).
     name_hint: a name for the launch in traces and generated code.
+    optimizations: `[pl.split(mode)]` on a scope outlined into a kernel
+        (an Opaque or @pl.jit function), as for pl.at.
 
     Valid in orchestration functions; not nested. A kernel called outside
     pl.spmd runs as one block.

@@ -10,6 +10,12 @@ from blockpipe.language.types import INDEX, INT32, DType, FunctionType, MemorySp
 from blockpipe.language.rules import broadcast_hint, broadcasts, requires_float
 from blockpipe.language.values import Value, describe
 
+
+def ast_text(node) -> str:
+    import ast
+
+    return ast.unparse(node) if isinstance(node, ast.AST) else repr(node)
+
 VECTOR_KINDS = (FunctionType.InCore, FunctionType.AIV)
 
 
@@ -220,16 +226,24 @@ def tri(cx, call, diagonal, shape, valid_shape=None, dtype=None, upper=False):
 
 
 @operation(kinds=VECTOR_KINDS)
-def cast(cx, call, tile, out_dtype):
-    """The tile converted to `out_dtype`: `pl.cast(t, pl.FP16)`.
+def cast(cx, call, tile, target_type=None, mode=None, out_dtype=None):
+    """The tile converted to `target_type`: `pl.cast(t, pl.FP16)`
+    (`out_dtype=` is the same argument).
 
     Float to integer truncates toward zero, as in C; the 16-bit float types
-    convert through FP32. Returns a Vec tile of the same shape.
+    convert through FP32 (pypto's rounding `mode=` is accepted when it is
+    the default, "round"). Returns a Vec tile of the same shape.
     Valid in InCore and AIV functions.
     """
+    if (target_type is None) == (out_dtype is None):
+        raise cx.error(call.node, "pl.cast takes the dtype once: pl.cast(t, pl.FP16)")
+    if mode is not None and cx.static(mode) not in ("round", "rint"):
+        raise cx.error(mode, f"pl.cast(mode={ast_text(mode)}) is not supported by blockpipe: it "
+                             "rounds to nearest even (mode='round')")
+    out_dtype = target_type if target_type is not None else out_dtype
     t = vector_operand(cx, cx.tile_arg(tile, "pl.cast's operand"), call.node, "pl.cast's operand")
     t = cx.typed_tile(t, call.node, "pl.cast")
-    dtype = cx.dtype_arg(out_dtype, "pl.cast's out_dtype")
+    dtype = cx.dtype_arg(out_dtype, "pl.cast's target_type")
     if dtype is INDEX:
         raise cx.error(out_dtype, "tiles cannot hold INDEX elements")
     (result,) = cx.create("bp.cast", [t], [TileType(t.type.shape, dtype, MemorySpace.Vec)], {}, call.node, call.name)
@@ -380,4 +394,106 @@ def transpose(cx, call, tile, axis1=0, axis2=1):
     if not t.type.unknown and len(t.type.shape) != 2:
         raise cx.error(call.node, f"pl.transpose transposes a 2-D tile, got {list(t.type.shape)}")
     (result,) = cx.create("bp.transpose", [t], None, {}, call.node, call.name)
+    return result
+
+
+# ----------------------------------------------- row and column broadcasts
+
+def _expand(op: str, axis: str, combine: str):
+    """pypto's row_expand_* / col_expand_*: `combine` of a tile with a
+    [M, 1] (row) or [1, N] (column) vector."""
+    row = axis == "row"
+    shape = "[M, 1]" if row else "[1, N]"
+
+    def lower(cx, call, tile, vec, tmp=None):
+        t = vector_operand(cx, cx.tile_arg(tile, f"pl.{op}'s tile"), call.node, f"pl.{op}'s tile")
+        v = vector_operand(cx, cx.tile_arg(vec, f"pl.{op}'s {axis} vector"), call.node, f"pl.{op}'s vector")
+        if not (t.type.unknown or v.type.unknown):
+            if len(t.type.shape) != 2:
+                raise cx.error(tile, f"pl.{op} takes a 2-D tile, got {list(t.type.shape)}")
+            want = (t.type.shape[0], 1) if row else (1, t.type.shape[1])
+            if tuple(v.type.shape) != want:
+                raise cx.error(vec, f"pl.{op}'s {axis} vector must be {list(want)} for a tile of "
+                                    f"{list(t.type.shape)}, got {list(v.type.shape)}")
+        if combine == "expand":
+            return spread(cx, v, t, call.node, call.name)
+        if combine == "expdif":
+            return unary(cx, "exp", binary(cx, "sub", t, v, call.node, None), call.node, call.name)
+        return binary(cx, combine, t, v, call.node, call.name)
+
+    lower.__name__ = op
+    what = {"expand": f"the {shape} vector repeated over the tile's shape",
+            "expdif": "exp(tile - vector)"}.get(combine, f"pl.{combine} of the tile and the vector")
+    lower.__doc__ = f"""{what}, the {shape} vector broadcast along the
+    tile's {"columns" if row else "rows"}: `pl.{op}(t, v)`. pypto's scratch
+    `tmp` is accepted and not needed. Valid in InCore and AIV functions.
+    """
+    return operation(kinds=VECTOR_KINDS)(lower)
+
+
+def spread(cx, vec: Value, like: Value, node, name) -> Value:
+    """`vec` broadcast to the shape and dtype of `like` (-0.0 + v is v
+    exactly, for every v)."""
+    dtype = like.type.dtype
+    zero = cx.float_attr(-0.0, dtype, node) if dtype.is_float else cx.int_attr(0, dtype, node)
+    (base,) = cx.create("bp.full", [], [TileType(like.type.shape, dtype, MemorySpace.Vec)], {"value": zero}, node)
+    return binary(cx, "add", base, vec, node, name)
+
+
+for _axis in ("row", "col"):
+    for _combine, _binop in (("", "expand"), ("_add", "add"), ("_sub", "sub"), ("_mul", "mul"),
+                             ("_div", "div"), ("_max", "maximum"), ("_min", "minimum"),
+                             ("_expdif", "expdif")):
+        _name = f"{_axis}_expand{_combine}"
+        globals()[_name] = _expand(_name, _axis, _binop)
+
+
+@operation(kinds=VECTOR_KINDS)
+def expands(cx, call, target, scalar):
+    """A tile of `target`'s shape and dtype with every element `scalar`
+    (a number, or a pl.Scalar known at run time): `pl.expands(t, 0.5)`.
+    Valid in InCore and AIV functions."""
+    t = cx.typed_tile(vector_operand(cx, cx.tile_arg(target, "pl.expands's target"), call.node,
+                                     "pl.expands's target"), call.node, "pl.expands")
+    value = cx.expr(scalar)
+    dtype = t.type.dtype
+    if not isinstance(value, Value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise cx.error(scalar, f"pl.expands takes a number or a scalar, got {describe(value)}")
+        if not dtype.is_float and isinstance(value, float) and not value.is_integer():
+            raise cx.error(scalar, f"{value} is not an integer but the tile is {dtype.name}")
+        attr = cx.float_attr(value, dtype, scalar) if dtype.is_float else cx.int_attr(int(value), dtype, scalar)
+        (result,) = cx.create("bp.full", [], [TileType(t.type.shape, dtype, MemorySpace.Vec)], {"value": attr},
+                              call.node, call.name)
+        return result
+    zero = cx.float_attr(-0.0, dtype, scalar) if dtype.is_float else cx.int_attr(0, dtype, scalar)
+    (base,) = cx.create("bp.full", [], [TileType(t.type.shape, dtype, MemorySpace.Vec)], {"value": zero}, call.node)
+    return binary(cx, "add", base, value, call.node, call.name)
+
+
+@operation(kinds=VECTOR_KINDS)
+def reshape(cx, call, tile, shape):
+    """The tile's elements, in row-major order, in another shape with as
+    many elements: `pl.reshape(t, [64, 16])` of a [16, 64] tile.
+
+    Returns a Vec tile of the same dtype. Valid in InCore and AIV
+    functions (a GM tensor is reshaped by viewing it with another shape in
+    the orchestration).
+    """
+    value = cx.tile_operand(cx.expr(tile), tile)
+    if not (isinstance(value, Value) and isinstance(value.type, TileType)):
+        raise cx.error(tile, f"pl.reshape's operand must be a tile, got {describe(value)}")
+    t = cx.typed_tile(vector_operand(cx, value, call.node, "pl.reshape's operand"), call.node, "pl.reshape")
+    dims = cx.shape_arg(shape, "pl.reshape's shape")
+    have = 1
+    for d in t.type.shape:
+        have *= d
+    want = 1
+    for d in dims:
+        want *= d
+    if have != want:
+        raise cx.error(shape, f"pl.reshape cannot make {list(dims)} ({want} elements) of a tile of "
+                              f"{list(t.type.shape)} ({have} elements)")
+    (result,) = cx.create("bp.reshape", [t], [TileType(tuple(dims), t.type.dtype, MemorySpace.Vec)], {},
+                          call.node, call.name)
     return result

@@ -292,6 +292,39 @@ inline void matmul(Tile<TC, M, N, SC> &c, const Tile<TA, M, K, SA> &a,
   detail::matmulImpl<true>(c, a, b);
 }
 
+namespace detail {
+/// c (+)= a x b^T, with b given as N x K (c zeroed first when Zero).
+template <bool Zero, typename TC, typename TA, typename TB, int64_t M,
+          int64_t K, int64_t N, Space SC, Space SA, Space SB>
+inline void matmulTransposed(Tile<TC, M, N, SC> &c, const Tile<TA, M, K, SA> &a,
+                             const Tile<TB, N, K, SB> &b) {
+  Tile<TB, K, N, SB> bt;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k)
+      bt.data[k * N + n] = b.data[n * K + k];
+  matmulImpl<Zero>(c, a, bt);
+}
+} // namespace detail
+
+/// c += a x b^T, with b given as N x K (the rows of b are the columns of
+/// the product).
+template <typename TC, typename TA, typename TB, int64_t M, int64_t K,
+          int64_t N, Space SC, Space SA, Space SB>
+inline void matmul_acc_transposed(Tile<TC, M, N, SC> &c,
+                                  const Tile<TA, M, K, SA> &a,
+                                  const Tile<TB, N, K, SB> &b) {
+  detail::matmulTransposed<false>(c, a, b);
+}
+
+/// c = a x b^T, with b given as N x K.
+template <typename TC, typename TA, typename TB, int64_t M, int64_t K,
+          int64_t N, Space SC, Space SA, Space SB>
+inline void matmul_transposed(Tile<TC, M, N, SC> &c,
+                              const Tile<TA, M, K, SA> &a,
+                              const Tile<TB, N, K, SB> &b) {
+  detail::matmulTransposed<true>(c, a, b);
+}
+
 } // namespace blockpipe::tile
 
 #endif // BLOCKPIPE_TILE_MATMUL_H

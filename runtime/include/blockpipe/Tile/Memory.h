@@ -83,6 +83,32 @@ inline void move(Tile<T, R, C, D> &dst, const Tile<T, R, C, S> &src) {
   copy_bytes(dst.data, src.data, sizeof(T) * size_t(R * C));
 }
 
+/// The same elements, row-major, in another shape.
+template <typename T, int64_t R, int64_t C, int64_t R2, int64_t C2, Space S>
+inline void reshape(Tile<T, R2, C2, S> &dst, const Tile<T, R, C, S> &src) {
+  static_assert(R * C == R2 * C2, "a reshape keeps the number of elements");
+  copy_bytes(dst.data, src.data, sizeof(T) * size_t(R * C));
+}
+
+/// The window of dst's shape at (row, col) of src; the compiler checks the
+/// bounds.
+template <typename T, int64_t R, int64_t C, int64_t R2, int64_t C2, Space S>
+inline void extract(Tile<T, R2, C2, S> &dst, const Tile<T, R, C, S> &src,
+                    int64_t row, int64_t col) {
+  for (int64_t r = 0; r < R2; ++r)
+    copy_bytes(dst.data + r * C2, src.data + (row + r) * C + col,
+               sizeof(T) * size_t(C2));
+}
+
+/// Writes src into the window of its shape at (row, col) of dst.
+template <typename T, int64_t R, int64_t C, int64_t R2, int64_t C2, Space S>
+inline void insert(Tile<T, R, C, S> &dst, const Tile<T, R2, C2, S> &src,
+                   int64_t row, int64_t col) {
+  for (int64_t r = 0; r < R2; ++r)
+    copy_bytes(dst.data + (row + r) * C + col, src.data + r * C2,
+               sizeof(T) * size_t(C2));
+}
+
 template <typename T, int64_t R, int64_t C, Space S>
 inline void full(Tile<T, R, C, S> &dst, T value) {
   for (int64_t i = 0; i < R * C; ++i)
