@@ -316,12 +316,8 @@ def binary(cx, op: str, lhs: Value, rhs, node, name, attrs=None):
             tile = lhs.type.with_space(MemorySpace.Vec)
         elif broadcasts(rhs.type.shape, tile.shape) and not tile.unknown:
             # row_max(x) - x: the broadcast operand first is spread over the
-            # other's shape (-0.0 + v is v exactly, for every v).
-            dtype = tile.dtype
-            zero = cx.float_attr(-0.0, dtype, node) if dtype.is_float else cx.int_attr(0, dtype, node)
-            (spread,) = cx.create("bp.full", [], [TileType(rhs.type.shape, dtype, MemorySpace.Vec)],
-                                  {"value": zero}, node)
-            lhs = binary(cx, "add", spread, lhs, node, None)
+            # other's shape.
+            lhs = spread(cx, lhs, rhs, node, None)
             tile = lhs.type.with_space(MemorySpace.Vec)
         if rhs.type.shape != tile.shape and not broadcasts(tile.shape, rhs.type.shape):
             raise cx.error(node, f"pl.{op} operand shapes differ: {list(tile.shape)} and "
@@ -431,9 +427,9 @@ def _expand(op: str, axis: str, combine: str):
     return operation(kinds=VECTOR_KINDS)(lower)
 
 
-def spread(cx, vec: Value, like: Value, node, name) -> Value:
-    """`vec` broadcast to the shape and dtype of `like` (-0.0 + v is v
-    exactly, for every v)."""
+def spread(cx, vec, like: Value, node, name) -> Value:
+    """`vec` (a broadcastable tile or a scalar) spread over the shape and
+    dtype of `like` (-0.0 + v is v exactly, for every v)."""
     dtype = like.type.dtype
     zero = cx.float_attr(-0.0, dtype, node) if dtype.is_float else cx.int_attr(0, dtype, node)
     (base,) = cx.create("bp.full", [], [TileType(like.type.shape, dtype, MemorySpace.Vec)], {"value": zero}, node)
@@ -466,9 +462,7 @@ def expands(cx, call, target, scalar):
         (result,) = cx.create("bp.full", [], [TileType(t.type.shape, dtype, MemorySpace.Vec)], {"value": attr},
                               call.node, call.name)
         return result
-    zero = cx.float_attr(-0.0, dtype, scalar) if dtype.is_float else cx.int_attr(0, dtype, scalar)
-    (base,) = cx.create("bp.full", [], [TileType(t.type.shape, dtype, MemorySpace.Vec)], {"value": zero}, call.node)
-    return binary(cx, "add", base, value, call.node, call.name)
+    return spread(cx, value, t, call.node, call.name)
 
 
 @operation(kinds=VECTOR_KINDS)
