@@ -108,6 +108,12 @@ class DataType(enum.Enum):
 
 _NUMPY = {"fp32": np.float32, "fp16": np.float16, "bf16": np.float32, "int32": np.int32,
           "int64": np.int64, "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": bool}
+try:
+    import ml_dtypes
+
+    _NUMPY["bf16"] = ml_dtypes.bfloat16
+except ImportError:  # pragma: no cover - ml_dtypes is a dependency
+    pass
 
 
 class TensorSpec:
@@ -180,8 +186,52 @@ def _inputs(case):
     return tensors
 
 
-def run_file(path: str) -> int:
+class _Result:
+    """What pypto's test_runner.run(case) returns."""
+
+    def __init__(self, passed: bool, error: str = ""):
+        self.passed, self.error = passed, error
+
+
+def _run_case(case) -> _Result:
+    """Compiles (a CompileError propagates), runs and checks one case."""
     import blockpipe
+
+    compiled = blockpipe.compile(case.get_program(), quiet=True)
+    tensors = _inputs(case)
+    expected = {k: v.copy().view(_Tensor) for k, v in tensors.items()}
+    scalars = [s.value for s in case.define_scalars()] if case.define_scalars() else []
+    compiled(*tensors.values(), *scalars)
+    case.compute_expected(expected)
+    outs = [s.name for s in case.define_tensors() if s.is_output]
+
+    def compared(n):
+        # pypto's harness skips what compute_expected marks NaN (left
+        # undefined by design, e.g. outside a valid shape).
+        got, want = np.asarray(tensors[n], np.float64), np.asarray(expected[n], np.float64)
+        keep = ~np.isnan(want)
+        return got[keep], want[keep]
+
+    bad = [n for n in outs if not np.allclose(*compared(n), rtol=1e-3, atol=1e-3)]
+    if bad:
+        worst = max(float(np.max(np.abs(np.subtract(*compared(n))))) for n in bad)
+        return _Result(False, f"{', '.join(bad)} differ from compute_expected (max |diff| {worst:.3g})")
+    return _Result(True, f"{', '.join(outs)} equal compute_expected")
+
+
+class _TestRunner:
+    """pypto's `test_runner` fixture: runs a case, noting its class."""
+
+    def __init__(self):
+        self.ran = set()
+
+    def run(self, case) -> _Result:
+        self.ran.add(type(case))
+        return _run_case(case)
+
+
+def run_file(path: str) -> int:
+    from blockpipe import CompileError
 
     spec = importlib.util.spec_from_file_location(f"pypto_st_{abs(hash(path))}", path)
     module = importlib.util.module_from_spec(spec)
@@ -198,45 +248,36 @@ def run_file(path: str) -> int:
               and c.__module__ == module.__name__]
     if not cases and not suites:
         print(f"SKIP {path}: no PTOTestCase with a program and no Test class")
+    runner = _TestRunner()
     for suite in suites:
-        failures += _run_suite(path, suite)
+        failures += _run_suite(path, suite, runner)
+    # The cases no Test class ran, each as its own test.
     for cls in cases:
+        if cls in runner.ran:
+            continue
         label = f"{path.rsplit('/', 1)[-1]}::{cls.__name__}"
         try:
-            case = cls()
-            program = case.get_program()
-            compiled = blockpipe.compile(program, quiet=True)
-        except Exception as exc:  # noqa: BLE001
+            result = _run_case(cls())
+        except CompileError as exc:
             print(f"SKIP {label}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
             continue
-        tensors = _inputs(case)
-        expected = {k: v.copy().view(_Tensor) for k, v in tensors.items()}
-        scalars = [s.value for s in case.define_scalars()] if case.define_scalars() else []
-        try:
-            compiled(*tensors.values(), *scalars)
-            case.compute_expected(expected)
         except Exception as exc:  # noqa: BLE001
             print(f"FAIL {label}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
             traceback.print_exc()
             failures += 1
             continue
-        outs = [s.name for s in case.define_tensors() if s.is_output]
-        bad = [n for n in outs if not np.allclose(np.asarray(tensors[n], np.float64),
-                                                   np.asarray(expected[n], np.float64), rtol=1e-3, atol=1e-3)]
-        if bad:
-            worst = max(float(np.max(np.abs(np.asarray(tensors[n], np.float64) - expected[n]))) for n in bad)
-            print(f"FAIL {label}: {', '.join(bad)} differ from compute_expected (max |diff| {worst:.3g})")
-            failures += 1
-        else:
-            print(f"ok   {label}: {', '.join(outs)} equal compute_expected")
+        print(f"{'ok  ' if result.passed else 'FAIL'} {label}: {result.error}")
+        failures += not result.passed
     return failures
 
 
-def _run_suite(path: str, suite) -> int:
+def _run_suite(path: str, suite, runner: _TestRunner) -> int:
     """pytest-style tests (a Test class, test_ methods taking pypto's
-    `test_config` fixture, None here: blockpipe runs on cpu-sim)."""
+    `test_config` fixture, None here: blockpipe runs on cpu-sim, and its
+    `test_runner`)."""
     import itertools
 
+    fixtures = {"test_config": None, "test_runner": runner}
     failures = 0
     for name in sorted(n for n in vars(suite) if n.startswith("test_")):
         method = getattr(suite(), name)
@@ -248,14 +289,16 @@ def _run_suite(path: str, suite) -> int:
                 names = [n.strip() for n in mark.args[0].split(",")] if isinstance(mark.args[0], str) \
                     else list(mark.args[0])
                 grid[tuple(names)] = [v if len(names) > 1 else (v,) for v in mark.args[1]]
-        if set(params) - {"test_config"} - {n for names in grid for n in names}:
-            continue  # a harness wrapper (test_runner): its cases ran above
+        if set(params) - set(fixtures) - {n for names in grid for n in names}:
+            print(f"SKIP {path.rsplit('/', 1)[-1]}::{suite.__name__}::{name}: needs fixtures "
+                  f"{sorted(set(params) - set(fixtures))}")
+            continue
         for combo in itertools.product(*grid.values()) if grid else [()]:
-            kwargs = {"test_config": None} if "test_config" in params else {}
+            kwargs = {k: v for k, v in fixtures.items() if k in params}
             for names, values in zip(grid, combo):
-                kwargs.update(zip(names, values))
-            suffix = "[" + "-".join(str(v) for k, v in kwargs.items() if k != "test_config") + "]" \
-                if len(kwargs) > ("test_config" in kwargs) else ""
+                kwargs.update(zip(names, (getattr(v, "values", (v,))[0] for v in values)))
+            shown = [str(v) for k, v in kwargs.items() if k not in fixtures]
+            suffix = "[" + "-".join(shown) + "]" if shown else ""
             failures += _run_test(f"{path.rsplit('/', 1)[-1]}::{suite.__name__}::{name}{suffix}", method,
                                   kwargs)
     return failures

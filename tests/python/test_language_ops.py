@@ -33,7 +33,7 @@ def test_every_operation_is_a_documented_function():
 
 def test_help_shows_arguments_and_an_example():
     text = pydoc.render_doc(pl.load, renderer=pydoc.plaintext)
-    assert "load(tensor, offsets, shapes, target_memory=None)" in text
+    assert "load(tensor, offsets, shapes, valid_shape=None, target_memory=None)" in text
     for word in ("offsets", "target_memory", "Vec", "Example"):
         assert word in text
     assert "matmul(lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=False, acc=None)" in pydoc.render_doc(pl.matmul, renderer=pydoc.plaintext)
@@ -97,7 +97,7 @@ def test_an_unknown_keyword_lists_the_signature():
         class P:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T, out: pl.Out[T]):
-                t = pl.load(x, [0, 0], [16, 16], memory=pl.MemorySpace.Vec)  # error: pl.load has no argument 'memory' (it takes tensor, offsets, shapes, target_memory)
+                t = pl.load(x, [0, 0], [16, 16], memory=pl.MemorySpace.Vec)  # error: pl.load has no argument 'memory' (it takes tensor, offsets, shapes, valid_shape, target_memory)
                 return pl.store(t, [0, 0], out)
         return P
     located.expect_error(make, program_ir)

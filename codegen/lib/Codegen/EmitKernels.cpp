@@ -68,18 +68,25 @@ private:
   /// above 2), the row, the column and the leading dimension.
   FailureOr<std::array<std::string, 4>>
   window(Operation *op, Value tensor, ValueRange offsets, bp::TileType tile);
-  /// Checks at run time each dim of the window neither the verifier nor the
-  /// offset's range proves in bounds (an offset computed at run time, or a
-  /// dynamic dim): out of bounds fails the launch naming `access` and the
-  /// user's line, before any byte moves.
   /// Checks a window of a tile where its offsets may fall outside; returns
   /// its (row, col).
   std::pair<std::string, std::string> tileWindow(Operation *op, Value whole,
                                                  Type window,
                                                  ValueRange offsets,
                                                  llvm::StringRef access);
+  /// Checks at run time each dim of the window neither the verifier nor the
+  /// offset's range proves in bounds (an offset computed at run time, or a
+  /// dynamic dim): out of bounds fails the launch naming `access` and the
+  /// user's line, before any byte moves. With `valid`, the window is the
+  /// tile's valid region.
   void checkWindow(Operation *op, llvm::StringRef access, Value tensor,
-                   ValueRange offsets, bp::TileType tile);
+                   ValueRange offsets, bp::TileType tile, ValueRange valid);
+  /// The (rows, cols) of a valid region, each size the verifier could not
+  /// check checked at run time against the tile's extent.
+  std::pair<std::string, std::string> validRegion(Operation *op,
+                                                  llvm::StringRef what,
+                                                  ValueRange valid,
+                                                  bp::TileType tile);
   std::string declareTile(Value value, llvm::StringRef fallback) {
     std::string name = declare(value, fallback);
     out.line(cppTileType(llvm::cast<bp::TileType>(value.getType())) + " " +
@@ -236,9 +243,29 @@ FailureOr<std::array<std::string, 4>> KernelBody::window(Operation *op,
                                     dimExpr(tensor, rank - 1)};
 }
 
+std::pair<std::string, std::string>
+KernelBody::validRegion(Operation *op, llvm::StringRef what, ValueRange valid,
+                        bp::TileType tile) {
+  for (auto [dim, size] : llvm::enumerate(valid)) {
+    if (matchPattern(size, m_Constant()) ||
+        ranges.provablyWithin(size, 0, tile.getDimSize(dim)))
+      continue; // the verifier checked it, or every value fits
+    std::string where = what.str();
+    if (std::optional<std::string> line = userLine(op->getLoc()))
+      where += " at " + *line;
+    out.line("BP_CHECK(bp_check_valid(" + ctx() + ", \"" +
+             escapeCppString(where) + "\", " + std::to_string(dim) + ", " +
+             expr(size) + ", " + std::to_string(tile.getDimSize(dim)) + "));");
+  }
+  // A 1-D tile is one row.
+  if (valid.size() == 1)
+    return {"1", expr(valid[0])};
+  return {expr(valid[0]), expr(valid[1])};
+}
+
 void KernelBody::checkWindow(Operation *op, llvm::StringRef access,
                              Value tensor, ValueRange offsets,
-                             bp::TileType tile) {
+                             bp::TileType tile, ValueRange valid) {
   auto type = llvm::cast<bp::GMTensorType>(tensor.getType());
   int64_t rank = type.getRank();
   // The window's extent per dim: 1 for the leading dims of a 2-D slice, then
@@ -249,9 +276,20 @@ void KernelBody::checkWindow(Operation *op, llvm::StringRef access,
   sizes[size_t(rank - 1)] = cols;
   if (rank >= 2)
     sizes[size_t(rank - 2)] = rows;
+  // With a valid region, the window is that region: of a size known here,
+  // or only at run time (then always checked).
+  std::vector<bool> runtimeSize(size_t(rank), false);
+  for (auto [dim, size] : llvm::enumerate(valid)) {
+    int64_t k = int64_t(dim) + (rank - tile.getRank());
+    IntegerAttr known;
+    if (matchPattern(size, m_Constant(&known)))
+      sizes[size_t(k)] = known.getInt();
+    else
+      runtimeSize[size_t(k)] = true;
+  }
   std::string what;
   for (int64_t k = 0; k < rank; ++k) {
-    if (!type.isDynamicDim(k)) {
+    if (!type.isDynamicDim(k) && !runtimeSize[size_t(k)]) {
       if (matchPattern(offsets[k], m_Constant()))
         continue; // the verifier checked it
       // An offset whose every value keeps the window inside (a loop's
@@ -267,9 +305,12 @@ void KernelBody::checkWindow(Operation *op, llvm::StringRef access,
       if (std::optional<std::string> line = userLine(op->getLoc()))
         what += " at " + *line;
     }
+    std::string size = std::to_string(sizes[size_t(k)]);
+    if (runtimeSize[size_t(k)])
+      size = expr(valid[size_t(k - (rank - tile.getRank()))]);
     out.line("BP_CHECK(bp_check_window(" + ctx() + ", \"" +
              escapeCppString(what) + "\", " + std::to_string(k) + ", " +
-             expr(offsets[k]) + ", " + std::to_string(sizes[size_t(k)]) + ", " +
+             expr(offsets[k]) + ", " + size + ", " +
              dimExpr(tensor, unsigned(k)) + "));");
   }
 }
@@ -323,11 +364,20 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         auto w = window(op, op.getSource(), op.getOffsets(), op.getType());
         if (failed(w))
           return failure();
+        std::pair<std::string, std::string> valid;
+        if (!op.getValid().empty())
+          valid = validRegion(op, "valid shape of the load", op.getValid(),
+                              op.getType());
         checkWindow(op, "load from", op.getSource(), op.getOffsets(),
-                    op.getType());
+                    op.getType(), op.getValid());
         std::string name = declareTile(op, "t");
-        out.line("tile::load(" + name + ", " + (*w)[0] + ", " + (*w)[3] + ", " +
-                 (*w)[1] + ", " + (*w)[2] + ");");
+        if (op.getValid().empty())
+          out.line("tile::load(" + name + ", " + (*w)[0] + ", " + (*w)[3] +
+                   ", " + (*w)[1] + ", " + (*w)[2] + ");");
+        else
+          out.line("tile::load_partial(" + name + ", " + (*w)[0] + ", " +
+                   (*w)[3] + ", " + (*w)[1] + ", " + (*w)[2] + ", " +
+                   valid.first + ", " + valid.second + ");");
         return success();
       })
       .Case([&](bp::StoreOp op) -> LogicalResult {
@@ -335,11 +385,65 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
             window(op, op.getDest(), op.getOffsets(), op.getValue().getType());
         if (failed(w))
           return failure();
-        checkWindow(op, "store to", op.getDest(), op.getOffsets(),
-                    op.getValue().getType());
-        out.line("tile::store(" + (*w)[0] + ", " + (*w)[3] + ", " + (*w)[1] +
-                 ", " + (*w)[2] + ", " + expr(op.getValue()) + ");");
+        auto type = llvm::cast<bp::TileType>(op.getValue().getType());
+        std::pair<std::string, std::string> valid;
+        if (!op.getValid().empty())
+          valid =
+              validRegion(op, "valid shape of the store", op.getValid(), type);
+        checkWindow(op, "store to", op.getDest(), op.getOffsets(), type,
+                    op.getValid());
+        if (op.getValid().empty())
+          out.line("tile::store(" + (*w)[0] + ", " + (*w)[3] + ", " + (*w)[1] +
+                   ", " + (*w)[2] + ", " + expr(op.getValue()) + ");");
+        else
+          out.line("tile::store_partial(" + (*w)[0] + ", " + (*w)[3] + ", " +
+                   (*w)[1] + ", " + (*w)[2] + ", " + expr(op.getValue()) +
+                   ", " + valid.first + ", " + valid.second + ");");
         aliasTensor(op.getResult(), op.getDest());
+        return success();
+      })
+      .Case([&](bp::ReadOp op) -> LogicalResult {
+        std::optional<std::string> type = valueType(op.getType());
+        if (!type)
+          return error(op, "unsupported scalar type ") << op.getType();
+        Value tensor = op.getSource();
+        auto shape = llvm::cast<bp::GMTensorType>(tensor.getType());
+        std::string what;
+        std::vector<std::string> terms;
+        for (auto [k, index] : llvm::enumerate(op.getIndices())) {
+          std::vector<std::string> factors{expr(index)};
+          for (int64_t j = int64_t(k) + 1; j < shape.getRank(); ++j)
+            factors.push_back(dimExpr(tensor, unsigned(j)));
+          terms.push_back(llvm::join(factors, " * "));
+          if (!shape.isDynamicDim(k) &&
+              (matchPattern(index, m_Constant()) ||
+               ranges.provablyWithin(index, 0, shape.getDimSize(k) - 1)))
+            continue; // the verifier checked it, or every value fits
+          if (what.empty()) {
+            Value root = tensorRoot(tensor);
+            what =
+                "read of '" + program.nameOf(root).value_or(expr(root)) + "'";
+            if (std::optional<std::string> line = userLine(op->getLoc()))
+              what += " at " + *line;
+          }
+          out.line("BP_CHECK(bp_check_window(" + ctx() + ", \"" +
+                   escapeCppString(what) + "\", " + std::to_string(k) + ", " +
+                   expr(index) + ", 1, " + dimExpr(tensor, unsigned(k)) +
+                   "));");
+        }
+        usedNames.insert(expr(tensorRoot(tensor)));
+        out.line("const " + *type + " " + declare(op, "value") + " = " +
+                 expr(tensor) + "[" +
+                 (terms.empty() ? "0" : llvm::join(terms, " + ")) + "];");
+        return success();
+      })
+      .Case([&](bp::FillPadOp op) {
+        auto valid = validRegion(op, "valid shape of the fillpad",
+                                 op.getValid(), op.getType());
+        std::string name = declareTile(op, "t");
+        out.line("tile::fillpad(" + name + ", " + expr(op.getSource()) + ", " +
+                 valid.first + ", " + valid.second + ", " + expr(op.getPad()) +
+                 ");");
         return success();
       })
       .Case([&](bp::CmpOp op) {

@@ -128,8 +128,8 @@ std::string OrchestrationBody::signature(llvm::StringRef tensorType,
   func.walk([&](Operation *op) {
     if (!isDead(op) &&
         llvm::isa<bp::LaunchOp, bp::TensorCreateOp, func::CallOp, bp::SendOp,
-                  bp::RecvOp, bp::LocalCopyOp, bp::LocalZeroOp, bp::DeviceIdOp>(
-            op))
+                  bp::RecvOp, bp::LocalCopyOp, bp::LocalZeroOp, bp::DeviceIdOp,
+                  bp::ReadOp>(op))
       graphUsed = true;
   });
   auto unused = [&](bool used) {
@@ -391,6 +391,20 @@ LogicalResult OrchestrationBody::emitSideOp(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](bp::DimOp op) {
         alias(op, dimExpr(op.getSource(), op.getIndex()));
+        return success();
+      })
+      .Case([&](bp::ReadOp op) -> LogicalResult {
+        std::optional<std::string> type = cppScalarType(op.getType());
+        if (!type)
+          return error(op, "unsupported scalar type ") << op.getType();
+        std::vector<std::string> index;
+        for (Value i : op.getIndices())
+          index.push_back(expr(i));
+        std::string where = userLine(op->getLoc()).value_or("?");
+        out.line("const " + *type + " " + declare(op, "value") +
+                 " = rt::read<" + *type + ">(bp_graph, " +
+                 expr(op.getSource()) + ", {" + llvm::join(index, ", ") +
+                 "}, \"" + escapeCppString(where) + "\");");
         return success();
       })
       .Case([&](bp::TensorCreateOp op) -> LogicalResult {

@@ -195,7 +195,8 @@ static std::optional<int64_t> getConstantIndex(Value value) {
 /// A load or store window: one offset per tensor dimension, the tile's shape
 /// as its size, and, where both are known, inside the tensor.
 static LogicalResult verifyWindow(Operation *op, GMTensorType tensor,
-                                  TileType tile, OperandRange offsets) {
+                                  TileType tile, OperandRange offsets,
+                                  OperandRange valid) {
   if (tile.getElementType() != tensor.getElementType())
     return op->emitOpError()
            << "element types differ: tensor has " << tensor.getElementType()
@@ -213,6 +214,14 @@ static LogicalResult verifyWindow(Operation *op, GMTensorType tensor,
   for (auto [dim, offset] : llvm::enumerate(offsets)) {
     int64_t size = int64_t(dim) < leading ? 1 : tile.getDimSize(dim - leading);
     int64_t extent = tensor.getDimSize(dim);
+    // With a valid region, the window is that region: a size known here,
+    // else one the launch checks.
+    if (!valid.empty() && int64_t(dim) >= leading) {
+      std::optional<int64_t> known = getConstantIndex(valid[dim - leading]);
+      if (!known)
+        continue;
+      size = *known;
+    }
     std::optional<int64_t> start = getConstantIndex(offset);
     if (start && *start < 0)
       return op->emitOpError() << "offset " << *start << " of dimension " << dim
@@ -464,6 +473,28 @@ LogicalResult DimOp::verify() {
 // Data movement
 //===----------------------------------------------------------------------===//
 
+/// A tile's valid region: one size per tile dim (none: the whole tile), each
+/// known one within [0, the tile's extent].
+static LogicalResult verifyValid(Operation *op, TileType tile,
+                                 OperandRange valid, bool required = false) {
+  if (valid.empty() && !required)
+    return success();
+  if (tile.hasUnknownType())
+    return success(); // checked again once bp-infer-pipe-types types it
+  if (valid.size() != size_t(tile.getRank()))
+    return op->emitOpError()
+           << "expects " << tile.getRank()
+           << " valid sizes, one per tile dimension, got " << valid.size();
+  for (auto [dim, size] : llvm::enumerate(valid)) {
+    std::optional<int64_t> known = getConstantIndex(size);
+    if (known && (*known < 0 || *known > tile.getDimSize(dim)))
+      return op->emitOpError()
+             << "valid size " << *known << " of dimension " << dim
+             << " is outside the tile's [0, " << tile.getDimSize(dim) << "]";
+  }
+  return success();
+}
+
 LogicalResult LoadOp::verify() {
   TileType tile = getResult().getType();
   if (tile.getMemorySpace() == MemorySpace::Acc)
@@ -471,7 +502,40 @@ LogicalResult LoadOp::verify() {
                        "by matmul");
   if (tile.hasUnknownType())
     return success(); // checked again once bp-infer-pipe-types types it
-  return verifyWindow(*this, getSource().getType(), tile, getOffsets());
+  if (failed(verifyValid(*this, tile, getValid())))
+    return failure();
+  return verifyWindow(*this, getSource().getType(), tile, getOffsets(),
+                      getValid());
+}
+
+LogicalResult ReadOp::verify() {
+  GMTensorType tensor = getSource().getType();
+  if (getResult().getType() != tensor.getElementType())
+    return emitOpError() << "result of type " << getResult().getType()
+                         << " differs from the tensor's element type "
+                         << tensor.getElementType();
+  if (getIndices().size() != size_t(tensor.getRank()))
+    return emitOpError() << "expects " << tensor.getRank()
+                         << " indices, one per tensor dimension, got "
+                         << getIndices().size();
+  for (auto [dim, index] : llvm::enumerate(getIndices())) {
+    std::optional<int64_t> known = getConstantIndex(index);
+    if (known && (*known < 0 || (!tensor.isDynamicDim(dim) &&
+                                 *known >= tensor.getDimSize(dim))))
+      return emitOpError() << "index " << *known << " of dimension " << dim
+                           << " is outside the tensor's "
+                           << formatShape(tensor.getShape());
+  }
+  return success();
+}
+
+LogicalResult FillPadOp::verify() {
+  TileType tile = getSource().getType();
+  if (!tile.hasUnknownType() && getPad().getType() != tile.getElementType())
+    return emitOpError() << "pad of type " << getPad().getType()
+                         << " does not match the tile's element type "
+                         << tile.getElementType();
+  return verifyValid(*this, tile, getValid(), /*required=*/true);
 }
 
 LogicalResult StoreOp::verify() {
@@ -483,7 +547,10 @@ LogicalResult StoreOp::verify() {
                          << " memory";
   if (tile.hasUnknownType())
     return success(); // checked again once bp-infer-pipe-types types it
-  return verifyWindow(*this, getDest().getType(), tile, getOffsets());
+  if (failed(verifyValid(*this, tile, getValid())))
+    return failure();
+  return verifyWindow(*this, getDest().getType(), tile, getOffsets(),
+                      getValid());
 }
 
 LogicalResult MoveOp::verify() {

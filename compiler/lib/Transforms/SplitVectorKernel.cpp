@@ -169,6 +169,32 @@ void apply(func::FuncOp kernel, const Split &split) {
     }
     return value;
   };
+  // A valid region of the whole tile, seen from the subblock's half: of
+  // `valid` rows (columns), the half holds min(max(valid - s * half, 0),
+  // half).
+  auto localizeValid = [&](Operation *op, MutableOperandRange valid,
+                           Type tileType) {
+    if (valid.empty() || !split.halves(tileType))
+      return;
+    int64_t half = cast<TileType>(tileType).getShape()[split.axis] / 2;
+    Location loc = op->getLoc();
+    builder.setInsertionPoint(op);
+    Value whole = valid[split.axis].get();
+    Value zero = builder.create<arith::ConstantIndexOp>(loc, 0);
+    Value size = builder.create<arith::ConstantIndexOp>(loc, half);
+    Value rest = builder.create<arith::SubIOp>(loc, whole, delta(half));
+    Value local = builder.create<arith::MinSIOp>(
+        loc, builder.create<arith::MaxSIOp>(loc, rest, zero), size);
+    valid[split.axis].set(local);
+  };
+  kernel.walk([&](Operation *op) {
+    if (auto load = dyn_cast<LoadOp>(op))
+      localizeValid(op, load.getValidMutable(), load.getType());
+    else if (auto store = dyn_cast<StoreOp>(op))
+      localizeValid(op, store.getValidMutable(), store.getValue().getType());
+    else if (auto fill = dyn_cast<FillPadOp>(op))
+      localizeValid(op, fill.getValidMutable(), fill.getType());
+  });
   kernel.walk([&](Operation *op) {
     // Row i of subblock s's half is row i + s * half of the tile (column j,
     // column j + s * half): its mask boundary moves by as much.

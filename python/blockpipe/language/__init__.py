@@ -23,10 +23,12 @@ from blockpipe.language.types import (  # noqa: F401
     Level,
     MemorySpace,
     Out,
+    PadValue,
     Scalar,
     SplitMode,
     Tensor,
     Tile,
+    TileView,
     dynamic,
 )
 

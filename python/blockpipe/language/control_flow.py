@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Dict, List, Optional, Tuple
 
-from blockpipe.language import ops
+from blockpipe.language import ops, valid_shapes
 from blockpipe.language.source import assigned_names, assignment_of
 from blockpipe.language.types import FunctionType, ScalarType, TensorType, INDEX
 from blockpipe.language.unsupported import Unsupported
@@ -86,7 +86,7 @@ class ControlFlow:
         outer = dict(self.env)
         self.env[stmt.target.id] = Value(handles[0], ScalarType(INDEX))
         for name, init, handle in zip(carried, inits, handles[1:]):
-            self.env[name] = Value(handle, init.type)
+            self.env[name] = Value(handle, init.type, init.valid)
             self.tensor_roots[handle] = self.root_of(init)
         self.region_depth += 1
         try:
@@ -106,12 +106,13 @@ class ControlFlow:
                 raise self.error(
                     stmt, f"'{name}' changes type inside the loop, from {init.type} to {value.type}"
                 )
+            valid_shapes.join(self, name, init, value, stmt)
             yielded.append(value.handle)
         results = self.builder.end_for(yielded, self.loc(stmt))
         inner_only = {n for n in assigned if n not in outer}
         self.env = outer
         for name, init, handle in zip(carried, inits, results):
-            self.env[name] = Value(handle, init.type)
+            self.env[name] = Value(handle, init.type, init.valid)
             self.tensor_roots[handle] = self.root_of(init)
         for name in inner_only:
             self.env.pop(name, None)
@@ -299,8 +300,9 @@ class ControlFlow:
         # A single result is named after its variable, for generated code.
         results = self.builder.end_if([v.handle for v in yielded[False]], [v.handle for v in yielded[True]],
                                       self.loc(stmt, merged[0][0] if len(merged) == 1 else ""))
-        for (name, _, _, _), then_value, handle in zip(merged, yielded[False], results):
-            self.env[name] = Value(handle, then_value.type)
+        for (name, then_own, else_own, node), then_value, handle in zip(merged, yielded[False], results):
+            valid = valid_shapes.join(self, name, then_own, else_own, node)
+            self.env[name] = Value(handle, then_value.type, valid)
             self.tensor_roots[handle] = self.root_of(then_value)
 
     def check_branches_agree(self, name: str, then_value, else_value, node: ast.AST,

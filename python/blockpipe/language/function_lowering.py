@@ -18,6 +18,7 @@ from blockpipe.language.expressions import Expressions
 from blockpipe.language.memory_spaces import MemorySpaces
 from blockpipe.language.program import FunctionSpec
 from blockpipe.language.source import Source
+from blockpipe.language import valid_shapes
 from blockpipe.language.unsupported import Unsupported
 from blockpipe.language.types import (
     INDEX,
@@ -29,6 +30,7 @@ from blockpipe.language.types import (
     SplitMode,
     TensorType,
     TileType,
+    TileView,
     dynamic,
 )
 from blockpipe.language.values import (
@@ -326,10 +328,45 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         return store_tile(self, call, value, base, first, value_node, target.value, "the assignment",
                           ("tile", "window"))
 
+    def tile_view(self, annotation: ast.expr):
+        """An annotation without its pl.TileView(...) entry (the 4th of a
+        pl.Tile[...]), and that entry's call, if any."""
+        if not (isinstance(annotation, ast.Subscript) and isinstance(annotation.slice, ast.Tuple)
+                and len(annotation.slice.elts) == 4 and isinstance(annotation.slice.elts[3], ast.Call)):
+            return annotation, None
+        view = annotation.slice.elts[3]
+        try:
+            is_view = self.static(view.func) is TileView
+        except LoweringError:
+            is_view = False
+        if not is_view:
+            return annotation, None
+        entries = ast.copy_location(ast.Tuple(elts=annotation.slice.elts[:3], ctx=ast.Load()), annotation.slice)
+        stripped = ast.copy_location(ast.Subscript(value=annotation.value, slice=entries, ctx=ast.Load()),
+                                     annotation)
+        return stripped, view
+
+    def view_valid(self, view: ast.Call, tile: TileType):
+        """The valid shape a pl.TileView(...) call declares for `tile`."""
+        from blockpipe.language.ops.memory import valid_arg
+
+        valid = view.args[0] if view.args else None
+        for keyword in view.keywords:
+            if keyword.arg == "valid_shape" and valid is None:
+                valid = keyword.value
+            else:
+                raise self.error(keyword.value, f"pl.TileView({keyword.arg}=...) is not supported by blockpipe")
+        if valid is None:
+            return None
+        if tile.unknown:
+            raise self.error(view, "a pl.TileView(valid_shape=...) needs the tile's shape in the annotation")
+        return valid_arg(self, valid, tile.shape, "pl.TileView")
+
     def ann_assign(self, stmt: ast.AnnAssign) -> None:
         if not isinstance(stmt.target, ast.Name) or stmt.value is None:
             raise self.error(stmt, "an annotated assignment needs a name and a value")
-        ann = self.static(stmt.annotation)
+        annotation, view = self.tile_view(stmt.annotation)
+        ann = self.static(annotation)
         if isinstance(ann, ParamType):
             ann = ann.inner
         if not isinstance(ann, (TensorType, TileType, ScalarType)):
@@ -362,6 +399,8 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
                 if not value.is_integer():
                     raise self.error(stmt, f"{value} is not an integer but the annotation is {ann}")
                 value = int(value)
+        if view is not None and isinstance(ann, TileType):
+            value = valid_shapes.with_valid(value, self.view_valid(view, ann))
         self.bind(stmt.target.id, value, stmt.target)
 
     def ret(self, stmt: ast.Return) -> None:
@@ -410,6 +449,9 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             return self.call_function(node, func.attr, name, multi)
         if isinstance(func, ast.Attribute) and func.attr == "bind_dynamic" and self.holds_shaped(func.value):
             return self.bind_dynamic(node)
+        if isinstance(func, ast.Name) and func.id in ("min", "max") and func.id not in self.env \
+                and func.id not in self.source.globals:
+            return self.min_max(node, {"min": min, "max": max}[func.id])
         try:
             target = self.static_name(func)
         except LoweringError:
@@ -425,6 +467,24 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
                 return self.inline(node, target, name, multi)
             raise self.error(node, f"'{ast.unparse(func)}' cannot be called in a blockpipe function")
         return op.lower(self, node, name, expected)
+
+    def min_max(self, node: ast.Call, fn):
+        """Python's min(a, b, ...) / max(...) of numbers and index values."""
+        if len(node.args) < 2 or node.keywords:
+            raise self.error(node, f"{fn.__name__}() takes two or more numbers or index values here")
+        values = [self.expr(a) for a in node.args]
+        numbers = [v for v in values if isinstance(v, (int, float))]
+        others = [self.index_value(v, a) for v, a in zip(values, node.args) if not isinstance(v, (int, float))]
+        if numbers and any(isinstance(n, float) for n in numbers) and others:
+            raise self.error(node, f"{fn.__name__}() of index values takes integers")
+        result = fn(numbers) if numbers else None
+        for value in others:
+            if result is None:
+                result = value
+                continue
+            op = "arith.minsi" if fn is min else "arith.maxsi"
+            (result,) = self.create(op, [self.index_value(result, node), value], None, {}, node)
+        return result
 
     def bind_dynamic(self, node: ast.Call):
         """pypto's `x.bind_dynamic(axis, pl.dynamic("M"))`: says that a
@@ -583,7 +643,7 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             attrs, self.loc(node, name or ""))
         if results is None:
             results = [program.frontend_type(self.builder.type_of(h)) for h in handles]
-        return [Value(h, t) for h, t in zip(handles, results)]
+        return valid_shapes.propagate(self, op, operands, [Value(h, t) for h, t in zip(handles, results)], node)
 
     def infer(self, op: str, operands: List[Value], node, attrs=None) -> List[IRType]:
         """The result types the dialect gives `op` on these operands."""

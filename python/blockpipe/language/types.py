@@ -132,6 +132,28 @@ class SplitMode(enum.Enum, metaclass=_PyptoEnum):
     LEFT_RIGHT = 2
 
 
+class PadValue(enum.Enum, metaclass=_PyptoEnum):
+    """What a tile holds outside its valid shape (pl.slice's pad_value,
+    pl.fillpad): zero, or the dtype's largest (max) or lowest (min) value;
+    null (no padding asked for) is zero in blockpipe."""
+
+    null = "null"
+    zero = "zero"
+    max = "max"
+    min = "min"
+
+
+class TileView:
+    """The 4th entry of a tile annotation, `pl.Tile[[16, 16], pl.FP32,
+    pl.Mem.Vec, pl.TileView(valid_shape=[rows, cols])]`: the part of the
+    tile that holds data (numbers, or the function's index values); see
+    pl.tile.set_validshape. pypto's layout fields are not supported."""
+
+    def __init__(self, valid_shape=None, **layout):
+        self.valid_shape = valid_shape
+        self.layout = layout
+
+
 @dataclass(frozen=True)
 class Split:
     """`pl.split(mode)`, an entry of `pl.at(..., optimizations=[...])`."""
@@ -244,6 +266,13 @@ class _TileFactory:
     def __getitem__(self, item) -> TileType:
         if (found := unsupported_in(item)) is not None:
             return found  # reported where the program is compiled
+        if isinstance(item, tuple) and len(item) == 4 and isinstance(item[3], TileView):
+            # The frontend reads a view from the annotation of an assignment
+            # (its sizes may be values known at run time); anywhere else a
+            # valid shape would be lost.
+            if item[3].valid_shape is not None or item[3].layout:
+                return Unsupported("pl.TileView(...) outside the annotation of an assignment")
+            item = item[:3]
         if not isinstance(item, tuple) or len(item) not in (2, 3):
             raise TypeError("use pl.Tile[[dims...], dtype] or pl.Tile[[dims...], dtype, space]")
         shape, dtype = item[0], item[1]

@@ -30,7 +30,7 @@ PYPTO_NAMES = frozenset("""
     tpush_to_aiv tpush_to_aic tpop_from_aic tpop_from_aiv aic_initialize_pipe
     aiv_initialize_pipe reserve_buffer import_peer_buffer tfree_to_aic
     tfree_to_aiv create_tensor assemble dim FunctionType ForKind Level MemRef
-    Role Mem MemorySpace PipeType TensorLayout TileLayout TilePad TileView ND
+    Role Mem MemorySpace PipeType TensorLayout TileLayout TilePad ND
     DN NZ FP4 FP8E4M3FN FP8E5M2 FP16 FP32 BF16 HF4 HF8 INT4 INT8 INT16 INT32
     INT64 UINT4 UINT8 UINT16 UINT32 UINT64 BOOL INDEX
     jit at split SplitMode Level

@@ -4,8 +4,8 @@ rules it needs about their types."""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
-from typing import Optional, Union
+from dataclasses import dataclass, field
+from typing import Optional, Tuple, Union
 
 from blockpipe.language.types import DType, FunctionType, ScalarType, TensorType, TileType
 
@@ -19,10 +19,12 @@ BOOL = ScalarType(DType("BOOL", "bool_", False))
 
 @dataclass
 class Value:
-    """An SSA value of the function being built."""
+    """An SSA value of the function being built. A tile may hold data in
+    its leading `valid` rows and columns only (valid_shapes.py)."""
 
     handle: int
     type: IRType
+    valid: Optional[Tuple] = field(default=None, compare=False)
 
 
 class LoweringError(Exception):

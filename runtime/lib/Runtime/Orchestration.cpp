@@ -39,6 +39,37 @@ void checkTensor(const Tensor &tensor, const char *name,
                 "; the program was compiled for " + dtypeName(dtype));
 }
 
+void readElement(TaskGraph &graph, const Tensor &tensor,
+                 std::initializer_list<int64_t> index, void *out, int64_t bytes,
+                 const char *where) {
+  const std::vector<int64_t> at(index);
+  const std::vector<int64_t> &shape = tensor.shape();
+  const std::string what = "read of '" + tensor.name() + "' at " + where +
+                           ": index [" +
+                           [&] {
+                             std::string text;
+                             for (size_t k = 0; k < at.size(); ++k)
+                               text += (k ? ", " : "") + std::to_string(at[k]);
+                             return text;
+                           }() +
+                           "]";
+  if (at.size() != shape.size())
+    throw Error(what + " has " + std::to_string(at.size()) +
+                " entries for a tensor of " + describeShape(shape));
+  int64_t offset = 0;
+  for (size_t k = 0; k < at.size(); ++k) {
+    if (at[k] < 0 || at[k] >= shape[k])
+      throw Error(what + " is outside the tensor's " + describeShape(shape));
+    offset = offset * shape[k] + at[k];
+  }
+  if (tensor.numel() == 0 || tensor.bytes() / tensor.numel() != bytes)
+    throw Error(what + ": the tensor's elements are not " +
+                std::to_string(bytes) + " bytes");
+  graph.wait();
+  graph.device().copyToHost(
+      out, static_cast<const char *>(tensor.data()) + offset * bytes, bytes);
+}
+
 void checkTarget(TaskGraph &graph, const char *target) {
   const DeviceSpec &spec = graph.device().spec();
   if (spec.name != target)

@@ -465,3 +465,61 @@ func.func @matmul_transposed_inner(%l: !bp.tile<16x32xf16, left>, %r: !bp.tile<3
   %c = bp.matmul %l, %r transposed : !bp.tile<16x32xf16, left>, !bp.tile<32x24xf16, right> -> !bp.tile<16x32xf32, acc>
   return
 }
+
+// -----
+
+func.func @valid_count(%x: !bp.tensor<16x16xf32>) attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{expects 2 valid sizes, one per tile dimension, got 1}}
+  %t = bp.load %x[%c0, %c0] valid [%c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, vec>
+  return
+}
+
+// -----
+
+func.func @valid_too_large(%t: !bp.tile<16x16xf32, vec>, %o: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>}) attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %c17 = arith.constant 17 : index
+  // expected-error @+1 {{valid size 17 of dimension 0 is outside the tile's [0, 16]}}
+  %r = bp.store %t, %o[%c0, %c0] valid [%c17, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @valid_window_outside(%x: !bp.tensor<24x16xf32>) attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %c25 = arith.constant 25 : index
+  %c16 = arith.constant 16 : index
+  // expected-error @+1 {{tile 32x16 is larger than tensor 24x16 in dimension 0}}
+  %t = bp.load %x[%c0, %c0] valid [%c25, %c16] : !bp.tensor<24x16xf32> -> !bp.tile<32x16xf32, vec>
+  return
+}
+
+// -----
+
+func.func @fillpad_type(%t: !bp.tile<16x16xf32, vec>, %p: f16) attributes {bp.kind = #bp<kind incore>} {
+  %c8 = arith.constant 8 : index
+  // expected-error @+1 {{pad of type 'f16' does not match the tile's element type 'f32'}}
+  %r = bp.fillpad %t [%c8, %c8], %p : !bp.tile<16x16xf32, vec>, f16
+  return
+}
+
+// -----
+
+func.func @read_index(%x: !bp.tensor<4x8xf32>) attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  // expected-error @+1 {{index 8 of dimension 1 is outside the tensor's 4x8}}
+  %v = bp.read %x[%c0, %c8] : !bp.tensor<4x8xf32> -> f32
+  return
+}
+
+// -----
+
+func.func @read_type(%x: !bp.tensor<4x8xf32>) attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{result of type 'i32' differs from the tensor's element type 'f32'}}
+  %v = bp.read %x[%c0, %c0] : !bp.tensor<4x8xf32> -> i32
+  return
+}

@@ -115,3 +115,28 @@ func.func @tri_left_right(%d: index, %out: !bp.tensor<16x16xf32> {bp.dir = #bp<d
   %o = bp.store %m, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
   return %o : !bp.tensor<16x16xf32>
 }
+
+// A valid region is given for the whole tile: each subblock takes its part
+// of it, min(max(valid - subblock_idx * half, 0), half), in loads, stores and
+// fillpads alike; the columns of an up_down split are untouched.
+// CHECK-LABEL: func.func @valid_up_down(
+// CHECK: %[[SUB:.*]] = bp.get_subblock_idx
+// CHECK: %[[ROW:.*]] = arith.muli %[[SUB]], %{{.*}} : index
+// CHECK: %[[REST:.*]] = arith.subi %[[ROWS:.*]], %[[ROW]] : index
+// CHECK: %[[LOW:.*]] = arith.maxsi %[[REST]], %{{.*}} : index
+// CHECK: %[[MINE:.*]] = arith.minsi %[[LOW]], %{{.*}} : index
+// CHECK: bp.load %{{.*}}[%[[ROW]], %{{.*}}] valid[%[[MINE]], %[[COLS:.*]]] : !bp.tensor<32x16xf32> -> !bp.tile<8x16xf32, vec>
+// CHECK: arith.subi %[[ROWS]], %[[ROW]] : index
+// CHECK: bp.fillpad %{{.*}}[%{{.*}}, %[[COLS]]], %{{.*}} : !bp.tile<8x16xf32, vec>, f32
+// CHECK: arith.subi %[[ROWS]], %[[ROW]] : index
+// CHECK: bp.store %{{.*}}, %{{.*}}[%[[ROW]], %{{.*}}] valid[%{{.*}}, %[[COLS]]] : !bp.tile<8x16xf32, vec>, !bp.tensor<32x16xf32>
+func.func @valid_up_down(%x: !bp.tensor<32x16xf32>, %rows: index, %cols: index,
+                         %out: !bp.tensor<32x16xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<32x16xf32> attributes {bp.kind = #bp<kind aiv>, bp.split = #bp<split up_down>} {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %a = bp.load %x[%c0, %c0] valid [%rows, %cols] : !bp.tensor<32x16xf32> -> !bp.tile<16x16xf32, vec>
+  %p = bp.fillpad %a [%rows, %cols], %zero : !bp.tile<16x16xf32, vec>, f32
+  %o = bp.store %p, %out[%c0, %c0] valid [%rows, %cols] : !bp.tile<16x16xf32, vec>, !bp.tensor<32x16xf32>
+  return %o : !bp.tensor<32x16xf32>
+}

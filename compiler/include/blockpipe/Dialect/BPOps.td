@@ -177,41 +177,72 @@ def BP_DimOp : BP_Op<"dim", [Pure]> {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def BP_LoadOp : BP_Op<"load", [BP_KernelOnly,
+def BP_ReadOp : BP_Op<"read", [MemoryEffects<[MemRead]>]> {
+  let summary = "one element of a GM tensor, as a scalar";
+  let description = [{
+    In a kernel, the element at `indices` (one per dim); in an
+    orchestration, the same once the tasks before it are done (a sync
+    point). An index outside the tensor fails the call naming the tensor.
+
+    ```mlir
+    %w = bp.read %post[%t, %h] : !bp.tensor<16x8xf32> -> f32
+    ```
+  }];
+  let arguments = (ins BP_GMTensor:$source, Variadic<Index>:$indices);
+  let results = (outs BP_Scalar:$result);
+  let assemblyFormat = [{
+    $source `[` $indices `]` attr-dict `:` qualified(type($source)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def BP_LoadOp : BP_Op<"load", [BP_KernelOnly, AttrSizedOperandSegments,
                                MemoryEffects<[MemRead]>]> {
   let summary = "copy a window of a GM tensor into a tile";
   let description = [{
     Copies the window of `source` starting at `offsets` with the tile's shape
     into a tile in `vec`, `mat`, `left` or `right` memory.
 
+    With `valid`, one size per tile dim, at most the tile's: only the leading
+    `valid` rows and columns of the window are read (the tensor may end
+    there) and the rest of the tile is zero.
+
     ```mlir
     %a = bp.load %x[%row, %c0] : !bp.tensor<128x64xf32> -> !bp.tile<32x64xf32, mat>
+    %e = bp.load %x[%row, %c0] valid [%rows, %c64] : !bp.tensor<?x64xf32> -> !bp.tile<32x64xf32, vec>
     ```
   }];
-  let arguments = (ins BP_GMTensor:$source, Variadic<Index>:$offsets);
+  let arguments = (ins BP_GMTensor:$source, Variadic<Index>:$offsets,
+                       Variadic<Index>:$valid);
   let results = (outs BP_Tile:$result);
   let assemblyFormat = [{
-    $source `[` $offsets `]` attr-dict `:` qualified(type($source)) `->` qualified(type($result))
+    $source `[` $offsets `]` (`valid` `[` $valid^ `]`)? attr-dict `:` qualified(type($source)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
 
 def BP_StoreOp : BP_Op<"store", [BP_KernelOnly, MemoryEffects<[MemWrite]>,
+                                 AttrSizedOperandSegments,
                                  AllTypesMatch<["dest", "result"]>]> {
   let summary = "copy a tile into a window of a GM tensor";
   let description = [{
     Writes `value` (a `vec` or `acc` tile) into `dest` at `offsets` and
     returns `dest`, so kernels can return the tensors they wrote.
 
+    With `valid`, one size per tile dim, at most the tile's: only the tile's
+    leading `valid` rows and columns are written (its valid region); the
+    rest of the window is left as it was.
+
     ```mlir
     %o = bp.store %y, %out[%row, %c0] : !bp.tile<32x32xf32, vec>, !bp.tensor<128x32xf32>
+    %p = bp.store %y, %out[%row, %c0] valid [%rows, %cols] : !bp.tile<32x32xf32, vec>, !bp.tensor<128x32xf32>
     ```
   }];
   let arguments = (ins BP_Tile:$value, BP_GMTensor:$dest,
-                       Variadic<Index>:$offsets);
+                       Variadic<Index>:$offsets, Variadic<Index>:$valid);
   let results = (outs BP_GMTensor:$result);
   let assemblyFormat = [{
-    $value `,` $dest `[` $offsets `]` attr-dict `:` qualified(type($value)) `,` qualified(type($dest))
+    $value `,` $dest `[` $offsets `]` (`valid` `[` $valid^ `]`)? attr-dict `:` qualified(type($value)) `,` qualified(type($dest))
   }];
   let hasVerifier = 1;
 }
@@ -451,6 +482,26 @@ def BP_CastOp : BP_Op<"cast", [Pure, BP_KernelOnly, BP_VectorOp]> {
   let arguments = (ins BP_Tile:$source);
   let results = (outs BP_Tile:$result);
   let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def BP_FillPadOp : BP_Op<"fillpad", [Pure, BP_KernelOnly,
+                                     AllTypesMatch<["source", "result"]>]> {
+  let summary = "a tile with every element outside a valid region set";
+  let description = [{
+    `source` with the elements outside its leading `valid` rows and columns
+    (one size per tile dim, at most the tile's) set to `pad`, a scalar of
+    the tile's element type: the identity a reduction or a matmul needs
+    over a tile of which only that region holds data.
+
+    ```mlir
+    %p = bp.fillpad %t [%rows, %cols], %ninf : !bp.tile<16x16xf32, vec>, f32
+    ```
+  }];
+  let arguments = (ins BP_Tile:$source, Variadic<Index>:$valid,
+                       BP_Scalar:$pad);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source `[` $valid `]` `,` $pad attr-dict `:` qualified(type($source)) `,` type($pad)";
   let hasVerifier = 1;
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from blockpipe.language import valid_shapes
 from blockpipe.language.ops import operation
 from blockpipe.language.types import BF16, FP16, FunctionType, MemorySpace, TileType
 
@@ -42,6 +43,12 @@ def matmul(cx, call, lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_m
         raise cx.error(b_trans, f"pl.matmul's b_trans must be True or False, got {transposed!r}")
     a = cx.demand(a, MemorySpace.Left, lhs, "pl.matmul's first operand")
     b = cx.demand(b, MemorySpace.Right, rhs, "pl.matmul's second operand")
+    # Of operands with a valid shape, only the valid regions multiply: the
+    # rest is zero, and the product is valid where both are.
+    rows = a.valid[0] if a.valid else None
+    cols = (b.valid[0] if transposed else b.valid[1]) if b.valid else None
+    a = valid_shapes.pad_for(cx, a, 0, call.node)
+    b = valid_shapes.pad_for(cx, b, 0, call.node)
     attrs = {"transpose_rhs": cx.builder.unit()} if transposed else {}
     # Ranks and inner dimensions are the dialect's to check (bp.matmul's
     # inference and verifier), at this line.
@@ -72,10 +79,13 @@ def matmul(cx, call, lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_m
             raise cx.error(acc, f"pl.matmul's acc must be {result_type}, got {c.type}; a chain "
                                 "starts from a pl.matmul result or from pl.full")
         c = cx.demand(c, MemorySpace.Acc, acc, "pl.matmul's acc")
-        operands.append(c)
+        operands.append(valid_shapes.pad_for(cx, c, 0, call.node))
     if acc is not None and results is None:
         results = [result_type]
     (result,) = cx.create("bp.matmul", operands, results, attrs, call.node, call.name)
+    if (rows is not None or cols is not None) and not result.type.unknown:
+        m, n = result.type.shape
+        result = valid_shapes.with_valid(result, (m if rows is None else rows, n if cols is None else cols))
     return result
 
 

@@ -5,16 +5,17 @@ cube unit)."""
 from __future__ import annotations
 
 import ast
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
+from blockpipe.language import valid_shapes
 from blockpipe.language.rules import LEGAL_MOVES, LEGAL_MOVES_TEXT
 from blockpipe.language.ops import operation
-from blockpipe.language.types import MemorySpace, TensorType, TileType, dynamic
-from blockpipe.language.values import KERNEL_KINDS, LoweringError, Value
+from blockpipe.language.types import MemorySpace, ScalarType, TensorType, TileType, dynamic
+from blockpipe.language.values import KERNEL_KINDS, LoweringError, Value, is_int
 
 
 @operation(kinds=KERNEL_KINDS)
-def load(cx, call, tensor, offsets, shapes, target_memory=None):
+def load(cx, call, tensor, offsets, shapes, valid_shape=None, target_memory=None):
     """Loads a window of a GM tensor into a tile: `pl.load(x, [r, c], [16, 32])`.
 
     tensor: a pl.Tensor parameter (or a tensor made by the orchestration).
@@ -23,6 +24,10 @@ def load(cx, call, tensor, offsets, shapes, target_memory=None):
         INT32/INT64 scalars.
     shapes: the tile's shape, a list of positive integers known at compile
         time with one entry per tensor dimension (tiles are 1-D or 2-D).
+    valid_shape: the part of the window that holds data, one size per
+        dimension (numbers or index values, each at most the shape's): only
+        it is read (the tensor may end there), the rest of the tile is zero,
+        and pl.store writes back only it. Left out: all of the window.
     target_memory: the tile's pl.MemorySpace. Left out, it follows from the
         tile's uses: Vec for vector operations, Left/Right for a matmul
         operand, Mat when it feeds several cube operands. A tile used by both
@@ -44,8 +49,9 @@ def load(cx, call, tensor, offsets, shapes, target_memory=None):
     explicit = cx.space_arg(target_memory, "target_memory")
     if explicit is MemorySpace.Acc:
         raise cx.error(target_memory, "cannot load into Acc memory; Acc tiles come from pl.matmul")
+    valid = valid_arg(cx, valid_shape, shape, "pl.load")
     # Without target_memory=, bp-infer-memory-spaces places the tile from its uses.
-    return window_load(cx, t, first, shape, call.node, call.name, explicit)
+    return window_load(cx, t, first, shape, call.node, call.name, explicit, valid)
 
 
 @operation(kinds=KERNEL_KINDS)
@@ -79,9 +85,43 @@ def store_tile(cx, call, value: Value, out: Value, first: List[Value], tile_node
         value = cx.demand(value, MemorySpace.Vec, tile_node, f"{op}'s {operands[0]}")
     cx.check_dtype(value.type.dtype, out.type.dtype, call.node, f"{op}'s {operands[0]} and {operands[1]}")
     cx.check_writable(out, output_node, f"{op} into")
-    (result,) = cx.create("bp.store", [value, out] + first, None, {}, call.node, call.name)
+    # A tile with a valid shape writes only its valid region.
+    valid = [cx.index_value(v, call.node) for v in value.valid or ()]
+    attrs = segments(cx, 1, 1, len(first), len(valid))
+    bare = valid_shapes.with_valid(value, None)
+    (result,) = cx.create("bp.store", [bare, out] + first + valid, None, attrs, call.node, call.name)
     cx.tensor_roots[result.handle] = cx.root_of(out)
     return result
+
+
+def segments(cx, *sizes: int) -> dict:
+    """The operand segment sizes of an op with optional operand groups."""
+    return {"operandSegmentSizes": cx.builder.i32_array(list(sizes))}
+
+
+def valid_arg(cx, node, dims, what: str) -> Optional[tuple]:
+    """A valid_shape argument: one size per dim of `dims`, numbers within
+    [0, dim] or index values; None when left out."""
+    if node is None:
+        return None
+    if isinstance(node, (ast.List, ast.Tuple)):
+        sizes = [(cx.expr(e), e) for e in node.elts]
+    else:
+        value = cx.static(node)
+        if not isinstance(value, (list, tuple)):
+            raise cx.error(node, f"{what}'s valid_shape must be a list such as [rows, 64]")
+        sizes = [(v, node) for v in value]
+    if len(sizes) != len(dims):
+        raise cx.error(node, f"{what}'s valid_shape has {len(sizes)} dimensions but the shape has {len(dims)}")
+    valid = []
+    for (size, at), dim in zip(sizes, dims):
+        if is_int(size):
+            if not 0 <= size <= dim:
+                raise cx.error(at, f"{what}'s valid_shape size {size} is outside [0, {dim}]")
+            valid.append(size)
+        else:
+            valid.append(cx.index_value(size, at))
+    return tuple(valid)
 
 
 @operation(kinds=KERNEL_KINDS)
@@ -163,7 +203,7 @@ def load_whole(cx, tensor: Value, node) -> Value:
                              "take a window with pl.slice(tensor, shape, offsets)")
     zeros = [cx.index_value(0, node) for _ in tensor.type.shape]
     (result,) = cx.create("bp.load", [tensor] + zeros, [TileType(tuple(tensor.type.shape), tensor.type.dtype, None)],
-                          {}, node)
+                          segments(cx, 1, len(zeros), 0), node)
     return result
 
 
@@ -176,36 +216,75 @@ def slice_(cx, call, tensor, shape, offset, valid_shape=None, drop_dims=None, pa
     tensor: a tensor parameter. shape: the window's sizes, known at compile
     time. offset: one index per dimension.
 
+    valid_shape: the part of the window that holds data, as for pl.load's;
+    pad_value: what the rest of the tile holds, pl.PadValue.zero (the
+    default; also 0), .max or .min (also math.inf, -math.inf): the largest
+    or lowest value of the dtype.
+
     Valid in InCore, AIC and AIV functions (and the pl.at scopes outlined
     into them).
     """
-    if valid_shape is not None or pad_value is not None or drop_dims is not None:
-        what = next(k for k, v in (("valid_shape", valid_shape), ("pad_value", pad_value),
-                                   ("drop_dims", drop_dims)) if v is not None)
-        raise cx.error(call.node, f"pl.slice({what}=...) is not supported by blockpipe")
+    if drop_dims is not None:
+        raise cx.error(call.node, "pl.slice(drop_dims=...) is not supported by blockpipe")
     value = cx.expr(tensor)
     dims = cx.shape_arg(shape, "pl.slice's shape")
     if isinstance(value, Value) and isinstance(value.type, TileType):
+        if valid_shape is not None or pad_value is not None:
+            what = "valid_shape" if valid_shape is not None else "pad_value"
+            raise cx.error(call.node, f"pl.slice({what}=...) of a tile is not supported by blockpipe; "
+                                      "pl.tile.set_validshape the window")
         return tile_window(cx, call, value, dims, offset)
     t = cx.tensor_arg(tensor, "pl.slice's tensor")
     first = offsets_arg(cx, offset, t.type, "pl.slice")
     if len(dims) != len(t.type.shape):
         raise cx.error(shape, f"pl.slice's shape has {len(dims)} dimensions but the tensor has {len(t.type.shape)}")
-    return window_load(cx, t, first, dims, call.node, call.name)
+    valid = valid_arg(cx, valid_shape, dims, "pl.slice")
+    pad = pad_arg(cx, pad_value)
+    if pad is not None and valid is None:
+        raise cx.error(pad_value, "pl.slice's pad_value fills what lies outside a valid_shape; give one")
+    result = window_load(cx, t, first, dims, call.node, call.name, valid=valid)
+    if pad not in (None, 0):
+        valid = result.valid
+        result = valid_shapes.with_valid(valid_shapes.pad_for(cx, result, pad, call.node), valid)
+    return result
 
 
-def window_load(cx, t: Value, first: List[Value], dims, node, name, space=None) -> Value:
+def pad_arg(cx, node):
+    """A pad value: 0, "max" or "min" (pl.PadValue's zero, max, min; null
+    is zero), or None when left out."""
+    if node is None:
+        return None
+    from blockpipe.language.types import PadValue
+
+    value = cx.static(node)
+    pads = {PadValue.null: 0, PadValue.zero: 0, PadValue.max: "max", PadValue.min: "min",
+            0: 0, float("inf"): "max", float("-inf"): "min"}
+    if isinstance(value, bool) or not isinstance(value, (PadValue, int, float)) or value not in pads:
+        raise cx.error(node, f"a pad value is pl.PadValue.zero, .max or .min (or 0, math.inf, -math.inf), "
+                             f"got {value!r}")
+    return pads[value]
+
+
+def window_load(cx, t: Value, first: List[Value], dims, node, name, space=None, valid=None) -> Value:
     """The window `dims` at `first` of the tensor `t` as a tile: the leading
     dims of a window deeper than 2-D must be 1 and are dropped (a [1, 64, 64]
-    window of a [B, 64, 64] tensor is a [64, 64] tile)."""
+    window of a [B, 64, 64] tensor is a [64, 64] tile). With `valid`, only
+    that part of the window is read (bp.load ... valid)."""
     dims = tuple(dims)
     while len(dims) > 2 and dims[0] == 1:
+        if valid is not None:
+            if valid[0] != 1:
+                raise cx.error(node, "a valid_shape of a window deeper than 2-D must be 1 in its leading "
+                                     f"dimensions, got {valid_shapes.describe(valid)}")
+            valid = valid[1:]
         dims = dims[1:]
     if len(dims) > 2:
         raise cx.error(node, f"tiles are 1-D or 2-D: a window of {list(dims)} needs its leading "
                              "dimensions to be 1")
-    (result,) = cx.create("bp.load", [t] + first, [TileType(dims, t.type.dtype, space)], {}, node, name)
-    return result
+    sizes = [cx.index_value(v, node) for v in valid or ()]
+    (result,) = cx.create("bp.load", [t] + first + sizes, [TileType(dims, t.type.dtype, space)],
+                          segments(cx, 1, len(first), len(sizes)), node, name)
+    return valid_shapes.with_valid(result, valid)
 
 
 def tile_window(cx, call, value: Value, dims, offset) -> Value:
@@ -217,9 +296,10 @@ def tile_window(cx, call, value: Value, dims, offset) -> Value:
         raise cx.error(call.node, f"pl.slice's shape has {len(dims)} dimensions but the tile has "
                                   f"{len(t.type.shape)}")
     first = tile_offsets(cx, offset, t, "pl.slice")
-    (result,) = cx.create("bp.extract", [t] + first, [TileType(tuple(dims), t.type.dtype, MemorySpace.Vec)], {},
-                          call.node, call.name)
-    return result
+    valid = valid_shapes.of_window(cx, t, first, dims, call.node)
+    (result,) = cx.create("bp.extract", [valid_shapes.with_valid(t, None)] + first,
+                          [TileType(tuple(dims), t.type.dtype, MemorySpace.Vec)], {}, call.node, call.name)
+    return valid_shapes.with_valid(result, valid)
 
 
 def tile_window_at(cx, node, value: Value, first: List[Value], dims, name) -> Value:
@@ -227,9 +307,10 @@ def tile_window_at(cx, node, value: Value, first: List[Value], dims, name) -> Va
     from blockpipe.language.ops.vector import vector_operand
 
     t = cx.typed_tile(vector_operand(cx, value, node, "the indexed tile"), node, "a window of a tile")
-    (result,) = cx.create("bp.extract", [t] + first, [TileType(tuple(dims), t.type.dtype, MemorySpace.Vec)], {},
-                          node, name)
-    return result
+    valid = valid_shapes.of_window(cx, t, first, dims, node)
+    (result,) = cx.create("bp.extract", [valid_shapes.with_valid(t, None)] + first,
+                          [TileType(tuple(dims), t.type.dtype, MemorySpace.Vec)], {}, node, name)
+    return valid_shapes.with_valid(result, valid)
 
 
 def tile_offsets(cx, node, t: Value, what: str) -> List[Value]:
@@ -267,3 +348,51 @@ def assemble(cx, call, target, source, offset):
     out = cx.tensor_arg(target, "pl.assemble's target")
     first = offsets_arg(cx, offset, out.type, "pl.assemble")
     return store_tile(cx, call, value, out, first, source, target, "pl.assemble", ("source", "target"))
+
+
+def _set_validshape(cx, call, tile, valid_rows, valid_cols):
+    """The tile with only its leading `valid_rows` x `valid_cols` holding
+    data (numbers, or index values known at run time, each at most the
+    tile's): `t = pl.tile.set_validshape(t, rows, cols)`. Elementwise
+    operations keep the valid shape, reductions and matmuls use only the
+    valid region, pl.store writes only it. Nothing is copied. Valid in
+    InCore, AIC and AIV functions."""
+    t = cx.typed_tile(cx.tile_arg(tile, "pl.tile.set_validshape's tile"), call.node, "pl.tile.set_validshape")
+    if len(t.type.shape) != 2:
+        raise cx.error(call.node, f"pl.tile.set_validshape takes a 2-D tile, got {list(t.type.shape)}")
+    sizes = ast.copy_location(ast.List(elts=[valid_rows, valid_cols], ctx=ast.Load()), call.node)
+    return valid_shapes.with_valid(t, valid_arg(cx, sizes, t.type.shape, "pl.tile.set_validshape"))
+
+
+set_validshape = operation(name="set_validshape", kinds=KERNEL_KINDS)(_set_validshape)
+tile_set_validshape = operation(name="tile.set_validshape", kinds=KERNEL_KINDS)(_set_validshape)
+
+
+def _fillpad(cx, call, tile, pad_value=None):
+    """The tile with every element outside its valid shape set to
+    `pad_value`: pl.PadValue.zero (the default; also 0), .max or .min (also
+    math.inf, -math.inf), the dtype's largest or lowest value. The result is
+    valid everywhere. Valid in InCore, AIC and AIV functions."""
+    t = cx.tile_arg(tile, "pl.fillpad's tile")
+    pad = pad_arg(cx, pad_value) if pad_value is not None else 0
+    return valid_shapes.pad_for(cx, t, pad, call.node)
+
+
+fillpad = operation(name="fillpad", kinds=KERNEL_KINDS)(_fillpad)
+tile_fillpad = operation(name="tile.fillpad", kinds=KERNEL_KINDS)(_fillpad)
+
+
+def _read(cx, call, tensor, indices):
+    """One element of a tensor, as a scalar of its dtype: `w = pl.read(x,
+    [i, j])` (one index per dimension: numbers or index values). In a
+    kernel it reads GM directly; in an orchestration it waits for the tasks
+    before it (a sync point). An index outside the tensor fails the call
+    at this line."""
+    t = cx.tensor_arg(tensor, "pl.read's tensor")
+    at = offsets_arg(cx, indices, t.type, "pl.read")
+    (result,) = cx.create("bp.read", [t] + at, [ScalarType(t.type.dtype)], {}, call.node, call.name)
+    return result
+
+
+read = operation(name="read")(_read)
+tensor_read = operation(name="tensor.read")(_read)

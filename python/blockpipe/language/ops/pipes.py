@@ -260,7 +260,7 @@ def _free(side: FunctionType, direction: str):
             tile, pipe_id = None, tile  # pl.{what}(pipe_id): the pipe given first
         pipe = _pipe_id(cx, call, pipe_id, aiv_idx, split, id)
         if tile is not None:
-            popped = next((p for p in cx.popped if p[0] is value), None)
+            popped = next((p for p in cx.popped if p[0].handle == value.handle), None)
             if popped is None:
                 raise cx.error(tile, f"pl.{what} frees a tile popped with pl.{pop}; this is not one")
             if popped[1:3] != (direction, pipe):

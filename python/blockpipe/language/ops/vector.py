@@ -5,6 +5,7 @@ where a legal move exists). Valid in InCore and AIV functions; the operators
 
 from __future__ import annotations
 
+from blockpipe.language import valid_shapes
 from blockpipe.language.ops import operation
 from blockpipe.language.types import INDEX, INT32, DType, FunctionType, MemorySpace, ScalarType, TileType
 from blockpipe.language.rules import broadcast_hint, broadcasts, requires_float
@@ -95,7 +96,13 @@ def _reduction(op: str, what: str):
         t = vector_operand(cx, cx.tile_arg(tile, f"pl.{op}'s operand"), call.node, f"pl.{op}'s operand")
         if not t.type.unknown and len(t.type.shape) != 2:
             raise cx.error(call.node, f"pl.{op} reduces the {parts} of a 2-D tile, got {list(t.type.shape)}")
+        # Of a tile with a valid shape, the valid region is reduced: the
+        # rest holds the reduction's identity.
+        valid = t.valid
+        t = valid_shapes.pad_for(cx, t, IDENTITY[op.split("_")[1]], call.node)
         (result,) = cx.create(f"bp.{op}", [t], None, {}, call.node, call.name)
+        if valid is not None:
+            result = valid_shapes.with_valid(result, (valid[0], 1) if op.startswith("row") else (1, valid[1]))
         return result
 
     lower.__name__ = op
@@ -107,6 +114,9 @@ def _reduction(op: str, what: str):
     """
     return operation(kinds=VECTOR_KINDS)(lower)
 
+
+# What a reduction adds nothing with.
+IDENTITY = {"sum": 0, "max": "min", "min": "max"}
 
 row_sum = _reduction("row_sum", "sum")
 row_max = _reduction("row_max", "maximum")

@@ -202,6 +202,19 @@ static inline int32_t bp_fail(const bp_block_context *ctx,
  * lies in [0, extent). Generated code checks every tile load and store whose
  * window it cannot prove in bounds at compile time; `what` names the access
  * and the user's line. */
+/// A tile's valid region: `size` of dim `dim` lies in [0, extent].
+static inline int32_t bp_check_valid(const bp_block_context *ctx,
+                                     const char *what, int32_t dim,
+                                     int64_t size, int64_t extent) {
+  if (size >= 0 && size <= extent)
+    return BP_OK;
+  char message[512];
+  snprintf(message, sizeof message,
+           "%s: dim %d is %lld, outside the tile's [0, %lld]", what, (int)dim,
+           (long long)size, (long long)extent);
+  return ctx->api->fail(ctx, message);
+}
+
 static inline int32_t bp_check_window(const bp_block_context *ctx,
                                       const char *what, int32_t dim,
                                       int64_t offset, int64_t size,

@@ -58,6 +58,22 @@ Tensor localCopy(TaskGraph &graph, const Tensor &source, const Tensor &dest,
 Tensor localZero(TaskGraph &graph, const Tensor &dest,
                  std::initializer_list<int64_t> devices, const char *where);
 
+/// Copies the element of `tensor` at `index` (one per dim) into `out`
+/// once every task submitted so far is done (so it sees what launches
+/// wrote): a sync point. An index outside the tensor throws Error naming
+/// the tensor and `where`.
+void readElement(TaskGraph &graph, const Tensor &tensor,
+                 std::initializer_list<int64_t> index, void *out, int64_t bytes,
+                 const char *where);
+
+template <typename T>
+T read(TaskGraph &graph, const Tensor &tensor,
+       std::initializer_list<int64_t> index, const char *where) {
+  T value{};
+  readElement(graph, tensor, index, &value, int64_t(sizeof(T)), where);
+  return value;
+}
+
 /// A launch of `blockNum` blocks (all started at once with `syncStart`),
 /// running the AIV half `aivSubblocks` times per block (2 for a split
 /// kernel). The pipe buffer, if any, is the argument made with

@@ -77,6 +77,18 @@ inline void store_partial(T *gm, int64_t ld, int64_t row, int64_t col,
     copy_bytes(dst + r * ld, src.data + r * C, sizeof(T) * size_t(vc));
 }
 
+/// `src` with the elements outside its leading validRows x validCols set to
+/// `pad`.
+template <typename T, int64_t R, int64_t C, Space S, typename P>
+inline void fillpad(Tile<T, R, C, S> &dst, const Tile<T, R, C, S> &src,
+                    int64_t validRows, int64_t validCols, P pad) {
+  const T value = static_cast<T>(pad);
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t c = 0; c < C; ++c)
+      dst.data[r * C + c] =
+          (r < validRows && c < validCols) ? src.data[r * C + c] : value;
+}
+
 /// Copies a tile into another memory space (same shape and type).
 template <typename T, int64_t R, int64_t C, Space D, Space S>
 inline void move(Tile<T, R, C, D> &dst, const Tile<T, R, C, S> &src) {

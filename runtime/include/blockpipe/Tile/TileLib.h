@@ -3,7 +3,8 @@
 // Header-only, C++17, no dependencies beyond the standard library:
 //   Types.h        half, bfloat16, compute_t
 //   Tile.h         Tile<T, rows, cols, Space>
-//   Memory.h       load, load_partial, store, store_partial, move, full
+//   Memory.h       load, load_partial, store, store_partial, fillpad, move,
+//                  full
 //   Elementwise.h  add, sub, mul, div, maximum, minimum (tile or scalar),
 //                  exp, relu, neg, abs, sqrt, recip, rsqrt, log, tanh,
 //                  sigmoid
