@@ -91,7 +91,7 @@ def test_spmd_scope_over_a_dynamic_batch_with_subscripts():
 
 @pl.jit
 def scale_rows(x, out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
-    with pl.at(level=pl.Level.CORE_GROUP):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="scale_rows"):  # the function's own name
         out[:] = pl.mul(x, 3.0)
     return out
 

@@ -272,6 +272,10 @@ class Outliner:
     def _outline(self, stmt, body, spmd_call, block_var, name_hint, split: Optional[Split]):
         index = len(self.kernels)
         name = name_hint or f"{self.spec.name}_incore_{index}"
+        if name == self.spec.name:
+            # pypto names a @pl.jit function's only scope after it: the
+            # kernel takes the name with a suffix.
+            name = f"{name}_kernel"
         if self.taken(name) or name in (k.name for k, _ in self.kernels):
             raise self.error(stmt, f"the kernel outlined here would be named '{name}', which the program "
                                    "already has; give the scope a name_hint=")
