@@ -18,13 +18,13 @@ def build(program):
     return blockpipe.compile(program, quiet=True)
 
 
-def uses_system_syncall():
+def uses_system_ffts():
     @pl.program
-    class Syncall:
+    class Ffts:
         @pl.function(type=pl.FunctionType.InCore)
         def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
             t = pl.load(x, [0, 0], [16, 16])
-            pl.system.syncall()  # error: pl.system.syncall is not supported by blockpipe
+            pl.system.set_ffts(x)  # error: pl.system.set_ffts is not supported by blockpipe
             return pl.store(t, [0, 0], y)
 
         @pl.function(type=pl.FunctionType.Orchestration)
@@ -32,7 +32,7 @@ def uses_system_syncall():
             y = self.k(x, y)
             return y
 
-    return Syncall
+    return Ffts
 
 
 def uses_a_reserved_buffer():
@@ -79,7 +79,7 @@ def uses_an_int8_tensor():
     return Int8
 
 
-@pytest.mark.parametrize("factory", [uses_system_syncall, uses_a_reserved_buffer, uses_function_attrs,
+@pytest.mark.parametrize("factory", [uses_system_ffts, uses_a_reserved_buffer, uses_function_attrs,
                                      uses_a_host_scope, uses_an_int8_tensor])
 def test_a_pypto_name_blockpipe_lacks_is_an_error_at_its_line(factory):
     factory()  # defining the program does not fail
@@ -88,7 +88,7 @@ def test_a_pypto_name_blockpipe_lacks_is_an_error_at_its_line(factory):
 
 def test_the_other_programs_of_the_file_still_compile_and_run():
     # Defined next to programs that use pypto names blockpipe lacks.
-    for factory in (uses_system_syncall, uses_a_reserved_buffer, uses_a_host_scope):
+    for factory in (uses_system_ffts, uses_a_reserved_buffer, uses_a_host_scope):
         factory()
 
     @pl.program

@@ -402,6 +402,10 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         aliasTensor(op.getResult(), op.getDest());
         return success();
       })
+      .Case([&](bp::SyncAllOp) {
+        out.line("BP_CHECK(bp_syncall(" + ctx() + "));");
+        return success();
+      })
       .Case([&](bp::ReadOp op) -> LogicalResult {
         std::optional<std::string> type = valueType(op.getType());
         if (!type)

@@ -94,6 +94,8 @@ CoreAffinity mlir::bp::getCoreAffinity(Operation *op) {
     return sideOf(move.getResult().getType());
   if (auto full = dyn_cast<FullOp>(op))
     return sideOf(full.getResult().getType());
+  if (auto sync = dyn_cast<SyncAllOp>(op))
+    return sync.getCube() ? CoreAffinity::Cube : CoreAffinity::Vector;
   if (auto fill = dyn_cast<FillPadOp>(op))
     return sideOf(fill.getResult().getType());
   return CoreAffinity::Any;

@@ -343,6 +343,26 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (!llvm::equal(type.getResults(), getResultTypes()))
     return emitOpError() << "result types differ from those of '" << getCallee()
                          << "'";
+  // A barrier of all blocks needs them all running: sync_start.
+  if (!getSyncStart()) {
+    bool syncs = false;
+    auto find = [&](func::FuncOp func) {
+      func.walk([&](Operation *op) {
+        if (isa<SyncAllOp>(op))
+          syncs = true;
+        else if (auto call = dyn_cast<func::CallOp>(op))
+          if (auto half = symbolTable.lookupNearestSymbolFrom<func::FuncOp>(
+                  *this, call.getCalleeAttr()))
+            half.walk([&](SyncAllOp) { syncs = true; });
+      });
+    };
+    find(callee);
+    if (syncs)
+      return emitOpError()
+             << "launches '" << getCallee()
+             << "', which calls pl.system.syncall (a barrier of all its "
+                "blocks), without sync_start: its blocks must all run at once";
+  }
   return success();
 }
 

@@ -5,7 +5,7 @@ functions grouped by area in `blockpipe.language.ops`; `help(pl.load)` shows
 one."""
 
 from blockpipe.language.ops import TOP_LEVEL as _TOP_LEVEL
-from blockpipe.language.ops import tensor, tile  # noqa: F401
+from blockpipe.language.ops import system, tensor, tile  # noqa: F401
 from blockpipe.language.unsupported import PYPTO_NAMES as _PYPTO_NAMES
 from blockpipe.language.unsupported import Unsupported as _Unsupported
 from blockpipe.language.jit import inline, jit  # noqa: F401

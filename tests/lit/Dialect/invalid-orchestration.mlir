@@ -208,3 +208,20 @@ func.func @group_two_aiv() attributes {bp.kind = #bp<kind group>} {
   call @aiv() : () -> ()
   return
 }
+
+// -----
+
+func.func @barrier() attributes {bp.kind = #bp<kind aiv>} {
+  bp.syncall
+  return
+}
+func.func @group_barrier() attributes {bp.kind = #bp<kind group>} {
+  call @barrier() : () -> ()
+  return
+}
+func.func @launches_without_sync_start() attributes {bp.kind = #bp<kind orchestration>} {
+  bp.launch @barrier() core_num(2) sync_start : () -> ()
+  // expected-error @+1 {{launches 'group_barrier', which calls pl.system.syncall (a barrier of all its blocks), without sync_start: its blocks must all run at once}}
+  bp.launch @group_barrier() core_num(2) : () -> ()
+  return
+}

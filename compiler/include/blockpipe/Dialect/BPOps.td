@@ -127,6 +127,23 @@ def BP_LaunchOp : BP_Op<"launch", [
 // Block identity and tensor shapes
 //===----------------------------------------------------------------------===//
 
+def BP_SyncAllOp : BP_Op<"syncall", [BP_KernelOnly]> {
+  let summary = "a barrier of every block of the launch";
+  let description = [{
+    Waits until every block of the launch (on the vector half, each AIV
+    subblock; with `cube`, the cube half) has reached it. The launch must
+    start all its blocks at once: a bp.launch of a kernel holding one needs
+    `sync_start`.
+
+    ```mlir
+    bp.syncall
+    bp.syncall cube
+    ```
+  }];
+  let arguments = (ins UnitAttr:$cube);
+  let assemblyFormat = "(`cube` $cube^)? attr-dict";
+}
+
 def BP_GetBlockIdxOp : BP_Op<"get_block_idx", [Pure, BP_KernelOnly]> {
   let summary = "index of the running block in [0, core_num)";
   let results = (outs Index:$result);

@@ -110,7 +110,20 @@ def _namespace(prefix: str) -> _types.SimpleNamespace:
     })
 
 
+class _System(_types.SimpleNamespace):
+    """pl.system: pypto's names it lacks are Unsupported, reported where a
+    program uses them."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        from blockpipe.language.unsupported import Unsupported
+
+        return Unsupported(f"pl.system.{name}")
+
+
 tile = _namespace("tile.")
 tensor = _namespace("tensor.")
+system = _System(**vars(_namespace("system.")))
 # The operations named directly under pl.
 TOP_LEVEL = {qualname: public for qualname, public in PUBLIC.items() if "." not in qualname}

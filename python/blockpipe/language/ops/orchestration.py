@@ -139,3 +139,41 @@ def const(cx, call, value, dtype):
     if not isinstance(kind, DType):
         raise cx.error(dtype, f"pl.const's dtype must be a pl dtype, got {kind!r}")
     return cx.constant(number, kind, value)
+
+
+@operation(name="system.syncall", kinds=KERNEL_KINDS)
+def syncall(cx, call, core_type=None, mode=None, gm_workspace=None, used_cores=None):
+    """A barrier of every block of the launch: none goes on until all have
+    reached it, so what each wrote to GM before it is there for all after
+    it. `pl.system.syncall()`.
+
+    core_type: which halves take part: "aiv_only" (the vector half, each
+        AIV sub-block counting; the default in AIV and vector-only InCore
+        functions) or "aic_only" (the cube half; the default in AIC
+        functions). A barrier across both halves ("mix") is not supported.
+    mode, gm_workspace, used_cores: pypto's "hard" and "soft" forms are
+        the same barrier here, of all the launch's blocks (the workspace is
+        not used).
+
+    The launch must start all its blocks at once: `pl.spmd(n,
+    sync_start=True)` (a CompileError at the launch otherwise), with n at
+    most the device's core groups (a launch error otherwise). Valid in
+    InCore, AIC and AIV functions.
+    """
+    kinds = {None: None, "aiv_only": False, "aiv": False, "aic_only": True, "aic": True}
+    value = cx.static(core_type) if core_type is not None else None
+    if value not in kinds:
+        raise cx.error(core_type, f"pl.system.syncall's core_type is \"aiv_only\" or \"aic_only\", got {value!r}"
+                                  + ("; a barrier across both halves is not supported by blockpipe"
+                                     if value == "mix" else ""))
+    cube = kinds[value]
+    if cube is None:
+        cube = cx.kind is FunctionType.AIC
+    if mode is not None and cx.static(mode) not in ("hard", "soft"):
+        raise cx.error(mode, f"pl.system.syncall's mode is \"hard\" or \"soft\", got {cx.static(mode)!r}")
+    if gm_workspace is not None:
+        cx.tensor_arg(gm_workspace, "pl.system.syncall's gm_workspace")
+    if used_cores is not None:
+        cx.expr(used_cores)
+    cx.create("bp.syncall", [], [], {"cube": cx.builder.unit()} if cube else {}, call.node)
+    return None

@@ -78,7 +78,7 @@
 extern "C" {
 #endif
 
-#define BP_ABI_VERSION 2
+#define BP_ABI_VERSION 3
 
 /* Status codes of kernels and pipe functions. */
 enum {
@@ -118,6 +118,10 @@ typedef struct bp_runtime_api {
                        int32_t dir, void *tile, int64_t bytes);
   int32_t (*tfree)(const bp_block_context *ctx, int32_t pipe_id, int32_t dir);
   int32_t (*fail)(const bp_block_context *ctx, const char *message);
+  /* Waits until every half of the launch's blocks of the caller's core type
+   * (each AIV subblock counting) has called it: a barrier. The launch must
+   * start all its blocks at once (sync_start). */
+  int32_t (*syncall)(const bp_block_context *ctx);
 } bp_runtime_api;
 
 /* What one kernel half sees of its block. Valid for the call only. */
@@ -177,6 +181,10 @@ static inline int32_t bp_pipe_init_split(const bp_block_context *ctx,
 static inline int32_t bp_tpush(const bp_block_context *ctx, int32_t pipe_id,
                                int32_t dir, const void *tile, int64_t bytes) {
   return ctx->api->tpush(ctx, pipe_id, dir, tile, bytes);
+}
+/* pl.system.syncall(): a barrier of the launch's blocks (see syncall). */
+static inline int32_t bp_syncall(const bp_block_context *ctx) {
+  return ctx->api->syncall(ctx);
 }
 /* Zero-copy pop: *slot points at the tile in GM until bp_tfree. */
 static inline int32_t bp_tpop(const bp_block_context *ctx, int32_t pipe_id,

@@ -68,6 +68,10 @@ void LaunchState::cancel() {
     return;
   barrier.fetch_or(kCancelledBit, std::memory_order_acq_rel);
   barrier.notify_all();
+  for (std::atomic<uint32_t> &word : syncAll) {
+    word.fetch_or(kCancelledBit, std::memory_order_acq_rel);
+    word.notify_all();
+  }
   std::lock_guard<std::mutex> lock(blocksMutex_);
   for (auto &block : blocks_)
     if (block)

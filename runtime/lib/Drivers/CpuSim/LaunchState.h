@@ -56,6 +56,9 @@ struct LaunchState {
   std::atomic<bool> cancelled{false};
   /// sync_start: arrivals in the low bits, kCancelledBit when cancelled.
   std::atomic<uint32_t> barrier{0};
+  /// pl.system.syncall of the AIC [0] and AIV [1] halves: arrivals in the
+  /// low 16 bits, the barrier's generation above, kCancelledBit.
+  std::atomic<uint32_t> syncAll[2] = {0, 0};
 
   double submitTs = 0;
 

@@ -647,8 +647,54 @@ int32_t kernelFail(const bp_block_context *ctx, const char *message) {
                   message ? message : "bp_fail without a message");
 }
 
-const bp_runtime_api kApi = {BP_ABI_VERSION, pipeInit, tpush,     tpop,
-                             tpopCopy,       tfree,    kernelFail};
+/// pl.system.syncall: every AIC (AIV) half of the launch's blocks arrives
+/// before any goes on. Only a sync_start launch has all its blocks running
+/// at once; in any other the first arrivals would wait for blocks that
+/// cannot start.
+int32_t syncAll(const bp_block_context *ctx) {
+  LaunchState &launch = *refOf(ctx).launch;
+  if (!launch.spec.syncStart)
+    return failWith(ctx, BP_ERR_INVALID,
+                    "pl.system.syncall in a launch without sync_start: its "
+                    "blocks are not all running at once");
+  constexpr uint32_t kCount = 0xffffu, kGeneration = 0x7fff0000u,
+                     kGenerationOne = 0x10000u;
+  const bool aic = ctx->core_type == BP_CORE_AIC;
+  const uint32_t parties =
+      uint32_t(launch.spec.blockNum) * uint32_t(aic ? 1 : ctx->subblock_num);
+  std::atomic<uint32_t> &word = launch.syncAll[aic ? 0 : 1];
+  uint32_t seen = word.fetch_add(1, std::memory_order_acq_rel) + 1;
+  if (seen & kCancelledBit)
+    return BP_ERR_CANCELLED;
+  const uint32_t generation = seen & kGeneration;
+  if ((seen & kCount) == parties) {
+    // The last arrival opens the barrier for the next use: count 0, the
+    // next generation.
+    uint32_t current = seen;
+    while (!word.compare_exchange_weak(
+        current,
+        (current & kCancelledBit) |
+            (((current & kGeneration) + kGenerationOne) & kGeneration),
+        std::memory_order_acq_rel))
+      ;
+    word.notify_all();
+    return BP_OK;
+  }
+  for (;;) {
+    {
+      AsleepScope asleep;
+      word.wait(seen, std::memory_order_acquire);
+    }
+    seen = word.load(std::memory_order_acquire);
+    if (seen & kCancelledBit)
+      return BP_ERR_CANCELLED;
+    if ((seen & kGeneration) != generation)
+      return BP_OK;
+  }
+}
+
+const bp_runtime_api kApi = {BP_ABI_VERSION, pipeInit, tpush,      tpop,
+                             tpopCopy,       tfree,    kernelFail, syncAll};
 
 } // namespace
 
