@@ -277,7 +277,7 @@ def _run_suite(path: str, suite, runner: _TestRunner) -> int:
     `test_runner`)."""
     import itertools
 
-    fixtures = {"test_config": None, "test_runner": runner}
+    fixtures = {"test_config": None, "test_runner": runner, "backend_type": None}
     failures = 0
     for name in sorted(n for n in vars(suite) if n.startswith("test_")):
         method = getattr(suite(), name)
@@ -288,7 +288,10 @@ def _run_suite(path: str, suite, runner: _TestRunner) -> int:
             if mark.name == "parametrize":
                 names = [n.strip() for n in mark.args[0].split(",")] if isinstance(mark.args[0], str) \
                     else list(mark.args[0])
-                grid[tuple(names)] = [v if len(names) > 1 else (v,) for v in mark.args[1]]
+                # A pytest.param's values are in .values.
+                rows = [tuple(v.values) if hasattr(v, "marks") else (tuple(v) if len(names) > 1 else (v,))
+                        for v in mark.args[1]]
+                grid[tuple(names)] = rows
         if set(params) - set(fixtures) - {n for names in grid for n in names}:
             print(f"SKIP {path.rsplit('/', 1)[-1]}::{suite.__name__}::{name}: needs fixtures "
                   f"{sorted(set(params) - set(fixtures))}")
@@ -296,8 +299,8 @@ def _run_suite(path: str, suite, runner: _TestRunner) -> int:
         for combo in itertools.product(*grid.values()) if grid else [()]:
             kwargs = {k: v for k, v in fixtures.items() if k in params}
             for names, values in zip(grid, combo):
-                kwargs.update(zip(names, (getattr(v, "values", (v,))[0] for v in values)))
-            shown = [str(v) for k, v in kwargs.items() if k not in fixtures]
+                kwargs.update(zip(names, values))
+            shown = [getattr(v, "__name__", str(v)) for k, v in kwargs.items() if k not in fixtures]
             suffix = "[" + "-".join(shown) + "]" if shown else ""
             failures += _run_test(f"{path.rsplit('/', 1)[-1]}::{suite.__name__}::{name}{suffix}", method,
                                   kwargs)
