@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from blockpipe.build import build_library, cache_root
+from blockpipe import errors
 from blockpipe.errors import CompileError
 from blockpipe.language.program import Program
 
@@ -361,6 +362,7 @@ def compile_to_cpp(program: Program, target: str, devices: Optional[int] = None,
     session = lower_program(program, _core, devices=devices, named_dims=named_dims)
     input_ir = session.text(True) if capture else None
     pass_ir = session.run_pipeline(target, capture_each_pass=capture, print_locations=True)
+    errors.warn(session.warnings())
     files = dict(session.emit_cpp(project)) if project is not None else {}
     return files, input_ir, pass_ir
 

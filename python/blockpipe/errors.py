@@ -22,6 +22,36 @@ class Diagnostic:
         return f"{where}{self.severity}: {self.message}"
 
 
+class CompileWarning(UserWarning):
+    """Something the compiler accepts but doubts (an output left partly
+    unwritten); issued through Python's `warnings` at the user's line."""
+
+
+def warn(diagnostics: Iterable[Diagnostic]) -> None:
+    """Issues each warning in `diagnostics` (its notes appended) as a
+    CompileWarning at the warning's file and line."""
+    import warnings
+
+    pending: list = []
+
+    def flush() -> None:
+        if not pending:
+            return
+        first, notes = pending[0], pending[1:]
+        text = "\n".join([first.message] + [str(note) for note in notes])
+        warnings.warn_explicit(text, CompileWarning, first.file or "<blockpipe>",
+                               first.line or 0)
+        pending.clear()
+
+    for diag in diagnostics:
+        if diag.severity == "warning":
+            flush()
+            pending.append(diag)
+        elif pending:
+            pending.append(diag)
+    flush()
+
+
 class CompileError(Exception):
     """A program the compiler rejects.
 

@@ -553,6 +553,11 @@ CompileSession::runPipeline(const std::string &target,
       blockpipe::runDefaultPipeline(*moduleOp, options);
   if (!result.success)
     raiseCompileError(result.diagnostics, "the compiler rejected the program");
+  warnings_.clear();
+  for (const Diagnostic &diag : result.diagnostics)
+    if (diag.severity == Severity::Warning ||
+        (diag.severity == Severity::Note && !warnings_.empty()))
+      warnings_.push_back(diag);
   std::vector<std::pair<std::string, std::string>> passes;
   for (blockpipe::PassIR &pass : result.passIR)
     passes.emplace_back(std::move(pass.pass), std::move(pass.ir));

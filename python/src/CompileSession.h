@@ -19,6 +19,8 @@
 #ifndef BLOCKPIPE_PYTHON_COMPILESESSION_H
 #define BLOCKPIPE_PYTHON_COMPILESESSION_H
 
+#include "blockpipe/Compiler/Compiler.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -189,6 +191,10 @@ public:
   std::vector<std::pair<std::string, std::string>>
   runPipeline(const std::string &target, const std::string &specPath,
               bool captureEachPass, bool printLocations);
+  /// The warnings (with their notes) of the last runPipeline.
+  const std::vector<blockpipe::Diagnostic> &warnings() const {
+    return warnings_;
+  }
   /// Translates the module (after runPipeline) into the files of a C++
   /// project, by relative path.
   std::map<std::string, std::string> emitCpp(const std::string &projectName);
@@ -210,6 +216,7 @@ private:
 
   mlir::MLIRContext ctx;
   mlir::OwningOpRef<mlir::ModuleOp> moduleOp;
+  std::vector<blockpipe::Diagnostic> warnings_;
   mlir::OpBuilder builder;
   /// Element types by dtype enumerator, and back.
   llvm::StringMap<mlir::Type> elementTypes;

@@ -267,6 +267,13 @@ PYBIND11_MODULE(_core, m) {
            "Verify the module and run the default pipeline on it in place; "
            "return [(pass, ir), ...] when capture_each_pass, or raise "
            "blockpipe.CompileError.")
+      .def(
+          "warnings",
+          [](const CompileSession &session) {
+            return toPython(session.warnings());
+          },
+          "The warnings of the last run_pipeline (blockpipe.Diagnostic, "
+          "each warning followed by its notes).")
       .def("emit_cpp", &CompileSession::emitCpp, py::arg("project_name") = "",
            "Translate the pipelined module to C++: {relative path: text}.");
 }

@@ -6,10 +6,15 @@
 
 #include "blockpipe/Compiler/Compiler.h"
 
+#include <pybind11/pybind11.h>
+
 #include <string>
 #include <vector>
 
 namespace blockpipe::python {
+
+/// `diagnostics` as a list of blockpipe.Diagnostic.
+pybind11::list toPython(const std::vector<Diagnostic> &diagnostics);
 
 /// Raises blockpipe.CompileError built from `diagnostics`; `fallback` is the
 /// message when none of them is an error.

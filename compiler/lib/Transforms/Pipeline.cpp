@@ -81,20 +81,22 @@ std::unique_ptr<Pass> makePass(size_t index,
   case 2:
     return createBPInferMemorySpaces();
   case 3:
-    return createBPExpandMixedKernel();
+    return createBPCheckOutputCoverage();
   case 4:
-    return createBPSplitVectorKernel();
+    return createBPExpandMixedKernel();
   case 5:
-    return createBPInjectGMPipeBuffer();
+    return createBPSplitVectorKernel();
   case 6:
-    return createBPNormalizeReturnOrder();
+    return createBPInjectGMPipeBuffer();
   case 7:
-    return createBPPipelineStages();
+    return createBPNormalizeReturnOrder();
   case 8:
-    return createBPDecomposeCollectivePermute();
+    return createBPPipelineStages();
   case 9:
-    return createBPVerifyP2P();
+    return createBPDecomposeCollectivePermute();
   case 10:
+    return createBPVerifyP2P();
+  case 11:
     return createBPVerifyCapacity();
   }
   return nullptr;
@@ -133,7 +135,7 @@ void mlir::bp::registerDefaultPipeline() {
   PassPipelineRegistration<DefaultPipelineCLOptions>(
       "bp-default-pipeline",
       "The blockpipe pass pipeline: register the target, infer memory "
-      "spaces, expand mixed "
+      "spaces, warn about outputs left partly unwritten, expand mixed "
       "kernels, inject the GM pipe buffer, normalize return order, join "
       "pipeline stages, decompose and verify point-to-point transfers, check "
       "tiles against the "

@@ -319,6 +319,29 @@ def BPDecomposeCollectivePermute
   let dependentDialects = ["::mlir::bp::BPDialect"];
 }
 
+def BPCheckOutputCoverage
+    : Pass<"bp-check-output-coverage", "::mlir::ModuleOp"> {
+  let summary = "Warn about Out tensors that launches write only in part";
+  let description = [{
+    For every `bp.launch` with a constant `core_num`, evaluates the
+    launched kernel's index arithmetic once per block (`block_idx`,
+    `block_num`, constants, constant scalar arguments, loops with bounds so
+    known, `if`s with conditions so known, calls) and collects the windows
+    its `bp.store`s write into each `Out` parameter of static shape. Launches
+    that write the same tensor one after another (the result of one passed
+    as the next one's Out) are taken together. When the windows leave part
+    of the tensor unwritten, a warning at the launch names the tensor and
+    the rows or columns left (with a note at each earlier launch of the
+    chain).
+
+    A launch whose windows depend on anything else (a scalar computed at run
+    time, a dynamic dim, `get_subblock_idx`, a pipe) is not decided here; the
+    runtime's sanitizer (`BLOCKPIPE_SANITIZE=1`) reports those at run time.
+    The pass changes nothing.
+  }];
+  let dependentDialects = ["::mlir::bp::BPDialect"];
+}
+
 def BPVerifyP2P : Pass<"bp-verify-p2p", "::mlir::ModuleOp"> {
   let summary = "Check that every send has its recv and that no device "
                 "waits for itself";
