@@ -1,8 +1,8 @@
 """blockpipe: a compiler backend and runtime for SPMD accelerator kernels."""
 
-from blockpipe.errors import BuildError, CompileError, CompileWarning, Diagnostic
+from blockpipe.errors import BuildError, CompileError, CompileWarning, Diagnostic, SanitizerWarning
 
-__all__ = ["BuildError", "CompileError", "CompileWarning", "CompiledProgram", "Diagnostic", "compile", "verify_ir"]
+__all__ = ["BuildError", "CompileError", "CompileWarning", "CompiledProgram", "Diagnostic", "SanitizerWarning", "compile", "verify_ir"]
 
 
 def compile(program, output_dir=None, target="cpu-sim", dump_passes=False, quiet=None,

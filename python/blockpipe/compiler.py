@@ -184,6 +184,7 @@ class CompiledProgram:
                 self._device = _runtime.Device(label=self.program.name)
             _runtime.run_orchestration(self._device, self._library, entry["symbol"],
                                        runtime_params, prepared)
+        errors.warn_runtime(_runtime.take_warnings())
         outs = [args[i] for i in plan.outs]
         if not outs:
             return None

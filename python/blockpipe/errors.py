@@ -52,6 +52,30 @@ def warn(diagnostics: Iterable[Diagnostic]) -> None:
     flush()
 
 
+class SanitizerWarning(RuntimeWarning):
+    """What the runtime's sanitizer (BLOCKPIPE_SANITIZE=1) finds without
+    failing the call: an output left partly unwritten by every launch."""
+
+
+def warn_runtime(messages: Iterable[str]) -> None:
+    """Issues the runtime's warnings as SanitizerWarning at the first caller
+    outside the blockpipe package (the user's call of the program)."""
+    import os
+    import sys
+    import warnings
+
+    messages = list(messages)
+    if not messages:
+        return
+    package = os.path.dirname(os.path.abspath(__file__))
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        level += 1
+        frame = frame.f_back
+    for message in messages:
+        warnings.warn(message, SanitizerWarning, stacklevel=level)
+
+
 class CompileError(Exception):
     """A program the compiler rejects.
 

@@ -15,6 +15,7 @@
 #include "blockpipe/Runtime/Pipeline.h"
 #include "blockpipe/Runtime/TaskGraph.h"
 #include "blockpipe/Runtime/Trace.h"
+#include "blockpipe/Runtime/Warning.h"
 #include "blockpipe/Tile/Types.h"
 
 #include <pybind11/numpy.h>
@@ -25,7 +26,9 @@
 #include <dlfcn.h>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <utility>
 
 namespace py = pybind11;
 namespace rt = blockpipe::runtime;
@@ -121,6 +124,15 @@ makeDevice(std::optional<std::string> specPath, std::optional<bool> sanitize,
   rt::DeviceSpec spec =
       specPath ? rt::specFromFile(*specPath) : rt::builtinSpec();
   return rt::createDevice(std::move(spec), std::move(options));
+}
+
+std::mutex &pendingWarningsMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::vector<std::string> &pendingWarnings() {
+  static std::vector<std::string> warnings;
+  return warnings;
 }
 
 /// Waits for `graph` with the GIL released, looking for signals every
@@ -488,6 +500,20 @@ PYBIND11_MODULE(_runtime, m) {
   m.doc() = "blockpipe's cpu-sim runtime: devices and generated programs";
 
   py::register_exception<rt::Error>(m, "RuntimeError", PyExc_RuntimeError);
+
+  // The runtime's warnings (the sanitizer's outputs left unwritten) wait
+  // here for take_warnings(), which turns them into Python warnings.
+  rt::setWarningHandler([](const std::string &message) {
+    std::lock_guard<std::mutex> lock(pendingWarningsMutex());
+    pendingWarnings().push_back(message);
+  });
+  m.def(
+      "take_warnings",
+      [] {
+        std::lock_guard<std::mutex> lock(pendingWarningsMutex());
+        return std::exchange(pendingWarnings(), {});
+      },
+      "The runtime's warnings since the last call, oldest first.");
 
   py::class_<rt::Device>(m, "Device")
       .def(py::init(&makeDevice), py::arg("spec_path") = py::none(),

@@ -131,3 +131,150 @@ def test_the_warning_can_be_made_an_error(tmp_path):
         warnings.simplefilter("error", blockpipe.CompileWarning)
         with pytest.raises(blockpipe.CompileWarning, match="rows 64:80"):
             blockpipe.compile(make_rows_program(4), output_dir=tmp_path / "err", quiet=True)
+
+
+# --- at run time: BLOCKPIPE_SANITIZE=1 ------------------------------------
+
+def run_collecting(program, *args):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        program(*args)
+    return [w for w in caught if issubclass(w.category, blockpipe.SanitizerWarning)]
+
+
+@pytest.fixture
+def sanitize(monkeypatch):
+    monkeypatch.setenv("BLOCKPIPE_SANITIZE", "1")
+
+
+def test_the_sanitizer_reports_rows_left_at_run_time(sanitize, tmp_path):
+    program = blockpipe.compile(ByOffset, output_dir=tmp_path / "offset", quiet=True)
+    x = np.random.default_rng(1).standard_normal((80, 16)).astype(np.float32)
+    y = np.full((80, 16), 3.0, dtype=np.float32)
+    caught = run_collecting(program, x, y, 8)
+    assert [str(w.message) for w in caught] == [
+        "sanitizer: output 'y' (80x16 fp32): rows 0:8, 72:80 never written by kernel 'body' (1 launch)"]
+    assert pathlib.Path(caught[0].filename).name == "test_output_coverage.py"
+    # What the kernel wrote is there; the rest is what the caller passed.
+    np.testing.assert_array_equal(y[8:72], x[8:72])
+    assert (y[:8] == 3.0).all() and (y[72:] == 3.0).all()
+    # Another offset, other rows.
+    caught = run_collecting(program, x, np.zeros_like(x), 16)
+    assert [str(w.message) for w in caught] == [
+        "sanitizer: output 'y' (80x16 fp32): rows 0:16 never written by kernel 'body' (1 launch)"]
+
+
+R = pl.dynamic("R")
+
+
+@pl.program
+class Chunks:
+    """Launches over chunks of rows, each from a scalar offset: only all of
+    them together write every row."""
+
+    @pl.function
+    def body(self, x: pl.Tensor[[R, 16], pl.FP16], y: pl.Out[pl.Tensor[[R, 16], pl.FP16]],
+             base: pl.Scalar[pl.INDEX]) -> pl.Tensor[[R, 16], pl.FP16]:
+        row = base + pl.tile.get_block_idx() * 16
+        return pl.store(pl.load(x, [row, 0], [16, 16]), [row, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[R, 16], pl.FP16], y: pl.Out[pl.Tensor[[R, 16], pl.FP16]],
+             chunks: pl.Scalar[pl.INDEX]) -> pl.Tensor[[R, 16], pl.FP16]:
+        for c in pl.range(0, chunks * 32, 32):
+            for i in pl.spmd(2):
+                y = self.body(x, y, c)
+        return y
+
+
+def test_the_launches_of_a_call_are_judged_together(sanitize, tmp_path):
+    program = blockpipe.compile(Chunks, output_dir=tmp_path / "chunks", quiet=True)
+    x = np.random.default_rng(2).standard_normal((128, 16)).astype(np.float16)
+    y = np.zeros_like(x)
+    assert run_collecting(program, x, y, 4) == []
+    np.testing.assert_array_equal(y, x)
+    y = np.full_like(x, 5)
+    caught = run_collecting(program, x, y, 3)
+    assert [str(w.message) for w in caught] == [
+        "sanitizer: output 'y' (128x16 fp16): rows 96:128 never written by kernel 'body' (3 launches)"]
+    np.testing.assert_array_equal(y[:96], x[:96])
+    assert (y[96:] == 5).all()
+
+
+@pl.program
+class ReadsPartial:
+    """A temporary written in part, then read by the next launch."""
+
+    @pl.function
+    def half(self, x: pl.Tensor[[32, 16], pl.FP32],
+             t: pl.Out[pl.Tensor[[32, 16], pl.FP32]], rows: pl.Scalar[pl.INDEX]) -> pl.Tensor[[32, 16], pl.FP32]:
+        return pl.store(pl.load(x, [0, 0], [16, 16]), [rows - 16, 0], t)
+
+    @pl.function
+    def copy(self, t: pl.Tensor[[32, 16], pl.FP32],
+             y: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+        row = pl.tile.get_block_idx() * 16
+        return pl.store(pl.load(t, [row, 0], [16, 16]), [row, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 16], pl.FP32], y: pl.Out[pl.Tensor[[32, 16], pl.FP32]],
+             rows: pl.Scalar[pl.INDEX]) -> pl.Tensor[[32, 16], pl.FP32]:
+        t = pl.create_tensor([32, 16], dtype=pl.FP32)
+        for i in pl.spmd(1):
+            t = self.half(x, t, rows)
+        for i in pl.spmd(2):
+            y = self.copy(t, y)
+        return y
+
+
+def test_a_read_of_unwritten_rows_is_reported_before_the_reader(sanitize, tmp_path):
+    program = blockpipe.compile(ReadsPartial, output_dir=tmp_path / "reads", quiet=True)
+    x = np.random.default_rng(3).standard_normal((32, 16)).astype(np.float32)
+    y = np.full((32, 16), 2.0, dtype=np.float32)
+    caught = run_collecting(program, x, y, 16)
+    assert [str(w.message) for w in caught] == [
+        "sanitizer: output 't' (32x16 fp32): rows 16:32 never written by kernel 'half' (1 launch) "
+        "before kernel 'copy' read it"]
+    # The reader saw the tensor's own (zero) rows, not the sanitizer's pattern.
+    np.testing.assert_array_equal(y[:16], x[:16])
+    assert (y[16:] == 0).all()
+
+
+def test_without_the_sanitizer_nothing_is_reported(monkeypatch, tmp_path):
+    monkeypatch.setenv("BLOCKPIPE_SANITIZE", "0")
+    program = blockpipe.compile(ByOffset, output_dir=tmp_path / "quiet", quiet=True)
+    x = np.ones((80, 16), dtype=np.float32)
+    assert run_collecting(program, x, np.zeros_like(x), 8) == []
+
+
+@pl.program
+class ReadsItsOutput:
+    """A kernel that reads back what it stored into its Out tensor: the launch
+    passes it read-write, so the sanitizer leaves its contents alone."""
+
+    @pl.function
+    def twice(self, x: pl.Tensor[[32, 16], pl.FP32],
+              y: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+        row = pl.tile.get_block_idx() * 16
+        y = pl.store(pl.load(x, [row, 0], [16, 16]), [row, 0], y)
+        again = pl.load(y, [row, 0], [16, 16])
+        return pl.store(pl.add(again, again), [row, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 16], pl.FP32],
+             y: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+        for i in pl.spmd(2):
+            y = self.twice(x, y)
+        return y
+
+
+def test_an_output_the_kernel_reads_is_passed_read_write(sanitize, tmp_path):
+    program = blockpipe.compile(ReadsItsOutput, output_dir=tmp_path / "rw", quiet=True)
+    assert "rt::Arg::inout(y)" in program.artifacts["orchestration/main.cpp"]
+    x = np.random.default_rng(4).standard_normal((32, 16)).astype(np.float32)
+    y = np.zeros_like(x)
+    assert run_collecting(program, x, y) == []
+    np.testing.assert_allclose(y, 2 * x, rtol=1e-6)
+    # A kernel that only writes its output passes it write-only.
+    rows = blockpipe.compile(make_rows_program(5), output_dir=tmp_path / "w", quiet=True)
+    assert "rt::Arg::out(y)" in rows.artifacts["orchestration/main.cpp"]

@@ -31,13 +31,64 @@ static bool isOutParam(func::FuncOp func, unsigned i) {
   return kind && kind.getValue() != bp::ParamDir::In;
 }
 
-/// Parameter indices of `func`'s Out/InOut parameters: result i of a call
-/// or launch is the value of the i-th (bp-normalize-return-order).
+/// Whether kernel `func` (or a function it calls) reads the elements of its
+/// parameter `i`: a bp.load or bp.read of it, before or after storing into
+/// it. A launch passes such an Out parameter as read-write: it then waits
+/// for the tensor's earlier writer, and the sanitizer (which fills
+/// write-only outputs with a pattern) leaves it alone.
+static bool readsParam(func::FuncOp func, unsigned i, int depth = 0) {
+  if (func.isExternal() || depth > 16)
+    return true; // not known: take it as read
+  auto module = func->getParentOfType<ModuleOp>();
+  SmallVector<Value> work{func.getArgument(i)};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      unsigned index = use.getOperandNumber();
+      if (llvm::isa<bp::LoadOp, bp::ReadOp>(user))
+        return true;
+      if (auto loop = llvm::dyn_cast<scf::ForOp>(user)) {
+        if (index < loop.getNumControlOperands())
+          continue;
+        index -= loop.getNumControlOperands();
+        work.push_back(loop.getRegionIterArgs()[index]);
+        work.push_back(loop.getResult(index));
+        continue;
+      }
+      if (llvm::isa<scf::YieldOp>(user)) {
+        Operation *parent = user->getParentOp();
+        if (index < parent->getNumResults())
+          work.push_back(parent->getResult(index));
+        if (auto loop = llvm::dyn_cast<scf::ForOp>(parent))
+          work.push_back(loop.getRegionIterArgs()[index]);
+        continue;
+      }
+      if (auto call = llvm::dyn_cast<func::CallOp>(user)) {
+        auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+        if (!callee || readsParam(callee, index, depth + 1))
+          return true;
+      }
+      // What carries the tensor on (a store's result, a call's): its GM
+      // tensor results, which later loads may read.
+      for (Value result : user->getResults())
+        if (llvm::isa<bp::GMTensorType>(result.getType()))
+          work.push_back(result);
+    }
+  }
+  return false;
+}
+
 /// The named constant of a kernel's pipe-buffer bytes per block.
 static std::string pipeBytesName(const KernelInfo &kernel) {
   return "bp_" + kernel.ident + "_pipe_bytes_per_block";
 }
 
+/// Parameter indices of `func`'s Out/InOut parameters: result i of a call
+/// or launch is the value of the i-th (bp-normalize-return-order).
 static std::vector<unsigned> outParams(func::FuncOp func) {
   std::vector<unsigned> out;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
@@ -343,7 +394,8 @@ LogicalResult OrchestrationBody::emitLaunch(bp::LaunchOp op) {
           isOutParam(callee, i)
               ? (llvm::cast<bp::ParamDirAttr>(
                      callee.getArgAttr(i, bp::BPDialect::kParamDirAttrName))
-                             .getValue() == bp::ParamDir::Out
+                                 .getValue() == bp::ParamDir::Out &&
+                         !readsParam(callee, unsigned(i))
                      ? "out"
                      : "inout")
               : "in";

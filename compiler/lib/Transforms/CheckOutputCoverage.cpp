@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockpipe/Dialect/BPDialect.h"
+#include "blockpipe/Target/Coverage.h"
 #include "blockpipe/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -32,7 +33,7 @@ namespace {
 /// Operations evaluated for one launch before the pass gives up on it.
 constexpr int64_t kEvaluationBudget = 4'000'000;
 /// Elements of a tensor the pass tracks; larger ones are not decided.
-constexpr int64_t kMaxTrackedElements = int64_t(1) << 28;
+constexpr int64_t kMaxTrackedElements = int64_t(1) << 24;
 /// Calls followed into callees.
 constexpr int kMaxCallDepth = 16;
 
@@ -490,66 +491,6 @@ struct Coverage {
   }
 };
 
-/// "0:16, 48:64" for the true entries of `set` (at most four ranges).
-std::string ranges(ArrayRef<bool> set) {
-  std::string text;
-  int shown = 0, total = 0;
-  for (int64_t i = 0, n = set.size(); i < n;) {
-    if (!set[i]) {
-      ++i;
-      continue;
-    }
-    int64_t j = i;
-    while (j < n && set[j])
-      ++j;
-    if (shown < 4) {
-      text += (shown ? ", " : "") + std::to_string(i) + ":" + std::to_string(j);
-      ++shown;
-    }
-    ++total;
-    i = j;
-  }
-  if (total > shown)
-    text += " and " + std::to_string(total - shown) + " more";
-  return text;
-}
-
-/// What of `coverage` is left unwritten, in words; empty when nothing is.
-std::string describeUnwritten(const Coverage &coverage) {
-  int64_t unwritten =
-      int64_t(coverage.written.size()) - int64_t(coverage.written.count());
-  if (unwritten == 0)
-    return "";
-  SmallVector<bool> emptyRows(coverage.rows, true),
-      emptyCols(coverage.cols, true);
-  for (int64_t r = 0; r < coverage.rows; ++r)
-    for (int64_t c = 0; c < coverage.cols; ++c)
-      if (coverage.written.test(unsigned(r * coverage.cols + c))) {
-        emptyRows[r] = false;
-        emptyCols[c] = false;
-      }
-  int64_t rowsLeft = llvm::count(emptyRows, true);
-  int64_t colsLeft = llvm::count(emptyCols, true);
-  bool matrix = coverage.shape.size() == 2;
-  const char *rowWord = matrix ? "rows" : "rows (of the leading dims)";
-  if (rowsLeft * coverage.cols == unwritten)
-    return std::string(rowWord) + " " + ranges(emptyRows);
-  if (colsLeft * coverage.rows == unwritten)
-    return std::string(matrix ? "columns" : "last-dim columns") + " " +
-           ranges(emptyCols);
-  // Some of some rows: name the rows and columns holding unwritten elements.
-  SmallVector<bool> someRows(coverage.rows, false),
-      someCols(coverage.cols, false);
-  for (int64_t r = 0; r < coverage.rows; ++r)
-    for (int64_t c = 0; c < coverage.cols; ++c)
-      if (!coverage.written.test(unsigned(r * coverage.cols + c))) {
-        someRows[r] = true;
-        someCols[c] = true;
-      }
-  return std::to_string(unwritten) + " elements (in " + rowWord + " " +
-         ranges(someRows) + ", columns " + ranges(someCols) + ")";
-}
-
 /// The parameter of `func` a tensor value is, through the stores, loops and
 /// ifs that carry it; nullopt when it is none.
 std::optional<unsigned> parameterOf(func::FuncOp func, Value v) {
@@ -624,7 +565,11 @@ CheckOutputCoveragePass::windowsOf(LaunchOp launch) {
 }
 
 void CheckOutputCoveragePass::report(Coverage &coverage, StringRef param) {
-  std::string left = describeUnwritten(coverage);
+  std::vector<bool> written(coverage.written.size());
+  for (unsigned i : coverage.written.set_bits())
+    written[i] = true;
+  std::string left = blockpipe::describeUnwritten(
+      written, {coverage.shape.begin(), coverage.shape.end()});
   if (left.empty())
     return;
   LaunchOp last = coverage.launches.back();

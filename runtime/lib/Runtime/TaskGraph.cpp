@@ -1,6 +1,7 @@
 //===- TaskGraph.cpp - Dependency tracking and task execution -------------===//
 
 #include "blockpipe/Runtime/TaskGraph.h"
+#include "UnwrittenOutputs.h"
 #include "blockpipe/Runtime/Error.h"
 
 #include <algorithm>
@@ -83,11 +84,17 @@ struct TaskGraph::Task {
   }
 };
 
-TaskGraph::TaskGraph(Device &device) : device_(device) {}
+TaskGraph::TaskGraph(Device &device)
+    : device_(device), unwritten_(std::make_unique<UnwrittenOutputs>(device)) {}
 
 TaskGraph::~TaskGraph() {
   std::unique_lock<std::mutex> lock(mutex_);
   idle_.wait(lock, [&] { return unfinished_ == 0; });
+  try {
+    unwritten_->settleAll(failures_.empty());
+  } catch (...) {
+    // A destructor reports nothing more.
+  }
 }
 
 namespace {
@@ -264,6 +271,14 @@ void TaskGraph::start(const std::vector<TaskId> &ready) {
   // Kernels first: a launch only queues work on the device, while a host
   // task may run at once (a transfer, and what its completion starts on
   // other devices), and the device's next kernel should not wait for that.
+  //
+  // A launched task may finish (on another thread) before start() is done
+  // with it, and the graph be waited for and destroyed: start() counts as
+  // unfinished work itself until it returns.
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++unfinished_;
+  }
   Tracer &tracer = device_.tracer();
   std::vector<std::pair<TaskId, Task *>> hosts;
   for (TaskId id : ready) {
@@ -279,6 +294,9 @@ void TaskGraph::start(const std::vector<TaskId> &ready) {
     if (tracer.enabled())
       tracer.async('b', task->traceName(), "task", uint64_t(id));
     try {
+      unwritten_->beforeTask(
+          task->args, task->label(),
+          task->spec.sanitize.value_or(device_.options().sanitize));
       LaunchHandle handle =
           device_.launch(task->kernel, task->spec, task->argv,
                          [this, id](const LaunchHandle &handle) {
@@ -302,8 +320,18 @@ void TaskGraph::start(const std::vector<TaskId> &ready) {
   for (auto [id, task] : hosts) {
     if (tracer.enabled())
       tracer.async('b', task->traceName(), "task", uint64_t(id));
+    try {
+      unwritten_->beforeTask(task->args, task->label(), /*fill=*/false);
+    } catch (const std::exception &e) {
+      finished(id, e.what());
+      continue;
+    }
     startHost(id, *task->host);
   }
+  // Notified under the lock: the graph may go away once it is released.
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (--unfinished_ == 0)
+    idle_.notify_all();
 }
 
 void TaskGraph::startHost(TaskId id, const HostTask &host) {
@@ -400,6 +428,7 @@ void TaskGraph::wait() {
   helpRunning(std::nullopt);
   std::unique_lock<std::mutex> lock(mutex_);
   idle_.wait(lock, [&] { return unfinished_ == 0; });
+  unwritten_->settleAll(failures_.empty());
   collectLocked();
 }
 
@@ -409,6 +438,7 @@ bool TaskGraph::waitFor(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (!idle_.wait_until(lock, until, [&] { return unfinished_ == 0; }))
     return false;
+  unwritten_->settleAll(failures_.empty());
   collectLocked();
   return true;
 }

@@ -119,6 +119,8 @@ struct HostTask {
   std::function<void(const std::string &)> cancel;
 };
 
+class UnwrittenOutputs;
+
 class TaskGraph {
 public:
   using TaskId = int64_t;
@@ -153,7 +155,8 @@ public:
                 std::vector<TaskId> after = {});
   /// Waits for every submitted task. Throws TaskError naming the first
   /// failed task (and how many were skipped because of failures); the
-  /// graph is usable again afterwards.
+  /// graph is usable again afterwards. With the sanitizer on, reports
+  /// (runtime::warn) the elements of Out tensors no launch wrote.
   void wait();
   /// wait() for at most `timeout`: false when tasks are still running.
   bool waitFor(std::chrono::milliseconds timeout);
@@ -221,6 +224,8 @@ private:
   std::string scope_;
   std::vector<TaskId> after_;
   int64_t meshIndex_ = 0;
+  /// The sanitizer's check of outputs left unwritten (UnwrittenOutputs.h).
+  std::unique_ptr<UnwrittenOutputs> unwritten_;
 };
 
 } // namespace blockpipe::runtime
