@@ -94,10 +94,15 @@ private:
     return name;
   }
   /// The AIC of a kernel split left_right moves whole tiles whose column
-  /// halves the pipe carries one after the other (KernelABI.h).
-  bool packsColumnHalves() {
-    return kernel.kind == bp::FunctionKind::AIC &&
-           bp::getSplitMode(kernel.func) == bp::SplitMode::LeftRight;
+  /// halves the pipe carries one after the other (KernelABI.h); so does a
+  /// push or pop of a tile a `pl.aiv_shard` left_right takes halves of.
+  bool packsColumnHalves(Operation *op) {
+    if (kernel.kind != bp::FunctionKind::AIC)
+      return false;
+    if (auto shard = op->getAttrOfType<bp::SplitModeAttr>(
+            bp::BPDialect::kAivShardAttrName))
+      return shard.getValue() == bp::SplitMode::LeftRight;
+    return bp::getSplitMode(kernel.func) == bp::SplitMode::LeftRight;
   }
 
   std::string ctx() {
@@ -599,7 +604,7 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
       .Case([&](bp::TPushOp op) {
         std::string value = expr(op.getValue());
         std::string data = value + ".data";
-        if (packsColumnHalves()) {
+        if (packsColumnHalves(op)) {
           // The left columns travel to subblock 0, the right to 1.
           std::string packed = scope.unique("packed");
           out.line(cppTileType(cast<bp::TileType>(op.getValue().getType())) +
@@ -617,7 +622,7 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         std::string name = declareTile(op, "t");
         std::string data = name + ".data";
         std::string packed;
-        if (packsColumnHalves()) {
+        if (packsColumnHalves(op)) {
           packed = scope.unique("packed");
           out.line(cppTileType(op.getType()) + " " + packed + ";");
           data = packed + ".data";

@@ -246,6 +246,29 @@ LogicalResult BPDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
 
+  if (name == kLaneAttrName) {
+    auto kernel = op->getParentOfType<func::FuncOp>();
+    std::optional<FunctionKind> kind =
+        kernel ? getFunctionKind(kernel) : std::nullopt;
+    if (!isa<UnitAttr>(value) || !kind ||
+        *kind == FunctionKind::Orchestration || *kind == FunctionKind::Pipeline)
+      return op->emitError() << "'" << name
+                             << "' must be a unit attribute on an op of a "
+                                "kernel";
+    return success();
+  }
+
+  if (name == kAivShardAttrName) {
+    auto mode = dyn_cast<SplitModeAttr>(value);
+    if (!isa<ExtractOp, TPushOp, TPopOp>(op) || !mode ||
+        mode.getValue() == SplitMode::None)
+      return op->emitError()
+             << "'" << name
+             << "' must be a #bp<split up_down> or #bp<split left_right> on "
+                "a bp.extract, bp.tpush or bp.tpop";
+    return success();
+  }
+
   if (name == kPipeBufferBytesAttrName) {
     auto n = dyn_cast<IntegerAttr>(value);
     if (!func || !n || n.getInt() <= 0)

@@ -156,18 +156,37 @@ private:
   SmallVector<TPopOp> pops;
 };
 
+/// The split of the `pl.aiv_shard`s that take their halves of a crossing
+/// tile (a move to the vector unit, then the lane's bp.extract), if any.
+SplitModeAttr shardModeOf(Value value) {
+  for (Operation *user : value.getUsers())
+    if (auto move = dyn_cast<MoveOp>(user))
+      for (Operation *moved : move.getResult().getUsers())
+        if (auto mode = moved->getAttrOfType<SplitModeAttr>(
+                BPDialect::kAivShardAttrName))
+          return mode;
+  return {};
+}
+
 void HalfBuilder::emitCrossing(Value value, OpBuilder &builder) {
   if (!analysis.crossings.contains(value))
     return;
   Side from = *sideOfValue(value);
   Location loc = value.getLoc();
+  // Both ends carry the shard's split: the AIC lays the halves out as the
+  // subblocks take them (bp-split-vector-kernel, codegen).
+  SplitModeAttr shard = shardModeOf(value);
   if (side == from) {
-    builder.create<TPushOp>(loc, ringFrom(from), mapping.lookup(value),
-                            kPipeId);
+    auto push = builder.create<TPushOp>(loc, ringFrom(from),
+                                        mapping.lookup(value), kPipeId);
+    if (shard)
+      push->setAttr(BPDialect::kAivShardAttrName, shard);
     return;
   }
   auto pop =
       builder.create<TPopOp>(loc, arrivalType(value), ringFrom(from), kPipeId);
+  if (shard)
+    pop->setAttr(BPDialect::kAivShardAttrName, shard);
   mapping.map(value, pop.getResult());
   pops.push_back(pop);
 }
@@ -320,7 +339,11 @@ FailureOr<Operation *> lastUseInBlock(TPopOp pop) {
       Operation *inBlock = block->findAncestorOpInBlock(*user);
       if (inBlock && anchor->isBeforeInBlock(inBlock))
         anchor = inBlock;
-      if (isa<scf::YieldOp>(user)) {
+      if (isa<ExtractOp>(user) && user->hasAttr(BPDialect::kAivShardAttrName)) {
+        // The lane's half is the popped tile itself once
+        // bp-split-vector-kernel drops the shard: its uses are the tile's.
+        follow(user->getResult(0));
+      } else if (isa<scf::YieldOp>(user)) {
         Operation *parent = user->getParentOp();
         follow(parent->getResult(use.getOperandNumber()));
         if (auto loop = dyn_cast<scf::ForOp>(parent))

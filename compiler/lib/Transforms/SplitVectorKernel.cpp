@@ -12,6 +12,7 @@
 #include "blockpipe/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 
 namespace mlir::bp {
@@ -244,6 +245,110 @@ void apply(func::FuncOp kernel, const Split &split) {
   });
 }
 
+/// Whether the kernel has `pl.split_aiv` regions: code written per AIV
+/// lane, which says itself which half each lane takes.
+bool hasLanes(func::FuncOp kernel) {
+  return kernel
+      .walk([](Operation *op) {
+        return op->hasAttr(BPDialect::kLaneAttrName) ? WalkResult::interrupt()
+                                                     : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+bool touchesVecTile(Operation *op) {
+  auto isVec = [](Type type) {
+    auto tile = dyn_cast<TileType>(type);
+    return tile && tile.getMemorySpace() == MemorySpace::Vec;
+  };
+  return llvm::any_of(op->getOperandTypes(), isVec) ||
+         llvm::any_of(op->getResultTypes(), isVec);
+}
+
+/// A kernel with `pl.split_aiv` regions: the regions' ops are left as
+/// written; each tile the cube hands to a region through `pl.aiv_shard`
+/// arrives as the lane's half (the pop takes half the slot, the shard's
+/// bp.extract goes). Vector work outside the regions would run on both
+/// subblocks, and a tile crossing without `pl.aiv_shard` would arrive
+/// halved unasked: both are errors.
+LogicalResult applyLanes(func::FuncOp kernel) {
+  auto fail = [&](Operation *op) {
+    return op->emitOpError()
+           << "in kernel '" << kernel.getSymName()
+           << "' with pl.split_aiv regions (each AIV lane runs its region on "
+              "its own half): ";
+  };
+  // Vector work outside the regions first: it is what a crossing without
+  // a shard usually feeds.
+  WalkResult outside = kernel.walk([&](Operation *op) {
+    if (!op->hasAttr(BPDialect::kLaneAttrName) &&
+        !isa<TPopOp, TPushOp, TFreeOp, scf::ForOp, scf::IfOp, scf::YieldOp>(
+            op) &&
+        touchesVecTile(op)) {
+      fail(op) << "vector work outside the regions would run on both "
+                  "lanes; move it into a pl.split_aiv region";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (outside.wasInterrupted())
+    return failure();
+  SmallVector<TPopOp> pops;
+  WalkResult result = kernel.walk([&](Operation *op) {
+    if (isa<TPushOp>(op)) {
+      fail(op) << "a region cannot hand a tile back to the cube "
+                  "(pl.aic_gather is not supported by blockpipe)";
+      return WalkResult::interrupt();
+    }
+    if (auto pop = dyn_cast<TPopOp>(op)) {
+      auto mode =
+          pop->getAttrOfType<SplitModeAttr>(BPDialect::kAivShardAttrName);
+      if (!mode) {
+        fail(op) << "a tile the cube computes reaches a region without "
+                    "pl.aiv_shard; take the lane's half with "
+                    "pl.aiv_shard(tile)";
+        return WalkResult::interrupt();
+      }
+      Split split{mode.getValue(),
+                  mode.getValue() == SplitMode::UpDown ? 0u : 1u};
+      auto tile = cast<TileType>(pop.getType());
+      if (!tile.hasRank() || tile.getRank() != 2 ||
+          tile.getShape()[split.axis] % 2) {
+        fail(op) << "pl.aiv_shard " << split.modeName() << " halves the "
+                 << split.what()
+                 << " of a 2-D tile with an even number of them, not " << tile;
+        return WalkResult::interrupt();
+      }
+      for (Operation *user : pop->getUsers()) {
+        auto shard = dyn_cast<ExtractOp>(user);
+        if (!shard || shard->getAttrOfType<SplitModeAttr>(
+                          BPDialect::kAivShardAttrName) != mode) {
+          fail(user) << "the tile crosses to the lanes as halves "
+                        "(pl.aiv_shard "
+                     << split.modeName()
+                     << "); use it only through that pl.aiv_shard";
+          return WalkResult::interrupt();
+        }
+      }
+      pops.push_back(pop);
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  for (TPopOp pop : pops) {
+    auto mode = pop->getAttrOfType<SplitModeAttr>(BPDialect::kAivShardAttrName);
+    Split split{mode.getValue(),
+                mode.getValue() == SplitMode::UpDown ? 0u : 1u};
+    pop.getResult().setType(split.halved(cast<TileType>(pop.getType())));
+    for (Operation *shard : llvm::make_early_inc_range(pop->getUsers())) {
+      shard->getResult(0).replaceAllUsesWith(pop.getResult());
+      shard->erase();
+    }
+  }
+  return success();
+}
+
 } // namespace
 
 void SplitVectorKernelPass::runOnOperation() {
@@ -265,6 +370,11 @@ void SplitVectorKernelPass::runOnOperation() {
       setFunctionKind(kernel, FunctionKind::AIV);
     if (getFunctionKind(kernel) != FunctionKind::AIV)
       continue;
+    if (hasLanes(kernel)) {
+      if (failed(applyLanes(kernel)))
+        return signalPassFailure();
+      continue;
+    }
     Split split{mode, mode == SplitMode::UpDown ? 0u : 1u};
     if (failed(check(kernel, split)))
       return signalPassFailure();

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from blockpipe.language import ops, valid_shapes
 from blockpipe.language.source import assigned_names, assignment_of
-from blockpipe.language.types import FunctionType, ScalarType, TensorType, INDEX
+from blockpipe.language.types import FunctionType, ScalarType, SplitMode, TensorType, INDEX
 from blockpipe.language.unsupported import Unsupported
 from blockpipe.language.values import (
     KERNEL_KINDS,
@@ -47,14 +47,32 @@ class ControlFlow:
                     self.assigned_at[stmt.target.id] = stmt.target
                     self.block(stmt.body)
                 return
-        if intrinsic != "range":
+        if intrinsic == "split_aiv":
+            self.split_aiv_region(stmt)
+            return
+        if intrinsic not in ("range", "pipeline"):
             raise self.error(stmt.iter, "for loops iterate over pl.range(...), pl.spmd(...), or range(...) "
                                         "or a list of integers known at compile time (unrolled)")
         if self.kind not in KERNEL_KINDS + (FunctionType.Orchestration,):
-            raise self.error(stmt, "pl.range loops are supported in incore, aic, aiv and orchestration functions")
+            raise self.error(stmt, f"pl.{intrinsic} loops are supported in incore, aic, aiv and orchestration "
+                                   "functions")
         call = stmt.iter
-        if call.keywords or not 1 <= len(call.args) <= 3:
-            raise self.error(call, "pl.range takes 1 to 3 positional arguments: (stop), (start, stop) or (start, stop, step)")
+        keywords = list(call.keywords)
+        if intrinsic == "pipeline":
+            # pypto's ping-pong hint: the loop itself is pl.range's.
+            stage = next((k for k in keywords if k.arg == "stage"), None)
+            if stage is None:
+                raise self.error(call, "pl.pipeline needs stage=, the pipeline depth (a positive integer)")
+            if self.static_int(stage.value, "pl.pipeline's stage") <= 0:
+                raise self.error(stage.value, "pl.pipeline's stage must be a positive integer")
+            keywords.remove(stage)
+        if keywords:
+            raise self.error(keywords[0], f"pl.{intrinsic} takes no argument '{keywords[0].arg}'"
+                             + (" (carried values are the names the body reassigns)"
+                                if keywords[0].arg == "init_values" else ""))
+        if not 1 <= len(call.args) <= 3:
+            raise self.error(call, f"pl.{intrinsic} takes 1 to 3 positional arguments: (stop), (start, stop) or "
+                                   "(start, stop, step)")
         bounds = [self.expr(a) for a in call.args]
         if len(bounds) == 1:
             bounds = [0, bounds[0], 1]
@@ -123,6 +141,64 @@ class ControlFlow:
         self.out_of_scope[stmt.target.id] = (
             f"'{stmt.target.id}' is the variable of the loop at line {self.source.position(stmt)[0]} and has "
             "no value after it; keep what you need in another name inside the loop")
+    # --------------------------------------------------------- split regions
+
+    def split_aiv_mode(self, call: ast.Call) -> SplitMode:
+        """The mode of `pl.split_aiv(2, mode=...)`, checked."""
+        args = dict(zip(("n", "mode"), call.args))
+        for kw in call.keywords:
+            if kw.arg not in ("n", "mode") or kw.arg in args:
+                raise self.error(kw, f"pl.split_aiv takes (n, mode=), not '{kw.arg}'")
+            args[kw.arg] = kw.value
+        if len(call.args) > 2 or set(args) != {"n", "mode"}:
+            raise self.error(call, "pl.split_aiv takes (n, mode=): pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN)")
+        if self.static_int(args["n"], "pl.split_aiv's n") != 2:
+            raise self.error(args["n"], "pl.split_aiv's n must be 2, the AIV sub-blocks of a core group")
+        mode = self.static(args["mode"])
+        if not isinstance(mode, SplitMode):
+            raise self.error(args["mode"], f"pl.split_aiv's mode must be a pl.SplitMode, got {mode!r}")
+        return mode
+
+    def split_aiv_regions(self, body) -> List[Tuple[ast.For, SplitMode]]:
+        """Every `for ... in pl.split_aiv(...)` region of a function body,
+        with its mode, in order."""
+        found = []
+        for stmt in body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.For) and self.intrinsic_of(node.iter) == "split_aiv":
+                    try:
+                        found.append((node, self.split_aiv_mode(node.iter)))
+                    except LoweringError:
+                        pass  # reported where the body reaches it
+        return found
+
+    def split_aiv_region(self, stmt: ast.For) -> None:
+        if self.kind is not FunctionType.InCore:
+            raise self.error(stmt, "pl.split_aiv regions are written in pl.at(level=pl.Level.CORE_GROUP) scopes "
+                                   f"and InCore kernels, not in {self.kind.name} function '{self.spec.name}'")
+        if self.lane is not None:
+            raise self.error(stmt, "pl.split_aiv regions do not nest")
+        mode = self.split_aiv_mode(stmt.iter)
+        if id(stmt) not in self.region_loops:
+            # The kernel's split is set when its body is first read.
+            raise self.error(stmt, "a pl.split_aiv region must be written in the kernel's own body, not in a "
+                                   "helper function it calls")
+        name = stmt.target.id
+        self.lane = mode
+        try:
+            (lane,) = self.create("bp.get_subblock_idx", [], None, {}, stmt.target, name)
+            self.lane_value = lane
+            self.env[name] = lane
+            self.assigned_at[name] = stmt.target
+            self.block(stmt.body)
+        finally:
+            self.lane = None
+            self.lane_value = None
+        self.env.pop(name, None)
+        self.out_of_scope[name] = (
+            f"'{name}' is the lane of the pl.split_aiv region at line {self.source.position(stmt)[0]} and has "
+            "no value after it")
+
     # Unrolling longer loops would bloat the kernel: use pl.range.
     MAX_UNROLL = 1024
 

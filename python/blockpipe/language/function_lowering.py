@@ -68,6 +68,10 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         self.freed: Dict[int, int] = {}
         self.result_types: Optional[List[IRType]] = None
         self.param_values: List[Value] = []
+        # Inside a pl.split_aiv region: its SplitMode and the lane index.
+        self.lane: Optional[SplitMode] = None
+        self.lane_value: Optional[Value] = None
+        self.region_loops: set = set()
         self.constants: Dict[Tuple[str, Any], Value] = {}
         self.spmd_depth = 0
         self.region_depth = 0
@@ -148,8 +152,19 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             fn_attrs["bp.microbatches"] = b.i64(self.spec.microbatches)
         if self.spec.schedule is not None:
             fn_attrs["bp.schedule"] = b.string(self.spec.schedule)
-        if self.spec.split is not SplitMode.NONE:
-            fn_attrs["bp.split"] = b.split_mode(self.spec.split.name.lower())
+        split = self.spec.split
+        regions = self.split_aiv_regions(tree.body) if self.kind is FunctionType.InCore else []
+        if regions:
+            if split is not SplitMode.NONE:
+                raise self.error(regions[0][0], f"'{self.spec.name}' is split {split.name} and has pl.split_aiv "
+                                                "regions; a kernel with regions takes its split from them")
+            # The launch runs both AIV lanes; each region's pl.aiv_shard
+            # says which half a lane takes (task-parallel NONE regions take
+            # none: any split mode runs both lanes).
+            split = next((mode for _, mode in regions if mode is not SplitMode.NONE), SplitMode.UP_DOWN)
+        self.region_loops = {id(stmt) for stmt, _ in regions}
+        if split is not SplitMode.NONE:
+            fn_attrs["bp.split"] = b.split_mode(split.name.lower())
 
         # The signature must be known before the body is built, but results may
         # be inferred from the return statement: build into a placeholder whose
@@ -637,6 +652,8 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
                 raise self.error(node, f"tiles are 1-D or 2-D, got {list(result.shape)}")
             if isinstance(result, TileType) and result.dtype is INDEX:
                 raise self.error(node, "tiles cannot hold INDEX elements; use pl.INT64")
+        if self.lane is not None:
+            attrs = dict(attrs, **{"bp.lane": self.builder.unit()})
         program = self.program
         handles = self.builder.create(
             op, [v.handle for v in operands], None if results is None else [program.ir_type(t) for t in results],

@@ -33,7 +33,7 @@ PYPTO_NAMES = frozenset("""
     Role Mem MemorySpace PipeType TensorLayout TileLayout TilePad ND
     DN NZ FP4 FP8E4M3FN FP8E5M2 FP16 FP32 BF16 HF4 HF8 INT4 INT8 INT16 INT32
     INT64 UINT4 UINT8 UINT16 UINT32 UINT64 BOOL INDEX
-    jit at split SplitMode Level
+    jit at split SplitMode Level split_aiv aiv_shard aic_gather pipeline
 """.split())
 
 # Members of pypto's enums that blockpipe's enums of the same name lack.

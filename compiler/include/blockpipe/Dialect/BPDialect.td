@@ -47,6 +47,15 @@ def BP_Dialect : Dialect {
     /// on both AIV subblocks, each on half the rows or columns of every
     /// vector tile (bp-split-vector-kernel).
     static constexpr ::llvm::StringLiteral kSplitAttrName = "bp.split";
+    /// Unit attribute on the ops of a `pl.split_aiv` region: code written
+    /// for one AIV lane (its own half of the data), which
+    /// bp-split-vector-kernel leaves as it is.
+    static constexpr ::llvm::StringLiteral kLaneAttrName = "bp.lane";
+    /// The #bp<split ...> of a `pl.aiv_shard`: on the bp.extract taking the
+    /// lane's half of a tile, and on the bp.tpush / bp.tpop that carry that
+    /// tile across (bp-expand-mixed-kernel), whose halves go to the two
+    /// subblocks.
+    static constexpr ::llvm::StringLiteral kAivShardAttrName = "bp.aiv_shard";
     /// The module's #bp.target (set by bp-register-target).
     static constexpr ::llvm::StringLiteral kTargetAttrName = "bp.target";
     /// Per-block bytes of the `__gm_pipe_buffer` a function takes (set by

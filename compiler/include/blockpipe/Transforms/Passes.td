@@ -173,6 +173,13 @@ def BPSplitVectorKernel : Pass<"bp-split-vector-kernel", "::mlir::ModuleOp"> {
 
     Launches of a split kernel run 2 AIV subblocks per block (codegen).
 
+    A kernel with `pl.split_aiv` regions (ops marked `bp.lane`) is written
+    per lane instead: its ops stay as they are, and each pop whose tile a
+    region's `pl.aiv_shard` (a `bp.extract` marked `bp.aiv_shard`) takes
+    half of arrives as that half, the extract dropped. Errors there: vector
+    work outside the regions, a pop the regions use without a shard, a push
+    from the vector half (pypto's `pl.aic_gather`).
+
     Errors (at the op): a vec tile whose split extent is odd (other than 1)
     or that is not 2-D; a transpose; a row reduction under left_right (each
     subblock would see half of every row); a store of a tile of one split

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from blockpipe.language.ops import operation
-from blockpipe.language.types import DType, FunctionType, TensorType, dynamic
+from blockpipe.language.types import DType, FunctionType, SplitMode, TensorType, dynamic
 from blockpipe.language.values import KERNEL_KINDS
 
 
@@ -56,6 +56,74 @@ def range_(cx, call, start, stop=None, step=None):
     raise cx.error(call.node, "pl.range is only valid as the iterable of a for loop")
 
 
+@operation()
+def pipeline(cx, call, start, stop=None, step=None, stage=None, init_values=None):
+    """pypto's software-pipelined loop, `for k in pl.pipeline(n, stage=2)`:
+    the same bounds and loop as `pl.range`. `stage` (a positive integer
+    known at compile time) is pypto's hint to replicate the body for
+    ping-pong buffering; on blockpipe's targets the loop runs as written.
+    """
+    raise cx.error(call.node, "pl.pipeline is only valid as the iterable of a for loop")
+
+
+@operation()
+def split_aiv(cx, call, n, mode):
+    """A region run by each AIV lane of the core group on its own half:
+    `for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):` in a
+    `pl.at(level=pl.Level.CORE_GROUP)` scope (an InCore kernel).
+
+    The loop variable is the lane, `pl.tile.get_subblock_idx()` (0 or 1);
+    `pl.aiv_shard(t)` is the lane's half of a tile the cube computed (the
+    top or bottom rows for UP_DOWN, the left or right columns for
+    LEFT_RIGHT), and the body says itself where its results go. Regions may
+    sit in loops and ifs, and sibling regions may differ in mode. A kernel
+    with a region runs its vector work in regions only.
+
+    n: 2, the AIV sub-blocks of a core group. mode: UP_DOWN or LEFT_RIGHT
+    (data-parallel halves), or NONE: task-parallel lanes, both running the
+    body for work they divide by the lane index (no pl.aiv_shard there).
+    """
+    raise cx.error(call.node, "pl.split_aiv is only valid as 'for aiv_id in pl.split_aiv(2, mode=...):'")
+
+
+@operation(kinds=KERNEL_KINDS)
+def aiv_shard(cx, call, x):
+    """This AIV lane's half of the tile `x`, inside a `pl.split_aiv` region:
+    rows `[lane * r/2, (lane + 1) * r/2)` under UP_DOWN, columns likewise
+    under LEFT_RIGHT. A tile the cube computed crosses to the lanes here,
+    each receiving only its half.
+    """
+    from blockpipe.language import valid_shapes
+    from blockpipe.language.ops.vector import vector_operand
+    from blockpipe.language.types import MemorySpace, TileType
+
+    mode = cx.lane
+    if mode is None:
+        raise cx.error(call.node, "pl.aiv_shard is only valid inside a 'for aiv_id in pl.split_aiv(...)' region")
+    if mode is SplitMode.NONE:
+        raise cx.error(call.node, "pl.aiv_shard in a pl.split_aiv(mode=pl.SplitMode.NONE) region would hand the "
+                                  "whole tile to both lanes, which blockpipe does not support; use an UP_DOWN or "
+                                  "LEFT_RIGHT region")
+    value = cx.typed_tile(cx.tile_arg(x, "pl.aiv_shard's tile"), call.node, "pl.aiv_shard's tile")
+    shape = value.type.shape
+    axis = 0 if mode is SplitMode.UP_DOWN else 1
+    if len(shape) != 2 or shape[axis] % 2:
+        raise cx.error(call.node, f"pl.aiv_shard under {mode.name} halves the {('rows', 'columns')[axis]} of a "
+                                  f"2-D tile with an even number of them, not a {list(shape)} tile")
+    half = shape[axis] // 2
+    dims = list(shape)
+    dims[axis] = half
+    zero = cx.index_value(0, call.node)
+    start = cx.index_value(cx.arith_binop(ast.Mult(), cx.lane_value, half, call.node, None), call.node)
+    first = [start, zero] if axis == 0 else [zero, start]
+    t = vector_operand(cx, value, call.node, "pl.aiv_shard's tile")
+    valid = valid_shapes.of_window(cx, t, first, dims, call.node)
+    (result,) = cx.create("bp.extract", [valid_shapes.with_valid(t, None)] + first,
+                          [TileType(tuple(dims), t.type.dtype, MemorySpace.Vec)],
+                          {"bp.aiv_shard": cx.builder.split_mode(mode.name.lower())}, call.node, call.name)
+    return valid_shapes.with_valid(result, valid)
+
+
 @operation(kinds=(FunctionType.Orchestration, FunctionType.Pipeline))
 def create_tensor(cx, call, shape, dtype):
     """A new GM tensor for the orchestration's intermediate results:
@@ -95,8 +163,8 @@ get_block_idx = _block_query(
     "get_block_idx", "The index of the block this kernel runs as, 0 .. core_num - 1 of its pl.spmd launch.")
 get_block_num = _block_query("get_block_num", "The number of blocks of this kernel's launch (core_num).")
 get_subblock_idx = _block_query(
-    "get_subblock_idx", "The index of the vector sub-block running this AIV function within its core group\n"
-    "    (0 today: a group's vector half runs on sub-block 0).")
+    "get_subblock_idx", "The index of the vector sub-block running this AIV function within its core group:\n"
+    "    0 or 1 in a kernel split UP_DOWN or LEFT_RIGHT (or with pl.split_aiv regions), else 0.")
 
 
 @operation()
