@@ -270,8 +270,88 @@ def tfree_of_another_tile():
     return P
 
 
+def reshape_columns_left_right():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.Opaque)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[256, 1], pl.FP32]]):
+            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT)]):
+                o = pl.assemble(o, pl.reshape(pl.exp(a), [256, 1]), [0, 0])  # error: not whole runs of its elements
+            return o
+
+    return P
+
+
+def reshaped_halves_meet_columns():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.Opaque)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT)]):
+                x = pl.exp(a)
+                col = pl.reshape(pl.col_sum(x), [16, 1])
+                o = pl.assemble(o, pl.row_expand_mul(x, col), [0, 0])  # error: halves lie along different axes
+            return o
+
+    return P
+
+
+def normalize_rows(mode):
+    @pl.program
+    class NormalizeRows:
+        """y[i, :] = x[i, :] / sum_j x[i, j], the reciprocal taken on the
+        row sums reshaped to one row and back (pypto's rms_norm layout), in
+        a kernel split by rows; a matmul makes it a group."""
+
+        @pl.function(type=pl.FunctionType.Opaque)
+        def main(self, x: pl.Tensor[[16, 64], pl.FP32], w: pl.Tensor[[16, 16], pl.FP32],
+                 y: pl.Out[pl.Tensor[[16, 64], pl.FP32]], z: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(mode)]):
+                z = pl.assemble(z, pl.matmul(w, w), [0, 0])
+                t = pl.exp(x)
+                sums = pl.reshape(pl.row_sum(t), [1, 16])
+                inverse = pl.reshape(pl.recip(sums), [16, 1])
+                y = pl.assemble(y, pl.row_expand_mul(t, inverse), [0, 0])
+            return y, z
+
+    return NormalizeRows
+
+
+@pytest.mark.parametrize("mode", [pl.SplitMode.NONE, pl.SplitMode.UP_DOWN], ids=lambda m: m.name)
+def test_a_reshape_moves_the_halves(mode):
+    x, w = rand(16, 64) / 4, rand(16, 16, seed=1)
+    y, z = np.zeros((16, 64), np.float32), np.zeros((16, 16), np.float32)
+    compile_quiet(normalize_rows(mode))(x, w, y, z)
+    e = np.exp(x.astype(np.float64))
+    np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(z, w @ w, rtol=1e-4, atol=1e-4)
+
+
+def column_sums_as_a_column():
+    @pl.program
+    class P:
+        """The column sums of exp(x) (split by columns) reshaped to a
+        column: each sub-block holds half of its rows."""
+
+        @pl.function(type=pl.FunctionType.Opaque)
+        def main(self, x: pl.Tensor[[8, 32], pl.FP32], o: pl.Out[pl.Tensor[[32, 1], pl.FP32]]):
+            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT)]):
+                o = pl.assemble(o, pl.reshape(pl.col_sum(pl.exp(x)), [32, 1]), [0, 0])
+            return o
+
+    return P
+
+
+def test_a_reshape_of_a_split_row_is_a_split_column():
+    x = rand(8, 32) / 4
+    o = np.zeros((32, 1), np.float32)
+    compile_quiet(column_sums_as_a_column())(x, o)
+    np.testing.assert_allclose(o[:, 0], np.exp(x.astype(np.float64)).sum(axis=0), rtol=1e-5)
+
+
 @pytest.mark.parametrize("factory", [row_sum_left_right, odd_rows, transpose_split, push_split_disagrees,
-                                     tfree_of_another_tile])
+                                     tfree_of_another_tile, reshape_columns_left_right,
+                                     reshaped_halves_meet_columns])
 def test_what_a_split_cannot_divide_is_an_error_at_the_line(factory):
     located.expect_error(factory, compile_quiet)
 

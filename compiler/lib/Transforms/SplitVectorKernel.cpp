@@ -54,9 +54,128 @@ struct Split {
   }
 };
 
+/// Which axis of each vec value the two subblocks divide (none: the value
+/// is the same on both). By default the split's own, for every vec tile
+/// with more than one row (column). A reshape moves the halves: a subblock
+/// holds the first or the second half of a tile's elements in row-major
+/// order, which in the reshaped tile are its top and bottom rows again,
+/// or, in a tile of one row, its left and right columns (a [16, 1] column
+/// of row sums reshaped to [1, 16]). An op on such a value keeps its axis.
+class Halves {
+public:
+  explicit Halves(const Split &split) : split(split) {}
+
+  std::optional<unsigned> axisOf(Value value) const {
+    auto found = moved.find(value);
+    if (found != moved.end())
+      return found->second;
+    return defaultAxis(value);
+  }
+
+  std::optional<unsigned> defaultAxis(Value value) const {
+    if (split.halves(value.getType()))
+      return split.axis;
+    return std::nullopt;
+  }
+
+  static TileType halved(TileType tile, unsigned axis) {
+    SmallVector<int64_t> shape(tile.getShape());
+    shape[axis] /= 2;
+    return tile.cloneWith(shape, tile.getElementType());
+  }
+
+  template <typename Fail>
+  LogicalResult analyze(func::FuncOp kernel, Fail fail);
+
+private:
+  const Split &split;
+  llvm::DenseMap<Value, std::optional<unsigned>> moved;
+};
+
+StringRef axisName(unsigned axis) { return axis == 0 ? "rows" : "columns"; }
+
+bool isRank2(Type type) {
+  auto tile = dyn_cast<TileType>(type);
+  return tile && tile.hasRank() && tile.getRank() == 2;
+}
+
+template <typename Fail>
+LogicalResult Halves::analyze(func::FuncOp kernel, Fail fail) {
+  WalkResult result = kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      if (!isRank2(reshape.getSource().getType()) ||
+          !isRank2(reshape.getType()))
+        return WalkResult::advance(); // reported by check()
+      std::optional<unsigned> from = axisOf(reshape.getSource());
+      if (!from) {
+        moved[reshape.getResult()] = std::nullopt;
+        return WalkResult::advance();
+      }
+      auto source = cast<TileType>(reshape.getSource().getType());
+      if (*from == 1 && source.getShape()[0] != 1) {
+        fail(op) << "the subblocks hold the left and right columns of the "
+                    "reshaped tile, which are not whole runs of its "
+                    "elements; split up_down or none";
+        return WalkResult::interrupt();
+      }
+      ArrayRef<int64_t> shape = reshape.getType().getShape();
+      unsigned to = shape[0] == 1 ? 1 : 0;
+      if (shape[to] % 2) {
+        fail(op) << "the reshaped tile's " << shape[to] << " " << axisName(to)
+                 << " cannot be halved";
+        return WalkResult::interrupt();
+      }
+      moved[reshape.getResult()] = to;
+      return WalkResult::advance();
+    }
+    // Values a reshape moved meet other values of their shape with the
+    // same halves only, and stay in the block that made them.
+    auto sameShape = [](Value a, Value b) {
+      auto x = dyn_cast<TileType>(a.getType());
+      auto y = dyn_cast<TileType>(b.getType());
+      return x && y && x.hasRank() && y.hasRank() &&
+             x.getShape() == y.getShape();
+    };
+    if (isa<scf::YieldOp, TPushOp>(op)) {
+      for (Value operand : op->getOperands())
+        if (moved.count(operand) && axisOf(operand) != defaultAxis(operand)) {
+          fail(op) << "a tile whose halves a reshape moved to its "
+                   << (axisOf(operand) ? axisName(*axisOf(operand))
+                                       : StringRef("whole"))
+                   << " cannot leave "
+                   << (isa<TPushOp>(op) ? "through a pipe" : "its loop or if");
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    }
+    if (op->getNumResults() != 1 || !isa<TileType>(op->getResult(0).getType()))
+      return WalkResult::advance();
+    Value value = op->getResult(0);
+    for (Value operand : op->getOperands())
+      if (moved.count(operand) && sameShape(operand, value))
+        moved[value] = moved.lookup(operand);
+    // A broadcast operand halved along another axis than the result (a
+    // reshaped column next to a tile split by columns) has the wrong half.
+    std::optional<unsigned> axis = axisOf(value);
+    for (Value operand : op->getOperands()) {
+      std::optional<unsigned> other = axisOf(operand);
+      if ((moved.count(operand) || moved.count(value)) &&
+          (sameShape(operand, value) ? other != axis
+                                     : other && axis && other != axis)) {
+        fail(op) << "combines tiles whose halves lie along different axes "
+                    "(a reshape moved one's halves to its "
+                 << (other ? axisName(*other) : StringRef("whole tile")) << ")";
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 /// Reports what the split cannot divide: tiles of an odd or missing extent,
 /// reductions and transposes across the split, replicated tiles stored.
-LogicalResult check(func::FuncOp kernel, const Split &split) {
+LogicalResult check(func::FuncOp kernel, const Split &split, Halves &halves) {
   auto fail = [&](Operation *op) {
     return op->emitOpError()
            << "in kernel '" << kernel.getSymName() << "' split "
@@ -68,23 +187,26 @@ LogicalResult check(func::FuncOp kernel, const Split &split) {
       return emitError(arg.getLoc())
              << "kernel '" << kernel.getSymName() << "' is split "
              << split.modeName() << " and cannot take a tile parameter";
+  if (failed(halves.analyze(kernel, fail)))
+    return failure();
   WalkResult result = kernel.walk([&](Operation *op) {
     if (isa<TransposeOp>(op)) {
       fail(op) << "a transpose swaps the halves; transpose before the "
                   "split or split none";
       return WalkResult::interrupt();
     }
-    if (isa<ReshapeOp, ExtractOp, InsertOp>(op)) {
+    if (isa<ExtractOp, InsertOp>(op)) {
       fail(op) << "a " << op->getName().stripDialect()
                << " moves elements between the halves; split none";
       return WalkResult::interrupt();
     }
-    if (split.axis == 1 && isa<RowSumOp, RowMaxOp, RowMinOp>(op)) {
+    if (isa<RowSumOp, RowMaxOp, RowMinOp>(op) &&
+        halves.axisOf(op->getOperand(0)) == 1u) {
       fail(op) << "a row reduction would see half of each row; split "
                   "up_down instead";
       return WalkResult::interrupt();
     }
-    if (split.axis == 0 && isa<ColSumOp, ColMaxOp>(op)) {
+    if (isa<ColSumOp, ColMaxOp>(op) && halves.axisOf(op->getOperand(0)) == 0u) {
       fail(op) << "a column reduction would see half of each column; split "
                   "left_right instead";
       return WalkResult::interrupt();
@@ -93,7 +215,7 @@ LogicalResult check(func::FuncOp kernel, const Split &split) {
       if (isa<TileType>(store.getValue().getType()) &&
           cast<TileType>(store.getValue().getType()).getMemorySpace() ==
               MemorySpace::Vec &&
-          !split.halves(store.getValue().getType())) {
+          !halves.axisOf(store.getValue())) {
         fail(op) << "a tile with one of the split " << split.what()
                  << " is the same on both subblocks and cannot be stored "
                     "from them";
@@ -108,9 +230,10 @@ LogicalResult check(func::FuncOp kernel, const Split &split) {
         fail(op) << "splits 2-D tiles only";
         return false;
       }
-      int64_t extent = tile.getShape()[split.axis];
-      if (extent != 1 && extent % 2) {
-        fail(op) << "a tile of " << extent << " " << split.what()
+      std::optional<unsigned> axis = halves.axisOf(value);
+      int64_t extent = axis ? tile.getShape()[*axis] : 1;
+      if (extent % 2 && extent != 1) {
+        fail(op) << "a tile of " << extent << " " << axisName(*axis)
                  << " cannot be halved; use an even extent";
         return false;
       }
@@ -148,7 +271,7 @@ void shiftOffset(OpBuilder &builder, Operation *op, MutableOperandRange offsets,
   offsets[axis].set(builder.create<arith::AddIOp>(op->getLoc(), offset, delta));
 }
 
-void apply(func::FuncOp kernel, const Split &split) {
+void apply(func::FuncOp kernel, const Split &split, const Halves &halves) {
   Block &entry = kernel.getBody().front();
   OpBuilder builder = OpBuilder::atBlockBegin(&entry);
   // Named for the generated code.
@@ -174,66 +297,69 @@ void apply(func::FuncOp kernel, const Split &split) {
   // `valid` rows (columns), the half holds min(max(valid - s * half, 0),
   // half).
   auto localizeValid = [&](Operation *op, MutableOperandRange valid,
-                           Type tileType) {
-    if (valid.empty() || !split.halves(tileType))
+                           Value tile) {
+    std::optional<unsigned> axis = halves.axisOf(tile);
+    if (valid.empty() || !axis)
       return;
-    int64_t half = cast<TileType>(tileType).getShape()[split.axis] / 2;
+    int64_t half = cast<TileType>(tile.getType()).getShape()[*axis] / 2;
     Location loc = op->getLoc();
     builder.setInsertionPoint(op);
-    Value whole = valid[split.axis].get();
+    Value whole = valid[*axis].get();
     Value zero = builder.create<arith::ConstantIndexOp>(loc, 0);
     Value size = builder.create<arith::ConstantIndexOp>(loc, half);
     Value rest = builder.create<arith::SubIOp>(loc, whole, delta(half));
     Value local = builder.create<arith::MinSIOp>(
         loc, builder.create<arith::MaxSIOp>(loc, rest, zero), size);
-    valid[split.axis].set(local);
+    valid[*axis].set(local);
   };
   kernel.walk([&](Operation *op) {
     if (auto load = dyn_cast<LoadOp>(op))
-      localizeValid(op, load.getValidMutable(), load.getType());
+      localizeValid(op, load.getValidMutable(), load.getResult());
     else if (auto store = dyn_cast<StoreOp>(op))
-      localizeValid(op, store.getValidMutable(), store.getValue().getType());
+      localizeValid(op, store.getValidMutable(), store.getValue());
     else if (auto fill = dyn_cast<FillPadOp>(op))
-      localizeValid(op, fill.getValidMutable(), fill.getType());
+      localizeValid(op, fill.getValidMutable(), fill.getResult());
   });
   kernel.walk([&](Operation *op) {
     // Row i of subblock s's half is row i + s * half of the tile (column j,
     // column j + s * half): its mask boundary moves by as much.
     if (auto tri = dyn_cast<TriOp>(op)) {
-      if (split.halves(tri.getType())) {
-        int64_t whole = tri.getType().getShape()[split.axis];
+      if (std::optional<unsigned> axis = halves.axisOf(tri.getResult())) {
+        int64_t whole = tri.getType().getShape()[*axis];
         builder.setInsertionPoint(op);
         Value diagonal = tri.getDiagonal();
         Value shift = delta(whole / 2);
         tri.getDiagonalMutable().assign(
-            split.axis == 0
+            *axis == 0
                 ? builder.create<arith::AddIOp>(op->getLoc(), diagonal, shift)
                       .getResult()
                 : builder.create<arith::SubIOp>(op->getLoc(), diagonal, shift)
                       .getResult());
       }
     } else if (auto load = dyn_cast<LoadOp>(op)) {
-      if (split.halves(load.getType())) {
-        int64_t half = cast<TileType>(load.getType()).getShape()[split.axis];
+      if (std::optional<unsigned> axis = halves.axisOf(load.getResult())) {
+        int64_t half = cast<TileType>(load.getType()).getShape()[*axis];
         shiftOffset(builder, op, load.getOffsetsMutable(),
-                    split.axis + leadingDims(load.getSource(), load.getType()),
+                    *axis + leadingDims(load.getSource(), load.getType()),
                     delta(half / 2));
       }
     } else if (auto store = dyn_cast<StoreOp>(op)) {
-      if (split.halves(store.getValue().getType())) {
+      if (std::optional<unsigned> axis = halves.axisOf(store.getValue())) {
         int64_t half =
-            cast<TileType>(store.getValue().getType()).getShape()[split.axis];
-        shiftOffset(builder, op, store.getOffsetsMutable(),
-                    split.axis + leadingDims(store.getDest(),
-                                             store.getValue().getType()),
-                    delta(half / 2));
+            cast<TileType>(store.getValue().getType()).getShape()[*axis];
+        shiftOffset(
+            builder, op, store.getOffsetsMutable(),
+            *axis + leadingDims(store.getDest(), store.getValue().getType()),
+            delta(half / 2));
       }
     }
   });
-  // Then every vector tile takes its half's type.
+  // Then every vector tile takes its half's type (each value's axis read
+  // before any type changes).
+  SmallVector<std::pair<Value, unsigned>> halved;
   auto halve = [&](Value value) {
-    if (split.halves(value.getType()))
-      value.setType(split.halved(cast<TileType>(value.getType())));
+    if (std::optional<unsigned> axis = halves.axisOf(value))
+      halved.push_back({value, *axis});
   };
   kernel.walk([&](Operation *op) {
     for (Value result : op->getResults())
@@ -243,6 +369,8 @@ void apply(func::FuncOp kernel, const Split &split) {
         for (BlockArgument arg : block.getArguments())
           halve(arg);
   });
+  for (auto [value, axis] : halved)
+    value.setType(Halves::halved(cast<TileType>(value.getType()), axis));
 }
 
 /// Whether the kernel has `pl.split_aiv` regions: code written per AIV
@@ -376,8 +504,9 @@ void SplitVectorKernelPass::runOnOperation() {
       continue;
     }
     Split split{mode, mode == SplitMode::UpDown ? 0u : 1u};
-    if (failed(check(kernel, split)))
+    Halves halves(split);
+    if (failed(check(kernel, split, halves)))
       return signalPassFailure();
-    apply(kernel, split);
+    apply(kernel, split, halves);
   }
 }

@@ -140,3 +140,25 @@ func.func @valid_up_down(%x: !bp.tensor<32x16xf32>, %rows: index, %cols: index,
   %o = bp.store %p, %out[%c0, %c0] valid [%rows, %cols] : !bp.tile<16x16xf32, vec>, !bp.tensor<32x16xf32>
   return %o : !bp.tensor<32x16xf32>
 }
+
+// A reshape moves the halves: the row sums of each subblock's 8 rows,
+// reshaped to one row, are that row's left or right 8 columns; the
+// reciprocal keeps them there and the reshape back makes them rows again.
+// CHECK-LABEL: func.func @reshape_moves_halves(
+// CHECK: %[[SUMS:.*]] = bp.row_sum %{{.*}} : !bp.tile<8x64xf32, vec> -> !bp.tile<8x1xf32, vec>
+// CHECK: %[[ROW:.*]] = bp.reshape %[[SUMS]] : !bp.tile<8x1xf32, vec> -> !bp.tile<1x8xf32, vec>
+// CHECK: %[[INV:.*]] = bp.recip %[[ROW]] : !bp.tile<1x8xf32, vec>
+// CHECK: %[[COL:.*]] = bp.reshape %[[INV]] : !bp.tile<1x8xf32, vec> -> !bp.tile<8x1xf32, vec>
+// CHECK: bp.mul %{{.*}}, %[[COL]] : !bp.tile<8x64xf32, vec>, !bp.tile<8x1xf32, vec>
+func.func @reshape_moves_halves(%x: !bp.tensor<16x64xf32>, %out: !bp.tensor<16x64xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<16x64xf32> attributes {bp.kind = #bp<kind aiv>, bp.split = #bp<split up_down>} {
+  %c0 = arith.constant 0 : index
+  %t = bp.load %x[%c0, %c0] : !bp.tensor<16x64xf32> -> !bp.tile<16x64xf32, vec>
+  %s = bp.row_sum %t : !bp.tile<16x64xf32, vec> -> !bp.tile<16x1xf32, vec>
+  %r = bp.reshape %s : !bp.tile<16x1xf32, vec> -> !bp.tile<1x16xf32, vec>
+  %i = bp.recip %r : !bp.tile<1x16xf32, vec>
+  %c = bp.reshape %i : !bp.tile<1x16xf32, vec> -> !bp.tile<16x1xf32, vec>
+  %y = bp.mul %t, %c : !bp.tile<16x64xf32, vec>, !bp.tile<16x1xf32, vec>
+  %o = bp.store %y, %out[%c0, %c0] : !bp.tile<16x64xf32, vec>, !bp.tensor<16x64xf32>
+  return %o : !bp.tensor<16x64xf32>
+}

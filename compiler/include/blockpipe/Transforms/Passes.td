@@ -171,6 +171,10 @@ def BPSplitVectorKernel : Pass<"bp-split-vector-kernel", "::mlir::ModuleOp"> {
       initializes it with `bp_pipe_init_split`), the AIC pushing and popping
       whole tiles whose halves go to (come from) the two subblocks.
 
+    - a reshape keeps each subblock's run of elements: its result is
+      halved by rows, or by columns when it has one row (row sums reshaped
+      to a row), and ops on it keep that axis.
+
     Launches of a split kernel run 2 AIV subblocks per block (codegen).
 
     A kernel with `pl.split_aiv` regions (ops marked `bp.lane`) is written
