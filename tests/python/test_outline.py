@@ -116,6 +116,68 @@ def test_scopes_run_in_order():
     np.testing.assert_allclose(out, np.exp(a) + a, rtol=1e-5, atol=1e-6)
 
 
+SLOT_SHAPE = [32, 32]
+
+
+def slots_program(variant):
+    """exp(a @ b) with the pipe between matmul and exp sized by the scope's
+    optimizations (pl.at's arguments are read from the source, so each
+    variant is written out)."""
+    T = pl.Tensor[SLOT_SHAPE, pl.FP32]
+
+    if variant == "cross_core_slot":
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Opaque)
+            def main(self, a: T, b: T, out: pl.Out[T]) -> T:
+                with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.cross_core_slot(slot_num=5)]):
+                    out = pl.assemble(out, pl.exp(pl.matmul(a, b)), [0, 0])
+                return out
+    elif variant == "split_and_slots":
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Opaque)
+            def main(self, a: T, b: T, out: pl.Out[T]) -> T:
+                with pl.at(level=pl.Level.CORE_GROUP,
+                           optimizations=[pl.split(pl.SplitMode.UP_DOWN), pl.cross_core_slot(slot_num=3)]):
+                    out = pl.assemble(out, pl.exp(pl.matmul(a, b)), [0, 0])
+                return out
+    elif variant == "split_slot_num":
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Opaque)
+            def main(self, a: T, b: T, out: pl.Out[T]) -> T:
+                with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT, slot_num=6)]):
+                    out = pl.assemble(out, pl.exp(pl.matmul(a, b)), [0, 0])
+                return out
+    else:
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Opaque)
+            def main(self, a: T, b: T, out: pl.Out[T]) -> T:
+                with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.NONE)]):
+                    out = pl.assemble(out, pl.exp(pl.matmul(a, b)), [0, 0])
+                return out
+    return P
+
+
+@pytest.mark.parametrize("variant,slots", [
+    ("cross_core_slot", 5), ("split_and_slots", 3), ("split_slot_num", 6), ("default", None)])
+def test_scope_slot_num_sizes_the_pipe(variant, slots):
+    a, b = rand(32, 32) / 8, rand(32, 32, seed=1) / 8
+    out = np.zeros((32, 32), np.float32)
+    compiled = blockpipe.compile(slots_program(variant))
+    compiled(a, b, out)
+    np.testing.assert_allclose(out, np.exp(a @ b), rtol=1e-4, atol=1e-5)
+    inits = [line for line in compiled.ir("final").splitlines() if "bp.initialize_pipe" in line]
+    assert len(inits) == 2
+    # The ring is slots x a 32x32 f32 tile in the pipe buffer (without
+    # slot_num: the target's default for one direction, 8).
+    for line in inits:
+        assert ("slot_num(" not in line) if slots is None else (f"slot_num({slots})" in line)
+        assert f"!bp.tensor<{(slots or 8) * 32 * 32 * 4}xi8>" in line
+
+
 def compile_quiet(program):
     return blockpipe.compile(program, quiet=True)
 
@@ -197,8 +259,58 @@ def name_taken():
     return P
 
 
+def slots_above_the_target():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.Opaque)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.cross_core_slot(slot_num=65)]):  # error: slot_num 65 is more than the 64 slots a ring may have on target 'cpu-sim'
+                o = pl.assemble(o, pl.exp(pl.matmul(a, a)), [0, 0])
+            return o
+
+    return P
+
+
+def slots_given_twice():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.Opaque)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.NONE, slot_num=2),
+                                                                 pl.cross_core_slot(slot_num=4)]):  # error: gives slot_num twice
+                o = pl.assemble(o, pl.exp(a), [0, 0])
+            return o
+
+    return P
+
+
+def slots_not_positive():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.Opaque)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.cross_core_slot(slot_num=0)]):  # error: pl.cross_core_slot's slot_num must be a positive integer
+                o = pl.assemble(o, pl.exp(a), [0, 0])
+            return o
+
+    return P
+
+
+def cross_core_slot_in_a_kernel():
+    @pl.program
+    class P:
+        @pl.function
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+            pl.cross_core_slot(slot_num=2)  # error: only valid in pl.at(..., optimizations=[...])
+            return pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], o)
+
+    return P
+
+
 @pytest.mark.parametrize("factory", [opaque_without_scope, scope_at_host_level, scope_reads_a_local,
-                                     scope_window_too_big, at_inside_a_kernel, name_taken])
+                                     scope_window_too_big, at_inside_a_kernel, name_taken,
+                                     slots_above_the_target, slots_given_twice, slots_not_positive,
+                                     cross_core_slot_in_a_kernel])
 def test_misuse_is_an_error_at_the_line(factory):
     located.expect_error(factory, compile_quiet)
 

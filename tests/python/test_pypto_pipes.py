@@ -5,6 +5,8 @@ pops, pl.tfree_to_*(tile), and group halves taking an Out parameter they do
 not write; run against numpy, misuse is a CompileError at the line: a
 popped tile used after its tfree, or never freed."""
 
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -195,3 +197,60 @@ def freed_in_one_branch_only_is_enough():
                                      freed_in_one_branch_only_is_enough])
 def test_misuse_is_an_error_at_the_line(factory):
     located.expect_error(factory, lambda p: blockpipe.compile(p, quiet=True))
+
+
+@pl.program
+class UnevenPushes:
+    """The cube pushes `pushes` tiles, the vector pops `pops` of them: equal
+    counts are correct; the compiler cannot tell, so the sanitizer judges."""
+
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, a: pl.Tensor[[N, N], pl.FP32], out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
+             pushes: pl.Scalar[pl.INDEX], pops: pl.Scalar[pl.INDEX]):
+        pl.aic_initialize_pipe(dir_mask=1, slot_size=SLOT, slot_num=4)
+        t = pl.load(a, [0, 0], [N, N], target_memory=pl.Mem.Mat)
+        l = pl.move(t, target_memory=pl.Mem.Left)
+        r = pl.move(t, target_memory=pl.Mem.Right)
+        for i in pl.range(pushes):
+            pl.tpush_to_aiv(pl.matmul(l, r))  # pushed here
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vector(self, a: pl.Tensor[[N, N], pl.FP32], out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
+               pushes: pl.Scalar[pl.INDEX], pops: pl.Scalar[pl.INDEX]) -> pl.Tensor[[N, N], pl.FP32]:
+        pl.aiv_initialize_pipe(dir_mask=1, slot_size=SLOT, slot_num=4)
+        acc = pl.full([N, N], pl.FP32, 0.0)
+        for i in pl.range(pops):
+            t: pl.Tile[[N, N], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic()
+            acc = pl.add(acc, t)
+            pl.tfree_to_aic(t)
+        return pl.store(acc, [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Group)
+    def group(self, a: pl.Tensor[[N, N], pl.FP32], out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
+              pushes: pl.Scalar[pl.INDEX], pops: pl.Scalar[pl.INDEX]) -> pl.Tensor[[N, N], pl.FP32]:
+        self.cube(a, out, pushes, pops)
+        return self.vector(a, out, pushes, pops)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[N, N], pl.FP32], out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
+             pushes: pl.Scalar[pl.INDEX], pops: pl.Scalar[pl.INDEX]) -> pl.Tensor[[N, N], pl.FP32]:
+        return self.group(a, out, pushes, pops)
+
+
+def test_the_sanitizer_names_the_line_of_tiles_left_in_a_pipe(monkeypatch):
+    monkeypatch.setenv("BLOCKPIPE_SANITIZE", "1")
+    a = np.random.default_rng(3).standard_normal((N, N)).astype(np.float32) / 4
+    compiled = blockpipe.compile(UnevenPushes, quiet=True)
+    out = np.zeros((N, N), np.float32)
+    compiled(a, out, 3, 3)
+    np.testing.assert_allclose(out, 3 * (a @ a), rtol=1e-4, atol=1e-4)
+
+    out = np.zeros((N, N), np.float32)
+    with pytest.raises(Exception) as info:
+        compiled(a, out, 3, 1)
+    push_line = next(n for n, text in enumerate(pathlib.Path(__file__).read_text().splitlines(), 1)
+                     if text.endswith("# pushed here"))
+    message = str(info.value)
+    assert ("pipe 0 (C2V): the AIC pushed 2 tile(s) the AIV never popped, the last pushed at "
+            f"test_pypto_pipes.py:{push_line}") in message, message
+    assert (out == 0).all()  # the failed call left its output alone

@@ -110,6 +110,18 @@ private:
     return "bp_ctx";
   }
 
+  /// A pipe call's suffix and context: "_at(bp_ctx" when the op has a
+  /// line in the user's program to pass (see site), else "(bp_ctx".
+  std::string pipeCall(Operation *op) {
+    return (userLine(op->getLoc()) ? "_at(" : "(") + ctx();
+  }
+  /// The trailing `where` argument of a pipe call: the op's line in the
+  /// user's program, which the runtime's errors and the sanitizer name.
+  std::string site(Operation *op) {
+    std::optional<std::string> line = userLine(op->getLoc());
+    return line ? ", \"" + escapeCppString(*line) + "\"" : "";
+  }
+
   const KernelInfo &kernel;
   llvm::DenseMap<Value, CppParam> params;
   mutable llvm::StringSet<> usedNames;
@@ -613,9 +625,9 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
                    ");");
           data = packed + ".data";
         }
-        out.line("BP_CHECK(bp_tpush(" + ctx() + ", " +
+        out.line("BP_CHECK(bp_tpush" + pipeCall(op) + ", " +
                  std::to_string(op.getPipe()) + ", " + cppPipeDir(op.getDir()) +
-                 ", " + data + ", sizeof(" + data + ")));");
+                 ", " + data + ", sizeof(" + data + ")" + site(op) + "));");
         return success();
       })
       .Case([&](bp::TPopOp op) {
@@ -627,18 +639,18 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
           out.line(cppTileType(op.getType()) + " " + packed + ";");
           data = packed + ".data";
         }
-        out.line("BP_CHECK(bp_tpop_copy(" + ctx() + ", " +
+        out.line("BP_CHECK(bp_tpop_copy" + pipeCall(op) + ", " +
                  std::to_string(op.getPipe()) + ", " + cppPipeDir(op.getDir()) +
-                 ", " + data + ", sizeof(" + data + ")));");
+                 ", " + data + ", sizeof(" + data + ")" + site(op) + "));");
         if (!packed.empty())
           out.line("tile::unpack_column_halves(" + name + ", " + packed +
                    ".data);");
         return success();
       })
       .Case([&](bp::TFreeOp op) {
-        out.line("BP_CHECK(bp_tfree(" + ctx() + ", " +
+        out.line("BP_CHECK(bp_tfree" + pipeCall(op) + ", " +
                  std::to_string(op.getPipe()) + ", " + cppPipeDir(op.getDir()) +
-                 "));");
+                 site(op) + "));");
         return success();
       })
       .Default([&](Operation *op) {

@@ -246,6 +246,26 @@ LogicalResult BPDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
 
+  if (name == kSlotNumAttrName) {
+    auto n = dyn_cast<IntegerAttr>(value);
+    bool onKernel = false;
+    if (func)
+      if (std::optional<FunctionKind> kind = getFunctionKind(func))
+        onKernel =
+            *kind == FunctionKind::InCore || *kind == FunctionKind::Group;
+    if (!n || n.getInt() <= 0 || !onKernel)
+      return op->emitError() << "'" << name
+                             << "' must be a positive integer on an incore "
+                                "or group kernel";
+    TargetAttr target = TargetAttr::lookup(op);
+    if (n.getInt() > target.getMaxSlotNum())
+      return op->emitError()
+             << "slot_num " << n.getInt() << " is more than the "
+             << target.getMaxSlotNum() << " slots a ring may have on target '"
+             << target.getName() << "' (pipe.max_slot_num)";
+    return success();
+  }
+
   if (name == kLaneAttrName) {
     auto kernel = op->getParentOfType<func::FuncOp>();
     std::optional<FunctionKind> kind =

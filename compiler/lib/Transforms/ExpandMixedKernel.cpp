@@ -453,8 +453,9 @@ FailureOr<func::FuncOp> HalfBuilder::build(func::FuncOp kernel,
     builder.create<InitializePipeOp>(
         kernel.getLoc(), builder.getI64IntegerAttr(kPipeId),
         PipeDirsAttr::get(builder.getContext(), analysis.dirMask),
-        builder.getI64IntegerAttr(analysis.slotSize), IntegerAttr(), Value(),
-        IntegerAttr());
+        builder.getI64IntegerAttr(analysis.slotSize),
+        kernel->getAttrOfType<IntegerAttr>(BPDialect::kSlotNumAttrName),
+        Value(), IntegerAttr());
   cloneBlock(source, builder);
   if (failed(insertFrees())) {
     half.erase();
@@ -616,13 +617,17 @@ void buildGroup(func::FuncOp kernel, ArrayRef<Half> halves) {
 }
 
 /// Walks `block` with `held` tiles of `ring` popped and not yet freed;
-/// raises `most` to the most held at once and returns the count at the end
-/// (a loop body or an if branch frees what it pops: see insertFrees).
-int64_t countHeld(Block &block, PipeDir ring, int64_t held, int64_t &most) {
+/// raises `most` to the most held at once, `peak` to the pop where that
+/// happens, and returns the count at the end (a loop body or an if branch
+/// frees what it pops: see insertFrees).
+int64_t countHeld(Block &block, PipeDir ring, int64_t held, int64_t &most,
+                  TPopOp &peak) {
   for (Operation &op : block) {
     if (auto pop = dyn_cast<TPopOp>(op)) {
-      if (pop.getDir() == ring)
-        most = std::max(most, ++held);
+      if (pop.getDir() == ring && ++held > most) {
+        most = held;
+        peak = pop;
+      }
     } else if (auto free = dyn_cast<TFreeOp>(op)) {
       if (free.getDir() == ring)
         --held;
@@ -630,7 +635,7 @@ int64_t countHeld(Block &block, PipeDir ring, int64_t held, int64_t &most) {
       int64_t after = held;
       for (Region &region : op.getRegions())
         for (Block &inner : region)
-          after = countHeld(inner, ring, held, most);
+          after = countHeld(inner, ring, held, most, peak);
       held = after;
     }
   }
@@ -640,23 +645,37 @@ int64_t countHeld(Block &block, PipeDir ring, int64_t held, int64_t &most) {
 /// Gives the group's pipe enough slots for the tiles a half holds at once.
 /// The popping half holds a slot from its pop to its free, and the pushing
 /// half needs a free slot for the next tile: a half that holds N tiles while
-/// it pops the N-th needs N slots, or both halves wait forever. The default
-/// slot_num stays unless more are needed.
-void sizeSlots(func::FuncOp aic, func::FuncOp aiv) {
+/// it pops the N-th needs N slots, or both halves wait forever. The
+/// slot_num given (or the target's default) stays unless more are needed;
+/// more than the target's maximum is an error at the pop that needs them.
+LogicalResult sizeSlots(func::FuncOp aic, func::FuncOp aiv) {
   InitializePipeOp inits[2];
   int64_t need = 0;
+  TPopOp peak;
   for (auto [i, half] :
        llvm::enumerate(std::array<func::FuncOp, 2>{aic, aiv})) {
     half.walk([&](InitializePipeOp init) { inits[i] = init; });
-    for (PipeDir ring : {PipeDir::C2V, PipeDir::V2C}) {
-      countHeld(half.getBody().front(), ring, 0, need);
-    }
+    for (PipeDir ring : {PipeDir::C2V, PipeDir::V2C})
+      countHeld(half.getBody().front(), ring, 0, need, peak);
   }
   if (!inits[0] || !inits[1] || need <= inits[0].getResolvedSlotNum())
-    return;
+    return success();
+  TargetAttr target = TargetAttr::lookup(aic);
+  if (need > target.getMaxSlotNum()) {
+    bool cube = peak->getParentOfType<func::FuncOp>() == aic;
+    return peak.emitError()
+           << "the " << (cube ? "cube" : "vector") << " work holds " << need
+           << " tiles from the " << (cube ? "vector" : "cube")
+           << " work at once, this one the last, more than the "
+           << target.getMaxSlotNum() << " slots a pipe may have on target '"
+           << target.getName()
+           << "' (pipe.max_slot_num); use earlier tiles up before this one "
+              "is computed";
+  }
   Builder builder(aic.getContext());
   for (InitializePipeOp init : inits)
     init.setSlotNumAttr(builder.getI64IntegerAttr(need));
+  return success();
 }
 
 struct ExpandMixedKernelPass
@@ -691,9 +710,11 @@ void ExpandMixedKernelPass::runOnOperation() {
       (*aic).erase();
       return signalPassFailure();
     }
-    sizeSlots(*aic, *aiv);
+    // In the module first: the slots are sized for the module's target.
     symbols.insert(*aic, Block::iterator(kernel));
     symbols.insert(*aiv, Block::iterator(kernel));
+    if (failed(sizeSlots(*aic, *aiv)))
+      return signalPassFailure();
     buildGroup(kernel, {{*aic, Side::Cube, aicBuilder.keptParams,
                          aicBuilder.returnedParams},
                         {*aiv, Side::Vector, aivBuilder.keptParams,

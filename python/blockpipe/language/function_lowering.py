@@ -165,6 +165,8 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         self.region_loops = {id(stmt) for stmt, _ in regions}
         if split is not SplitMode.NONE:
             fn_attrs["bp.split"] = b.split_mode(split.name.lower())
+        if self.spec.slot_num is not None:
+            fn_attrs["bp.slot_num"] = b.i64(self.spec.slot_num)
 
         # The signature must be known before the body is built, but results may
         # be inferred from the return statement: build into a placeholder whose

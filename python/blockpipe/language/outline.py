@@ -248,26 +248,40 @@ class Outliner:
             raise self.error(node, "pl.at's optimizations= must be a list such as [pl.split(pl.SplitMode.UP_DOWN)]")
         from blockpipe.language import ops
 
-        split = None
+        mode: Optional[SplitMode] = None
+        slot_num: Optional[int] = None
+        seen = set()
         for entry in node.elts:
-            if not (isinstance(entry, ast.Call) and ops.op_of(_static(entry.func, self.namespace)) is ops.OPS["split"]):
-                raise self.error(entry, "each entry of pl.at's optimizations= must be pl.split(mode)")
-            if split is not None:
-                raise self.error(entry, "pl.at's optimizations= has pl.split twice")
-            mode_node = entry.args[0] if entry.args else next((k.value for k in entry.keywords if k.arg == "mode"), None)
-            mode = _static(mode_node, self.namespace) if mode_node is not None else None
-            if not isinstance(mode, SplitMode):
-                raise self.error(entry, "pl.split takes a pl.SplitMode known at compile time")
-            slot_num = None
+            op = ops.op_of(_static(entry.func, self.namespace)) if isinstance(entry, ast.Call) else None
+            kind = next((k for k in ("split", "cross_core_slot") if op is ops.OPS[k]), None)
+            if kind is None:
+                raise self.error(entry, "each entry of pl.at's optimizations= must be pl.split(mode) or "
+                                        "pl.cross_core_slot(slot_num=n)")
+            if kind in seen:
+                raise self.error(entry, f"pl.at's optimizations= has pl.{kind} twice")
+            seen.add(kind)
+            if kind == "split":
+                mode_node = entry.args[0] if entry.args else next(
+                    (k.value for k in entry.keywords if k.arg == "mode"), None)
+                mode = _static(mode_node, self.namespace) if mode_node is not None else None
+                if not isinstance(mode, SplitMode):
+                    raise self.error(entry, "pl.split takes a pl.SplitMode known at compile time")
+            elif entry.args:
+                raise self.error(entry, "pl.cross_core_slot takes slot_num= as a keyword")
             for kw in entry.keywords:
                 if kw.arg == "slot_num":
+                    if slot_num is not None:
+                        raise self.error(kw.value, "pl.at's optimizations= gives slot_num twice")
                     slot_num = _static(kw.value, self.namespace)
                     if isinstance(slot_num, bool) or not isinstance(slot_num, int) or slot_num <= 0:
-                        raise self.error(kw.value, "pl.split's slot_num must be a positive integer")
-                elif kw.arg != "mode":
-                    raise self.error(kw.value, f"pl.split has no argument '{kw.arg}'")
-            split = Split(mode, slot_num)
-        return split
+                        raise self.error(kw.value, f"pl.{kind}'s slot_num must be a positive integer")
+                elif kw.arg != "mode" or kind != "split":
+                    raise self.error(kw.value, f"pl.{kind} has no argument '{kw.arg}'")
+            if kind == "cross_core_slot" and slot_num is None:
+                raise self.error(entry, "pl.cross_core_slot is missing slot_num=")
+        if mode is None and slot_num is None:
+            return None
+        return Split(mode if mode is not None else SplitMode.NONE, slot_num)
 
     def _outline(self, stmt, body, spmd_call, block_var, name_hint, split: Optional[Split]):
         index = len(self.kernels)
@@ -314,7 +328,8 @@ class Outliner:
         ast.copy_location(fdef, loc)  # its body keeps the user's positions
         annotations = {p: self._kernel_param(p, p in written) for p in params}
         kernel = FunctionSpec(self._pyfunc(name, annotations), FunctionType.InCore, tensor_ops=True,
-                              split=split.mode if split is not None else SplitMode.NONE)
+                              split=split.mode if split is not None else SplitMode.NONE,
+                              slot_num=split.slot_num if split is not None else None)
         source = self._source(fdef)
         self.kernels.append((kernel, source))
 

@@ -27,6 +27,9 @@ class FunctionSpec:
     tensor_ops: bool = False
     # `attrs={"split": mode}`: the vector half runs on both AIV sub-blocks.
     split: SplitMode = SplitMode.NONE
+    # `pl.cross_core_slot(slot_num=n)` of the scope it was outlined from: the
+    # slots of the pipe between its cube and vector work.
+    slot_num: Optional[int] = None
     # Its parsed source, for a function not read from a method of a class
     # (@pl.jit's); else read from `pyfunc`.
     source: Any = None

@@ -13,7 +13,7 @@ module {
   // CHECK:        tile::load(bk, w, 16, col, 0);
   // CHECK-NEXT:   tile::matmul_acc(acc, ak, bk);
   // CHECK-NEXT: }
-  // CHECK-NEXT: BP_CHECK(bp_tpush(bp_ctx, 0, BP_PIPE_C2V, acc.data
+  // CHECK-NEXT: BP_CHECK(bp_tpush_at(bp_ctx, 0, BP_PIPE_C2V, acc.data
   func.func @chain(%x: !bp.tensor<16x64xf32>, %w: !bp.tensor<64x16xf32>,
                    %buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer})
       attributes {bp.kind = #bp<kind aic>, bp.pipe_buffer_bytes = 8192 : i64} {
@@ -44,8 +44,8 @@ module {
   // An accumulator read again after the matmul: copied.
   // CHECK: tile::Tile<float, 16, 16, tile::Space::Acc> twice = once;
   // CHECK-NEXT: tile::matmul_acc(twice, a, b);
-  // CHECK-NEXT: BP_CHECK(bp_tpush(bp_ctx, 0, BP_PIPE_C2V, twice.data
-  // CHECK-NEXT: BP_CHECK(bp_tpush(bp_ctx, 0, BP_PIPE_C2V, once.data
+  // CHECK-NEXT: BP_CHECK(bp_tpush_at(bp_ctx, 0, BP_PIPE_C2V, twice.data
+  // CHECK: BP_CHECK(bp_tpush_at(bp_ctx, 0, BP_PIPE_C2V, once.data
   func.func @copies(%x: !bp.tensor<16x16xf32>, %w: !bp.tensor<16x16xf32>,
                       %buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer})
       attributes {bp.kind = #bp<kind aic>, bp.pipe_buffer_bytes = 8192 : i64} {

@@ -132,3 +132,25 @@ func.func @buffer_not_the_pipe_buffer_parameter(%b: !bp.tensor<8192xi8>) attribu
   bp.initialize_pipe id(0) dir_mask(c2v) slot_size(1024) buffer(%b : !bp.tensor<8192xi8>) offset(0)
   return
 }
+
+// -----
+
+// pl.cross_core_slot(slot_num=n) of a scope: at most the target's maximum.
+// expected-error @+1 {{slot_num 100 is more than the 64 slots a ring may have on target 'cpu-sim' (pipe.max_slot_num)}}
+func.func @scope_slots_above_max() attributes {bp.kind = #bp<kind incore>, bp.slot_num = 100} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'bp.slot_num' must be a positive integer on an incore or group kernel}}
+func.func @orchestration_slots() attributes {bp.kind = #bp<kind orchestration>, bp.slot_num = 4} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'bp.slot_num' must be a positive integer on an incore or group kernel}}
+func.func @zero_slots() attributes {bp.kind = #bp<kind incore>, bp.slot_num = 0} {
+  return
+}

@@ -315,4 +315,41 @@ func.func @from_zeros(%x: !bp.tensor<16x16xf32>,
   return %o : !bp.tensor<16x16xf32>
 }
 
+// pl.cross_core_slot(slot_num=6) on the scope: both halves' pipe gets six
+// slots, not the target's default (eight for one direction).
+// CHECK-LABEL: func.func @six_slots_aic(
+// CHECK: bp.initialize_pipe id(0) dir_mask(c2v) slot_size(1024) slot_num(6){{$}}
+// CHECK-LABEL: func.func @six_slots_aiv(
+// CHECK: bp.initialize_pipe id(0) dir_mask(c2v) slot_size(1024) slot_num(6){{$}}
+func.func @six_slots(%x: !bp.tensor<16x16xf32>,
+                     %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<16x16xf32> attributes {bp.kind = #bp<kind incore>, bp.slot_num = 6} {
+  %c0 = arith.constant 0 : index
+  %a = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, left>
+  %b = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, right>
+  %m = bp.matmul %a, %b : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %v = bp.move %m : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %e = bp.exp %v : !bp.tile<16x16xf32, vec>
+  %o = bp.store %e, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
+  return %o : !bp.tensor<16x16xf32>
+}
+
+// Fewer slots asked than the tiles held at once: raised to them (two here).
+// CHECK-LABEL: func.func @one_slot_holds_two_aic(
+// CHECK: bp.initialize_pipe id(0) dir_mask(c2v) slot_size(1024) slot_num(2){{$}}
+func.func @one_slot_holds_two(%x: !bp.tensor<16x16xf32>,
+                              %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<16x16xf32> attributes {bp.kind = #bp<kind incore>, bp.slot_num = 1} {
+  %c0 = arith.constant 0 : index
+  %a = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, left>
+  %b = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, right>
+  %m0a = bp.matmul %a, %b : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %m0 = bp.move %m0a : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %m1a = bp.matmul %a, %b : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %m1 = bp.move %m1a : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %s = bp.add %m1, %m0 : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  %o = bp.store %s, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
+  return %o : !bp.tensor<16x16xf32>
+}
+
 }

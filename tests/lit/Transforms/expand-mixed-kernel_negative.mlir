@@ -114,3 +114,29 @@ func.func @two_blocks(%x: !bp.tensor<16x16xf32>, %out: !bp.tensor<16x16xf32> {bp
 ^unreachable:
   return %out : !bp.tensor<16x16xf32>
 }
+
+// -----
+
+// The vector side holds three matmul results at once (it adds them in
+// reverse order), on a target whose rings have at most two slots.
+module attributes {bp.target = #bp.target<name = "two-slot", driver = "cpu-sim", core_groups = 24, aiv_per_core_group = 2, gm_bytes = 4294967296, gm_alignment = 64, block_stack_bytes = 4194304, local_memory_bytes = {acc = 131072 : i64, left = 65536 : i64, mat = 524288 : i64, right = 65536 : i64, vec = 196608 : i64}, default_slot_num_one_direction = 2, default_slot_num_both_directions = 2, max_pipes_per_block = 16, max_slot_num = 2>} {
+func.func @holds_three(%x: !bp.tensor<16x16xf32>,
+                       %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})
+    -> !bp.tensor<16x16xf32> attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %a = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, left>
+  %b = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, right>
+  %m0a = bp.matmul %a, %b : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %m0 = bp.move %m0a : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %m1a = bp.matmul %a, %b : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %m1 = bp.move %m1a : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  // The pop is at the op whose result crosses.
+  // expected-error @+1 {{the vector work holds 3 tiles from the cube work at once, this one the last, more than the 2 slots a pipe may have on target 'two-slot' (pipe.max_slot_num)}}
+  %m2a = bp.matmul %a, %b : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+  %m2 = bp.move %m2a : !bp.tile<16x16xf32, acc> -> !bp.tile<16x16xf32, vec>
+  %s1 = bp.add %m2, %m1 : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  %s2 = bp.add %s1, %m0 : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+  %o = bp.store %s2, %out[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
+  return %o : !bp.tensor<16x16xf32>
+}
+}

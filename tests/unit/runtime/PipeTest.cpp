@@ -602,14 +602,14 @@ int32_t pushTwo(void **args, const bp_block_context *ctx) {
   BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 64, 4));
   int64_t value = 1;
   BP_CHECK(bp_tpush(ctx, 0, BP_PIPE_C2V, &value, sizeof value));
-  return bp_tpush(ctx, 0, BP_PIPE_C2V, &value, sizeof value);
+  return bp_tpush_at(ctx, 0, BP_PIPE_C2V, &value, sizeof value, "k.py:5");
 }
 
 int32_t popOneKeepIt(void **args, const bp_block_context *ctx) {
   char *pipes = static_cast<char *>(args[0]) + ctx->block_idx * 512;
   BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 64, 4));
   int64_t value = 0;
-  return bp_tpop_copy(ctx, 0, BP_PIPE_C2V, &value, sizeof value);
+  return bp_tpop_copy_at(ctx, 0, BP_PIPE_C2V, &value, sizeof value, "k.py:9");
 }
 
 } // namespace
@@ -634,5 +634,41 @@ TEST(Pipe, SanitizerReportsTilesNeverFreedOrPopped) {
       << error;
   EXPECT_TRUE(contains(error, "pipe 0 (C2V): the AIC pushed 1 tile(s) the "
                               "AIV never popped"))
+      << error;
+  // Each names the call's place in the program, where the kernel gave it.
+  EXPECT_TRUE(contains(error, "never freed, the last popped at k.py:9 (tfree "
+                              "each after its last use)"))
+      << error;
+  EXPECT_TRUE(contains(error, "never popped, the last pushed at k.py:5"))
+      << error;
+}
+
+namespace {
+// A free with no tile popped: the error names the free's place.
+int32_t pushNothing(void **args, const bp_block_context *ctx) {
+  char *pipes = static_cast<char *>(args[0]) + ctx->block_idx * 512;
+  return bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 64, 4);
+}
+
+int32_t freeUnpopped(void **args, const bp_block_context *ctx) {
+  char *pipes = static_cast<char *>(args[0]) + ctx->block_idx * 512;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 64, 4));
+  return bp_tfree_at(ctx, 0, BP_PIPE_C2V, "k.py:14");
+}
+} // namespace
+
+TEST(Pipe, ErrorsNameTheCallsPlace) {
+  CpuSimDevice device;
+  std::vector<char> buffer(512);
+  LaunchSpec spec;
+  spec.blockNum = 1;
+  spec.pipeBufferArg = 0;
+  spec.pipeBufferPerBlockBytes = 512;
+  std::string error = errorOf([&] {
+    device.run(Kernel::makeGroup("unpopped", pushNothing, freeUnpopped), spec,
+               {buffer.data()});
+  });
+  EXPECT_TRUE(contains(error, "tfree at k.py:14 on pipe 0 (C2V) without a "
+                              "popped tile"))
       << error;
 }

@@ -47,6 +47,11 @@ def BP_Dialect : Dialect {
     /// on both AIV subblocks, each on half the rows or columns of every
     /// vector tile (bp-split-vector-kernel).
     static constexpr ::llvm::StringLiteral kSplitAttrName = "bp.split";
+    /// The slots per direction of the pipe bp-expand-mixed-kernel puts
+    /// between an incore kernel's cube and vector work
+    /// (`pl.cross_core_slot(slot_num=n)`); at most the target's
+    /// pipe.max_slot_num.
+    static constexpr ::llvm::StringLiteral kSlotNumAttrName = "bp.slot_num";
     /// Unit attribute on the ops of a `pl.split_aiv` region: code written
     /// for one AIV lane (its own half of the data), which
     /// bp-split-vector-kernel leaves as it is.

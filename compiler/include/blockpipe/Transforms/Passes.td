@@ -127,11 +127,12 @@ def BPExpandMixedKernel : Pass<"bp-expand-mixed-kernel", "::mlir::ModuleOp"> {
     The pipe. Both halves start with the same
     `bp.initialize_pipe id(0) dir_mask(M) slot_size(S)`: one pipe per group,
     `M` the union of the directions used (1 c2v, 2 v2c, 3 both), `S` the
-    largest crossing tile in bytes. slot_num keeps its default (8, or 4 for
-    both directions) unless a half holds more popped tiles at once (popped,
-    not yet freed, counting the one being popped): then it is that number,
-    since the pushing half needs a free slot for every tile the popping half
-    holds or both would wait forever.
+    largest crossing tile in bytes. slot_num is the kernel's `bp.slot_num`
+    (`pl.cross_core_slot`) or else the target's default (8, or 4 for both
+    directions on cpu-sim), unless a half holds more popped tiles at once
+    (popped, not yet freed, counting the one being popped): then it is that
+    number, since the pushing half needs a free slot for every tile the
+    popping half holds or both would wait forever.
 
     Parameters and results. Each half takes the parameters it uses, in their
     original order and with their attributes. A half returns every Out/InOut
@@ -139,6 +140,8 @@ def BPExpandMixedKernel : Pass<"bp-expand-mixed-kernel", "::mlir::ModuleOp"> {
     original return value, the result of the half whose store produced it.
 
     Errors (at the op's location):
+    - a half holds more tiles at once than the target's pipe.max_slot_num
+      (at the op whose result is the last of them);
     - a tile popped inside a loop or an if branch is yielded out of it (its
       slot would outlive the region that popped it), or a popped tile is held
       across a nested loop or if that pops from the same ring (the FIFO

@@ -190,8 +190,19 @@ def at(cx, call, level, role=None, optimizations=None, deps=None, no_dep_args=No
 @operation()
 def split(cx, call, mode, slot_num=None):
     """`pl.split(pl.SplitMode.UP_DOWN)`: an entry of
-    `pl.at(..., optimizations=[...])`."""
+    `pl.at(..., optimizations=[...])`. slot_num= is pypto's older spelling
+    of pl.cross_core_slot's."""
     raise cx.error(call.node, "pl.split(mode) is only valid in pl.at(..., optimizations=[...])")
+
+
+@operation()
+def cross_core_slot(cx, call, slot_num):
+    """`pl.cross_core_slot(slot_num=4)`: an entry of
+    `pl.at(..., optimizations=[...])`, the slots per direction of the pipe
+    the compiler puts between the scope's cube and vector work (default: the
+    target's). At most the target's pipe.max_slot_num; the compiler raises
+    it to the tiles one side holds at once when that is more."""
+    raise cx.error(call.node, "pl.cross_core_slot(slot_num=) is only valid in pl.at(..., optimizations=[...])")
 
 
 @operation()

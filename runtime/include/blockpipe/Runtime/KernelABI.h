@@ -49,7 +49,10 @@
  * status; after an error the launch is failed and the kernel should return
  * (BP_CHECK does that). A wait that can never end (the peer half returned,
  * the peer half is itself waiting on this one, or another block failed)
- * returns an error instead of hanging.
+ * returns an error instead of hanging. Push, pop and free take `where`, the
+ * call's place in the user's program ("file.py:12", a string that outlives
+ * the launch) or NULL: the runtime's errors about that call, and the
+ * sanitizer's report of tiles left in a pipe when a block ends, name it.
  *
  * Split pipes
  * -----------
@@ -78,7 +81,7 @@
 extern "C" {
 #endif
 
-#define BP_ABI_VERSION 3
+#define BP_ABI_VERSION 4
 
 /* Status codes of kernels and pipe functions. */
 enum {
@@ -111,12 +114,14 @@ typedef struct bp_runtime_api {
                        void *region, int32_t dir_mask, int64_t slot_size,
                        int32_t slot_num, int32_t split);
   int32_t (*tpush)(const bp_block_context *ctx, int32_t pipe_id, int32_t dir,
-                   const void *tile, int64_t bytes);
+                   const void *tile, int64_t bytes, const char *where);
   int32_t (*tpop)(const bp_block_context *ctx, int32_t pipe_id, int32_t dir,
-                  void **slot);
+                  void **slot, const char *where);
   int32_t (*tpop_copy)(const bp_block_context *ctx, int32_t pipe_id,
-                       int32_t dir, void *tile, int64_t bytes);
-  int32_t (*tfree)(const bp_block_context *ctx, int32_t pipe_id, int32_t dir);
+                       int32_t dir, void *tile, int64_t bytes,
+                       const char *where);
+  int32_t (*tfree)(const bp_block_context *ctx, int32_t pipe_id, int32_t dir,
+                   const char *where);
   int32_t (*fail)(const bp_block_context *ctx, const char *message);
   /* Waits until every half of the launch's blocks of the caller's core type
    * (each AIV subblock counting) has called it: a barrier. The launch must
@@ -180,7 +185,13 @@ static inline int32_t bp_pipe_init_split(const bp_block_context *ctx,
 }
 static inline int32_t bp_tpush(const bp_block_context *ctx, int32_t pipe_id,
                                int32_t dir, const void *tile, int64_t bytes) {
-  return ctx->api->tpush(ctx, pipe_id, dir, tile, bytes);
+  return ctx->api->tpush(ctx, pipe_id, dir, tile, bytes, NULL);
+}
+/* The same, naming the call's place in the user's program (see Pipes). */
+static inline int32_t bp_tpush_at(const bp_block_context *ctx, int32_t pipe_id,
+                                  int32_t dir, const void *tile, int64_t bytes,
+                                  const char *where) {
+  return ctx->api->tpush(ctx, pipe_id, dir, tile, bytes, where);
 }
 /* pl.system.syncall(): a barrier of the launch's blocks (see syncall). */
 static inline int32_t bp_syncall(const bp_block_context *ctx) {
@@ -189,16 +200,25 @@ static inline int32_t bp_syncall(const bp_block_context *ctx) {
 /* Zero-copy pop: *slot points at the tile in GM until bp_tfree. */
 static inline int32_t bp_tpop(const bp_block_context *ctx, int32_t pipe_id,
                               int32_t dir, void **slot) {
-  return ctx->api->tpop(ctx, pipe_id, dir, slot);
+  return ctx->api->tpop(ctx, pipe_id, dir, slot, NULL);
 }
 /* Copying pop: copies `bytes` of the slot into `tile`; still needs tfree. */
 static inline int32_t bp_tpop_copy(const bp_block_context *ctx, int32_t pipe_id,
                                    int32_t dir, void *tile, int64_t bytes) {
-  return ctx->api->tpop_copy(ctx, pipe_id, dir, tile, bytes);
+  return ctx->api->tpop_copy(ctx, pipe_id, dir, tile, bytes, NULL);
+}
+static inline int32_t bp_tpop_copy_at(const bp_block_context *ctx,
+                                      int32_t pipe_id, int32_t dir, void *tile,
+                                      int64_t bytes, const char *where) {
+  return ctx->api->tpop_copy(ctx, pipe_id, dir, tile, bytes, where);
 }
 static inline int32_t bp_tfree(const bp_block_context *ctx, int32_t pipe_id,
                                int32_t dir) {
-  return ctx->api->tfree(ctx, pipe_id, dir);
+  return ctx->api->tfree(ctx, pipe_id, dir, NULL);
+}
+static inline int32_t bp_tfree_at(const bp_block_context *ctx, int32_t pipe_id,
+                                  int32_t dir, const char *where) {
+  return ctx->api->tfree(ctx, pipe_id, dir, where);
 }
 /* Fails the launch with `message`; returns BP_ERR_KERNEL to return. */
 static inline int32_t bp_fail(const bp_block_context *ctx,

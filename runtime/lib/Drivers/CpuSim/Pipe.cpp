@@ -139,32 +139,32 @@ int32_t checkInSlice(const bp_block_context *ctx, const std::byte *begin,
 /// Common checks of tpush/tpop/tfree. `producer`: the call must come from
 /// the side that pushes on `dir`.
 int32_t access(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
-               bool producer, const char *op, PipeState *&pipe, Ring *&ring) {
+               bool producer, PipeCall op, PipeState *&pipe, Ring *&ring) {
   BlockRef &ref = refOf(ctx);
   if (ref.launch->cancelled.load(std::memory_order_acquire))
     return BP_ERR_CANCELLED;
   if (!ref.pipes)
     return failWith(ctx, BP_ERR_INVALID,
-                    std::string(op) + " needs a group launch; kernel kind is " +
+                    op.describe() + " needs a group launch; kernel kind is " +
                         kernelKindName(ref.launch->kernel.kind));
   if (pipeId < 0 || pipeId >= ref.pipes->maxPipes)
     return failWith(ctx, BP_ERR_INVALID,
-                    std::string(op) + ": pipe id " + std::to_string(pipeId) +
+                    op.describe() + ": pipe id " + std::to_string(pipeId) +
                         " out of range [0, " +
                         std::to_string(ref.pipes->maxPipes) + ")");
   if (dir != BP_PIPE_C2V && dir != BP_PIPE_V2C)
     return failWith(ctx, BP_ERR_INVALID,
-                    std::string(op) + " on pipe " + std::to_string(pipeId) +
+                    op.describe() + " on pipe " + std::to_string(pipeId) +
                         ": direction " + std::to_string(dir) +
                         " is neither C2V (1) nor V2C (2)");
   pipe = &ref.pipes->pipes[size_t(pipeId)];
   if (!(pipe->initializedBy.load(std::memory_order_acquire) & laneBit(ctx)))
     return failWith(ctx, BP_ERR_INVALID,
-                    std::string(op) + " on " + pipeName(pipeId, dir) +
+                    op.describe() + " on " + pipeName(pipeId, dir) +
                         " before this half called bp_pipe_init for it");
   if (!(pipe->dirMask & dir))
     return failWith(ctx, BP_ERR_INVALID,
-                    std::string(op) + " on " + pipeName(pipeId, dir) +
+                    op.describe() + " on " + pipeName(pipeId, dir) +
                         ": the pipe was initialized with dir_mask " +
                         std::to_string(pipe->dirMask));
   const bool aicProduces = dir == BP_PIPE_C2V;
@@ -172,7 +172,7 @@ int32_t access(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
   if ((aicProduces == isAic) != producer)
     return failWith(
         ctx, BP_ERR_INVALID,
-        std::string(op) + " on " + pipeName(pipeId, dir) + " from the " +
+        op.describe() + " on " + pipeName(pipeId, dir) + " from the " +
             halfName(ctx->core_type) + ": on " + dirName(dir) + " the " +
             (aicProduces ? "AIC pushes and the AIV pops and frees"
                          : "AIV pushes and the AIC pops and frees"));
@@ -190,8 +190,8 @@ bool waitEnds(uint32_t value, bool wantFull) {
 std::string describeWait(const BlockPipes &pipes, int32_t lane,
                          const PipeWait &wait) {
   const PipeState &pipe = pipes.pipes[size_t(wait.pipeId)];
-  return "the " + laneName(lane, pipe) + " waits in " + wait.op + " on " +
-         pipeName(wait.pipeId, wait.dir) + " for " +
+  return "the " + laneName(lane, pipe) + " waits in " + wait.op.describe() +
+         " on " + pipeName(wait.pipeId, wait.dir) + " for " +
          (wait.wantFull ? "a tile the " : "a slot the ") +
          laneName(wait.peer, pipe) + " has not " +
          (wait.wantFull ? "pushed" : "freed");
@@ -202,7 +202,7 @@ std::string describeWait(const BlockPipes &pipes, int32_t lane,
 /// end.
 std::string startWaiting(const bp_block_context *ctx, int32_t pipeId,
                          int32_t dir, std::atomic<uint32_t> &flag,
-                         bool wantFull, int32_t peer, const char *op) {
+                         bool wantFull, int32_t peer, PipeCall op) {
   BlockPipes &pipes = *refOf(ctx).pipes;
   const int32_t lane = laneOf(ctx);
   std::lock_guard<std::mutex> lock(pipes.mutex);
@@ -233,7 +233,7 @@ void stopWaiting(const bp_block_context *ctx) {
 /// (a deadlock).
 int32_t waitSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
                  std::atomic<uint32_t> &flag, bool wantFull, int32_t peer,
-                 const char *op) {
+                 PipeCall op) {
   uint32_t value = flag.load(std::memory_order_acquire);
   if (!(value & kCancelledBit) && bool(value & kSlotFull) == wantFull)
     return BP_OK;
@@ -274,7 +274,7 @@ int32_t waitSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
       const PipeState &pipe = refOf(ctx).pipes->pipes[size_t(pipeId)];
       status = failWith(
           ctx, BP_ERR_DEADLOCK,
-          std::string(op) + " on " + pipeName(pipeId, dir) + " waits for " +
+          op.describe() + " on " + pipeName(pipeId, dir) + " waits for " +
               (wantFull ? "a tile" : "a free slot") + " but the " +
               laneName(peer, pipe) + " half returned without " +
               (wantFull ? "pushing it" : "freeing it"));
@@ -291,7 +291,7 @@ int32_t waitSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
     budget.waited(spinStart);
   if (tracer.enabled()) {
     TraceEvent event;
-    event.name = std::string(op) + " wait";
+    event.name = std::string(op.name) + " wait";
     event.cat = "pipe";
     event.ts = start;
     event.dur = tracer.now() - start;
@@ -459,7 +459,7 @@ int64_t halfSize(const PipeState &pipe) { return pipe.slotSize / 2; }
 /// (up to half of one for an AIV subblock of a split pipe; an even count
 /// from the AIC, which moves two halves).
 int32_t checkBytes(const bp_block_context *ctx, const PipeState &pipe,
-                   int32_t pipeId, int32_t dir, int64_t bytes, const char *op) {
+                   int32_t pipeId, int32_t dir, int64_t bytes, PipeCall op) {
   const bool aic = ctx->core_type == BP_CORE_AIC;
   const int64_t most = pipe.split && !aic ? halfSize(pipe) : pipe.slotSize;
   if (bytes >= 0 && bytes <= most && !(pipe.split && aic && bytes % 2))
@@ -471,7 +471,7 @@ int32_t checkBytes(const bp_block_context *ctx, const PipeState &pipe,
                                      std::to_string(most) + " bytes)")
                         : "";
   return failWith(ctx, BP_ERR_INVALID,
-                  std::string(op) + " of " + std::to_string(bytes) +
+                  op.describe() + " of " + std::to_string(bytes) +
                       " bytes on " + pipeName(pipeId, dir) + " with " +
                       std::to_string(pipe.slotSize) + "-byte slots" + why);
 }
@@ -511,7 +511,7 @@ void flagLanes(const bp_block_context *ctx, const PipeState &pipe,
 /// Waits until the caller's flags of `slot` all read `wantFull`.
 int32_t waitFlags(const bp_block_context *ctx, const PipeState &pipe,
                   Ring &ring, int64_t slot, int32_t pipeId, int32_t dir,
-                  bool wantFull, const char *op) {
+                  bool wantFull, PipeCall op) {
   int32_t first, last;
   flagLanes(ctx, pipe, first, last);
   for (int32_t l = first; l <= last; ++l) {
@@ -542,36 +542,38 @@ void flipFlags(const bp_block_context *ctx, const PipeState &pipe, Ring &ring,
 }
 
 int32_t tpush(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
-              const void *tile, int64_t bytes) {
+              const void *tile, int64_t bytes, const char *where) {
+  const PipeCall op("tpush", where);
   PipeState *pipe;
   Ring *ring;
-  int32_t status = access(ctx, pipeId, dir, true, "tpush", pipe, ring);
+  int32_t status = access(ctx, pipeId, dir, true, op, pipe, ring);
   if (status != BP_OK)
     return status;
-  if ((status = checkBytes(ctx, *pipe, pipeId, dir, bytes, "tpush")) != BP_OK)
+  if ((status = checkBytes(ctx, *pipe, pipeId, dir, bytes, op)) != BP_OK)
     return status;
   const int32_t lane = laneOf(ctx);
   const int64_t slot = ring->pushed[lane] % pipe->slotNum;
-  status = waitFlags(ctx, *pipe, *ring, slot, pipeId, dir, false, "tpush");
+  status = waitFlags(ctx, *pipe, *ring, slot, pipeId, dir, false, op);
   if (status != BP_OK)
     return status;
   std::byte *dst = ring->data + slot * pipe->slotSize;
   const LaunchState &launch = *refOf(ctx).launch;
   if (launch.sanitize &&
       (status = checkInSlice(ctx, dst, dst + pipe->slotSize,
-                             "tpush slot " + std::to_string(slot) + " of " +
-                                 pipeName(pipeId, dir))) != BP_OK)
+                             op.describe() + ": slot " + std::to_string(slot) +
+                                 " of " + pipeName(pipeId, dir))) != BP_OK)
     return status;
   copySlot(ctx, *pipe, dst, const_cast<void *>(tile), bytes, true);
   flipFlags(ctx, *pipe, *ring, slot, true);
   ++ring->pushed[lane];
+  ring->lastPush[lane] = where;
   return BP_OK;
 }
 
 /// Waits for the caller's next full slot; `out` is the slot (for an AIV
 /// subblock of a split pipe, its half).
 int32_t popSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
-                const char *op, std::byte *&out, PipeState *&pipe) {
+                PipeCall op, std::byte *&out, PipeState *&pipe) {
   Ring *ring;
   int32_t status = access(ctx, pipeId, dir, false, op, pipe, ring);
   if (status != BP_OK)
@@ -579,8 +581,8 @@ int32_t popSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
   const int32_t lane = laneOf(ctx);
   if (ring->popped[lane] - ring->freed[lane] >= pipe->slotNum)
     return failWith(ctx, BP_ERR_INVALID,
-                    std::string(op) + " on " + pipeName(pipeId, dir) +
-                        ": all " + std::to_string(pipe->slotNum) +
+                    op.describe() + " on " + pipeName(pipeId, dir) + ": all " +
+                        std::to_string(pipe->slotNum) +
                         " slots are popped and not freed (tfree first)");
   const int64_t slot = ring->popped[lane] % pipe->slotNum;
   status = waitFlags(ctx, *pipe, *ring, slot, pipeId, dir, true, op);
@@ -590,35 +592,37 @@ int32_t popSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
   const LaunchState &launch = *refOf(ctx).launch;
   if (launch.sanitize &&
       (status = checkInSlice(ctx, out, out + pipe->slotSize,
-                             std::string(op) + " slot " + std::to_string(slot) +
+                             op.describe() + ": slot " + std::to_string(slot) +
                                  " of " + pipeName(pipeId, dir))) != BP_OK)
     return status;
   if (pipe->split && ctx->core_type == BP_CORE_AIV)
     out += ctx->subblock_idx * halfSize(*pipe);
   ++ring->popped[lane];
+  ring->lastPop[lane] = op.where;
   return BP_OK;
 }
 
 int32_t tpop(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
-             void **slot) {
+             void **slot, const char *where) {
   if (slot)
     *slot = nullptr;
   std::byte *data;
   PipeState *pipe;
-  int32_t status = popSlot(ctx, pipeId, dir, "tpop", data, pipe);
+  int32_t status = popSlot(ctx, pipeId, dir, {"tpop", where}, data, pipe);
   if (status == BP_OK && slot)
     *slot = data;
   return status;
 }
 
 int32_t tpopCopy(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
-                 void *tile, int64_t bytes) {
+                 void *tile, int64_t bytes, const char *where) {
+  const PipeCall op("tpop", where);
   std::byte *data;
   PipeState *pipe;
-  int32_t status = popSlot(ctx, pipeId, dir, "tpop", data, pipe);
+  int32_t status = popSlot(ctx, pipeId, dir, op, data, pipe);
   if (status != BP_OK)
     return status;
-  if ((status = checkBytes(ctx, *pipe, pipeId, dir, bytes, "tpop")) != BP_OK)
+  if ((status = checkBytes(ctx, *pipe, pipeId, dir, bytes, op)) != BP_OK)
     return status;
   if (pipe->split && ctx->core_type == BP_CORE_AIV)
     data -= ctx->subblock_idx * halfSize(*pipe);
@@ -626,16 +630,18 @@ int32_t tpopCopy(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
   return BP_OK;
 }
 
-int32_t tfree(const bp_block_context *ctx, int32_t pipeId, int32_t dir) {
+int32_t tfree(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
+              const char *where) {
+  const PipeCall op("tfree", where);
   PipeState *pipe;
   Ring *ring;
-  int32_t status = access(ctx, pipeId, dir, false, "tfree", pipe, ring);
+  int32_t status = access(ctx, pipeId, dir, false, op, pipe, ring);
   if (status != BP_OK)
     return status;
   const int32_t lane = laneOf(ctx);
   if (ring->freed[lane] == ring->popped[lane])
     return failWith(ctx, BP_ERR_INVALID,
-                    "tfree on " + pipeName(pipeId, dir) +
+                    op.describe() + " on " + pipeName(pipeId, dir) +
                         " without a popped tile");
   flipFlags(ctx, *pipe, *ring, ring->freed[lane] % pipe->slotNum, false);
   ++ring->freed[lane];
@@ -714,6 +720,12 @@ void BlockPipes::laneExited(int32_t coreType, int32_t subblock) {
   }
 }
 
+/// ", the last popped at file.py:12", or nothing when the kernel did not
+/// say where.
+static std::string lastAt(const char *what, const char *where) {
+  return where ? std::string(what) + " at " + where : std::string();
+}
+
 std::string BlockPipes::looseEnds() const {
   std::string found;
   auto add = [&](const std::string &what) {
@@ -737,11 +749,14 @@ std::string BlockPipes::looseEnds() const {
         if (r.popped[consumer] != r.freed[consumer] && (ring == 0 || aiv == 1))
           add(name + ": the " + laneName(consumer, pipe) + " popped " +
               std::to_string(r.popped[consumer] - r.freed[consumer]) +
-              " tile(s) it never freed (tfree each after its last use)");
+              " tile(s) it never freed" +
+              lastAt(", the last popped", r.lastPop[consumer]) +
+              " (tfree each after its last use)");
         if (r.pushed[producer] > r.popped[consumer])
           add(name + ": the " + laneName(producer, pipe) + " pushed " +
               std::to_string(r.pushed[producer] - r.popped[consumer]) +
-              " tile(s) the " + laneName(consumer, pipe) + " never popped");
+              " tile(s) the " + laneName(consumer, pipe) + " never popped" +
+              lastAt(", the last pushed", r.lastPush[producer]));
       }
     }
   }

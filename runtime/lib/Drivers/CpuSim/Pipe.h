@@ -45,6 +45,11 @@ struct Ring {
   int64_t pushed[kLanes] = {};
   int64_t popped[kLanes] = {};
   int64_t freed[kLanes] = {};
+  // Where each lane last pushed and popped (PipeCall::where, or null): the
+  // tiles a block leaves in a ring are its newest, so these name one of
+  // them.
+  const char *lastPush[kLanes] = {};
+  const char *lastPop[kLanes] = {};
 };
 
 struct PipeState {
@@ -62,6 +67,19 @@ struct PipeState {
   int32_t aivLanes() const { return split ? 2 : 1; }
 };
 
+/// A pipe call: its name ("tpush", "tpop", "tfree") and, when the kernel
+/// gave it, its place in the user's program ("file.py:12").
+struct PipeCall {
+  PipeCall(const char *name, const char *where = nullptr)
+      : name(name), where(where) {}
+  const char *name;
+  const char *where;
+  /// "tpop at file.py:12", or "tpop".
+  std::string describe() const {
+    return where ? std::string(name) + " at " + where : std::string(name);
+  }
+};
+
 /// What a lane of a block is sleeping on in a pipe wait (see waitSlot).
 struct PipeWait {
   std::atomic<uint32_t> *flag = nullptr; // null: not waiting
@@ -69,7 +87,7 @@ struct PipeWait {
   int32_t pipeId = 0;
   int32_t dir = 0;
   int32_t peer = 0; // the only lane that can end the wait
-  const char *op = "";
+  PipeCall op{""};
 };
 
 /// The pipes of one block: shared by its AIC and AIV halves.

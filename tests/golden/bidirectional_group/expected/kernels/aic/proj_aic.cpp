@@ -26,12 +26,12 @@ int32_t proj_aic(const bp_block_context *bp_ctx, float *x, float *w, float *out,
   tile::move(r, b);
   tile::Tile<float, 32, 32, tile::Space::Acc> acc;
   tile::matmul(acc, l, r);
-  BP_CHECK(bp_tpush(bp_ctx, 0, BP_PIPE_C2V, acc.data, sizeof(acc.data)));
+  BP_CHECK(bp_tpush_at(bp_ctx, 0, BP_PIPE_C2V, acc.data, sizeof(acc.data), "input.mlir:18"));
   tile::Tile<float, 32, 32, tile::Space::Acc> back;
-  BP_CHECK(bp_tpop_copy(bp_ctx, 0, BP_PIPE_V2C, back.data, sizeof(back.data)));
+  BP_CHECK(bp_tpop_copy_at(bp_ctx, 0, BP_PIPE_V2C, back.data, sizeof(back.data), "input.mlir:19"));
   BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at input.mlir:20", 0, row, 32, 128));
   tile::store(out, 32, row, 0, back);
-  BP_CHECK(bp_tfree(bp_ctx, 0, BP_PIPE_V2C));
+  BP_CHECK(bp_tfree_at(bp_ctx, 0, BP_PIPE_V2C, "input.mlir:21"));
   return BP_OK;
 }
 

@@ -16,13 +16,13 @@ int32_t down_proj_aiv(const bp_block_context *bp_ctx, float *res, int64_t res_di
   const int64_t block = bp_ctx->block_idx;
   const int64_t row = block * 32;
   tile::Tile<float, 32, 32, tile::Space::Vec> acc;
-  BP_CHECK(bp_tpop_copy(bp_ctx, 0, BP_PIPE_C2V, acc.data, sizeof(acc.data)));
+  BP_CHECK(bp_tpop_copy_at(bp_ctx, 0, BP_PIPE_C2V, acc.data, sizeof(acc.data), "input.mlir:17"));
   BP_CHECK(bp_check_window(bp_ctx, "load from 'res' at input.mlir:19", 0, row, 32, res_dim0));
   tile::Tile<float, 32, 32, tile::Space::Vec> t;
   tile::load(t, res, 32, row, 0);
   tile::Tile<float, 32, 32, tile::Space::Vec> y;
   tile::add(y, acc, t);
-  BP_CHECK(bp_tfree(bp_ctx, 0, BP_PIPE_C2V));
+  BP_CHECK(bp_tfree_at(bp_ctx, 0, BP_PIPE_C2V, "input.mlir:17"));
   BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at input.mlir:21", 0, row, 32, out_dim0));
   tile::store(out, 32, row, 0, y);
   return BP_OK;

@@ -14,12 +14,12 @@ int32_t down_proj_aiv(const bp_block_context *bp_ctx, float *res, float *out,
   BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_C2V,
                         /*slot_size=*/4096, /*slot_num=*/8));
   tile::Tile<float, 32, 32, tile::Space::Vec> acc;
-  BP_CHECK(bp_tpop_copy(bp_ctx, 0, BP_PIPE_C2V, acc.data, sizeof(acc.data)));
+  BP_CHECK(bp_tpop_copy_at(bp_ctx, 0, BP_PIPE_C2V, acc.data, sizeof(acc.data), "input.mlir:15"));
   tile::Tile<float, 32, 32, tile::Space::Vec> t;
   tile::load(t, res, 32, 0, 0);
   tile::Tile<float, 32, 32, tile::Space::Vec> y;
   tile::add(y, acc, t);
-  BP_CHECK(bp_tfree(bp_ctx, 0, BP_PIPE_C2V));
+  BP_CHECK(bp_tfree_at(bp_ctx, 0, BP_PIPE_C2V, "input.mlir:15"));
   tile::store(out, 32, 0, 0, y);
   return BP_OK;
 }
