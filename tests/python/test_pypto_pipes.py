@@ -192,9 +192,21 @@ def freed_in_one_branch_only_is_enough():
     return P
 
 
+def dual_dispatch_asks_its_lane():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.AIV, attrs={"dual_aiv_dispatch": True})
+        def vector(self, a: pl.Tensor[[N, N], pl.FP32], o: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+            lane = pl.tile.get_subblock_idx()  # error: pl.tile.get_subblock_idx() would always be 0 here
+            t = pl.load(a, [lane * 8, 0], [8, N])
+            return pl.store(t, [lane * 8, 0], o)
+
+    return P
+
+
 @pytest.mark.parametrize("factory", [unknown_peer, local_slots_above_slots, run_time_conditional_expression,
                                      use_after_free, use_after_free_by_pipe, never_freed,
-                                     freed_in_one_branch_only_is_enough])
+                                     freed_in_one_branch_only_is_enough, dual_dispatch_asks_its_lane])
 def test_misuse_is_an_error_at_the_line(factory):
     located.expect_error(factory, lambda p: blockpipe.compile(p, quiet=True))
 

@@ -30,6 +30,9 @@ class FunctionSpec:
     # `pl.cross_core_slot(slot_num=n)` of the scope it was outlined from: the
     # slots of the pipe between its cube and vector work.
     slot_num: Optional[int] = None
+    # `attrs={"dual_aiv_dispatch": True}`: pypto runs it on both AIV
+    # sub-blocks alike; blockpipe on sub-block 0 (see `function`).
+    dual_aiv_dispatch: bool = False
     # Its parsed source, for a function not read from a method of a class
     # (@pl.jit's); else read from `pyfunc`.
     source: Any = None
@@ -65,13 +68,16 @@ def function(
     `attrs={"dual_aiv_dispatch": True}` (pypto's: both AIV sub-blocks run an
     unsplit vector function, each computing all of it, the cube taking
     sub-block 0's pushes) is accepted: blockpipe runs such a function once
-    per block, on sub-block 0, which computes the same.
+    per block, on sub-block 0, which computes the same; such a function
+    may not call `pl.tile.get_subblock_idx()` (pypto's second lane would
+    see 1), a CompileError at the call.
 
     pypto's other `attrs=`, `level=`, `role=`, `strict_ssa=` are accepted
     here; compiling the program is then a CompileError naming them at the
     decorator."""
     unsupported = unsupported_in(type)
     split = SplitMode.NONE
+    dual = False
     if isinstance(attrs, dict) and set(attrs) <= {"split", "dual_aiv_dispatch"}:
         split = attrs.get("split", SplitMode.NONE)
         if not isinstance(split, SplitMode):
@@ -81,6 +87,7 @@ def function(
                             f"not {type.name} functions")
         if not isinstance(attrs.get("dual_aiv_dispatch", False), bool):
             raise TypeError("pl.function(attrs={'dual_aiv_dispatch': ...}) takes True or False")
+        dual = attrs.get("dual_aiv_dispatch", False)
         attrs = None
     for keyword, value in (("attrs", attrs), ("level", level), ("role", role),
                            ("strict_ssa", strict_ssa)):
@@ -106,7 +113,8 @@ def function(
         raise TypeError(f"pl.function(schedule=...) takes a string, got {schedule!r}")
 
     def mark(fn: Callable) -> Callable:
-        fn.__bp_function__ = FunctionSpec(fn, type, device, microbatches, schedule, split=split)
+        fn.__bp_function__ = FunctionSpec(fn, type, device, microbatches, schedule, split=split,
+                                          dual_aiv_dispatch=dual)
         return fn
 
     return mark(_fn) if _fn is not None else mark

@@ -151,6 +151,11 @@ def create_tensor(cx, call, shape, dtype):
 
 def _block_query(op: str, doc: str):
     def lower(cx, call):
+        if op == "get_subblock_idx" and cx.spec.dual_aiv_dispatch:
+            raise cx.error(call.node, f"'{cx.spec.name}' has attrs={{'dual_aiv_dispatch': True}}, which blockpipe "
+                                      "runs once per block on sub-block 0: pl.tile.get_subblock_idx() would always "
+                                      "be 0 here, unlike pypto's second lane; split the work with "
+                                      "attrs={'split': pl.SplitMode...} or pl.split_aiv instead")
         (result,) = cx.create(f"bp.{op}", [], None, {}, call.node, call.name)
         return result
 
