@@ -105,6 +105,17 @@ CoreAffinity mlir::bp::getCoreAffinity(Operation *op) {
 // Discardable attributes
 //===----------------------------------------------------------------------===//
 
+LogicalResult mlir::bp::verifySlotNumWithinTarget(Operation *op,
+                                                  int64_t slotNum) {
+  TargetAttr target = TargetAttr::lookup(op);
+  if (slotNum <= target.getMaxSlotNum())
+    return success();
+  return op->emitOpError() << "slot_num " << slotNum << " is more than the "
+                           << target.getMaxSlotNum()
+                           << " slots a ring may have on target '"
+                           << target.getName() << "' (pipe.max_slot_num)";
+}
+
 std::optional<int64_t> mlir::bp::getNumDevices(Operation *op) {
   auto module = op->getParentOfType<ModuleOp>();
   if (!module)
@@ -257,13 +268,7 @@ LogicalResult BPDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << name
                              << "' must be a positive integer on an incore "
                                 "or group kernel";
-    TargetAttr target = TargetAttr::lookup(op);
-    if (n.getInt() > target.getMaxSlotNum())
-      return op->emitError()
-             << "slot_num " << n.getInt() << " is more than the "
-             << target.getMaxSlotNum() << " slots a ring may have on target '"
-             << target.getName() << "' (pipe.max_slot_num)";
-    return success();
+    return verifySlotNumWithinTarget(op, n.getInt());
   }
 
   if (name == kLaneAttrName) {

@@ -1063,12 +1063,9 @@ LogicalResult InitializePipeOp::verify() {
     return emitOpError() << "slot_size must be positive, got " << getSlotSize();
   if (getSlotNum() && *getSlotNum() <= 0)
     return emitOpError() << "slot_num must be positive, got " << *getSlotNum();
+  if (getSlotNum() && failed(verifySlotNumWithinTarget(*this, *getSlotNum())))
+    return failure();
   TargetAttr target = TargetAttr::lookup(*this);
-  if (getSlotNum() && *getSlotNum() > target.getMaxSlotNum())
-    return emitOpError() << "slot_num " << *getSlotNum() << " is more than the "
-                         << target.getMaxSlotNum()
-                         << " slots a ring may have on target '"
-                         << target.getName() << "' (pipe.max_slot_num)";
   // Slots times slot_size per ring must fit the device's GM (and so an
   // int64_t: a footprint that overflowed would pass every later check).
   {

@@ -53,6 +53,10 @@ std::optional<unsigned> getGMPipeBufferArgIndex(func::FuncOp func);
 /// declares one.
 std::optional<int64_t> getNumDevices(Operation *op);
 
+/// Fails at `op` when a ring of `slotNum` slots is more than the target of
+/// the module enclosing `op` allows (pipe.max_slot_num).
+LogicalResult verifySlotNumWithinTarget(Operation *op, int64_t slotNum);
+
 /// `source_target_pairs` as the P2P ops hold them (an N x 2 i64 tensor).
 DenseIntElementsAttr getPairsAttr(Builder &builder,
                                   ArrayRef<std::pair<int64_t, int64_t>> pairs);
