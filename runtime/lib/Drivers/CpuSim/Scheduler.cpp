@@ -209,6 +209,10 @@ Scheduler::Assignment
 Scheduler::claimChunkLocked(const std::shared_ptr<LaunchState> &launch,
                             int64_t maxCount) {
   const int64_t remaining = launch->spec.blockNum - launch->nextBlock;
+  // A block of a group launch may hold its core group after its leader went
+  // on (letGo): the next block goes to another group.
+  if (launch->parts.size() > 1)
+    maxCount = 1;
   const int64_t count =
       std::min((remaining + parallelism_ - 1) / parallelism_, maxCount);
   Assignment out{launch, launch->nextBlock, popGroupLocked(), count};
@@ -258,8 +262,11 @@ void Scheduler::leaderLoop() {
     lock.unlock();
     if (wake)
       wakeLeaders(gang);
-    const bool last = runAssignment(assignment);
+    bool draining = false;
+    const bool last = runAssignment(assignment, draining);
     lock.lock();
+    if (draining)
+      continue; // the block's last vector part frees the group
     freeGroups_.push_back(assignment.group);
     --running_;
     if (last) {
@@ -308,7 +315,8 @@ void Scheduler::help(
       wakeLeaders(false);
       woke = true;
     }
-    const bool last = runAssignment(assignment);
+    bool draining = false; // never: single-part launches only
+    const bool last = runAssignment(assignment, draining);
     releaseGroup(assignment.group, *launch);
     if (last)
       launch->complete();
@@ -343,21 +351,78 @@ void Scheduler::vectorLoop(int32_t group, int32_t unitIndex) {
     if (unit.stop)
       return;
     runPart(*unit.launch, *unit.part, unit.ctx);
-    if (g.pending.fetch_sub(1, std::memory_order_acq_rel) == 1)
-      g.pending.notify_one();
+    const uint32_t left = g.pending.fetch_sub(1, std::memory_order_acq_rel) - 1;
+    if (left == 1)
+      g.pending.notify_one(); // the leader may wait for its vector parts
+    else if (left == 0)
+      finishDraining(group); // the leader let go of the block
   }
 }
 
-bool Scheduler::runAssignment(const Assignment &assignment) {
+bool Scheduler::runAssignment(const Assignment &assignment, bool &draining) {
   LaunchState &launch = *assignment.launch;
   int64_t ran = 0;
-  for (int64_t b = 0; b < assignment.count; ++b)
-    ran += runBlock(launch, assignment.block + b, assignment.group);
+  for (int64_t b = 0; b < assignment.count; ++b) {
+    switch (
+        runBlock(assignment.launch, assignment.block + b, assignment.group)) {
+    case BlockEnd::Skipped:
+      break;
+    case BlockEnd::Ran:
+      ++ran;
+      break;
+    case BlockEnd::Draining: // a chunk of one block (claimChunkLocked)
+      draining = true;
+      return false;
+    }
+  }
   return launch.finishBlocks(ran, assignment.count);
 }
 
-bool Scheduler::runBlock(LaunchState &launch, int64_t block,
-                         int32_t coreGroup) {
+bool Scheduler::letGo() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (draining_ >= parallelism_)
+    return false;
+  ++draining_;
+  --running_;
+  return true;
+}
+
+void Scheduler::endBlock(LaunchState &launch, int64_t block, int32_t group) {
+  BlockPipes *pipes = groups_[size_t(group)].ref.pipes;
+  if (!pipes)
+    return;
+  if (launch.sanitize) {
+    device_.pipeRegions.release(launch.id, block);
+    // A failed launch leaves loose ends of its own; report only these.
+    std::string loose = pipes->looseEnds();
+    if (!loose.empty() && !launch.cancelled.load(std::memory_order_acquire))
+      launch.fail("sanitizer: kernel '" + launch.kernel.name + "' block " +
+                  std::to_string(block) + ": " + loose);
+  }
+  launch.releaseBlockPipes(block);
+}
+
+void Scheduler::finishDraining(int32_t group) {
+  Group &g = groups_[size_t(group)];
+  std::shared_ptr<LaunchState> launch = std::move(g.draining);
+  endBlock(*launch, g.drainingBlock, group);
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    freeGroups_.push_back(group);
+    --draining_;
+    wake = idleLeaders_ > 0 && workAvailableLocked();
+  }
+  if (wake)
+    wakeLeaders(false);
+  if (launch->finishBlocks(1, 1))
+    launch->complete();
+}
+
+Scheduler::BlockEnd
+Scheduler::runBlock(const std::shared_ptr<LaunchState> &launchPtr,
+                    int64_t block, int32_t coreGroup) {
+  LaunchState &launch = *launchPtr;
   const int64_t blockNum = launch.spec.blockNum;
 
   if (launch.spec.syncStart) {
@@ -374,9 +439,11 @@ bool Scheduler::runBlock(LaunchState &launch, int64_t block,
     }
   }
   if (launch.cancelled.load(std::memory_order_acquire))
-    return false;
+    return BlockEnd::Skipped;
 
-  BlockRef ref{&launch, nullptr};
+  Group &group = groups_[size_t(coreGroup)];
+  BlockRef &ref = group.ref;
+  ref = BlockRef{&launch, nullptr};
   if (launch.usesPipes())
     ref.pipes = &launch.blockPipes(block, coreGroup);
 
@@ -388,11 +455,10 @@ bool Scheduler::runBlock(LaunchState &launch, int64_t block,
   ctx.api = runtimeApi();
   ctx.runtime_block = &ref;
 
-  Group &group = groups_[size_t(coreGroup)];
   const size_t parts = launch.parts.size();
   size_t dispatched = 0;
   if (parts > 1) {
-    group.pending.store(uint32_t(parts - 1), std::memory_order_relaxed);
+    group.pending.store(uint32_t(parts), std::memory_order_relaxed);
     try {
       for (size_t k = 1; k < parts; ++k) {
         const Part &part = launch.parts[k];
@@ -421,23 +487,30 @@ bool Scheduler::runBlock(LaunchState &launch, int64_t block,
   runPart(launch, first, ctx);
 
   if (parts > 1) {
+    // Vector parts still running (the AIV half consuming the last tiles):
+    // outside a gang, the leader may go on to another block meanwhile.
+    if (group.pending.load(std::memory_order_acquire) > 1 &&
+        !launch.spec.syncStart && letGo()) {
+      group.draining = launchPtr;
+      group.drainingBlock = block;
+      if (group.pending.fetch_sub(1, std::memory_order_acq_rel) != 1)
+        return BlockEnd::Draining;
+      // They ended meanwhile: finish the block here.
+      group.draining.reset();
+      endBlock(launch, block, coreGroup);
+      std::lock_guard<std::mutex> lock(mutex_);
+      --draining_;
+      ++running_;
+      return BlockEnd::Ran;
+    }
     uint32_t pending;
-    while ((pending = group.pending.load(std::memory_order_acquire)) != 0)
+    while ((pending = group.pending.load(std::memory_order_acquire)) != 1)
       spinThenWait(group.pending, pending, device_.options.spin,
                    group.pendingSpin);
+    group.pending.store(0, std::memory_order_relaxed);
   }
-  if (ref.pipes) {
-    if (launch.sanitize) {
-      device_.pipeRegions.release(launch.id, block);
-      // A failed launch leaves loose ends of its own; report only these.
-      std::string loose = ref.pipes->looseEnds();
-      if (!loose.empty() && !launch.cancelled.load(std::memory_order_acquire))
-        launch.fail("sanitizer: kernel '" + launch.kernel.name + "' block " +
-                    std::to_string(block) + ": " + loose);
-    }
-    launch.releaseBlockPipes(block);
-  }
-  return true;
+  endBlock(launch, block, coreGroup);
+  return BlockEnd::Ran;
 }
 
 void Scheduler::runPart(LaunchState &launch, const Part &part,

@@ -7,7 +7,11 @@
 // running blocks than host threads only add switching and cache misses. Each
 // core group has a leader thread (runs the block's first part: the AIC half,
 // or the whole block of a single-part launch) and up to two vector threads
-// (the AIV halves of a group launch), started on first need.
+// (the AIV halves of a group launch), started on first need. A leader whose
+// AIC half ended while the block's AIV halves still consume its last tiles
+// goes on to another block on another core group; the last AIV half
+// finishes the block and frees its group. At most `parallelism` blocks
+// drain so at once, so vector-heavy launches cannot pile up.
 //
 // Launches wait in one FIFO. Idle leaders take blocks from its head; a
 // sync_start launch at the head waits until it can take all of its core
@@ -25,6 +29,7 @@
 #define BLOCKPIPE_RUNTIME_LIB_SCHEDULER_H
 
 #include "LaunchState.h"
+#include "Pipe.h"
 #include "Spin.h"
 
 #include <pthread.h>
@@ -83,9 +88,19 @@ private:
   };
   struct Group {
     VectorUnit vector[2];
-    std::atomic<uint32_t> pending{0}; // vector parts still running
+    /// The running block's vector parts still running, plus one while the
+    /// leader holds on to the block.
+    std::atomic<uint32_t> pending{0};
     SpinBudget pendingSpin;
+    /// What the running block's kernels reach through their context.
+    BlockRef ref{};
+    /// Set when the leader let go of the block before its vector parts
+    /// ended (Scheduler::letGo): the last of them finishes the block.
+    std::shared_ptr<LaunchState> draining;
+    int64_t drainingBlock = -1;
   };
+  /// How a block ended on the leader's side.
+  enum class BlockEnd { Skipped, Ran, Draining };
 
   bool takeLocked(Assignment &out);
   /// Claims the next chunk of `launch` (not a gang) on a free core group:
@@ -108,9 +123,23 @@ private:
 
   void leaderLoop();
   void vectorLoop(int32_t group, int32_t unit);
-  [[nodiscard]] bool runAssignment(const Assignment &assignment);
-  /// Runs one block; false when it was skipped (the launch was cancelled).
-  bool runBlock(LaunchState &launch, int64_t block, int32_t group);
+  /// Runs the assignment's blocks. True when it finished the launch's
+  /// last block (its caller completes the launch); `draining` when the
+  /// last vector part of its block finishes it and frees the core group.
+  [[nodiscard]] bool runAssignment(const Assignment &assignment,
+                                   bool &draining);
+  BlockEnd runBlock(const std::shared_ptr<LaunchState> &launch, int64_t block,
+                    int32_t group);
+  /// Whether the leader of a block whose vector parts still run may go on
+  /// to other work (at most `parallelism` such blocks at once); counts the
+  /// block as draining instead of running when so.
+  bool letGo();
+  /// The end of a block's run on core group `group` once all of its parts
+  /// returned: the sanitizer's report of tiles left in its pipes, its pipe
+  /// state dropped.
+  void endBlock(LaunchState &launch, int64_t block, int32_t group);
+  /// Finishes a draining block on the thread that ran its last part.
+  void finishDraining(int32_t group);
   void runPart(LaunchState &launch, const Part &part,
                const bp_block_context &ctx);
   void ensureVectorUnit(int32_t group, int32_t unit);
@@ -127,6 +156,9 @@ private:
   std::deque<Assignment> gang_; // sync_start blocks holding their groups
   std::vector<int32_t> freeGroups_;
   int32_t running_ = 0; // blocks holding a core group, gangs included
+  /// Blocks whose leader let go while their vector parts still run; they
+  /// hold their core group but not a place among the running.
+  int32_t draining_ = 0;
   int32_t idleLeaders_ = 0;
   bool stopping_ = false;
   std::atomic<uint32_t> workSeq_{0};
