@@ -223,9 +223,15 @@ struct DeviceArgs {
           static_cast<int64_t>(array.nbytes()) / std::max<int64_t>(devices, 1);
       std::vector<int64_t> shape(array.shape() + (devices > 0 ? 1 : 0),
                                  array.shape() + array.ndim());
-      tensors[i] = graph.uploadTensor(
-          params[i].name, shape, rt::dtypeFromName(params[i].dtype),
-          static_cast<const char *>(array.data()) + device * bytes, bytes);
+      const char *data =
+          static_cast<const char *>(array.data()) + device * bytes;
+      const rt::DType dtype = rt::dtypeFromName(params[i].dtype);
+      // The array stays alive and untouched until the call returns: a
+      // device that reads host memory reads an input in place.
+      tensors[i] =
+          params[i].direction == "in"
+              ? graph.inputTensor(params[i].name, shape, dtype, data, bytes)
+              : graph.uploadTensor(params[i].name, shape, dtype, data, bytes);
       argv[i] = &tensors[i];
     }
   }

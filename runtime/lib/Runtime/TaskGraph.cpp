@@ -132,6 +132,15 @@ Tensor TaskGraph::createTensor(const std::string &name,
   return tensor;
 }
 
+namespace {
+void checkGivenBytes(const Tensor &tensor, int64_t bytes) {
+  if (tensor.bytes() != bytes)
+    throw Error("tensor '" + tensor.name() + "': " + std::to_string(bytes) +
+                " bytes given for a tensor of " +
+                std::to_string(tensor.bytes()) + " bytes");
+}
+} // namespace
+
 Tensor TaskGraph::uploadTensor(const std::string &name,
                                std::vector<int64_t> shape, DType dtype,
                                const void *data, int64_t bytes,
@@ -139,12 +148,22 @@ Tensor TaskGraph::uploadTensor(const std::string &name,
   auto storage = makeStorage(name, std::move(shape), dtype, manualDep);
   Tensor probe;
   probe.storage_ = storage;
-  if (probe.bytes() != bytes)
-    throw Error("tensor '" + name + "': " + std::to_string(bytes) +
-                " bytes given for a tensor of " +
-                std::to_string(probe.bytes()) + " bytes");
+  checkGivenBytes(probe, bytes);
   Tensor tensor = allocateTensor(std::move(storage));
   device_.copyToDevice(tensor.data(), data, bytes);
+  return tensor;
+}
+
+Tensor TaskGraph::inputTensor(const std::string &name,
+                              std::vector<int64_t> shape, DType dtype,
+                              const void *data, int64_t bytes) {
+  if (!device_.readsHostMemory())
+    return uploadTensor(name, std::move(shape), dtype, data, bytes);
+  Tensor tensor;
+  tensor.storage_ = makeStorage(name, std::move(shape), dtype, false);
+  checkGivenBytes(tensor, bytes);
+  // Launches only read it: the const is dropped for Tensor's sake alone.
+  tensor.storage_->data = const_cast<void *>(data);
   return tensor;
 }
 

@@ -239,6 +239,45 @@ TEST(TaskGraph, ManyTasksFromAGraphStayConsistent) {
 
 } // namespace
 
+TEST(TaskGraph, InputTensorIsReadInPlaceOnCpuSimAndUploadedWhenSanitizing) {
+  std::vector<float> host(kN);
+  for (int64_t i = 0; i < kN; ++i)
+    host[size_t(i)] = float(i);
+  const int64_t bytes = kN * 4;
+  {
+    CpuSimDevice device;
+    TaskGraph graph(device);
+    const int64_t before = device.gm().liveBytes();
+    Tensor x = graph.inputTensor("x", {kN}, DType::FP32, host.data(), bytes);
+    EXPECT_EQ(x.data(), static_cast<void *>(host.data()));
+    EXPECT_EQ(device.gm().liveBytes(), before); // no GM copy
+    // Launches read it like any GM tensor.
+    Tensor y = graph.createTensor("y", {kN}, DType::FP32);
+    graph.submit(
+        Kernel::makeAiv("axpb", axpb), blocks(4),
+        {Arg::in(x), Arg::out(y), Arg::scalar(2.0f), Arg::scalar(1.0f)});
+    graph.wait();
+    const float *out = static_cast<const float *>(y.data());
+    for (int64_t i = 0; i < kN; ++i)
+      ASSERT_EQ(out[i], 2.0f * float(i) + 1.0f) << i;
+    std::string error = errorOf([&] {
+      graph.inputTensor("weights", {4, 4}, DType::FP32, host.data(), 24);
+    });
+    EXPECT_TRUE(contains(error, "tensor 'weights': 24 bytes given for a "
+                                "tensor of 64 bytes"))
+        << error;
+  }
+  // The sanitizer checks accesses against GM allocations: uploaded there.
+  DeviceOptions options;
+  options.sanitize = true;
+  CpuSimDevice device(builtinSpec(), options);
+  TaskGraph graph(device);
+  Tensor x = graph.inputTensor("x", {kN}, DType::FP32, host.data(), bytes);
+  EXPECT_NE(x.data(), static_cast<void *>(host.data()));
+  EXPECT_TRUE(device.gm().contains(x.data()));
+  EXPECT_EQ(std::memcmp(x.data(), host.data(), size_t(bytes)), 0);
+}
+
 TEST(TaskGraph, UploadTensorCopiesTheHostBytes) {
   CpuSimDevice device;
   TaskGraph graph(device);

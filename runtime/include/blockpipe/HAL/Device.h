@@ -83,6 +83,10 @@ public:
 
   // Copies. They return when the bytes are in place.
   virtual void copyToDevice(void *dst, const void *src, int64_t bytes) = 0;
+  /// Whether kernels may read host memory in place (the device's GM is the
+  /// host's own memory, as on cpu-sim): a tensor they only read then needs
+  /// no upload (TaskGraph::inputTensor).
+  virtual bool readsHostMemory() const { return false; }
   virtual void copyToHost(void *dst, const void *src, int64_t bytes) = 0;
   virtual void fill(void *dst, uint8_t value, int64_t bytes) = 0;
   /// From this device's GM at `src` to `dstDevice`'s GM at `dst` (which may

@@ -140,6 +140,12 @@ public:
   Tensor uploadTensor(const std::string &name, std::vector<int64_t> shape,
                       DType dtype, const void *data, int64_t bytes,
                       bool manualDep = false);
+  /// A tensor that launches only read (Arg::in), with the `bytes` bytes at
+  /// `data`: those bytes in place when the device reads host memory
+  /// (Device::readsHostMemory; the caller keeps them alive and unchanged
+  /// until the graph's tasks are done), else an upload as uploadTensor.
+  Tensor inputTensor(const std::string &name, std::vector<int64_t> shape,
+                     DType dtype, const void *data, int64_t bytes);
   /// A tensor over memory the caller owns and keeps alive.
   Tensor wrapTensor(const std::string &name, void *data,
                     std::vector<int64_t> shape, DType dtype,

@@ -311,6 +311,7 @@ void CpuSimDevice::copyToDevice(void *dst, const void *src, int64_t bytes) {
   if (bytes > 0)
     tile::copy_bytes(dst, src, size_t(bytes));
 }
+bool CpuSimDevice::readsHostMemory() const { return !options().sanitize; }
 void CpuSimDevice::copyToHost(void *dst, const void *src, int64_t bytes) {
   if (bytes > 0)
     tile::copy_bytes(dst, src, size_t(bytes));

@@ -44,6 +44,8 @@ public:
   int64_t peakBytes() const override;
 
   void copyToDevice(void *dst, const void *src, int64_t bytes) override;
+  /// Yes, except under the sanitizer (whose checks see GM allocations).
+  bool readsHostMemory() const override;
   void copyToHost(void *dst, const void *src, int64_t bytes) override;
   void fill(void *dst, uint8_t value, int64_t bytes) override;
   CopyPath copyToPeer(Device &dstDevice, void *dst, const void *src,
