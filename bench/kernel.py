@@ -1,5 +1,6 @@
 """`kernel`: the flagship down-projection + residual, y = x @ w + res, at
-1024 x 1024 x 1024 f32, against numpy's `x @ w + res` in the same process.
+1024, 2048 and 4096 cubed f32 (1024 only with --quick), against numpy's
+`x @ w + res` in the same process.
 
 numpy comes from PyPI, so its matmul is OpenBLAS (printed in the `blas`
 field); both sides use the machine's cores (OpenBLAS's threads, the
@@ -21,35 +22,41 @@ import numpy as np
 import blockpipe
 import blockpipe.language as pl
 
-M = N = K = 1024
+SIZES = (1024, 2048, 4096)  # M = N = K
 TM, TK, TN = 64, 64, 128
-BLOCKS = M // TM
 
 
-@pl.program
-class DownProjLarge:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[M, K], pl.FP32], w: pl.Tensor[[K, N], pl.FP32],
-               res: pl.Tensor[[M, N], pl.FP32],
-               out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
-        row = pl.tile.get_block_idx() * TM
-        for j in pl.range(N // TN):
-            col = j * TN
-            acc = pl.matmul(pl.load(x, [row, 0], [TM, TK]), pl.load(w, [0, col], [TK, TN]))
-            for k in pl.range(1, K // TK):
-                acc = pl.matmul(pl.load(x, [row, k * TK], [TM, TK]),
-                                pl.load(w, [k * TK, col], [TK, TN]), acc=acc)
-            y = pl.add(acc, pl.load(res, [row, col], [TM, TN]))
-            out = pl.store(y, [row, col], out)
-        return out
+def make_program(size: int):
+    """The flagship at size x size x size, size // TM blocks of TM rows."""
+    M = N = K = size
+    BLOCKS = M // TM
 
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[M, K], pl.FP32], w: pl.Tensor[[K, N], pl.FP32],
-             res: pl.Tensor[[M, N], pl.FP32],
-             out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
-        with pl.spmd(BLOCKS):
-            out = self.kernel(x, w, res, out)
-        return out
+    @pl.program
+    class DownProjLarge:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(self, x: pl.Tensor[[M, K], pl.FP32], w: pl.Tensor[[K, N], pl.FP32],
+                   res: pl.Tensor[[M, N], pl.FP32],
+                   out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+            row = pl.tile.get_block_idx() * TM
+            for j in pl.range(N // TN):
+                col = j * TN
+                acc = pl.matmul(pl.load(x, [row, 0], [TM, TK]), pl.load(w, [0, col], [TK, TN]))
+                for k in pl.range(1, K // TK):
+                    acc = pl.matmul(pl.load(x, [row, k * TK], [TM, TK]),
+                                    pl.load(w, [k * TK, col], [TK, TN]), acc=acc)
+                y = pl.add(acc, pl.load(res, [row, col], [TM, TN]))
+                out = pl.store(y, [row, col], out)
+            return out
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[M, K], pl.FP32], w: pl.Tensor[[K, N], pl.FP32],
+                 res: pl.Tensor[[M, N], pl.FP32],
+                 out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+            with pl.spmd(BLOCKS):
+                out = self.kernel(x, w, res, out)
+            return out
+
+    return DownProjLarge
 
 
 def blas_name() -> str:
@@ -101,22 +108,29 @@ def _alternating_medians(ours_fn, anchor_fn, rounds, per_round):
 
 
 def run(quick: bool):
+    peak, peak_formula = cpu_peak_gflops()
+    for size in SIZES[:1] if quick else SIZES:
+        yield _run_size(size, quick, peak, peak_formula)
+
+
+def _run_size(size, quick, peak, peak_formula):
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((M, K), dtype=np.float32)
-    w = rng.standard_normal((K, N), dtype=np.float32)
-    res = rng.standard_normal((M, N), dtype=np.float32)
-    out = np.zeros((M, N), dtype=np.float32)
-    compiled = blockpipe.compile(DownProjLarge, quiet=True)
+    x = rng.standard_normal((size, size), dtype=np.float32)
+    w = rng.standard_normal((size, size), dtype=np.float32)
+    res = rng.standard_normal((size, size), dtype=np.float32)
+    out = np.zeros((size, size), dtype=np.float32)
+    compiled = blockpipe.compile(make_program(size), quiet=True)
     compiled(x, w, res, out)  # warm up and check
-    np.testing.assert_allclose(out, x @ w + res, rtol=1e-3, atol=1e-2)
-    rounds, per_round = (3, 5) if quick else (5, 10)
+    np.testing.assert_allclose(out, x @ w + res, rtol=1e-3, atol=1e-2 * (size / 1024) ** 0.5)
+    # About the same time per size: calls grow as size^3.
+    rounds, per_round = (3, 5) if quick else (5, max(1, 10 * (1024 // size) ** 3))
     ours, anchor = _alternating_medians(lambda: compiled(x, w, res, out),
                                         lambda: x @ w + res, rounds, per_round)
-    flops = 2.0 * M * N * K
+    flops = 2.0 * size ** 3
     ours_gflops, anchor_gflops = flops / ours / 1e9, flops / anchor / 1e9
-    peak, peak_formula = cpu_peak_gflops()
-    yield {
-        "bench": "kernel", "case": f"down_proj_residual {M}x{K}x{N} f32, {BLOCKS} blocks",
+    return {
+        "bench": "kernel",
+        "case": f"down_proj_residual {size}x{size}x{size} f32, {size // TM} blocks",
         "value": round(ours_gflops, 2), "unit": "GFLOP/s",
         "anchor": f"numpy x @ w + res ({blas_name()})", "anchor_value": round(anchor_gflops, 2),
         "ratio": round(ours_gflops / anchor_gflops, 3), "goal": ">= 0.9",
