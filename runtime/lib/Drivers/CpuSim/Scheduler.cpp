@@ -387,10 +387,8 @@ bool Scheduler::letGo() {
   return true;
 }
 
-void Scheduler::endBlock(LaunchState &launch, int64_t block, int32_t group) {
-  BlockPipes *pipes = groups_[size_t(group)].ref.pipes;
-  if (!pipes)
-    return;
+void Scheduler::endBlock(LaunchState &launch, int64_t block,
+                         BlockPipes *pipes) {
   if (launch.sanitize) {
     device_.pipeRegions.release(launch.id, block);
     // A failed launch leaves loose ends of its own; report only these.
@@ -405,7 +403,8 @@ void Scheduler::endBlock(LaunchState &launch, int64_t block, int32_t group) {
 void Scheduler::finishDraining(int32_t group) {
   Group &g = groups_[size_t(group)];
   std::shared_ptr<LaunchState> launch = std::move(g.draining);
-  endBlock(*launch, g.drainingBlock, group);
+  if (g.ref.pipes)
+    endBlock(*launch, g.drainingBlock, g.ref.pipes);
   bool wake;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -441,8 +440,12 @@ Scheduler::runBlock(const std::shared_ptr<LaunchState> &launchPtr,
   if (launch.cancelled.load(std::memory_order_acquire))
     return BlockEnd::Skipped;
 
+  // What kernels reach through their context: on this thread's stack, but
+  // in a group launch the core group's, since the block's vector parts may
+  // outlast the leader's part (letGo).
   Group &group = groups_[size_t(coreGroup)];
-  BlockRef &ref = group.ref;
+  BlockRef local{&launch, nullptr};
+  BlockRef &ref = launch.parts.size() > 1 ? group.ref : local;
   ref = BlockRef{&launch, nullptr};
   if (launch.usesPipes())
     ref.pipes = &launch.blockPipes(block, coreGroup);
@@ -497,7 +500,8 @@ Scheduler::runBlock(const std::shared_ptr<LaunchState> &launchPtr,
         return BlockEnd::Draining;
       // They ended meanwhile: finish the block here.
       group.draining.reset();
-      endBlock(launch, block, coreGroup);
+      if (ref.pipes)
+        endBlock(launch, block, ref.pipes);
       std::lock_guard<std::mutex> lock(mutex_);
       --draining_;
       ++running_;
@@ -509,7 +513,8 @@ Scheduler::runBlock(const std::shared_ptr<LaunchState> &launchPtr,
                    group.pendingSpin);
     group.pending.store(0, std::memory_order_relaxed);
   }
-  endBlock(launch, block, coreGroup);
+  if (ref.pipes)
+    endBlock(launch, block, ref.pipes);
   return BlockEnd::Ran;
 }
 

@@ -134,10 +134,9 @@ private:
   /// to other work (at most `parallelism` such blocks at once); counts the
   /// block as draining instead of running when so.
   bool letGo();
-  /// The end of a block's run on core group `group` once all of its parts
-  /// returned: the sanitizer's report of tiles left in its pipes, its pipe
-  /// state dropped.
-  void endBlock(LaunchState &launch, int64_t block, int32_t group);
+  /// The end of a group launch's block once all of its parts returned: the
+  /// sanitizer's report of tiles left in its pipes, its pipe state dropped.
+  void endBlock(LaunchState &launch, int64_t block, BlockPipes *pipes);
   /// Finishes a draining block on the thread that ran its last part.
   void finishDraining(int32_t group);
   void runPart(LaunchState &launch, const Part &part,
