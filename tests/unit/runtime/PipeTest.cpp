@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 using namespace blockpipe::runtime;
@@ -109,6 +111,70 @@ TEST(Pipe, TilesArriveInOrderWhetherWaitsSpinOrSleep) {
 TEST(Pipe, WavesOfGroupBlocksEachUseTheirOwnSlice) {
   CpuSimDevice device;
   runStream(device, 96, 2, 10, true);
+}
+
+// A block whose AIV half still works on the last tile after its AIC half
+// returned: the leader goes on to the next block meanwhile, one such block
+// per place among the running (parallelism 1 here).
+struct DrainArgs {
+  int64_t perBlock;
+  std::atomic<int64_t> *aicStartNs; // per block
+  std::atomic<int64_t> *aivEndNs;   // per block
+  int32_t *out;                     // per block
+};
+
+int64_t steadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int32_t drainAic(void **args, const bp_block_context *ctx) {
+  const auto &a = *static_cast<const DrainArgs *>(args[0]);
+  a.aicStartNs[ctx->block_idx].store(steadyNs());
+  char *pipes = static_cast<char *>(args[1]) + ctx->block_idx * a.perBlock;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 64, 2));
+  int32_t value = ctx->block_idx * 10;
+  return bp_tpush(ctx, 0, BP_PIPE_C2V, &value, sizeof value);
+}
+
+int32_t drainAiv(void **args, const bp_block_context *ctx) {
+  const auto &a = *static_cast<const DrainArgs *>(args[0]);
+  char *pipes = static_cast<char *>(args[1]) + ctx->block_idx * a.perBlock;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 64, 2));
+  int32_t value = 0;
+  BP_CHECK(bp_tpop_copy(ctx, 0, BP_PIPE_C2V, &value, sizeof value));
+  BP_CHECK(bp_tfree(ctx, 0, BP_PIPE_C2V));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  a.out[ctx->block_idx] = value + 1;
+  a.aivEndNs[ctx->block_idx].store(steadyNs());
+  return BP_OK;
+}
+
+TEST(Pipe, TheNextBlockStartsWhileTheLastOnesVectorHalfFinishes) {
+  DeviceOptions options;
+  options.parallelism = 1;
+  CpuSimDevice device(builtinSpec(), options);
+  constexpr int64_t kBlocks = 3;
+  std::atomic<int64_t> aicStart[kBlocks] = {}, aivEnd[kBlocks] = {};
+  int32_t out[kBlocks] = {-1, -1, -1};
+  DrainArgs a{pipeFootprintBytes(kPipeC2V, 64, 2), aicStart, aivEnd, out};
+  void *buffer = device.gm().allocate(a.perBlock * kBlocks, "pipes");
+  LaunchSpec spec;
+  spec.blockNum = kBlocks;
+  spec.pipeBufferArg = 1;
+  spec.pipeBufferPerBlockBytes = a.perBlock;
+  spec.sanitize = true; // each block's pipes end clean, on whichever thread
+  device.run(Kernel::makeGroup("drain", drainAic, drainAiv), spec,
+             {&a, buffer});
+  for (int64_t b = 0; b < kBlocks; ++b)
+    EXPECT_EQ(out[b], b * 10 + 1) << "block " << b;
+  // Blocks run in order, one at a time: block 1's AIC half started while
+  // block 0's AIV half still slept, but block 2's waited for block 0 to
+  // drain (one draining block per place).
+  EXPECT_LT(aicStart[1].load(), aivEnd[0].load());
+  EXPECT_GE(aicStart[2].load(), aivEnd[0].load());
+  device.gm().free(buffer);
 }
 
 // Ping-pong over one bidirectional pipe: the AIC sends a value C2V, the AIV
