@@ -361,6 +361,9 @@ void Scheduler::vectorLoop(int32_t group, int32_t unitIndex) {
 
 bool Scheduler::runAssignment(const Assignment &assignment, bool &draining) {
   LaunchState &launch = *assignment.launch;
+  if (launch.parts.size() == 1 && !launch.spec.syncStart &&
+      !device_.tracer.enabled())
+    return launch.finishBlocks(runPlainBlocks(assignment), assignment.count);
   int64_t ran = 0;
   for (int64_t b = 0; b < assignment.count; ++b) {
     switch (
@@ -376,6 +379,29 @@ bool Scheduler::runAssignment(const Assignment &assignment, bool &draining) {
     }
   }
   return launch.finishBlocks(ran, assignment.count);
+}
+
+int64_t Scheduler::runPlainBlocks(const Assignment &assignment) {
+  LaunchState &launch = *assignment.launch;
+  const Part &part = launch.parts[0];
+  BlockRef ref{&launch, nullptr};
+  bp_block_context ctx{};
+  ctx.block_num = int32_t(launch.spec.blockNum);
+  ctx.subblock_num = launch.spec.aivSubblocks;
+  ctx.core_group = assignment.group;
+  ctx.api = runtimeApi();
+  ctx.runtime_block = &ref;
+  ctx.core_type = part.coreType;
+  ctx.subblock_idx = part.subblock;
+  int64_t ran = 0;
+  for (int64_t b = 0; b < assignment.count; ++b) {
+    if (launch.cancelled.load(std::memory_order_acquire))
+      break; // the rest are skipped
+    ctx.block_idx = int32_t(assignment.block + b);
+    callPart(launch, part, ctx);
+    ++ran;
+  }
+  return ran;
 }
 
 bool Scheduler::letGo() {
@@ -518,6 +544,22 @@ Scheduler::runBlock(const std::shared_ptr<LaunchState> &launchPtr,
   return BlockEnd::Ran;
 }
 
+void Scheduler::callPart(LaunchState &launch, const Part &part,
+                         const bp_block_context &ctx) {
+  try {
+    const int32_t status = part.fn(launch.args.data(), &ctx);
+    if (status != BP_OK)
+      launch.fail(launch.where(ctx.block_idx, part.coreType, part.subblock) +
+                  ": returned error code " + std::to_string(status));
+  } catch (const std::exception &e) {
+    launch.fail(launch.where(ctx.block_idx, part.coreType, part.subblock) +
+                ": threw: " + e.what());
+  } catch (...) {
+    launch.fail(launch.where(ctx.block_idx, part.coreType, part.subblock) +
+                ": threw a non-standard exception");
+  }
+}
+
 void Scheduler::runPart(LaunchState &launch, const Part &part,
                         const bp_block_context &ctx) {
   Tracer &tracer = device_.tracer;
@@ -525,20 +567,8 @@ void Scheduler::runPart(LaunchState &launch, const Part &part,
   const double start = tracing ? tracer.now() : 0;
   const int64_t block = ctx.block_idx;
 
-  if (!launch.cancelled.load(std::memory_order_acquire)) {
-    try {
-      const int32_t status = part.fn(launch.args.data(), &ctx);
-      if (status != BP_OK)
-        launch.fail(launch.where(block, part.coreType, part.subblock) +
-                    ": returned error code " + std::to_string(status));
-    } catch (const std::exception &e) {
-      launch.fail(launch.where(block, part.coreType, part.subblock) +
-                  ": threw: " + e.what());
-    } catch (...) {
-      launch.fail(launch.where(block, part.coreType, part.subblock) +
-                  ": threw a non-standard exception");
-    }
-  }
+  if (!launch.cancelled.load(std::memory_order_acquire))
+    callPart(launch, part, ctx);
   if (auto *pipes = static_cast<BlockRef *>(ctx.runtime_block)->pipes)
     pipes->laneExited(part.coreType, part.subblock);
 

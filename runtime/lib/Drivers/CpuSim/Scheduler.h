@@ -139,8 +139,15 @@ private:
   void endBlock(LaunchState &launch, int64_t block, BlockPipes *pipes);
   /// Finishes a draining block on the thread that ran its last part.
   void finishDraining(int32_t group);
+  /// The blocks of a single-part launch outside a gang, tracing off: one
+  /// context for the chunk, nothing but the kernel per block. How many ran.
+  int64_t runPlainBlocks(const Assignment &assignment);
   void runPart(LaunchState &launch, const Part &part,
                const bp_block_context &ctx);
+  /// Calls the part's entry; a failure (an error code, an exception) fails
+  /// the launch naming the block.
+  void callPart(LaunchState &launch, const Part &part,
+                const bp_block_context &ctx);
   void ensureVectorUnit(int32_t group, int32_t unit);
 
   static void *leaderEntry(void *self);
