@@ -12,6 +12,7 @@
 #ifndef BLOCKPIPE_TILE_ELEMENTWISE_H
 #define BLOCKPIPE_TILE_ELEMENTWISE_H
 
+#include "blockpipe/Tile/Functors.h"
 #include "blockpipe/Tile/Tile.h"
 
 #include <cmath>
@@ -76,54 +77,6 @@ inline void unary(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a, Op op) {
     dst.data[i] = T(op(U(a.data[i])));
 }
 
-struct Add {
-  template <typename U> U operator()(U x, U y) const { return x + y; }
-};
-struct Sub {
-  template <typename U> U operator()(U x, U y) const { return x - y; }
-};
-struct Mul {
-  template <typename U> U operator()(U x, U y) const { return x * y; }
-};
-struct Div {
-  template <typename U> U operator()(U x, U y) const { return x / y; }
-};
-/// Whether `x` is a NaN (never, for integers).
-template <typename U> inline bool isNaN(U x) {
-  if constexpr (std::is_floating_point_v<U>)
-    return x != x;
-  return false;
-}
-
-// A NaN operand gives NaN, whichever side it is on, as numpy's maximum and
-// minimum do.
-struct Max {
-  template <typename U> U operator()(U x, U y) const {
-    return (x > y || isNaN(x)) ? x : y;
-  }
-};
-struct Min {
-  template <typename U> U operator()(U x, U y) const {
-    return (x < y || isNaN(x)) ? x : y;
-  }
-};
-
-// Comparisons give 1 where they hold and 0 elsewhere (false for a NaN
-// operand, but for ne), in the operands' type.
-#define BP_TILE_COMPARISON(name, expression)                                   \
-  struct name {                                                                \
-    template <typename U> U operator()(U x, U y) const {                       \
-      return (expression) ? U(1) : U(0);                                       \
-    }                                                                          \
-  };
-BP_TILE_COMPARISON(CmpEq, x == y)
-BP_TILE_COMPARISON(CmpNe, x != y)
-BP_TILE_COMPARISON(CmpLt, x < y)
-BP_TILE_COMPARISON(CmpLe, x <= y)
-BP_TILE_COMPARISON(CmpGt, x > y)
-BP_TILE_COMPARISON(CmpGe, x >= y)
-#undef BP_TILE_COMPARISON
-
 } // namespace detail
 
 #define BP_TILE_BINARY(name, functor)                                          \
@@ -165,20 +118,6 @@ BP_TILE_BINARY(cmp_ge, CmpGe)
 
 #undef BP_TILE_BINARY
 
-namespace detail {
-/// Whether x / y is defined for integers: not by zero, and not the lowest
-/// value by -1 (its quotient overflows). Both trap on x86.
-template <typename U> inline bool divisible(U x, U y) {
-  if constexpr (std::is_integral_v<U>) {
-    if (y == U(0))
-      return false;
-    if constexpr (std::is_signed_v<U>)
-      return !(y == U(-1) && x == std::numeric_limits<U>::lowest());
-  }
-  return true;
-}
-} // namespace detail
-
 /// Whether div(dst, a, b) is defined for every element (always for floating
 /// point, which gives inf or NaN); generated code checks it before an
 /// integer division.
@@ -215,85 +154,24 @@ inline bool divisible(const Tile<T, R, C, A> &a, compute_t<T> s) {
   return true;
 }
 
-template <typename T, int64_t R, int64_t C, Space D, Space A>
-inline void exp(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
-  using U = compute_t<T>;
-  detail::unary(dst, a, [](U x) { return U(std::exp(x)); });
-}
+#define BP_TILE_UNARY(name, functor)                                           \
+  template <typename T, int64_t R, int64_t C, Space D, Space A>                \
+  inline void name(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {         \
+    detail::unary(dst, a, detail::functor{});                                  \
+  }
 
-template <typename T, int64_t R, int64_t C, Space D, Space A>
-inline void relu(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
-  using U = compute_t<T>;
-  // relu(NaN) is NaN, as max(NaN, 0) is.
-  detail::unary(dst, a, [](U x) { return detail::Max{}(x, U(0)); });
-}
+BP_TILE_UNARY(exp, Exp)
+BP_TILE_UNARY(relu, Relu)
+BP_TILE_UNARY(neg, Neg)
+BP_TILE_UNARY(abs, Abs)
+BP_TILE_UNARY(sqrt, Sqrt)
+BP_TILE_UNARY(recip, Recip)
+BP_TILE_UNARY(rsqrt, Rsqrt)
+BP_TILE_UNARY(log, Log)
+BP_TILE_UNARY(tanh, Tanh)
+BP_TILE_UNARY(sigmoid, Sigmoid)
 
-template <typename T, int64_t R, int64_t C, Space D, Space A>
-inline void neg(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
-  using U = compute_t<T>;
-  detail::unary(dst, a, [](U x) { return U(-x); });
-}
-
-/// |a|. Floating point: std::abs, so the sign bit is cleared for -0 and NaN
-/// too. Integers: the lowest value stays itself (two's complement
-/// wrap-around) instead of overflowing.
-template <typename T, int64_t R, int64_t C, Space D, Space A>
-inline void abs(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
-  using U = compute_t<T>;
-  detail::unary(dst, a, [](U x) {
-    if constexpr (std::is_integral<U>::value) {
-      using Bits = std::make_unsigned_t<U>;
-      return x < U(0) ? U(Bits(0) - Bits(x)) : x;
-    } else {
-      return U(std::abs(x));
-    }
-  });
-}
-
-template <typename T, int64_t R, int64_t C, Space D, Space A>
-inline void sqrt(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
-  using U = compute_t<T>;
-  detail::unary(dst, a, [](U x) { return U(std::sqrt(x)); });
-}
-
-/// 1 / a (IEEE: 1 / 0 is inf, 1 / -0 is -inf).
-template <typename T, int64_t R, int64_t C, Space D, Space A>
-inline void recip(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
-  using U = compute_t<T>;
-  detail::unary(dst, a, [](U x) { return U(U(1) / x); });
-}
-
-/// 1 / sqrt(a), correctly rounded through sqrt and a division.
-template <typename T, int64_t R, int64_t C, Space D, Space A>
-inline void rsqrt(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
-  using U = compute_t<T>;
-  detail::unary(dst, a, [](U x) { return U(U(1) / std::sqrt(x)); });
-}
-
-template <typename T, int64_t R, int64_t C, Space D, Space A>
-inline void log(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
-  using U = compute_t<T>;
-  detail::unary(dst, a, [](U x) { return U(std::log(x)); });
-}
-
-template <typename T, int64_t R, int64_t C, Space D, Space A>
-inline void tanh(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
-  using U = compute_t<T>;
-  detail::unary(dst, a, [](U x) { return U(std::tanh(x)); });
-}
-
-/// 1 / (1 + exp(-a)), without overflow for large |a|: exp of a non-positive
-/// number only.
-template <typename T, int64_t R, int64_t C, Space D, Space A>
-inline void sigmoid(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
-  using U = compute_t<T>;
-  detail::unary(dst, a, [](U x) {
-    if (x >= U(0))
-      return U(U(1) / (U(1) + std::exp(-x)));
-    const U e = std::exp(x);
-    return U(e / (U(1) + e));
-  });
-}
+#undef BP_TILE_UNARY
 
 /// dst = mask ? a : b elementwise (a mask element is true when nonzero).
 template <typename T, typename M, int64_t R, int64_t C, Space D, Space K,
@@ -322,8 +200,9 @@ template <typename T, int64_t R, int64_t C, Space D>
 inline void tri(Tile<T, R, C, D> &dst, int64_t diagonal, bool upper) {
   for (int64_t i = 0; i < R; ++i)
     for (int64_t j = 0; j < C; ++j) {
-      const bool in = upper ? j >= i + diagonal : j <= i + diagonal;
-      dst.data[i * C + j] = in ? T(compute_t<T>(1)) : T(compute_t<T>(0));
+      dst.data[i * C + j] = detail::inTriangle(i, j, diagonal, upper)
+                                ? T(compute_t<T>(1))
+                                : T(compute_t<T>(0));
     }
 }
 

@@ -17,9 +17,6 @@
 
 namespace blockpipe::tile {
 
-/// On-chip memory spaces, named as in the device spec.
-enum class Space { Vec, Mat, Left, Right, Acc };
-
 template <typename T, int64_t Rows, int64_t Cols, Space S = Space::Vec>
 struct Tile {
   static_assert(Rows > 0 && Cols > 0, "tiles have a positive shape");

@@ -1,7 +1,9 @@
 //===- TileLib.h - Everything a generated kernel body calls -----*- C++ -*-===//
 //
 // Header-only, C++17, no dependencies beyond the standard library:
-//   Types.h        half, bfloat16, compute_t
+//   Types.h        half, bfloat16, compute_t, Space
+//   Functors.h     each element operation's arithmetic (shared with the
+//                  CUDA tile library, Cuda/TileLib.cuh)
 //   Tile.h         Tile<T, rows, cols, Space>
 //   Memory.h       load, load_partial, store, store_partial, fillpad, move,
 //                  full

@@ -13,23 +13,40 @@
 #include <cstring>
 #include <type_traits>
 
+/// What the tile library's scalar code is marked with: callable from host
+/// code and, under nvcc, from device code too (the CUDA tile library shares
+/// these types and Functors.h with the host one).
+#if defined(__CUDACC__)
+#define BP_TILE_HD __host__ __device__
+#else
+#define BP_TILE_HD
+#endif
+
 namespace blockpipe::tile {
 
 namespace detail {
-inline uint32_t floatBits(float f) {
+BP_TILE_HD inline uint32_t floatBits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
   uint32_t u;
   std::memcpy(&u, &f, sizeof u);
   return u;
+#endif
 }
-inline float bitsFloat(uint32_t u) {
+BP_TILE_HD inline float bitsFloat(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
   float f;
   std::memcpy(&f, &u, sizeof f);
   return f;
+#endif
 }
 } // namespace detail
 
 /// float -> binary16, round to nearest even.
-inline uint16_t floatToHalfBits(float value) {
+BP_TILE_HD inline uint16_t floatToHalfBits(float value) {
   uint32_t u = detail::floatBits(value);
   const uint32_t sign = u & 0x80000000u;
   u ^= sign;
@@ -52,7 +69,7 @@ inline uint16_t floatToHalfBits(float value) {
 }
 
 /// binary16 -> float (exact).
-inline float halfBitsToFloat(uint16_t bits) {
+BP_TILE_HD inline float halfBitsToFloat(uint16_t bits) {
   const uint32_t shiftedExp = 0x7c00u << 13;
   uint32_t u = uint32_t(bits & 0x7fffu) << 13;
   const uint32_t exp = shiftedExp & u;
@@ -72,7 +89,7 @@ inline float halfBitsToFloat(uint16_t bits) {
 }
 
 /// float -> bfloat16, round to nearest even.
-inline uint16_t floatToBf16Bits(float value) {
+BP_TILE_HD inline uint16_t floatToBf16Bits(float value) {
   uint32_t u = detail::floatBits(value);
   if ((u & 0x7fffffffu) > 0x7f800000u) // NaN: keep it quiet and NaN
     return uint16_t((u >> 16) | 0x40u);
@@ -80,16 +97,16 @@ inline uint16_t floatToBf16Bits(float value) {
   return uint16_t(u >> 16);
 }
 
-inline float bf16BitsToFloat(uint16_t bits) {
+BP_TILE_HD inline float bf16BitsToFloat(uint16_t bits) {
   return detail::bitsFloat(uint32_t(bits) << 16);
 }
 
 struct half {
   uint16_t bits;
   half() = default;
-  half(float value) : bits(floatToHalfBits(value)) {}
-  operator float() const { return halfBitsToFloat(bits); }
-  static half fromBits(uint16_t raw) {
+  BP_TILE_HD half(float value) : bits(floatToHalfBits(value)) {}
+  BP_TILE_HD operator float() const { return halfBitsToFloat(bits); }
+  BP_TILE_HD static half fromBits(uint16_t raw) {
     half h;
     h.bits = raw;
     return h;
@@ -99,9 +116,9 @@ struct half {
 struct bfloat16 {
   uint16_t bits;
   bfloat16() = default;
-  bfloat16(float value) : bits(floatToBf16Bits(value)) {}
-  operator float() const { return bf16BitsToFloat(bits); }
-  static bfloat16 fromBits(uint16_t raw) {
+  BP_TILE_HD bfloat16(float value) : bits(floatToBf16Bits(value)) {}
+  BP_TILE_HD operator float() const { return bf16BitsToFloat(bits); }
+  BP_TILE_HD static bfloat16 fromBits(uint16_t raw) {
     bfloat16 b;
     b.bits = raw;
     return b;
@@ -112,6 +129,9 @@ static_assert(sizeof(half) == 2 && sizeof(bfloat16) == 2,
               "16-bit storage types");
 static_assert(std::is_trivial<half>::value && std::is_trivial<bfloat16>::value,
               "tiles of 16-bit types stay trivially copyable");
+
+/// On-chip memory spaces, named as in the device spec.
+enum class Space { Vec, Mat, Left, Right, Acc };
 
 /// The type arithmetic on T happens in: float for the 16-bit types.
 template <typename T> struct ComputeType { using type = T; };

@@ -1,0 +1,22 @@
+//===- TileLib.cuh - Everything a generated CUDA kernel calls ---*- C++ -*-===//
+//
+// The CUDA target's tile library, header-only, for nvcc (C++17, sm_80 and
+// newer for bf16 tensor cores):
+//   Tile.cuh       Tile<T, rows, cols, Space> (registers or shared memory),
+//                  SmemStack, warp-group barriers
+//   Ops.cuh        the host library's memory, element-wise, reduction and
+//                  cast operations
+//   Matmul.cuh     matmul, matmul_acc (tensor cores for fp16 / bf16)
+//   KernelABI.cuh  the block's context, pipes, checks, kernel entry helpers
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKPIPE_TILE_CUDA_TILELIB_CUH
+#define BLOCKPIPE_TILE_CUDA_TILELIB_CUH
+
+#include "blockpipe/Tile/Cuda/KernelABI.cuh"
+#include "blockpipe/Tile/Cuda/Matmul.cuh"
+#include "blockpipe/Tile/Cuda/Ops.cuh"
+#include "blockpipe/Tile/Cuda/Tile.cuh"
+
+#endif // BLOCKPIPE_TILE_CUDA_TILELIB_CUH

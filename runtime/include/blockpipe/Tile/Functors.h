@@ -1,0 +1,173 @@
+//===- Functors.h - What every element operation computes -------*- C++ -*-===//
+//
+// The one definition of each element operation's arithmetic, NaN and
+// integer rules: both tile libraries (the host one and the CUDA one, whose
+// loops differ) apply these functors to compute_t<T> values.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKPIPE_TILE_FUNCTORS_H
+#define BLOCKPIPE_TILE_FUNCTORS_H
+
+#include "blockpipe/Tile/Types.h"
+
+#include <cmath>
+#include <type_traits>
+
+namespace blockpipe::tile::detail {
+
+struct Add {
+  template <typename U> BP_TILE_HD U operator()(U x, U y) const {
+    return x + y;
+  }
+};
+struct Sub {
+  template <typename U> BP_TILE_HD U operator()(U x, U y) const {
+    return x - y;
+  }
+};
+struct Mul {
+  template <typename U> BP_TILE_HD U operator()(U x, U y) const {
+    return x * y;
+  }
+};
+struct Div {
+  template <typename U> BP_TILE_HD U operator()(U x, U y) const {
+    return x / y;
+  }
+};
+/// Whether `x` is a NaN (never, for integers).
+template <typename U> BP_TILE_HD inline bool isNaN(U x) {
+  if constexpr (std::is_floating_point_v<U>)
+    return x != x;
+  return false;
+}
+
+// A NaN operand gives NaN, whichever side it is on, as numpy's maximum and
+// minimum do.
+struct Max {
+  template <typename U> BP_TILE_HD U operator()(U x, U y) const {
+    return (x > y || isNaN(x)) ? x : y;
+  }
+};
+struct Min {
+  template <typename U> BP_TILE_HD U operator()(U x, U y) const {
+    return (x < y || isNaN(x)) ? x : y;
+  }
+};
+
+// Comparisons give 1 where they hold and 0 elsewhere (false for a NaN
+// operand, but for ne), in the operands' type.
+#define BP_TILE_COMPARISON(name, expression)                                   \
+  struct name {                                                                \
+    template <typename U> BP_TILE_HD U operator()(U x, U y) const {            \
+      return (expression) ? U(1) : U(0);                                       \
+    }                                                                          \
+  };
+BP_TILE_COMPARISON(CmpEq, x == y)
+BP_TILE_COMPARISON(CmpNe, x != y)
+BP_TILE_COMPARISON(CmpLt, x < y)
+BP_TILE_COMPARISON(CmpLe, x <= y)
+BP_TILE_COMPARISON(CmpGt, x > y)
+BP_TILE_COMPARISON(CmpGe, x >= y)
+#undef BP_TILE_COMPARISON
+
+/// Whether x / y is defined for integers: not by zero, and not the lowest
+/// value by -1 (its quotient overflows). Both trap on x86.
+template <typename U> BP_TILE_HD inline bool divisible(U x, U y) {
+  if constexpr (std::is_integral_v<U>) {
+    if (y == U(0))
+      return false;
+    if constexpr (std::is_signed_v<U>) {
+      using Bits = std::make_unsigned_t<U>;
+      const U lowest = U(Bits(1) << (sizeof(U) * 8 - 1));
+      return !(y == U(-1) && x == lowest);
+    }
+  }
+  return true;
+}
+
+struct Exp {
+  template <typename U> BP_TILE_HD U operator()(U x) const {
+    return U(std::exp(x));
+  }
+};
+/// relu(NaN) is NaN, as max(NaN, 0) is.
+struct Relu {
+  template <typename U> BP_TILE_HD U operator()(U x) const {
+    return Max{}(x, U(0));
+  }
+};
+struct Neg {
+  template <typename U> BP_TILE_HD U operator()(U x) const { return U(-x); }
+};
+/// |x|. Floating point: std::abs, so the sign bit is cleared for -0 and NaN
+/// too. Integers: the lowest value stays itself (two's complement
+/// wrap-around) instead of overflowing.
+struct Abs {
+  template <typename U> BP_TILE_HD U operator()(U x) const {
+    if constexpr (std::is_integral<U>::value) {
+      using Bits = std::make_unsigned_t<U>;
+      return x < U(0) ? U(Bits(0) - Bits(x)) : x;
+    } else {
+      return U(std::abs(x));
+    }
+  }
+};
+struct Sqrt {
+  template <typename U> BP_TILE_HD U operator()(U x) const {
+    return U(std::sqrt(x));
+  }
+};
+/// 1 / x (IEEE: 1 / 0 is inf, 1 / -0 is -inf).
+struct Recip {
+  template <typename U> BP_TILE_HD U operator()(U x) const {
+    return U(U(1) / x);
+  }
+};
+/// 1 / sqrt(x), correctly rounded through sqrt and a division.
+struct Rsqrt {
+  template <typename U> BP_TILE_HD U operator()(U x) const {
+    return U(U(1) / std::sqrt(x));
+  }
+};
+struct Log {
+  template <typename U> BP_TILE_HD U operator()(U x) const {
+    return U(std::log(x));
+  }
+};
+struct Tanh {
+  template <typename U> BP_TILE_HD U operator()(U x) const {
+    return U(std::tanh(x));
+  }
+};
+/// 1 / (1 + exp(-x)), without overflow for large |x|: exp of a non-positive
+/// number only.
+struct Sigmoid {
+  template <typename U> BP_TILE_HD U operator()(U x) const {
+    if (x >= U(0))
+      return U(U(1) / (U(1) + std::exp(-x)));
+    const U e = std::exp(x);
+    return U(e / (U(1) + e));
+  }
+};
+
+/// Whether element (i, j) of a tri() mask is 1: j <= i + diagonal (lower)
+/// or j >= i + diagonal (upper).
+BP_TILE_HD inline bool inTriangle(int64_t i, int64_t j, int64_t diagonal,
+                                  bool upper) {
+  return upper ? j >= i + diagonal : j <= i + diagonal;
+}
+
+/// Where element (r, c) of an R x C tile goes when a left_right split pipe
+/// carries it (pack_column_halves): the left C/2 columns row-major, then
+/// the right ones.
+template <int64_t R, int64_t C>
+BP_TILE_HD constexpr int64_t columnHalvesIndex(int64_t r, int64_t c) {
+  constexpr int64_t H = C / 2;
+  return ((c / H) * R + r) * H + c % H;
+}
+
+} // namespace blockpipe::tile::detail
+
+#endif // BLOCKPIPE_TILE_FUNCTORS_H
