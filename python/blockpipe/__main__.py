@@ -1,13 +1,13 @@
 """The blockpipe command line.
 
-    python -m blockpipe compile FILE.py [--program NAME] -o DIR [--dump-passes]
+    python -m blockpipe compile FILE.py [--program NAME] -o DIR [--target T] [--dump-passes]
     python -m blockpipe run FILE.py [--program NAME]
     python -m blockpipe trace-plot TRACE.json -o PICTURE.png
     python -m blockpipe trace-merge TRACE.json... -o MERGED.json
     python -m blockpipe launch -n P [--hostfile F] PROG.py [ARGS...]
 
 `compile` writes the generated project of one @pl.program of FILE.py to DIR
-and builds it. `run` loads FILE.py and calls its `main()` (as examples have);
+and builds it, for a bundled target (cpu-sim, the default, or cuda). `run` loads FILE.py and calls its `main()` (as examples have);
 a file without one is an error. `trace-plot` draws the pipeline schedule a
 trace recorded (BLOCKPIPE_TRACE) as one row per device and prints each
 device's bubble (the share of the run it was idle). `trace-merge` joins
@@ -53,6 +53,8 @@ def main(argv=None) -> int:
     comp.add_argument("file", type=pathlib.Path)
     comp.add_argument("--program", help="the @pl.program class to compile (when FILE has several)")
     comp.add_argument("-o", "--output", type=pathlib.Path, required=True, help="output directory")
+    comp.add_argument("--target", default="cpu-sim",
+                      help="the bundled device spec to compile for (cpu-sim, cuda)")
     comp.add_argument("--dump-passes", action="store_true", help="also write the IR after each pass")
     run = sub.add_parser("run", help="call the main() function of FILE.py")
     run.add_argument("file", type=pathlib.Path)
@@ -124,7 +126,12 @@ def main(argv=None) -> int:
 
             programs, _ = _load_programs(args.file)
             program = _pick(programs, args.program, args.file)
-            compiled = blockpipe.compile(program, output_dir=args.output, dump_passes=args.dump_passes)
+            try:
+                compiled = blockpipe.compile(program, output_dir=args.output, target=args.target,
+                                             dump_passes=args.dump_passes)
+            except ValueError as err:  # an unknown target
+                print(f"error: {err}", file=sys.stderr)
+                return 2
             print(f"{program.name}: {len(compiled.artifacts)} files in {compiled.output_dir}; "
                   f"library {compiled.library_path}")
             return 0

@@ -91,6 +91,29 @@ def _compiler_identity() -> str:
     return _fingerprints[memo]
 
 
+def nvcc_path() -> Optional[str]:
+    """The CUDA compiler a generated cuda project builds with (its CMake
+    looks in the same places), if this machine has one."""
+    found = os.environ.get("CUDACXX") or shutil.which("nvcc")
+    if found is None and pathlib.Path("/usr/local/cuda/bin/nvcc").is_file():
+        found = "/usr/local/cuda/bin/nvcc"
+    return found
+
+
+def _nvcc_identity() -> str:
+    if "nvcc" not in _fingerprints:
+        nvcc = nvcc_path()
+        version = "none"
+        if nvcc:
+            try:
+                version = subprocess.run([nvcc, "--version"], capture_output=True, text=True,
+                                         timeout=30).stdout.strip().splitlines()[-1]
+            except (OSError, subprocess.SubprocessError, IndexError):
+                version = "unknown"
+        _fingerprints["nvcc"] = f"{nvcc} {version}"
+    return _fingerprints["nvcc"]
+
+
 def _cpu_identity() -> str:
     """Generated code is built for this CPU (-march=native)."""
     if "cpu" not in _fingerprints:
@@ -112,14 +135,14 @@ def _runtime_identity(runtime: RuntimeLocation) -> str:
                          "(run scripts/setup.sh, or set BLOCKPIPE_BUILD_DIR)")
     parts = [_file_fingerprint(lib) for lib in libs if lib.is_file() and not lib.is_symlink()]
     headers = runtime.include
-    for header in sorted(headers.rglob("*.h")):
+    for header in sorted([*headers.rglob("*.h"), *headers.rglob("*.cuh")]):
         parts.append(f"{header.relative_to(headers)}:{_file_fingerprint(header)}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 def cache_key(files: Dict[str, str]) -> str:
     digest = hashlib.sha256()
-    digest.update(json.dumps({
+    key = {
         "format": _CACHE_FORMAT,
         # kernel_config.json describes the library but is not built into it
         # (programs that differ only in a pipeline's microbatches share one).
@@ -129,7 +152,10 @@ def cache_key(files: Dict[str, str]) -> str:
         "compiler": _compiler_identity(),
         "cpu": _cpu_identity(),
         "runtime": _runtime_identity(runtime_location()),
-    }, sort_keys=True).encode())
+    }
+    if any(path.endswith(".cu") for path in files):
+        key["nvcc"] = _nvcc_identity()  # a cuda program's kernels are nvcc's
+    digest.update(json.dumps(key, sort_keys=True).encode())
     return digest.hexdigest()[:32]
 
 

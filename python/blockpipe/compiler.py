@@ -181,7 +181,9 @@ class CompiledProgram:
                                             runtime_params, prepared)
         else:
             if self._device is None:
-                self._device = _runtime.Device(label=self.program.name)
+                # A device of the target the program was compiled for: the
+                # runtime says so when it has no driver for it.
+                self._device = _runtime.Device(label=self.program.name, target=self.target)
             _runtime.run_orchestration(self._device, self._library, entry["symbol"],
                                        runtime_params, prepared)
         errors.warn_runtime(_runtime.take_warnings())

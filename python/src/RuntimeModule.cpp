@@ -106,7 +106,8 @@ void packScalar(rt::DType dtype, py::handle value, unsigned char *out) {
 std::unique_ptr<rt::Device>
 makeDevice(std::optional<std::string> specPath, std::optional<bool> sanitize,
            std::optional<std::string> tracePath, int64_t deviceId,
-           std::optional<int32_t> parallelism, std::string label) {
+           std::optional<int32_t> parallelism, std::string label,
+           std::optional<std::string> target) {
   rt::DeviceOptions options = rt::deviceOptionsFromEnvironment();
   options.deviceId = deviceId;
   options.label = std::move(label);
@@ -121,8 +122,11 @@ makeDevice(std::optional<std::string> specPath, std::optional<bool> sanitize,
     options.sanitize = *sanitize;
   if (tracePath)
     options.tracePath = *tracePath;
-  rt::DeviceSpec spec =
-      specPath ? rt::specFromFile(*specPath) : rt::builtinSpec();
+  if (specPath && target)
+    throw std::invalid_argument(
+        "Device: give spec_path or target (a bundled spec), not both");
+  rt::DeviceSpec spec = specPath ? rt::specFromFile(*specPath)
+                                 : rt::builtinSpec(target.value_or("cpu-sim"));
   return rt::createDevice(std::move(spec), std::move(options));
 }
 
@@ -525,7 +529,7 @@ PYBIND11_MODULE(_runtime, m) {
       .def(py::init(&makeDevice), py::arg("spec_path") = py::none(),
            py::arg("sanitize") = py::none(), py::arg("trace_path") = py::none(),
            py::arg("device_id") = 0, py::arg("parallelism") = py::none(),
-           py::arg("label") = "")
+           py::arg("label") = "", py::arg("target") = py::none())
       .def_property_readonly("parallelism", &rt::Device::parallelism)
       .def_property_readonly("gm_live_bytes", &rt::Device::liveBytes)
       .def_property_readonly("gm_peak_bytes", &rt::Device::peakBytes);

@@ -3,8 +3,9 @@
 #   tests/golden/regenerate.sh              # every case
 #   tests/golden/regenerate.sh mixed_static # some cases
 # Each case is <case>/input.mlir; its expected/ directory is what
-#   bp-translate --bp-to-cpp --bp-default-pipeline -o <case>/expected input.mlir
-# writes. Review the change with `git diff tests/golden` before committing.
+#   bp-translate --bp-to-cpp --bp-default-pipeline [flags] -o <case>/expected input.mlir
+# writes, with the options in <case>/flags if it has one (--bp-target=cuda).
+# Review the change with `git diff tests/golden` before committing.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 translate=${BP_TRANSLATE:-$here/../../build/bin/bp-translate}
@@ -16,7 +17,9 @@ if [ ${#cases[@]} -eq 0 ]; then
 fi
 for case in "${cases[@]}"; do
   rm -rf "$here/$case/expected"
-  "$translate" --bp-to-cpp --bp-default-pipeline -o "$here/$case/expected" \
-    "$here/$case/input.mlir"
+  flags=()
+  if [ -f "$here/$case/flags" ]; then read -r -a flags < "$here/$case/flags"; fi
+  "$translate" --bp-to-cpp --bp-default-pipeline "${flags[@]}" \
+    -o "$here/$case/expected" "$here/$case/input.mlir"
   echo "regenerated $case"
 done

@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -73,3 +74,19 @@ def test_a_program_named_like_libc_gets_its_own_library_name(tmp_path):
         np.testing.assert_array_equal(y, x + 1)
     finally:
         sys.path.remove(str(tmp_path))
+
+
+def test_compile_for_the_cuda_target(tmp_path):
+    from blockpipe.build import nvcc_path
+
+    script = tmp_path / "c_program.py"
+    script.write_text(PROGRAM_C)
+    result = blockpipe_cli("compile", script, "-o", tmp_path / "tpu", "--target", "tpu")
+    assert result.returncode == 2
+    assert "error: unknown target 'tpu'; available: cpu-sim, cuda" in result.stderr, result.stderr
+    if nvcc_path() is None:
+        pytest.skip("no CUDA toolkit (nvcc) on this machine to build the cuda project")
+    result = blockpipe_cli("compile", script, "-o", tmp_path / "out", "--target", "cuda")
+    assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "out" / "kernel_config.json").read_text())["target"] == "cuda"
+    assert (tmp_path / "out" / "kernels" / "incore" / "k.cu").is_file()

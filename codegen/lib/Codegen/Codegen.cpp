@@ -16,11 +16,12 @@ using namespace blockpipe::codegen;
 FailureOr<FileMap> blockpipe::codegen::emitCpp(ModuleOp module,
                                                const EmitOptions &options) {
   bp::TargetAttr target = bp::TargetAttr::lookup(module);
-  if (target.getDriver() != "cpu-sim")
+  if (target.getDriver() != "cpu-sim" && target.getDriver() != "cuda")
     return module.emitError()
            << "the module is compiled for target '" << target.getName()
            << "' (driver '" << target.getDriver()
-           << "'), for which this build has no code generator (cpu-sim)";
+           << "'), for which this build has no code generator (cpu-sim, "
+              "cuda)";
   // A `?` memory space and a `*` tile type are bp-infer-memory-spaces' and
   // bp-infer-pipe-types' to decide.
   WalkResult undecided = module.walk([&](Operation *op) {

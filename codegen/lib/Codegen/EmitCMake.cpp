@@ -13,8 +13,12 @@ void blockpipe::codegen::emitCMakeLists(const Program &program,
   line("#");
   line("# Builds the program into a shared library the blockpipe runtime can "
        "load");
-  line("# (KernelRegistry::loadLibrary reads its bp_kernel_table; the "
-       "orchestration");
+  if (program.cuda)
+    line("# (the CUDA driver reads its bp_cuda_kernel_table; the "
+         "orchestration");
+  else
+    line("# (KernelRegistry::loadLibrary reads its bp_kernel_table; the "
+         "orchestration");
   line("# entries are listed in kernel_config.json). Point it at the "
        "runtime:");
   line("#   cmake -S . -B build -Dblockpipe_DIR=<blockpipe build>/cmake/"
@@ -23,21 +27,45 @@ void blockpipe::codegen::emitCMakeLists(const Program &program,
        "prefix>");
   line("# and set BLOCKPIPE_HOST_SOURCES to also build a host executable "
        "that links it.");
+  if (program.cuda) {
+    line("#");
+    line("# Kernels are CUDA C++ (target cuda): nvcc builds them for sm_90, "
+         "with PTX");
+    line("# for later GPUs; set CMAKE_CUDA_ARCHITECTURES to choose others.");
+  }
   line("cmake_minimum_required(VERSION 3.20)");
-  line("project(" + name + " LANGUAGES CXX)");
+  if (program.cuda) {
+    line("if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND");
+    line("   EXISTS /usr/local/cuda/bin/nvcc)");
+    line("  set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)");
+    line("endif()");
+    line("if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)");
+    line("  set(CMAKE_CUDA_ARCHITECTURES 90-real 90-virtual)");
+    line("endif()");
+    line("project(" + name + " LANGUAGES CXX CUDA)");
+  } else {
+    line("project(" + name + " LANGUAGES CXX)");
+  }
   line();
   line("set(CMAKE_CXX_STANDARD 17)");
   line("set(CMAKE_CXX_STANDARD_REQUIRED ON)");
+  if (program.cuda) {
+    line("set(CMAKE_CUDA_STANDARD 17)");
+    line("set(CMAKE_CUDA_STANDARD_REQUIRED ON)");
+  }
   line("if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)");
   line("  set(CMAKE_BUILD_TYPE Release)");
   line("endif()");
   line();
   line("find_package(blockpipe REQUIRED CONFIG)");
+  if (program.cuda)
+    line("find_package(CUDAToolkit REQUIRED)");
   line();
   line("add_library(" + name + " SHARED");
   std::vector<std::string> sources;
   for (const auto &[path, content] : files)
-    if (llvm::StringRef(path).ends_with(".cpp") &&
+    if ((llvm::StringRef(path).ends_with(".cpp") ||
+         llvm::StringRef(path).ends_with(".cu")) &&
         !llvm::StringRef(path).starts_with("stages/"))
       sources.push_back(path);
   for (const std::string &source : sources)
@@ -48,8 +76,19 @@ void blockpipe::codegen::emitCMakeLists(const Program &program,
          program.library + ")");
   line("target_include_directories(" + name +
        " PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/orchestration)");
-  line("target_link_libraries(" + name + " PUBLIC blockpipe::runtime)");
-  line("target_compile_options(" + name + " PRIVATE -Wall -Wextra)");
+  if (program.cuda) {
+    // Entry files include the kernel bodies' headers by their path here.
+    line("target_include_directories(" + name +
+         " PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})");
+    line("target_link_libraries(" + name +
+         " PUBLIC blockpipe::runtime PRIVATE CUDA::cudart)");
+    line("target_compile_options(" + name + " PRIVATE");
+    line("  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>");
+    line("  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)");
+  } else {
+    line("target_link_libraries(" + name + " PUBLIC blockpipe::runtime)");
+    line("target_compile_options(" + name + " PRIVATE -Wall -Wextra)");
+  }
   // Each pipeline stage is a sub-build of its own directory.
   bool stages = false;
   for (const OrchestrationInfo &orch : program.orchestrations) {

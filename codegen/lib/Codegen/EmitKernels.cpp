@@ -6,10 +6,19 @@
 // the kernel ABI's `args` and give each block its own slice of the pipe
 // buffer. kernels/kernel_table.cpp lists every entry for dlopen.
 //
+// On the cuda target a body is a `__device__` function in a header
+// (kernels/<kind>/<kernel>.cuh) calling the CUDA tile library, and each
+// launchable kernel or group has a .cu file: its `__global__` entry (one
+// warp group per half, each block its own slice of the pipe buffer, by
+// the same rule) and the extern "C" host launcher that unpacks `args` and
+// starts it. kernels/kernel_table.cpp lists the launchers.
+//
 //===----------------------------------------------------------------------===//
 
 #include "CppTypes.h"
 #include "FunctionBody.h"
+
+#include "blockpipe/Runtime/CudaABI.h"
 
 #include "mlir/IR/Matchers.h"
 
@@ -42,10 +51,17 @@ struct CppParam {
 class KernelBody : public FunctionBody {
 public:
   KernelBody(const Program &program, const KernelInfo &kernel)
-      : FunctionBody(program, kernel.func), kernel(kernel) {}
+      : FunctionBody(program, kernel.func), kernel(kernel), cuda(program.cuda) {
+  }
 
   /// Writes `int32_t <ident>(...) { ... }` to `file`.
   LogicalResult emit(CppWriter &file);
+
+  /// cuda: bytes of shared tiles the body may hold at once (every
+  /// declaration, each rounded as the group's stack rounds it), and the
+  /// scratch area its register tiles may need.
+  int64_t sharedStackBytes() const { return stackBytes; }
+  int64_t sharedScratchBytes() const { return scratchBytes; }
 
 private:
   LogicalResult emitSideOp(Operation *op) override;
@@ -89,9 +105,18 @@ private:
                                                   bp::TileType tile);
   std::string declareTile(Value value, llvm::StringRef fallback) {
     std::string name = declare(value, fallback);
-    out.line(cppTileType(llvm::cast<bp::TileType>(value.getType())) + " " +
-             name + ";");
+    declareTileVariable(llvm::cast<bp::TileType>(value.getType()), "", name,
+                        std::nullopt);
     return name;
+  }
+  void declareTileVariable(bp::TileType type, const std::string &prefix,
+                           const std::string &name,
+                           std::optional<std::string> init) override;
+  bool tilesAreValues() const override { return !cuda; }
+  void assignTile(const std::string &var, const std::string &value) override {
+    if (!cuda)
+      return FunctionBody::assignTile(var, value);
+    out.line("tile::copyElements(" + var + ", " + value + ");");
   }
   /// The AIC of a kernel split left_right moves whole tiles whose column
   /// halves the pipe carries one after the other (KernelABI.h); so does a
@@ -115,6 +140,11 @@ private:
   std::string pipeCall(Operation *op) {
     return (userLine(op->getLoc()) ? "_at(" : "(") + ctx();
   }
+  /// cuda: the `where` argument every device pipe call takes.
+  std::string cudaSite(Operation *op) {
+    std::optional<std::string> line = userLine(op->getLoc());
+    return line ? "\"" + escapeCppString(*line) + "\"" : "nullptr";
+  }
   /// The trailing `where` argument of a pipe call: the op's line in the
   /// user's program, which the runtime's errors and the sanitizer name.
   std::string site(Operation *op) {
@@ -123,12 +153,42 @@ private:
   }
 
   const KernelInfo &kernel;
+  const bool cuda;
   llvm::DenseMap<Value, CppParam> params;
   mutable llvm::StringSet<> usedNames;
   bool usesContext = false;
+  bool declaresTiles = false;
+  int64_t stackBytes = 0, scratchBytes = 0;
 };
 
 } // namespace
+
+void KernelBody::declareTileVariable(bp::TileType type,
+                                     const std::string &prefix,
+                                     const std::string &name,
+                                     std::optional<std::string> init) {
+  if (!cuda)
+    return FunctionBody::declareTileVariable(type, prefix, name, init);
+  // A CUDA tile takes its storage when it is made (shared tiles from the
+  // group's stack, given back at the end of the scope), then is filled.
+  declaresTiles = true;
+  int64_t elementBytes = bp::getElementByteSize(type.getElementType());
+  int64_t bytes = elementBytes;
+  for (int64_t dim : type.getShape())
+    bytes *= dim;
+  if (type.getMemorySpace() == bp::MemorySpace::Mat ||
+      type.getMemorySpace() == bp::MemorySpace::Left ||
+      type.getMemorySpace() == bp::MemorySpace::Right)
+    stackBytes += BP_CUDA_ALIGN_SHARED(bytes);
+  else // staged element by element, or as float by the matmul
+    scratchBytes =
+        std::max(scratchBytes,
+                 bytes / elementBytes * std::max<int64_t>(4, elementBytes));
+  std::string declPrefix = prefix == "const " ? "" : prefix;
+  out.line(declPrefix + cppTileType(type) + " " + name + "(bp_smem);");
+  if (init)
+    out.line("tile::copyElements(" + name + ", " + *init + ");");
+}
 
 std::string KernelBody::dimExpr(Value tensor, unsigned k) const {
   auto type = llvm::cast<bp::GMTensorType>(tensor.getType());
@@ -156,9 +216,11 @@ LogicalResult KernelBody::emit(CppWriter &file) {
   // a block may take (the runtime sizes its stacks from the same number). A
   // body whose tiles could need more is refused rather than left to
   // overflow that stack.
+  // On cuda tiles live in registers and shared memory instead: the entry
+  // checks the block's shared memory.
   const int64_t maxTileBytes =
       bp::TargetAttr::lookup(func).getBlockStackBytes();
-  if (tileBytes > maxTileBytes)
+  if (!cuda && tileBytes > maxTileBytes)
     return error(func, "'")
            << kernel.name << "' makes " << tiles << " tiles of " << tileBytes
            << " bytes in all; generated kernels keep their tiles on the "
@@ -171,6 +233,8 @@ LogicalResult KernelBody::emit(CppWriter &file) {
   // The body refers to the tile library as `tile::`; a variable of that name
   // would hide it from readers.
   scope.reserve("tile");
+  if (cuda)
+    scope.reserve("bp_smem");
   // Parameters first, so they keep the user's names.
   struct Piece {
     std::string type, name;
@@ -218,11 +282,20 @@ LogicalResult KernelBody::emit(CppWriter &file) {
     return used ? std::string() : std::string("[[maybe_unused]] ");
   };
   std::vector<std::string> pieces;
-  pieces.push_back(maybeUnused(usesContext) + "const bp_block_context *bp_ctx");
+  pieces.push_back(
+      maybeUnused(usesContext) +
+      (cuda ? "bp_device_context *bp_ctx" : "const bp_block_context *bp_ctx"));
   for (const Piece &piece : signature)
     pieces.push_back(maybeUnused(usedNames.contains(piece.name)) + piece.type +
                      piece.name);
-  file.line("int32_t " + kernel.ident + "(" + llvm::join(pieces, ", ") + ") {");
+  file.line((cuda ? "__device__ inline int32_t " : "int32_t ") + kernel.ident +
+            "(" + llvm::join(pieces, ", ") + ") {");
+  if (declaresTiles) {
+    CppWriter prologue;
+    prologue.indent();
+    prologue.line("tile::SmemStack bp_smem = tile::SmemStack::ofGroup();");
+    file.str() += prologue.str();
+  }
   file.str() += out.str();
   file.line("}");
   return success();
@@ -544,8 +617,7 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
           alias(op, name);
         } else {
           name = declare(op, "t");
-          out.line(cppTileType(op.getType()) + " " + name + " = " + expr(dest) +
-                   ";");
+          declareTileVariable(op.getType(), "", name, expr(dest));
         }
         out.line("tile::insert(" + name + ", " + expr(op.getSource()) + ", " +
                  at.first + ", " + at.second + ");");
@@ -578,8 +650,7 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
             return success();
           }
           std::string name = declare(op, "acc");
-          out.line(cppTileType(op.getType()) + " " + name + " = " + expr(acc) +
-                   ";");
+          declareTileVariable(op.getType(), "", name, expr(acc));
           out.line(std::string("tile::matmul_acc") + suffix + "(" + name +
                    ", " + lhs + ", " + rhs + ");");
           return success();
@@ -615,6 +686,17 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
       })
       .Case([&](bp::TPushOp op) {
         std::string value = expr(op.getValue());
+        if (cuda) {
+          // The device ABI writes the tile into the slot itself, the
+          // column halves one after the other for a left_right split.
+          out.line(std::string("BP_CHECK(") +
+                   (packsColumnHalves(op) ? "bp_tpush_column_halves("
+                                          : "bp_tpush_tile(") +
+                   ctx() + ", " + std::to_string(op.getPipe()) + ", " +
+                   cppPipeDir(op.getDir()) + ", " + value + ", " +
+                   cudaSite(op) + "));");
+          return success();
+        }
         std::string data = value + ".data";
         if (packsColumnHalves(op)) {
           // The left columns travel to subblock 0, the right to 1.
@@ -632,6 +714,15 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
       })
       .Case([&](bp::TPopOp op) {
         std::string name = declareTile(op, "t");
+        if (cuda) {
+          out.line(std::string("BP_CHECK(") +
+                   (packsColumnHalves(op) ? "bp_tpop_column_halves("
+                                          : "bp_tpop_tile(") +
+                   ctx() + ", " + std::to_string(op.getPipe()) + ", " +
+                   cppPipeDir(op.getDir()) + ", " + name + ", " + cudaSite(op) +
+                   "));");
+          return success();
+        }
         std::string data = name + ".data";
         std::string packed;
         if (packsColumnHalves(op)) {
@@ -648,6 +739,12 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         return success();
       })
       .Case([&](bp::TFreeOp op) {
+        if (cuda) {
+          out.line("BP_CHECK(bp_tfree(" + ctx() + ", " +
+                   std::to_string(op.getPipe()) + ", " +
+                   cppPipeDir(op.getDir()) + ", " + cudaSite(op) + "));");
+          return success();
+        }
         out.line("BP_CHECK(bp_tfree" + pipeCall(op) + ", " +
                  std::to_string(op.getPipe()) + ", " + cppPipeDir(op.getDir()) +
                  site(op) + "));");
@@ -662,17 +759,47 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
 }
 
 namespace {
+/// The comment and statement that give a block its slice of the pipe
+/// buffer `whole`: the same rule on every target.
+static void slicePipeBuffer(CppWriter &file, const std::string &whole,
+                            int64_t pipeBytes) {
+  file.line("// Each block owns its own " + std::to_string(pipeBytes) +
+            "-byte slice of the launch's pipe buffer,");
+  file.line("// whether or not the kernel body reads block_idx.");
+  file.line("uint8_t *" + kPipeBufferName.str() + " = " + whole +
+            " + static_cast<int64_t>(bp_ctx->block_idx) * " +
+            std::to_string(pipeBytes) + ";");
+}
+
+/// The name of the whole pipe buffer a CUDA launcher passes to its
+/// `__global__` entry (each block slices it there).
+static constexpr llvm::StringLiteral kCudaPipeBuffersName = "bp_pipe_buffers";
+
 /// Unpacks `args` of an entry whose ABI signature is `abi`'s into locals
-/// and returns, per parameter of `abi`, its pieces' names.
+/// and returns, per parameter of `abi`, its pieces' names. With
+/// `wholePipeBuffer` (a CUDA launcher) the pipe buffer stays whole, as
+/// kCudaPipeBuffersName.
 class EntryWriter {
 public:
   EntryWriter(const Program &program, CppWriter &file, func::FuncOp abi,
               std::optional<unsigned> pipe, int64_t pipeBytes,
-              llvm::StringRef bodyIdent)
+              llvm::StringRef bodyIdent, bool wholePipeBuffer = false)
       : program(program), file(file), abi(abi), pipe(pipe),
-        pipeBytes(pipeBytes), slots(abiSlots(abi)) {
+        pipeBytes(pipeBytes), wholePipeBuffer(wholePipeBuffer),
+        slots(abiSlots(abi)) {
     scope.reserve(bodyIdent);
     scope.reserve(kPipeBufferName);
+    scope.reserve(kCudaPipeBuffersName);
+    if (wholePipeBuffer) {
+      // Names a CUDA entry file refers to inside its functions.
+      scope.reserve("tile");
+      scope.reserve("kernels");
+    }
+  }
+
+  /// Every piece unpacked so far, in order: its C++ type and name.
+  const std::vector<std::pair<std::string, std::string>> &typedPieces() const {
+    return typed;
   }
 
   /// The pieces (pointer or value, then dynamic dims) of ABI parameter `i`,
@@ -684,14 +811,13 @@ public:
     std::vector<std::string> pieces;
     BlockArgument arg = abi.getArgument(i);
     std::string slot = "bp_args[" + std::to_string(slots[i]) + "]";
-    if (pipe == i) {
-      file.line("// Each block owns its own " + std::to_string(pipeBytes) +
-                "-byte slice of the launch's pipe buffer,");
-      file.line("// whether or not the kernel body reads block_idx.");
-      file.line("uint8_t *" + kPipeBufferName.str() +
-                " = static_cast<uint8_t *>(" + slot +
-                ") + static_cast<int64_t>(bp_ctx->block_idx) * " +
-                std::to_string(pipeBytes) + ";");
+    if (pipe == i && wholePipeBuffer) {
+      file.line("uint8_t *" + kCudaPipeBuffersName.str() +
+                " = static_cast<uint8_t *>(" + slot + ");");
+      pieces.push_back(kCudaPipeBuffersName.str());
+      typed.push_back({"uint8_t *", pieces.back()});
+    } else if (pipe == i) {
+      slicePipeBuffer(file, "static_cast<uint8_t *>(" + slot + ")", pipeBytes);
       pieces.push_back(kPipeBufferName.str());
     } else if (auto tensor = llvm::dyn_cast<bp::GMTensorType>(arg.getType())) {
       std::optional<std::string> hint = program.nameOf(arg);
@@ -699,6 +825,7 @@ public:
       std::string type = pointerType(tensor, false);
       file.line(type + name + " = static_cast<" + type + ">(" + slot + ");");
       pieces.push_back(name);
+      typed.push_back({type, name});
       unsigned next = slots[i] + 1;
       for (unsigned k = 0; k < tensor.getRank(); ++k) {
         if (!tensor.isDynamicDim(k))
@@ -708,6 +835,7 @@ public:
                   " = *static_cast<const int64_t *>(bp_args[" +
                   std::to_string(next++) + "]);");
         pieces.push_back(dim);
+        typed.push_back({"int64_t ", dim});
       }
     } else {
       std::optional<std::string> hint = program.nameOf(arg);
@@ -716,6 +844,7 @@ public:
       file.line("const " + type + " " + name + " = *static_cast<const " + type +
                 " *>(" + slot + ");");
       pieces.push_back(name);
+      typed.push_back({type + " ", name});
     }
     return unpacked[i] = std::move(pieces);
   }
@@ -726,9 +855,11 @@ private:
   func::FuncOp abi;
   std::optional<unsigned> pipe;
   int64_t pipeBytes;
+  bool wholePipeBuffer;
   std::vector<unsigned> slots;
   NameScope scope;
   std::map<unsigned, std::vector<std::string>> unpacked;
+  std::vector<std::pair<std::string, std::string>> typed;
 };
 } // namespace
 
@@ -871,8 +1002,304 @@ static void emitKernelTable(const Program &program, FileMap &files) {
   files["kernels/kernel_table.cpp"] = std::move(file.str());
 }
 
+//===----------------------------------------------------------------------===//
+// The cuda target
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// What a body needs of its warp group's shared memory.
+struct SharedNeeds {
+  int64_t stackBytes = 0, scratchBytes = 0;
+};
+
+/// One kind of warp group of a CUDA entry: a body run as the AIC half, or
+/// as each of `subblocks` AIV subblocks; `abiArgOf` maps the body's
+/// parameters to the entry's.
+struct CudaHalf {
+  const KernelInfo *body;
+  bool aic;
+  int32_t subblocks;
+  llvm::ArrayRef<unsigned> abiArgOf;
+};
+} // namespace
+
+/// kernels/<kind>/<kernel>.cuh: the body as a `__device__` function.
+static FailureOr<SharedNeeds> emitCudaBodyHeader(const Program &program,
+                                                 const KernelInfo &kernel,
+                                                 FileMap &files) {
+  KernelBody body(program, kernel);
+  CppWriter bodyText;
+  if (failed(body.emit(bodyText)))
+    return failure();
+  CppWriter file;
+  file.line("// Generated by bp-translate from " +
+            bp::stringifyFunctionKind(kernel.kind).str() + " function '" +
+            escapeCppComment(kernel.name) + "'. Do not edit.");
+  file.line("//");
+  file.line("// Its body: run by the 128 threads of a warp group together.");
+  file.line();
+  file.line("#pragma once");
+  file.line();
+  file.line("#include \"blockpipe/Tile/Cuda/TileLib.cuh\"");
+  file.line();
+  file.line("#include <cstdint>");
+  file.line();
+  file.line("namespace " + program.project + "::kernels {");
+  file.line();
+  file.line("namespace tile = ::blockpipe::tile;");
+  file.line();
+  file.str() += bodyText.str();
+  file.line();
+  file.line("} // namespace " + program.project + "::kernels");
+  files[kernel.source] = std::move(file.str());
+  return SharedNeeds{body.sharedStackBytes(), body.sharedScratchBytes()};
+}
+
+/// The `__global__` entry of `launchable` (a kernel, or a group running its
+/// halves as warp groups of one thread block) and its host launcher.
+static LogicalResult
+emitCudaEntryFile(const Program &program, const KernelInfo &launchable,
+                  llvm::ArrayRef<CudaHalf> halves,
+                  const llvm::DenseMap<Operation *, SharedNeeds> &needs,
+                  FileMap &files) {
+  int32_t groups = 0, aivSubblocks = 1;
+  SharedNeeds block;
+  for (const CudaHalf &half : halves) {
+    groups += half.aic ? 1 : half.subblocks;
+    if (!half.aic)
+      aivSubblocks = half.subblocks;
+    const SharedNeeds &body = needs.find(half.body->func)->second;
+    block.stackBytes = std::max(block.stackBytes, body.stackBytes);
+    block.scratchBytes = std::max(block.scratchBytes, body.scratchBytes);
+  }
+  const int64_t sharedBytes = BP_CUDA_SHARED_BYTES(
+      int64_t(groups), block.stackBytes, block.scratchBytes);
+  bp::TargetAttr target = bp::TargetAttr::lookup(program.module);
+  if (sharedBytes > target.getBlockStackBytes())
+    return launchable.func.emitError("codegen: '")
+           << launchable.name << "' needs " << sharedBytes
+           << " bytes of shared memory per thread block on target '"
+           << target.getName() << "' (" << groups << " warp group"
+           << (groups > 1 ? "s" : "") << ", each with " << block.stackBytes
+           << " bytes of Mat/Left/Right tiles and " << block.scratchBytes
+           << " bytes of scratch for its largest "
+           << "Vec/Acc tile); a block may have at most "
+           << target.getBlockStackBytes()
+           << " (use smaller tiles, or reuse them through loops)";
+
+  CppWriter file;
+  file.line("// Generated by bp-translate from " +
+            bp::stringifyFunctionKind(launchable.kind).str() + " function '" +
+            escapeCppComment(launchable.name) + "'. Do not edit.");
+  file.line("//");
+  file.line(
+      "// Its CUDA entry: one thread block per block of the launch, of " +
+      std::to_string(groups) + " warp group" + (groups > 1 ? "s" : "") + " (" +
+      [&] {
+        std::vector<std::string> what;
+        for (const CudaHalf &half : halves)
+          what.push_back(half.aic ? "the AIC half"
+                         : half.subblocks > 1
+                             ? std::to_string(half.subblocks) + " AIV subblocks"
+                             : "the AIV half");
+        return llvm::join(what, ", then ");
+      }() +
+      "), and its host launcher.");
+  file.line();
+  std::vector<std::string> headers;
+  for (const CudaHalf &half : halves)
+    if (!llvm::is_contained(headers, half.body->source))
+      headers.push_back(half.body->source);
+  for (const std::string &header : headers)
+    file.line("#include \"" + header + "\"");
+  file.line();
+  file.line("#include <cstdint>");
+  file.line();
+  file.line("namespace " + program.project + " {");
+  file.line();
+  file.line("namespace tile = ::blockpipe::tile;");
+  file.line();
+
+  // The launcher unpacks every parameter, in ABI order; the entry takes
+  // them as its own parameters.
+  CppWriter launcher;
+  launcher.indent();
+  EntryWriter entry(program, launcher, launchable.func,
+                    launchable.pipeBufferArg, launchable.pipeBufferBytes,
+                    launchable.ident,
+                    /*wholePipeBuffer=*/true);
+  std::vector<std::string> launchArgs;
+  for (unsigned i = 0; i < launchable.func.getNumArguments(); ++i)
+    for (const std::string &piece : entry.unpack(i))
+      launchArgs.push_back(piece);
+
+  std::vector<std::string> params;
+  for (const auto &[type, name] : entry.typedPieces())
+    params.push_back(type + name);
+  params.push_back("bp_cuda_launch_params bp_launch");
+  file.open("__global__ void __launch_bounds__(" +
+            std::to_string(groups * BP_CUDA_GROUP_THREADS) + ") " +
+            launchable.ident + "(" + llvm::join(params, ", ") + ")");
+  file.line("tile::setUpSharedMemory(/*groups=*/" + std::to_string(groups) +
+            ", /*stack_bytes=*/" + std::to_string(block.stackBytes) +
+            ", /*scratch_bytes=*/" + std::to_string(block.scratchBytes) + ");");
+  auto runHalf = [&](const CudaHalf &half, const std::string &subblock) {
+    file.open("tile::runHalf(bp_launch, " +
+              std::string(half.aic ? "BP_CORE_AIC" : "BP_CORE_AIV") + ", " +
+              subblock + ", [&](bp_device_context *bp_ctx)");
+    std::vector<std::string> callArgs{"bp_ctx"};
+    for (unsigned i = 0; i < half.body->func.getNumArguments(); ++i) {
+      unsigned abiArg = half.abiArgOf[i];
+      if (launchable.pipeBufferArg == abiArg) {
+        slicePipeBuffer(file, kCudaPipeBuffersName.str(),
+                        launchable.pipeBufferBytes);
+        callArgs.push_back(kPipeBufferName.str());
+        continue;
+      }
+      for (const std::string &piece : entry.unpack(abiArg))
+        callArgs.push_back(piece);
+    }
+    file.line("return kernels::" + half.body->ident + "(" +
+              llvm::join(callArgs, ", ") + ");");
+    file.close("});");
+  };
+  // Warp group g runs halves in order: the AIC half (group 0), then AIV
+  // subblock s (group 1 + s, or s without an AIC half).
+  if (halves.size() == 1) {
+    runHalf(halves[0],
+            halves[0].subblocks > 1 ? "tile::group_index()" : "/*subblock=*/0");
+  } else {
+    file.open("if (tile::group_index() == 0)");
+    runHalf(halves[0], "/*subblock=*/0");
+    file.close("} else {");
+    file.indent();
+    runHalf(halves[1], halves[1].subblocks > 1 ? "tile::group_index() - 1"
+                                               : "/*subblock=*/0");
+    file.close();
+  }
+  file.close();
+  file.line();
+
+  file.line("// Starts " + launchable.ident +
+            " on the launch's stream: args follows KernelABI.h, with device");
+  file.line("// pointers for tensors (CudaABI.h).");
+  file.line("extern \"C\" int32_t " + launchable.launcher +
+            "(void **bp_args, const bp_cuda_launch *bp_launch) {");
+  file.str() += launcher.str();
+  std::vector<std::string> call{
+      launchable.ident, "*bp_launch", "/*groups=*/" + std::to_string(groups),
+      "/*subblocks=*/" + std::to_string(aivSubblocks),
+      "tile::sharedMemoryBytes(" + std::to_string(groups) + ", " +
+          std::to_string(block.stackBytes) + ", " +
+          std::to_string(block.scratchBytes) + ")"};
+  llvm::append_range(call, launchArgs);
+  file.indent();
+  file.line("return tile::launch(" + llvm::join(call, ", ") + ");");
+  file.close();
+  file.line();
+  file.line("} // namespace " + program.project);
+  files[launchable.cudaEntrySource] = std::move(file.str());
+  return success();
+}
+
+static void emitCudaKernelTable(const Program &program, FileMap &files) {
+  CppWriter file;
+  file.line("// Generated by bp-translate. Do not edit.");
+  file.line("//");
+  file.line("// Every launchable kernel of the program, for the CUDA driver.");
+  file.line();
+  file.line("#include \"blockpipe/Runtime/CudaABI.h\"");
+  file.line();
+  std::vector<const KernelInfo *> launchable;
+  for (const KernelInfo &kernel : program.kernels)
+    if (!kernel.launcher.empty())
+      launchable.push_back(&kernel);
+  if (!launchable.empty()) {
+    file.line("namespace " + program.project + " {");
+    for (const KernelInfo *kernel : launchable)
+      file.line("extern \"C\" int32_t " + kernel->launcher +
+                "(void **bp_args, const bp_cuda_launch *bp_launch);");
+    file.line("} // namespace " + program.project);
+    file.line();
+  }
+  file.open("extern \"C\" const bp_cuda_kernel_desc *bp_cuda_kernel_table("
+            "int64_t *count)");
+  if (launchable.empty()) {
+    file.line("*count = 0;");
+    file.line("return nullptr;");
+    file.close();
+    files["kernels/kernel_table.cpp"] = std::move(file.str());
+    return;
+  }
+  file.line("static const bp_cuda_kernel_desc table[] = {");
+  file.indent();
+  for (const KernelInfo *kernel : launchable) {
+    const char *kind = "BP_KERNEL_GROUP";
+    if (kernel->kind == bp::FunctionKind::InCore)
+      kind = "BP_KERNEL_INCORE";
+    else if (kernel->kind == bp::FunctionKind::AIC)
+      kind = "BP_KERNEL_AIC";
+    else if (kernel->kind == bp::FunctionKind::AIV)
+      kind = "BP_KERNEL_AIV";
+    file.line("{\"" + escapeCppString(kernel->name) + "\", " +
+              std::to_string(kernel->funcId) + ", " + kind + ", " +
+              program.project + "::" + kernel->launcher + "},");
+  }
+  file.dedent();
+  file.line("};");
+  file.line("*count = static_cast<int64_t>(sizeof(table) / sizeof(table[0]));");
+  file.line("return table;");
+  file.close();
+  files["kernels/kernel_table.cpp"] = std::move(file.str());
+}
+
+static LogicalResult emitCudaKernelSources(const Program &program,
+                                           FileMap &files) {
+  llvm::DenseMap<Operation *, SharedNeeds> needs;
+  for (const KernelInfo &kernel : program.kernels) {
+    if (kernel.kind == bp::FunctionKind::Group)
+      continue;
+    FailureOr<SharedNeeds> body = emitCudaBodyHeader(program, kernel, files);
+    if (failed(body))
+      return failure();
+    needs[kernel.func.getOperation()] = *body;
+  }
+  for (const KernelInfo &kernel : program.kernels) {
+    if (kernel.launcher.empty())
+      continue;
+    std::vector<unsigned> identity(kernel.func.getNumArguments());
+    for (unsigned i = 0; i < identity.size(); ++i)
+      identity[i] = i;
+    std::vector<CudaHalf> halves;
+    switch (kernel.kind) {
+    case bp::FunctionKind::Group:
+      if (kernel.aicHalf)
+        halves.push_back({program.kernelFor(kernel.aicHalf->func), true, 1,
+                          kernel.aicHalf->groupArgOf});
+      if (kernel.aivHalf)
+        halves.push_back({program.kernelFor(kernel.aivHalf->func), false,
+                          kernel.aivSubblocks(), kernel.aivHalf->groupArgOf});
+      break;
+    case bp::FunctionKind::AIV:
+      halves.push_back({&kernel, false, kernel.aivSubblocks(), identity});
+      break;
+    default: // incore: on an AIV when it has no cube work
+      halves.push_back(
+          {&kernel, kernel.kind == bp::FunctionKind::AIC || !kernel.vectorOnly,
+           1, identity});
+      break;
+    }
+    if (failed(emitCudaEntryFile(program, kernel, halves, needs, files)))
+      return failure();
+  }
+  emitCudaKernelTable(program, files);
+  return success();
+}
+
 LogicalResult blockpipe::codegen::emitKernelSources(const Program &program,
                                                     FileMap &files) {
+  if (program.cuda)
+    return emitCudaKernelSources(program, files);
   for (const KernelInfo &kernel : program.kernels)
     if (kernel.kind != bp::FunctionKind::Group &&
         failed(emitKernelFile(program, kernel, files)))

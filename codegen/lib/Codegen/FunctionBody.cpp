@@ -306,12 +306,17 @@ FunctionBody::declareCarried(Operation *op, ValueRange results,
     std::string name = scope.unique(hint ? *hint : "v");
     bool used =
         hasLiveUse(result) || (!blockArgs.empty() && hasLiveUse(blockArgs[i]));
-    std::string decl = (used ? "" : "[[maybe_unused]] ") + *type + " " + name;
+    std::string prefix = used ? "" : "[[maybe_unused]] ";
+    std::optional<std::string> init;
     if (!inits.empty())
-      decl += " = " + expr(inits[i]);
-    else if (!llvm::isa<bp::TileType>(result.getType()))
-      decl += "{}";
-    out.line(decl + ";");
+      init = expr(inits[i]);
+    if (auto tile = llvm::dyn_cast<bp::TileType>(result.getType())) {
+      declareTileVariable(tile, prefix, name, init);
+    } else {
+      std::string decl = prefix + *type + " " + name;
+      decl += init ? " = " + *init : "{}";
+      out.line(decl + ";");
+    }
     names[result] = name;
     if (!blockArgs.empty())
       names[blockArgs[i]] = name;
@@ -324,7 +329,11 @@ LogicalResult FunctionBody::assignYield(Operation *yield, ValueRange yielded,
                                         ValueRange results,
                                         llvm::ArrayRef<std::string> vars,
                                         ValueRange blockArgs) {
-  std::vector<std::pair<std::string, std::string>> assignments;
+  struct Assignment {
+    std::string var, value;
+    Type type;
+  };
+  std::vector<Assignment> assignments;
   for (auto [i, value] : llvm::enumerate(yielded)) {
     if (vars[i].empty()) {
       if (tensorRoot(value) != tensorRoot(results[i]))
@@ -342,30 +351,54 @@ LogicalResult FunctionBody::assignYield(Operation *yield, ValueRange yielded,
     // A value computed in place in the carried variable is already there.
     if (source == vars[i])
       continue;
-    assignments.push_back({vars[i], source});
+    assignments.push_back({vars[i], source, results[i].getType()});
   }
   // When one assignment reads a variable another one writes (a yield that
   // permutes the carried values, or a value computed in place in another
   // carried variable), all are read before any is written.
-  bool overlaps = llvm::any_of(assignments, [&](const auto &read) {
-    return llvm::any_of(assignments, [&](const auto &written) {
-      return read.second == written.first;
+  bool overlaps = llvm::any_of(assignments, [&](const Assignment &read) {
+    return llvm::any_of(assignments, [&](const Assignment &written) {
+      return read.value == written.var;
     });
   });
+  auto assign = [&](const std::string &var, const std::string &value,
+                    Type type) {
+    if (llvm::isa<bp::TileType>(type))
+      assignTile(var, value);
+    else
+      out.line(var + " = " + value + ";");
+  };
   if (overlaps) {
     std::vector<std::string> temps;
-    for (auto &[var, value] : assignments) {
-      std::string temp = scope.unique(var + "_next");
-      out.line("const auto " + temp + " = " + value + ";");
+    for (const Assignment &a : assignments) {
+      std::string temp = scope.unique(a.var + "_next");
+      auto tile = llvm::dyn_cast<bp::TileType>(a.type);
+      if (tile && !tilesAreValues())
+        declareTileVariable(tile, "const ", temp, a.value);
+      else
+        out.line("const auto " + temp + " = " + a.value + ";");
       temps.push_back(temp);
     }
-    for (auto [k, assignment] : llvm::enumerate(assignments))
-      out.line(assignment.first + " = " + temps[k] + ";");
+    for (auto [k, a] : llvm::enumerate(assignments))
+      assign(a.var, temps[k], a.type);
     return success();
   }
-  for (auto &[var, value] : assignments)
-    out.line(var + " = " + value + ";");
+  for (const Assignment &a : assignments)
+    assign(a.var, a.value, a.type);
   return success();
+}
+
+void FunctionBody::declareTileVariable(bp::TileType type,
+                                       const std::string &prefix,
+                                       const std::string &name,
+                                       std::optional<std::string> init) {
+  out.line(prefix + *valueType(type) + " " + name +
+           (init ? " = " + *init : std::string()) + ";");
+}
+
+void FunctionBody::assignTile(const std::string &var,
+                              const std::string &value) {
+  out.line(var + " = " + value + ";");
 }
 
 LogicalResult FunctionBody::emitFor(scf::ForOp op) {

@@ -61,6 +61,18 @@ protected:
   /// The tensor `value` is an alias of (a parameter or a created tensor).
   mlir::Value tensorRoot(mlir::Value value) const;
   void aliasTensor(mlir::Value value, mlir::Value of);
+  /// Declares the tile variable `name` (after `prefix`: `const `,
+  /// `[[maybe_unused]] `), a copy of the tile `init` names when given. By
+  /// default tiles are C++ values.
+  virtual void declareTileVariable(mlir::bp::TileType type,
+                                   const std::string &prefix,
+                                   const std::string &name,
+                                   std::optional<std::string> init);
+  /// Whether tiles are C++ values (`auto copy = tile;`); else every tile
+  /// variable is declared and copied through the two hooks around.
+  virtual bool tilesAreValues() const { return true; }
+  /// Copies the tile `value` names into the tile variable `var`.
+  virtual void assignTile(const std::string &var, const std::string &value);
   /// Extent of dim `k` of a tensor value.
   virtual std::string dimExpr(mlir::Value tensor, unsigned k) const = 0;
 

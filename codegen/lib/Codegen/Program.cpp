@@ -170,12 +170,15 @@ FailureOr<Program> Program::build(ModuleOp module, const EmitOptions &options) {
     project = module.getSymName().value_or("blockpipe_program").str();
   program.project = sanitizeGlobalName(project);
   program.library = libraryName(program.project);
+  program.cuda = bp::TargetAttr::lookup(module).getDriver() == "cuda";
 
   NameScope functions;
   // Names the generated files use at namespace scope.
   functions.reserve(program.project);
   functions.reserve("rt");
   functions.reserve("tile");
+  if (program.cuda)
+    functions.reserve("kernels"); // the namespace of the CUDA kernel bodies
   for (func::FuncOp func : module.getOps<func::FuncOp>()) {
     std::optional<bp::FunctionKind> kind = bp::getFunctionKind(func);
     if (!kind)
@@ -217,10 +220,19 @@ FailureOr<Program> Program::build(ModuleOp module, const EmitOptions &options) {
           info.aicEntry = "bp_group_" + ident + "_aic";
         if (info.aivHalf)
           info.aivEntry = "bp_group_" + ident + "_aiv";
+        if (program.cuda) {
+          info.cudaEntrySource = "kernels/group/" + ident + ".cu";
+          info.launcher = "bp_group_" + ident;
+        }
       } else {
-        info.source =
-            std::string("kernels/") + kindDir(*kind) + "/" + ident + ".cpp";
+        std::string stem =
+            std::string("kernels/") + kindDir(*kind) + "/" + ident;
+        info.source = stem + (program.cuda ? ".cuh" : ".cpp");
         info.entry = "bp_kernel_" + ident;
+        if (program.cuda) {
+          info.cudaEntrySource = stem + ".cu";
+          info.launcher = info.entry;
+        }
       }
       program.kernelIndex[func.getOperation()] = program.kernels.size();
       program.kernels.push_back(std::move(info));
@@ -307,8 +319,11 @@ FailureOr<Program> Program::build(ModuleOp module, const EmitOptions &options) {
         continue;
       KernelInfo &halfInfo =
           program.kernels[program.kernelIndex.at((*half)->func.getOperation())];
-      if (!launched.contains(halfInfo.name))
+      if (!launched.contains(halfInfo.name)) {
         halfInfo.entry.clear();
+        halfInfo.launcher.clear();
+        halfInfo.cudaEntrySource.clear();
+      }
     }
   return program;
 }

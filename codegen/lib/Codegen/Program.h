@@ -42,8 +42,13 @@ struct KernelInfo {
   std::string name;
   /// The C++ identifier (unique among the module's functions).
   std::string ident;
-  /// Relative path of the source file (none for a group).
+  /// Relative path of the source file (none for a group): on cuda, the
+  /// header of the body (.cuh), which the entries' files include.
   std::string source;
+  /// cuda: the file (.cu) of the launchable kernel's `__global__` entry and
+  /// its host launcher `launcher` (`bp_kernel_<ident>`, a group's
+  /// `bp_group_<ident>`); none for a half never launched on its own.
+  std::string cudaEntrySource, launcher;
   /// Standalone entry (incore, aic, aiv): `bp_kernel_<ident>`; none for a
   /// group half never launched on its own.
   std::string entry;
@@ -95,6 +100,8 @@ struct Program {
   std::string project;
   /// The shared library is lib<library>.so (see libraryName).
   std::string library;
+  /// The module's target runs on the cuda driver: kernels are CUDA C++.
+  bool cuda = false;
   std::vector<KernelInfo> kernels;
   std::vector<OrchestrationInfo> orchestrations;
   std::vector<PipelineInfo> pipelines;

@@ -107,6 +107,7 @@ int main(int argc, char **argv) {
   if (runPipeline) {
     mlir::PassManager pm(&context);
     mlir::bp::DefaultPipelineOptions options;
+    options.target = target;
     options.specPath = targetSpec;
     if (dumpPasses) {
       llvm::SmallString<256> dir(outputDir);

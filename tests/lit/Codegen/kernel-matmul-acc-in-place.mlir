@@ -1,4 +1,5 @@
 // RUN: bp-translate --bp-to-cpp -o - %s | FileCheck %s
+// RUN: bp-opt --bp-register-target=target=cuda %s | bp-translate --bp-to-cpp -o - | FileCheck %s --check-prefix=CUDA
 
 // matmul with acc(...) accumulates in place when the accumulator dies at it
 // (its only use, in the same block), so a chain over a loop-carried tile
@@ -77,6 +78,18 @@ module {
   // CHECK-NEXT: p0 = p0_next;
   // CHECK-NEXT: q0 = q0_next;
   // CHECK-NEXT: }
+  // On cuda a tile is storage made from the warp group's stack: the copies
+  // are made, then filled, and assignments copy elements.
+  // CUDA-LABEL: // ---- FILE: kernels/aic/crossed.cuh
+  // CUDA: for (int64_t {{.*}}) {
+  // CUDA-NEXT: tile::matmul_acc([[P:[a-z_0-9]+]], {{.*}});
+  // CUDA-NEXT: tile::Tile<float, 16, 16, tile::Space::Acc> [[PN:[a-z_0-9]+]](bp_smem);
+  // CUDA-NEXT: tile::copyElements([[PN]], [[Q:[a-z_0-9]+]]);
+  // CUDA-NEXT: tile::Tile<float, 16, 16, tile::Space::Acc> [[QN:[a-z_0-9]+]](bp_smem);
+  // CUDA-NEXT: tile::copyElements([[QN]], [[P]]);
+  // CUDA-NEXT: tile::copyElements([[P]], [[PN]]);
+  // CUDA-NEXT: tile::copyElements([[Q]], [[QN]]);
+  // CUDA-NEXT: }
   func.func @crossed(%x: !bp.tensor<16x16xf32>, %w: !bp.tensor<16x16xf32>,
                      %buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer})
       attributes {bp.kind = #bp<kind aic>, bp.pipe_buffer_bytes = 8192 : i64} {

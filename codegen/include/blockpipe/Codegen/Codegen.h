@@ -3,12 +3,17 @@
 // The C++ backend: a module that went through the default pipeline becomes
 // the output directory of docs/architecture.md ("From a program to a run"):
 //
-//   kernel_config.json                 manifest
-//   (docs/kernel_config.schema.json) orchestration/<orch>.cpp, .h       host
-//   side: tensors, pipe buffers, launches kernels/<aic|aiv|incore>/<k>.cpp
-//   extern "C" entries and kernel bodies kernels/kernel_table.cpp
-//   bp_kernel_table, for dlopen CMakeLists.txt                     builds it
-//   against the blockpipe runtime
+//   kernel_config.json               manifest
+//   orchestration/<orch>.cpp, .h     host side: tensors, pipe buffers,
+//                                    launches
+//   kernels/<kind>/<kernel>.cpp      extern "C" entries and kernel bodies
+//   kernels/kernel_table.cpp         bp_kernel_table, for dlopen
+//   CMakeLists.txt                   builds it against the blockpipe runtime
+//
+// For the cuda target the bodies are kernels/<kind>/<kernel>.cuh
+// (`__device__` functions), each launchable kernel or group has a .cu with
+// its `__global__` entry and host launcher, and the table is
+// bp_cuda_kernel_table (docs/architecture.md, "Targets").
 //
 // Output is a pure function of the module and the options: the same input
 // gives the same bytes.

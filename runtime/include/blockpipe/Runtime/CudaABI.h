@@ -94,6 +94,22 @@ typedef struct bp_cuda_kernel_desc {
 typedef const bp_cuda_kernel_desc *(*bp_cuda_kernel_table_fn)(int64_t *count);
 #define BP_CUDA_KERNEL_TABLE_SYMBOL "bp_cuda_kernel_table"
 
+/* A block's dynamic shared memory: a header (BP_CUDA_SHARED_HEADER_BYTES),
+ * then per warp group its stack of shared tiles (Mat, Left, Right) and its
+ * scratch area (register tiles staged for operations that read other
+ * threads' elements), each rounded up to BP_CUDA_SHARED_ALIGN bytes. Code
+ * generation sizes it with BP_CUDA_SHARED_BYTES; the tile library lays it
+ * out the same way. */
+#define BP_CUDA_SHARED_ALIGN 128
+#define BP_CUDA_SHARED_HEADER_BYTES 256
+#define BP_CUDA_ALIGN_SHARED(bytes)                                            \
+  (((bytes) + BP_CUDA_SHARED_ALIGN - 1) / BP_CUDA_SHARED_ALIGN *               \
+   BP_CUDA_SHARED_ALIGN)
+#define BP_CUDA_SHARED_BYTES(groups, stack_bytes, scratch_bytes)               \
+  (BP_CUDA_SHARED_HEADER_BYTES +                                               \
+   (groups) * (BP_CUDA_ALIGN_SHARED(stack_bytes) +                             \
+               BP_CUDA_ALIGN_SHARED(scratch_bytes)))
+
 /* Control words of one block: a flag per slot, ring (C2V, V2C), AIV lane
  * and pipe, then one exit flag per half (AIC, AIV 0, AIV 1). */
 BP_CUDA_HD static inline int64_t bp_cuda_control_words(int32_t max_pipes,

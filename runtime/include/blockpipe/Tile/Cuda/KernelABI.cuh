@@ -553,7 +553,7 @@ __device__ inline void setUpSharedMemory(int groups, int64_t stackBytes,
                                          int64_t scratchBytes) {
   if (threadIdx.x == 0) {
     SharedHeader &header = shared_header();
-    unsigned char *next = bp_dynamic_smem + alignShared(sizeof(SharedHeader));
+    unsigned char *next = bp_dynamic_smem + BP_CUDA_SHARED_HEADER_BYTES;
     for (int g = 0; g < groups; ++g) {
       header.stack[g] = next;
       header.stackBytes[g] = stackBytes;
@@ -568,8 +568,34 @@ __device__ inline void setUpSharedMemory(int groups, int64_t stackBytes,
 /// The dynamic shared memory setUpSharedMemory lays out.
 BP_TILE_HD constexpr int64_t sharedMemoryBytes(int groups, int64_t stackBytes,
                                                int64_t scratchBytes) {
-  return alignShared(sizeof(SharedHeader)) +
-         groups * (alignShared(stackBytes) + alignShared(scratchBytes));
+  return BP_CUDA_SHARED_BYTES(groups, stackBytes, scratchBytes);
+}
+
+/// What a generated host launcher does: starts `entry` on the launch's
+/// stream as `launch.block_num` thread blocks of `groups` warp groups with
+/// `sharedBytes` of dynamic shared memory, passing `args` and the launch's
+/// parameters (with this kernel's AIV subblocks per block). Returns the
+/// cudaError_t of starting it.
+template <typename... Params, typename... Args>
+inline int32_t launch(void (*entry)(Params...), const bp_cuda_launch &launch,
+                      int groups, int32_t subblocks, int64_t sharedBytes,
+                      Args... args) {
+  if (launch.block_num < 1 || launch.block_num > 0x7fffffff)
+    return int32_t(cudaErrorInvalidConfiguration);
+  // Beyond 48 KiB a kernel must opt in (per device, so on every launch: the
+  // call costs no synchronization).
+  if (sharedBytes > 48 * 1024) {
+    cudaError_t status = cudaFuncSetAttribute(
+        entry, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes));
+    if (status != cudaSuccess)
+      return int32_t(status);
+  }
+  bp_cuda_launch_params params = launch.params;
+  params.subblock_num = subblocks;
+  entry<<<dim3(unsigned(launch.block_num)),
+          dim3(unsigned(groups * kGroupThreads)), size_t(sharedBytes),
+          static_cast<cudaStream_t>(launch.stream)>>>(args..., params);
+  return int32_t(cudaGetLastError());
 }
 
 } // namespace blockpipe::tile

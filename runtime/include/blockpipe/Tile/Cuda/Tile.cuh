@@ -25,6 +25,7 @@
 #ifndef BLOCKPIPE_TILE_CUDA_TILE_CUH
 #define BLOCKPIPE_TILE_CUDA_TILE_CUH
 
+#include "blockpipe/Runtime/CudaABI.h"
 #include "blockpipe/Tile/Functors.h"
 #include "blockpipe/Tile/Types.h"
 
@@ -36,7 +37,7 @@ namespace blockpipe::tile {
 constexpr int kGroupThreads = 128;
 /// Alignment of shared tiles and of the scratch area (tensor-core loads need
 /// 32 bytes; 128 keeps rows of a tile on separate bank lines).
-constexpr int64_t kSharedAlign = 128;
+constexpr int64_t kSharedAlign = BP_CUDA_SHARED_ALIGN;
 
 /// What every warp group finds at the start of the block's dynamic shared
 /// memory, written by the kernel entry before any half starts.
@@ -47,6 +48,8 @@ struct SharedHeader {
   int32_t vote[4];           // group_all's word
   int32_t status[4];         // a pipe wait's outcome, for the whole group
 };
+static_assert(sizeof(SharedHeader) <= BP_CUDA_SHARED_HEADER_BYTES,
+              "the header fits the bytes CudaABI.h gives it");
 
 extern __shared__ unsigned char bp_dynamic_smem[];
 
@@ -85,7 +88,7 @@ BP_TILE_HD constexpr bool isShared(Space space) {
 }
 
 BP_TILE_HD constexpr int64_t alignShared(int64_t bytes) {
-  return (bytes + kSharedAlign - 1) / kSharedAlign * kSharedAlign;
+  return BP_CUDA_ALIGN_SHARED(bytes);
 }
 
 /// A warp group's stack of shared tiles. Every thread of the group keeps
