@@ -51,6 +51,12 @@ def build_cuda(program, work: pathlib.Path):
     for command in (configure, ["cmake", "--build", str(build)]):
         proc = subprocess.run(command, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stdout + proc.stderr
+    # Whatever the orchestration calls of the kernels is defined in the
+    # library: no kernel symbol is left for the loader to find elsewhere.
+    library = next(build.glob("lib*.so"))
+    undefined = subprocess.run(["nm", "-D", "--undefined-only", str(library)],
+                               capture_output=True, text=True, check=True).stdout
+    assert not [line for line in undefined.splitlines() if " bp_" in line], undefined
     return files
 
 

@@ -643,12 +643,20 @@ static LogicalResult emitOrchestrationFile(const Program &program,
   file.line("#include <cstdint>");
   file.line("#include <string>");
   file.line();
-  for (const KernelInfo *kernel : body.launched)
+  // A CUDA kernel is one host launcher (CudaABI.h); a host kernel one entry
+  // point per half (KernelABI.h).
+  for (const KernelInfo *kernel : body.launched) {
+    if (program.cuda) {
+      file.line("extern \"C\" int32_t " + kernel->launcher +
+                "(void **bp_args, const bp_cuda_launch *bp_launch);");
+      continue;
+    }
     for (const std::string *symbol :
          {&kernel->entry, &kernel->aicEntry, &kernel->aivEntry})
       if (!symbol->empty())
         file.line("extern \"C\" int32_t " + *symbol +
                   "(void **bp_args, const bp_block_context *bp_ctx);");
+  }
   if (!body.launched.empty())
     file.line();
   file.line("namespace {");
@@ -658,23 +666,31 @@ static LogicalResult emitOrchestrationFile(const Program &program,
     std::string name = "\"" + escapeCppString(kernel->name) + "\"";
     std::string id = std::to_string(kernel->funcId);
     std::string make;
-    switch (kernel->kind) {
-    case bp::FunctionKind::InCore:
-      make = std::string(kernel->vectorOnly ? "makeVectorInCore("
-                                            : "makeInCore(") +
-             name + ", " + kernel->entry + ", " + id + ")";
-      break;
-    case bp::FunctionKind::AIC:
-      make = "makeAic(" + name + ", " + kernel->entry + ", " + id + ")";
-      break;
-    case bp::FunctionKind::AIV:
-      make = "makeAiv(" + name + ", " + kernel->entry + ", " + id + ")";
-      break;
-    default:
-      make = "makeGroup(" + name + ", " + kernel->aicEntry + ", " +
-             kernel->aivEntry + ", " + id + ")";
-      break;
-    }
+    if (program.cuda) {
+      const char *kind = kernel->kind == bp::FunctionKind::InCore ? "InCore"
+                         : kernel->kind == bp::FunctionKind::AIC  ? "AIC"
+                         : kernel->kind == bp::FunctionKind::AIV  ? "AIV"
+                                                                  : "Group";
+      make = "makeCuda(" + name + ", rt::KernelKind::" + kind + ", " +
+             kernel->launcher + ", " + id + ")";
+    } else
+      switch (kernel->kind) {
+      case bp::FunctionKind::InCore:
+        make = std::string(kernel->vectorOnly ? "makeVectorInCore("
+                                              : "makeInCore(") +
+               name + ", " + kernel->entry + ", " + id + ")";
+        break;
+      case bp::FunctionKind::AIC:
+        make = "makeAic(" + name + ", " + kernel->entry + ", " + id + ")";
+        break;
+      case bp::FunctionKind::AIV:
+        make = "makeAiv(" + name + ", " + kernel->entry + ", " + id + ")";
+        break;
+      default:
+        make = "makeGroup(" + name + ", " + kernel->aicEntry + ", " +
+               kernel->aivEntry + ", " + id + ")";
+        break;
+      }
     if (kernel->pipeBufferArg) {
       file.line();
       file.line("// Bytes of the pipe buffer that each block of '" +

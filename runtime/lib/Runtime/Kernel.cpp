@@ -39,11 +39,24 @@ Kernel Kernel::makeGroup(std::string name, bp_kernel_fn aic, bp_kernel_fn aiv,
   return Kernel{std::move(name), funcId, KernelKind::Group, aic, aiv};
 }
 
+Kernel Kernel::makeCuda(std::string name, KernelKind kind,
+                        bp_cuda_launch_fn launch, int64_t funcId) {
+  Kernel kernel{std::move(name), funcId, kind, nullptr, nullptr};
+  kernel.cuda = launch;
+  return kernel;
+}
+
 void Kernel::validate() const {
   const std::string what =
       "kernel '" + name + "' (" + kernelKindName(kind) + ")";
   if (name.empty())
     throw Error("a kernel needs a name");
+  if (cuda) {
+    if (aic || aiv)
+      throw Error(what + " is a CUDA kernel and must not have host entry "
+                         "points");
+    return;
+  }
   if (kind == KernelKind::InCore) {
     if (!aic == !aiv)
       throw Error(what + " needs exactly one entry point (AIC, or AIV when "
@@ -133,44 +146,62 @@ void *KernelRegistry::open(const std::string &path) {
   return handle;
 }
 
+namespace {
+
+KernelKind kindFromTable(int32_t kind, const char *name,
+                         const std::string &path) {
+  switch (kind) {
+  case BP_KERNEL_AIC:
+    return KernelKind::AIC;
+  case BP_KERNEL_AIV:
+    return KernelKind::AIV;
+  case BP_KERNEL_GROUP:
+    return KernelKind::Group;
+  case BP_KERNEL_INCORE:
+    return KernelKind::InCore;
+  }
+  throw Error("kernel library '" + path + "': kernel '" + (name ? name : "?") +
+              "' has unknown kind " + std::to_string(kind));
+}
+
+} // namespace
+
 int64_t KernelRegistry::loadLibrary(const std::string &path) {
   void *handle = open(path);
   auto table = reinterpret_cast<bp_kernel_table_fn>(
       dlsym(handle, BP_KERNEL_TABLE_SYMBOL));
-  if (!table)
-    throw Error("kernel library '" + path + "' exports no " +
-                BP_KERNEL_TABLE_SYMBOL);
-  int64_t count = 0;
-  const bp_kernel_desc *descs = table(&count);
-  for (int64_t i = 0; i < count; ++i) {
-    const bp_kernel_desc &desc = descs[i];
-    KernelKind kind;
-    switch (desc.kind) {
-    case BP_KERNEL_AIC:
-      kind = KernelKind::AIC;
-      break;
-    case BP_KERNEL_AIV:
-      kind = KernelKind::AIV;
-      break;
-    case BP_KERNEL_GROUP:
-      kind = KernelKind::Group;
-      break;
-    case BP_KERNEL_INCORE:
-      kind = KernelKind::InCore;
-      break;
-    default:
-      throw Error("kernel library '" + path + "': kernel '" +
-                  (desc.name ? desc.name : "?") + "' has unknown kind " +
-                  std::to_string(desc.kind));
-    }
-    if (!desc.name)
+  auto cudaTable = reinterpret_cast<bp_cuda_kernel_table_fn>(
+      dlsym(handle, BP_CUDA_KERNEL_TABLE_SYMBOL));
+  if (!table && !cudaTable)
+    throw Error("kernel library '" + path + "' exports neither " +
+                BP_KERNEL_TABLE_SYMBOL + " nor " + BP_CUDA_KERNEL_TABLE_SYMBOL);
+  auto addFrom = [&](int64_t i, const char *name, Kernel kernel) {
+    if (!name)
       throw Error("kernel library '" + path + "': entry " + std::to_string(i) +
                   " has no name");
     try {
-      add(Kernel{desc.name, desc.func_id, kind, desc.aic, desc.aiv});
+      add(std::move(kernel));
     } catch (const Error &e) {
       throw Error("kernel library '" + path + "': " + e.what());
     }
+  };
+  int64_t count = 0;
+  if (table) {
+    const bp_kernel_desc *descs = table(&count);
+    for (int64_t i = 0; i < count; ++i) {
+      const bp_kernel_desc &d = descs[i];
+      KernelKind kind = kindFromTable(d.kind, d.name, path);
+      addFrom(i, d.name,
+              Kernel{d.name ? d.name : "", d.func_id, kind, d.aic, d.aiv});
+    }
+    return count;
+  }
+  const bp_cuda_kernel_desc *descs = cudaTable(&count);
+  for (int64_t i = 0; i < count; ++i) {
+    const bp_cuda_kernel_desc &d = descs[i];
+    KernelKind kind = kindFromTable(d.kind, d.name, path);
+    addFrom(i, d.name,
+            Kernel::makeCuda(d.name ? d.name : "", kind, d.launch, d.func_id));
   }
   return count;
 }

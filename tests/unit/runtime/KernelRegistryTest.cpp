@@ -32,6 +32,29 @@ TEST(KernelRegistry, FindsKernelsByNameAndFuncId) {
       "func_id 1 is already used by 'cube'"));
 }
 
+TEST(KernelRegistry, LoadsACudaKernelTableThatAHostDeviceRefuses) {
+  CpuSimDevice device;
+  EXPECT_EQ(device.kernels().loadLibrary(BP_TEST_CUDA_KERNEL_LIBRARY), 1);
+  const Kernel &matmul = device.kernels().byFuncId(3);
+  EXPECT_EQ(matmul.name, "matmul");
+  EXPECT_EQ(matmul.kind, KernelKind::Group);
+  ASSERT_NE(matmul.cuda, nullptr);
+  EXPECT_EQ(matmul.aic, nullptr);
+  EXPECT_EQ(matmul.aiv, nullptr);
+  LaunchSpec spec;
+  spec.blockNum = 2;
+  std::string error = errorOf([&] { device.run(matmul, spec, {}); });
+  EXPECT_TRUE(contains(error, "launch of kernel 'matmul': it was compiled for "
+                              "CUDA; device 'cpu-sim' runs host kernels"))
+      << error;
+  // A CUDA kernel has its launcher and no host entry points.
+  Kernel mixed = Kernel::makeCuda("mixed", KernelKind::AIV, matmul.cuda);
+  mixed.aiv = noop;
+  EXPECT_TRUE(contains(errorOf([&] { mixed.validate(); }),
+                       "kernel 'mixed' (aiv) is a CUDA kernel and must not "
+                       "have host entry points"));
+}
+
 TEST(KernelRegistry, LoadsAKernelLibraryAndRunsIt) {
   CpuSimDevice device;
   EXPECT_EQ(device.kernels().loadLibrary(BP_TEST_KERNEL_LIBRARY), 2);

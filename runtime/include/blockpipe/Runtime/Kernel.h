@@ -2,15 +2,19 @@
 //
 // A Kernel names one launchable unit: an AIC kernel, an AIV kernel, an
 // unsplit `incore` kernel (runs on the AIC lane), or a group (an AIC half
-// and an AIV half co-launched per block). The registry finds kernels by name
-// or func_id and loads them from shared libraries (dlopen), either through
-// the library's bp_kernel_table or symbol by symbol.
+// and an AIV half co-launched per block). A host-side kernel (cpu-sim) has
+// an entry point per half (KernelABI.h); a CUDA kernel has one host
+// launcher that starts every half (CudaABI.h). The registry finds kernels
+// by name or func_id and loads them from shared libraries (dlopen), either
+// through the library's bp_kernel_table / bp_cuda_kernel_table or symbol by
+// symbol.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef BLOCKPIPE_RUNTIME_KERNEL_H
 #define BLOCKPIPE_RUNTIME_KERNEL_H
 
+#include "blockpipe/Runtime/CudaABI.h"
 #include "blockpipe/Runtime/KernelABI.h"
 
 #include <cstdint>
@@ -33,6 +37,9 @@ struct Kernel {
   bp_kernel_fn aic = nullptr; // AIC, InCore and Group kernels
   bp_kernel_fn aiv = nullptr; // AIV and Group kernels; an InCore kernel that
                               // uses only the vector unit (instead of aic)
+  /// A CUDA kernel: the host launcher of all its halves (then aic and aiv
+  /// are null).
+  bp_cuda_launch_fn cuda = nullptr;
 
   static Kernel makeAic(std::string name, bp_kernel_fn fn, int64_t funcId = -1);
   static Kernel makeAiv(std::string name, bp_kernel_fn fn, int64_t funcId = -1);
@@ -43,6 +50,9 @@ struct Kernel {
                                  int64_t funcId = -1);
   static Kernel makeGroup(std::string name, bp_kernel_fn aic, bp_kernel_fn aiv,
                           int64_t funcId = -1);
+  /// A kernel of any kind compiled for CUDA, started by `launch`.
+  static Kernel makeCuda(std::string name, KernelKind kind,
+                         bp_cuda_launch_fn launch, int64_t funcId = -1);
 
   /// Throws Error naming the kernel when its entry points do not fit its kind.
   void validate() const;
@@ -64,7 +74,8 @@ public:
   std::vector<std::string> names() const;
 
   /// dlopens `path` (kept open for the registry's lifetime) and registers
-  /// every kernel of its bp_kernel_table. Returns how many.
+  /// every kernel of its bp_kernel_table (host kernels) or, when it has
+  /// none, of its bp_cuda_kernel_table. Returns how many.
   int64_t loadLibrary(const std::string &path);
   /// dlopens `path` and registers one kernel from its entry symbols (empty
   /// symbol: that half is absent).

@@ -70,6 +70,12 @@ void DeviceImpl::validate(const Kernel &kernel, const LaunchSpec &launch,
   } catch (const Error &e) {
     throw LaunchError(what + ": " + e.what());
   }
+  if (kernel.cuda)
+    throw LaunchError(what + ": it was compiled for CUDA; device '" +
+                      spec.name +
+                      "' runs host kernels (compile the program "
+                      "for target '" +
+                      spec.name + "')");
   if (launch.blockNum <= 0 ||
       launch.blockNum > std::numeric_limits<int32_t>::max())
     throw LaunchError(what + ": block_num " + std::to_string(launch.blockNum) +

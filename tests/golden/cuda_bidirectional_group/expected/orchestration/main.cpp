@@ -7,8 +7,7 @@
 #include <cstdint>
 #include <string>
 
-extern "C" int32_t bp_group_proj_aic(void **bp_args, const bp_block_context *bp_ctx);
-extern "C" int32_t bp_group_proj_aiv(void **bp_args, const bp_block_context *bp_ctx);
+extern "C" int32_t bp_group_proj(void **bp_args, const bp_cuda_launch *bp_launch);
 
 namespace {
 
@@ -18,8 +17,8 @@ namespace rt = ::blockpipe::runtime;
 constexpr int64_t bp_proj_pipe_bytes_per_block = 16384;
 
 const rt::Kernel &bp_launchable_proj() {
-  static const rt::Kernel kernel = rt::Kernel::makeGroup(
-      "proj", bp_group_proj_aic, bp_group_proj_aiv, 2);
+  static const rt::Kernel kernel = rt::Kernel::makeCuda(
+      "proj", rt::KernelKind::Group, bp_group_proj, 2);
   return kernel;
 }
 
