@@ -599,6 +599,8 @@ PYBIND11_MODULE(_runtime, m) {
       },
       py::arg("code") = 1, "Ends every rank of the job with exit code `code`.");
 
+  m.def("drivers", &rt::driverNames,
+        "The drivers this runtime has (a device spec's `driver`).");
   m.def("run_orchestration", &runOrchestration, py::arg("device"),
         py::arg("library"), py::arg("entry"), py::arg("params"),
         py::arg("args"));

@@ -80,8 +80,10 @@ void blockpipe::codegen::emitCMakeLists(const Program &program,
     // Entry files include the kernel bodies' headers by their path here.
     line("target_include_directories(" + name +
          " PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})");
+    // The CUDA runtime linked in: the library runs wherever the GPU
+    // driver is, with no libcudart to find.
     line("target_link_libraries(" + name +
-         " PUBLIC blockpipe::runtime PRIVATE CUDA::cudart)");
+         " PUBLIC blockpipe::runtime PRIVATE CUDA::cudart_static)");
     line("target_compile_options(" + name + " PRIVATE");
     line("  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>");
     line("  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)");

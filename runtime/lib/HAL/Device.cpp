@@ -4,6 +4,11 @@
 #include "blockpipe/Drivers/CpuSim/CpuSimDevice.h"
 #include "blockpipe/Runtime/Error.h"
 
+#if BLOCKPIPE_HAVE_CUDA_DRIVER
+#include "../Drivers/Cuda/CudaDevice.h"
+#endif
+
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -28,6 +33,63 @@ void Device::run(const Kernel &kernel, const LaunchSpec &spec,
   launch(kernel, spec, std::move(args)).wait();
 }
 
+void validateLaunch(const DeviceSpec &spec, const Kernel &kernel,
+                    const LaunchSpec &launch, const std::vector<void *> &args) {
+  const std::string what = "launch of kernel '" + kernel.name + "'";
+  try {
+    kernel.validate();
+  } catch (const Error &e) {
+    throw LaunchError(what + ": " + e.what());
+  }
+  if (launch.blockNum <= 0 ||
+      launch.blockNum > std::numeric_limits<int32_t>::max())
+    throw LaunchError(what + ": block_num " + std::to_string(launch.blockNum) +
+                      " out of range");
+  if (launch.syncStart && launch.blockNum > spec.coreGroups)
+    throw LaunchError(
+        what + ": sync_start needs all " + std::to_string(launch.blockNum) +
+        " blocks resident at once but device '" + spec.name + "' has " +
+        std::to_string(spec.coreGroups) + " core groups");
+  if (launch.aivSubblocks < 1 || launch.aivSubblocks > spec.aivPerCoreGroup)
+    throw LaunchError(
+        what + ": aiv_subblocks " + std::to_string(launch.aivSubblocks) +
+        " out of range [1, " + std::to_string(spec.aivPerCoreGroup) + "]");
+  if (launch.aivSubblocks > 1 && kernel.kind != KernelKind::AIV &&
+      kernel.kind != KernelKind::Group)
+    throw LaunchError(what + ": aiv_subblocks " +
+                      std::to_string(launch.aivSubblocks) + " for a " +
+                      kernelKindName(kernel.kind) +
+                      " kernel, which has no AIV half");
+  if (launch.pipeBufferArg >= int64_t(args.size()) || launch.pipeBufferArg < -1)
+    throw LaunchError(what + ": pipe buffer argument " +
+                      std::to_string(launch.pipeBufferArg) + " but " +
+                      std::to_string(args.size()) + " arguments");
+  if (launch.pipeBufferArg >= 0 && launch.pipeBufferPerBlockBytes <= 0)
+    throw LaunchError(what + ": pipe buffer per-block bytes " +
+                      std::to_string(launch.pipeBufferPerBlockBytes) +
+                      " must be positive");
+  if (launch.pipeBufferArg >= 0 && !args[size_t(launch.pipeBufferArg)])
+    throw LaunchError(what + ": pipe buffer argument " +
+                      std::to_string(launch.pipeBufferArg) + " is null");
+}
+
+std::string describeBlock(const Kernel &kernel, const LaunchSpec &launch,
+                          int64_t block, int32_t coreType, int32_t subblock) {
+  std::string text =
+      "kernel '" + kernel.name + "' block " + std::to_string(block);
+  // An incore kernel is not split into halves: no unit to name.
+  if (kernel.kind == KernelKind::InCore)
+    return text;
+  if (kernel.kind == KernelKind::Group || launch.aivSubblocks > 1 ||
+      kernel.kind != KernelKind::AIV) {
+    if (coreType == BP_CORE_AIC)
+      text += " (AIC)";
+    else
+      text += " (AIV subblock " + std::to_string(subblock) + ")";
+  }
+  return text;
+}
+
 namespace {
 
 struct Registry {
@@ -39,6 +101,9 @@ struct Registry {
       return std::unique_ptr<Device>(
           new CpuSimDevice(std::move(spec), std::move(options)));
     };
+#if BLOCKPIPE_HAVE_CUDA_DRIVER
+    drivers["cuda"] = createCudaDevice;
+#endif
   }
 };
 

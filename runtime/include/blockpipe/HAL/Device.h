@@ -117,6 +117,17 @@ public:
   virtual Tracer &tracer() = 0;
 };
 
+/// The checks of a launch every driver makes: the kernel's entry points fit
+/// its kind, block_num, sync_start against the spec's core groups, the AIV
+/// subblocks, the pipe buffer argument. LaunchError naming the kernel.
+void validateLaunch(const DeviceSpec &spec, const Kernel &kernel,
+                    const LaunchSpec &launch, const std::vector<void *> &args);
+
+/// How messages name a block of a launch: "kernel 'k' block 3", with
+/// " (AIC)" or " (AIV subblock 1)" where the kernel has halves.
+std::string describeBlock(const Kernel &kernel, const LaunchSpec &launch,
+                          int64_t block, int32_t coreType, int32_t subblock);
+
 /// Makes a device of `spec` (options as given).
 using DriverFactory =
     std::function<std::unique_ptr<Device>(DeviceSpec, DeviceOptions)>;

@@ -80,19 +80,7 @@ void LaunchState::cancel() {
 
 std::string LaunchState::where(int64_t block, int32_t coreType,
                                int32_t subblock) const {
-  std::string text =
-      "kernel '" + kernel.name + "' block " + std::to_string(block);
-  // An incore kernel is not split into halves: no unit to name.
-  if (kernel.kind == KernelKind::InCore)
-    return text;
-  if (kernel.kind == KernelKind::Group || spec.aivSubblocks > 1 ||
-      kernel.kind != KernelKind::AIV) {
-    if (coreType == BP_CORE_AIC)
-      text += " (AIC)";
-    else
-      text += " (AIV subblock " + std::to_string(subblock) + ")";
-  }
-  return text;
+  return describeBlock(kernel, spec, block, coreType, subblock);
 }
 
 bool LaunchState::finishBlocks(int64_t ran, int64_t total) {
