@@ -12,7 +12,7 @@ apt_packages=(
   cmake ninja-build g++ clang clang-19 libclang-rt-19-dev
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libopenmpi-dev openmpi-bin
+  libopenmpi-dev openmpi-bin zlib1g-dev
 )
 python_bin=$(command -v python3 || true)
 # Debian's own interpreter needs its venv and header packages; others (e.g. a

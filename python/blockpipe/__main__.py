@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import pathlib
 import runpy
+import shutil
 import sys
 
 from blockpipe.errors import BuildError, CompileError
@@ -132,8 +133,12 @@ def main(argv=None) -> int:
             except ValueError as err:  # an unknown target
                 print(f"error: {err}", file=sys.stderr)
                 return 2
+            # The directory is then all bp-run needs: kernel_config.json and
+            # the library it names.
+            library = pathlib.Path(compiled.output_dir) / compiled.library_path.name
+            shutil.copy2(compiled.library_path, library)
             print(f"{program.name}: {len(compiled.artifacts)} files in {compiled.output_dir}; "
-                  f"library {compiled.library_path}")
+                  f"library {library}")
             return 0
         programs, namespace = _load_programs(args.file)
         if args.program:

@@ -10,13 +10,13 @@
 #include "blockpipe/HAL/Device.h"
 #include "blockpipe/Runtime/Environment.h"
 #include "blockpipe/Runtime/Error.h"
+#include "blockpipe/Runtime/HostCall.h"
 #include "blockpipe/Runtime/Mesh.h"
 #include "blockpipe/Runtime/Mpi.h"
 #include "blockpipe/Runtime/Pipeline.h"
 #include "blockpipe/Runtime/TaskGraph.h"
 #include "blockpipe/Runtime/Trace.h"
 #include "blockpipe/Runtime/Warning.h"
-#include "blockpipe/Tile/Types.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -67,40 +67,13 @@ private:
   void *handle_ = nullptr;
 };
 
-/// How the orchestration sees one parameter (from kernel_config.json).
-struct Param {
-  std::string name;
-  bool isTensor = true;
-  std::string dtype;     // "fp32", "int64", "index", ...
-  std::string direction; // "in", "out", "inout"
-};
+using Param = rt::HostParam;
 
-using OrchestrationEntry = void (*)(rt::TaskGraph *, void **);
-
-/// Writes Python number `value` as a scalar of `dtype` into `out`.
-void packScalar(rt::DType dtype, py::handle value, unsigned char *out) {
-  auto store = [&](auto v) {
-    static_assert(sizeof v <= 8);
-    std::memcpy(out, &v, sizeof v);
-  };
-  switch (dtype) {
-  case rt::DType::FP32:
-    return store(value.cast<float>());
-  case rt::DType::FP64:
-    return store(value.cast<double>());
-  case rt::DType::FP16:
-    return store(blockpipe::tile::half(value.cast<float>()));
-  case rt::DType::BF16:
-    return store(blockpipe::tile::bfloat16(value.cast<float>()));
-  case rt::DType::INT32:
-    return store(value.cast<int32_t>());
-  case rt::DType::INT64:
-    return store(value.cast<int64_t>());
-  case rt::DType::INT8:
-    return store(value.cast<int8_t>());
-  case rt::DType::UINT8:
-    return store(value.cast<uint8_t>());
-  }
+/// Writes Python number `value` as a scalar of `dtype`.
+std::array<unsigned char, 8> packScalar(rt::DType dtype, py::handle value) {
+  if (blockpipe::target::dtypeInfo(dtype).isFloat)
+    return rt::packScalar(dtype, value.cast<double>());
+  return rt::packScalar(dtype, value.cast<int64_t>());
 }
 
 std::unique_ptr<rt::Device>
@@ -166,11 +139,11 @@ void waitInterruptibly(rt::TaskGraph &graph) {
   }
 }
 
-/// The arguments of one call as the host holds them: a numpy array per
-/// tensor (its buffer read without the GIL), packed bytes per scalar.
+/// The arguments of one call as the host holds them: the numpy arrays
+/// (their buffers read without the GIL) and what the runtime sees of them.
 struct HostArgs {
   std::vector<py::array> arrays;
-  std::vector<std::array<unsigned char, 8>> scalars;
+  std::vector<rt::HostArg> args;
 };
 
 /// Reads `args` (validated by the caller) against `params`; with `devices`
@@ -183,12 +156,11 @@ HostArgs readArgs(const std::vector<Param> &params, py::list args,
                                 std::to_string(args.size()));
   HostArgs host;
   host.arrays.resize(params.size());
-  host.scalars.resize(params.size());
+  host.args.resize(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
     const Param &param = params[i];
     if (!param.isTensor) {
-      packScalar(rt::dtypeFromName(param.dtype), args[i],
-                 host.scalars[i].data());
+      host.args[i].scalar = packScalar(param.dtype, args[i]);
       continue;
     }
     py::array array = py::reinterpret_borrow<py::array>(args[i]);
@@ -196,63 +168,22 @@ HostArgs readArgs(const std::vector<Param> &params, py::list args,
     for (py::ssize_t k = 0; k < array.ndim(); ++k)
       elements *= array.shape(k);
     if (static_cast<int64_t>(array.nbytes()) !=
-        elements * rt::dtypeBytes(rt::dtypeFromName(param.dtype)))
+        elements * rt::dtypeBytes(param.dtype))
       throw std::invalid_argument("parameter '" + param.name +
                                   "': array size does not match its dtype");
     if (devices > 0 && (array.ndim() < 1 || array.shape(0) != devices))
       throw std::invalid_argument("parameter '" + param.name +
                                   "': axis 0 must be the mesh's " +
                                   std::to_string(devices) + " devices");
+    rt::HostArg &arg = host.args[i];
+    // Out arrays are written only once the call succeeded.
+    arg.data = const_cast<void *>(array.data());
+    arg.bytes = static_cast<int64_t>(array.nbytes());
+    arg.shape.assign(array.shape(), array.shape() + array.ndim());
     host.arrays[i] = array;
   }
   return host;
 }
-
-/// One device's part of a call: tensors uploaded to its GM (the slice of
-/// axis 0 for `device` when `devices` > 0), scalars, and the entry's argv.
-struct DeviceArgs {
-  std::vector<rt::Tensor> tensors;
-  std::vector<void *> argv;
-
-  DeviceArgs(rt::TaskGraph &graph, const std::vector<Param> &params,
-             HostArgs &host, int64_t device, int64_t devices)
-      : tensors(params.size()), argv(params.size()) {
-    for (size_t i = 0; i < params.size(); ++i) {
-      if (!params[i].isTensor) {
-        argv[i] = host.scalars[i].data();
-        continue;
-      }
-      const py::array &array = host.arrays[i];
-      const int64_t bytes =
-          static_cast<int64_t>(array.nbytes()) / std::max<int64_t>(devices, 1);
-      std::vector<int64_t> shape(array.shape() + (devices > 0 ? 1 : 0),
-                                 array.shape() + array.ndim());
-      const char *data =
-          static_cast<const char *>(array.data()) + device * bytes;
-      const rt::DType dtype = rt::dtypeFromName(params[i].dtype);
-      // The array stays alive and untouched until the call returns: a
-      // device that reads host memory reads an input in place.
-      tensors[i] =
-          params[i].direction == "in"
-              ? graph.inputTensor(params[i].name, shape, dtype, data, bytes)
-              : graph.uploadTensor(params[i].name, shape, dtype, data, bytes);
-      argv[i] = &tensors[i];
-    }
-  }
-
-  /// Copies the Out and InOut tensors back into their arrays.
-  void copyBack(rt::Device &from, const std::vector<Param> &params,
-                HostArgs &host, int64_t device) {
-    for (size_t i = 0; i < params.size(); ++i) {
-      if (!params[i].isTensor || params[i].direction == "in")
-        continue;
-      const int64_t bytes = tensors[i].bytes();
-      from.copyToHost(static_cast<char *>(host.arrays[i].mutable_data()) +
-                          device * bytes,
-                      tensors[i].data(), bytes);
-    }
-  }
-};
 
 /// Runs orchestration `entry` of `library` with `args` (numpy arrays for
 /// tensors, Python numbers for scalars), validated by the caller.
@@ -260,15 +191,16 @@ void runOrchestration(rt::Device &device, const Library &library,
                       const std::string &entry,
                       const std::vector<Param> &params, py::list args) {
   HostArgs host = readArgs(params, args, 0);
-  auto function = reinterpret_cast<OrchestrationEntry>(library.symbol(entry));
+  auto function =
+      reinterpret_cast<rt::OrchestrationEntry>(library.symbol(entry));
   rt::TaskGraph graph(device);
-  DeviceArgs call(graph, params, host, 0, 0);
+  rt::DeviceCall call(graph, params, host.args, 0, 0);
   {
     py::gil_scoped_release release;
-    function(&graph, call.argv.data());
+    function(&graph, call.argv());
   }
   waitInterruptibly(graph);
-  call.copyBack(device, params, host, 0);
+  call.copyBack(device);
 }
 
 /// The same on every device of `mesh`: device d gets index d of every
@@ -280,8 +212,10 @@ void runMeshOrchestration(const rt::Mesh &mesh, const Library &library,
                           const std::vector<Param> &params, py::list args) {
   const int64_t devices = mesh.size();
   HostArgs host = readArgs(params, args, devices);
-  auto function = reinterpret_cast<OrchestrationEntry>(library.symbol(entry));
-  std::vector<std::unique_ptr<DeviceArgs>> calls(static_cast<size_t>(devices));
+  auto function =
+      reinterpret_cast<rt::OrchestrationEntry>(library.symbol(entry));
+  std::vector<std::unique_ptr<rt::DeviceCall>> calls(
+      static_cast<size_t>(devices));
   bool interrupted = false;
   rt::MeshRunOptions options;
   options.poll = std::chrono::milliseconds(50);
@@ -297,9 +231,9 @@ void runMeshOrchestration(const rt::Mesh &mesh, const Library &library,
     mesh.run(
         [&](rt::TaskGraph &graph) {
           const int64_t d = graph.meshIndex();
-          calls[size_t(d)] =
-              std::make_unique<DeviceArgs>(graph, params, host, d, devices);
-          function(&graph, calls[size_t(d)]->argv.data());
+          calls[size_t(d)] = std::make_unique<rt::DeviceCall>(
+              graph, params, host.args, d, devices);
+          function(&graph, calls[size_t(d)]->argv());
         },
         options);
   } catch (const rt::Error &) {
@@ -311,12 +245,12 @@ void runMeshOrchestration(const rt::Mesh &mesh, const Library &library,
     throw py::error_already_set();
   for (int64_t d = 0; d < devices; ++d)
     if (mesh.isLocal(d))
-      calls[size_t(d)]->copyBack(mesh.device(d), params, host, d);
+      calls[size_t(d)]->copyBack(mesh.device(d));
   // Over several ranks: each has written its devices' parts; every rank
   // gets the others'.
   py::gil_scoped_release release;
   for (size_t i = 0; i < params.size(); ++i)
-    if (params[i].isTensor && params[i].direction != "in")
+    if (params[i].isOutput())
       mesh.shareByDevice(host.arrays[i].mutable_data(),
                          static_cast<int64_t>(host.arrays[i].nbytes()) /
                              devices);
@@ -384,11 +318,11 @@ void runPipelineEntry(const rt::Mesh &mesh, const Library &library,
   HostArgs host = readArgs(params, args, 0);
   const int64_t m = config["microbatches"].cast<int64_t>();
   std::vector<StageSpec> stages;
-  std::vector<OrchestrationEntry> entries;
+  std::vector<rt::OrchestrationEntry> entries;
   std::vector<int64_t> deviceOfStage;
   for (py::handle item : config["stages"].cast<py::list>()) {
     stages.push_back(stageFromConfig(item.cast<py::dict>()));
-    entries.push_back(reinterpret_cast<OrchestrationEntry>(
+    entries.push_back(reinterpret_cast<rt::OrchestrationEntry>(
         library.symbol(stages.back().symbol)));
     deviceOfStage.push_back(stages.back().device);
   }
@@ -413,14 +347,13 @@ void runPipelineEntry(const rt::Mesh &mesh, const Library &library,
     const char *data = static_cast<const char *>(array.data());
     if (split)
       return graph.uploadTensor(params[p].name + "[" + std::to_string(k) + "]",
-                                shape, rt::dtypeFromName(params[p].dtype),
-                                data + k * bytes, bytes);
+                                shape, params[p].dtype, data + k * bytes,
+                                bytes);
     auto &held = resident[size_t(graph.meshIndex())];
     auto it = held.find(p);
     if (it == held.end())
-      it = held.emplace(p, graph.uploadTensor(
-                               params[p].name, shape,
-                               rt::dtypeFromName(params[p].dtype), data, bytes))
+      it = held.emplace(p, graph.uploadTensor(params[p].name, shape,
+                                              params[p].dtype, data, bytes))
                .first;
     return it->second;
   };
@@ -448,7 +381,7 @@ void runPipelineEntry(const rt::Mesh &mesh, const Library &library,
           break;
         case StageArg::From::Param:
           if (!params[arg.param].isTensor) {
-            argv[i] = host.scalars[arg.param].data();
+            argv[i] = host.args[arg.param].scalar.data();
             continue;
           }
           tensors[i] = tensorArg(graph, arg.param, arg.split, k);
@@ -549,7 +482,7 @@ PYBIND11_MODULE(_runtime, m) {
   py::class_<Param>(m, "Param")
       .def(py::init([](std::string name, bool isTensor, std::string dtype,
                        std::string direction) {
-             return Param{std::move(name), isTensor, std::move(dtype),
+             return Param{std::move(name), isTensor, rt::dtypeFromName(dtype),
                           std::move(direction)};
            }),
            py::arg("name"), py::arg("is_tensor"), py::arg("dtype"),

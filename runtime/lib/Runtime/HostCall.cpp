@@ -1,0 +1,95 @@
+//===- HostCall.cpp - Running an orchestration on host buffers ------------===//
+
+#include "blockpipe/Runtime/HostCall.h"
+#include "blockpipe/HAL/Device.h"
+#include "blockpipe/Tile/Types.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace blockpipe::runtime {
+
+namespace {
+
+template <typename T> std::array<unsigned char, 8> pack(DType dtype, T value) {
+  std::array<unsigned char, 8> out{};
+  auto store = [&](auto v) {
+    static_assert(sizeof v <= 8);
+    std::memcpy(out.data(), &v, sizeof v);
+  };
+  switch (dtype) {
+  case DType::FP32:
+    store(float(value));
+    break;
+  case DType::FP64:
+    store(double(value));
+    break;
+  case DType::FP16:
+    store(tile::half(float(value)));
+    break;
+  case DType::BF16:
+    store(tile::bfloat16(float(value)));
+    break;
+  case DType::INT32:
+    store(int32_t(value));
+    break;
+  case DType::INT64:
+    store(int64_t(value));
+    break;
+  case DType::INT8:
+    store(int8_t(value));
+    break;
+  case DType::UINT8:
+    store(uint8_t(value));
+    break;
+  }
+  return out;
+}
+
+} // namespace
+
+std::array<unsigned char, 8> packScalar(DType dtype, double value) {
+  return pack(dtype, value);
+}
+
+std::array<unsigned char, 8> packScalar(DType dtype, int64_t value) {
+  return pack(dtype, value);
+}
+
+DeviceCall::DeviceCall(TaskGraph &graph, const std::vector<HostParam> &params,
+                       std::vector<HostArg> &args, int64_t device,
+                       int64_t devices)
+    : params_(params), args_(args), device_(device), tensors_(params.size()),
+      argv_(params.size()) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    HostArg &arg = args[i];
+    if (!params[i].isTensor) {
+      argv_[i] = arg.scalar.data();
+      continue;
+    }
+    const int64_t bytes = arg.bytes / std::max<int64_t>(devices, 1);
+    std::vector<int64_t> shape(arg.shape.begin() + (devices > 0 ? 1 : 0),
+                               arg.shape.end());
+    const char *data = static_cast<const char *>(arg.data) + device * bytes;
+    // The host buffer stays alive and untouched until the call returns: a
+    // device that reads host memory reads an input in place.
+    tensors_[i] = params[i].direction == "in"
+                      ? graph.inputTensor(params[i].name, shape,
+                                          params[i].dtype, data, bytes)
+                      : graph.uploadTensor(params[i].name, shape,
+                                           params[i].dtype, data, bytes);
+    argv_[i] = &tensors_[i];
+  }
+}
+
+void DeviceCall::copyBack(Device &from) {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!params_[i].isOutput())
+      continue;
+    const int64_t bytes = tensors_[i].bytes();
+    from.copyToHost(static_cast<char *>(args_[i].data) + device_ * bytes,
+                    tensors_[i].data(), bytes);
+  }
+}
+
+} // namespace blockpipe::runtime

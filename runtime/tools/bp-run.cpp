@@ -1,0 +1,420 @@
+//===- bp-run.cpp - Run a compiled program from .npy / .npz files ---------===//
+//
+//   bp-run PROGRAM_DIR [--entry NAME] [--target NAME | --spec FILE]
+//          [--library FILE] [--inputs FILE.npz] [--input NAME=FILE.npy]...
+//          [--scalar NAME=VALUE]... [--outputs FILE.npz | DIR] [--sanitize]
+//          [--trace FILE] [--repeat N]
+//
+// Runs an orchestration of a program compiled and built elsewhere (its
+// directory holds kernel_config.json and the built lib<library>.so) with the
+// runtime alone: no compiler, no Python. Tensors come from .npy files or
+// .npz members named as the parameters; Out tensors not given start as
+// zeros. Once the call succeeded, every Out and InOut tensor is written to
+// the .npz (or to DIR/<name>.npy). Exit status: 0 on success, 1 when the
+// program fails (the runtime's message names the device, kernel and
+// block), 2 for bad arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockpipe/HAL/Device.h"
+#include "blockpipe/Runtime/Environment.h"
+#include "blockpipe/Runtime/Error.h"
+#include "blockpipe/Runtime/HostCall.h"
+#include "blockpipe/Runtime/Mesh.h"
+#include "blockpipe/Runtime/Npy.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <dlfcn.h>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+namespace rt = blockpipe::runtime;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+/// A mistake in how bp-run was called (exit status 2).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+constexpr const char *kUsage =
+    "usage: bp-run PROGRAM_DIR [--entry NAME] [--target NAME | --spec FILE]\n"
+    "              [--library FILE] [--inputs FILE.npz] "
+    "[--input NAME=FILE.npy]...\n"
+    "              [--scalar NAME=VALUE]... [--outputs FILE.npz | DIR]\n"
+    "              [--sanitize] [--trace FILE] [--repeat N]\n";
+
+struct Options {
+  fs::path program;
+  std::string entry, target, spec, library, inputsNpz, outputs, trace;
+  std::map<std::string, std::string> inputFiles, scalars;
+  bool sanitize = false;
+  int64_t repeat = 1;
+};
+
+std::pair<std::string, std::string> splitAssignment(const std::string &text,
+                                                    const char *flag) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UsageError(std::string(flag) + " takes NAME=VALUE, got '" + text +
+                     "'");
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+Options parseOptions(int argc, char **argv) {
+  Options options;
+  std::vector<std::string> positional;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc)
+        throw UsageError(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (arg == "--entry") {
+      options.entry = value();
+    } else if (arg == "--target") {
+      options.target = value();
+    } else if (arg == "--spec") {
+      options.spec = value();
+    } else if (arg == "--library") {
+      options.library = value();
+    } else if (arg == "--inputs") {
+      options.inputsNpz = value();
+    } else if (arg == "--input") {
+      options.inputFiles.insert(splitAssignment(value(), "--input"));
+    } else if (arg == "--scalar") {
+      options.scalars.insert(splitAssignment(value(), "--scalar"));
+    } else if (arg == "--outputs") {
+      options.outputs = value();
+    } else if (arg == "--sanitize") {
+      options.sanitize = true;
+    } else if (arg == "--trace") {
+      options.trace = value();
+    } else if (arg == "--repeat") {
+      const std::string text = value();
+      char *end = nullptr;
+      options.repeat = std::strtoll(text.c_str(), &end, 10);
+      if (*end || options.repeat < 1)
+        throw UsageError("--repeat takes a count >= 1, got '" + text + "'");
+    } else if (!arg.empty() && arg[0] == '-') {
+      throw UsageError("unknown option " + arg);
+    } else {
+      positional.push_back(arg);
+    }
+  }
+  if (positional.size() != 1)
+    throw UsageError("give one program directory");
+  if (!options.target.empty() && !options.spec.empty())
+    throw UsageError("give --target or --spec, not both");
+  options.program = positional[0];
+  return options;
+}
+
+json readConfig(const fs::path &dir) {
+  const fs::path path = dir / "kernel_config.json";
+  std::ifstream in(path);
+  if (!in)
+    throw UsageError(path.string() +
+                     ": no such file (is it a compiled program's directory?)");
+  try {
+    return json::parse(in);
+  } catch (const json::exception &e) {
+    throw rt::Error(path.string() + ": " + e.what());
+  }
+}
+
+/// The entry to run: the one named, else main, else the only one.
+const json &pickEntry(const json &config, const std::string &name,
+                      const fs::path &dir) {
+  const json &orchestrations = config.at("orchestrations");
+  std::string names;
+  for (const json &o : orchestrations)
+    names += (names.empty() ? "" : ", ") + o.at("name").get<std::string>();
+  for (const json &p : config.value("pipelines", json::array()))
+    if (p.at("name") == (name.empty() ? "main" : name))
+      throw UsageError("'" + p.at("name").get<std::string>() +
+                       "' is a pipeline; bp-run runs orchestrations (" + names +
+                       ")");
+  const std::string wanted = !name.empty()                ? name
+                             : orchestrations.size() == 1 ? ""
+                                                          : "main";
+  for (const json &o : orchestrations)
+    if (wanted.empty() || o.at("name") == wanted)
+      return o;
+  throw UsageError(dir.string() + ": no orchestration '" + wanted +
+                   "' (it has: " + (names.empty() ? "none" : names) + ")");
+}
+
+/// A scalar parameter's value from its text, checked against its dtype.
+std::array<unsigned char, 8> scalarValue(const rt::HostParam &param,
+                                         const std::string &text) {
+  const auto &info = blockpipe::target::dtypeInfo(param.dtype);
+  const std::string what = "--scalar " + param.name + "=" + text + ": ";
+  size_t used = 0;
+  try {
+    if (info.isFloat) {
+      const double v = std::stod(text, &used);
+      if (used == text.size())
+        return rt::packScalar(param.dtype, v);
+    } else {
+      const long long v = std::stoll(text, &used, 0);
+      if (used == text.size()) {
+        const int bits = int(info.bytes) * 8;
+        const bool isUnsigned = param.dtype == rt::DType::UINT8;
+        const long long lo = isUnsigned ? 0 : -(1LL << (bits - 1));
+        const long long hi = bits == 64
+                                 ? std::numeric_limits<long long>::max()
+                                 : (1LL << (bits - (isUnsigned ? 0 : 1))) - 1;
+        if (v < lo || v > hi)
+          throw UsageError(what + "outside the range of " + info.name + " [" +
+                           std::to_string(lo) + ", " + std::to_string(hi) +
+                           "]");
+        return rt::packScalar(param.dtype, int64_t(v));
+      }
+    }
+  } catch (const std::logic_error &) {
+  }
+  throw UsageError(what + "not " + (info.isFloat ? "a number" : "an integer") +
+                   " (parameter '" + param.name + "' is " + info.name + ")");
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text;
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "x" : "") +
+            (shape[i] < 0 ? std::string("?") : std::to_string(shape[i]));
+  return text.empty() ? "a scalar" : text;
+}
+
+int run(const Options &options) {
+  const json config = readConfig(options.program);
+  const json &entry = pickEntry(config, options.entry, options.program);
+  const std::string entryName = entry.at("name");
+  const int64_t devices = config.at("mesh").at("devices").get<int64_t>();
+  const bool mesh = devices > 1;
+
+  // Parameters and their host buffers.
+  std::vector<rt::HostParam> params;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const json &p : entry.at("signature")) {
+    rt::HostParam param;
+    param.name = p.at("name");
+    param.isTensor = p.at("kind") == "tensor";
+    param.dtype = rt::dtypeFromName(p.at("dtype").get<std::string>());
+    param.direction = p.value("dir", "in");
+    std::vector<int64_t> shape;
+    if (mesh)
+      shape.push_back(devices);
+    for (const json &d : p.value("shape", json::array()))
+      shape.push_back(d.is_null() ? -1 : d.get<int64_t>());
+    params.push_back(param);
+    shapes.push_back(shape);
+  }
+  std::map<std::string, rt::NpyArray> given;
+  if (!options.inputsNpz.empty())
+    given = rt::readNpz(options.inputsNpz);
+  for (const auto &[name, file] : options.inputFiles)
+    given[name] = rt::readNpy(file);
+  std::string known;
+  for (const rt::HostParam &p : params)
+    known += (known.empty() ? "" : ", ") + p.name;
+  for (const auto &[name, array] : given) {
+    (void)array;
+    bool found = false;
+    for (const rt::HostParam &p : params)
+      found = found || (p.name == name && p.isTensor);
+    if (!found)
+      throw UsageError(
+          "input '" + name + "': " + entryName +
+          " has no tensor parameter of that name (parameters: " + known + ")");
+  }
+  for (const auto &[name, value] : options.scalars) {
+    (void)value;
+    bool found = false;
+    for (const rt::HostParam &p : params)
+      found = found || (p.name == name && !p.isTensor);
+    if (!found)
+      throw UsageError(
+          "--scalar " + name + ": " + entryName +
+          " has no scalar parameter of that name (parameters: " + known + ")");
+  }
+
+  std::vector<rt::NpyArray> arrays(params.size());
+  std::vector<rt::HostArg> args(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    const rt::HostParam &param = params[i];
+    const std::string what = "parameter '" + param.name + "'";
+    if (!param.isTensor) {
+      auto it = options.scalars.find(param.name);
+      if (it == options.scalars.end())
+        throw UsageError(what + " is a scalar: give --scalar " + param.name +
+                         "=VALUE");
+      args[i].scalar = scalarValue(param, it->second);
+      continue;
+    }
+    rt::NpyArray &array = arrays[i];
+    auto it = given.find(param.name);
+    if (it != given.end()) {
+      array = std::move(it->second);
+    } else if (param.direction == "out") {
+      // An Out tensor not given starts as zeros.
+      for (int64_t d : shapes[i])
+        if (d < 0)
+          throw UsageError(what + " has a dynamic shape (" +
+                           shapeText(shapes[i]) + "): give it as an input");
+      array.descr = rt::npyDescr(param.dtype);
+      array.shape = shapes[i];
+      array.data.assign(size_t(array.elements() * rt::dtypeBytes(param.dtype)),
+                        0);
+    } else {
+      throw UsageError(what + " is not given (--inputs or --input " +
+                       param.name + "=FILE.npy)");
+    }
+    if (!array.holds(param.dtype))
+      throw UsageError(what + " is " + rt::dtypeName(param.dtype) + " (.npy '" +
+                       rt::npyDescr(param.dtype) + "'), the array given is '" +
+                       array.descr + "'");
+    bool shapeOk = array.shape.size() == shapes[i].size();
+    for (size_t d = 0; shapeOk && d < shapes[i].size(); ++d)
+      shapeOk = shapes[i][d] < 0 || shapes[i][d] == array.shape[d];
+    if (!shapeOk)
+      throw UsageError(what + " must have shape " + shapeText(shapes[i]) +
+                       (mesh ? " (axis 0: the mesh's devices)" : "") +
+                       ", the array given has " + shapeText(array.shape));
+    args[i].data = array.data.data();
+    args[i].bytes = int64_t(array.data.size());
+    args[i].shape = array.shape;
+  }
+
+  // The device(s) and the program's library.
+  rt::DeviceSpec spec =
+      !options.spec.empty()
+          ? rt::specFromFile(options.spec)
+          : rt::builtinSpec(!options.target.empty()
+                                ? options.target
+                                : config.at("target").get<std::string>());
+  rt::DeviceOptions deviceOptions = rt::deviceOptionsFromEnvironment();
+  if (options.sanitize)
+    deviceOptions.sanitize = true;
+  if (!options.trace.empty())
+    deviceOptions.tracePath = options.trace;
+  deviceOptions.label = config.value("project", "");
+  const std::string library =
+      !options.library.empty()
+          ? options.library
+          : (options.program /
+             ("lib" + config.at("library").get<std::string>() + ".so"))
+                .string();
+  void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char *why = dlerror();
+    throw rt::Error("cannot load " + library + ": " +
+                    (why ? why : "unknown error"));
+  }
+  const std::string symbol = entry.at("symbol");
+  auto function =
+      reinterpret_cast<rt::OrchestrationEntry>(dlsym(handle, symbol.c_str()));
+  if (!function)
+    throw rt::Error(library + " has no symbol '" + symbol + "'");
+
+  // Every repetition starts from the inputs given; the outputs are the
+  // last one's.
+  const std::vector<rt::NpyArray> initial = arrays;
+  std::vector<double> seconds;
+  std::string where;
+  if (!mesh) {
+    std::unique_ptr<rt::Device> device =
+        rt::createDevice(std::move(spec), deviceOptions);
+    where = device->describe();
+    for (int64_t r = 0; r < options.repeat; ++r) {
+      for (size_t i = 0; r > 0 && i < arrays.size(); ++i)
+        arrays[i].data = initial[i].data;
+      const auto start = std::chrono::steady_clock::now();
+      rt::TaskGraph graph(*device);
+      rt::DeviceCall call(graph, params, args, 0, 0);
+      function(&graph, call.argv());
+      graph.wait();
+      call.copyBack(*device);
+      seconds.push_back(std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - start)
+                            .count());
+    }
+  } else {
+    rt::MeshOptions meshOptions;
+    meshOptions.device = deviceOptions;
+    where =
+        "a mesh of " + std::to_string(devices) + " " + spec.name + " devices";
+    rt::Mesh devicesMesh =
+        rt::Mesh::open(std::move(spec), {devices}, std::move(meshOptions));
+    for (int64_t r = 0; r < options.repeat; ++r) {
+      for (size_t i = 0; r > 0 && i < arrays.size(); ++i)
+        arrays[i].data = initial[i].data;
+      const auto start = std::chrono::steady_clock::now();
+      std::vector<std::unique_ptr<rt::DeviceCall>> calls(
+          static_cast<size_t>(devices));
+      devicesMesh.run([&](rt::TaskGraph &graph) {
+        const int64_t d = graph.meshIndex();
+        calls[size_t(d)] =
+            std::make_unique<rt::DeviceCall>(graph, params, args, d, devices);
+        function(&graph, calls[size_t(d)]->argv());
+      });
+      for (int64_t d = 0; d < devices; ++d)
+        calls[size_t(d)]->copyBack(devicesMesh.device(d));
+      seconds.push_back(std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - start)
+                            .count());
+    }
+  }
+
+  // The outputs.
+  std::map<std::string, rt::NpyArray> outputs;
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].isOutput())
+      outputs[params[i].name] = arrays[i];
+  if (!options.outputs.empty()) {
+    const fs::path out = options.outputs;
+    if (out.extension() == ".npz") {
+      rt::writeNpz(out.string(), outputs);
+    } else {
+      fs::create_directories(out);
+      for (const auto &[name, array] : outputs)
+        rt::writeNpy((out / (name + ".npy")).string(), array);
+    }
+  }
+  std::sort(seconds.begin(), seconds.end());
+  std::fprintf(stderr, "bp-run: %s on %s: %zu run%s, median %.3f ms\n",
+               entryName.c_str(), where.c_str(), seconds.size(),
+               seconds.size() == 1 ? "" : "s",
+               seconds[seconds.size() / 2] * 1e3);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return run(parseOptions(argc, argv));
+  } catch (const UsageError &e) {
+    std::fprintf(stderr, "bp-run: error: %s\n%s", e.what(), kUsage);
+    return 2;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "bp-run: error: %s\n", e.what());
+    return 1;
+  }
+}
