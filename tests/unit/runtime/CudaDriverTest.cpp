@@ -46,13 +46,21 @@ TEST(CudaDriver, WithoutAGpuMakingADeviceSaysWhy) {
                "cuda device 3: no CUDA device is available"));
 }
 
-TEST(CudaDriver, MovesBytesThroughGm) {
-  if (!haveCudaDriver())
-    GTEST_SKIP() << "runtime built without the CUDA toolkit";
-  std::string why;
-  std::unique_ptr<Device> device = gpuDevice(why);
-  if (!device)
-    GTEST_SKIP() << "no GPU: " << why;
+/// Tests that need a GPU: skipped (and reported so) without one.
+class CudaDriverOnGpu : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!haveCudaDriver())
+      GTEST_SKIP() << "runtime built without the CUDA toolkit";
+    std::string why;
+    device = gpuDevice(why);
+    if (!device)
+      GTEST_SKIP() << "no GPU: " << why;
+  }
+  std::unique_ptr<Device> device;
+};
+
+TEST_F(CudaDriverOnGpu, MovesBytesThroughGm) {
   std::vector<int32_t> in(1 << 16), out(in.size(), -1);
   for (size_t i = 0; i < in.size(); ++i)
     in[i] = int32_t(i * 7);
@@ -79,13 +87,7 @@ TEST(CudaDriver, MovesBytesThroughGm) {
 
 int32_t noop(void **, const bp_block_context *) { return BP_OK; }
 
-TEST(CudaDriver, RefusesHostKernels) {
-  if (!haveCudaDriver())
-    GTEST_SKIP() << "runtime built without the CUDA toolkit";
-  std::string why;
-  std::unique_ptr<Device> device = gpuDevice(why);
-  if (!device)
-    GTEST_SKIP() << "no GPU: " << why;
+TEST_F(CudaDriverOnGpu, RefusesHostKernels) {
   Kernel host = Kernel::makeAiv("scale", noop);
   LaunchSpec spec;
   EXPECT_TRUE(contains(errorOf([&] { device->run(host, spec, {}); }),

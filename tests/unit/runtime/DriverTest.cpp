@@ -109,9 +109,12 @@ TEST(Driver, RegistryErrorsNameTheDriver) {
         });
       }),
       "a driver named 'cpu-sim' is registered already"));
+  // A spec of a driver this runtime does not have.
   DeviceSpec spec = builtinSpec("cuda");
+  spec.name = spec.driver = "npu";
   std::string error = bptest::errorOf([&] { createDevice(spec); });
-  EXPECT_TRUE(bptest::contains(error, "needs driver 'cuda'")) << error;
+  EXPECT_TRUE(bptest::contains(error, "device spec 'npu' needs driver 'npu'"))
+      << error;
   EXPECT_TRUE(bptest::contains(error, "cpu-sim")) << error;
 }
 
