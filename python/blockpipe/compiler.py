@@ -161,9 +161,9 @@ class CompiledProgram:
         prepared = plan.fast_args(args)
         if prepared is None:
             prepared = self._validate(entry["name"], params, args, self.devices if mesh else None)
-        self._check_named_dims(entry["name"], args, 1 if mesh else 0)
-        from blockpipe import _runtime
-
+        if plan.named_dims:
+            self._check_named_dims(entry["name"], args, 1 if mesh else 0)
+        _runtime = plan.runtime
         if self._library is None:
             self._library = _runtime.Library(str(self.library_path))
         runtime_params = plan.runtime_params
@@ -186,7 +186,9 @@ class CompiledProgram:
                 self._device = _runtime.Device(label=self.program.name, target=self.target)
             _runtime.run_orchestration(self._device, self._library, entry["symbol"],
                                        runtime_params, prepared)
-        errors.warn_runtime(_runtime.take_warnings())
+        warnings = _runtime.take_warnings()
+        if warnings:
+            errors.warn_runtime(warnings)
         outs = [args[i] for i in plan.outs]
         if not outs:
             return None
@@ -278,10 +280,12 @@ class _CallPlan:
         self.params = entry["signature"]
         self.pipeline = entry["name"] in program._pipelines
         self.mesh = program.devices > 1 and not self.pipeline
-        self.runtime_params = [
+        self.runtime = _runtime
+        self.runtime_params = _runtime.ParamList([
             _runtime.Param(p["name"], p["kind"] == "tensor", p["dtype"], p.get("dir", "in"))
             for p in self.params
-        ]
+        ])
+        self.named_dims = bool(program._named_dims.get(entry["name"]))
         self.outs = [i for i, p in enumerate(self.params)
                      if p["kind"] == "tensor" and p.get("dir") != "in"]
         # Tensors of a static shape: (index, dtype, shape, output); scalars:

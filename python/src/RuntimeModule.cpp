@@ -21,6 +21,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <pybind11/stl_bind.h>
 
 #include <cstring>
 #include <dlfcn.h>
@@ -32,6 +33,10 @@
 
 namespace py = pybind11;
 namespace rt = blockpipe::runtime;
+
+// A program's parameters, kept in C++ (ParamList) so a call does not
+// convert them again.
+PYBIND11_MAKE_OPAQUE(std::vector<rt::HostParam>)
 
 namespace {
 
@@ -53,11 +58,16 @@ public:
   Library(const Library &) = delete;
   Library &operator=(const Library &) = delete;
 
+  /// The address of `name`, looked up once (called under the GIL).
   void *symbol(const std::string &name) const {
+    auto found = symbols_.find(name);
+    if (found != symbols_.end())
+      return found->second;
     dlerror();
     void *sym = dlsym(handle_, name.c_str());
     if (!sym)
       throw std::runtime_error("symbol '" + name + "' is not in " + path_);
+    symbols_.emplace(name, sym);
     return sym;
   }
   const std::string &path() const { return path_; }
@@ -65,6 +75,7 @@ public:
 private:
   std::string path_;
   void *handle_ = nullptr;
+  mutable std::map<std::string, void *, std::less<>> symbols_;
 };
 
 using Param = rt::HostParam;
@@ -142,7 +153,7 @@ void waitInterruptibly(rt::TaskGraph &graph) {
 /// The arguments of one call as the host holds them: the numpy arrays
 /// (their buffers read without the GIL) and what the runtime sees of them.
 struct HostArgs {
-  std::vector<py::array> arrays;
+  std::vector<py::object> arrays;
   std::vector<rt::HostArg> args;
 };
 
@@ -251,9 +262,7 @@ void runMeshOrchestration(const rt::Mesh &mesh, const Library &library,
   py::gil_scoped_release release;
   for (size_t i = 0; i < params.size(); ++i)
     if (params[i].isOutput())
-      mesh.shareByDevice(host.arrays[i].mutable_data(),
-                         static_cast<int64_t>(host.arrays[i].nbytes()) /
-                             devices);
+      mesh.shareByDevice(host.args[i].data, host.args[i].bytes / devices);
 }
 
 /// Where a stage's argument comes from (kernel_config.json, "pipelines").
@@ -420,7 +429,8 @@ void runPipelineEntry(const rt::Mesh &mesh, const Library &library,
   const StageSpec &last = stages.back();
   if (!last.outputParam)
     return;
-  py::array &array = host.arrays[*last.outputParam];
+  auto array =
+      py::reinterpret_borrow<py::array>(host.arrays[*last.outputParam]);
   for (int64_t k = 0; k < m && mesh.isLocal(last.device); ++k) {
     const rt::Tensor &out = outputs[size_t(k)];
     const int64_t bytes = out.bytes();
@@ -487,6 +497,8 @@ PYBIND11_MODULE(_runtime, m) {
            }),
            py::arg("name"), py::arg("is_tensor"), py::arg("dtype"),
            py::arg("direction") = "in");
+  py::bind_vector<std::vector<Param>>(m, "ParamList");
+  py::implicitly_convertible<py::list, std::vector<Param>>();
 
   m.def(
       "trace_flush",
