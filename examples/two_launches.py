@@ -50,7 +50,7 @@ def main():
     orchestration = compiled.artifacts["orchestration/main.cpp"]
     per_block = compiled.config["orchestrations"][0]["launches"][0]["pipe_buffer_per_block_bytes"]
     name = re.search(rf"constexpr int64_t (\w+) = {per_block};", orchestration).group(1)
-    assert f"{{{name} * 2}}" in orchestration and f"{{{name} * 8}}" in orchestration
+    assert f", {name} * 2);" in orchestration and f", {name} * 8);" in orchestration
     print("OK two_launches")
 
 

@@ -53,7 +53,8 @@ def test_mixed_kernel_core_num(core_num):
     orchestration = compiled.artifacts["orchestration/main.cpp"]
     named = re.search(r"constexpr int64_t (\w+) = (\d+);", orchestration)
     assert named and int(named.group(2)) == launch["pipe_buffer_per_block_bytes"]
-    assert f"{{{named.group(1)} * {core_num}}}" in orchestration
+    assert re.search(rf'createPipeBuffer\(\s*"gm_pipe_buffer_0", {named.group(1)} \* {core_num}\);',
+                     orchestration)
 
 
 def test_sync_start():

@@ -296,9 +296,9 @@ LogicalResult OrchestrationBody::emitPipeBuffer(bp::TensorCreateOp create,
   else if (std::optional<int64_t> coreNum = launch.getStaticCoreNum())
     if (perBlock * *coreNum > std::numeric_limits<int32_t>::max())
       perBlockExpr = "int64_t{" + perBlockExpr + "}";
-  out.line("rt::Tensor " + name + " = bp_graph.createTensor(\"" +
-           escapeCppString(name) + "\", {" + perBlockExpr + " * " + blocks +
-           "}, rt::DType::INT8);");
+  out.line("rt::Tensor " + name + " = bp_graph.createPipeBuffer(\"" +
+           escapeCppString(name) + "\", " + perBlockExpr + " * " + blocks +
+           ");");
   return success();
 }
 

@@ -132,6 +132,10 @@ Tensor TaskGraph::createTensor(const std::string &name,
   return tensor;
 }
 
+Tensor TaskGraph::createPipeBuffer(const std::string &name, int64_t bytes) {
+  return allocateTensor(makeStorage(name, {bytes}, DType::INT8, false));
+}
+
 namespace {
 void checkGivenBytes(const Tensor &tensor, int64_t bytes) {
   if (tensor.bytes() != bytes)

@@ -17,7 +17,7 @@ module {
   // CHECK-LABEL: // ---- FILE: orchestration/dynamic.cpp
   // CHECK: constexpr int64_t bp_k_pipe_bytes_per_block = 8192;
   // CHECK: void dynamic(
-  // CHECK-NOT: createTensor
+  // CHECK-NOT: createPipeBuffer
   // CHECK: const int64_t blocks =
   // CHECK-NEXT: {{.*}}x.shape()[0]{{.*}};
   // A core_num computed at run time is checked before anything is sized by it.
@@ -25,8 +25,8 @@ module {
   // CHECK-NEXT: throw rt::Error("core_num of the launch of 'k' at pipe-buffer-core-num.mlir:{{[0-9]+}} is " +
   // CHECK-NEXT: std::to_string(blocks) + "; it must be positive");
   // CHECK-NEXT: // Pipe buffer of the launch of 'k': a slice for each of its `blocks` blocks.
-  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor(
-  // CHECK-NEXT: "gm_pipe_buffer_0", {bp_k_pipe_bytes_per_block * blocks}, rt::DType::INT8);
+  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createPipeBuffer(
+  // CHECK-NEXT: "gm_pipe_buffer_0", bp_k_pipe_bytes_per_block * blocks);
   // CHECK-NEXT: bp_graph.submit(bp_launchable_k(), rt::launchSpec(/*block_num=*/blocks),
   // CHECK-NEXT: {rt::Arg::in(x),
   // CHECK-NEXT: rt::Arg::scalar<int64_t>(x.shape()[0]),
@@ -44,8 +44,8 @@ module {
   // CHECK-LABEL: // ---- FILE: orchestration/fixed.cpp
   // CHECK: constexpr int64_t bp_k_pipe_bytes_per_block = 8192;
   // CHECK: // Pipe buffer of the launch of 'k': a slice for each of its 6 blocks.
-  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor(
-  // CHECK-NEXT: "gm_pipe_buffer_0", {bp_k_pipe_bytes_per_block * 6}, rt::DType::INT8);
+  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createPipeBuffer(
+  // CHECK-NEXT: "gm_pipe_buffer_0", bp_k_pipe_bytes_per_block * 6);
   // CHECK: rt::launchSpec(/*block_num=*/6)
   func.func @fixed(%x: !bp.tensor<?x16xf32>)
       attributes {bp.kind = #bp<kind orchestration>} {
@@ -58,8 +58,8 @@ module {
   // and size the buffer too small).
   // CHECK-LABEL: // ---- FILE: orchestration/huge.cpp
   // CHECK: constexpr int64_t bp_k_pipe_bytes_per_block = 8192;
-  // CHECK: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor(
-  // CHECK-NEXT: "gm_pipe_buffer_0", {bp_k_pipe_bytes_per_block * 400000}, rt::DType::INT8);
+  // CHECK: rt::Tensor gm_pipe_buffer_0 = bp_graph.createPipeBuffer(
+  // CHECK-NEXT: "gm_pipe_buffer_0", bp_k_pipe_bytes_per_block * 400000);
   func.func @huge(%x: !bp.tensor<?x16xf32>)
       attributes {bp.kind = #bp<kind orchestration>} {
     %buf = bp.tensor_create pipe_buffer : !bp.tensor<8192xi8>
@@ -72,8 +72,8 @@ module {
   // CHECK: void parameter({{.*}}, int64_t n)
   // CHECK: if (n <= 0)
   // CHECK: // Pipe buffer of the launch of 'k': a slice for each of its `n` blocks.
-  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor(
-  // CHECK-NEXT: "gm_pipe_buffer_0", {bp_k_pipe_bytes_per_block * n}, rt::DType::INT8);
+  // CHECK-NEXT: rt::Tensor gm_pipe_buffer_0 = bp_graph.createPipeBuffer(
+  // CHECK-NEXT: "gm_pipe_buffer_0", bp_k_pipe_bytes_per_block * n);
   // CHECK: rt::launchSpec(/*block_num=*/n)
   func.func @parameter(%x: !bp.tensor<?x16xf32>, %n: index)
       attributes {bp.kind = #bp<kind orchestration>} {

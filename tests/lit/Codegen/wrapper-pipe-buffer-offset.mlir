@@ -54,7 +54,7 @@ module {
 
 // CHECK-LABEL: // ---- FILE: orchestration/main.cpp
 // CHECK: constexpr int64_t bp_down_proj_pipe_bytes_per_block = 32768;
-// CHECK: {bp_down_proj_pipe_bytes_per_block * 8}
+// CHECK: "gm_pipe_buffer_0", bp_down_proj_pipe_bytes_per_block * 8);
 // The pipe buffer is the launch's fourth argument (its ABI slot 3).
 // CHECK: rt::launchSpec(/*block_num=*/8),
 // CHECK-NEXT: {rt::Arg::in(x),

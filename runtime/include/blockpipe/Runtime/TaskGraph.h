@@ -134,6 +134,10 @@ public:
   /// A tensor in the device's GM, zero-filled. OutOfMemoryError names it.
   Tensor createTensor(const std::string &name, std::vector<int64_t> shape,
                       DType dtype, bool manualDep = false);
+  /// A launch's pipe buffer (Arg::pipeBuffer) of `bytes` bytes in GM, not
+  /// zero-filled: a pipe reads only slots its peer wrote, and the pipes'
+  /// slot state lives outside the buffer on every driver.
+  Tensor createPipeBuffer(const std::string &name, int64_t bytes);
   /// A tensor in the device's GM holding a copy of `bytes` bytes at `data`
   /// (a host-to-device transfer); `bytes` must be the tensor's size, else
   /// Error naming the tensor, with nothing allocated.

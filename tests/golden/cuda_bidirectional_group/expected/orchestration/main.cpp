@@ -33,8 +33,8 @@ void main(rt::TaskGraph &bp_graph, const rt::Tensor &x, const rt::Tensor &w,
   rt::checkTensor(w, "w", {64, 32}, rt::DType::FP32);
   rt::checkTensor(out, "out", {128, 32}, rt::DType::FP32);
   // Pipe buffer of the launch of 'proj': a slice for each of its 4 blocks.
-  rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor(
-      "gm_pipe_buffer_0", {bp_proj_pipe_bytes_per_block * 4}, rt::DType::INT8);
+  rt::Tensor gm_pipe_buffer_0 = bp_graph.createPipeBuffer(
+      "gm_pipe_buffer_0", bp_proj_pipe_bytes_per_block * 4);
   bp_graph.submit(bp_launchable_proj(), rt::launchSpec(/*block_num=*/4, /*sync_start=*/true),
                   {rt::Arg::in(x),
                    rt::Arg::in(w),

@@ -40,8 +40,8 @@ void main(rt::TaskGraph &bp_graph, const rt::Tensor &x, const rt::Tensor &w, con
     throw rt::Error("core_num of the launch of 'down_proj' at input.mlir:32 is " +
                     std::to_string(blocks) + "; it must be positive");
   // Pipe buffer of the launch of 'down_proj': a slice for each of its `blocks` blocks.
-  rt::Tensor gm_pipe_buffer_0 = bp_graph.createTensor(
-      "gm_pipe_buffer_0", {bp_down_proj_pipe_bytes_per_block * blocks}, rt::DType::INT8);
+  rt::Tensor gm_pipe_buffer_0 = bp_graph.createPipeBuffer(
+      "gm_pipe_buffer_0", bp_down_proj_pipe_bytes_per_block * blocks);
   bp_graph.submit(bp_launchable_down_proj(), rt::launchSpec(/*block_num=*/blocks),
                   {rt::Arg::in(x),
                    rt::Arg::scalar<int64_t>(x.shape()[0]),
