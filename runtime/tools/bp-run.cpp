@@ -23,6 +23,8 @@
 #include "blockpipe/Runtime/Mesh.h"
 #include "blockpipe/Runtime/Npy.h"
 
+#include "../lib/Runtime/Format.h"
+
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -195,11 +197,7 @@ std::array<unsigned char, 8> scalarValue(const rt::HostParam &param,
 }
 
 std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string text;
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? "x" : "") +
-            (shape[i] < 0 ? std::string("?") : std::to_string(shape[i]));
-  return text.empty() ? "a scalar" : text;
+  return shape.empty() ? "a scalar" : rt::shapeText(shape);
 }
 
 int run(const Options &options) {

@@ -73,6 +73,13 @@ void validateLaunch(const DeviceSpec &spec, const Kernel &kernel,
                       std::to_string(launch.pipeBufferArg) + " is null");
 }
 
+std::string deviceTraceName(const DeviceSpec &spec,
+                            const DeviceOptions &options) {
+  std::string device =
+      spec.name + " device " + std::to_string(options.deviceId);
+  return options.label.empty() ? device : options.label + " (" + device + ")";
+}
+
 std::string describeBlock(const Kernel &kernel, const LaunchSpec &launch,
                           int64_t block, int32_t coreType, int32_t subblock) {
   std::string text =

@@ -128,6 +128,11 @@ void validateLaunch(const DeviceSpec &spec, const Kernel &kernel,
 std::string describeBlock(const Kernel &kernel, const LaunchSpec &launch,
                           int64_t block, int32_t coreType, int32_t subblock);
 
+/// How a device names itself in traces: "cpu-sim device 0", or
+/// "label (cpu-sim device 0)" when its options give a label.
+std::string deviceTraceName(const DeviceSpec &spec,
+                            const DeviceOptions &options);
+
 /// Makes a device of `spec` (options as given).
 using DriverFactory =
     std::function<std::unique_ptr<Device>(DeviceSpec, DeviceOptions)>;

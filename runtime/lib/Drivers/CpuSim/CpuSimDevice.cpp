@@ -15,17 +15,10 @@ namespace blockpipe::runtime {
 
 namespace detail {
 
-static std::string traceName(const DeviceSpec &spec,
-                             const DeviceOptions &options) {
-  std::string device =
-      spec.name + " device " + std::to_string(options.deviceId);
-  return options.label.empty() ? device : options.label + " (" + device + ")";
-}
-
 DeviceImpl::DeviceImpl(DeviceSpec spec, DeviceOptions options)
     : spec(std::move(spec)), options(std::move(options)),
       gm(this->spec.gmBytes, this->spec.gmAlignment),
-      tracer(traceName(this->spec, this->options)),
+      tracer(deviceTraceName(this->spec, this->options)),
       scheduler(*this, int32_t(this->spec.coreGroups),
                 this->options.parallelism) {
   if (!this->options.tracePath.empty()) {

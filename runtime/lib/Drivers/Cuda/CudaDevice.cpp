@@ -51,12 +51,6 @@ std::string cudaText(cudaError_t status) {
          cudaGetErrorString(status);
 }
 
-std::string traceName(const DeviceSpec &spec, const DeviceOptions &options) {
-  std::string device =
-      spec.name + " device " + std::to_string(options.deviceId);
-  return options.label.empty() ? device : options.label + " (" + device + ")";
-}
-
 class CudaDevice;
 
 /// One launch: its completion state on the host and what it holds on the
@@ -249,7 +243,8 @@ void CudaLaunch::complete(std::string error) {
 
 CudaDevice::CudaDevice(DeviceSpec spec, DeviceOptions options)
     : spec_(std::move(spec)), options_(std::move(options)),
-      ordinal_(int(options_.deviceId)), tracer_(traceName(spec_, options_)) {
+      ordinal_(int(options_.deviceId)),
+      tracer_(deviceTraceName(spec_, options_)) {
   int count = 0;
   cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0)
