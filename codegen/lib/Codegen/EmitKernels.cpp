@@ -39,6 +39,69 @@ static std::string pointerType(bp::GMTensorType type, bool pipeBuffer) {
   return *cppScalarType(type.getElementType()) + " *";
 }
 
+/// The matmul a tile feeds as its left or right operand when that is its
+/// only use, directly or through moves (each the only use of the last), all
+/// in the tile's block; nullopt otherwise.
+struct MatmulUse {
+  bp::MatmulOp matmul;
+  bool lhs;
+};
+static std::optional<MatmulUse> soleMatmulUse(Value tile) {
+  Block *block = tile.getParentBlock();
+  while (tile.hasOneUse()) {
+    Operation *user = *tile.getUsers().begin();
+    if (user->getBlock() != block)
+      return std::nullopt;
+    if (auto move = llvm::dyn_cast<bp::MoveOp>(user)) {
+      tile = move.getResult();
+      continue;
+    }
+    auto matmul = llvm::dyn_cast<bp::MatmulOp>(user);
+    if (!matmul || matmul.getAcc() == tile)
+      return std::nullopt;
+    return MatmulUse{matmul, matmul.getLhs() == tile};
+  }
+  return std::nullopt;
+}
+
+/// How a load's tile is held on cpu-sim.
+enum class LoadForm {
+  /// A tile, copied from GM.
+  Tile,
+  /// A matmul's left operand read in place (tile::view): cpu-sim's GM is
+  /// host memory, so the copy into a tile would only cost time.
+  LeftInPlace,
+  /// A matmul's right operand loaded into the micro-kernel's layout
+  /// (tile::Panels).
+  RightPanels,
+};
+
+/// A full 2-D load whose only use is an operand of a matmul (soleMatmulUse)
+/// is held as that operand wants: a left operand in place when nothing
+/// between the load and the matmul may write memory (so it reads what the
+/// load would have read), a right operand in panels unless the matmul
+/// transposes it.
+static LoadForm loadFormOf(bp::LoadOp load) {
+  if (!load.getValid().empty() ||
+      llvm::cast<bp::TileType>(load.getType()).getRank() != 2)
+    return LoadForm::Tile;
+  std::optional<MatmulUse> use = soleMatmulUse(load.getResult());
+  if (!use)
+    return LoadForm::Tile;
+  if (!use->lhs)
+    return use->matmul.getTransposeRhs() ? LoadForm::Tile
+                                         : LoadForm::RightPanels;
+  for (Operation *op = load->getNextNode(); op != use->matmul;
+       op = op->getNextNode()) {
+    if (isMemoryEffectFree(op))
+      continue;
+    auto effects = llvm::dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects || !effects.onlyHasEffect<MemoryEffects::Read>())
+      return LoadForm::Tile;
+  }
+  return LoadForm::LeftInPlace;
+}
+
 namespace {
 
 /// One parameter of a kernel as C++ sees it: the names of its pieces.
@@ -460,10 +523,27 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
                               op.getType());
         checkWindow(op, "load from", op.getSource(), op.getOffsets(),
                     op.getType(), op.getValid());
+        auto type = llvm::cast<bp::TileType>(op.getType());
+        const std::string at =
+            (*w)[0] + ", " + (*w)[3] + ", " + (*w)[1] + ", " + (*w)[2];
+        LoadForm form = cuda ? LoadForm::Tile : loadFormOf(op);
+        if (form == LoadForm::LeftInPlace) {
+          out.line("const auto " + declare(op, "t") + " = tile::view<" +
+                   std::to_string(type.getDimSize(0)) + ", " +
+                   std::to_string(type.getDimSize(1)) + ">(" + at + ");");
+          return success();
+        }
+        if (form == LoadForm::RightPanels) {
+          std::string name = declare(op, "t");
+          out.line("tile::Panels<" + *cppScalarType(type.getElementType()) +
+                   ", " + std::to_string(type.getDimSize(0)) + ", " +
+                   std::to_string(type.getDimSize(1)) + "> " + name + ";");
+          out.line("tile::load(" + name + ", " + at + ");");
+          return success();
+        }
         std::string name = declareTile(op, "t");
         if (op.getValid().empty())
-          out.line("tile::load(" + name + ", " + (*w)[0] + ", " + (*w)[3] +
-                   ", " + (*w)[1] + ", " + (*w)[2] + ");");
+          out.line("tile::load(" + name + ", " + at + ");");
         else
           out.line("tile::load_partial(" + name + ", " + (*w)[0] + ", " +
                    (*w)[3] + ", " + (*w)[1] + ", " + (*w)[2] + ", " +
@@ -561,6 +641,13 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         return success();
       })
       .Case([&](bp::MoveOp op) {
+        // On cpu-sim a move into a matmul's operand needs no copy: the
+        // matmul reads the source (a tile, a view, panels) where it is.
+        if (!cuda && soleMatmulUse(op.getResult())) {
+          out.line("const auto &" + declare(op, "t") + " = " +
+                   expr(op.getSource()) + ";");
+          return success();
+        }
         std::string name = declareTile(op, "t");
         out.line("tile::move(" + name + ", " + expr(op.getSource()) + ");");
         return success();

@@ -189,6 +189,64 @@ template <typename T, int64_t R, int64_t C> void checkReduce() {
   }
 }
 
+/// The left operand read in place from GM (`view`) and the right one
+/// loaded into `Panels` give exactly the plain tiles' results `want`
+/// (matmul) and `wantAcc` (matmul_acc on top of it): the same products
+/// summed in the same order. The GM tensors are wider than the tiles and
+/// the windows start off their origin, so leading dimensions and offsets
+/// count.
+template <typename TA, typename TC, int64_t M, int64_t K, int64_t N>
+void checkMatmulOperandForms(const Tile<TA, M, K, Space::Left> &a,
+                             const Tile<TA, K, N, Space::Right> &b,
+                             const Tile<TC, M, N, Space::Acc> &want,
+                             const Tile<TC, M, N, Space::Acc> &wantAcc) {
+  const int64_t lda = K + 3, ldb = N + 5, row = 2, col = 1;
+  std::vector<TA> gmA(size_t((M + row) * lda), fromDouble<TA>(7)),
+      gmB(size_t((K + row) * ldb), fromDouble<TA>(7));
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < K; ++k)
+      gmA[size_t((row + i) * lda + col + k)] = a(i, k);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t j = 0; j < N; ++j)
+      gmB[size_t((row + k) * ldb + col + j)] = b(k, j);
+  const auto view = bt::view<M, K>(gmA.data(), lda, row, col);
+  auto panels = std::make_unique<bt::Panels<TA, K, N>>();
+  bt::load(*panels, gmB.data(), ldb, row, col);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t j = 0; j < N; ++j)
+      ASSERT_EQ(double((*panels)(k, j)), toDouble(b(k, j)))
+          << "panels " << K << "x" << N << " at " << k << "," << j;
+  auto expectSame = [&](const Tile<TC, M, N, Space::Acc> &got,
+                        const Tile<TC, M, N, Space::Acc> &ref,
+                        const char *form) {
+    for (int64_t i = 0; i < M * N; ++i)
+      ASSERT_EQ(toDouble(got.data[i]), toDouble(ref.data[i]))
+          << form << " " << M << "x" << K << "x" << N << " at " << i;
+  };
+  auto c = std::make_unique<Tile<TC, M, N, Space::Acc>>();
+  bt::matmul(*c, view, b);
+  expectSame(*c, want, "matmul(view, tile)");
+  bt::matmul_acc(*c, view, b);
+  expectSame(*c, wantAcc, "matmul_acc(view, tile)");
+  bt::matmul(*c, a, *panels);
+  expectSame(*c, want, "matmul(tile, panels)");
+  bt::matmul_acc(*c, a, *panels);
+  expectSame(*c, wantAcc, "matmul_acc(tile, panels)");
+  bt::matmul(*c, view, *panels);
+  expectSame(*c, want, "matmul(view, panels)");
+  bt::matmul_acc(*c, view, *panels);
+  expectSame(*c, wantAcc, "matmul_acc(view, panels)");
+  // b given transposed (N x K).
+  auto bT = std::make_unique<Tile<TA, N, K, Space::Right>>();
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t j = 0; j < N; ++j)
+      (*bT)(j, k) = b(k, j);
+  bt::matmul_transposed(*c, a, *bT);
+  expectSame(*c, want, "matmul_transposed(tile, tile)");
+  bt::matmul_acc_transposed(*c, view, *bT);
+  expectSame(*c, wantAcc, "matmul_acc_transposed(view, tile)");
+}
+
 template <typename TA, typename TC, int64_t M, int64_t K, int64_t N>
 void checkMatmul() {
   std::mt19937 rng(M * 10007 + K * 101 + N);
@@ -220,6 +278,7 @@ void checkMatmul() {
   for (int64_t i = 0; i < M * N; ++i)
     ASSERT_NEAR(toDouble(twice->data[i]), 2 * toDouble(c->data[i]),
                 4 * eps<TC>() * (std::fabs(toDouble(c->data[i])) + 1) + 1e-5);
+  checkMatmulOperandForms<TA, TC, M, K, N>(*a, *b, *c, *twice);
 }
 
 TEST(TileTypes, HalfRoundTripsAndRoundsToNearestEven) {

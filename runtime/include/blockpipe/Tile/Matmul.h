@@ -19,6 +19,14 @@
 // innermost loop walks a row of b and a row of c contiguously, which the
 // compiler vectorizes.
 //
+// Two operand forms spare the copies a K loop would otherwise make (codegen
+// uses them for a load whose only use is a matmul): `view` reads the left
+// operand where it lies in GM (cpu-sim's GM is host memory), and `Panels`
+// holds the right operand in the micro-kernel's layout, loaded from GM
+// straight into it, 16-bit elements widened once. Both give results
+// identical to the plain tiles': each element of c sums the same products
+// in the same order.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef BLOCKPIPE_TILE_MATMUL_H
@@ -26,6 +34,7 @@
 
 #include "blockpipe/Tile/Tile.h"
 
+#include <cstring>
 #include <type_traits>
 
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
@@ -41,18 +50,24 @@ namespace detail {
 
 constexpr int64_t kMatmulKBlock = 64;
 
-template <typename Acc, typename A, typename B, int64_t M, int64_t K, int64_t N>
+/// c += a x b, a's rows lda apart, b's columns in panels of W (the last
+/// one narrower; W = N: row-major).
+template <typename Acc, typename A, typename B, int64_t M, int64_t K, int64_t N,
+          int64_t W>
 inline void matmulAccumulate(Acc *__restrict c, const A *__restrict a,
-                             const B *__restrict b) {
+                             int64_t lda, const B *__restrict b) {
   for (int64_t k0 = 0; k0 < K; k0 += kMatmulKBlock) {
     const int64_t k1 = k0 + kMatmulKBlock < K ? k0 + kMatmulKBlock : K;
     for (int64_t i = 0; i < M; ++i) {
       Acc *__restrict crow = c + i * N;
       for (int64_t k = k0; k < k1; ++k) {
-        const Acc aik = Acc(a[i * K + k]);
-        const B *__restrict brow = b + k * N;
-        for (int64_t j = 0; j < N; ++j)
-          crow[j] += aik * Acc(brow[j]);
+        const Acc aik = Acc(a[i * lda + k]);
+        for (int64_t first = 0; first < N; first += W) {
+          const int64_t width = N - first < W ? N - first : W;
+          const B *__restrict brow = b + first * K + k * width;
+          for (int64_t j = 0; j < width; ++j)
+            crow[first + j] += aik * Acc(brow[j]);
+        }
       }
     }
   }
@@ -123,8 +138,12 @@ inline void simdBlock(float *__restrict c, const float *__restrict a,
                       const float *__restrict b, int64_t kc, int64_t lda,
                       int64_t ldb, int64_t ldc, int64_t lastLanes) {
   using V = SimdF32;
+  // The loops over Rows and Vecs are unrolled at any optimization level,
+  // so that acc lives in registers (at -O2 GCC keeps it in memory).
   typename V::Reg acc[Rows][Vecs];
+#pragma GCC unroll 16
   for (int64_t i = 0; i < Rows; ++i)
+#pragma GCC unroll 16
     for (int64_t v = 0; v < Vecs; ++v) {
       if (Zero)
         acc[i][v] = V::zero();
@@ -135,17 +154,22 @@ inline void simdBlock(float *__restrict c, const float *__restrict a,
     }
   for (int64_t k = 0; k < kc; ++k) {
     typename V::Reg bv[Vecs];
+#pragma GCC unroll 16
     for (int64_t v = 0; v < Vecs; ++v)
       bv[v] = Partial && v == Vecs - 1
                   ? V::loadFirst(b + k * ldb + v * V::lanes, lastLanes)
                   : V::load(b + k * ldb + v * V::lanes);
+#pragma GCC unroll 16
     for (int64_t i = 0; i < Rows; ++i) {
       const typename V::Reg ai = V::broadcast(a[i * lda + k]);
+#pragma GCC unroll 16
       for (int64_t v = 0; v < Vecs; ++v)
         acc[i][v] = V::fma(ai, bv[v], acc[i][v]);
     }
   }
+#pragma GCC unroll 16
   for (int64_t i = 0; i < Rows; ++i)
+#pragma GCC unroll 16
     for (int64_t v = 0; v < Vecs; ++v) {
       if (Partial && v == Vecs - 1)
         V::storeFirst(c + i * ldc + v * V::lanes, acc[i][v], lastLanes);
@@ -171,132 +195,275 @@ inline void simdColumn(float *__restrict c, const float *__restrict a,
                                            ldc, lastLanes);
 }
 
-/// c (+)= a x b for float a: M x K, b: K x N, c: M x N (row-major, packed).
-template <int64_t M, int64_t K, int64_t N, bool Zero>
+/// c (+)= a x b for float a: M x K (rows lda apart), b: K x N, c: M x N
+/// (row-major). b is row-major, or with Paneled in the layout of Panels:
+/// the columns in panels of blockVecs vectors (the last one narrower when N
+/// is not a multiple), each panel K rows of its width.
+template <int64_t M, int64_t K, int64_t N, bool Zero, bool Paneled>
 inline void simdMatmul(float *__restrict c, const float *__restrict a,
-                       const float *__restrict b) {
+                       int64_t lda, const float *__restrict b) {
   constexpr int64_t L = SimdF32::lanes;
   constexpr int64_t NR = SimdF32::blockVecs * L;
   constexpr int64_t fullCols = N - N % NR;
   // Leftover columns: whole vectors, the last one possibly masked.
   constexpr int64_t tailVecs = (N % NR + L - 1) / L;
   constexpr int64_t lastLanes = N % L == 0 ? L : N % L;
+  // Where row k0 of the block column at column j starts, and how far apart
+  // its rows are.
+  constexpr int64_t ldb = Paneled ? NR : N;
+  constexpr int64_t ldTail = Paneled ? N - fullCols : N;
+  auto column = [&](int64_t j, int64_t k0) {
+    return Paneled ? b + j * K + k0 * (j < fullCols ? NR : N - fullCols)
+                   : b + k0 * N + j;
+  };
   for (int64_t k0 = 0; k0 < K; k0 += kSimdKBlock) {
     const int64_t kc = K - k0 < kSimdKBlock ? K - k0 : kSimdKBlock;
     const float *ak = a + k0;
-    const float *bk = b + k0 * N;
     if (Zero && k0 == 0) {
       for (int64_t j = 0; j < fullCols; j += NR)
-        simdColumn<M, SimdF32::blockVecs, true, false>(c + j, ak, bk + j, kc, K,
-                                                       N, N, L);
+        simdColumn<M, SimdF32::blockVecs, true, false>(c + j, ak, column(j, k0),
+                                                       kc, lda, ldb, N, L);
       if constexpr (tailVecs > 0)
-        simdColumn<M, tailVecs, true, (N % L != 0)>(
-            c + fullCols, ak, bk + fullCols, kc, K, N, N, lastLanes);
+        simdColumn<M, tailVecs, true, (N % L != 0)>(c + fullCols, ak,
+                                                    column(fullCols, k0), kc,
+                                                    lda, ldTail, N, lastLanes);
     } else {
       for (int64_t j = 0; j < fullCols; j += NR)
-        simdColumn<M, SimdF32::blockVecs, false, false>(c + j, ak, bk + j, kc,
-                                                        K, N, N, L);
+        simdColumn<M, SimdF32::blockVecs, false, false>(
+            c + j, ak, column(j, k0), kc, lda, ldb, N, L);
       if constexpr (tailVecs > 0)
-        simdColumn<M, tailVecs, false, (N % L != 0)>(
-            c + fullCols, ak, bk + fullCols, kc, K, N, N, lastLanes);
+        simdColumn<M, tailVecs, false, (N % L != 0)>(c + fullCols, ak,
+                                                     column(fullCols, k0), kc,
+                                                     lda, ldTail, N, lastLanes);
     }
   }
 }
 
+/// Columns per panel of Panels<T, K, N>: the micro-kernel's block width
+/// when float arithmetic takes the SIMD path, else all N (one row-major
+/// panel, as the portable path reads).
+template <typename V, int64_t N>
+constexpr int64_t panelCols =
+    std::is_same<V, float>::value ? SimdF32::blockVecs *SimdF32::lanes : N;
+#else
+template <typename V, int64_t N> constexpr int64_t panelCols = N;
 #endif // BLOCKPIPE_TILE_SIMD_MATMUL
-
-/// Operand data in a type arithmetic can use directly: the tile itself, or
-/// a float copy of a 16-bit tile.
-template <typename T, int64_t R, int64_t C, Space S, bool Widen> struct Operand;
-template <typename T, int64_t R, int64_t C, Space S>
-struct Operand<T, R, C, S, false> {
-  using value_type = T;
-  explicit Operand(const Tile<T, R, C, S> &tile) : data(tile.data) {}
-  const T *data;
-};
-template <typename T, int64_t R, int64_t C, Space S>
-struct Operand<T, R, C, S, true> {
-  using value_type = float;
-  explicit Operand(const Tile<T, R, C, S> &tile) {
-    for (int64_t i = 0; i < R * C; ++i)
-      widened.data[i] = float(tile.data[i]);
-    data = widened.data;
-  }
-  Tile<float, R, C, S> widened;
-  const float *data;
-};
 
 template <typename T>
 constexpr bool isNarrow =
     std::is_same<T, half>::value || std::is_same<T, bfloat16>::value;
 
-template <typename T, int64_t R, int64_t C, Space S>
-using OperandOf = Operand<T, R, C, S, isNarrow<T>>;
+/// The type matmul arithmetic reads an element of T as: float for the
+/// 16-bit types, T itself otherwise.
+template <typename T>
+using operand_t = std::conditional_t<isNarrow<T>, float, T>;
 
-/// c (+)= a x b in Acc (c is zeroed first when Zero).
-template <bool Zero, typename Acc, typename A, typename B, int64_t M, int64_t K,
-          int64_t N>
-inline void matmulInto(Acc *__restrict c, const A *__restrict a,
+} // namespace detail
+
+/// A left operand read where it lies: the Rows x Cols window of a GM
+/// tensor whose rows are `ld` elements apart. See `view`.
+template <typename T, int64_t Rows, int64_t Cols> struct GmView {
+  static_assert(Rows > 0 && Cols > 0, "views have a positive shape");
+  using value_type = T;
+  static constexpr int64_t rows = Rows;
+  static constexpr int64_t cols = Cols;
+
+  const T *data;
+  int64_t ld;
+
+  const T &operator()(int64_t r, int64_t c) const { return data[r * ld + c]; }
+};
+
+/// The Rows x Cols window at (row, col) of a GM tensor with leading
+/// dimension `ld`, for a matmul to read in place as its left operand (what
+/// `load` into a Left tile would copy). The caller keeps the window
+/// unwritten until the matmul has run.
+template <int64_t Rows, int64_t Cols, typename T>
+inline GmView<T, Rows, Cols> view(const T *gm, int64_t ld, int64_t row,
+                                  int64_t col) {
+  return {gm + row * ld + col, ld};
+}
+
+/// A right operand (K x N) in the layout the float micro-kernel reads: the
+/// columns in panels of `panelCols` (the last one narrower when N is not a
+/// multiple), each panel K rows of its width, contiguous; 16-bit elements
+/// are stored widened to float. Filled by `load` from GM; read only by
+/// matmul and matmul_acc.
+template <typename T, int64_t K, int64_t N> struct Panels {
+  static_assert(K > 0 && N > 0, "panels have a positive shape");
+  using value_type = T;
+  using stored_type = detail::operand_t<T>;
+  static constexpr int64_t rows = K;
+  static constexpr int64_t cols = N;
+  static constexpr int64_t panelCols = detail::panelCols<stored_type, N>;
+
+  alignas(64) stored_type data[K * N];
+
+  /// Element (k, n), wherever its panel keeps it.
+  const stored_type &operator()(int64_t k, int64_t n) const {
+    const int64_t first = n - n % panelCols;
+    const int64_t width = N - first < panelCols ? N - first : panelCols;
+    return data[first * K + k * width + (n - first)];
+  }
+};
+
+/// Loads the K x N window at (row, col) of a GM tensor into panels.
+template <typename T, int64_t K, int64_t N>
+inline void load(Panels<T, K, N> &dst, const T *gm, int64_t ld, int64_t row,
+                 int64_t col) {
+  using S = typename Panels<T, K, N>::stored_type;
+  constexpr int64_t W = Panels<T, K, N>::panelCols;
+  constexpr int64_t full = N - N % W;
+  const T *src = gm + row * ld + col;
+  for (int64_t k = 0; k < K; ++k) {
+    const T *line = src + k * ld;
+    for (int64_t j = 0; j < full; j += W) {
+      S *to = dst.data + j * K + k * W;
+      if constexpr (std::is_same<S, T>::value)
+        std::memcpy(to, line + j, sizeof(S) * size_t(W));
+      else
+        for (int64_t n = 0; n < W; ++n)
+          to[n] = S(line[j + n]);
+    }
+    if constexpr (full < N) {
+      S *to = dst.data + full * K + k * (N - full);
+      for (int64_t n = 0; n < N - full; ++n)
+        to[n] = S(line[full + n]);
+    }
+  }
+}
+
+namespace detail {
+
+template <typename X> struct IsTile : std::false_type {};
+template <typename T, int64_t R, int64_t C, Space S>
+struct IsTile<Tile<T, R, C, S>> : std::true_type {};
+template <typename X> struct IsView : std::false_type {};
+template <typename T, int64_t R, int64_t C>
+struct IsView<GmView<T, R, C>> : std::true_type {};
+template <typename X> struct IsPanels : std::false_type {};
+template <typename T, int64_t K, int64_t N>
+struct IsPanels<Panels<T, K, N>> : std::true_type {};
+
+/// The left operand as arithmetic reads it: `data` with rows `ld` apart, a
+/// float copy (rows K apart) when the elements are 16-bit.
+template <typename Src, bool Widen = isNarrow<typename Src::value_type>>
+struct LeftOperand {
+  using value_type = typename Src::value_type;
+  explicit LeftOperand(const Src &src) : data(src.data), ld(leadingDim(src)) {}
+  static int64_t leadingDim(const Src &src) {
+    if constexpr (IsView<Src>::value)
+      return src.ld;
+    else
+      return Src::cols;
+  }
+  const value_type *data;
+  int64_t ld;
+};
+template <typename Src> struct LeftOperand<Src, true> {
+  using value_type = float;
+  explicit LeftOperand(const Src &src) {
+    for (int64_t r = 0; r < Src::rows; ++r)
+      for (int64_t c = 0; c < Src::cols; ++c)
+        widened.data[r * Src::cols + c] = float(src(r, c));
+  }
+  Tile<float, Src::rows, Src::cols, Space::Left> widened;
+  const float *data = widened.data;
+  int64_t ld = Src::cols;
+};
+
+/// The right operand as arithmetic reads it: a row-major tile (a float copy
+/// when 16-bit), or panels as they are.
+template <typename Src, bool Widen = isNarrow<typename Src::value_type> &&
+                                     !IsPanels<Src>::value>
+struct RightOperand {
+  using value_type = operand_t<typename Src::value_type>;
+  static constexpr bool paneled = IsPanels<Src>::value;
+  explicit RightOperand(const Src &src) : data(src.data) {}
+  const value_type *data;
+};
+template <typename Src> struct RightOperand<Src, true> {
+  using value_type = float;
+  static constexpr bool paneled = false;
+  explicit RightOperand(const Src &src) {
+    for (int64_t i = 0; i < Src::rows * Src::cols; ++i)
+      widened.data[i] = float(src.data[i]);
+  }
+  Tile<float, Src::rows, Src::cols, Space::Right> widened;
+  const float *data = widened.data;
+};
+
+/// c (+)= a x b in Acc (c is zeroed first when Zero); a's rows are lda
+/// apart, b is row-major or (Paneled) in the layout of Panels.
+template <bool Zero, bool Paneled, typename Acc, typename A, typename B,
+          int64_t M, int64_t K, int64_t N>
+inline void matmulInto(Acc *__restrict c, const A *__restrict a, int64_t lda,
                        const B *__restrict b) {
 #if BLOCKPIPE_TILE_SIMD_MATMUL
   if constexpr (std::is_same<Acc, float>::value &&
                 std::is_same<A, float>::value &&
                 std::is_same<B, float>::value) {
-    simdMatmul<M, K, N, Zero>(c, a, b);
+    simdMatmul<M, K, N, Zero, Paneled>(c, a, lda, b);
     return;
   }
 #endif
   if constexpr (Zero)
     for (int64_t i = 0; i < M * N; ++i)
       c[i] = Acc(0);
-  matmulAccumulate<Acc, A, B, M, K, N>(c, a, b);
+  matmulAccumulate<Acc, A, B, M, K, N, Paneled ? panelCols<B, N> : N>(c, a, lda,
+                                                                      b);
 }
 
-template <bool Zero, typename TC, typename TA, typename TB, int64_t M,
-          int64_t K, int64_t N, Space SC, Space SA, Space SB>
-inline void matmulImpl(Tile<TC, M, N, SC> &c, const Tile<TA, M, K, SA> &a,
-                       const Tile<TB, K, N, SB> &b) {
+template <bool Zero, typename TC, int64_t M, int64_t N, Space SC, typename ASrc,
+          typename BSrc>
+inline void matmulImpl(Tile<TC, M, N, SC> &c, const ASrc &a, const BSrc &b) {
+  static_assert(IsTile<ASrc>::value || IsView<ASrc>::value,
+                "a matmul's left operand is a tile or a view of GM");
+  static_assert(IsTile<BSrc>::value || IsPanels<BSrc>::value,
+                "a matmul's right operand is a tile or panels");
+  static_assert(ASrc::rows == M && BSrc::cols == N && ASrc::cols == BSrc::rows,
+                "matmul shapes: (M x K) x (K x N) -> M x N");
+  constexpr int64_t K = ASrc::cols;
   using Acc = compute_t<TC>;
-  using AOperand = OperandOf<TA, M, K, SA>;
-  using BOperand = OperandOf<TB, K, N, SB>;
-  using AValue = typename AOperand::value_type;
-  using BValue = typename BOperand::value_type;
-  AOperand av(a);
-  BOperand bv(b);
+  LeftOperand<ASrc> av(a);
+  RightOperand<BSrc> bv(b);
+  using AValue = typename LeftOperand<ASrc>::value_type;
+  using BValue = typename RightOperand<BSrc>::value_type;
+  constexpr bool paneled = RightOperand<BSrc>::paneled;
   if constexpr (isNarrow<TC>) {
     Tile<float, M, N, SC> acc;
     if constexpr (!Zero)
       for (int64_t i = 0; i < M * N; ++i)
         acc.data[i] = float(c.data[i]);
-    matmulInto<Zero, Acc, AValue, BValue, M, K, N>(acc.data, av.data, bv.data);
+    matmulInto<Zero, paneled, Acc, AValue, BValue, M, K, N>(acc.data, av.data,
+                                                            av.ld, bv.data);
     for (int64_t i = 0; i < M * N; ++i)
       c.data[i] = TC(acc.data[i]);
   } else {
-    matmulInto<Zero, Acc, AValue, BValue, M, K, N>(c.data, av.data, bv.data);
+    matmulInto<Zero, paneled, Acc, AValue, BValue, M, K, N>(c.data, av.data,
+                                                            av.ld, bv.data);
   }
 }
 
 } // namespace detail
 
-template <typename TC, typename TA, typename TB, int64_t M, int64_t K,
-          int64_t N, Space SC, Space SA, Space SB>
-inline void matmul_acc(Tile<TC, M, N, SC> &c, const Tile<TA, M, K, SA> &a,
-                       const Tile<TB, K, N, SB> &b) {
+/// c += a x b; a is a Tile or a GmView, b a Tile or Panels.
+template <typename TC, int64_t M, int64_t N, Space SC, typename A, typename B>
+inline void matmul_acc(Tile<TC, M, N, SC> &c, const A &a, const B &b) {
   detail::matmulImpl<false>(c, a, b);
 }
 
-template <typename TC, typename TA, typename TB, int64_t M, int64_t K,
-          int64_t N, Space SC, Space SA, Space SB>
-inline void matmul(Tile<TC, M, N, SC> &c, const Tile<TA, M, K, SA> &a,
-                   const Tile<TB, K, N, SB> &b) {
+/// c = a x b; a is a Tile or a GmView, b a Tile or Panels.
+template <typename TC, int64_t M, int64_t N, Space SC, typename A, typename B>
+inline void matmul(Tile<TC, M, N, SC> &c, const A &a, const B &b) {
   detail::matmulImpl<true>(c, a, b);
 }
 
 namespace detail {
 /// c (+)= a x b^T, with b given as N x K (c zeroed first when Zero).
-template <bool Zero, typename TC, typename TA, typename TB, int64_t M,
-          int64_t K, int64_t N, Space SC, Space SA, Space SB>
-inline void matmulTransposed(Tile<TC, M, N, SC> &c, const Tile<TA, M, K, SA> &a,
+template <bool Zero, typename TC, int64_t M, int64_t N, Space SC, typename ASrc,
+          typename TB, int64_t K, Space SB>
+inline void matmulTransposed(Tile<TC, M, N, SC> &c, const ASrc &a,
                              const Tile<TB, N, K, SB> &b) {
   Tile<TB, K, N, SB> bt;
   for (int64_t n = 0; n < N; ++n)
@@ -307,20 +474,18 @@ inline void matmulTransposed(Tile<TC, M, N, SC> &c, const Tile<TA, M, K, SA> &a,
 } // namespace detail
 
 /// c += a x b^T, with b given as N x K (the rows of b are the columns of
-/// the product).
-template <typename TC, typename TA, typename TB, int64_t M, int64_t K,
-          int64_t N, Space SC, Space SA, Space SB>
-inline void matmul_acc_transposed(Tile<TC, M, N, SC> &c,
-                                  const Tile<TA, M, K, SA> &a,
+/// the product); a is a Tile or a GmView.
+template <typename TC, int64_t M, int64_t N, Space SC, typename A, typename TB,
+          int64_t K, Space SB>
+inline void matmul_acc_transposed(Tile<TC, M, N, SC> &c, const A &a,
                                   const Tile<TB, N, K, SB> &b) {
   detail::matmulTransposed<false>(c, a, b);
 }
 
-/// c = a x b^T, with b given as N x K.
-template <typename TC, typename TA, typename TB, int64_t M, int64_t K,
-          int64_t N, Space SC, Space SA, Space SB>
-inline void matmul_transposed(Tile<TC, M, N, SC> &c,
-                              const Tile<TA, M, K, SA> &a,
+/// c = a x b^T, with b given as N x K; a is a Tile or a GmView.
+template <typename TC, int64_t M, int64_t N, Space SC, typename A, typename TB,
+          int64_t K, Space SB>
+inline void matmul_transposed(Tile<TC, M, N, SC> &c, const A &a,
                               const Tile<TB, N, K, SB> &b) {
   detail::matmulTransposed<true>(c, a, b);
 }

@@ -16,14 +16,11 @@ int32_t down_proj_aic(const bp_block_context *bp_ctx, float *x, float *w,
   const int64_t block = bp_ctx->block_idx;
   const int64_t row = block * 32;
   BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at input.mlir:14", 0, row, 32, 128));
-  tile::Tile<float, 32, 64, tile::Space::Mat> a;
-  tile::load(a, x, 64, row, 0);
-  tile::Tile<float, 64, 32, tile::Space::Mat> b;
+  const auto a = tile::view<32, 64>(x, 64, row, 0);
+  tile::Panels<float, 64, 32> b;
   tile::load(b, w, 32, 0, 0);
-  tile::Tile<float, 32, 64, tile::Space::Left> l;
-  tile::move(l, a);
-  tile::Tile<float, 64, 32, tile::Space::Right> r;
-  tile::move(r, b);
+  const auto &l = a;
+  const auto &r = b;
   tile::Tile<float, 32, 32, tile::Space::Acc> acc;
   tile::matmul(acc, l, r);
   BP_CHECK(bp_tpush_at(bp_ctx, 0, BP_PIPE_C2V, acc.data, sizeof(acc.data), "input.mlir:18"));

@@ -13,14 +13,11 @@ int32_t down_proj_aic(const bp_block_context *bp_ctx, float *x, float *w,
                       uint8_t *__gm_pipe_buffer) {
   BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_C2V,
                         /*slot_size=*/4096, /*slot_num=*/8));
-  tile::Tile<float, 32, 64, tile::Space::Mat> a;
-  tile::load(a, x, 64, 0, 0);
-  tile::Tile<float, 64, 32, tile::Space::Mat> b;
+  const auto a = tile::view<32, 64>(x, 64, 0, 0);
+  tile::Panels<float, 64, 32> b;
   tile::load(b, w, 32, 0, 0);
-  tile::Tile<float, 32, 64, tile::Space::Left> l;
-  tile::move(l, a);
-  tile::Tile<float, 64, 32, tile::Space::Right> r;
-  tile::move(r, b);
+  const auto &l = a;
+  const auto &r = b;
   tile::Tile<float, 32, 32, tile::Space::Acc> acc;
   tile::matmul(acc, l, r);
   BP_CHECK(bp_tpush_at(bp_ctx, 0, BP_PIPE_C2V, acc.data, sizeof(acc.data), "input.mlir:15"));
