@@ -282,7 +282,8 @@ class _CallPlan:
         self.mesh = program.devices > 1 and not self.pipeline
         self.runtime = _runtime
         self.runtime_params = _runtime.ParamList([
-            _runtime.Param(p["name"], p["kind"] == "tensor", p["dtype"], p.get("dir", "in"))
+            _runtime.Param(p["name"], p["kind"] == "tensor", p["dtype"], p.get("dir", "in"),
+                           p.get("written_whole", False))
             for p in self.params
         ])
         self.named_dims = bool(program._named_dims.get(entry["name"]))

@@ -491,12 +491,12 @@ PYBIND11_MODULE(_runtime, m) {
 
   py::class_<Param>(m, "Param")
       .def(py::init([](std::string name, bool isTensor, std::string dtype,
-                       std::string direction) {
+                       std::string direction, bool writtenWhole) {
              return Param{std::move(name), isTensor, rt::dtypeFromName(dtype),
-                          std::move(direction)};
+                          std::move(direction), writtenWhole};
            }),
            py::arg("name"), py::arg("is_tensor"), py::arg("dtype"),
-           py::arg("direction") = "in");
+           py::arg("direction") = "in", py::arg("written_whole") = false);
   py::bind_vector<std::vector<Param>>(m, "ParamList");
   py::implicitly_convertible<py::list, std::vector<Param>>();
 

@@ -216,6 +216,7 @@ int run(const Options &options) {
     param.isTensor = p.at("kind") == "tensor";
     param.dtype = rt::dtypeFromName(p.at("dtype").get<std::string>());
     param.direction = p.value("dir", "in");
+    param.writtenWhole = p.value("written_whole", false);
     std::vector<int64_t> shape;
     if (mesh)
       shape.push_back(devices);

@@ -278,3 +278,24 @@ def test_an_output_the_kernel_reads_is_passed_read_write(sanitize, tmp_path):
     # A kernel that only writes its output passes it write-only.
     rows = blockpipe.compile(make_rows_program(5), output_dir=tmp_path / "w", quiet=True)
     assert "rt::Arg::out(y)" in rows.artifacts["orchestration/main.cpp"]
+
+
+def test_an_output_written_whole_is_marked_and_its_old_contents_never_matter(tmp_path):
+    # kernel_config.json tells callers which outputs the launches write
+    # whole (they are then not uploaded): 5 blocks cover y, 4 do not.
+    import json
+
+    def written_whole(directory):
+        config = json.loads(next(directory.rglob("kernel_config.json")).read_text())
+        main = next(o for o in config["orchestrations"] if o["name"] == "main")
+        return {p["name"]: p.get("written_whole", False) for p in main["signature"]}
+
+    five, _ = compile_collecting(make_rows_program(5), tmp_path / "five")
+    assert written_whole(tmp_path / "five") == {"x": False, "y": True}
+    compile_collecting(make_rows_program(4), tmp_path / "four")
+    assert written_whole(tmp_path / "four") == {"x": False, "y": False}
+    x = np.random.default_rng(1).standard_normal((80, 16)).astype(np.float32)
+    for old in (np.nan, 3.0):
+        y = np.full((80, 16), old, dtype=np.float32)
+        five(x, y)
+        np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)

@@ -43,6 +43,8 @@ static Json signatureOf(const Program &program, func::FuncOp func,
       entry["dir"] = pipeArg == i ? "inout" : dir;
       entry["dtype"] = dtypeName(tensor.getElementType()).value_or("unknown");
       entry["shape"] = shapeOf(tensor);
+      if (func.getArgAttr(i, bp::BPDialect::kWrittenWholeAttrName))
+        entry["written_whole"] = true;
     } else {
       entry["kind"] = "scalar";
       entry["dir"] = "in";

@@ -327,6 +327,18 @@ LogicalResult BPDialect::verifyRegionArgAttribute(Operation *op,
              << "' marks a func.func parameter of static 1-D i8 tensor type";
     return success();
   }
+  if (attribute.getName() == kWrittenWholeAttrName) {
+    auto func = dyn_cast<func::FuncOp>(op);
+    auto dir =
+        func ? func.getArgAttrOfType<ParamDirAttr>(argIndex, kParamDirAttrName)
+             : ParamDirAttr();
+    if (!isa<UnitAttr>(attribute.getValue()) || !dir ||
+        dir.getValue() != ParamDir::Out)
+      return op->emitError() << "'" << kWrittenWholeAttrName
+                             << "' marks a func.func parameter of direction "
+                                "#bp<dir out>";
+    return success();
+  }
   if (attribute.getName() != kParamDirAttrName)
     return op->emitError() << "unknown bp argument attribute '"
                            << attribute.getName().getValue() << "'";

@@ -3,7 +3,9 @@
 // Evaluates each launched kernel's index arithmetic block by block, collects
 // the windows its stores write into its Out tensors, and warns when a
 // tensor is left partly unwritten (4 blocks of 16 rows over 80 rows). What
-// cannot be decided at compile time is left to the runtime's sanitizer.
+// cannot be decided at compile time is left to the runtime's sanitizer. An
+// orchestration's Out parameter written whole before anything reads it is
+// marked bp.written_whole.
 //
 //===----------------------------------------------------------------------===//
 
@@ -447,8 +449,13 @@ struct Coverage {
   SmallVector<int64_t> shape;
   int64_t rows = 1, cols = 1;
   llvm::BitVector written;
-  /// The launches that wrote it, in order.
+  /// The launches that wrote it, in order, and the parameter of each
+  /// one's kernel it was.
   SmallVector<LaunchOp> launches;
+  SmallVector<unsigned> params;
+  /// The values carrying it: the first launch's operand, then each
+  /// launch's result.
+  SmallVector<Value> values;
 
   explicit Coverage(ArrayRef<int64_t> dims) : shape(dims) {
     cols = shape.empty() ? 1 : shape.back();
@@ -514,6 +521,60 @@ std::optional<unsigned> parameterOf(func::FuncOp func, Value v) {
     }
   }
   return std::nullopt;
+}
+
+/// Whether `kernel` may read its parameter `param`: a load or read from
+/// it (or from a tensor not traced to a parameter), or any call.
+bool mayRead(func::FuncOp kernel, unsigned param) {
+  if (kernel.isExternal())
+    return true;
+  auto reads = [&](Value tensor) {
+    std::optional<unsigned> root = parameterOf(kernel, tensor);
+    return !root || *root == param;
+  };
+  WalkResult result = kernel.walk([&](Operation *op) {
+    if (llvm::isa<func::CallOp>(op))
+      return WalkResult::interrupt();
+    if (auto load = llvm::dyn_cast<LoadOp>(op); load && reads(load.getSource()))
+      return WalkResult::interrupt();
+    if (auto read = llvm::dyn_cast<ReadOp>(op); read && reads(read.getSource()))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
+/// Marks the orchestration parameter a fully written chain starts from
+/// bp.written_whole when nothing reads the tensor along the chain.
+void markWrittenWhole(ModuleOp module, const Coverage &coverage) {
+  auto origin = llvm::dyn_cast<BlockArgument>(coverage.values.front());
+  if (!origin || coverage.written.count() != coverage.written.size())
+    return;
+  auto orchestration =
+      llvm::dyn_cast<func::FuncOp>(origin.getOwner()->getParentOp());
+  if (!orchestration || origin.getOwner() != &orchestration.getBody().front())
+    return;
+  auto dir = orchestration.getArgAttrOfType<ParamDirAttr>(
+      origin.getArgNumber(), BPDialect::kParamDirAttrName);
+  if (!dir || dir.getValue() != ParamDir::Out)
+    return;
+  // Every use of the tensor continues the chain or returns it.
+  for (Value value : coverage.values)
+    for (Operation *user : value.getUsers()) {
+      auto launch = llvm::dyn_cast<LaunchOp>(user);
+      if (!llvm::isa<func::ReturnOp>(user) &&
+          !(launch && llvm::is_contained(coverage.launches, launch)))
+        return;
+    }
+  for (size_t k = 0; k < coverage.launches.size(); ++k) {
+    LaunchOp launch = coverage.launches[k];
+    auto kernel = module.lookupSymbol<func::FuncOp>(launch.getCallee());
+    if (!kernel || mayRead(kernel, coverage.params[k]))
+      return;
+  }
+  orchestration.setArgAttr(origin.getArgNumber(),
+                           BPDialect::kWrittenWholeAttrName,
+                           UnitAttr::get(module.getContext()));
 }
 
 struct CheckOutputCoveragePass
@@ -641,6 +702,7 @@ void CheckOutputCoveragePass::runOnOperation() {
                 .value_or("parameter " + std::to_string(i) + " of " +
                           kernel.getSymName().str()));
         chain.emplace(Coverage(type.getShape()), std::move(name));
+        chain->first.values.push_back(operand);
       }
       // The result carrying the tensor on.
       Value result;
@@ -655,6 +717,8 @@ void CheckOutputCoveragePass::runOnOperation() {
         continue;
       }
       chain->first.launches.push_back(launch);
+      chain->first.params.push_back(unsigned(i));
+      chain->first.values.push_back(result);
       for (const Window &window : windows->lookup(unsigned(i)))
         chain->first.mark(window);
       chains.insert({result, std::move(*chain)});
@@ -662,8 +726,10 @@ void CheckOutputCoveragePass::runOnOperation() {
   });
   // A chain ends where its value is used other than as the next launch's
   // Out/InOut (those continued it above).
-  for (auto &entry : chains)
+  for (auto &entry : chains) {
     report(entry.second.first, entry.second.second);
+    markWrittenWhole(module, entry.second.first);
+  }
 }
 
 } // namespace

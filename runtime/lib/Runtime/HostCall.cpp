@@ -73,11 +73,15 @@ DeviceCall::DeviceCall(TaskGraph &graph, const std::vector<HostParam> &params,
     const char *data = static_cast<const char *>(arg.data) + device * bytes;
     // The host buffer stays alive and untouched until the call returns: a
     // device that reads host memory reads an input in place.
-    tensors_[i] = params[i].direction == "in"
-                      ? graph.inputTensor(params[i].name, shape,
-                                          params[i].dtype, data, bytes)
-                      : graph.uploadTensor(params[i].name, shape,
-                                           params[i].dtype, data, bytes);
+    if (params[i].direction == "in")
+      tensors_[i] = graph.inputTensor(params[i].name, shape, params[i].dtype,
+                                      data, bytes);
+    else if (params[i].direction == "out" && params[i].writtenWhole)
+      tensors_[i] = graph.outputTensor(params[i].name, shape, params[i].dtype,
+                                       data, bytes);
+    else
+      tensors_[i] = graph.uploadTensor(params[i].name, shape, params[i].dtype,
+                                       data, bytes);
     argv_[i] = &tensors_[i];
   }
 }

@@ -171,6 +171,18 @@ Tensor TaskGraph::inputTensor(const std::string &name,
   return tensor;
 }
 
+Tensor TaskGraph::outputTensor(const std::string &name,
+                               std::vector<int64_t> shape, DType dtype,
+                               const void *data, int64_t bytes) {
+  if (device_.options().sanitize)
+    return uploadTensor(name, std::move(shape), dtype, data, bytes);
+  auto storage = makeStorage(name, std::move(shape), dtype, false);
+  Tensor probe;
+  probe.storage_ = storage;
+  checkGivenBytes(probe, bytes);
+  return allocateTensor(std::move(storage));
+}
+
 Tensor TaskGraph::wrapTensor(const std::string &name, void *data,
                              std::vector<int64_t> shape, DType dtype,
                              bool manualDep) {

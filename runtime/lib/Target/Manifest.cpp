@@ -201,8 +201,12 @@ public:
     return integerAt(*value, fieldPath(key), min, errors_);
   }
 
-  bool boolean(const std::string &key) {
-    const json *value = require(key);
+  bool boolean(const std::string &key) { return booleanAt(key, require(key)); }
+  /// false when the key is absent.
+  bool optionalBoolean(const std::string &key) {
+    return booleanAt(key, find(key));
+  }
+  bool booleanAt(const std::string &key, const json *value) {
     if (!value)
       return false;
     if (!value->is_boolean()) {
@@ -300,6 +304,9 @@ ManifestParam readParam(const json &value, const std::string &path,
     param.shape = readShape(reader, errors);
   }
   param.abiSlot = reader.integer("abi_slot", 0);
+  param.writtenWhole = reader.optionalBoolean("written_whole");
+  if (param.writtenWhole && param.dir != ParamDir::Out)
+    reader.fail("written_whole", "only an out tensor is written whole");
   reader.rejectUnknown();
   return param;
 }

@@ -225,3 +225,11 @@ func.func @launches_without_sync_start() attributes {bp.kind = #bp<kind orchestr
   bp.launch @group_barrier() core_num(2) : () -> ()
   return
 }
+
+// -----
+
+// bp.written_whole (bp-check-output-coverage's mark) is for Out parameters.
+// expected-error @+1 {{'bp.written_whole' marks a func.func parameter of direction #bp<dir out>}}
+func.func @written_whole_on_an_input(%x: !bp.tensor<16xf32> {bp.dir = #bp<dir in>, bp.written_whole}) attributes {bp.kind = #bp<kind orchestration>} {
+  return
+}

@@ -184,6 +184,18 @@ TEST(Manifest, BadFieldsNameTheirPath) {
        [](json &c) { c["kernels"][2]["signature"][0]["dtype"] = "fp33"; },
        "kernel_config.json: kernels[2].signature[0].dtype: unknown dtype "
        "'fp33' (fp32, "},
+      {"written_whole on an input",
+       [](json &c) {
+         c["orchestrations"][0]["signature"][0]["written_whole"] = true;
+       },
+       "kernel_config.json: orchestrations[0].signature[0].written_whole: "
+       "only an out tensor is written whole"},
+      {"written_whole not a boolean",
+       [](json &c) {
+         c["orchestrations"][0]["signature"][3]["written_whole"] = 1;
+       },
+       "kernel_config.json: orchestrations[0].signature[3].written_whole: "
+       "expected true or false, got 1"},
       {"schema version", [](json &c) { c["schema_version"] = 2; },
        "kernel_config.json: schema_version: unsupported version 2"},
       {"missing field", [](json &c) { c["kernels"][0].erase("symbol"); },

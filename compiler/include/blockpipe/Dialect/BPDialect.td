@@ -43,6 +43,11 @@ def BP_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kNumDevicesAttrName =
         "bp.num_devices";
     static constexpr ::llvm::StringLiteral kParamDirAttrName = "bp.dir";
+    /// On an orchestration's Out parameter: its launches write every
+    /// element before anything reads it (bp-check-output-coverage), so a
+    /// caller need not copy the parameter's old contents to the device.
+    static constexpr ::llvm::StringLiteral kWrittenWholeAttrName =
+        "bp.written_whole";
     /// A kernel's #bp<split ...>: up_down or left_right run its vector half
     /// on both AIV subblocks, each on half the rows or columns of every
     /// vector tile (bp-split-vector-kernel).

@@ -351,7 +351,13 @@ def BPCheckOutputCoverage
     A launch whose windows depend on anything else (a scalar computed at run
     time, a dynamic dim, `get_subblock_idx`, a pipe) is not decided here; the
     runtime's sanitizer (`BLOCKPIPE_SANITIZE=1`) reports those at run time.
-    The pass changes nothing.
+
+    An orchestration's `Out` parameter whose chain of launches writes every
+    element, where nothing reads the tensor before the chain ends (no
+    launch takes it as In or InOut, no kernel of the chain loads from it or
+    calls a function), gets the unit attribute `bp.written_whole`: its old
+    contents can never be observed, so callers need not upload them
+    (kernel_config.json's `written_whole`).
   }];
   let dependentDialects = ["::mlir::bp::BPDialect"];
 }

@@ -4,7 +4,8 @@
 // numpy arrays, bp-run's .npy files) runs a program's orchestration entry
 // (kernel_config.json's "symbol": void (TaskGraph *, void **)): each device
 // gets its tensors in GM (an input a device can read in place is not
-// copied), the entry submits the program's tasks, and once every task has
+// copied, nor is an output the program writes whole), the entry submits
+// the program's tasks, and once every task has
 // succeeded the Out and InOut tensors are copied back, so a failing call
 // leaves the host's outputs untouched.
 //
@@ -32,6 +33,10 @@ struct HostParam {
   DType dtype = DType::FP32;
   /// "in", "out" or "inout".
   std::string direction = "in";
+  /// An "out" tensor the program writes whole before reading it
+  /// (kernel_config.json's `written_whole`): its host contents are not
+  /// copied to the device.
+  bool writtenWhole = false;
 
   bool isOutput() const { return isTensor && direction != "in"; }
 };

@@ -150,6 +150,13 @@ public:
   /// until the graph's tasks are done), else an upload as uploadTensor.
   Tensor inputTensor(const std::string &name, std::vector<int64_t> shape,
                      DType dtype, const void *data, int64_t bytes);
+  /// A tensor that the program's launches write whole before anything reads
+  /// it (Arg::out), standing for the `bytes` bytes at `data`: allocated
+  /// without copying them, since no launch can observe them. Under the
+  /// sanitizer they are uploaded, so that elements a launch did leave
+  /// unwritten are reported and keep their values.
+  Tensor outputTensor(const std::string &name, std::vector<int64_t> shape,
+                      DType dtype, const void *data, int64_t bytes);
   /// A tensor over memory the caller owns and keeps alive.
   Tensor wrapTensor(const std::string &name, void *data,
                     std::vector<int64_t> shape, DType dtype,

@@ -61,6 +61,9 @@ struct ManifestParam {
   /// Index into the kernel ABI's `args` (a kernel's tensor is followed by
   /// one slot per dynamic dim); an orchestration's parameter index.
   int64_t abiSlot = 0;
+  /// An out tensor the program writes whole before reading it: callers
+  /// need not upload its old contents.
+  bool writtenWhole = false;
 };
 
 /// One half of a group kernel: the aic or aiv function and the entry that
