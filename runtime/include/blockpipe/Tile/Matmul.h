@@ -50,6 +50,14 @@ namespace detail {
 
 constexpr int64_t kMatmulKBlock = 64;
 
+/// Where row k of the panel whose first column is `first` starts, for a
+/// K x N operand kept in panels W columns wide (the last one narrower when N
+/// is not a multiple), each panel K rows of its width; W = N: row-major.
+template <int64_t K, int64_t N, int64_t W>
+constexpr int64_t panelOffset(int64_t first, int64_t k) {
+  return first * K + k * (N - first < W ? N - first : W);
+}
+
 /// c += a x b, a's rows lda apart, b's columns in panels of W (the last
 /// one narrower; W = N: row-major).
 template <typename Acc, typename A, typename B, int64_t M, int64_t K, int64_t N,
@@ -64,7 +72,7 @@ inline void matmulAccumulate(Acc *__restrict c, const A *__restrict a,
         const Acc aik = Acc(a[i * lda + k]);
         for (int64_t first = 0; first < N; first += W) {
           const int64_t width = N - first < W ? N - first : W;
-          const B *__restrict brow = b + first * K + k * width;
+          const B *__restrict brow = b + panelOffset<K, N, W>(first, k);
           for (int64_t j = 0; j < width; ++j)
             crow[first + j] += aik * Acc(brow[j]);
         }
@@ -213,8 +221,7 @@ inline void simdMatmul(float *__restrict c, const float *__restrict a,
   constexpr int64_t ldb = Paneled ? NR : N;
   constexpr int64_t ldTail = Paneled ? N - fullCols : N;
   auto column = [&](int64_t j, int64_t k0) {
-    return Paneled ? b + j * K + k0 * (j < fullCols ? NR : N - fullCols)
-                   : b + k0 * N + j;
+    return Paneled ? b + panelOffset<K, N, NR>(j, k0) : b + k0 * N + j;
   };
   for (int64_t k0 = 0; k0 < K; k0 += kSimdKBlock) {
     const int64_t kc = K - k0 < kSimdKBlock ? K - k0 : kSimdKBlock;
@@ -302,8 +309,7 @@ template <typename T, int64_t K, int64_t N> struct Panels {
   /// Element (k, n), wherever its panel keeps it.
   const stored_type &operator()(int64_t k, int64_t n) const {
     const int64_t first = n - n % panelCols;
-    const int64_t width = N - first < panelCols ? N - first : panelCols;
-    return data[first * K + k * width + (n - first)];
+    return data[detail::panelOffset<K, N, panelCols>(first, k) + (n - first)];
   }
 };
 
@@ -318,7 +324,7 @@ inline void load(Panels<T, K, N> &dst, const T *gm, int64_t ld, int64_t row,
   for (int64_t k = 0; k < K; ++k) {
     const T *line = src + k * ld;
     for (int64_t j = 0; j < full; j += W) {
-      S *to = dst.data + j * K + k * W;
+      S *to = dst.data + detail::panelOffset<K, N, W>(j, k);
       if constexpr (std::is_same<S, T>::value)
         std::memcpy(to, line + j, sizeof(S) * size_t(W));
       else
@@ -326,7 +332,7 @@ inline void load(Panels<T, K, N> &dst, const T *gm, int64_t ld, int64_t row,
           to[n] = S(line[j + n]);
     }
     if constexpr (full < N) {
-      S *to = dst.data + full * K + k * (N - full);
+      S *to = dst.data + detail::panelOffset<K, N, W>(full, k);
       for (int64_t n = 0; n < N - full; ++n)
         to[n] = S(line[full + n]);
     }
