@@ -6,7 +6,8 @@
 A benchmark NAME is either
   * a C++ executable `bench_NAME` in the build's bin/ directory (built by
     runtime/CMakeLists.txt from bench/NAME/), run with `--quick` when asked;
-    it prints the JSON lines itself, or
+    it prints the JSON lines itself (or exits 77 when it cannot run here,
+    e.g. without a GPU: reported as skipped), or
   * a Python module `bench/NAME.py` or package `bench/NAME/__init__.py` that
     defines `run(quick: bool) -> Iterable[dict]`.
 With no NAME every benchmark found is run. Each line carries at least
@@ -55,6 +56,15 @@ def check(line, name):
     return line
 
 
+# A C++ benchmark that cannot run here (e.g. no GPU) exits with this after
+# saying why on stderr.
+SKIPPED = 77
+
+
+class Skipped(Exception):
+    pass
+
+
 def run_cpp(name, path, quick):
     command = [str(path)] + (["--quick"] if quick else [])
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
@@ -62,7 +72,9 @@ def run_cpp(name, path, quick):
         raw = raw.strip()
         if raw.startswith("{"):
             yield check(json.loads(raw), name)
-    if proc.wait() != 0:
+    if proc.wait() == SKIPPED:
+        raise Skipped(f"benchmark {name} skipped (see above)")
+    if proc.returncode != 0:
         raise RuntimeError(f"benchmark {name}: {path} exited {proc.returncode}")
 
 
@@ -106,6 +118,8 @@ def main(argv=None):
                 else run_python(name, py[name], args.quick)
             for line in lines:
                 print(json.dumps(line), flush=True)
+        except Skipped as skipped:
+            print(skipped, file=sys.stderr)
         except Exception as error:  # report and go on with the others
             print(f"benchmark {name} failed: {error}", file=sys.stderr)
             status = 1
