@@ -237,10 +237,13 @@ int32_t waitSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
   uint32_t value = flag.load(std::memory_order_acquire);
   if (!(value & kCancelledBit) && bool(value & kSlotFull) == wantFull)
     return BP_OK;
+  // The peer may not have started yet (Scheduler::Group::deferred).
+  DeviceImpl &device = refOf(ctx).launch->device;
+  device.scheduler.startDeferred(ctx->core_group);
   // The peer is usually microseconds away on another core: spin first
   // (bounded, adaptive, only with a core to spare; Spin.h).
   thread_local SpinBudget budget;
-  const bool spin = refOf(ctx).launch->device.options.spin;
+  const bool spin = device.options.spin;
   int64_t spinStart = 0;
   if (spin &&
       budget.spin(

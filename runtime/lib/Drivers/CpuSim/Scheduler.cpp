@@ -359,6 +359,36 @@ void Scheduler::vectorLoop(int32_t group, int32_t unitIndex) {
   }
 }
 
+void Scheduler::startDeferredParts(Group &g, uint32_t units) {
+  const uint32_t mine =
+      g.deferred.fetch_and(~units, std::memory_order_acq_rel) & units;
+  for (int32_t u = 0; u < 2; ++u) {
+    if (!(mine & (1u << u)))
+      continue;
+    VectorUnit &unit = g.vector[u];
+    unit.seq.fetch_add(1, std::memory_order_release);
+    unit.seq.notify_one();
+  }
+}
+
+void Scheduler::runDeferredParts(Group &g) {
+  if (!g.deferred.load(std::memory_order_acquire))
+    return;
+  if (coreFree()) {
+    startDeferredParts(g, UINT32_MAX);
+    return;
+  }
+  // One at a time: a part that waits on another one starts it first.
+  for (int32_t u = 0; u < 2; ++u) {
+    const uint32_t bit = 1u << u;
+    if (!(g.deferred.fetch_and(~bit, std::memory_order_acq_rel) & bit))
+      continue;
+    VectorUnit &unit = g.vector[u];
+    runPart(*unit.launch, *unit.part, unit.ctx);
+    g.pending.fetch_sub(1, std::memory_order_acq_rel);
+  }
+}
+
 bool Scheduler::runAssignment(const Assignment &assignment, bool &draining) {
   LaunchState &launch = *assignment.launch;
   if (launch.parts.size() == 1 && !launch.spec.syncStart &&
@@ -486,6 +516,7 @@ Scheduler::runBlock(const std::shared_ptr<LaunchState> &launchPtr,
 
   const size_t parts = launch.parts.size();
   size_t dispatched = 0;
+  uint32_t deferred = 0;
   if (parts > 1) {
     group.pending.store(uint32_t(parts), std::memory_order_relaxed);
     try {
@@ -499,8 +530,7 @@ Scheduler::runBlock(const std::shared_ptr<LaunchState> &launchPtr,
         unit.ctx = ctx;
         unit.ctx.core_type = part.coreType;
         unit.ctx.subblock_idx = part.subblock;
-        unit.seq.fetch_add(1, std::memory_order_release);
-        unit.seq.notify_one();
+        deferred |= 1u << unitIndex;
         ++dispatched;
       }
     } catch (const std::exception &e) {
@@ -508,6 +538,10 @@ Scheduler::runBlock(const std::shared_ptr<LaunchState> &launchPtr,
       group.pending.fetch_sub(uint32_t(parts - 1 - dispatched),
                               std::memory_order_acq_rel);
     }
+    // A gang's parts all start now: they may meet at syncall.
+    group.deferred.store(deferred, std::memory_order_release);
+    if (launch.spec.syncStart)
+      startDeferredParts(group, deferred);
   }
 
   const Part &first = launch.parts[0];
@@ -516,6 +550,7 @@ Scheduler::runBlock(const std::shared_ptr<LaunchState> &launchPtr,
   runPart(launch, first, ctx);
 
   if (parts > 1) {
+    runDeferredParts(group);
     // Vector parts still running (the AIV half consuming the last tiles):
     // outside a gang, the leader may go on to another block meanwhile.
     if (group.pending.load(std::memory_order_acquire) > 1 &&

@@ -7,11 +7,16 @@
 // running blocks than host threads only add switching and cache misses. Each
 // core group has a leader thread (runs the block's first part: the AIC half,
 // or the whole block of a single-part launch) and up to two vector threads
-// (the AIV halves of a group launch), started on first need. A leader whose
-// AIC half ended while the block's AIV halves still consume its last tiles
-// goes on to another block on another core group; the last AIV half
-// finishes the block and frees its group. At most `parallelism` blocks
-// drain so at once, so vector-heavy launches cannot pile up.
+// (the AIV halves of a group launch), started on first need. Outside
+// sync_start gangs a block's AIV halves start only when one of its parts is
+// about to wait on another (a pipe wait), or when the AIC half returns; the
+// leader then runs them itself when no core is free of this process's work,
+// so the AIV halves of blocks whose tiles fit their slots never take turns
+// with the AIC halves on the cores. A leader whose AIC half ended while the
+// block's AIV halves still consume its last tiles goes on to another block
+// on another core group; the last AIV half finishes the block and frees its
+// group. At most `parallelism` blocks drain so at once, so vector-heavy
+// launches cannot pile up.
 //
 // Launches wait in one FIFO. Idle leaders take blocks from its head; a
 // sync_start launch at the head waits until it can take all of its core
@@ -65,6 +70,13 @@ public:
                 std::nullopt);
   /// Stops and joins every worker; the caller ensures no launch is left.
   void stop();
+  /// Starts the parts of core group `group`'s block that wait to start on
+  /// their threads (see Group::deferred): called by a part about to wait
+  /// on its peers.
+  void startDeferred(int32_t group) {
+    if (groups_[size_t(group)].deferred.load(std::memory_order_acquire))
+      startDeferredParts(groups_[size_t(group)], UINT32_MAX);
+  }
 
 private:
   /// Blocks [block, block + count) of `launch`, run one after the other on
@@ -91,6 +103,14 @@ private:
     /// The running block's vector parts still running, plus one while the
     /// leader holds on to the block.
     std::atomic<uint32_t> pending{0};
+    /// Bit u: vector unit u holds a part of the running block that has not
+    /// started yet. Outside sync_start gangs a block's vector parts start
+    /// when a part of the block is about to wait on its peers (a pipe
+    /// wait), or when its first part returns: with no core free then, the
+    /// leader runs them itself, one after the other; otherwise on their
+    /// threads, and it goes on. So the AIV halves of blocks whose tiles fit
+    /// their slots do not take turns with the AIC halves on the cores.
+    std::atomic<uint32_t> deferred{0};
     SpinBudget pendingSpin;
     /// What the running block's kernels reach through their context.
     BlockRef ref{};
@@ -149,6 +169,11 @@ private:
   void callPart(LaunchState &launch, const Part &part,
                 const bp_block_context &ctx);
   void ensureVectorUnit(int32_t group, int32_t unit);
+  /// Starts, on their threads, the deferred parts of `g` among `units`
+  /// (bits) that nobody started yet.
+  void startDeferredParts(Group &g, uint32_t units);
+  /// The deferred parts of the group's block once its first part returned.
+  void runDeferredParts(Group &g);
 
   static void *leaderEntry(void *self);
   static void *vectorEntry(void *arg);

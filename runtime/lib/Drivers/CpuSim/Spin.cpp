@@ -19,6 +19,8 @@ namespace {
 /// This process's threads that are not asleep in a runtime wait; the
 /// caller's thread counts from the start.
 std::atomic<int32_t> awake{1};
+/// Of those, the ones spinning in a wait.
+std::atomic<int32_t> spinning{0};
 
 /// The CPUs, and how much of them other processes use.
 struct Host {
@@ -130,6 +132,13 @@ Host &host() {
 
 } // namespace
 
+SpinningScope::SpinningScope() {
+  spinning.fetch_add(1, std::memory_order_relaxed);
+}
+SpinningScope::~SpinningScope() {
+  spinning.fetch_sub(1, std::memory_order_relaxed);
+}
+
 void threadSleeps() { awake.fetch_sub(1, std::memory_order_relaxed); }
 void threadWakes() { awake.fetch_add(1, std::memory_order_relaxed); }
 
@@ -154,6 +163,12 @@ void leaveSharedCore() {
   CPU_CLR(cpu, &others);
   if (sched_setaffinity(0, sizeof others, &others) == 0)
     sched_setaffinity(0, sizeof mask, &mask);
+}
+
+bool coreFree() {
+  return awake.load(std::memory_order_relaxed) -
+             spinning.load(std::memory_order_relaxed) <
+         host().cores;
 }
 
 bool spinAllowed() {

@@ -40,6 +40,22 @@ void threadWakes();
 /// Whether a thread may spin now: the host has a core to spare.
 bool spinAllowed();
 
+/// Whether a core is free of this process's work: its awake threads, less
+/// those only spinning in a wait (they give the core up within
+/// microseconds), are fewer than its cores. Other processes do not count:
+/// this says whether one more thread of ours would run beside our own work
+/// or take turns with it.
+bool coreFree();
+
+/// Counts the calling thread as spinning for its lifetime (SpinBudget::spin).
+class SpinningScope {
+public:
+  SpinningScope();
+  ~SpinningScope();
+  SpinningScope(const SpinningScope &) = delete;
+  SpinningScope &operator=(const SpinningScope &) = delete;
+};
+
 /// Moves the calling thread off its core (at most once a millisecond per
 /// thread): its affinity without this core for an instant, then as before.
 void leaveSharedCore();
@@ -80,6 +96,7 @@ public:
       return true;
     if (!spinAllowed())
       return false;
+    SpinningScope spinning;
     const int64_t budget = ns_.load(std::memory_order_relaxed);
     for (int round = 1;; ++round) {
       for (int i = 0; i < 32; ++i) {
