@@ -191,6 +191,113 @@ TEST(Pipe, TheNextBlockStartsWhileTheLastOnesVectorHalfFinishes) {
   device.gm().free(buffer);
 }
 
+// When a block's AIV half starts. Per block: when the AIC half returned,
+// when the AIV half started, and whether each half saw the other running.
+struct StartArgs {
+  int64_t tiles; // pushed through 2 slots
+  int64_t perBlock;
+  std::atomic<int64_t> *aicEndNs;
+  std::atomic<int64_t> *aivStartNs;
+  std::atomic<bool> *aivStarted; // set by the AIV half on entry
+  std::atomic<bool> *aicSawAiv;  // the AIC half saw it before returning
+};
+
+int32_t startAic(void **args, const bp_block_context *ctx) {
+  const auto &a = *static_cast<const StartArgs *>(args[0]);
+  char *pipes = static_cast<char *>(args[1]) + ctx->block_idx * a.perBlock;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 64, 2));
+  for (int32_t t = 0; t < a.tiles; ++t)
+    BP_CHECK(bp_tpush(ctx, 0, BP_PIPE_C2V, &t, sizeof t));
+  if (a.tiles == 0) {
+    // Nothing to wait for in a pipe: give a vector half that was started
+    // at once time to show up (at most 100 ms).
+    const int64_t deadline = steadyNs() + 100'000'000;
+    while (!a.aivStarted[ctx->block_idx].load() && steadyNs() < deadline)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  a.aicSawAiv[ctx->block_idx].store(a.aivStarted[ctx->block_idx].load());
+  a.aicEndNs[ctx->block_idx].store(steadyNs());
+  return BP_OK;
+}
+
+int32_t startAiv(void **args, const bp_block_context *ctx) {
+  const auto &a = *static_cast<const StartArgs *>(args[0]);
+  a.aivStartNs[ctx->block_idx].store(steadyNs());
+  a.aivStarted[ctx->block_idx].store(true);
+  char *pipes = static_cast<char *>(args[1]) + ctx->block_idx * a.perBlock;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 64, 2));
+  for (int32_t t = 0; t < a.tiles; ++t) {
+    int32_t value = -1;
+    BP_CHECK(bp_tpop_copy(ctx, 0, BP_PIPE_C2V, &value, sizeof value));
+    BP_CHECK(bp_tfree(ctx, 0, BP_PIPE_C2V));
+    if (value != t)
+      return bp_fail(ctx, "a tile arrived out of order");
+  }
+  return BP_OK;
+}
+
+/// Runs the start kernels over `blocks` blocks, each AIC half pushing
+/// `tiles` tiles through 2 slots.
+void runStartKernels(int64_t blocks, int64_t tiles, bool syncStart,
+                     std::vector<int64_t> &aicEnd,
+                     std::vector<int64_t> &aivStart,
+                     std::vector<bool> &aicSawAiv) {
+  CpuSimDevice device(builtinSpec());
+  const size_t n = static_cast<size_t>(blocks);
+  std::vector<std::atomic<int64_t>> end(n), start(n);
+  std::vector<std::atomic<bool>> started(n), saw(n);
+  StartArgs a{tiles,          pipeFootprintBytes(kPipeC2V, 64, 2),
+              end.data(),     start.data(),
+              started.data(), saw.data()};
+  void *buffer = device.gm().allocate(a.perBlock * blocks, "pipes");
+  LaunchSpec spec;
+  spec.blockNum = blocks;
+  spec.syncStart = syncStart;
+  spec.pipeBufferArg = 1;
+  spec.pipeBufferPerBlockBytes = a.perBlock;
+  device.run(Kernel::makeGroup("start", startAic, startAiv), spec,
+             {&a, buffer});
+  device.gm().free(buffer);
+  for (size_t b = 0; b < n; ++b) {
+    aicEnd.push_back(end[b].load());
+    aivStart.push_back(start[b].load());
+    aicSawAiv.push_back(saw[b].load());
+  }
+}
+
+TEST(Pipe, AVectorHalfStartsOnceItsCubeHalfReturnsOrWaitsOnIt) {
+  // Tiles that fit the slots: the AIC half never waits, and the AIV half
+  // starts only once it returned (on the leader's thread or its own), so
+  // the two do not take turns on a core.
+  std::vector<int64_t> aicEnd, aivStart;
+  std::vector<bool> saw;
+  runStartKernels(6, 2, false, aicEnd, aivStart, saw);
+  for (size_t b = 0; b < aicEnd.size(); ++b) {
+    EXPECT_FALSE(saw[b]) << "block " << b;
+    EXPECT_GE(aivStart[b], aicEnd[b]) << "block " << b;
+  }
+  // More tiles than slots: the AIC half's wait for a free slot starts the
+  // AIV half, which drains the ring while the AIC half still runs.
+  aicEnd.clear(), aivStart.clear(), saw.clear();
+  runStartKernels(6, 50, false, aicEnd, aivStart, saw);
+  for (size_t b = 0; b < aicEnd.size(); ++b) {
+    EXPECT_TRUE(saw[b]) << "block " << b;
+    EXPECT_LT(aivStart[b], aicEnd[b]) << "block " << b;
+  }
+}
+
+TEST(Pipe, ASyncStartLaunchStartsEveryHalfAtOnce) {
+  // A gang's halves may meet at syncall without a pipe wait first: the AIV
+  // halves run while their AIC halves have not returned.
+  std::vector<int64_t> aicEnd, aivStart;
+  std::vector<bool> saw;
+  runStartKernels(2, 0, true, aicEnd, aivStart, saw);
+  for (size_t b = 0; b < aicEnd.size(); ++b) {
+    EXPECT_TRUE(saw[b]) << "block " << b;
+    EXPECT_LT(aivStart[b], aicEnd[b]) << "block " << b;
+  }
+}
+
 // Ping-pong over one bidirectional pipe: the AIC sends a value C2V, the AIV
 // adds its block index and sends it back V2C, `rounds` times.
 struct PingArgs {

@@ -374,7 +374,7 @@ void Scheduler::startDeferredParts(Group &g, uint32_t units) {
 void Scheduler::runDeferredParts(Group &g) {
   if (!g.deferred.load(std::memory_order_acquire))
     return;
-  if (coreFree()) {
+  if (coreFreeBesideCaller()) {
     startDeferredParts(g, UINT32_MAX);
     return;
   }
@@ -424,6 +424,7 @@ int64_t Scheduler::runPlainBlocks(const Assignment &assignment) {
   ctx.core_type = part.coreType;
   ctx.subblock_idx = part.subblock;
   int64_t ran = 0;
+  PartScope working;
   for (int64_t b = 0; b < assignment.count; ++b) {
     if (launch.cancelled.load(std::memory_order_acquire))
       break; // the rest are skipped
@@ -602,8 +603,10 @@ void Scheduler::runPart(LaunchState &launch, const Part &part,
   const double start = tracing ? tracer.now() : 0;
   const int64_t block = ctx.block_idx;
 
-  if (!launch.cancelled.load(std::memory_order_acquire))
+  if (!launch.cancelled.load(std::memory_order_acquire)) {
+    PartScope working;
     callPart(launch, part, ctx);
+  }
   if (auto *pipes = static_cast<BlockRef *>(ctx.runtime_block)->pipes)
     pipes->laneExited(part.coreType, part.subblock);
 

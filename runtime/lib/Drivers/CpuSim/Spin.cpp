@@ -19,8 +19,19 @@ namespace {
 /// This process's threads that are not asleep in a runtime wait; the
 /// caller's thread counts from the start.
 std::atomic<int32_t> awake{1};
-/// Of those, the ones spinning in a wait.
-std::atomic<int32_t> spinning{0};
+/// Threads running a part of a block, less those waiting in it.
+std::atomic<int32_t> working{0};
+/// Whether the calling thread runs a part of a block (PartScope).
+thread_local bool inPart = false;
+
+void stopsWorking() {
+  if (inPart)
+    working.fetch_sub(1, std::memory_order_relaxed);
+}
+void startsWorking() {
+  if (inPart)
+    working.fetch_add(1, std::memory_order_relaxed);
+}
 
 /// The CPUs, and how much of them other processes use.
 struct Host {
@@ -132,15 +143,26 @@ Host &host() {
 
 } // namespace
 
-SpinningScope::SpinningScope() {
-  spinning.fetch_add(1, std::memory_order_relaxed);
+PartScope::PartScope() {
+  inPart = true;
+  working.fetch_add(1, std::memory_order_relaxed);
 }
-SpinningScope::~SpinningScope() {
-  spinning.fetch_sub(1, std::memory_order_relaxed);
+PartScope::~PartScope() {
+  working.fetch_sub(1, std::memory_order_relaxed);
+  inPart = false;
 }
 
-void threadSleeps() { awake.fetch_sub(1, std::memory_order_relaxed); }
-void threadWakes() { awake.fetch_add(1, std::memory_order_relaxed); }
+SpinningScope::SpinningScope() { stopsWorking(); }
+SpinningScope::~SpinningScope() { startsWorking(); }
+
+void threadSleeps() {
+  awake.fetch_sub(1, std::memory_order_relaxed);
+  stopsWorking();
+}
+void threadWakes() {
+  awake.fetch_add(1, std::memory_order_relaxed);
+  startsWorking();
+}
 
 int64_t nowNs() {
   timespec ts;
@@ -165,10 +187,8 @@ void leaveSharedCore() {
     sched_setaffinity(0, sizeof mask, &mask);
 }
 
-bool coreFree() {
-  return awake.load(std::memory_order_relaxed) -
-             spinning.load(std::memory_order_relaxed) <
-         host().cores;
+bool coreFreeBesideCaller() {
+  return working.load(std::memory_order_relaxed) + 1 < host().cores;
 }
 
 bool spinAllowed() {

@@ -40,12 +40,22 @@ void threadWakes();
 /// Whether a thread may spin now: the host has a core to spare.
 bool spinAllowed();
 
-/// Whether a core is free of this process's work: its awake threads, less
-/// those only spinning in a wait (they give the core up within
-/// microseconds), are fewer than its cores. Other processes do not count:
-/// this says whether one more thread of ours would run beside our own work
-/// or take turns with it.
-bool coreFree();
+/// Whether a core is free of this process's block work besides the calling
+/// thread's: the threads running parts of blocks (PartScope; not while they
+/// wait in one), and the caller, are fewer than the cores. Other processes
+/// do not count: this says whether one more thread of ours would run beside
+/// our own work or take turns with it.
+bool coreFreeBesideCaller();
+
+/// Counts the calling thread as running a part of a block for its
+/// lifetime, except while it sleeps or spins in a wait.
+class PartScope {
+public:
+  PartScope();
+  ~PartScope();
+  PartScope(const PartScope &) = delete;
+  PartScope &operator=(const PartScope &) = delete;
+};
 
 /// Counts the calling thread as spinning for its lifetime (SpinBudget::spin).
 class SpinningScope {
