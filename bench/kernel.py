@@ -94,7 +94,11 @@ def _times(fn, repeats):
 # before they sleep: measured right after numpy, our threads would share the
 # 2 cores with them. Each side is therefore timed in its own block of calls,
 # blocks alternate, and before each block of ours the BLAS threads are given
-# time to park (their default spin is 2^28 cycles, about 0.1 s).
+# time to park (their default spin is 2^28 cycles, about 0.1 s). The anchor's
+# blocks start after the same pause: on these VMs the calls right after an
+# idle spell run slower (numpy's own median went from 11.5-11.8 ms to
+# 12.9-13.5 ms at 1024^3 when its blocks followed the pause), so only one
+# side pausing would tilt the ratio.
 _BLAS_PARK_SECONDS = 0.3
 
 
@@ -103,6 +107,7 @@ def _alternating_medians(ours_fn, anchor_fn, rounds, per_round):
     for _ in range(rounds):
         time.sleep(_BLAS_PARK_SECONDS)
         ours += _times(ours_fn, per_round)
+        time.sleep(_BLAS_PARK_SECONDS)
         anchor += _times(anchor_fn, per_round)
     return statistics.median(ours), statistics.median(anchor)
 
