@@ -93,7 +93,11 @@ TEST_P(PipeStream, TilesArriveInOrderThroughTheRing) {
   runStream(device, 24, GetParam(), 50, false);
 }
 
-INSTANTIATE_TEST_SUITE_P(SlotNums, PipeStream, ::testing::Values(1, 2, 4, 8));
+// Slot flags sit up to a cache line apart, as far as the pipe's share of
+// the control block allows (Ring::flagStride): every spacing, up to the
+// target's most slots (the device spec's pipe.max_slot_num, 64).
+INSTANTIATE_TEST_SUITE_P(SlotNums, PipeStream,
+                         ::testing::Values(1, 2, 3, 4, 8, 17, 33, 64));
 
 // The same streams with waits that sleep at once (DeviceOptions::spin off)
 // and with one block at a time, where every wait spins first (a core to

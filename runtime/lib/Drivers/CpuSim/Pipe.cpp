@@ -65,8 +65,8 @@ void setRingBits(const PipeState &pipe, int ring, uint32_t bits,
     if (aiv >= 0 && l != aiv)
       continue;
     for (int32_t s = 0; s < pipe.slotNum; ++s) {
-      r.flags[l][s].fetch_or(bits, std::memory_order_acq_rel);
-      r.flags[l][s].notify_all();
+      r.flag(l, s).fetch_or(bits, std::memory_order_acq_rel);
+      r.flag(l, s).notify_all();
     }
   }
 }
@@ -437,6 +437,10 @@ int32_t pipeInit(const bp_block_context *ctx, int32_t pipeId, void *regionPtr,
     Ring &r = pipe.rings[ring];
     const int32_t dir = ring == 0 ? BP_PIPE_C2V : BP_PIPE_V2C;
     r.data = region + pipeRingOffset(dirMask, slotSize, slotNum, dir);
+    r.flagStride = 1;
+    while (r.flagStride * 2 * slotNum <= pipes.maxSlots &&
+           r.flagStride * 2 * int64_t(sizeof(uint32_t)) <= kCacheLineBytes)
+      r.flagStride *= 2;
     for (int32_t l = 0; l < pipe.aivLanes(); ++l) {
       r.flags[l] = pipes.control +
                    ((int64_t(pipeId) * 2 + ring) * 2 + l) * pipes.maxSlots;
@@ -448,7 +452,7 @@ int32_t pipeInit(const bp_block_context *ctx, int32_t pipeId, void *regionPtr,
       if (pipes.aivExited[l])
         bits |= exitBits(BP_CORE_AIV, ring);
       for (int32_t s = 0; s < slotNum; ++s)
-        new (&r.flags[l][s]) std::atomic<uint32_t>(bits);
+        new (&r.flag(l, s)) std::atomic<uint32_t>(bits);
     }
   }
   pipe.initializedBy.fetch_or(laneBit(ctx), std::memory_order_release);
@@ -521,7 +525,7 @@ int32_t waitFlags(const bp_block_context *ctx, const PipeState &pipe,
     // The AIC waits on subblock l, a subblock on the AIC.
     const int32_t peer = ctx->core_type == BP_CORE_AIC ? 1 + l : 0;
     int32_t status =
-        waitSlot(ctx, pipeId, dir, ring.flags[l][slot], wantFull, peer, op);
+        waitSlot(ctx, pipeId, dir, ring.flag(l, slot), wantFull, peer, op);
     if (status != BP_OK)
       return status;
   }
@@ -535,7 +539,7 @@ void flipFlags(const bp_block_context *ctx, const PipeState &pipe, Ring &ring,
   int32_t first, last;
   flagLanes(ctx, pipe, first, last);
   for (int32_t l = first; l <= last; ++l) {
-    std::atomic<uint32_t> &flag = ring.flags[l][slot];
+    std::atomic<uint32_t> &flag = ring.flag(l, slot);
     if (full)
       flag.fetch_add(kSlotFull, std::memory_order_release);
     else
@@ -555,7 +559,7 @@ int32_t tpush(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
   if ((status = checkBytes(ctx, *pipe, pipeId, dir, bytes, op)) != BP_OK)
     return status;
   const int32_t lane = laneOf(ctx);
-  const int64_t slot = ring->pushed[lane] % pipe->slotNum;
+  const int64_t slot = ring->lanes[lane].pushed % pipe->slotNum;
   status = waitFlags(ctx, *pipe, *ring, slot, pipeId, dir, false, op);
   if (status != BP_OK)
     return status;
@@ -568,8 +572,8 @@ int32_t tpush(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
     return status;
   copySlot(ctx, *pipe, dst, const_cast<void *>(tile), bytes, true);
   flipFlags(ctx, *pipe, *ring, slot, true);
-  ++ring->pushed[lane];
-  ring->lastPush[lane] = where;
+  ++ring->lanes[lane].pushed;
+  ring->lanes[lane].lastPush = where;
   return BP_OK;
 }
 
@@ -582,12 +586,12 @@ int32_t popSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
   if (status != BP_OK)
     return status;
   const int32_t lane = laneOf(ctx);
-  if (ring->popped[lane] - ring->freed[lane] >= pipe->slotNum)
+  if (ring->lanes[lane].popped - ring->lanes[lane].freed >= pipe->slotNum)
     return failWith(ctx, BP_ERR_INVALID,
                     op.describe() + " on " + pipeName(pipeId, dir) + ": all " +
                         std::to_string(pipe->slotNum) +
                         " slots are popped and not freed (tfree first)");
-  const int64_t slot = ring->popped[lane] % pipe->slotNum;
+  const int64_t slot = ring->lanes[lane].popped % pipe->slotNum;
   status = waitFlags(ctx, *pipe, *ring, slot, pipeId, dir, true, op);
   if (status != BP_OK)
     return status;
@@ -600,8 +604,8 @@ int32_t popSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
     return status;
   if (pipe->split && ctx->core_type == BP_CORE_AIV)
     out += ctx->subblock_idx * halfSize(*pipe);
-  ++ring->popped[lane];
-  ring->lastPop[lane] = op.where;
+  ++ring->lanes[lane].popped;
+  ring->lanes[lane].lastPop = op.where;
   return BP_OK;
 }
 
@@ -642,12 +646,12 @@ int32_t tfree(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
   if (status != BP_OK)
     return status;
   const int32_t lane = laneOf(ctx);
-  if (ring->freed[lane] == ring->popped[lane])
+  if (ring->lanes[lane].freed == ring->lanes[lane].popped)
     return failWith(ctx, BP_ERR_INVALID,
                     op.describe() + " on " + pipeName(pipeId, dir) +
                         " without a popped tile");
-  flipFlags(ctx, *pipe, *ring, ring->freed[lane] % pipe->slotNum, false);
-  ++ring->freed[lane];
+  flipFlags(ctx, *pipe, *ring, ring->lanes[lane].freed % pipe->slotNum, false);
+  ++ring->lanes[lane].freed;
   return BP_OK;
 }
 
@@ -749,17 +753,20 @@ std::string BlockPipes::looseEnds() const {
       for (int32_t aiv = 1; aiv <= pipe.aivLanes(); ++aiv) {
         const int32_t producer = ring == 0 ? 0 : aiv;
         const int32_t consumer = ring == 0 ? aiv : 0;
-        if (r.popped[consumer] != r.freed[consumer] && (ring == 0 || aiv == 1))
+        if (r.lanes[consumer].popped != r.lanes[consumer].freed &&
+            (ring == 0 || aiv == 1))
           add(name + ": the " + laneName(consumer, pipe) + " popped " +
-              std::to_string(r.popped[consumer] - r.freed[consumer]) +
+              std::to_string(r.lanes[consumer].popped -
+                             r.lanes[consumer].freed) +
               " tile(s) it never freed" +
-              lastAt(", the last popped", r.lastPop[consumer]) +
+              lastAt(", the last popped", r.lanes[consumer].lastPop) +
               " (tfree each after its last use)");
-        if (r.pushed[producer] > r.popped[consumer])
+        if (r.lanes[producer].pushed > r.lanes[consumer].popped)
           add(name + ": the " + laneName(producer, pipe) + " pushed " +
-              std::to_string(r.pushed[producer] - r.popped[consumer]) +
+              std::to_string(r.lanes[producer].pushed -
+                             r.lanes[consumer].popped) +
               " tile(s) the " + laneName(consumer, pipe) + " never popped" +
-              lastAt(", the last pushed", r.lastPush[producer]));
+              lastAt(", the last pushed", r.lanes[producer].lastPush));
       }
     }
   }

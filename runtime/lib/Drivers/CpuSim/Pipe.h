@@ -35,21 +35,36 @@ constexpr uint32_t kConsumerGoneBit = 1u << 29;
 /// The lanes of a block: 0 the AIC, 1 + s AIV subblock s.
 constexpr int kLanes = 3;
 
+/// What two cores writing apart should keep between their data.
+constexpr int64_t kCacheLineBytes = 64;
+
 struct Ring {
   // slot_num flags in GM per AIV lane the pipe connects ([0] subblock 0,
-  // [1] subblock 1 when split).
+  // [1] subblock 1 when split), `flagStride` flags apart: spread over the
+  // lane's share of the control block, up to one cache line each, so the
+  // producer filling one slot and the consumer freeing another do not
+  // write the same line.
   std::atomic<uint32_t> *flags[2] = {nullptr, nullptr};
+  int64_t flagStride = 1;
+  std::atomic<uint32_t> &flag(int32_t aivLane, int64_t slot) const {
+    return flags[aivLane][slot * flagStride];
+  }
   std::byte *data = nullptr; // slot 0 in the pipe buffer
-  // Each lane's counts (only that lane's thread touches them): the
-  // producer's pushes, the consumer's pops and frees.
-  int64_t pushed[kLanes] = {};
-  int64_t popped[kLanes] = {};
-  int64_t freed[kLanes] = {};
-  // Where each lane last pushed and popped (PipeCall::where, or null): the
-  // tiles a block leaves in a ring are its newest, so these name one of
-  // them.
-  const char *lastPush[kLanes] = {};
-  const char *lastPop[kLanes] = {};
+  // Each lane's counts, on a cache line of its own: only that lane's
+  // thread writes them (the producer's pushes, the consumer's pops and
+  // frees), so a producer and its consumer on two cores do not take a
+  // shared line from each other at every tile.
+  struct alignas(kCacheLineBytes) Lane {
+    int64_t pushed = 0;
+    int64_t popped = 0;
+    int64_t freed = 0;
+    // Where the lane last pushed and popped (PipeCall::where, or null): the
+    // tiles a block leaves in a ring are its newest, so these name one of
+    // them.
+    const char *lastPush = nullptr;
+    const char *lastPop = nullptr;
+  };
+  Lane lanes[kLanes];
 };
 
 struct PipeState {
