@@ -139,3 +139,38 @@ def test_a_program_runs_only_on_its_target(shifted, tmp_path):
                  "--scalar", "first=0", "--scalar", "s=1", expect=1)
     # No GPU here, or (with one) a program compiled for cpu-sim.
     assert "cuda device 0" in log or "needs driver 'cuda'" in log, log
+
+
+@pl.program
+class Accumulate:
+    @pl.function(type=pl.FunctionType.InCore)
+    def accumulate(self, x: pl.Tensor[[32, 32], pl.FP32],
+                   y: pl.InOut[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        row = pl.tile.get_block_idx() * 16
+        t = pl.add(pl.load(y, [row, 0], [16, 32]), pl.load(x, [row, 0], [16, 32]))
+        return pl.store(t, [row, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 32], pl.FP32],
+             y: pl.InOut[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        with pl.spmd(2):
+            y = self.accumulate(x, y)
+        return y
+
+
+def test_resident_tensors_stay_on_the_device_across_repeats(tmp_path):
+    compiled = blockpipe.compile(Accumulate, output_dir=tmp_path / "prog", quiet=True)
+    program = compiled.output_dir
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((32, 32), dtype=np.float32)
+    y = rng.standard_normal((32, 32), dtype=np.float32)
+    np.savez(tmp_path / "in.npz", x=x, y=y)
+    args = [program, "--library", compiled.library_path, "--inputs", tmp_path / "in.npz", "--repeat", 4]
+    # Each run starts from the inputs given...
+    bp_run(*args, "--outputs", tmp_path / "fresh.npz")
+    np.testing.assert_allclose(np.load(tmp_path / "fresh.npz")["y"], y + x, rtol=1e-6)
+    # ...while resident ones keep the device's tensors: the InOut y
+    # accumulates four times, and only the launches are timed.
+    log = bp_run(*args, "--resident", "--outputs", tmp_path / "resident.npz")
+    assert "bp-run: main on cpu-sim device 0: 4 runs, median" in log, log
+    np.testing.assert_allclose(np.load(tmp_path / "resident.npz")["y"], y + 4 * x, rtol=1e-5)
