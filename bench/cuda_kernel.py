@@ -9,10 +9,10 @@ A GPU machine has no compiler, so the benchmark runs in two steps:
     .venv/bin/python bench/cuda_kernel.py prepare DIR [--size N]   # here
     python3 DIR/cuda_kernel.py run DIR                            # there: numpy, torch
 
-`prepare` compiles and builds the program for cuda (DIR/bf16, DIR/fp32),
-writes its inputs (DIR/<dtype>/inputs.npz; bf16 as its bits) and copies
-bp-run, the runtime (built without MPI, as scripts/st_bundle.py does) and
-this script into DIR. `run` times our calls with `bp-run --resident` (the
+`prepare` compiles and builds the program for cuda (DIR/bf16, DIR/fp32)
+and copies bp-run, the runtime (built without MPI, as scripts/st_bundle.py
+does) and this script into DIR. `run` writes the inputs
+(DIR/<dtype>/inputs.npz; bf16 as its bits), times our calls with `bp-run --resident` (the
 tensors stay on the GPU; each call is its launches alone) and torch's with
 CUDA events, in alternating rounds, checks our result against torch's, and
 prints one JSON line per dtype.
@@ -98,18 +98,12 @@ def prepare(out: pathlib.Path, size: int):
     for library in (rt / "lib").glob("libblockpipe_runtime.so*"):
         shutil.copy2(library, out / "lib", follow_symlinks=True)
     shutil.copy2(__file__, out / "cuda_kernel.py")
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((size, size), dtype=np.float32)
-    w = rng.standard_normal((size, size), dtype=np.float32)
-    res = rng.standard_normal((size, size), dtype=np.float32)
     for name in DTYPES:
         where = out / name
         compiled = blockpipe.compile(make_program(size, name), output_dir=where, target="cuda",
                                      quiet=True)
         if compiled.library_path.parent != where:
             shutil.copy2(compiled.library_path, where)
-        cast = bf16_bits if name == "bf16" else (lambda a: a)
-        np.savez(where / "inputs.npz", x=cast(x), w=cast(w), res=res)
     for binary in [out / "bin" / "bp-run", *(out / "lib").iterdir(), *out.glob("*/lib*.so")]:
         subprocess.run(["strip", "--strip-debug", str(binary)], check=True)
     print(f"{out}: run it where the GPU is with: python3 {out}/cuda_kernel.py run {out}")
@@ -135,8 +129,16 @@ def run(bundle: pathlib.Path):
         print("cuda_kernel: skipped: torch sees no GPU", file=sys.stderr)
         sys.exit(77)
     for name in DTYPES:
-        inputs = np.load(bundle / name / "inputs.npz")
-        size = inputs["res"].shape[0]
+        config = json.loads((bundle / name / "kernel_config.json").read_text())
+        size = config["orchestrations"][0]["signature"][0]["shape"][0]
+        # Made here: at 4096^3 they are 192 MiB, more than a device run
+        # carries.
+        rng = np.random.default_rng(0)
+        cast = bf16_bits if name == "bf16" else (lambda a: a)
+        inputs = {"x": cast(rng.standard_normal((size, size), dtype=np.float32)),
+                  "w": cast(rng.standard_normal((size, size), dtype=np.float32)),
+                  "res": rng.standard_normal((size, size), dtype=np.float32)}
+        np.savez(bundle / name / "inputs.npz", **inputs)
         if name == "bf16":
             def to_gpu(a):
                 t = torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) \
