@@ -92,11 +92,6 @@ def prepare(out: pathlib.Path, size: int):
     out.mkdir(parents=True, exist_ok=True)
     rt = st_bundle.runtime_build("cuda", pathlib.Path(os.environ.get("BLOCKPIPE_BUILD_DIR",
                                                                      root / "build")).resolve())
-    (out / "bin").mkdir(exist_ok=True)
-    (out / "lib").mkdir(exist_ok=True)
-    shutil.copy2(rt / "bin" / "bp-run", out / "bin")
-    for library in (rt / "lib").glob("libblockpipe_runtime.so*"):
-        shutil.copy2(library, out / "lib", follow_symlinks=True)
     shutil.copy2(__file__, out / "cuda_kernel.py")
     for name in DTYPES:
         where = out / name
@@ -104,8 +99,7 @@ def prepare(out: pathlib.Path, size: int):
                                      quiet=True)
         if compiled.library_path.parent != where:
             shutil.copy2(compiled.library_path, where)
-    for binary in [out / "bin" / "bp-run", *(out / "lib").iterdir(), *out.glob("*/lib*.so")]:
-        subprocess.run(["strip", "--strip-debug", str(binary)], check=True)
+    st_bundle.copy_runtime(rt, out, list(out.glob("*/lib*.so")))
     print(f"{out}: run it where the GPU is with: python3 {out}/cuda_kernel.py run {out}")
 
 

@@ -49,6 +49,19 @@ def runtime_build(target: str, build: pathlib.Path) -> pathlib.Path:
     return rt
 
 
+def copy_runtime(rt: pathlib.Path, out: pathlib.Path, programs):
+    """Copies bp-run and the runtime library of build `rt` into out/bin and
+    out/lib and strips them and the `programs`' libraries of their debug
+    sections: a bundle travels (a device run carries at most 64 MiB)."""
+    (out / "bin").mkdir(parents=True, exist_ok=True)
+    (out / "lib").mkdir(exist_ok=True)
+    shutil.copy2(rt / "bin" / "bp-run", out / "bin")
+    for library in (rt / "lib").glob("libblockpipe_runtime.so*"):
+        shutil.copy2(library, out / "lib", follow_symlinks=True)
+    for binary in [out / "bin" / "bp-run", *(out / "lib").iterdir(), *programs]:
+        run(["strip", "--strip-debug", binary])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", default="cuda")
@@ -62,8 +75,7 @@ def main():
     out = args.output.resolve()
     if out.exists():
         shutil.rmtree(out)
-    (out / "bin").mkdir(parents=True)
-    (out / "lib").mkdir()
+    out.mkdir(parents=True)
     rt = runtime_build(args.target, args.build.resolve())
 
     env = dict(os.environ, BLOCKPIPE_BUNDLE=str(out), BLOCKPIPE_BUNDLE_TARGET=args.target,
@@ -73,14 +85,7 @@ def main():
     run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "bundle",
          *args.tests], cwd=ROOT, env=env)
 
-    # Without debug sections: the bundle travels (a device run carries at
-    # most 64 MiB).
-    shutil.copy2(rt / "bin" / "bp-run", out / "bin")
-    for library in (rt / "lib").glob("libblockpipe_runtime.so*"):
-        shutil.copy2(library, out / "lib", follow_symlinks=True)
-    for binary in [out / "bin" / "bp-run", *(out / "lib").iterdir(),
-                   *(out / "programs").glob("*/lib*.so")]:
-        run(["strip", "--strip-debug", binary])
+    copy_runtime(rt, out, list((out / "programs").glob("*/lib*.so")))
     shutil.copy2(ROOT / "tests" / "st" / "bundle_run.py", out / "run.py")
     (out / "target").write_text(args.target + "\n")
     cases = len(list((out / "cases").glob("*/case.json")))
