@@ -357,6 +357,31 @@ TEST(Pipe, BidirectionalPingPongWith24ConcurrentBlocks) {
   device.gm().free(buffer);
 }
 
+// A side's first sleep on a ring races with the other side's publications,
+// which fence only once it has slept there (Pipe.cpp, publish): each of
+// these launches starts every ring afresh, with more halves than cores, so
+// first sleeps are many; a wake-up lost between a publication and a sleep
+// hangs the test.
+TEST(Pipe, EveryFirstSleepOnARingIsWoken) {
+  CpuSimDevice device;
+  PingArgs a{16, pipeFootprintBytes(kPipeBoth, 64, 1), 1};
+  void *buffer = device.gm().allocate(a.perBlock * 4, "gm_pipe_buffer_0");
+  LaunchSpec spec;
+  spec.blockNum = 4;
+  spec.syncStart = true;
+  spec.pipeBufferArg = 2;
+  spec.pipeBufferPerBlockBytes = a.perBlock;
+  const Kernel kernel = Kernel::makeGroup("ping", pingAic, pingAiv);
+  for (int launch = 0; launch < 1000; ++launch) {
+    std::vector<int64_t> results(4, -1);
+    device.run(kernel, spec, {&a, results.data(), buffer});
+    for (int64_t b = 0; b < 4; ++b)
+      ASSERT_EQ(results[size_t(b)], a.rounds * (b + 1))
+          << "launch " << launch << ", block " << b;
+  }
+  device.gm().free(buffer);
+}
+
 // The AIV half returns without pushing: the AIC's pop can never complete.
 int32_t popForever(void **args, const bp_block_context *ctx) {
   char *pipes = static_cast<char *>(args[0]) + ctx->block_idx * 256;
@@ -766,7 +791,7 @@ TEST(Pipe, SplitPipeMisuseFailsTheLaunch) {
       << error;
 }
 
-TEST(Pipe, SlotFlagsLiveInGmControlMemory) {
+TEST(Pipe, RingCountersLiveInGmControlMemory) {
   CpuSimDevice device;
   const int64_t before = device.gm().liveAllocations();
   int64_t peakDuring = 0;

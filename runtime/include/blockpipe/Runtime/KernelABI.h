@@ -39,9 +39,10 @@
  * Pipes
  * -----
  * A pipe is a ring of `slot_num` slots of `slot_size` bytes per direction,
- * laid out in the block's slice of the pipe buffer as PipeLayout.h says. The
- * slot full/empty flags live in control memory the runtime allocates in GM
- * per launch, never in the pipe buffer. Both halves call bp_pipe_init with
+ * laid out in the block's slice of the pipe buffer as PipeLayout.h says.
+ * Which slots are full lives in control memory the runtime allocates in GM
+ * per launch (slot flags or ring counters, as the target keeps them), never
+ * in the pipe buffer. Both halves call bp_pipe_init with
  * the same parameters before using a pipe. Direction C2V (1): the AIC pushes,
  * the AIV pops and frees. V2C (2): the AIV pushes, the AIC pops and frees.
  * Push waits for an empty slot, pop for a full one; pops are freed in FIFO

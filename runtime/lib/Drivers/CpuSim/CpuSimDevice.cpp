@@ -133,15 +133,13 @@ DeviceImpl::submit(const Kernel &kernel, const LaunchSpec &launchSpec,
   }
 
   if (launch->usesPipes()) {
-    // Slot flags: per core group the launch may occupy, per pipe, per ring,
-    // per AIV lane.
-    launch->controlBytesPerBlock = spec.pipe.maxPipesPerBlock * 2 * 2 *
-                                   spec.pipe.maxSlotNum *
-                                   int64_t(sizeof(uint32_t));
+    // Ring counters: per core group the launch may occupy, per pipe, per
+    // ring, per AIV lane.
+    launch->controlBytesPerBlock = pipeControlBytes(spec.pipe.maxPipesPerBlock);
     try {
-      launch->control = static_cast<std::byte *>(
-          gm.allocate(launch->controlBytesPerBlock * spec.coreGroups,
-                      "pipe control of kernel '" + kernel.name + "'"));
+      launch->control = static_cast<std::byte *>(gm.allocate(
+          launch->controlBytesPerBlock * spec.coreGroups,
+          "pipe control of kernel '" + kernel.name + "'", kCacheLineBytes));
     } catch (const OutOfMemoryError &e) {
       throw LaunchError("launch of kernel '" + kernel.name + "': " + e.what());
     }

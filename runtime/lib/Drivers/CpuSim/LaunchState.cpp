@@ -28,7 +28,7 @@ BlockPipes &LaunchState::blockPipes(int64_t block, int32_t coreGroup) {
   std::unique_ptr<BlockPipes> &slot = blocks_[size_t(block)];
   if (!slot) {
     const PipeLimits &limits = device.spec.pipe;
-    auto *control = reinterpret_cast<std::atomic<uint32_t> *>(
+    auto *control = reinterpret_cast<RingCounter *>(
         this->control + coreGroup * controlBytesPerBlock);
     slot = std::make_unique<BlockPipes>(*this, block, coreGroup, control,
                                         limits.maxPipesPerBlock,

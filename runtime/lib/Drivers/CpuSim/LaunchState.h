@@ -27,7 +27,7 @@ struct Part {
   int32_t lane; // 0 AIC, 1 AIV subblock 0, 2 AIV subblock 1
 };
 
-/// Bits of a launch-wide wait word (sync_start barrier, slot flags).
+/// Bits of a launch-wide wait word (sync_start barrier, syncall).
 constexpr uint32_t kCancelledBit = 1u << 31;
 
 struct LaunchState {
@@ -62,7 +62,7 @@ struct LaunchState {
 
   double submitTs = 0;
 
-  // Pipes (group launches): slot flags live in GM control memory.
+  // Pipes (group launches): ring counters live in GM control memory.
   bool usesPipes() const { return kernel.kind == KernelKind::Group; }
   std::byte *control = nullptr;
   int64_t controlBytesPerBlock = 0;

@@ -15,8 +15,7 @@
 namespace blockpipe::runtime::detail {
 
 BlockPipes::BlockPipes(LaunchState &launch, int64_t block, int32_t coreGroup,
-                       std::atomic<uint32_t> *control, int64_t maxPipes,
-                       int64_t maxSlots)
+                       RingCounter *control, int64_t maxPipes, int64_t maxSlots)
     : launch(launch), block(block), coreGroup(coreGroup), control(control),
       maxPipes(maxPipes), maxSlots(maxSlots), pipes(size_t(maxPipes)) {}
 
@@ -57,29 +56,8 @@ const char *splitName(int32_t split) {
   return "?";
 }
 
-/// Sets `bits` on the flags of AIV lane `aiv` (-1: every lane) of a ring.
-void setRingBits(const PipeState &pipe, int ring, uint32_t bits,
-                 int32_t aiv = -1) {
-  const Ring &r = pipe.rings[ring];
-  for (int32_t l = 0; l < pipe.aivLanes(); ++l) {
-    if (aiv >= 0 && l != aiv)
-      continue;
-    for (int32_t s = 0; s < pipe.slotNum; ++s) {
-      r.flag(l, s).fetch_or(bits, std::memory_order_acq_rel);
-      r.flag(l, s).notify_all();
-    }
-  }
-}
-
 bool hasRing(const PipeState &pipe, int ring) {
   return pipe.dirMask & (ring == 0 ? BP_PIPE_C2V : BP_PIPE_V2C);
-}
-
-/// Bits a ring gets when the half of `coreType` returns.
-uint32_t exitBits(int32_t coreType, int ring) {
-  const bool aic = coreType == BP_CORE_AIC;
-  // C2V: the AIC produces; V2C: the AIC consumes.
-  return (ring == 0) == aic ? kProducerGoneBit : kConsumerGoneBit;
 }
 
 BlockRef &refOf(const bp_block_context *ctx) {
@@ -180,11 +158,23 @@ int32_t access(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
   return BP_OK;
 }
 
-/// Whether a wait for `wantFull` on a flag now holding `value` would end.
-bool waitEnds(uint32_t value, bool wantFull) {
-  const uint32_t gone = wantFull ? kProducerGoneBit : kConsumerGoneBit;
-  return (value & (kCancelledBit | gone)) ||
-         bool(value & kSlotFull) == wantFull;
+/// Whether a count has reached `want`. Counts run modulo 2^32 and never more
+/// than a ring apart.
+bool reached(uint32_t count, uint32_t want) {
+  return int32_t(count - want) >= 0;
+}
+
+bool laneGone(const BlockPipes &pipes, int32_t lane) {
+  return pipes.exited.load(std::memory_order_acquire) & (1u << lane);
+}
+
+/// Whether `wait` is over or can no longer last: its count is reached, the
+/// launch is cancelled, or the peer returned.
+bool waitEnds(const BlockPipes &pipes, const PipeWait &wait) {
+  return reached(wait.counter->count.load(std::memory_order_acquire),
+                 wait.want) ||
+         pipes.launch.cancelled.load(std::memory_order_acquire) ||
+         laneGone(pipes, wait.peer);
 }
 
 std::string describeWait(const BlockPipes &pipes, int32_t lane,
@@ -197,25 +187,22 @@ std::string describeWait(const BlockPipes &pipes, int32_t lane,
          (wait.wantFull ? "pushed" : "freed");
 }
 
-/// Registers the calling lane as waiting on `peer`. Returns the deadlock
+/// Registers the calling lane as waiting on its peer. Returns the deadlock
 /// message when the peer already waits on this lane and neither wait can
 /// end.
-std::string startWaiting(const bp_block_context *ctx, int32_t pipeId,
-                         int32_t dir, std::atomic<uint32_t> &flag,
-                         bool wantFull, int32_t peer, PipeCall op) {
+std::string startWaiting(const bp_block_context *ctx, const PipeWait &wait) {
   BlockPipes &pipes = *refOf(ctx).pipes;
   const int32_t lane = laneOf(ctx);
   std::lock_guard<std::mutex> lock(pipes.mutex);
   PipeWait &self = pipes.waits[lane];
-  self = PipeWait{&flag, wantFull, pipeId, dir, peer, op};
-  const PipeWait &other = pipes.waits[peer];
-  if (!other.flag || other.peer != lane ||
-      waitEnds(other.flag->load(std::memory_order_acquire), other.wantFull) ||
-      waitEnds(flag.load(std::memory_order_acquire), wantFull))
+  self = wait;
+  const PipeWait &other = pipes.waits[wait.peer];
+  if (!other.counter || other.peer != lane || waitEnds(pipes, other) ||
+      waitEnds(pipes, self))
     return "";
-  self.flag = nullptr;
+  self.counter = nullptr;
   return "deadlock: " + describeWait(pipes, lane, self) + ", while " +
-         describeWait(pipes, peer, other) +
+         describeWait(pipes, wait.peer, other) +
          "; both halves must push and pop their pipes in the same order, "
          "and a ring must have a slot for every tile pushed before the "
          "consumer pops the first";
@@ -224,21 +211,52 @@ std::string startWaiting(const bp_block_context *ctx, int32_t pipeId,
 void stopWaiting(const bp_block_context *ctx) {
   BlockPipes &pipes = *refOf(ctx).pipes;
   std::lock_guard<std::mutex> lock(pipes.mutex);
-  pipes.waits[laneOf(ctx)].flag = nullptr;
+  pipes.waits[laneOf(ctx)].counter = nullptr;
 }
 
-/// Sleeps until the slot flag has `full` in its low bit. Ends early, with
-/// an error, when the launch is cancelled, the peer lane (the only one that
-/// can change the flag) is gone, or the peer is itself waiting on this lane
-/// (a deadlock).
-int32_t waitSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
-                 std::atomic<uint32_t> &flag, bool wantFull, int32_t peer,
-                 PipeCall op) {
-  uint32_t value = flag.load(std::memory_order_acquire);
-  if (!(value & kCancelledBit) && bool(value & kSlotFull) == wantFull)
+/// Publishes `value` on a counter the caller owns and wakes the other side
+/// if it sleeps on it. Unless the other side has slept on this counter
+/// before, the store and the load of `sleeper` are kept apart by a compiler
+/// barrier only: a sleeper runs heavyFence() between raising `sleeper` and
+/// reading the count (see waitCount), so one of the two sees the other.
+void publish(RingCounter &counter, uint32_t value) {
+  counter.count.store(value, std::memory_order_release);
+  if (counter.fenced.load(std::memory_order_relaxed))
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  else
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (counter.sleeper.load(std::memory_order_relaxed)) {
+    counter.sleeper.store(0, std::memory_order_release);
+    counter.sleeper.notify_one();
+  }
+}
+
+/// Wakes the other side of `counter` if it sleeps on it; the caller changed
+/// what ends its wait (cancelled the launch, returned) and fenced.
+void wake(RingCounter &counter) {
+  if (counter.sleeper.load(std::memory_order_seq_cst)) {
+    counter.sleeper.store(0, std::memory_order_release);
+    counter.sleeper.notify_one();
+  }
+}
+
+/// Waits until `wait.counter` reaches `wait.want`; `seen` is the count last
+/// read. Ends early, with an error, when the launch is cancelled, the peer
+/// lane (the only one that can publish the count) is gone, or the peer is
+/// itself waiting on this lane (a deadlock).
+int32_t waitCount(const bp_block_context *ctx, const PipeWait &wait,
+                  uint32_t &seen) {
+  RingCounter &counter = *wait.counter;
+  seen = counter.count.load(std::memory_order_acquire);
+  if (reached(seen, wait.want))
     return BP_OK;
+  LaunchState &launch = *refOf(ctx).launch;
+  BlockPipes &pipes = *refOf(ctx).pipes;
+  auto cancelled = [&] {
+    return launch.cancelled.load(std::memory_order_acquire);
+  };
   // The peer may not have started yet (Scheduler::Group::deferred).
-  DeviceImpl &device = refOf(ctx).launch->device;
+  DeviceImpl &device = launch.device;
   device.scheduler.startDeferred(ctx->core_group);
   // The peer is usually microseconds away on another core: spin first
   // (bounded, adaptive, only with a core to spare; Spin.h).
@@ -248,60 +266,74 @@ int32_t waitSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
   if (spin &&
       budget.spin(
           [&] {
-            value = flag.load(std::memory_order_acquire);
-            return waitEnds(value, wantFull);
+            seen = counter.count.load(std::memory_order_acquire);
+            return reached(seen, wait.want) || cancelled() ||
+                   laneGone(pipes, wait.peer);
           },
           spinStart) &&
-      !(value & kCancelledBit) && bool(value & kSlotFull) == wantFull)
+      reached(seen, wait.want) && !cancelled())
     return BP_OK;
 
-  std::string deadlock =
-      startWaiting(ctx, pipeId, dir, flag, wantFull, peer, op);
+  std::string deadlock = startWaiting(ctx, wait);
   if (!deadlock.empty())
     return failWith(ctx, BP_ERR_DEADLOCK, deadlock);
 
-  LaunchState &launch = *refOf(ctx).launch;
-  Tracer &tracer = launch.device.tracer;
+  Tracer &tracer = device.tracer;
   const double start = tracer.enabled() ? tracer.now() : 0;
   int32_t status = BP_OK;
-  value = flag.load(std::memory_order_acquire);
   for (;;) {
-    if (value & kCancelledBit) {
+    if (cancelled()) {
       status = BP_ERR_CANCELLED;
       break;
     }
-    if (bool(value & kSlotFull) == wantFull)
+    seen = counter.count.load(std::memory_order_acquire);
+    if (reached(seen, wait.want))
       break;
-    const uint32_t gone = wantFull ? kProducerGoneBit : kConsumerGoneBit;
-    if (value & gone) {
-      const PipeState &pipe = refOf(ctx).pipes->pipes[size_t(pipeId)];
+    if (laneGone(pipes, wait.peer)) {
+      const PipeState &pipe = pipes.pipes[size_t(wait.pipeId)];
       status = failWith(
           ctx, BP_ERR_DEADLOCK,
-          op.describe() + " on " + pipeName(pipeId, dir) + " waits for " +
-              (wantFull ? "a tile" : "a free slot") + " but the " +
-              laneName(peer, pipe) + " half returned without " +
-              (wantFull ? "pushing it" : "freeing it"));
+          wait.op.describe() + " on " + pipeName(wait.pipeId, wait.dir) +
+              " waits for " + (wait.wantFull ? "a tile" : "a free slot") +
+              " but the " + laneName(wait.peer, pipe) + " half returned " +
+              "without " + (wait.wantFull ? "pushing it" : "freeing it"));
       break;
     }
-    {
-      AsleepScope asleep;
-      flag.wait(value, std::memory_order_acquire);
+    // Raise `sleeper`, then make sure the owner either sees it or has its
+    // count seen (publish): the first sleep on a counter pays for a heavy
+    // fence, after which the owner fences every publication.
+    counter.sleeper.exchange(1, std::memory_order_seq_cst);
+    if (!counter.fenced.load(std::memory_order_relaxed)) {
+      counter.fenced.store(1, std::memory_order_relaxed);
+      if (!heavyFence()) {
+        // Not run: the owner fences from its next publication on.
+        counter.sleeper.store(0, std::memory_order_relaxed);
+        sched_yield();
+        continue;
+      }
+    } else {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
     }
-    value = flag.load(std::memory_order_acquire);
+    if (waitEnds(pipes, wait)) {
+      counter.sleeper.store(0, std::memory_order_relaxed);
+      continue;
+    }
+    AsleepScope asleep;
+    counter.sleeper.wait(1, std::memory_order_acquire);
   }
   stopWaiting(ctx);
   if (spin)
     budget.waited(spinStart);
   if (tracer.enabled()) {
     TraceEvent event;
-    event.name = std::string(op.name) + " wait";
+    event.name = std::string(wait.op.name) + " wait";
     event.cat = "pipe";
     event.ts = start;
     event.dur = tracer.now() - start;
     event.pid = tracer.pid();
     event.tid = DeviceImpl::traceLane(ctx->core_group, laneOf(ctx));
-    event.intArgs = {{"pipe", pipeId}, {"block", ctx->block_idx}};
-    event.strArgs = {{"dir", dirName(dir)}};
+    event.intArgs = {{"pipe", wait.pipeId}, {"block", ctx->block_idx}};
+    event.strArgs = {{"dir", dirName(wait.dir)}};
     tracer.record(std::move(event));
   }
   return status;
@@ -437,22 +469,15 @@ int32_t pipeInit(const bp_block_context *ctx, int32_t pipeId, void *regionPtr,
     Ring &r = pipe.rings[ring];
     const int32_t dir = ring == 0 ? BP_PIPE_C2V : BP_PIPE_V2C;
     r.data = region + pipeRingOffset(dirMask, slotSize, slotNum, dir);
-    r.flagStride = 1;
-    while (r.flagStride * 2 * slotNum <= pipes.maxSlots &&
-           r.flagStride * 2 * int64_t(sizeof(uint32_t)) <= kCacheLineBytes)
-      r.flagStride *= 2;
     for (int32_t l = 0; l < pipe.aivLanes(); ++l) {
-      r.flags[l] = pipes.control +
-                   ((int64_t(pipeId) * 2 + ring) * 2 + l) * pipes.maxSlots;
-      uint32_t bits = 0;
-      if (launch.cancelled.load(std::memory_order_acquire))
-        bits |= kCancelledBit;
-      if (pipes.aicExited)
-        bits |= exitBits(BP_CORE_AIC, ring);
-      if (pipes.aivExited[l])
-        bits |= exitBits(BP_CORE_AIV, ring);
-      for (int32_t s = 0; s < slotNum; ++s)
-        new (&r.flag(l, s)) std::atomic<uint32_t>(bits);
+      RingCounter *counters =
+          pipes.control + ((int64_t(pipeId) * 2 + ring) * 2 + l) * 2;
+      r.pushed[l] = new (counters) RingCounter;
+      r.freed[l] = new (counters + 1) RingCounter;
+      if (!heavyFenceAvailable()) {
+        r.pushed[l]->fenced.store(1, std::memory_order_relaxed);
+        r.freed[l]->fenced.store(1, std::memory_order_relaxed);
+      }
     }
   }
   pipe.initializedBy.fetch_or(laneBit(ctx), std::memory_order_release);
@@ -503,7 +528,7 @@ void copySlot(const bp_block_context *ctx, const PipeState &pipe,
   }
 }
 
-/// The AIV lanes whose flags the caller waits on and sets: all of them for
+/// The AIV lanes whose counters the caller waits on and publishes: all for
 /// the AIC, its own for a subblock.
 void flagLanes(const bp_block_context *ctx, const PipeState &pipe,
                int32_t &first, int32_t &last) {
@@ -515,37 +540,43 @@ void flagLanes(const bp_block_context *ctx, const PipeState &pipe,
   }
 }
 
-/// Waits until the caller's flags of `slot` all read `wantFull`.
-int32_t waitFlags(const bp_block_context *ctx, const PipeState &pipe,
-                  Ring &ring, int64_t slot, int32_t pipeId, int32_t dir,
-                  bool wantFull, PipeCall op) {
+/// Waits until every AIV lane the caller moves has the slot the caller needs
+/// next: a free one for a producer (fewer than slot_num tiles pushed and not
+/// freed), a full one for a consumer.
+int32_t waitSlot(const bp_block_context *ctx, const PipeState &pipe, Ring &ring,
+                 int32_t pipeId, int32_t dir, bool producer, PipeCall op) {
   int32_t first, last;
   flagLanes(ctx, pipe, first, last);
+  Ring::Lane &own = ring.lanes[laneOf(ctx)];
+  const uint32_t want = producer ? uint32_t(own.pushed + 1 - pipe.slotNum)
+                                 : uint32_t(own.popped + 1);
   for (int32_t l = first; l <= last; ++l) {
+    if (reached(own.seen[l], want))
+      continue;
     // The AIC waits on subblock l, a subblock on the AIC.
     const int32_t peer = ctx->core_type == BP_CORE_AIC ? 1 + l : 0;
-    int32_t status =
-        waitSlot(ctx, pipeId, dir, ring.flag(l, slot), wantFull, peer, op);
+    const PipeWait wait{producer ? ring.freed[l] : ring.pushed[l],
+                        want,
+                        !producer,
+                        pipeId,
+                        dir,
+                        peer,
+                        op};
+    int32_t status = waitCount(ctx, wait, own.seen[l]);
     if (status != BP_OK)
       return status;
   }
   return BP_OK;
 }
 
-/// Flips the caller's flags of `slot` (full after a push, empty after a
-/// free) and wakes the peers.
-void flipFlags(const bp_block_context *ctx, const PipeState &pipe, Ring &ring,
-               int64_t slot, bool full) {
+/// Publishes the caller's new count (`count`: tiles pushed by a producer,
+/// slots freed by a consumer) to every AIV lane it moves.
+void publishSlot(const bp_block_context *ctx, const PipeState &pipe, Ring &ring,
+                 bool producer, int64_t count) {
   int32_t first, last;
   flagLanes(ctx, pipe, first, last);
-  for (int32_t l = first; l <= last; ++l) {
-    std::atomic<uint32_t> &flag = ring.flag(l, slot);
-    if (full)
-      flag.fetch_add(kSlotFull, std::memory_order_release);
-    else
-      flag.fetch_sub(kSlotFull, std::memory_order_release);
-    flag.notify_one();
-  }
+  for (int32_t l = first; l <= last; ++l)
+    publish(producer ? *ring.pushed[l] : *ring.freed[l], uint32_t(count));
 }
 
 int32_t tpush(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
@@ -560,7 +591,7 @@ int32_t tpush(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
     return status;
   const int32_t lane = laneOf(ctx);
   const int64_t slot = ring->lanes[lane].pushed % pipe->slotNum;
-  status = waitFlags(ctx, *pipe, *ring, slot, pipeId, dir, false, op);
+  status = waitSlot(ctx, *pipe, *ring, pipeId, dir, true, op);
   if (status != BP_OK)
     return status;
   std::byte *dst = ring->data + slot * pipe->slotSize;
@@ -571,8 +602,7 @@ int32_t tpush(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
                                  " of " + pipeName(pipeId, dir))) != BP_OK)
     return status;
   copySlot(ctx, *pipe, dst, const_cast<void *>(tile), bytes, true);
-  flipFlags(ctx, *pipe, *ring, slot, true);
-  ++ring->lanes[lane].pushed;
+  publishSlot(ctx, *pipe, *ring, true, ++ring->lanes[lane].pushed);
   ring->lanes[lane].lastPush = where;
   return BP_OK;
 }
@@ -592,7 +622,7 @@ int32_t popSlot(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
                         std::to_string(pipe->slotNum) +
                         " slots are popped and not freed (tfree first)");
   const int64_t slot = ring->lanes[lane].popped % pipe->slotNum;
-  status = waitFlags(ctx, *pipe, *ring, slot, pipeId, dir, true, op);
+  status = waitSlot(ctx, *pipe, *ring, pipeId, dir, false, op);
   if (status != BP_OK)
     return status;
   out = ring->data + slot * pipe->slotSize;
@@ -650,8 +680,7 @@ int32_t tfree(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
     return failWith(ctx, BP_ERR_INVALID,
                     op.describe() + " on " + pipeName(pipeId, dir) +
                         " without a popped tile");
-  flipFlags(ctx, *pipe, *ring, ring->lanes[lane].freed % pipe->slotNum, false);
-  ++ring->lanes[lane].freed;
+  publishSlot(ctx, *pipe, *ring, false, ++ring->lanes[lane].freed);
   return BP_OK;
 }
 
@@ -715,15 +744,24 @@ const bp_runtime_api *runtimeApi() { return &kApi; }
 
 void BlockPipes::laneExited(int32_t coreType, int32_t subblock) {
   std::lock_guard<std::mutex> lock(mutex);
-  const bool aic = coreType == BP_CORE_AIC;
-  (aic ? aicExited : aivExited[subblock]) = true;
+  exited.fetch_or(1u << (coreType == BP_CORE_AIC ? 0 : 1 + subblock),
+                  std::memory_order_seq_cst);
+  wakeAll();
+}
+
+void BlockPipes::wakeAll() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   for (PipeState &pipe : pipes) {
-    if (!pipe.initializedBy.load(std::memory_order_relaxed) ||
-        (!aic && subblock >= pipe.aivLanes()))
+    if (!pipe.initializedBy.load(std::memory_order_relaxed))
       continue;
-    for (int ring = 0; ring < 2; ++ring)
-      if (hasRing(pipe, ring))
-        setRingBits(pipe, ring, exitBits(coreType, ring), aic ? -1 : subblock);
+    for (int ring = 0; ring < 2; ++ring) {
+      if (!hasRing(pipe, ring))
+        continue;
+      for (int32_t l = 0; l < pipe.aivLanes(); ++l) {
+        wake(*pipe.rings[ring].pushed[l]);
+        wake(*pipe.rings[ring].freed[l]);
+      }
+    }
   }
 }
 
@@ -775,13 +813,7 @@ std::string BlockPipes::looseEnds() const {
 
 void BlockPipes::cancel() {
   std::lock_guard<std::mutex> lock(mutex);
-  for (PipeState &pipe : pipes) {
-    if (!pipe.initializedBy.load(std::memory_order_relaxed))
-      continue;
-    for (int ring = 0; ring < 2; ++ring)
-      if (hasRing(pipe, ring))
-        setRingBits(pipe, ring, kCancelledBit);
-  }
+  wakeAll();
 }
 
 } // namespace blockpipe::runtime::detail

@@ -1,14 +1,18 @@
 //===- Pipe.h - GM pipe rings of one block (internal) -----------*- C++ -*-===//
 //
-// Each ring is `slot_num` slots in the block's slice of the pipe buffer plus
-// one 32-bit flag per slot and AIV lane in the launch's GM control memory
-// (one lane, AIV subblock 0, unless the pipe is split between both AIV
-// subblocks; then lane s's flags say whether half s of the slot is full).
-// A flag's low
-// bit is full (1) / empty (0); the high bits carry conditions that end every
-// wait on it: the launch was cancelled, or the half on the other side of the
-// ring returned. Producers and consumers sleep on the flag (futex through
-// std::atomic::wait) and the other side notifies after changing it.
+// Each ring is `slot_num` slots in the block's slice of the pipe buffer and,
+// per AIV lane it connects (one, AIV subblock 0, unless the pipe is split
+// between both AIV subblocks; then lane s moves half s of every slot), two
+// counters in the launch's GM control memory: the tiles the producing side
+// published and the slots the consuming side freed. Each counter is written
+// by its side alone, with a plain release store, on a cache line of its own,
+// and each side keeps the last value it read of the other's: a producer ahead
+// of its consumer by less than a ring reads nothing the consumer wrote, so a
+// tile costs the two cores no shared line beyond the counter it publishes.
+// A side that runs out of spinning sleeps on its counter's `sleeper` word
+// (futex through std::atomic::wait), and the owner wakes it after publishing
+// (see publish and waitCount). A wait also ends when the launch is cancelled
+// or the only lane that could end it returned.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,36 +32,44 @@ namespace blockpipe::runtime::detail {
 
 struct LaunchState;
 
-constexpr uint32_t kSlotFull = 1u;
-constexpr uint32_t kProducerGoneBit = 1u << 30;
-constexpr uint32_t kConsumerGoneBit = 1u << 29;
-
 /// The lanes of a block: 0 the AIC, 1 + s AIV subblock s.
 constexpr int kLanes = 3;
 
 /// What two cores writing apart should keep between their data.
 constexpr int64_t kCacheLineBytes = 64;
 
+/// A count one side of a ring publishes to the other, in GM control memory.
+struct alignas(kCacheLineBytes) RingCounter {
+  /// Tiles published (or slots freed), modulo 2^32; written by the owner.
+  std::atomic<uint32_t> count{0};
+  /// 1 while the other side sleeps on `sleeper`, or is about to.
+  std::atomic<uint32_t> sleeper{0};
+  /// 1 once the other side has slept on this counter (or the host has no
+  /// asymmetric fence): from then on the owner fences every publication,
+  /// and the sleeper does not need the heavy fence again.
+  std::atomic<uint32_t> fenced{0};
+};
+
+/// Control memory of one block: two counters per pipe, ring and AIV lane.
+constexpr int64_t pipeControlBytes(int64_t maxPipes) {
+  return maxPipes * 2 * 2 * 2 * int64_t(sizeof(RingCounter));
+}
+
 struct Ring {
-  // slot_num flags in GM per AIV lane the pipe connects ([0] subblock 0,
-  // [1] subblock 1 when split), `flagStride` flags apart: spread over the
-  // lane's share of the control block, up to one cache line each, so the
-  // producer filling one slot and the consumer freeing another do not
-  // write the same line.
-  std::atomic<uint32_t> *flags[2] = {nullptr, nullptr};
-  int64_t flagStride = 1;
-  std::atomic<uint32_t> &flag(int32_t aivLane, int64_t slot) const {
-    return flags[aivLane][slot * flagStride];
-  }
+  // Per AIV lane ([0] subblock 0, [1] subblock 1 when split): the tiles
+  // the producer pushed, the slots the consumer freed.
+  RingCounter *pushed[2] = {nullptr, nullptr};
+  RingCounter *freed[2] = {nullptr, nullptr};
   std::byte *data = nullptr; // slot 0 in the pipe buffer
-  // Each lane's counts, on a cache line of its own: only that lane's
-  // thread writes them (the producer's pushes, the consumer's pops and
-  // frees), so a producer and its consumer on two cores do not take a
-  // shared line from each other at every tile.
+  // Each lane's own counts, on a cache line of their own: only that lane's
+  // thread touches them.
   struct alignas(kCacheLineBytes) Lane {
     int64_t pushed = 0;
     int64_t popped = 0;
     int64_t freed = 0;
+    // The other side's counter as this lane last read it, per AIV lane: a
+    // wait that these already satisfy reads nothing the other core wrote.
+    uint32_t seen[2] = {0, 0};
     // Where the lane last pushed and popped (PipeCall::where, or null): the
     // tiles a block leaves in a ring are its newest, so these name one of
     // them.
@@ -95,10 +107,12 @@ struct PipeCall {
   }
 };
 
-/// What a lane of a block is sleeping on in a pipe wait (see waitSlot).
+/// What a lane of a block is sleeping on in a pipe wait (see waitCount):
+/// `counter` reaching `want`.
 struct PipeWait {
-  std::atomic<uint32_t> *flag = nullptr; // null: not waiting
-  bool wantFull = false;
+  RingCounter *counter = nullptr; // null: not waiting
+  uint32_t want = 0;
+  bool wantFull = false; // a tile (else a free slot)
   int32_t pipeId = 0;
   int32_t dir = 0;
   int32_t peer = 0; // the only lane that can end the wait
@@ -108,20 +122,19 @@ struct PipeWait {
 /// The pipes of one block: shared by its AIC and AIV halves.
 struct BlockPipes {
   BlockPipes(LaunchState &launch, int64_t block, int32_t coreGroup,
-             std::atomic<uint32_t> *control, int64_t maxPipes,
-             int64_t maxSlots);
+             RingCounter *control, int64_t maxPipes, int64_t maxSlots);
 
   LaunchState &launch;
   const int64_t block;
   const int32_t coreGroup;
-  std::atomic<uint32_t> *const control; // maxPipes x 2 rings x maxSlots
+  RingCounter *const control; // pipeControlBytes(maxPipes)
   const int64_t maxPipes;
   const int64_t maxSlots;
 
   std::mutex mutex; // initialization, half exit, cancellation
   std::vector<PipeState> pipes;
-  bool aicExited = false;
-  bool aivExited[2] = {false, false};
+  /// Lane bits (1 << lane) of the halves that returned.
+  std::atomic<uint32_t> exited{0};
   // The pipe waits of each lane. Every wait can be ended by one other lane
   // only (the AIC's by the subblock whose half of the slot it waits on, a
   // subblock's by the AIC). When two lanes sleep on conditions only the
@@ -132,8 +145,10 @@ struct BlockPipes {
   /// Called when a lane returns: rings it fed or drained can no longer
   /// make progress, so the other lanes' waits on them end.
   void laneExited(int32_t coreType, int32_t subblock);
-  /// Sets the cancelled bit on every initialized ring and wakes waiters.
+  /// Wakes every lane sleeping in a pipe wait (the launch was cancelled).
   void cancel();
+  /// Wakes the sleepers of every initialized ring; `mutex` held.
+  void wakeAll();
   /// Once every lane of the block returned: the pipe protocol's loose
   /// ends (tiles popped and never freed, tiles pushed and never popped),
   /// or empty. Checked by the sanitizer.

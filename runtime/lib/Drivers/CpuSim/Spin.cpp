@@ -3,7 +3,9 @@
 #include "Spin.h"
 
 #include <fcntl.h>
+#include <linux/membarrier.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -162,6 +164,27 @@ void threadSleeps() {
 void threadWakes() {
   awake.fetch_add(1, std::memory_order_relaxed);
   startsWorking();
+}
+
+namespace {
+
+bool registerHeavyFence() {
+  const long commands = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+  return commands > 0 && (commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+         syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0,
+                 0) == 0;
+}
+
+} // namespace
+
+bool heavyFenceAvailable() {
+  static const bool available = registerHeavyFence();
+  return available;
+}
+
+bool heavyFence() {
+  return heavyFenceAvailable() &&
+         syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
 int64_t nowNs() {

@@ -70,6 +70,18 @@ public:
 /// thread): its affinity without this core for an instant, then as before.
 void leaveSharedCore();
 
+/// Asymmetric fences, as in the Linux kernel's membarrier(2) and folly: a
+/// side that publishes often stores, puts a compiler barrier, and loads; a
+/// side that rarely needs the answer (a waiter about to sleep) stores and
+/// calls heavyFence(), which runs a full fence on every core running a
+/// thread of this process. Then either the publisher's load sees the
+/// waiter's store or the waiter's next load sees the publisher's.
+/// heavyFenceAvailable() is false when the system has no such fence:
+/// publishers must then fence themselves. heavyFence() is false when the
+/// fence did not run.
+bool heavyFenceAvailable();
+bool heavyFence();
+
 /// Nanoseconds on a monotonic clock.
 int64_t nowNs();
 
