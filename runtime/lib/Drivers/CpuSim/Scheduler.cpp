@@ -75,8 +75,7 @@ void Scheduler::stop() {
       return;
     stopping_ = true;
   }
-  workSeq_.fetch_add(1, std::memory_order_release);
-  workSeq_.notify_all();
+  wakeLeaders(true);
   for (pthread_t thread : leaders_)
     pthread_join(thread, nullptr);
   leaders_.clear();
@@ -122,15 +121,31 @@ void Scheduler::submit(const std::shared_ptr<LaunchState> &launch,
     wakeLeaders(false);
 }
 
-void Scheduler::wakeLeaders(bool all) {
-  // Sequentially consistent with waitForWork: either a spinning leader is
-  // seen here, or it sees the new workSeq_ before it sleeps.
+void Scheduler::wakeLeaders(bool all, bool steer) {
+  // Sequentially consistent with waitForWork: either a spinning or sleeping
+  // leader is seen here, or it sees the new workSeq_ before it sleeps.
   workSeq_.fetch_add(1, std::memory_order_seq_cst);
-  if (all)
-    workSeq_.notify_all();
-  else if (spinningLeaders_.load(std::memory_order_seq_cst) == 0 &&
-           !wakeInFlight_.exchange(true, std::memory_order_seq_cst))
-    workSeq_.notify_one();
+  if (all) {
+    std::lock_guard<std::mutex> lock(sleepersMutex_);
+    for (Sleeper *sleeper : sleepers_) {
+      sleeper->woken.store(1, std::memory_order_release);
+      sleeper->woken.notify_one();
+    }
+    sleepers_.clear();
+    return;
+  }
+  if (spinningLeaders_.load(std::memory_order_seq_cst) != 0 ||
+      wakeInFlight_.exchange(true, std::memory_order_seq_cst))
+    return;
+  std::lock_guard<std::mutex> lock(sleepersMutex_);
+  if (sleepers_.empty())
+    return; // the idle leader has yet to sleep: it sees workSeq_ move
+  Sleeper *sleeper = sleepers_.front();
+  sleepers_.pop_front();
+  if (steer)
+    sleeper->steer.keepOffCallersCpu();
+  sleeper->woken.store(1, std::memory_order_release);
+  sleeper->woken.notify_one();
 }
 
 void Scheduler::waitForWork(uint32_t seen) {
@@ -146,10 +161,24 @@ void Scheduler::waitForWork(uint32_t seen) {
     if (woke)
       return;
   }
+  thread_local Sleeper self;
   {
-    AsleepScope asleep;
-    workSeq_.wait(seen, std::memory_order_acquire);
+    std::lock_guard<std::mutex> lock(sleepersMutex_);
+    self.woken.store(0, std::memory_order_relaxed);
+    self.steer.capture();
+    sleepers_.push_back(&self);
   }
+  if (workSeq_.load(std::memory_order_seq_cst) == seen) {
+    AsleepScope asleep;
+    self.woken.wait(0, std::memory_order_acquire);
+  }
+  {
+    std::lock_guard<std::mutex> lock(sleepersMutex_);
+    auto it = std::find(sleepers_.begin(), sleepers_.end(), &self);
+    if (it != sleepers_.end())
+      sleepers_.erase(it);
+  }
+  self.steer.restore();
   // Before this leader looks for work (under the lock): a wake-up for work
   // queued after that look is not skipped.
   wakeInFlight_.store(false, std::memory_order_seq_cst);
@@ -261,7 +290,7 @@ void Scheduler::leaderLoop() {
              (assignment.launch->callerHelps ? assignment.count : 0));
     lock.unlock();
     if (wake)
-      wakeLeaders(gang);
+      wakeLeaders(gang, true);
     bool draining = false;
     const bool last = runAssignment(assignment, draining);
     lock.lock();
@@ -312,7 +341,7 @@ void Scheduler::help(
              mayStartLocked();
     }
     if (wake) {
-      wakeLeaders(false);
+      wakeLeaders(false, true);
       woke = true;
     }
     bool draining = false; // never: single-part launches only

@@ -137,7 +137,10 @@ private:
   }
   /// Frees a group that a caller helping `helped` held.
   void releaseGroup(int32_t group, const LaunchState &helped);
-  void wakeLeaders(bool all);
+  /// Wakes one idle leader (all when `all`). `steer`: the caller keeps its
+  /// CPU busy, so a sleeping leader woken is kept off that CPU until it
+  /// runs (keepOffCallersCpu).
+  void wakeLeaders(bool all, bool steer = false);
   /// An idle leader waits for workSeq_ to move on from `seen`.
   void waitForWork(uint32_t seen);
 
@@ -201,6 +204,15 @@ private:
   /// leader that could not get a core any sooner.
   std::atomic<bool> wakeInFlight_{false};
   SpinBudget leaderSpin_;
+  /// Leaders asleep in waitForWork, the longest asleep first. Each sleeps on
+  /// a word of its own, so a single wake-up names the thread it wakes and
+  /// can steer where it runs.
+  struct Sleeper {
+    std::atomic<uint32_t> woken{0};
+    AffinitySteer steer;
+  };
+  std::mutex sleepersMutex_;
+  std::deque<Sleeper *> sleepers_;
 
   std::vector<pthread_t> leaders_;
   std::unique_ptr<Group[]> groups_;

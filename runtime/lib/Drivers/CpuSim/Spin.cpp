@@ -210,6 +210,29 @@ void leaveSharedCore() {
     sched_setaffinity(0, sizeof mask, &mask);
 }
 
+void AffinitySteer::capture() {
+  if (tid_ < 0)
+    tid_ = int(syscall(SYS_gettid));
+  if (sched_getaffinity(0, sizeof cpus_, &cpus_) != 0)
+    CPU_ZERO(&cpus_);
+}
+
+void AffinitySteer::keepOffCallersCpu() {
+  const int cpu = sched_getcpu();
+  if (tid_ < 0 || cpu < 0 || CPU_COUNT(&cpus_) < 2 || !CPU_ISSET(cpu, &cpus_) ||
+      !coreFreeBesideCaller())
+    return;
+  cpu_set_t others = cpus_;
+  CPU_CLR(cpu, &others);
+  if (sched_setaffinity(tid_, sizeof others, &others) == 0)
+    steered_.store(true, std::memory_order_release);
+}
+
+void AffinitySteer::restore() {
+  if (steered_.exchange(false, std::memory_order_acquire))
+    sched_setaffinity(0, sizeof cpus_, &cpus_);
+}
+
 bool coreFreeBesideCaller() {
   return working.load(std::memory_order_relaxed) + 1 < host().cores;
 }

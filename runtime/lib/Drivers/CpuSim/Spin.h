@@ -70,6 +70,29 @@ public:
 /// thread): its affinity without this core for an instant, then as before.
 void leaveSharedCore();
 
+/// Where a sleeping thread may be woken to. Linux places a woken thread on
+/// or near its waker's CPU: when the waker keeps that CPU busy, the wakee
+/// can wait there for milliseconds (until the next load balancing) while
+/// another CPU idles. A waker that goes on running calls
+/// keepOffCallersCpu() before the wake-up; the woken thread calls
+/// restore() once it runs. Not thread-safe: one waker at a time, under the
+/// sleeper's lock.
+class AffinitySteer {
+public:
+  /// Records the calling thread (the future wakee) and its CPUs.
+  void capture();
+  /// Takes the caller's CPU out of the wakee's, when the wakee has another
+  /// one and a core is free of this process's block work.
+  void keepOffCallersCpu();
+  /// In the wakee: its CPUs as before keepOffCallersCpu.
+  void restore();
+
+private:
+  int tid_ = -1;
+  cpu_set_t cpus_;
+  std::atomic<bool> steered_{false};
+};
+
 /// Asymmetric fences, as in the Linux kernel's membarrier(2) and folly: a
 /// side that publishes often stores, puts a compiler barrier, and loads; a
 /// side that rarely needs the answer (a waiter about to sleep) stores and
