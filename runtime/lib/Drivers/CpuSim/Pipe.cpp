@@ -290,6 +290,11 @@ int32_t waitCount(const bp_block_context *ctx, const PipeWait &wait,
     if (reached(seen, wait.want))
       break;
     if (laneGone(pipes, wait.peer)) {
+      // The peer published its last count before it returned: read the
+      // count again, after the exit, to see it.
+      seen = counter.count.load(std::memory_order_acquire);
+      if (reached(seen, wait.want))
+        break;
       const PipeState &pipe = pipes.pipes[size_t(wait.pipeId)];
       status = failWith(
           ctx, BP_ERR_DEADLOCK,
