@@ -371,11 +371,34 @@ void Scheduler::ensureVectorUnit(int32_t group, int32_t unit) {
 void Scheduler::vectorLoop(int32_t group, int32_t unitIndex) {
   Group &g = groups_[size_t(group)];
   VectorUnit &unit = g.vector[unitIndex];
+  const bool spin = device_.options.spin;
   uint32_t seen = 0;
   for (;;) {
     uint32_t now;
-    while ((now = unit.seq.load(std::memory_order_acquire)) == seen)
-      spinThenWait(unit.seq, seen, device_.options.spin, unit.spin);
+    while ((now = unit.seq.load(std::memory_order_acquire)) == seen) {
+      int64_t start = 0;
+      if (spin &&
+          unit.spin.spin(
+              [&] { return unit.seq.load(std::memory_order_acquire) != seen; },
+              start))
+        continue;
+      {
+        std::lock_guard<std::mutex> lock(unit.steerMutex);
+        unit.steer.capture();
+        unit.asleep = true;
+      }
+      {
+        AsleepScope asleep;
+        unit.seq.wait(seen, std::memory_order_acquire);
+      }
+      {
+        std::lock_guard<std::mutex> lock(unit.steerMutex);
+        unit.asleep = false;
+        unit.steer.restore();
+      }
+      if (spin)
+        unit.spin.waited(start);
+    }
     seen = now;
     if (unit.stop)
       return;
@@ -395,7 +418,14 @@ void Scheduler::startDeferredParts(Group &g, uint32_t units) {
     if (!(mine & (1u << u)))
       continue;
     VectorUnit &unit = g.vector[u];
-    unit.seq.fetch_add(1, std::memory_order_release);
+    {
+      // The caller goes on running (the part that starts its peers, or a
+      // leader off to other work): keep a sleeping unit off its CPU.
+      std::lock_guard<std::mutex> lock(unit.steerMutex);
+      if (unit.asleep)
+        unit.steer.keepOffCallersCpu();
+      unit.seq.fetch_add(1, std::memory_order_release);
+    }
     unit.seq.notify_one();
   }
 }

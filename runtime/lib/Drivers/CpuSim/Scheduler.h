@@ -93,6 +93,11 @@ private:
     std::atomic<uint32_t> seq{0};
     bool stop = false;
     SpinBudget spin;
+    /// Whether the thread sleeps for its next part, and where a wake-up
+    /// may send it (startDeferredParts); guarded by steerMutex.
+    std::mutex steerMutex;
+    bool asleep = false;
+    AffinitySteer steer;
     // The part to run, set before seq is bumped.
     LaunchState *launch = nullptr;
     const Part *part = nullptr;

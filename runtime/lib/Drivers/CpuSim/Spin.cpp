@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/membarrier.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -23,16 +24,22 @@ namespace {
 std::atomic<int32_t> awake{1};
 /// Threads running a part of a block, less those waiting in it.
 std::atomic<int32_t> working{0};
-/// Whether the calling thread runs a part of a block (PartScope).
+/// Whether the calling thread runs a part of a block (PartScope), and
+/// whether `working` counts it now (not while it waits in the part).
 thread_local bool inPart = false;
+thread_local bool countedWorking = false;
 
 void stopsWorking() {
-  if (inPart)
+  if (inPart) {
     working.fetch_sub(1, std::memory_order_relaxed);
+    countedWorking = false;
+  }
 }
 void startsWorking() {
-  if (inPart)
+  if (inPart) {
     working.fetch_add(1, std::memory_order_relaxed);
+    countedWorking = true;
+  }
 }
 
 /// The CPUs, and how much of them other processes use.
@@ -147,11 +154,13 @@ Host &host() {
 
 PartScope::PartScope() {
   inPart = true;
+  countedWorking = true;
   working.fetch_add(1, std::memory_order_relaxed);
 }
 PartScope::~PartScope() {
   working.fetch_sub(1, std::memory_order_relaxed);
   inPart = false;
+  countedWorking = false;
 }
 
 SpinningScope::SpinningScope() { stopsWorking(); }
@@ -193,12 +202,18 @@ int64_t nowNs() {
   return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+int64_t involuntarySwitches() {
+  rusage usage;
+  return getrusage(RUSAGE_THREAD, &usage) == 0 ? int64_t(usage.ru_nivcsw) : 0;
+}
+
 void leaveSharedCore() {
-  thread_local int64_t lastNs = INT64_MIN / 2;
+  static std::atomic<int64_t> lastNs{INT64_MIN / 2};
   const int64_t now = nowNs();
-  if (now - lastNs < 1'000'000)
+  int64_t last = lastNs.load(std::memory_order_relaxed);
+  if (now - last < 100'000 ||
+      !lastNs.compare_exchange_strong(last, now, std::memory_order_relaxed))
     return;
-  lastNs = now;
   cpu_set_t mask;
   const int cpu = sched_getcpu();
   if (cpu < 0 || sched_getaffinity(0, sizeof mask, &mask) != 0 ||
@@ -234,7 +249,9 @@ void AffinitySteer::restore() {
 }
 
 bool coreFreeBesideCaller() {
-  return working.load(std::memory_order_relaxed) + 1 < host().cores;
+  const int32_t others =
+      working.load(std::memory_order_relaxed) - (countedWorking ? 1 : 0);
+  return others + 1 < host().cores;
 }
 
 bool spinAllowed() {

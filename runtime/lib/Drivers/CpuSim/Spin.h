@@ -66,8 +66,10 @@ public:
   SpinningScope &operator=(const SpinningScope &) = delete;
 };
 
-/// Moves the calling thread off its core (at most once a millisecond per
-/// thread): its affinity without this core for an instant, then as before.
+/// Moves the calling thread off its core: its affinity without this core
+/// for an instant, then as before. At most one thread of the process moves
+/// per 100 us: two threads that share a core both see their yields
+/// take long, and if both moved they would share the other core instead.
 void leaveSharedCore();
 
 /// Where a sleeping thread may be woken to. Linux places a woken thread on
@@ -107,6 +109,10 @@ bool heavyFence();
 
 /// Nanoseconds on a monotonic clock.
 int64_t nowNs();
+
+/// The calling thread's involuntary context switches so far (a yield that
+/// let another thread run counts one).
+int64_t involuntarySwitches();
 
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -154,14 +160,17 @@ public:
       if (nowNs() - startNs >= budget || !spinAllowed())
         return false;
       // Every few microseconds, offer the core. When a thread that waited
-      // for it ran meanwhile (the yield took long), the core is shared
+      // for it ran meanwhile (the yield took long and switched threads: a
+      // long yield alone may be an interrupt), the core is shared
       // while another one idles (spinAllowed holds): the scheduler put
       // this thread beside the one it waits for, which it keeps doing
       // for a producer and its consumer. Move to another core.
       if (round % 4 == 0) {
         const int64_t before = nowNs();
+        const int64_t switches = involuntarySwitches();
         sched_yield();
-        if (nowNs() - before > kSharedCoreNs)
+        if (nowNs() - before > kSharedCoreNs &&
+            involuntarySwitches() != switches)
           leaveSharedCore();
       }
     }
