@@ -181,7 +181,7 @@ void DeviceImpl::cancelAll(const std::string &why) {
         running.push_back(std::move(launch));
   }
   for (const std::shared_ptr<LaunchState> &launch : running)
-    if (!launch->done.load(std::memory_order_acquire))
+    if (!launch->isDone())
       launch->fail(why);
 }
 
@@ -195,11 +195,9 @@ public:
 
   void wait() override {
     LaunchState &launch = *state_;
-    if (!launch.done.load(std::memory_order_acquire)) {
+    if (!launch.isDone()) {
       launch.device.scheduler.help(state_);
-      while (!launch.done.load(std::memory_order_acquire))
-        spinThenWait(launch.done, 0u, launch.device.options.spin,
-                     launch.device.callerSpin);
+      launch.waitDone(launch.device.options.spin, launch.device.callerSpin);
     }
     if (launch.failed())
       throw LaunchError(launch.error());
@@ -207,7 +205,7 @@ public:
   bool waitBriefly(
       std::optional<std::chrono::steady_clock::time_point> helpUntil) override {
     LaunchState &launch = *state_;
-    auto isDone = [&] { return launch.done.load(std::memory_order_acquire); };
+    auto isDone = [&] { return launch.isDone(); };
     if (isDone())
       return true;
     launch.device.scheduler.help(state_, helpUntil);
@@ -220,9 +218,7 @@ public:
     launch.device.callerSpin.outlasted();
     return isDone();
   }
-  bool done() const override {
-    return state_->done.load(std::memory_order_acquire);
-  }
+  bool done() const override { return state_->isDone(); }
   std::string error() const override { return state_->error(); }
   void cancel(const std::string &why) override {
     if (!done())

@@ -107,9 +107,25 @@ void LaunchState::complete() {
       fail("completion callback of kernel '" + kernel.name + "' threw");
     }
   }
-  done.store(1, std::memory_order_release);
-  done.notify_all();
+  if (done_.fetch_or(kDoneBit, std::memory_order_acq_rel) & kSleeperBit)
+    done_.notify_all();
   device.launchCompleted();
+}
+
+void LaunchState::waitDone(bool spin, SpinBudget &budget) {
+  int64_t start = 0;
+  if (spin && budget.spin([&] { return isDone(); }, start))
+    return;
+  // The bit and the completion's fetch_or are read-modify-writes of one
+  // word: either complete() sees the bit and wakes, or this sees the launch
+  // done.
+  for (uint32_t word = done_.fetch_or(kSleeperBit, std::memory_order_acq_rel);
+       !(word & kDoneBit); word = done_.load(std::memory_order_acquire)) {
+    AsleepScope asleep;
+    done_.wait(word | kSleeperBit, std::memory_order_acquire);
+  }
+  if (spin)
+    budget.waited(start);
 }
 
 } // namespace blockpipe::runtime::detail

@@ -6,6 +6,8 @@
 #include "blockpipe/HAL/Launch.h"
 #include "blockpipe/Runtime/Kernel.h"
 
+#include "Spin.h"
+
 #include <atomic>
 #include <cstddef>
 #include <functional>
@@ -52,7 +54,6 @@ struct LaunchState {
 
   std::atomic<int64_t> blocksFinished{0}; // ran or skipped
   std::atomic<int64_t> blocksRun{0};
-  std::atomic<uint32_t> done{0};
   std::atomic<bool> cancelled{false};
   /// sync_start: arrivals in the low bits, kCancelledBit when cancelled.
   std::atomic<uint32_t> barrier{0};
@@ -92,6 +93,13 @@ struct LaunchState {
   /// Runs the completion callback and wakes everything that waits for the
   /// launch; once, after the last block.
   void complete();
+  /// Whether the launch completed (complete() ran).
+  bool isDone() const {
+    return done_.load(std::memory_order_acquire) & kDoneBit;
+  }
+  /// Waits until the launch completed: spins first when `spin` and the
+  /// budget allow, then sleeps.
+  void waitDone(bool spin, SpinBudget &budget);
   /// Wakes everything that waits on this launch.
   void cancel();
 
@@ -99,6 +107,13 @@ struct LaunchState {
   std::string where(int64_t block, int32_t coreType, int32_t subblock) const;
 
 private:
+  /// kDoneBit once complete() ran; kSleeperBit while a waiter sleeps (or
+  /// is about to): complete() makes a futex call only then, so launches
+  /// that nobody sleeps on cost none.
+  static constexpr uint32_t kDoneBit = 1;
+  static constexpr uint32_t kSleeperBit = 2;
+  std::atomic<uint32_t> done_{0};
+
   mutable std::mutex errorMutex_;
   std::string error_;
   std::mutex blocksMutex_;
