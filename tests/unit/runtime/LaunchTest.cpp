@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
@@ -227,6 +229,47 @@ TEST(Launch, TwoHostThreadsRunTwoBlocksAtOnce) {
     EXPECT_EQ(state.met.load(), blocks) << blocks << " blocks";
     EXPECT_LE(state.record.maxRunning.load(), 2) << blocks << " blocks";
   }
+}
+
+/// Blocks that are empty until `slow` is set; then each takes 2 ms and
+/// records the thread it ran on.
+struct Sharing {
+  std::atomic<bool> slow{false};
+  std::atomic<int> hits[64] = {};
+  std::mutex mutex;
+  std::set<std::thread::id> threads;
+};
+
+int32_t emptyUntilSlow(void **args, const bp_block_context *ctx) {
+  auto *sharing = static_cast<Sharing *>(args[0]);
+  if (!sharing->slow.load())
+    return BP_OK;
+  sharing->hits[ctx->block_idx].fetch_add(1);
+  {
+    std::lock_guard<std::mutex> lock(sharing->mutex);
+    sharing->threads.insert(std::this_thread::get_id());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  return BP_OK;
+}
+
+TEST(Launch, ACallerRunningShortBlocksAloneSharesThemOnceTheyTakeLong) {
+  // Launches of empty blocks teach the device that this kernel's blocks
+  // take nanoseconds: its caller then runs a launch of them alone. When
+  // they suddenly take long, the caller gives the blocks it has not started
+  // back, and another thread runs some; every block still runs once.
+  CpuSimDevice device(builtinSpec(), bptest::withParallelism(2));
+  Kernel kernel = Kernel::makeAiv("sharing", emptyUntilSlow);
+  Sharing sharing;
+  LaunchSpec spec;
+  spec.blockNum = 64;
+  for (int i = 0; i < 50; ++i)
+    device.run(kernel, spec, {&sharing});
+  sharing.slow = true;
+  device.run(kernel, spec, {&sharing});
+  EXPECT_EQ(sharing.threads.size(), 2u);
+  for (int b = 0; b < 64; ++b)
+    EXPECT_EQ(sharing.hits[b].load(), 1) << "block " << b;
 }
 
 TEST(Launch, ParallelismIsClampedAndReadFromTheEnvironment) {

@@ -236,14 +236,15 @@ bool Scheduler::takeLocked(Assignment &out) {
 
 Scheduler::Assignment
 Scheduler::claimChunkLocked(const std::shared_ptr<LaunchState> &launch,
-                            int64_t maxCount) {
+                            int64_t maxCount, bool all) {
   const int64_t remaining = launch->spec.blockNum - launch->nextBlock;
   // A block of a group launch may hold its core group after its leader went
   // on (letGo): the next block goes to another group.
   if (launch->parts.size() > 1)
     maxCount = 1;
   const int64_t count =
-      std::min((remaining + parallelism_ - 1) / parallelism_, maxCount);
+      std::min(all ? remaining : (remaining + parallelism_ - 1) / parallelism_,
+               maxCount);
   Assignment out{launch, launch->nextBlock, popGroupLocked(), count};
   launch->nextBlock += count;
   ++running_;
@@ -312,6 +313,31 @@ void Scheduler::leaderLoop() {
   }
 }
 
+int64_t Scheduler::expectedNs(bp_kernel_fn fn, int64_t blocks) const {
+  const BlockCost &cost =
+      blockCosts_[(reinterpret_cast<uintptr_t>(fn) >> 4) % kBlockCosts];
+  if (cost.fn.load(std::memory_order_relaxed) != fn)
+    return -1;
+  return cost.ns.load(std::memory_order_relaxed) * blocks;
+}
+
+void Scheduler::recordBlockCost(bp_kernel_fn fn, int64_t blocks, int64_t ns) {
+  if (blocks <= 0)
+    return;
+  BlockCost &cost =
+      blockCosts_[(reinterpret_cast<uintptr_t>(fn) >> 4) % kBlockCosts];
+  const int64_t perBlock = ns / blocks;
+  if (cost.fn.load(std::memory_order_relaxed) != fn) {
+    cost.fn.store(fn, std::memory_order_relaxed);
+    cost.ns.store(perBlock, std::memory_order_relaxed);
+    return;
+  }
+  // Moving average: a few launches of a kernel whose blocks got longer
+  // bring its other threads back in.
+  const int64_t old = cost.ns.load(std::memory_order_relaxed);
+  cost.ns.store((3 * old + perBlock) / 4, std::memory_order_relaxed);
+}
+
 void Scheduler::help(
     const std::shared_ptr<LaunchState> &launch,
     std::optional<std::chrono::steady_clock::time_point> until) {
@@ -329,7 +355,15 @@ void Scheduler::help(
       if (launch->nextBlock >= blockNum || !mayStartLocked())
         return;
       launch->callerHelps = true;
-      assignment = claimChunkLocked(launch, until ? 1 : INT64_MAX);
+      // Blocks expected to end sooner than another thread could join in
+      // (a spinning leader needs about a microsecond to take a chunk, a
+      // sleeping one a wake-up): the caller runs them all, and wakes nobody.
+      const int64_t expected =
+          expectedNs(launch->parts[0].fn, blockNum - launch->nextBlock);
+      const bool alone = !until && !device_.tracer.enabled() && expected >= 0 &&
+                         expected < kAloneNs;
+      assignment = claimChunkLocked(launch, until ? 1 : INT64_MAX, alone);
+      assignment.alone = alone;
       if (launch->nextBlock == blockNum) {
         auto it = std::find(queue_.begin(), queue_.end(), launch);
         if (it != queue_.end())
@@ -337,8 +371,8 @@ void Scheduler::help(
       }
       // More blocks than this thread will get to soon: bring one leader in;
       // each leader that finds work left brings in the next.
-      wake = !woke && idleLeaders_ > 0 && launch->nextBlock < blockNum &&
-             mayStartLocked();
+      wake = !woke && !alone && idleLeaders_ > 0 &&
+             launch->nextBlock < blockNum && mayStartLocked();
     }
     if (wake) {
       wakeLeaders(false, true);
@@ -448,11 +482,13 @@ void Scheduler::runDeferredParts(Group &g) {
   }
 }
 
-bool Scheduler::runAssignment(const Assignment &assignment, bool &draining) {
+bool Scheduler::runAssignment(Assignment &assignment, bool &draining) {
   LaunchState &launch = *assignment.launch;
   if (launch.parts.size() == 1 && !launch.spec.syncStart &&
-      !device_.tracer.enabled())
-    return launch.finishBlocks(runPlainBlocks(assignment), assignment.count);
+      !device_.tracer.enabled()) {
+    const int64_t ran = runPlainBlocks(assignment);
+    return launch.finishBlocks(ran, assignment.count);
+  }
   int64_t ran = 0;
   for (int64_t b = 0; b < assignment.count; ++b) {
     switch (
@@ -470,7 +506,7 @@ bool Scheduler::runAssignment(const Assignment &assignment, bool &draining) {
   return launch.finishBlocks(ran, assignment.count);
 }
 
-int64_t Scheduler::runPlainBlocks(const Assignment &assignment) {
+int64_t Scheduler::runPlainBlocks(Assignment &assignment) {
   LaunchState &launch = *assignment.launch;
   const Part &part = launch.parts[0];
   BlockRef ref{&launch, nullptr};
@@ -484,14 +520,36 @@ int64_t Scheduler::runPlainBlocks(const Assignment &assignment) {
   ctx.subblock_idx = part.subblock;
   int64_t ran = 0;
   PartScope working;
+  const int64_t start = nowNs();
   for (int64_t b = 0; b < assignment.count; ++b) {
     if (launch.cancelled.load(std::memory_order_acquire))
       break; // the rest are skipped
+    // Alone, the estimate is checked after the first block and then every
+    // 64 (a clock read costs as much as several empty blocks).
+    if (assignment.alone && (b == 1 || b % 64 == 0) &&
+        nowNs() - start > 2 * kAloneNs) {
+      giveBack(assignment, b);
+      break;
+    }
     ctx.block_idx = int32_t(assignment.block + b);
     callPart(launch, part, ctx);
     ++ran;
   }
+  recordBlockCost(part.fn, ran, nowNs() - start);
   return ran;
+}
+
+void Scheduler::giveBack(Assignment &assignment, int64_t started) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    LaunchState &launch = *assignment.launch;
+    // Nobody else claimed blocks of the launch since this assignment took
+    // all that were left.
+    launch.nextBlock = assignment.block + started;
+    queue_.push_front(assignment.launch);
+  }
+  assignment.count = started;
+  assignment.alone = false;
 }
 
 bool Scheduler::letGo() {

@@ -86,6 +86,9 @@ private:
     int64_t block = -1;
     int32_t group = -1;
     int64_t count = 1;
+    /// A caller runs the launch's remaining blocks alone (help): it gives
+    /// back the blocks it has not started once they outlast the estimate.
+    bool alone = false;
   };
   struct VectorUnit {
     pthread_t thread{};
@@ -131,9 +134,10 @@ private:
   /// Claims the next chunk of `launch` (not a gang) on a free core group:
   /// guided, a share of the remaining blocks that shrinks as they run out,
   /// so a launch of many short blocks takes few trips through the mutex and
-  /// the last blocks still spread over every running leader.
+  /// the last blocks still spread over every running leader. `all`: every
+  /// remaining block (a caller that runs them alone, see help).
   Assignment claimChunkLocked(const std::shared_ptr<LaunchState> &launch,
-                              int64_t maxCount = INT64_MAX);
+                              int64_t maxCount = INT64_MAX, bool all = false);
   bool workAvailableLocked() const;
   int32_t popGroupLocked();
   /// Whether a block outside a gang may start now.
@@ -154,8 +158,8 @@ private:
   /// Runs the assignment's blocks. True when it finished the launch's
   /// last block (its caller completes the launch); `draining` when the
   /// last vector part of its block finishes it and frees the core group.
-  [[nodiscard]] bool runAssignment(const Assignment &assignment,
-                                   bool &draining);
+  /// An `alone` assignment may end early: its count is then what it ran.
+  [[nodiscard]] bool runAssignment(Assignment &assignment, bool &draining);
   BlockEnd runBlock(const std::shared_ptr<LaunchState> &launch, int64_t block,
                     int32_t group);
   /// Whether the leader of a block whose vector parts still run may go on
@@ -169,7 +173,10 @@ private:
   void finishDraining(int32_t group);
   /// The blocks of a single-part launch outside a gang, tracing off: one
   /// context for the chunk, nothing but the kernel per block. How many ran.
-  int64_t runPlainBlocks(const Assignment &assignment);
+  int64_t runPlainBlocks(Assignment &assignment);
+  /// An `alone` assignment outlasted its estimate after `started` blocks:
+  /// the rest go back to the launch for other threads to share.
+  void giveBack(Assignment &assignment, int64_t started);
   void runPart(LaunchState &launch, const Part &part,
                const bp_block_context &ctx);
   /// Calls the part's entry; a failure (an error code, an exception) fails
@@ -218,6 +225,21 @@ private:
   };
   std::mutex sleepersMutex_;
   std::deque<Sleeper *> sleepers_;
+
+  /// What a block of a single-part kernel took lately, by entry point
+  /// (direct-mapped, racy by design: a figure only steers how a launch is
+  /// split). A caller runs a launch alone when its blocks are expected to
+  /// take less than bringing in another thread would (help).
+  struct BlockCost {
+    std::atomic<bp_kernel_fn> fn{nullptr};
+    std::atomic<int64_t> ns{0};
+  };
+  static constexpr size_t kBlockCosts = 64;
+  static constexpr int64_t kAloneNs = 2'000;
+  BlockCost blockCosts_[kBlockCosts];
+  /// Expected nanoseconds for `blocks` blocks of `fn`; -1 when unknown.
+  int64_t expectedNs(bp_kernel_fn fn, int64_t blocks) const;
+  void recordBlockCost(bp_kernel_fn fn, int64_t blocks, int64_t ns);
 
   std::vector<pthread_t> leaders_;
   std::unique_ptr<Group[]> groups_;
