@@ -93,11 +93,19 @@ TEST_P(PipeStream, TilesArriveInOrderThroughTheRing) {
   runStream(device, 24, GetParam(), 50, false);
 }
 
-// Slot flags sit up to a cache line apart, as far as the pipe's share of
-// the control block allows (Ring::flagStride): every spacing, up to the
-// target's most slots (the device spec's pipe.max_slot_num, 64).
+// Rings of every depth, up to the target's most slots (the device spec's
+// pipe.max_slot_num, 64).
 INSTANTIATE_TEST_SUITE_P(SlotNums, PipeStream,
                          ::testing::Values(1, 2, 3, 4, 8, 17, 33, 64));
+
+TEST(Pipe, CountsRunAcrossTheirWrapAround) {
+  // The counts a ring publishes start 256 short of wrapping around 2^32
+  // (kCountOrigin in Pipe.h): 1000 tiles take every comparison across the
+  // wrap, through depths that do and do not divide 2^32.
+  CpuSimDevice device;
+  for (int32_t slots : {1, 2, 3, 64})
+    runStream(device, 2, slots, 1000, false);
+}
 
 // The same streams with waits that sleep at once (DeviceOptions::spin off)
 // and with one block at a time, where every wait spins first (a core to

@@ -553,8 +553,9 @@ int32_t waitSlot(const bp_block_context *ctx, const PipeState &pipe, Ring &ring,
   int32_t first, last;
   flagLanes(ctx, pipe, first, last);
   Ring::Lane &own = ring.lanes[laneOf(ctx)];
-  const uint32_t want = producer ? uint32_t(own.pushed + 1 - pipe.slotNum)
-                                 : uint32_t(own.popped + 1);
+  const uint32_t want =
+      kCountOrigin + (producer ? uint32_t(own.pushed + 1 - pipe.slotNum)
+                               : uint32_t(own.popped + 1));
   for (int32_t l = first; l <= last; ++l) {
     if (reached(own.seen[l], want))
       continue;
@@ -581,7 +582,8 @@ void publishSlot(const bp_block_context *ctx, const PipeState &pipe, Ring &ring,
   int32_t first, last;
   flagLanes(ctx, pipe, first, last);
   for (int32_t l = first; l <= last; ++l)
-    publish(producer ? *ring.pushed[l] : *ring.freed[l], uint32_t(count));
+    publish(producer ? *ring.pushed[l] : *ring.freed[l],
+            kCountOrigin + uint32_t(count));
 }
 
 int32_t tpush(const bp_block_context *ctx, int32_t pipeId, int32_t dir,

@@ -38,10 +38,17 @@ constexpr int kLanes = 3;
 /// What two cores writing apart should keep between their data.
 constexpr int64_t kCacheLineBytes = 64;
 
+/// Where published counts start: 256 short of wrapping around 2^32, so that
+/// every ring that moves more than 256 tiles runs its comparisons across
+/// the wrap (as the Linux kernel starts jiffies short of theirs). Lanes
+/// count from 0 themselves and publish kCountOrigin + their count.
+constexpr uint32_t kCountOrigin = 0xFFFFFF00u;
+
 /// A count one side of a ring publishes to the other, in GM control memory.
 struct alignas(kCacheLineBytes) RingCounter {
-  /// Tiles published (or slots freed), modulo 2^32; written by the owner.
-  std::atomic<uint32_t> count{0};
+  /// kCountOrigin + tiles published (or slots freed), modulo 2^32; written
+  /// by the owner.
+  std::atomic<uint32_t> count{kCountOrigin};
   /// 1 while the other side sleeps on `sleeper`, or is about to.
   std::atomic<uint32_t> sleeper{0};
   /// 1 once the other side has slept on this counter (or the host has no
@@ -69,7 +76,7 @@ struct Ring {
     int64_t freed = 0;
     // The other side's counter as this lane last read it, per AIV lane: a
     // wait that these already satisfy reads nothing the other core wrote.
-    uint32_t seen[2] = {0, 0};
+    uint32_t seen[2] = {kCountOrigin, kCountOrigin};
     // Where the lane last pushed and popped (PipeCall::where, or null): the
     // tiles a block leaves in a ring are its newest, so these name one of
     // them.
