@@ -68,51 +68,38 @@ static std::optional<MatmulUse> soleMatmulUse(Value tile) {
 enum class LoadForm {
   /// A tile, copied from GM.
   Tile,
-  /// A matmul operand read in place (tile::view): cpu-sim's GM is host
-  /// memory, so the copy into a tile would only cost time.
-  InPlace,
+  /// A matmul's left operand read in place (tile::view): cpu-sim's GM is
+  /// host memory, so the copy into a tile would only cost time.
+  LeftInPlace,
   /// A matmul's right operand loaded into the micro-kernel's layout
-  /// (tile::Panels), 16-bit elements widened once.
+  /// (tile::Panels).
   RightPanels,
 };
 
-/// Whether nothing between `load` and `matmul` may write memory, so that
-/// the matmul reading the load's window in place reads what the load would
-/// have read.
-static bool windowUnwrittenUntil(bp::LoadOp load, Operation *matmul) {
-  for (Operation *op = load->getNextNode(); op != matmul;
+/// A full 2-D load whose only use is an operand of a matmul (soleMatmulUse)
+/// is held as that operand wants: a left operand in place when nothing
+/// between the load and the matmul may write memory (so it reads what the
+/// load would have read), a right operand in panels unless the matmul
+/// transposes it.
+static LoadForm loadFormOf(bp::LoadOp load) {
+  if (!load.getValid().empty() ||
+      llvm::cast<bp::TileType>(load.getType()).getRank() != 2)
+    return LoadForm::Tile;
+  std::optional<MatmulUse> use = soleMatmulUse(load.getResult());
+  if (!use)
+    return LoadForm::Tile;
+  if (!use->lhs)
+    return use->matmul.getTransposeRhs() ? LoadForm::Tile
+                                         : LoadForm::RightPanels;
+  for (Operation *op = load->getNextNode(); op != use->matmul;
        op = op->getNextNode()) {
     if (isMemoryEffectFree(op))
       continue;
     auto effects = llvm::dyn_cast<MemoryEffectOpInterface>(op);
     if (!effects || !effects.onlyHasEffect<MemoryEffects::Read>())
-      return false;
+      return LoadForm::Tile;
   }
-  return true;
-}
-
-/// A full 2-D load whose only use is an operand of a matmul (soleMatmulUse)
-/// is held as that operand wants: in place when nothing between the load
-/// and the matmul may write memory, except a right operand of 16-bit
-/// elements (widened once, into panels) or one the matmul transposes (a
-/// tile); otherwise a right operand goes into panels.
-static LoadForm loadFormOf(bp::LoadOp load) {
-  auto type = llvm::cast<bp::TileType>(load.getType());
-  if (!load.getValid().empty() || type.getRank() != 2)
-    return LoadForm::Tile;
-  std::optional<MatmulUse> use = soleMatmulUse(load.getResult());
-  if (!use)
-    return LoadForm::Tile;
-  const bool unwritten = windowUnwrittenUntil(load, use->matmul);
-  if (use->lhs)
-    return unwritten ? LoadForm::InPlace : LoadForm::Tile;
-  if (use->matmul.getTransposeRhs())
-    return LoadForm::Tile;
-  Type element = type.getElementType();
-  return unwritten && element.isIntOrFloat() &&
-                 element.getIntOrFloatBitWidth() > 16
-             ? LoadForm::InPlace
-             : LoadForm::RightPanels;
+  return LoadForm::LeftInPlace;
 }
 
 namespace {
@@ -540,7 +527,7 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         const std::string at =
             (*w)[0] + ", " + (*w)[3] + ", " + (*w)[1] + ", " + (*w)[2];
         LoadForm form = cuda ? LoadForm::Tile : loadFormOf(op);
-        if (form == LoadForm::InPlace) {
+        if (form == LoadForm::LeftInPlace) {
           out.line("const auto " + declare(op, "t") + " = tile::view<" +
                    std::to_string(type.getDimSize(0)) + ", " +
                    std::to_string(type.getDimSize(1)) + ">(" + at + ");");

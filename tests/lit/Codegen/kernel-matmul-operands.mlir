@@ -2,17 +2,16 @@
 // RUN: bp-opt --bp-register-target=target=cuda %s | bp-translate --bp-to-cpp -o - | FileCheck %s --check-prefix=CUDA
 
 // On cpu-sim a load whose only use is a matmul operand (directly or through
-// moves) is not copied into a tile: an operand is read in place from GM when
-// nothing in between may write memory, except a right operand of 16-bit
-// elements, which is loaded into panels (widened once), as is a right
-// operand whose window may be written before its matmul; a right operand
-// the matmul transposes is a tile, and a move into an operand is a
+// moves) is not copied into a tile: the left operand is read in place from
+// GM when nothing in between may write memory, the right one is loaded into
+// panels unless the matmul transposes it, and a move into an operand is a
 // reference. Everything else, and every load on cuda, is a tile.
 
 module {
   // CHECK-LABEL: // ---- FILE: kernels/aic/direct.cpp
   // CHECK:      const auto a = tile::view<16, 32>(x, 32, 0, 0);
-  // CHECK-NEXT: const auto b = tile::view<32, 16>(w, 16, 0, 0);
+  // CHECK-NEXT: tile::Panels<float, 32, 16> b;
+  // CHECK-NEXT: tile::load(b, w, 16, 0, 0);
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Acc> acc;
   // CHECK-NEXT: tile::matmul(acc, a, b);
   // CUDA-LABEL: // ---- FILE: kernels/aic/direct.cuh
@@ -94,24 +93,5 @@ module {
     %y3 = bp.store %p, %y2[%c0, %c0] : !bp.tile<16x16xf32, acc>, !bp.tensor<16x16xf32>
     %y4 = bp.store %q2, %y3[%c0, %c0] : !bp.tile<16x16xf32, acc>, !bp.tensor<16x16xf32>
     return %y4 : !bp.tensor<16x16xf32>
-  }
-
-  // CHECK-LABEL: // ---- FILE: kernels/incore/written_between.cpp
-  // A store to the right operand's tensor between its load and its matmul:
-  // panels, which hold what the load read.
-  // CHECK:      tile::Panels<float, 16, 16> b;
-  // CHECK-NEXT: tile::load(b, y, 16, 0, 0);
-  // CHECK-NEXT: tile::store(y, 16, 0, 0, s);
-  // CHECK:      tile::matmul(p, a, b);
-  func.func @written_between(%x: !bp.tensor<16x16xf32>, %y: !bp.tensor<16x16xf32>)
-      -> !bp.tensor<16x16xf32> attributes {bp.kind = #bp<kind incore>} {
-    %c0 = arith.constant 0 : index
-    %s = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, vec>
-    %b = bp.load %y[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, right>
-    %y2 = bp.store %s, %y[%c0, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<16x16xf32>
-    %a = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, left>
-    %p = bp.matmul %a, %b : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
-    %y3 = bp.store %p, %y2[%c0, %c0] : !bp.tile<16x16xf32, acc>, !bp.tensor<16x16xf32>
-    return %y3 : !bp.tensor<16x16xf32>
   }
 }

@@ -20,12 +20,12 @@
 // compiler vectorizes.
 //
 // Two operand forms spare the copies a K loop would otherwise make (codegen
-// uses them for a load whose only use is a matmul): `view` reads an operand
-// where it lies in GM (cpu-sim's GM is host memory; the micro-kernel reads
-// a float right operand's rows in place, `ld` apart), and `Panels` holds a
-// right operand in the micro-kernel's layout, loaded from GM straight into
-// it, 16-bit elements widened once. Both give results identical to the
-// plain tiles': each element of c sums the same products in the same order.
+// uses them for a load whose only use is a matmul): `view` reads the left
+// operand where it lies in GM (cpu-sim's GM is host memory), and `Panels`
+// holds the right operand in the micro-kernel's layout, loaded from GM
+// straight into it, 16-bit elements widened once. Both give results
+// identical to the plain tiles': each element of c sums the same products
+// in the same order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,11 +59,11 @@ constexpr int64_t panelOffset(int64_t first, int64_t k) {
 }
 
 /// c += a x b, a's rows lda apart, b's columns in panels of W (the last
-/// one narrower; W = N: row-major, rows ldb apart).
+/// one narrower; W = N: row-major).
 template <typename Acc, typename A, typename B, int64_t M, int64_t K, int64_t N,
           int64_t W>
 inline void matmulAccumulate(Acc *__restrict c, const A *__restrict a,
-                             int64_t lda, const B *__restrict b, int64_t ldb) {
+                             int64_t lda, const B *__restrict b) {
   for (int64_t k0 = 0; k0 < K; k0 += kMatmulKBlock) {
     const int64_t k1 = k0 + kMatmulKBlock < K ? k0 + kMatmulKBlock : K;
     for (int64_t i = 0; i < M; ++i) {
@@ -72,8 +72,7 @@ inline void matmulAccumulate(Acc *__restrict c, const A *__restrict a,
         const Acc aik = Acc(a[i * lda + k]);
         for (int64_t first = 0; first < N; first += W) {
           const int64_t width = N - first < W ? N - first : W;
-          const B *__restrict brow =
-              W == N ? b + k * ldb + first : b + panelOffset<K, N, W>(first, k);
+          const B *__restrict brow = b + panelOffset<K, N, W>(first, k);
           for (int64_t j = 0; j < width; ++j)
             crow[first + j] += aik * Acc(brow[j]);
         }
@@ -205,13 +204,12 @@ inline void simdColumn(float *__restrict c, const float *__restrict a,
 }
 
 /// c (+)= a x b for float a: M x K (rows lda apart), b: K x N, c: M x N
-/// (row-major). b is row-major (rows ldb apart), or with Paneled in the
-/// layout of Panels: the columns in panels of blockVecs vectors (the last
-/// one narrower when N is not a multiple), each panel K rows of its width.
+/// (row-major). b is row-major, or with Paneled in the layout of Panels:
+/// the columns in panels of blockVecs vectors (the last one narrower when N
+/// is not a multiple), each panel K rows of its width.
 template <int64_t M, int64_t K, int64_t N, bool Zero, bool Paneled>
 inline void simdMatmul(float *__restrict c, const float *__restrict a,
-                       int64_t lda, const float *__restrict b,
-                       int64_t ldbRows) {
+                       int64_t lda, const float *__restrict b) {
   constexpr int64_t L = SimdF32::lanes;
   constexpr int64_t NR = SimdF32::blockVecs * L;
   constexpr int64_t fullCols = N - N % NR;
@@ -220,10 +218,10 @@ inline void simdMatmul(float *__restrict c, const float *__restrict a,
   constexpr int64_t lastLanes = N % L == 0 ? L : N % L;
   // Where row k0 of the block column at column j starts, and how far apart
   // its rows are.
-  const int64_t ldb = Paneled ? NR : ldbRows;
-  const int64_t ldTail = Paneled ? N - fullCols : ldbRows;
+  constexpr int64_t ldb = Paneled ? NR : N;
+  constexpr int64_t ldTail = Paneled ? N - fullCols : N;
   auto column = [&](int64_t j, int64_t k0) {
-    return Paneled ? b + panelOffset<K, N, NR>(j, k0) : b + k0 * ldbRows + j;
+    return Paneled ? b + panelOffset<K, N, NR>(j, k0) : b + k0 * N + j;
   };
   for (int64_t k0 = 0; k0 < K; k0 += kSimdKBlock) {
     const int64_t kc = K - k0 < kSimdKBlock ? K - k0 : kSimdKBlock;
@@ -269,8 +267,8 @@ using operand_t = std::conditional_t<isNarrow<T>, float, T>;
 
 } // namespace detail
 
-/// An operand read where it lies: the Rows x Cols window of a GM tensor
-/// whose rows are `ld` elements apart. See `view`.
+/// A left operand read where it lies: the Rows x Cols window of a GM
+/// tensor whose rows are `ld` elements apart. See `view`.
 template <typename T, int64_t Rows, int64_t Cols> struct GmView {
   static_assert(Rows > 0 && Cols > 0, "views have a positive shape");
   using value_type = T;
@@ -284,8 +282,8 @@ template <typename T, int64_t Rows, int64_t Cols> struct GmView {
 };
 
 /// The Rows x Cols window at (row, col) of a GM tensor with leading
-/// dimension `ld`, for a matmul to read in place as an operand (what `load`
-/// into a Left or Right tile would copy). The caller keeps the window
+/// dimension `ld`, for a matmul to read in place as its left operand (what
+/// `load` into a Left tile would copy). The caller keeps the window
 /// unwritten until the matmul has run.
 template <int64_t Rows, int64_t Cols, typename T>
 inline GmView<T, Rows, Cols> view(const T *gm, int64_t ld, int64_t row,
@@ -380,48 +378,38 @@ template <typename Src> struct LeftOperand<Src, true> {
   int64_t ld = Src::cols;
 };
 
-/// The right operand as arithmetic reads it: a row-major tile or view of GM
-/// (rows `ld` apart; a float copy when 16-bit), or panels as they are.
+/// The right operand as arithmetic reads it: a row-major tile (a float copy
+/// when 16-bit), or panels as they are.
 template <typename Src, bool Widen = isNarrow<typename Src::value_type> &&
                                      !IsPanels<Src>::value>
 struct RightOperand {
   using value_type = operand_t<typename Src::value_type>;
   static constexpr bool paneled = IsPanels<Src>::value;
-  explicit RightOperand(const Src &src) : data(src.data), ld(leadingDim(src)) {}
-  static int64_t leadingDim(const Src &src) {
-    if constexpr (IsView<Src>::value)
-      return src.ld;
-    else
-      return Src::cols;
-  }
+  explicit RightOperand(const Src &src) : data(src.data) {}
   const value_type *data;
-  int64_t ld;
 };
 template <typename Src> struct RightOperand<Src, true> {
   using value_type = float;
   static constexpr bool paneled = false;
   explicit RightOperand(const Src &src) {
-    for (int64_t r = 0; r < Src::rows; ++r)
-      for (int64_t c = 0; c < Src::cols; ++c)
-        widened.data[r * Src::cols + c] = float(src(r, c));
+    for (int64_t i = 0; i < Src::rows * Src::cols; ++i)
+      widened.data[i] = float(src.data[i]);
   }
   Tile<float, Src::rows, Src::cols, Space::Right> widened;
   const float *data = widened.data;
-  int64_t ld = Src::cols;
 };
 
 /// c (+)= a x b in Acc (c is zeroed first when Zero); a's rows are lda
-/// apart, b is row-major (rows ldb apart) or (Paneled) in the layout of
-/// Panels.
+/// apart, b is row-major or (Paneled) in the layout of Panels.
 template <bool Zero, bool Paneled, typename Acc, typename A, typename B,
           int64_t M, int64_t K, int64_t N>
 inline void matmulInto(Acc *__restrict c, const A *__restrict a, int64_t lda,
-                       const B *__restrict b, int64_t ldb) {
+                       const B *__restrict b) {
 #if BLOCKPIPE_TILE_SIMD_MATMUL
   if constexpr (std::is_same<Acc, float>::value &&
                 std::is_same<A, float>::value &&
                 std::is_same<B, float>::value) {
-    simdMatmul<M, K, N, Zero, Paneled>(c, a, lda, b, ldb);
+    simdMatmul<M, K, N, Zero, Paneled>(c, a, lda, b);
     return;
   }
 #endif
@@ -429,7 +417,7 @@ inline void matmulInto(Acc *__restrict c, const A *__restrict a, int64_t lda,
     for (int64_t i = 0; i < M * N; ++i)
       c[i] = Acc(0);
   matmulAccumulate<Acc, A, B, M, K, N, Paneled ? panelCols<B, N> : N>(c, a, lda,
-                                                                      b, ldb);
+                                                                      b);
 }
 
 template <bool Zero, typename TC, int64_t M, int64_t N, Space SC, typename ASrc,
@@ -437,9 +425,8 @@ template <bool Zero, typename TC, int64_t M, int64_t N, Space SC, typename ASrc,
 inline void matmulImpl(Tile<TC, M, N, SC> &c, const ASrc &a, const BSrc &b) {
   static_assert(IsTile<ASrc>::value || IsView<ASrc>::value,
                 "a matmul's left operand is a tile or a view of GM");
-  static_assert(IsTile<BSrc>::value || IsView<BSrc>::value ||
-                    IsPanels<BSrc>::value,
-                "a matmul's right operand is a tile, a view of GM or panels");
+  static_assert(IsTile<BSrc>::value || IsPanels<BSrc>::value,
+                "a matmul's right operand is a tile or panels");
   static_assert(ASrc::rows == M && BSrc::cols == N && ASrc::cols == BSrc::rows,
                 "matmul shapes: (M x K) x (K x N) -> M x N");
   constexpr int64_t K = ASrc::cols;
@@ -454,25 +441,25 @@ inline void matmulImpl(Tile<TC, M, N, SC> &c, const ASrc &a, const BSrc &b) {
     if constexpr (!Zero)
       for (int64_t i = 0; i < M * N; ++i)
         acc.data[i] = float(c.data[i]);
-    matmulInto<Zero, paneled, Acc, AValue, BValue, M, K, N>(
-        acc.data, av.data, av.ld, bv.data, bv.ld);
+    matmulInto<Zero, paneled, Acc, AValue, BValue, M, K, N>(acc.data, av.data,
+                                                            av.ld, bv.data);
     for (int64_t i = 0; i < M * N; ++i)
       c.data[i] = TC(acc.data[i]);
   } else {
-    matmulInto<Zero, paneled, Acc, AValue, BValue, M, K, N>(
-        c.data, av.data, av.ld, bv.data, bv.ld);
+    matmulInto<Zero, paneled, Acc, AValue, BValue, M, K, N>(c.data, av.data,
+                                                            av.ld, bv.data);
   }
 }
 
 } // namespace detail
 
-/// c += a x b; a is a Tile or a GmView, b a Tile, a GmView or Panels.
+/// c += a x b; a is a Tile or a GmView, b a Tile or Panels.
 template <typename TC, int64_t M, int64_t N, Space SC, typename A, typename B>
 inline void matmul_acc(Tile<TC, M, N, SC> &c, const A &a, const B &b) {
   detail::matmulImpl<false>(c, a, b);
 }
 
-/// c = a x b; a is a Tile or a GmView, b a Tile, a GmView or Panels.
+/// c = a x b; a is a Tile or a GmView, b a Tile or Panels.
 template <typename TC, int64_t M, int64_t N, Space SC, typename A, typename B>
 inline void matmul(Tile<TC, M, N, SC> &c, const A &a, const B &b) {
   detail::matmulImpl<true>(c, a, b);

@@ -14,7 +14,8 @@ int32_t down_proj_aic(const bp_block_context *bp_ctx, float *x, float *w,
   BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_C2V,
                         /*slot_size=*/4096, /*slot_num=*/8));
   const auto a = tile::view<32, 64>(x, 64, 0, 0);
-  const auto b = tile::view<64, 32>(w, 32, 0, 0);
+  tile::Panels<float, 64, 32> b;
+  tile::load(b, w, 32, 0, 0);
   const auto &l = a;
   const auto &r = b;
   tile::Tile<float, 32, 32, tile::Space::Acc> acc;

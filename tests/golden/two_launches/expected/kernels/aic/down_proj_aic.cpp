@@ -17,7 +17,8 @@ int32_t down_proj_aic(const bp_block_context *bp_ctx, float *x, float *w,
   const int64_t row = block * 32;
   BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at input.mlir:13", 0, row, 32, 128));
   const auto a = tile::view<32, 64>(x, 64, row, 0);
-  const auto b = tile::view<64, 32>(w, 32, 0, 0);
+  tile::Panels<float, 64, 32> b;
+  tile::load(b, w, 32, 0, 0);
   const auto &l = a;
   const auto &r = b;
   tile::Tile<float, 32, 32, tile::Space::Acc> acc;
