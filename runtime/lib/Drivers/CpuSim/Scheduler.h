@@ -26,8 +26,8 @@
 // up for them. When the kernel's recent blocks say the launch ends sooner
 // than another thread could join in, the caller claims every block and
 // wakes nobody; blocks that outlast that estimate go back to the launch for
-// the leaders to share. Waits sleep (std::atomic::wait) after a bounded, adaptive
-// spin (Spin.h) while the host has a core to spare; every wake-up is
+// the leaders to share. Waits sleep (std::atomic::wait) after a bounded,
+// adaptive spin (Spin.h) while the host has a core to spare; every wake-up is
 // targeted at a thread that has work, and none is sent while an idle
 // leader spins: it sees the work itself.
 //
