@@ -26,6 +26,9 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Path.h"
 
+#include <map>
+#include <tuple>
+
 using namespace mlir;
 using namespace blockpipe::codegen;
 
@@ -100,6 +103,32 @@ static LoadForm loadFormOf(bp::LoadOp load) {
       return LoadForm::Tile;
   }
   return LoadForm::LeftInPlace;
+}
+
+/// Whether `arg` is a tensor the launch only reads: an In parameter (the
+/// frontend refuses to write those) that nothing in `func` writes either.
+static bool isReadOnlyInput(func::FuncOp func, BlockArgument arg) {
+  auto dir = func.getArgAttrOfType<bp::ParamDirAttr>(
+      arg.getArgNumber(), bp::BPDialect::kParamDirAttrName);
+  if (dir && dir.getValue() != bp::ParamDir::In)
+    return false;
+  return llvm::all_of(arg.getUsers(), [](Operation *user) {
+    if (llvm::isa<bp::LoadOp>(user) || isMemoryEffectFree(user))
+      return true;
+    auto effects = llvm::dyn_cast<MemoryEffectOpInterface>(user);
+    return effects && effects.onlyHasEffect<MemoryEffects::Read>();
+  });
+}
+
+/// A load held in panels (LoadForm::RightPanels) whose window other blocks
+/// of the launch may load too: a 2-D window of a 2-D tensor the launch only
+/// reads. Such loads go through a tile::PanelCache, so that each window is
+/// packed once per launch rather than once per block.
+static bool sharesPanels(func::FuncOp func, bp::LoadOp load) {
+  auto arg = llvm::dyn_cast<BlockArgument>(load.getSource());
+  return arg && arg.getOwner() == &func.getBody().front() &&
+         llvm::cast<bp::GMTensorType>(arg.getType()).getRank() == 2 &&
+         isReadOnlyInput(func, arg);
 }
 
 namespace {
@@ -215,9 +244,16 @@ private:
     return line ? ", \"" + escapeCppString(*line) + "\"" : "";
   }
 
+  /// Declares a tile::PanelCache for every (tensor, panel shape) that
+  /// sharesPanels loads read, and records which cache each load goes
+  /// through.
+  void declarePanelCaches();
+
   const KernelInfo &kernel;
   const bool cuda;
   llvm::DenseMap<Value, CppParam> params;
+  /// The PanelCache variable each sharing load goes through.
+  llvm::DenseMap<Operation *, std::string> panelCacheOf;
   mutable llvm::StringSet<> usedNames;
   bool usesContext = false;
   bool declaresTiles = false;
@@ -334,6 +370,8 @@ LogicalResult KernelBody::emit(CppWriter &file) {
     }
     params[arg] = std::move(param);
   }
+  if (!cuda)
+    declarePanelCaches();
   if (failed(emitBlock(func.getBody().front())))
     return failure();
   out.line("return BP_OK;");
@@ -362,6 +400,45 @@ LogicalResult KernelBody::emit(CppWriter &file) {
   file.str() += out.str();
   file.line("}");
   return success();
+}
+
+void KernelBody::declarePanelCaches() {
+  // One cache per tensor and panel shape, in the order of first use; a
+  // launch tells them apart by id (the AIV's odd, in case both halves of a
+  // group ever kept some).
+  std::map<std::tuple<unsigned, int64_t, int64_t>, std::string> caches;
+  func.walk([&](bp::LoadOp load) {
+    if (dead.contains(load) || loadFormOf(load) != LoadForm::RightPanels ||
+        !sharesPanels(func, load))
+      return;
+    auto arg = llvm::cast<BlockArgument>(load.getSource());
+    auto type = llvm::cast<bp::TileType>(load.getType());
+    auto key = std::make_tuple(arg.getArgNumber(), type.getDimSize(0),
+                               type.getDimSize(1));
+    auto [it, added] = caches.try_emplace(key);
+    if (added) {
+      const CppParam &param = params.find(arg)->second;
+      it->second = scope.unique(param.name + "_panels");
+      const std::string id =
+          std::to_string(2 * (caches.size() - 1) +
+                         (kernel.kind == bp::FunctionKind::AIV ? 1 : 0));
+      for (const std::string &dim : param.dims)
+        usedNames.insert(dim);
+      out.line("// '" + param.name + "' is only read: each " +
+               std::to_string(type.getDimSize(0)) + "x" +
+               std::to_string(type.getDimSize(1)) +
+               " window is packed once per launch,");
+      out.line("// by the first block to load it, for every block to read.");
+      out.line("tile::PanelCache<" + *cppScalarType(type.getElementType()) +
+               ", " + std::to_string(type.getDimSize(0)) + ", " +
+               std::to_string(type.getDimSize(1)) + "> " + it->second + "(" +
+               param.dims[0] + ", " + param.dims[1] + ");");
+      out.line(it->second + ".attach(bp_launch_shared(" + ctx() + ", " + id +
+               ", " + it->second + ".bytes(), " + it->second +
+               ".header_bytes()));");
+    }
+    panelCacheOf[load] = it->second;
+  });
 }
 
 FailureOr<std::array<std::string, 4>> KernelBody::window(Operation *op,
@@ -531,6 +608,16 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
           out.line("const auto " + declare(op, "t") + " = tile::view<" +
                    std::to_string(type.getDimSize(0)) + ", " +
                    std::to_string(type.getDimSize(1)) + ">(" + at + ");");
+          return success();
+        }
+        if (auto cache = panelCacheOf.find(op); cache != panelCacheOf.end()) {
+          std::string name = declare(op, "t");
+          std::string own = scope.unique(name + "_own");
+          out.line("tile::Panels<" + *cppScalarType(type.getElementType()) +
+                   ", " + std::to_string(type.getDimSize(0)) + ", " +
+                   std::to_string(type.getDimSize(1)) + "> " + own + ";");
+          out.line("const auto " + name + " = " + cache->second + ".load(" +
+                   own + ", " + at + ");");
           return success();
         }
         if (form == LoadForm::RightPanels) {

@@ -11,7 +11,7 @@ module {
   // The tile that starts the loop is the loop's variable (its only use).
   // CHECK: tile::matmul(acc, a, b);
   // CHECK-NEXT: for (int64_t k = 1; k < 4; k += 1) {
-  // CHECK:        tile::load(bk, w, 16, col, 0);
+  // CHECK:        const auto bk = w_panels.load(bk_own, w, 16, col, 0);
   // CHECK-NEXT:   tile::matmul_acc(acc, ak, bk);
   // CHECK-NEXT: }
   // CHECK-NEXT: BP_CHECK(bp_tpush_at(bp_ctx, 0, BP_PIPE_C2V, acc.data

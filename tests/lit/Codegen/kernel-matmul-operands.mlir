@@ -5,13 +5,18 @@
 // moves) is not copied into a tile: the left operand is read in place from
 // GM when nothing in between may write memory, the right one is loaded into
 // panels unless the matmul transposes it, and a move into an operand is a
-// reference. Everything else, and every load on cuda, is a tile.
+// reference. Panels of a 2-D tensor the kernel only reads go through a
+// PanelCache in launch-shared memory (packed once per launch, by the first
+// block to load each window); those of a tensor the launch may write are the
+// block's own. Everything else, and every load on cuda, is a tile.
 
 module {
   // CHECK-LABEL: // ---- FILE: kernels/aic/direct.cpp
+  // CHECK:      tile::PanelCache<float, 32, 16> w_panels(32, 16);
+  // CHECK-NEXT: w_panels.attach(bp_launch_shared(bp_ctx, 0, w_panels.bytes(), w_panels.header_bytes()));
   // CHECK:      const auto a = tile::view<16, 32>(x, 32, 0, 0);
-  // CHECK-NEXT: tile::Panels<float, 32, 16> b;
-  // CHECK-NEXT: tile::load(b, w, 16, 0, 0);
+  // CHECK-NEXT: tile::Panels<float, 32, 16> b_own;
+  // CHECK-NEXT: const auto b = w_panels.load(b_own, w, 16, 0, 0);
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Acc> acc;
   // CHECK-NEXT: tile::matmul(acc, a, b);
   // CUDA-LABEL: // ---- FILE: kernels/aic/direct.cuh
@@ -34,9 +39,10 @@ module {
   }
 
   // CHECK-LABEL: // ---- FILE: kernels/aic/through_moves.cpp
+  // CHECK:      tile::PanelCache<::blockpipe::tile::half, 16, 16> w_panels(16, 16);
   // CHECK:      const auto a = tile::view<16, 16>(x, 16, 0, 0);
-  // CHECK-NEXT: tile::Panels<::blockpipe::tile::half, 16, 16> b;
-  // CHECK-NEXT: tile::load(b, w, 16, 0, 0);
+  // CHECK-NEXT: tile::Panels<::blockpipe::tile::half, 16, 16> b_own;
+  // CHECK-NEXT: const auto b = w_panels.load(b_own, w, 16, 0, 0);
   // CHECK-NEXT: const auto &l = a;
   // CHECK-NEXT: const auto &r = b;
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Acc> acc;
@@ -53,6 +59,26 @@ module {
     %acc = bp.matmul %l, %r : !bp.tile<16x16xf16, left>, !bp.tile<16x16xf16, right> -> !bp.tile<16x16xf32, acc>
     bp.tpush c2v %acc pipe(0) : !bp.tile<16x16xf32, acc>
     return
+  }
+
+  // CHECK-LABEL: // ---- FILE: kernels/aic/written.cpp
+  // A right operand from a tensor the launch may write: the block's panels.
+  // CHECK-NOT:  PanelCache
+  // CHECK:      tile::Panels<float, 16, 16> b;
+  // CHECK-NEXT: tile::load(b, w, 16, 0, 0);
+  // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Acc> acc;
+  func.func @written(%x: !bp.tensor<16x16xf32>,
+                     %w: !bp.tensor<16x16xf32> {bp.dir = #bp<dir inout>},
+                     %buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer})
+      -> !bp.tensor<16x16xf32>
+      attributes {bp.kind = #bp<kind aic>, bp.pipe_buffer_bytes = 8192 : i64} {
+    bp.initialize_pipe id(0) dir_mask(c2v) slot_size(1024) buffer(%buf : !bp.tensor<8192xi8>) offset(0)
+    %c0 = arith.constant 0 : index
+    %a = bp.load %x[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, left>
+    %b = bp.load %w[%c0, %c0] : !bp.tensor<16x16xf32> -> !bp.tile<16x16xf32, right>
+    %acc = bp.matmul %a, %b : !bp.tile<16x16xf32, left>, !bp.tile<16x16xf32, right> -> !bp.tile<16x16xf32, acc>
+    bp.tpush c2v %acc pipe(0) : !bp.tile<16x16xf32, acc>
+    return %w : !bp.tensor<16x16xf32>
   }
 
   // CHECK-LABEL: // ---- FILE: kernels/incore/tiles.cpp

@@ -333,6 +333,56 @@ int32_t bpFailOnBlock(void **args, const bp_block_context *ctx) {
   return BP_OK;
 }
 
+struct SharedProbe {
+  std::atomic<int> arrivals[64] = {}; // what each block read before adding
+  void *region[64] = {};
+  void *resized[64] = {};
+  void *other[64] = {};
+};
+
+int32_t probeShared(void **args, const bp_block_context *ctx) {
+  auto *probe = static_cast<SharedProbe *>(args[0]);
+  const int b = ctx->block_idx;
+  void *region = bp_launch_shared(ctx, 7, 4096, 64);
+  probe->region[b] = region;
+  probe->resized[b] = bp_launch_shared(ctx, 7, 8192, 64);
+  probe->other[b] = bp_launch_shared(ctx, 8, 128, 128);
+  if (region) // the zeroed count of arrivals
+    probe->arrivals[b] =
+        __atomic_fetch_add(static_cast<int *>(region), 1, __ATOMIC_RELAXED);
+  return BP_OK;
+}
+
+// bp_launch_shared: one region per id and launch, the same for every block,
+// its zeroed part zero again in the next launch; other sizes for an id get
+// none; the regions go back to GM when the launch ends.
+TEST(Launch, LaunchSharedMemoryIsOnePerIdAndLaunch) {
+  CpuSimDevice device;
+  Kernel kernel = Kernel::makeAiv("probe", probeShared);
+  const int64_t before = device.liveBytes();
+  for (int launch = 0; launch < 2; ++launch) {
+    SharedProbe probe;
+    LaunchSpec spec;
+    spec.blockNum = 16;
+    device.run(kernel, spec, {&probe});
+    std::set<int> arrivals;
+    for (int b = 0; b < 16; ++b) {
+      ASSERT_NE(probe.region[b], nullptr) << "block " << b;
+      EXPECT_EQ(probe.region[b], probe.region[0]) << "block " << b;
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(probe.region[b]) % 64, 0u);
+      EXPECT_EQ(probe.resized[b], nullptr) << "block " << b;
+      ASSERT_NE(probe.other[b], nullptr) << "block " << b;
+      EXPECT_EQ(probe.other[b], probe.other[0]) << "block " << b;
+      EXPECT_NE(probe.other[b], probe.region[b]) << "block " << b;
+      arrivals.insert(probe.arrivals[b].load());
+    }
+    EXPECT_EQ(arrivals.size(), 16u) << "launch " << launch;
+    EXPECT_EQ(*arrivals.begin(), 0) << "launch " << launch;
+    EXPECT_EQ(*arrivals.rbegin(), 15) << "launch " << launch;
+    EXPECT_EQ(device.liveBytes(), before) << "launch " << launch;
+  }
+}
+
 TEST(Launch, ThrowingBlockFailsTheLaunchNamingKernelAndBlock) {
   CpuSimDevice device;
   FailState state{5};

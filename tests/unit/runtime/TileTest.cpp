@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -195,6 +197,68 @@ template <typename T, int64_t R, int64_t C> void checkReduce() {
 /// summed in the same order. The GM tensors are wider than the tiles and
 /// the windows start off their origin, so leading dimensions and offsets
 /// count.
+/// A PanelCache hands out one slot per K x N window at multiples of K rows
+/// and N columns: the first load packs it there, later loads read it in
+/// place; a window being packed elsewhere, an unaligned window and a cache
+/// without memory load the block's own panels. Every form multiplies as the
+/// plain tile `b` (`want`).
+template <typename TA, typename TC, int64_t M, int64_t K, int64_t N>
+void checkPanelCache(const Tile<TA, M, K, Space::Left> &a,
+                     const Tile<TA, K, N, Space::Right> &b,
+                     const Tile<TC, M, N, Space::Acc> &want) {
+  // b is the window at (K, N) of a 2K x (3N - 1) tensor: slot 1 * 2 + 1 of
+  // 2 x 2 (the columns past 2N make no slot).
+  const int64_t rows = 2 * K, cols = 3 * N - 1;
+  std::vector<TA> gm(size_t(rows * cols), fromDouble<TA>(5));
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t j = 0; j < N; ++j)
+      gm[size_t((K + k) * cols + N + j)] = b(k, j);
+  using Cache = bt::PanelCache<TA, K, N>;
+  ASSERT_EQ(Cache(rows, cols).tiles(), 4);
+  ASSERT_EQ(Cache(K - 1, cols).bytes(), 0) << "no whole window, no memory";
+  Cache cache(rows, cols);
+  std::vector<std::byte> memory(size_t(cache.bytes()) + 64);
+  auto *base = reinterpret_cast<std::byte *>(
+      (reinterpret_cast<uintptr_t>(memory.data()) + 63) / 64 * 64);
+  std::memset(base, 0, size_t(cache.header_bytes()));
+  cache.attach(base);
+  const auto *slot3 = reinterpret_cast<const typename Cache::stored_type *>(
+                          base + cache.header_bytes()) +
+                      3 * K * N;
+  auto own = std::make_unique<bt::Panels<TA, K, N>>();
+  auto c = std::make_unique<Tile<TC, M, N, Space::Acc>>();
+  auto expectWant = [&](const auto &panels, const char *form) {
+    bt::matmul(*c, a, panels);
+    for (int64_t i = 0; i < M * N; ++i)
+      ASSERT_EQ(toDouble(c->data[i]), toDouble(want.data[i]))
+          << form << " " << M << "x" << K << "x" << N << " at " << i;
+  };
+  // Another block is packing the window: this one packs its own.
+  auto *state3 = reinterpret_cast<uint32_t *>(base) + 3;
+  *state3 = 1;
+  auto ref = cache.load(*own, gm.data(), cols, K, N);
+  ASSERT_EQ(ref.data, own->data) << "a window being packed elsewhere";
+  expectWant(ref, "own panels while another block packs");
+  *state3 = 0;
+  // The first load packs the slot, the next reads it.
+  ref = cache.load(*own, gm.data(), cols, K, N);
+  ASSERT_EQ(ref.data, slot3) << "the first load of a window";
+  ASSERT_EQ(*state3, 2u) << "the packed slot is marked ready";
+  expectWant(ref, "panels packed into the cache");
+  std::vector<TA> changed(gm.size(), fromDouble<TA>(3));
+  ref = cache.load(*own, changed.data(), cols, K, N);
+  ASSERT_EQ(ref.data, slot3) << "a ready slot is read, not packed again";
+  expectWant(ref, "panels read from the cache");
+  // A window off the slots' grid, and a cache without memory.
+  ref = cache.load(*own, gm.data(), cols, K, N + 1);
+  ASSERT_EQ(ref.data, own->data) << "an unaligned window";
+  Cache detached(rows, cols);
+  detached.attach(nullptr);
+  ref = detached.load(*own, gm.data(), cols, K, N);
+  ASSERT_EQ(ref.data, own->data) << "a cache without memory";
+  expectWant(ref, "own panels of a cache without memory");
+}
+
 template <typename TA, typename TC, int64_t M, int64_t K, int64_t N>
 void checkMatmulOperandForms(const Tile<TA, M, K, Space::Left> &a,
                              const Tile<TA, K, N, Space::Right> &b,
@@ -236,6 +300,7 @@ void checkMatmulOperandForms(const Tile<TA, M, K, Space::Left> &a,
   expectSame(*c, want, "matmul(view, panels)");
   bt::matmul_acc(*c, view, *panels);
   expectSame(*c, wantAcc, "matmul_acc(view, panels)");
+  checkPanelCache<TA, TC, M, K, N>(a, b, want);
   // b given transposed (N x K).
   auto bT = std::make_unique<Tile<TA, N, K, Space::Right>>();
   for (int64_t k = 0; k < K; ++k)

@@ -70,6 +70,17 @@
  * generated code keeps row-major halves for UP_DOWN (the top rows in half
  * 0) and packs the left columns into half 0 for LEFT_RIGHT.
  *
+ * Launch-shared memory
+ * --------------------
+ * bp_launch_shared(ctx, id, bytes, zeroed_bytes) returns `bytes` bytes of
+ * GM (64-byte aligned) that every block of the launch asking with the same
+ * `id` gets, its first `zeroed_bytes` zero when the launch hands it out
+ * first; the rest holds whatever the memory held. It lives until the launch
+ * ends. The blocks coordinate through the zeroed part themselves (the tile
+ * library's PanelCache packs an operand once per launch this way). NULL
+ * when GM cannot spare it or an earlier call of the launch asked for `id`
+ * with other sizes: callers then do without it.
+ *
  *===----------------------------------------------------------------------===*/
 
 #ifndef BLOCKPIPE_RUNTIME_KERNELABI_H
@@ -84,7 +95,7 @@
 extern "C" {
 #endif
 
-#define BP_ABI_VERSION 4
+#define BP_ABI_VERSION 5
 
 typedef struct bp_block_context bp_block_context;
 
@@ -109,6 +120,9 @@ typedef struct bp_runtime_api {
    * (each AIV subblock counting) has called it: a barrier. The launch must
    * start all its blocks at once (sync_start). */
   int32_t (*syncall)(const bp_block_context *ctx);
+  /* Launch-shared memory (see above). */
+  void *(*launch_shared)(const bp_block_context *ctx, int32_t id, int64_t bytes,
+                         int64_t zeroed_bytes);
 } bp_runtime_api;
 
 /* What one kernel half sees of its block. Valid for the call only. */
@@ -172,6 +186,10 @@ static inline int32_t bp_tpush_at(const bp_block_context *ctx, int32_t pipe_id,
 /* pl.system.syncall(): a barrier of the launch's blocks (see syncall). */
 static inline int32_t bp_syncall(const bp_block_context *ctx) {
   return ctx->api->syncall(ctx);
+}
+static inline void *bp_launch_shared(const bp_block_context *ctx, int32_t id,
+                                     int64_t bytes, int64_t zeroed_bytes) {
+  return ctx->api->launch_shared(ctx, id, bytes, zeroed_bytes);
 }
 /* Zero-copy pop: *slot points at the tile in GM until bp_tfree. */
 static inline int32_t bp_tpop(const bp_block_context *ctx, int32_t pipe_id,

@@ -187,20 +187,38 @@ inline void simdBlock(float *__restrict c, const float *__restrict a,
 }
 
 /// One block column of c (Vecs vectors wide) over all M rows: full row
-/// blocks, then one smaller block for the M % blockRows leftover rows.
+/// blocks, then one smaller block for the M % blockRows leftover rows. The
+/// `nextBytes` at `next` (what the caller reads after this column) are
+/// prefetched a share before each row block, so that they come from L1 once
+/// wanted even when they lie in another page than this column's panel (the
+/// hardware prefetchers stop at page boundaries).
 template <int64_t M, int64_t Vecs, bool Zero, bool Partial>
 inline void simdColumn(float *__restrict c, const float *__restrict a,
                        const float *__restrict b, int64_t kc, int64_t lda,
-                       int64_t ldb, int64_t ldc, int64_t lastLanes) {
+                       int64_t ldb, int64_t ldc, int64_t lastLanes,
+                       const char *next = nullptr, int64_t nextBytes = 0) {
   constexpr int64_t MR = SimdF32::blockRows;
   constexpr int64_t fullRows = M - M % MR;
-  for (int64_t i = 0; i < fullRows; i += MR)
+  constexpr int64_t rowBlocks = (M + MR - 1) / MR;
+  constexpr int64_t line = 64;
+  const int64_t share = (nextBytes / line + rowBlocks - 1) / rowBlocks * line;
+  int64_t prefetched = 0;
+  auto prefetchShare = [&] {
+    for (int64_t end = prefetched + share;
+         prefetched < end && prefetched < nextBytes; prefetched += line)
+      __builtin_prefetch(next + prefetched, 0, 3);
+  };
+  for (int64_t i = 0; i < fullRows; i += MR) {
+    prefetchShare();
     simdBlock<MR, Vecs, Zero, Partial>(c + i * ldc, a + i * lda, b, kc, lda,
                                        ldb, ldc, lastLanes);
-  if constexpr (M % MR != 0)
+  }
+  if constexpr (M % MR != 0) {
+    prefetchShare();
     simdBlock<M % MR, Vecs, Zero, Partial>(c + fullRows * ldc,
                                            a + fullRows * lda, b, kc, lda, ldb,
                                            ldc, lastLanes);
+  }
 }
 
 /// c (+)= a x b for float a: M x K (rows lda apart), b: K x N, c: M x N
@@ -223,13 +241,27 @@ inline void simdMatmul(float *__restrict c, const float *__restrict a,
   auto column = [&](int64_t j, int64_t k0) {
     return Paneled ? b + panelOffset<K, N, NR>(j, k0) : b + k0 * N + j;
   };
+  // Panels are read one after the other: prefetch the next full-width one
+  // while this one is in use; after the last, what follows the panels in
+  // memory (in a PanelCache, the tile the K loop reads next).
+  auto next = [&](int64_t j, int64_t k0, int64_t kc) -> const char * {
+    if (!Paneled)
+      return nullptr;
+    if (j + NR < fullCols)
+      return reinterpret_cast<const char *>(column(j + NR, k0));
+    if (k0 + kc < K)
+      return reinterpret_cast<const char *>(column(0, k0 + kc));
+    return reinterpret_cast<const char *>(b + K * N);
+  };
   for (int64_t k0 = 0; k0 < K; k0 += kSimdKBlock) {
     const int64_t kc = K - k0 < kSimdKBlock ? K - k0 : kSimdKBlock;
+    const int64_t nextBytes = Paneled ? kc * NR * int64_t(sizeof(float)) : 0;
     const float *ak = a + k0;
     if (Zero && k0 == 0) {
       for (int64_t j = 0; j < fullCols; j += NR)
-        simdColumn<M, SimdF32::blockVecs, true, false>(c + j, ak, column(j, k0),
-                                                       kc, lda, ldb, N, L);
+        simdColumn<M, SimdF32::blockVecs, true, false>(
+            c + j, ak, column(j, k0), kc, lda, ldb, N, L, next(j, k0, kc),
+            nextBytes);
       if constexpr (tailVecs > 0)
         simdColumn<M, tailVecs, true, (N % L != 0)>(c + fullCols, ak,
                                                     column(fullCols, k0), kc,
@@ -237,7 +269,8 @@ inline void simdMatmul(float *__restrict c, const float *__restrict a,
     } else {
       for (int64_t j = 0; j < fullCols; j += NR)
         simdColumn<M, SimdF32::blockVecs, false, false>(
-            c + j, ak, column(j, k0), kc, lda, ldb, N, L);
+            c + j, ak, column(j, k0), kc, lda, ldb, N, L, next(j, k0, kc),
+            nextBytes);
       if constexpr (tailVecs > 0)
         simdColumn<M, tailVecs, false, (N % L != 0)>(c + fullCols, ak,
                                                      column(fullCols, k0), kc,
@@ -313,10 +346,12 @@ template <typename T, int64_t K, int64_t N> struct Panels {
   }
 };
 
-/// Loads the K x N window at (row, col) of a GM tensor into panels.
+namespace detail {
+/// Packs the K x N window at (row, col) of a GM tensor into `dst` in the
+/// layout of Panels<T, K, N>.
 template <typename T, int64_t K, int64_t N>
-inline void load(Panels<T, K, N> &dst, const T *gm, int64_t ld, int64_t row,
-                 int64_t col) {
+inline void packPanels(typename Panels<T, K, N>::stored_type *__restrict dst,
+                       const T *gm, int64_t ld, int64_t row, int64_t col) {
   using S = typename Panels<T, K, N>::stored_type;
   constexpr int64_t W = Panels<T, K, N>::panelCols;
   constexpr int64_t full = N - N % W;
@@ -324,7 +359,7 @@ inline void load(Panels<T, K, N> &dst, const T *gm, int64_t ld, int64_t row,
   for (int64_t k = 0; k < K; ++k) {
     const T *line = src + k * ld;
     for (int64_t j = 0; j < full; j += W) {
-      S *to = dst.data + detail::panelOffset<K, N, W>(j, k);
+      S *to = dst + panelOffset<K, N, W>(j, k);
       if constexpr (std::is_same<S, T>::value)
         std::memcpy(to, line + j, sizeof(S) * size_t(W));
       else
@@ -332,12 +367,103 @@ inline void load(Panels<T, K, N> &dst, const T *gm, int64_t ld, int64_t row,
           to[n] = S(line[j + n]);
     }
     if constexpr (full < N) {
-      S *to = dst.data + detail::panelOffset<K, N, W>(full, k);
+      S *to = dst + panelOffset<K, N, W>(full, k);
       for (int64_t n = 0; n < N - full; ++n)
         to[n] = S(line[full + n]);
     }
   }
 }
+} // namespace detail
+
+/// Loads the K x N window at (row, col) of a GM tensor into panels.
+template <typename T, int64_t K, int64_t N>
+inline void load(Panels<T, K, N> &dst, const T *gm, int64_t ld, int64_t row,
+                 int64_t col) {
+  detail::packPanels<T, K, N>(dst.data, gm, ld, row, col);
+}
+
+/// Panels held elsewhere (a PanelCache's or a block's own), read as Panels.
+template <typename T, int64_t K, int64_t N> struct PanelsRef {
+  using value_type = T;
+  using stored_type = typename Panels<T, K, N>::stored_type;
+  static constexpr int64_t rows = K;
+  static constexpr int64_t cols = N;
+  static constexpr int64_t panelCols = Panels<T, K, N>::panelCols;
+
+  const stored_type *data;
+
+  const stored_type &operator()(int64_t k, int64_t n) const {
+    const int64_t first = n - n % panelCols;
+    return data[detail::panelOffset<K, N, panelCols>(first, k) + (n - first)];
+  }
+};
+
+/// The right operands a launch's blocks load alike, packed once per launch.
+/// Every block of a launch that loads K x N windows of one Rows x Cols GM
+/// tensor, which nothing writes while the launch runs, makes a PanelCache of
+/// it and attaches the launch-shared memory bp_launch_shared gives for it
+/// (`bytes()` of it, the first `header_bytes()` zeroed). A window at a
+/// multiple of K rows and N columns then has a slot there: the first block
+/// to load it packs it into the slot and marks it ready, and every later
+/// block reads it in place. A block that finds the window being packed by
+/// another packs its own copy rather than wait, so no block ever waits for
+/// another; so does every load when no memory is attached (null) and every
+/// other window. Slots run down the K tiles of one column strip after the
+/// other, so the micro-kernel's prefetch past a tile's panels fetches the
+/// next tile of a K loop.
+template <typename T, int64_t K, int64_t N> class PanelCache {
+public:
+  using stored_type = typename Panels<T, K, N>::stored_type;
+
+  PanelCache(int64_t rows, int64_t cols)
+      : rowTiles_(rows / K), colTiles_(cols / N) {}
+
+  int64_t tiles() const { return rowTiles_ * colTiles_; }
+  /// One ready word per slot, rounded to a cache line.
+  int64_t header_bytes() const { return (tiles() * 4 + 63) / 64 * 64; }
+  int64_t bytes() const {
+    return tiles() == 0 ? 0
+                        : header_bytes() +
+                              tiles() * K * N * int64_t(sizeof(stored_type));
+  }
+  void attach(void *memory) {
+    if (!memory || tiles() == 0)
+      return;
+    state_ = static_cast<uint32_t *>(memory);
+    slots_ = reinterpret_cast<stored_type *>(static_cast<char *>(memory) +
+                                             header_bytes());
+  }
+
+  /// The window at (row, col) of `gm` (rows `ld` apart) as panels: its slot
+  /// here, or `own` loaded with it.
+  PanelsRef<T, K, N> load(Panels<T, K, N> &own, const T *gm, int64_t ld,
+                          int64_t row, int64_t col) const {
+    if (slots_ && row >= 0 && col >= 0 && row % K == 0 && col % N == 0 &&
+        row / K < rowTiles_ && col / N < colTiles_) {
+      const int64_t slot = col / N * rowTiles_ + row / K;
+      stored_type *data = slots_ + slot * K * N;
+      uint32_t *state = state_ + slot;
+      uint32_t seen = __atomic_load_n(state, __ATOMIC_ACQUIRE);
+      if (seen == kReady)
+        return {data};
+      if (seen == kEmpty &&
+          __atomic_compare_exchange_n(state, &seen, kPacking, false,
+                                      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+        detail::packPanels<T, K, N>(data, gm, ld, row, col);
+        __atomic_store_n(state, kReady, __ATOMIC_RELEASE);
+        return {data};
+      }
+    }
+    detail::packPanels<T, K, N>(own.data, gm, ld, row, col);
+    return {own.data};
+  }
+
+private:
+  static constexpr uint32_t kEmpty = 0, kPacking = 1, kReady = 2;
+  int64_t rowTiles_, colTiles_;
+  uint32_t *state_ = nullptr;
+  stored_type *slots_ = nullptr;
+};
 
 namespace detail {
 
@@ -350,6 +476,8 @@ struct IsView<GmView<T, R, C>> : std::true_type {};
 template <typename X> struct IsPanels : std::false_type {};
 template <typename T, int64_t K, int64_t N>
 struct IsPanels<Panels<T, K, N>> : std::true_type {};
+template <typename T, int64_t K, int64_t N>
+struct IsPanels<PanelsRef<T, K, N>> : std::true_type {};
 
 /// The left operand as arithmetic reads it: `data` with rows `ld` apart, a
 /// float copy (rows K apart) when the elements are 16-bit.

@@ -4,6 +4,8 @@
 #include "DeviceImpl.h"
 #include "Pipe.h"
 
+#include <cstring>
+
 namespace blockpipe::runtime::detail {
 
 LaunchState::LaunchState(DeviceImpl &device, uint64_t id, Kernel kernel,
@@ -83,6 +85,30 @@ std::string LaunchState::where(int64_t block, int32_t coreType,
   return describeBlock(kernel, spec, block, coreType, subblock);
 }
 
+void *LaunchState::shared(int32_t id, int64_t bytes, int64_t zeroedBytes) {
+  if (bytes <= 0 || zeroedBytes < 0 || zeroedBytes > bytes)
+    return nullptr;
+  std::lock_guard<std::mutex> lock(sharedMutex_);
+  for (const SharedRegion &region : shared_)
+    if (region.id == id)
+      return region.bytes == bytes && region.zeroedBytes == zeroedBytes
+                 ? region.data
+                 : nullptr;
+  void *data = nullptr;
+  try {
+    data = device.gm.allocate(bytes,
+                              "launch-shared memory " + std::to_string(id) +
+                                  " of kernel '" + kernel.name + "'",
+                              kCacheLineBytes);
+    std::memset(data, 0, size_t(zeroedBytes));
+  } catch (const std::exception &) {
+    // Out of GM: the blocks do without (each packs its own operands).
+    data = nullptr;
+  }
+  shared_.push_back({id, bytes, zeroedBytes, data});
+  return data;
+}
+
 bool LaunchState::finishBlocks(int64_t ran, int64_t total) {
   if (ran)
     blocksRun.fetch_add(ran, std::memory_order_relaxed);
@@ -95,6 +121,13 @@ void LaunchState::complete() {
   if (control) {
     device.gm.free(control);
     control = nullptr;
+  }
+  {
+    std::lock_guard<std::mutex> lock(sharedMutex_);
+    for (SharedRegion &region : shared_)
+      if (region.data)
+        device.gm.free(region.data);
+    shared_.clear();
   }
   if (onDone) {
     auto callback = std::move(onDone);

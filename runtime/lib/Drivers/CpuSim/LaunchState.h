@@ -75,6 +75,11 @@ struct LaunchState {
   void releaseBlockPipes(int64_t block);
   std::byte *pipeBufferBase() const;
 
+  /// bp_launch_shared: the region of `id`, allocated in GM and its first
+  /// `zeroedBytes` zeroed by the first call; null when GM has no room or
+  /// `id` was asked for with other sizes.
+  void *shared(int32_t id, int64_t bytes, int64_t zeroedBytes);
+
   /// Records the first error and cancels the launch. Later errors are
   /// consequences and are dropped.
   void fail(const std::string &message);
@@ -118,6 +123,14 @@ private:
   std::string error_;
   std::mutex blocksMutex_;
   std::vector<std::unique_ptr<BlockPipes>> blocks_;
+
+  struct SharedRegion {
+    int32_t id;
+    int64_t bytes, zeroedBytes;
+    void *data; // null: refused
+  };
+  std::mutex sharedMutex_;
+  std::vector<SharedRegion> shared_; // freed by complete()
 };
 
 /// The handle users get for `state`.

@@ -742,8 +742,14 @@ int32_t syncAll(const bp_block_context *ctx) {
   }
 }
 
-const bp_runtime_api kApi = {BP_ABI_VERSION, pipeInit, tpush,      tpop,
-                             tpopCopy,       tfree,    kernelFail, syncAll};
+void *launchShared(const bp_block_context *ctx, int32_t id, int64_t bytes,
+                   int64_t zeroedBytes) {
+  return refOf(ctx).launch->shared(id, bytes, zeroedBytes);
+}
+
+const bp_runtime_api kApi = {BP_ABI_VERSION, pipeInit, tpush,
+                             tpop,           tpopCopy, tfree,
+                             kernelFail,     syncAll,  launchShared};
 
 } // namespace
 

@@ -11,14 +11,18 @@ namespace tile = ::blockpipe::tile;
 
 int32_t down_proj_aic(const bp_block_context *bp_ctx, float *x, float *w,
                       uint8_t *__gm_pipe_buffer) {
+  // 'w' is only read: each 64x32 window is packed once per launch,
+  // by the first block to load it, for every block to read.
+  tile::PanelCache<float, 64, 32> w_panels(64, 32);
+  w_panels.attach(bp_launch_shared(bp_ctx, 0, w_panels.bytes(), w_panels.header_bytes()));
   BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_C2V,
                         /*slot_size=*/4096, /*slot_num=*/8));
   const int64_t block = bp_ctx->block_idx;
   const int64_t row = block * 32;
   BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at input.mlir:13", 0, row, 32, 128));
   const auto a = tile::view<32, 64>(x, 64, row, 0);
-  tile::Panels<float, 64, 32> b;
-  tile::load(b, w, 32, 0, 0);
+  tile::Panels<float, 64, 32> b_own;
+  const auto b = w_panels.load(b_own, w, 32, 0, 0);
   const auto &l = a;
   const auto &r = b;
   tile::Tile<float, 32, 32, tile::Space::Acc> acc;
