@@ -176,7 +176,7 @@ def run(bundle: pathlib.Path):
             "unit": "TFLOP/s", "anchor": "torch.addmm (cuBLAS)", "anchor_value": round(anchor_value, 2),
             "ratio": round(value / anchor_value, 4), "ms": statistics.median(ours),
             "anchor_ms": statistics.median(anchors), "max_abs_error": error,
-            "correct": error <= tolerance, "device": torch.cuda.get_device_name(),
+            "correct": bool(error <= tolerance), "device": torch.cuda.get_device_name(),
         }), flush=True)
         if error > tolerance:
             sys.exit(f"cuda_kernel: {name}: our y differs from torch's by {error} (> {tolerance})")
