@@ -79,6 +79,15 @@ enum class LoadForm {
   RightPanels,
 };
 
+/// Whether `op` may write memory: it has effects other than reads, or
+/// effects it does not declare.
+static bool mayWrite(Operation *op) {
+  if (isMemoryEffectFree(op))
+    return false;
+  auto effects = llvm::dyn_cast<MemoryEffectOpInterface>(op);
+  return !effects || !effects.onlyHasEffect<MemoryEffects::Read>();
+}
+
 /// A full 2-D load whose only use is an operand of a matmul (soleMatmulUse)
 /// is held as that operand wants: a left operand in place when nothing
 /// between the load and the matmul may write memory (so it reads what the
@@ -95,13 +104,9 @@ static LoadForm loadFormOf(bp::LoadOp load) {
     return use->matmul.getTransposeRhs() ? LoadForm::Tile
                                          : LoadForm::RightPanels;
   for (Operation *op = load->getNextNode(); op != use->matmul;
-       op = op->getNextNode()) {
-    if (isMemoryEffectFree(op))
-      continue;
-    auto effects = llvm::dyn_cast<MemoryEffectOpInterface>(op);
-    if (!effects || !effects.onlyHasEffect<MemoryEffects::Read>())
+       op = op->getNextNode())
+    if (mayWrite(op))
       return LoadForm::Tile;
-  }
   return LoadForm::LeftInPlace;
 }
 
@@ -112,12 +117,7 @@ static bool isReadOnlyInput(func::FuncOp func, BlockArgument arg) {
       arg.getArgNumber(), bp::BPDialect::kParamDirAttrName);
   if (dir && dir.getValue() != bp::ParamDir::In)
     return false;
-  return llvm::all_of(arg.getUsers(), [](Operation *user) {
-    if (llvm::isa<bp::LoadOp>(user) || isMemoryEffectFree(user))
-      return true;
-    auto effects = llvm::dyn_cast<MemoryEffectOpInterface>(user);
-    return effects && effects.onlyHasEffect<MemoryEffects::Read>();
-  });
+  return llvm::none_of(arg.getUsers(), mayWrite);
 }
 
 /// A load held in panels (LoadForm::RightPanels) whose window other blocks
@@ -129,6 +129,13 @@ static bool sharesPanels(func::FuncOp func, bp::LoadOp load) {
   return arg && arg.getOwner() == &func.getBody().front() &&
          llvm::cast<bp::GMTensorType>(arg.getType()).getRank() == 2 &&
          isReadOnlyInput(func, arg);
+}
+
+/// `tile::Panels<T, K, N>` for a right operand tile of type `type`.
+static std::string panelsType(bp::TileType type) {
+  return "tile::Panels<" + *cppScalarType(type.getElementType()) + ", " +
+         std::to_string(type.getDimSize(0)) + ", " +
+         std::to_string(type.getDimSize(1)) + ">";
 }
 
 namespace {
@@ -613,18 +620,14 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         if (auto cache = panelCacheOf.find(op); cache != panelCacheOf.end()) {
           std::string name = declare(op, "t");
           std::string own = scope.unique(name + "_own");
-          out.line("tile::Panels<" + *cppScalarType(type.getElementType()) +
-                   ", " + std::to_string(type.getDimSize(0)) + ", " +
-                   std::to_string(type.getDimSize(1)) + "> " + own + ";");
+          out.line(panelsType(type) + " " + own + ";");
           out.line("const auto " + name + " = " + cache->second + ".load(" +
                    own + ", " + at + ");");
           return success();
         }
         if (form == LoadForm::RightPanels) {
           std::string name = declare(op, "t");
-          out.line("tile::Panels<" + *cppScalarType(type.getElementType()) +
-                   ", " + std::to_string(type.getDimSize(0)) + ", " +
-                   std::to_string(type.getDimSize(1)) + "> " + name + ";");
+          out.line(panelsType(type) + " " + name + ";");
           out.line("tile::load(" + name + ", " + at + ");");
           return success();
         }
