@@ -35,41 +35,42 @@ void Device::run(const Kernel &kernel, const LaunchSpec &spec,
 
 void validateLaunch(const DeviceSpec &spec, const Kernel &kernel,
                     const LaunchSpec &launch, const std::vector<void *> &args) {
-  const std::string what = "launch of kernel '" + kernel.name + "'";
+  // Built only for an error: every launch passes here.
+  auto what = [&] { return "launch of kernel '" + kernel.name + "'"; };
   try {
     kernel.validate();
   } catch (const Error &e) {
-    throw LaunchError(what + ": " + e.what());
+    throw LaunchError(what() + ": " + e.what());
   }
   if (launch.blockNum <= 0 ||
       launch.blockNum > std::numeric_limits<int32_t>::max())
-    throw LaunchError(what + ": block_num " + std::to_string(launch.blockNum) +
-                      " out of range");
+    throw LaunchError(what() + ": block_num " +
+                      std::to_string(launch.blockNum) + " out of range");
   if (launch.syncStart && launch.blockNum > spec.coreGroups)
     throw LaunchError(
-        what + ": sync_start needs all " + std::to_string(launch.blockNum) +
+        what() + ": sync_start needs all " + std::to_string(launch.blockNum) +
         " blocks resident at once but device '" + spec.name + "' has " +
         std::to_string(spec.coreGroups) + " core groups");
   if (launch.aivSubblocks < 1 || launch.aivSubblocks > spec.aivPerCoreGroup)
     throw LaunchError(
-        what + ": aiv_subblocks " + std::to_string(launch.aivSubblocks) +
+        what() + ": aiv_subblocks " + std::to_string(launch.aivSubblocks) +
         " out of range [1, " + std::to_string(spec.aivPerCoreGroup) + "]");
   if (launch.aivSubblocks > 1 && kernel.kind != KernelKind::AIV &&
       kernel.kind != KernelKind::Group)
-    throw LaunchError(what + ": aiv_subblocks " +
+    throw LaunchError(what() + ": aiv_subblocks " +
                       std::to_string(launch.aivSubblocks) + " for a " +
                       kernelKindName(kernel.kind) +
                       " kernel, which has no AIV half");
   if (launch.pipeBufferArg >= int64_t(args.size()) || launch.pipeBufferArg < -1)
-    throw LaunchError(what + ": pipe buffer argument " +
+    throw LaunchError(what() + ": pipe buffer argument " +
                       std::to_string(launch.pipeBufferArg) + " but " +
                       std::to_string(args.size()) + " arguments");
   if (launch.pipeBufferArg >= 0 && launch.pipeBufferPerBlockBytes <= 0)
-    throw LaunchError(what + ": pipe buffer per-block bytes " +
+    throw LaunchError(what() + ": pipe buffer per-block bytes " +
                       std::to_string(launch.pipeBufferPerBlockBytes) +
                       " must be positive");
   if (launch.pipeBufferArg >= 0 && !args[size_t(launch.pipeBufferArg)])
-    throw LaunchError(what + ": pipe buffer argument " +
+    throw LaunchError(what() + ": pipe buffer argument " +
                       std::to_string(launch.pipeBufferArg) + " is null");
 }
 

@@ -47,32 +47,34 @@ Kernel Kernel::makeCuda(std::string name, KernelKind kind,
 }
 
 void Kernel::validate() const {
-  const std::string what =
-      "kernel '" + name + "' (" + kernelKindName(kind) + ")";
+  // Built only for an error: every launch validates its kernel.
+  auto what = [&] {
+    return "kernel '" + name + "' (" + kernelKindName(kind) + ")";
+  };
   if (name.empty())
     throw Error("a kernel needs a name");
   if (cuda) {
     if (aic || aiv)
-      throw Error(what + " is a CUDA kernel and must not have host entry "
-                         "points");
+      throw Error(what() + " is a CUDA kernel and must not have host entry "
+                           "points");
     return;
   }
   if (kind == KernelKind::InCore) {
     if (!aic == !aiv)
-      throw Error(what + " needs exactly one entry point (AIC, or AIV when "
-                         "it uses only the vector unit)");
+      throw Error(what() + " needs exactly one entry point (AIC, or AIV when "
+                           "it uses only the vector unit)");
     return;
   }
   const bool needsAic = kind != KernelKind::AIV;
   const bool needsAiv = kind == KernelKind::AIV || kind == KernelKind::Group;
   if (needsAic && !aic)
-    throw Error(what + " has no AIC entry point");
+    throw Error(what() + " has no AIC entry point");
   if (needsAiv && !aiv)
-    throw Error(what + " has no AIV entry point");
+    throw Error(what() + " has no AIV entry point");
   if (!needsAic && aic)
-    throw Error(what + " must not have an AIC entry point");
+    throw Error(what() + " must not have an AIC entry point");
   if (!needsAiv && aiv)
-    throw Error(what + " must not have an AIV entry point");
+    throw Error(what() + " must not have an AIV entry point");
 }
 
 KernelRegistry::~KernelRegistry() {

@@ -155,9 +155,10 @@ DeviceImpl::submit(const Kernel &kernel, const LaunchSpec &launchSpec,
                   active_.end());
     active_.push_back(launch);
   }
-  tracer.async('b', kernel.name, "launch", id,
-               {{"block_num", launchSpec.blockNum},
-                {"sync_start", launchSpec.syncStart}});
+  if (tracer.enabled()) // its arguments cost allocations
+    tracer.async('b', kernel.name, "launch", id,
+                 {{"block_num", launchSpec.blockNum},
+                  {"sync_start", launchSpec.syncStart}});
 
   // Always, not only when sanitizing: a buffer too small for block_num
   // slices would let blocks write past it (one lookup per launch).

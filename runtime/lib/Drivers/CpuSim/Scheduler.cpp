@@ -518,24 +518,36 @@ int64_t Scheduler::runPlainBlocks(Assignment &assignment) {
   ctx.runtime_block = &ref;
   ctx.core_type = part.coreType;
   ctx.subblock_idx = part.subblock;
+  const bp_kernel_fn fn = part.fn;
+  void **args = launch.args.data();
   int64_t ran = 0;
+  bool outlasted = false;
   PartScope working;
   const int64_t start = nowNs();
-  for (int64_t b = 0; b < assignment.count; ++b) {
-    if (launch.cancelled.load(std::memory_order_acquire))
-      break; // the rest are skipped
-    // Alone, the estimate is checked after the first block and then every
-    // 64 (a clock read costs as much as several empty blocks).
-    if (assignment.alone && (b == 1 || b % 64 == 0) &&
-        nowNs() - start > 2 * kAloneNs) {
-      giveBack(assignment, b);
-      break;
+  // Nothing but the call per block: the handler is outside the loop (a
+  // block that throws counts as run, and the failure cancels the rest).
+  try {
+    for (; ran < assignment.count; ++ran) {
+      if (launch.cancelled.load(std::memory_order_acquire))
+        break; // the rest are skipped
+      // Alone, the estimate is checked after the first block and then every
+      // 64 (a clock read costs as much as several empty blocks).
+      if (assignment.alone && (ran == 1 || ran % 64 == 0) &&
+          nowNs() - start > 2 * kAloneNs) {
+        outlasted = true;
+        break;
+      }
+      ctx.block_idx = int32_t(assignment.block + ran);
+      if (const int32_t status = fn(args, &ctx); status != BP_OK)
+        partFailed(launch, part, ctx, status);
     }
-    ctx.block_idx = int32_t(assignment.block + b);
-    callPart(launch, part, ctx);
+  } catch (...) {
+    partThrew(launch, part, ctx);
     ++ran;
   }
-  recordBlockCost(part.fn, ran, nowNs() - start);
+  if (outlasted)
+    giveBack(assignment, ran);
+  recordBlockCost(fn, ran, nowNs() - start);
   return ran;
 }
 
@@ -700,16 +712,30 @@ Scheduler::runBlock(const std::shared_ptr<LaunchState> &launchPtr,
 void Scheduler::callPart(LaunchState &launch, const Part &part,
                          const bp_block_context &ctx) {
   try {
-    const int32_t status = part.fn(launch.args.data(), &ctx);
-    if (status != BP_OK)
-      launch.fail(launch.where(ctx.block_idx, part.coreType, part.subblock) +
-                  ": returned error code " + std::to_string(status));
-  } catch (const std::exception &e) {
-    launch.fail(launch.where(ctx.block_idx, part.coreType, part.subblock) +
-                ": threw: " + e.what());
+    if (const int32_t status = part.fn(launch.args.data(), &ctx);
+        status != BP_OK)
+      partFailed(launch, part, ctx, status);
   } catch (...) {
-    launch.fail(launch.where(ctx.block_idx, part.coreType, part.subblock) +
-                ": threw a non-standard exception");
+    partThrew(launch, part, ctx);
+  }
+}
+
+void Scheduler::partFailed(LaunchState &launch, const Part &part,
+                           const bp_block_context &ctx, int32_t status) {
+  launch.fail(launch.where(ctx.block_idx, part.coreType, part.subblock) +
+              ": returned error code " + std::to_string(status));
+}
+
+void Scheduler::partThrew(LaunchState &launch, const Part &part,
+                          const bp_block_context &ctx) {
+  const std::string where =
+      launch.where(ctx.block_idx, part.coreType, part.subblock);
+  try {
+    throw;
+  } catch (const std::exception &e) {
+    launch.fail(where + ": threw: " + e.what());
+  } catch (...) {
+    launch.fail(where + ": threw a non-standard exception");
   }
 }
 

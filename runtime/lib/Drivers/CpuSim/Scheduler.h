@@ -186,6 +186,13 @@ private:
   /// the launch naming the block.
   void callPart(LaunchState &launch, const Part &part,
                 const bp_block_context &ctx);
+  /// The part returned `status` (not BP_OK): fails the launch naming the
+  /// block.
+  static void partFailed(LaunchState &launch, const Part &part,
+                         const bp_block_context &ctx, int32_t status);
+  /// Inside a handler: fails the launch with what the part threw.
+  static void partThrew(LaunchState &launch, const Part &part,
+                        const bp_block_context &ctx);
   void ensureVectorUnit(int32_t group, int32_t unit);
   /// Starts, on their threads, the deferred parts of `g` among `units`
   /// (bits) that nobody started yet.

@@ -142,9 +142,11 @@ public:
   /// now. Whether `done()` held; if not, the caller sleeps and then calls
   /// waited(startNs).
   template <class Done> bool spin(Done &&done, int64_t &startNs) {
-    startNs = nowNs();
+    // A wait that is over already costs no clock read (startNs is only
+    // read after a spin that failed).
     if (done())
       return true;
+    startNs = nowNs();
     if (!spinAllowed())
       return false;
     SpinningScope spinning;
