@@ -205,6 +205,7 @@ void runOrchestration(rt::Device &device, const Library &library,
   auto function =
       reinterpret_cast<rt::OrchestrationEntry>(library.symbol(entry));
   rt::TaskGraph graph(device);
+  graph.setCallerWaits(true); // waitInterruptibly, right below
   rt::DeviceCall call(graph, params, host.args, 0, 0);
   {
     py::gil_scoped_release release;

@@ -88,6 +88,9 @@ TaskGraph::TaskGraph(Device &device)
     : device_(device), unwritten_(std::make_unique<UnwrittenOutputs>(device)) {}
 
 TaskGraph::~TaskGraph() {
+  // Running launches may be waiting for a thread to run them
+  // (LaunchSpec::callerWaits): this one does.
+  helpRunning(std::nullopt);
   std::unique_lock<std::mutex> lock(mutex_);
   idle_.wait(lock, [&] { return unfinished_ == 0; });
   try {
@@ -329,9 +332,11 @@ void TaskGraph::start(const std::vector<TaskId> &ready) {
     if (tracer.enabled())
       tracer.async('b', task->traceName(), "task", uint64_t(id));
     try {
-      unwritten_->beforeTask(
-          task->args, task->label(),
-          task->spec.sanitize.value_or(device_.options().sanitize));
+      const bool fill =
+          task->spec.sanitize.value_or(device_.options().sanitize);
+      if (unwritten_->tracks(fill))
+        unwritten_->beforeTask(task->args, task->label(), fill);
+      task->spec.callerWaits = callerWaits_;
       LaunchHandle handle =
           device_.launch(task->kernel, task->spec, task->argv,
                          [this, id](const LaunchHandle &handle) {
@@ -356,7 +361,8 @@ void TaskGraph::start(const std::vector<TaskId> &ready) {
     if (tracer.enabled())
       tracer.async('b', task->traceName(), "task", uint64_t(id));
     try {
-      unwritten_->beforeTask(task->args, task->label(), /*fill=*/false);
+      if (unwritten_->tracks(/*fill=*/false))
+        unwritten_->beforeTask(task->args, task->label(), /*fill=*/false);
     } catch (const std::exception &e) {
       finished(id, e.what());
       continue;

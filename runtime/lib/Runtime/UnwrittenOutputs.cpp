@@ -43,7 +43,7 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 void UnwrittenOutputs::beforeTask(const std::vector<Arg> &args,
                                   const std::string &label, bool fill) {
   // The usual case, sanitizer off: nothing to do, no lock taken.
-  if (!fill && !any_.load(std::memory_order_acquire))
+  if (!tracks(fill))
     return;
   std::lock_guard<std::mutex> lock(mutex_);
   // Reads first: a tensor the task reads gets its own bytes back.

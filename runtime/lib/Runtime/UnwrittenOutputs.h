@@ -39,6 +39,11 @@ public:
   /// pattern unless they already are.
   void beforeTask(const std::vector<Arg> &args, const std::string &label,
                   bool fill);
+  /// Whether beforeTask has anything to do for a task (the usual case,
+  /// sanitizer off, has not: its label need not be built).
+  bool tracks(bool fill) const {
+    return fill || any_.load(std::memory_order_acquire);
+  }
   /// Settles every tensor still filled: reports (when `report`) and
   /// restores what no task wrote.
   void settleAll(bool report);

@@ -237,6 +237,77 @@ TEST(TaskGraph, ManyTasksFromAGraphStayConsistent) {
   EXPECT_EQ(static_cast<float *>(acc.data())[kN - 1], 40.0f);
 }
 
+// Records the thread that ran block 0 and counts the blocks.
+struct WhereRan {
+  std::atomic<int> blocks{0};
+  std::thread::id thread;
+};
+
+int32_t recordThread(void **args, const bp_block_context *ctx) {
+  auto *where = static_cast<WhereRan *>(args[0]);
+  if (ctx->block_idx == 0)
+    where->thread = std::this_thread::get_id();
+  where->blocks.fetch_add(1);
+  return BP_OK;
+}
+
+/// Options of a device whose idle threads sleep (no spinning): a launch
+/// nobody wakes a thread for runs only where a caller runs it.
+DeviceOptions sleeping() {
+  DeviceOptions options;
+  options.spin = false;
+  return options;
+}
+
+/// Runs `kernel` until the device knows its blocks to be short.
+void learnShortBlocks(CpuSimDevice &device, const Kernel &kernel) {
+  for (int i = 0; i < 50; ++i) {
+    WhereRan warm;
+    device.run(kernel, blocks(4), {&warm});
+  }
+}
+
+TEST(TaskGraph, ACallerThatWaitsRunsAShortLaunchItself) {
+  CpuSimDevice device(builtinSpec(), sleeping());
+  Kernel kernel = Kernel::makeAiv("where", recordThread);
+  // A few tries: on a loaded machine one slow warm-up run can make the
+  // device expect long blocks (then it wakes a thread, as it should).
+  bool leftToCaller = false;
+  for (int attempt = 0; attempt < 5 && !leftToCaller; ++attempt) {
+    learnShortBlocks(device, kernel);
+    // Every idle thread back asleep.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    WhereRan where;
+    TaskGraph graph(device);
+    graph.setCallerWaits(true);
+    graph.submit(kernel, blocks(1), {Arg::pointer(&where)});
+    // Time enough for a woken thread to run it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    leftToCaller = where.blocks.load() == 0;
+    graph.wait();
+    EXPECT_EQ(where.blocks.load(), 1);
+    if (leftToCaller) // the waiting caller ran it
+      EXPECT_EQ(where.thread, std::this_thread::get_id());
+  }
+  // No thread was woken for the launch: it waited for this one.
+  EXPECT_TRUE(leftToCaller);
+}
+
+TEST(TaskGraph, ADestroyedGraphRunsTheLaunchesLeftToItsCaller) {
+  CpuSimDevice device(builtinSpec(), sleeping());
+  Kernel kernel = Kernel::makeAiv("where", recordThread);
+  learnShortBlocks(device, kernel);
+  WhereRan where;
+  {
+    TaskGraph graph(device);
+    graph.setCallerWaits(true);
+    graph.submit(kernel, blocks(4), {Arg::pointer(&where)});
+    // Never waited for: the destructor runs what was left to this thread
+    // rather than wait for a wake-up that never comes.
+  }
+  EXPECT_EQ(where.blocks.load(), 4);
+}
+
 } // namespace
 
 TEST(TaskGraph, InputTensorIsReadInPlaceOnCpuSimAndUploadedWhenSanitizing) {

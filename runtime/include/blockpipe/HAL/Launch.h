@@ -34,6 +34,11 @@ struct LaunchSpec {
   int64_t pipeBufferPerBlockBytes = 0;
   /// Overrides the device's sanitizer setting for this launch.
   std::optional<bool> sanitize;
+  /// The submitting thread waits for the launch (LaunchEvent::wait or
+  /// waitBriefly) right after it submits: a driver may then leave a launch
+  /// it expects to be short to that thread rather than wake a worker for
+  /// it. Whoever sets it must wait; until then the launch may not start.
+  bool callerWaits = false;
 };
 
 /// A launch's completion event; each driver implements it.

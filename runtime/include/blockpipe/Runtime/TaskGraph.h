@@ -188,6 +188,13 @@ public:
 
   Device &device() { return device_; }
 
+  /// The caller waits for the graph (wait or waitFor, in a loop until
+  /// done) right after submitting its tasks, as a host call does: launches
+  /// the device expects to be short are then left to the waiting thread
+  /// rather than handed to a worker that must be woken
+  /// (LaunchSpec::callerWaits). Off by default.
+  void setCallerWaits(bool callerWaits) { callerWaits_ = callerWaits; }
+
   /// Tasks submitted from now on belong to `scope` (e.g. "stage 1,
   /// microbatch 3"): their messages say so. Empty: none.
   void setScope(std::string scope) { scope_ = std::move(scope); }
@@ -238,6 +245,7 @@ private:
   /// Set by cancel() until the next wait().
   std::optional<std::string> cancelled_;
   std::optional<Mesh> mesh_;
+  bool callerWaits_ = false;
   std::string scope_;
   std::vector<TaskId> after_;
   int64_t meshIndex_ = 0;

@@ -116,6 +116,14 @@ void Scheduler::submit(const std::shared_ptr<LaunchState> &launch,
     queue_.push_back(launch);
     wake = idleLeaders_ > 0 && workAvailableLocked() &&
            (wakeWorker || launch->parts.size() > 1 || launch->spec.syncStart);
+    // A caller about to wait runs a launch it can finish alone (help):
+    // waking a leader for it would only cost the caller a futex call.
+    if (wake && launch->spec.callerWaits && launch->parts.size() == 1 &&
+        !launch->spec.syncStart) {
+      const int64_t expected =
+          expectedNs(launch->parts[0].fn, launch->spec.blockNum);
+      wake = expected < 0 || expected >= kAloneNs;
+    }
   }
   if (wake)
     wakeLeaders(false);
