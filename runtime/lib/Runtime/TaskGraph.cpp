@@ -334,8 +334,8 @@ void TaskGraph::start(const std::vector<TaskId> &ready) {
     try {
       const bool fill =
           task->spec.sanitize.value_or(device_.options().sanitize);
-      if (unwritten_->tracks(fill))
-        unwritten_->beforeTask(task->args, task->label(), fill);
+      unwritten_->beforeTask(
+          task->args, [task] { return task->label(); }, fill);
       task->spec.callerWaits = callerWaits_;
       LaunchHandle handle =
           device_.launch(task->kernel, task->spec, task->argv,
@@ -361,8 +361,8 @@ void TaskGraph::start(const std::vector<TaskId> &ready) {
     if (tracer.enabled())
       tracer.async('b', task->traceName(), "task", uint64_t(id));
     try {
-      if (unwritten_->tracks(/*fill=*/false))
-        unwritten_->beforeTask(task->args, task->label(), /*fill=*/false);
+      unwritten_->beforeTask(
+          task->args, [task] { return task->label(); }, /*fill=*/false);
     } catch (const std::exception &e) {
       finished(id, e.what());
       continue;

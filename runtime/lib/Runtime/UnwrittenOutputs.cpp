@@ -41,10 +41,12 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 } // namespace
 
 void UnwrittenOutputs::beforeTask(const std::vector<Arg> &args,
-                                  const std::string &label, bool fill) {
+                                  const std::function<std::string()> &makeLabel,
+                                  bool fill) {
   // The usual case, sanitizer off: nothing to do, no lock taken.
-  if (!tracks(fill))
+  if (!fill && !any_.load(std::memory_order_acquire))
     return;
+  const std::string label = makeLabel();
   std::lock_guard<std::mutex> lock(mutex_);
   // Reads first: a tensor the task reads gets its own bytes back.
   for (const Arg &arg : args) {

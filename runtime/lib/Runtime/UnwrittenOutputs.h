@@ -22,6 +22,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -37,13 +38,10 @@ public:
   /// tensors it reads are settled first; with `fill` (a launch with the
   /// sanitizer on), its write-only tensors are saved and filled with the
   /// pattern unless they already are.
-  void beforeTask(const std::vector<Arg> &args, const std::string &label,
-                  bool fill);
-  /// Whether beforeTask has anything to do for a task (the usual case,
-  /// sanitizer off, has not: its label need not be built).
-  bool tracks(bool fill) const {
-    return fill || any_.load(std::memory_order_acquire);
-  }
+  /// `label` is called only when there is something to do (the usual
+  /// case, sanitizer off, has not: no label is built).
+  void beforeTask(const std::vector<Arg> &args,
+                  const std::function<std::string()> &label, bool fill);
   /// Settles every tensor still filled: reports (when `report`) and
   /// restores what no task wrote.
   void settleAll(bool report);

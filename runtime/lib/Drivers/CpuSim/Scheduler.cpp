@@ -119,11 +119,8 @@ void Scheduler::submit(const std::shared_ptr<LaunchState> &launch,
     // A caller about to wait runs a launch it can finish alone (help):
     // waking a leader for it would only cost the caller a futex call.
     if (wake && launch->spec.callerWaits && launch->parts.size() == 1 &&
-        !launch->spec.syncStart) {
-      const int64_t expected =
-          expectedNs(launch->parts[0].fn, launch->spec.blockNum);
-      wake = expected < 0 || expected >= kAloneNs;
-    }
+        !launch->spec.syncStart)
+      wake = !endsAlone(launch->parts[0].fn, launch->spec.blockNum);
   }
   if (wake)
     wakeLeaders(false);
@@ -366,10 +363,9 @@ void Scheduler::help(
       // Blocks expected to end sooner than another thread could join in
       // (a spinning leader needs about a microsecond to take a chunk, a
       // sleeping one a wake-up): the caller runs them all, and wakes nobody.
-      const int64_t expected =
-          expectedNs(launch->parts[0].fn, blockNum - launch->nextBlock);
-      const bool alone = !until && !device_.tracer.enabled() && expected >= 0 &&
-                         expected < kAloneNs;
+      const bool alone =
+          !until && !device_.tracer.enabled() &&
+          endsAlone(launch->parts[0].fn, blockNum - launch->nextBlock);
       assignment = claimChunkLocked(launch, until ? 1 : INT64_MAX, alone);
       assignment.alone = alone;
       if (launch->nextBlock == blockNum) {

@@ -249,6 +249,12 @@ private:
   BlockCost blockCosts_[kBlockCosts];
   /// Expected nanoseconds for `blocks` blocks of `fn`; -1 when unknown.
   int64_t expectedNs(bp_kernel_fn fn, int64_t blocks) const;
+  /// Whether `blocks` blocks of `fn` are expected to end within kAloneNs:
+  /// sooner on one thread than another thread could join in.
+  bool endsAlone(bp_kernel_fn fn, int64_t blocks) const {
+    const int64_t expected = expectedNs(fn, blocks);
+    return expected >= 0 && expected < kAloneNs;
+  }
   void recordBlockCost(bp_kernel_fn fn, int64_t blocks, int64_t ns);
 
   std::vector<pthread_t> leaders_;
