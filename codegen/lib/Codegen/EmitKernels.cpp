@@ -71,9 +71,10 @@ static std::optional<MatmulUse> soleMatmulUse(Value tile) {
 enum class LoadForm {
   /// A tile, copied from GM.
   Tile,
-  /// A matmul's left operand read in place (tile::view): cpu-sim's GM is
-  /// host memory, so the copy into a tile would only cost time.
-  LeftInPlace,
+  /// Read in place (tile::view) by a matmul as its left operand or by an
+  /// elementwise op: cpu-sim's GM is host memory, so the copy into a tile
+  /// would only cost time.
+  InPlace,
   /// A matmul's right operand loaded into the micro-kernel's layout
   /// (tile::Panels).
   RightPanels,
@@ -88,26 +89,81 @@ static bool mayWrite(Operation *op) {
   return !effects || !effects.onlyHasEffect<MemoryEffects::Read>();
 }
 
+/// Whether `op` is a tile-tile elementwise op the tile library also runs on
+/// views of GM and into windows of GM: add, sub, mul, maximum, minimum and
+/// floating-point div (an integer div checks its divisor on tiles first),
+/// on 2-D operands of the result's shape and element type.
+static bool runsOnViews(Operation *op) {
+  if (!llvm::isa<bp::AddOp, bp::SubOp, bp::MulOp, bp::DivOp, bp::MaximumOp,
+                 bp::MinimumOp>(op))
+    return false;
+  auto type = llvm::cast<bp::TileType>(op->getResult(0).getType());
+  if (type.getRank() != 2 || (llvm::isa<bp::DivOp>(op) &&
+                              !llvm::isa<FloatType>(type.getElementType())))
+    return false;
+  return llvm::all_of(op->getOperands(), [&](Value operand) {
+    auto tile = llvm::dyn_cast<bp::TileType>(operand.getType());
+    return tile && tile.getShape() == type.getShape() &&
+           tile.getElementType() == type.getElementType();
+  });
+}
+
+/// Whether nothing strictly between `from` and `to` (later in its block)
+/// may write memory.
+static bool noWriteBetween(Operation *from, Operation *to) {
+  for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode())
+    if (mayWrite(op))
+      return false;
+  return true;
+}
+
+/// A full 2-D load whose only use is an operand of a runsOnViews op in its
+/// block, with nothing between that may write memory, is read in place
+/// (tile::view): the op reads what the load would have copied.
+static bool elementwiseReadsInPlace(bp::LoadOp load) {
+  if (!load.getValid().empty() ||
+      llvm::cast<bp::TileType>(load.getType()).getRank() != 2 ||
+      !load.getResult().hasOneUse())
+    return false;
+  Operation *user = *load.getResult().getUsers().begin();
+  return user->getBlock() == load->getBlock() && runsOnViews(user) &&
+         noWriteBetween(load, user);
+}
+
+/// The tfree that frees the slot `pop` takes: the next one on its pipe and
+/// direction in its block, with no other pop there before it; null when
+/// there is none such.
+static bp::TFreeOp matchingFree(bp::TPopOp pop) {
+  for (Operation *op = pop->getNextNode(); op; op = op->getNextNode()) {
+    if (auto other = llvm::dyn_cast<bp::TPopOp>(op))
+      if (other.getPipe() == pop.getPipe() && other.getDir() == pop.getDir())
+        return {};
+    if (auto free = llvm::dyn_cast<bp::TFreeOp>(op))
+      if (free.getPipe() == pop.getPipe() && free.getDir() == pop.getDir())
+        return free;
+  }
+  return {};
+}
+
 /// A full 2-D load whose only use is an operand of a matmul (soleMatmulUse)
 /// is held as that operand wants: a left operand in place when nothing
 /// between the load and the matmul may write memory (so it reads what the
 /// load would have read), a right operand in panels unless the matmul
-/// transposes it.
+/// transposes it. One whose only use is an elementwise op is read in place
+/// on the same terms (elementwiseReadsInPlace).
 static LoadForm loadFormOf(bp::LoadOp load) {
   if (!load.getValid().empty() ||
       llvm::cast<bp::TileType>(load.getType()).getRank() != 2)
     return LoadForm::Tile;
+  if (elementwiseReadsInPlace(load))
+    return LoadForm::InPlace;
   std::optional<MatmulUse> use = soleMatmulUse(load.getResult());
   if (!use)
     return LoadForm::Tile;
   if (!use->lhs)
     return use->matmul.getTransposeRhs() ? LoadForm::Tile
                                          : LoadForm::RightPanels;
-  for (Operation *op = load->getNextNode(); op != use->matmul;
-       op = op->getNextNode())
-    if (mayWrite(op))
-      return LoadForm::Tile;
-  return LoadForm::LeftInPlace;
+  return noWriteBetween(load, use->matmul) ? LoadForm::InPlace : LoadForm::Tile;
 }
 
 /// Whether `arg` is a tensor the launch only reads: an In parameter (the
@@ -251,6 +307,19 @@ private:
     return line ? ", \"" + escapeCppString(*line) + "\"" : "";
   }
 
+  /// Whether `pop` reads its slot in place (bp_tpop and a tile::view of the
+  /// slot) rather than copying it into a tile: on cpu-sim, for a pipe that
+  /// is not split, when the slot holds the whole tile and every use of the
+  /// tile is a runsOnViews op or a full store in the pop's block, before
+  /// the tfree that gives the slot back (matchingFree).
+  bool popsInPlace(bp::TPopOp pop);
+  /// The store through which elementwise op `op` writes its result straight
+  /// into GM (a tile::window), when that is the result's only use: a full
+  /// store in the op's block whose window is known at the op, with nothing
+  /// between them that may touch memory but pipe ops (whose slots no tensor
+  /// shares), and no operand read in place from the tensor it writes.
+  bp::StoreOp storeInPlace(Operation *op);
+
   /// Declares a tile::PanelCache for every (tensor, panel shape) that
   /// sharesPanels loads read, and records which cache each load goes
   /// through.
@@ -261,6 +330,8 @@ private:
   llvm::DenseMap<Value, CppParam> params;
   /// The PanelCache variable each sharing load goes through.
   llvm::DenseMap<Operation *, std::string> panelCacheOf;
+  /// Stores their value's elementwise op already made (storeInPlace).
+  llvm::DenseSet<Operation *> storedInPlace;
   mutable llvm::StringSet<> usedNames;
   bool usesContext = false;
   bool declaresTiles = false;
@@ -294,6 +365,61 @@ void KernelBody::declareTileVariable(bp::TileType type,
   out.line(declPrefix + cppTileType(type) + " " + name + "(bp_smem);");
   if (init)
     out.line("tile::copyElements(" + name + ", " + *init + ");");
+}
+
+bool KernelBody::popsInPlace(bp::TPopOp pop) {
+  if (cuda || packsColumnHalves(pop) ||
+      bp::getSplitMode(kernel.func) != bp::SplitMode::None)
+    return false;
+  auto type = llvm::cast<bp::TileType>(pop.getType());
+  if (type.getRank() != 2)
+    return false;
+  const int64_t bytes = bp::getElementByteSize(type.getElementType()) *
+                        type.getDimSize(0) * type.getDimSize(1);
+  bool fits = false;
+  func.walk([&](bp::InitializePipeOp init) {
+    if (int64_t(init.getId()) == int64_t(pop.getPipe()))
+      fits = init.getSlotSize() >= bytes;
+  });
+  bp::TFreeOp free = matchingFree(pop);
+  if (!fits || !free)
+    return false;
+  return llvm::all_of(pop.getResult().getUses(), [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (user->getBlock() != pop->getBlock() || !user->isBeforeInBlock(free))
+      return false;
+    auto store = llvm::dyn_cast<bp::StoreOp>(user);
+    return runsOnViews(user) ||
+           (store && store.getValue() == use.get() && store.getValid().empty());
+  });
+}
+
+bp::StoreOp KernelBody::storeInPlace(Operation *op) {
+  if (cuda || !runsOnViews(op) || !op->getResult(0).hasOneUse())
+    return {};
+  auto store =
+      llvm::dyn_cast<bp::StoreOp>(*op->getResult(0).getUsers().begin());
+  if (!store || store->getBlock() != op->getBlock() ||
+      store.getValue() != op->getResult(0) || !store.getValid().empty())
+    return {};
+  for (Value operand : store->getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    if (def && def != op && def->getBlock() == op->getBlock() &&
+        !def->isBeforeInBlock(op))
+      return {}; // the window is known only later
+  }
+  for (Operation *x = op->getNextNode(); x != store; x = x->getNextNode())
+    if (!isMemoryEffectFree(x) &&
+        !llvm::isa<bp::TPopOp, bp::TPushOp, bp::TFreeOp>(x))
+      return {};
+  Value written = tensorRoot(store.getDest());
+  for (Value operand : op->getOperands()) {
+    auto load = operand.getDefiningOp<bp::LoadOp>();
+    if (load && elementwiseReadsInPlace(load) &&
+        tensorRoot(load.getSource()) == written)
+      return {}; // it would be overwritten while it is read
+  }
+  return store;
 }
 
 std::string KernelBody::dimExpr(Value tensor, unsigned k) const {
@@ -611,7 +737,7 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         const std::string at =
             (*w)[0] + ", " + (*w)[3] + ", " + (*w)[1] + ", " + (*w)[2];
         LoadForm form = cuda ? LoadForm::Tile : loadFormOf(op);
-        if (form == LoadForm::LeftInPlace) {
+        if (form == LoadForm::InPlace) {
           out.line("const auto " + declare(op, "t") + " = tile::view<" +
                    std::to_string(type.getDimSize(0)) + ", " +
                    std::to_string(type.getDimSize(1)) + ">(" + at + ");");
@@ -641,6 +767,10 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         return success();
       })
       .Case([&](bp::StoreOp op) -> LogicalResult {
+        if (storedInPlace.contains(op)) {
+          aliasTensor(op.getResult(), op.getDest());
+          return success();
+        }
         auto w =
             window(op, op.getDest(), op.getOffsets(), op.getValue().getType());
         if (failed(w))
@@ -759,7 +889,21 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
                                    "is divided by -1") +
                    "\"));");
         }
-        std::string name = declareTile(op->getResult(0), "t");
+        std::string name;
+        if (bp::StoreOp store = storeInPlace(op)) {
+          // Written straight into the store's window, checked first.
+          auto w = window(store, store.getDest(), store.getOffsets(), type);
+          if (failed(w))
+            return failure();
+          checkWindow(store, "store to", store.getDest(), store.getOffsets(),
+                      type, store.getValid());
+          name = "tile::window<" + std::to_string(type.getDimSize(0)) + ", " +
+                 std::to_string(type.getDimSize(1)) + ">(" + (*w)[0] + ", " +
+                 (*w)[3] + ", " + (*w)[1] + ", " + (*w)[2] + ")";
+          storedInPlace.insert(store);
+        } else {
+          name = declareTile(op->getResult(0), "t");
+        }
         out.line("tile::" + op->getName().stripDialect().str() + "(" + name +
                  ", " + expr(op->getOperand(0)) + ", " +
                  expr(op->getOperand(1)) + ");");
@@ -890,6 +1034,22 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         return success();
       })
       .Case([&](bp::TPopOp op) {
+        if (popsInPlace(op)) {
+          auto type = op.getType();
+          std::string name = declare(op, "t");
+          std::string slot = scope.unique(name + "_slot");
+          out.line("void *" + slot + " = nullptr;");
+          out.line("BP_CHECK(bp_tpop" + pipeCall(op) + ", " +
+                   std::to_string(op.getPipe()) + ", " +
+                   cppPipeDir(op.getDir()) + ", &" + slot + site(op) + "));");
+          const std::string rows = std::to_string(type.getDimSize(0));
+          const std::string cols = std::to_string(type.getDimSize(1));
+          out.line("const auto " + name + " = tile::view<" + rows + ", " +
+                   cols + ">(static_cast<const " +
+                   *cppScalarType(type.getElementType()) + " *>(" + slot +
+                   "), " + cols + ", 0, 0);");
+          return success();
+        }
         std::string name = declareTile(op, "t");
         if (cuda) {
           out.line(std::string("BP_CHECK(") +

@@ -17,14 +17,14 @@ module {
   // CHECK-LABEL: // ---- FILE: kernels/aiv/windows.cpp
   // CHECK: int32_t windows(const bp_block_context *bp_ctx, float *x, int64_t x_dim0, float *w, float *out) {
   // Constant offsets, static dims: no check.
-  // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> fixed;
-  // CHECK-NEXT: tile::load(fixed, w, 16, 0, 0);
+  // Each load's only use is the add, which reads it in place.
+  // CHECK-NEXT: const auto fixed = tile::view<16, 16>(w, 16, 0, 0);
   // A dynamic dim is checked even at a constant offset; the static column
   // dim at a constant offset is not.
   // CHECK-NEXT: BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at kernel-window-checks.mlir:38", 0, 32, 16,
   // CHECK-NEXT: x_dim0));
-  // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> tail;
-  // CHECK-NEXT: tile::load(tail, x, 16, 32, 0);
+  // CHECK-NEXT: const auto tail = tile::view<16, 16>(x, 16, 32, 0);
+  // The store's row is known only after the add: a tile, then the store.
   // A run-time offset: checked against the static extent.
   // CHECK: BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at kernel-window-checks.mlir:42", 0, row, 16,
   // CHECK: tile::store(out, 16, row, 0, sum);
@@ -47,8 +47,8 @@ module {
   // k in [1, 16): k * 64 is in [64, 960], and 960 + 64 rows end at 1024.
   // RANGE: for (int64_t k = 1; k < 16; k += 1) {
   // RANGE-NEXT: const int64_t row = k * 64;
-  // RANGE-NEXT: tile::Tile<float, 64, 64, tile::Space::Vec> inside;
-  // RANGE-NEXT: tile::load(inside, x, 64, row, 0);
+  // RANGE-NEXT: const auto inside = tile::view<64, 64>(x, 64, row, 0);
+  // (read in place by the add, its only use)
   // j in [0, 17): j * 64 reaches 1024, a window past the tensor's end.
   // RANGE: for (int64_t j = 0; j < 17; j += 1) {
   // RANGE-NEXT: const int64_t past = j * 64;
@@ -60,7 +60,7 @@ module {
   // RANGE-NEXT: BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at kernel-window-checks.mlir:90", 0, by_block, 64,
   // RANGE: BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at kernel-window-checks.mlir:96", 0, either, 64,
   // RANGE: BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at kernel-window-checks.mlir:101", 0, last, 64,
-  // RANGE: tile::store(out, 64, last, 0, total);
+  // RANGE: tile::add(tile::window<64, 64>(out, 64, last, 0), bc, d);
   func.func @bounded_windows(%x: !bp.tensor<1024x64xf32>, %y: !bp.tensor<?x64xf32>,
                              %n: index, %first: i1,
                              %out: !bp.tensor<1024x64xf32> {bp.dir = #bp<dir out>})

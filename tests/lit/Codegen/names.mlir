@@ -16,8 +16,7 @@ module {
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> from_loc;
   // CHECK-NEXT: tile::load(from_loc, x, 16, row, 0);
   // CHECK-NEXT: BP_CHECK(bp_check_window(bp_ctx, "load from 't' at names.mlir:{{[0-9]+}}", 0, row, 16, 64));
-  // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> t_1;
-  // CHECK-NEXT: tile::load(t_1, t, 16, row, 0);
+  // CHECK-NEXT: const auto t_1 = tile::view<16, 16>(t, 16, row, 0);
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> int_;
   // CHECK-NEXT: tile::mul(int_, from_loc, s);
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> y;

@@ -286,8 +286,9 @@ TEST(TaskGraph, ACallerThatWaitsRunsAShortLaunchItself) {
     leftToCaller = where.blocks.load() == 0;
     graph.wait();
     EXPECT_EQ(where.blocks.load(), 1);
-    if (leftToCaller) // the waiting caller ran it
+    if (leftToCaller) { // the waiting caller ran it
       EXPECT_EQ(where.thread, std::this_thread::get_id());
+    }
   }
   // No thread was woken for the launch: it waited for this one.
   EXPECT_TRUE(leftToCaller);

@@ -105,6 +105,52 @@ template <typename T, int64_t R, int64_t C> void checkElementwise() {
   *out = *a;
   bt::add(*out, *out, *out);
   ref([](double x, double) { return 2 * x; }, "add in place");
+
+  // The tile-tile forms on views of GM and into windows of GM: a and b lie
+  // at (1, 2) of wider tensors, results go to the window at (2, 3) of a
+  // third, whose other elements must stay as they were.
+  const int64_t ld = C + 5, gmRows = R + 3;
+  const T outside = fromDouble<T>(-9);
+  std::vector<T> ga(size_t(gmRows * ld), fromDouble<T>(7)), gb(ga),
+      go(size_t(gmRows * ld), outside);
+  for (int64_t i = 0; i < R; ++i)
+    for (int64_t j = 0; j < C; ++j) {
+      ga[size_t((1 + i) * ld + 2 + j)] = (*a)(i, j);
+      gb[size_t((1 + i) * ld + 2 + j)] = (*b)(i, j);
+    }
+  const auto va = bt::view<R, C>(ga.data(), ld, 1, 2);
+  const auto vb = bt::view<R, C>(gb.data(), ld, 1, 2);
+  const auto wo = bt::window<R, C>(go.data(), ld, 2, 3);
+  // Reads the window back into `out` and checks what lies around it.
+  auto fromWindow = [&](const char *what) {
+    for (int64_t i = 0; i < gmRows; ++i)
+      for (int64_t j = 0; j < ld; ++j) {
+        const bool inside = i >= 2 && i < 2 + R && j >= 3 && j < 3 + C;
+        if (inside)
+          (*out)(i - 2, j - 3) = go[size_t(i * ld + j)];
+        else
+          ASSERT_EQ(toDouble(go[size_t(i * ld + j)]), toDouble(outside))
+              << what << ": written outside the window at " << i << ", " << j;
+      }
+  };
+  bt::add(wo, va, vb);
+  fromWindow("add views into a window");
+  ref([](double x, double y) { return x + y; }, "add views into a window");
+  bt::sub(*out, va, *b);
+  ref([](double x, double y) { return x - y; }, "sub of a view");
+  bt::mul(wo, *a, vb);
+  fromWindow("mul into a window");
+  ref([](double x, double y) { return x * y; }, "mul into a window");
+  bt::maximum(*out, *a, vb);
+  ref([](double x, double y) { return x > y ? x : y; }, "maximum of a view");
+  bt::minimum(wo, va, *b);
+  fromWindow("minimum into a window");
+  ref([](double x, double y) { return x < y ? x : y; }, "minimum of a view");
+  if (!std::is_integral<T>::value) {
+    bt::div(wo, va, vb);
+    fromWindow("div views into a window");
+    ref([](double x, double y) { return x / y; }, "div views into a window");
+  }
 }
 
 /// The broadcast forms of every binary op against a naive reference: an Rx1
@@ -524,6 +570,12 @@ TEST(Tile, LoadStoreWindowsOfAGmTensor) {
       const bool inside = r >= 16 && r < 24 && c >= 24 && c < 40;
       ASSERT_EQ(back[r * cols + c], inside ? gm[r * cols + c] : -1.0f);
     }
+
+  // A view (a popped pipe slot read in place) stores as the tile would.
+  std::vector<float> fromView(rows * cols, -1);
+  bt::store(fromView.data(), cols, 16, 24,
+            bt::view<8, 16>(gm.data(), cols, 16, 24));
+  ASSERT_EQ(fromView, back);
 
   // Edge tile: 3 valid rows, 5 valid cols, padded with 0.
   Tile<float, 8, 16> edge;

@@ -196,6 +196,11 @@ static inline int32_t bp_tpop(const bp_block_context *ctx, int32_t pipe_id,
                               int32_t dir, void **slot) {
   return ctx->api->tpop(ctx, pipe_id, dir, slot, NULL);
 }
+/* The same, naming the kernel's source line for errors and the sanitizer. */
+static inline int32_t bp_tpop_at(const bp_block_context *ctx, int32_t pipe_id,
+                                 int32_t dir, void **slot, const char *where) {
+  return ctx->api->tpop(ctx, pipe_id, dir, slot, where);
+}
 /* Copying pop: copies `bytes` of the slot into `tile`; still needs tfree. */
 static inline int32_t bp_tpop_copy(const bp_block_context *ctx, int32_t pipe_id,
                                    int32_t dir, void *tile, int64_t bytes) {

@@ -5,7 +5,8 @@
 // to all of row i) and the column-broadcast forms with b a 1xC tile (b[j]
 // applies to all of column j).
 // dst may alias an operand. Arithmetic happens in compute_t<T> (float for
-// the 16-bit types).
+// the 16-bit types). The tile-tile forms also read views of GM (GmView)
+// and write windows of GM (GmWindow) in place of tiles.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +31,40 @@ inline void binary(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,
   using U = compute_t<T>;
   for (int64_t i = 0; i < R * C; ++i)
     dst.data[i] = T(op(U(a.data[i]), U(b.data[i])));
+}
+
+/// The tile-tile form where an operand is a view or the destination a
+/// window: row by row, each row contiguous.
+template <typename D, typename A, typename B, typename Op>
+inline void binaryRows(D &&dst, const A &a, const B &b, Op op) {
+  using T = typename std::decay_t<D>::value_type;
+  using U = compute_t<T>;
+  constexpr int64_t R = A::rows, C = A::cols;
+  for (int64_t i = 0; i < R; ++i) {
+    T *out = rowOf(dst, i);
+    const T *x = rowOf(a, i);
+    const T *y = rowOf(b, i);
+    for (int64_t j = 0; j < C; ++j)
+      out[j] = T(op(U(x[j]), U(y[j])));
+  }
+}
+
+/// Whether D, A and B are tiles, views (A, B) or windows (D) of one shape
+/// and element type, at least one of them not a tile.
+template <typename D, typename A, typename B> constexpr bool viewOperands() {
+  using DD = std::decay_t<D>;
+  constexpr bool d = IsGmWindow<DD>::value || IsTile<DD>::value;
+  constexpr bool a = IsGmView<A>::value || IsTile<A>::value;
+  constexpr bool b = IsGmView<B>::value || IsTile<B>::value;
+  if constexpr (d && a && b)
+    return (IsGmWindow<DD>::value || IsGmView<A>::value ||
+            IsGmView<B>::value) &&
+           sameShape<DD, A> && sameShape<DD, B> &&
+           std::is_same<typename DD::value_type,
+                        typename A::value_type>::value &&
+           std::is_same<typename DD::value_type, typename B::value_type>::value;
+  else
+    return false;
 }
 
 template <typename T, int64_t R, int64_t C, Space D, Space A, Space B,
@@ -101,6 +136,11 @@ inline void unary(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a, Op op) {
   inline void name(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,           \
                    compute_t<T> s) {                                           \
     detail::binaryScalar(dst, a, s, detail::functor{});                        \
+  }                                                                            \
+  template <typename D, typename A, typename B,                                \
+            typename = std::enable_if_t<detail::viewOperands<D, A, B>()>>      \
+  inline void name(D &&dst, const A &a, const B &b) {                          \
+    detail::binaryRows(dst, a, b, detail::functor{});                          \
   }
 
 BP_TILE_BINARY(add, Add)

@@ -320,30 +320,6 @@ using operand_t = std::conditional_t<isNarrow<T>, float, T>;
 
 } // namespace detail
 
-/// A left operand read where it lies: the Rows x Cols window of a GM
-/// tensor whose rows are `ld` elements apart. See `view`.
-template <typename T, int64_t Rows, int64_t Cols> struct GmView {
-  static_assert(Rows > 0 && Cols > 0, "views have a positive shape");
-  using value_type = T;
-  static constexpr int64_t rows = Rows;
-  static constexpr int64_t cols = Cols;
-
-  const T *data;
-  int64_t ld;
-
-  const T &operator()(int64_t r, int64_t c) const { return data[r * ld + c]; }
-};
-
-/// The Rows x Cols window at (row, col) of a GM tensor with leading
-/// dimension `ld`, for a matmul to read in place as its left operand (what
-/// `load` into a Left tile would copy). The caller keeps the window
-/// unwritten until the matmul has run.
-template <int64_t Rows, int64_t Cols, typename T>
-inline GmView<T, Rows, Cols> view(const T *gm, int64_t ld, int64_t row,
-                                  int64_t col) {
-  return {gm + row * ld + col, ld};
-}
-
 /// A right operand (K x N) in the layout the float micro-kernel reads: the
 /// columns in panels of `panelCols` (the last one narrower when N is not a
 /// multiple), each panel K rows of its width, contiguous; 16-bit elements
@@ -487,12 +463,6 @@ private:
 
 namespace detail {
 
-template <typename X> struct IsTile : std::false_type {};
-template <typename T, int64_t R, int64_t C, Space S>
-struct IsTile<Tile<T, R, C, S>> : std::true_type {};
-template <typename X> struct IsView : std::false_type {};
-template <typename T, int64_t R, int64_t C>
-struct IsView<GmView<T, R, C>> : std::true_type {};
 template <typename X> struct IsPanels : std::false_type {};
 template <typename T, int64_t K, int64_t N>
 struct IsPanels<Panels<T, K, N>> : std::true_type {};
@@ -506,7 +476,7 @@ struct LeftOperand {
   using value_type = typename Src::value_type;
   explicit LeftOperand(const Src &src) : data(src.data), ld(leadingDim(src)) {}
   static int64_t leadingDim(const Src &src) {
-    if constexpr (IsView<Src>::value)
+    if constexpr (IsGmView<Src>::value)
       return src.ld;
     else
       return Src::cols;
@@ -571,7 +541,7 @@ inline void matmulInto(Acc *__restrict c, const A *__restrict a, int64_t lda,
 template <bool Zero, typename TC, int64_t M, int64_t N, Space SC, typename ASrc,
           typename BSrc>
 inline void matmulImpl(Tile<TC, M, N, SC> &c, const ASrc &a, const BSrc &b) {
-  static_assert(IsTile<ASrc>::value || IsView<ASrc>::value,
+  static_assert(IsTile<ASrc>::value || IsGmView<ASrc>::value,
                 "a matmul's left operand is a tile or a view of GM");
   static_assert(IsTile<BSrc>::value || IsPanels<BSrc>::value,
                 "a matmul's right operand is a tile or panels");

@@ -66,6 +66,15 @@ inline void store(T *gm, int64_t ld, int64_t row, int64_t col,
     copy_bytes(dst + r * ld, src.data + r * C, sizeof(T) * size_t(C));
 }
 
+/// Stores a view (a popped pipe slot read in place) like a tile.
+template <typename T, int64_t R, int64_t C>
+inline void store(T *gm, int64_t ld, int64_t row, int64_t col,
+                  const GmView<T, R, C> &src) {
+  T *dst = gm + row * ld + col;
+  for (int64_t r = 0; r < R; ++r)
+    copy_bytes(dst + r * ld, detail::rowOf(src, r), sizeof(T) * size_t(C));
+}
+
 template <typename T, int64_t R, int64_t C, Space S>
 inline void store_partial(T *gm, int64_t ld, int64_t row, int64_t col,
                           const Tile<T, R, C, S> &src, int64_t validRows,

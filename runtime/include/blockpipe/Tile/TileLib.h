@@ -4,7 +4,8 @@
 //   Types.h        half, bfloat16, compute_t, Space
 //   Functors.h     each element operation's arithmetic (shared with the
 //                  CUDA tile library, Cuda/TileLib.cuh)
-//   Tile.h         Tile<T, rows, cols, Space>
+//   Tile.h         Tile<T, rows, cols, Space>; GmView / GmWindow, windows of
+//                  GM read (view) or written (window) in place of a tile
 //   Memory.h       load, load_partial, store, store_partial, fillpad, move,
 //                  full
 //   Elementwise.h  add, sub, mul, div, maximum, minimum (tile or scalar),

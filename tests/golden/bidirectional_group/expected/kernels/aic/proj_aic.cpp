@@ -28,8 +28,9 @@ int32_t proj_aic(const bp_block_context *bp_ctx, float *x, float *w, float *out,
   tile::Tile<float, 32, 32, tile::Space::Acc> acc;
   tile::matmul(acc, l, r);
   BP_CHECK(bp_tpush_at(bp_ctx, 0, BP_PIPE_C2V, acc.data, sizeof(acc.data), "input.mlir:18"));
-  tile::Tile<float, 32, 32, tile::Space::Acc> back;
-  BP_CHECK(bp_tpop_copy_at(bp_ctx, 0, BP_PIPE_V2C, back.data, sizeof(back.data), "input.mlir:19"));
+  void *back_slot = nullptr;
+  BP_CHECK(bp_tpop_at(bp_ctx, 0, BP_PIPE_V2C, &back_slot, "input.mlir:19"));
+  const auto back = tile::view<32, 32>(static_cast<const float *>(back_slot), 32, 0, 0);
   BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at input.mlir:20", 0, row, 32, 128));
   tile::store(out, 32, row, 0, back);
   BP_CHECK(bp_tfree_at(bp_ctx, 0, BP_PIPE_V2C, "input.mlir:21"));

@@ -17,15 +17,12 @@ int32_t class_(const bp_block_context *bp_ctx, float *int_, float *v_x,
   tile::Tile<float, 16, 16, tile::Space::Vec> rt;
   tile::load(rt, int_, 16, tile_1, 0);
   BP_CHECK(bp_check_window(bp_ctx, "load from '__x'", 0, tile_1, 16, 64));
-  tile::Tile<float, 16, 16, tile::Space::Vec> v1st;
-  tile::load(v1st, v_x, 16, tile_1, 0);
+  const auto v1st = tile::view<16, 16>(v_x, 16, tile_1, 0);
   tile::Tile<float, 16, 16, tile::Space::Vec> return_;
   tile::mul(return_, rt, x_u22_u3b_u20_abort_u28_u29_u3b_u20_u2f_u2a_);
-  tile::Tile<float, 16, 16, tile::Space::Vec> int_1;
-  tile::add(int_1, return_, v1st);
   BP_CHECK(bp_check_window(bp_ctx, "store to 'gr\303\266\303\237e' at input.mlir:19", 0, tile_1, 16,
                            64));
-  tile::store(gr_uf6_udf_e, 16, tile_1, 0, int_1);
+  tile::add(tile::window<16, 16>(gr_uf6_udf_e, 16, tile_1, 0), return_, v1st);
   return BP_OK;
 }
 

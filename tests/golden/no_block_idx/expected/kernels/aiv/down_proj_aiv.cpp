@@ -13,14 +13,12 @@ int32_t down_proj_aiv(const bp_block_context *bp_ctx, float *res, float *out,
                       uint8_t *__gm_pipe_buffer) {
   BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_C2V,
                         /*slot_size=*/4096, /*slot_num=*/8));
-  tile::Tile<float, 32, 32, tile::Space::Vec> acc;
-  BP_CHECK(bp_tpop_copy_at(bp_ctx, 0, BP_PIPE_C2V, acc.data, sizeof(acc.data), "input.mlir:15"));
-  tile::Tile<float, 32, 32, tile::Space::Vec> t;
-  tile::load(t, res, 32, 0, 0);
-  tile::Tile<float, 32, 32, tile::Space::Vec> y;
-  tile::add(y, acc, t);
+  void *acc_slot = nullptr;
+  BP_CHECK(bp_tpop_at(bp_ctx, 0, BP_PIPE_C2V, &acc_slot, "input.mlir:15"));
+  const auto acc = tile::view<32, 32>(static_cast<const float *>(acc_slot), 32, 0, 0);
+  const auto t = tile::view<32, 32>(res, 32, 0, 0);
+  tile::add(tile::window<32, 32>(out, 32, 0, 0), acc, t);
   BP_CHECK(bp_tfree_at(bp_ctx, 0, BP_PIPE_C2V, "input.mlir:15"));
-  tile::store(out, 32, 0, 0, y);
   return BP_OK;
 }
 

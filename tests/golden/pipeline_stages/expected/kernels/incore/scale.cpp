@@ -10,13 +10,9 @@ namespace {
 namespace tile = ::blockpipe::tile;
 
 int32_t scale([[maybe_unused]] const bp_block_context *bp_ctx, float *x, float *w, float *out) {
-  tile::Tile<float, 8, 16, tile::Space::Vec> a;
-  tile::load(a, x, 16, 0, 0);
-  tile::Tile<float, 8, 16, tile::Space::Vec> b;
-  tile::load(b, w, 16, 0, 0);
-  tile::Tile<float, 8, 16, tile::Space::Vec> p;
-  tile::mul(p, a, b);
-  tile::store(out, 16, 0, 0, p);
+  const auto a = tile::view<8, 16>(x, 16, 0, 0);
+  const auto b = tile::view<8, 16>(w, 16, 0, 0);
+  tile::mul(tile::window<8, 16>(out, 16, 0, 0), a, b);
   return BP_OK;
 }
 

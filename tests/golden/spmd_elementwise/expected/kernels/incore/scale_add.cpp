@@ -16,16 +16,13 @@ int32_t scale_add(const bp_block_context *bp_ctx, float *x, float *y, float alph
   tile::Tile<float, 32, 32, tile::Space::Vec> a;
   tile::load(a, x, 32, row, 0);
   BP_CHECK(bp_check_window(bp_ctx, "load from 'y' at input.mlir:13", 0, row, 32, 128));
-  tile::Tile<float, 32, 32, tile::Space::Vec> b;
-  tile::load(b, y, 32, row, 0);
+  const auto b = tile::view<32, 32>(y, 32, row, 0);
   tile::Tile<float, 32, 32, tile::Space::Vec> r;
   tile::relu(r, a);
   tile::Tile<float, 32, 32, tile::Space::Vec> s;
   tile::mul(s, r, alpha);
-  tile::Tile<float, 32, 32, tile::Space::Vec> z;
-  tile::add(z, s, b);
   BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at input.mlir:17", 0, row, 32, 128));
-  tile::store(out, 32, row, 0, z);
+  tile::add(tile::window<32, 32>(out, 32, row, 0), s, b);
   return BP_OK;
 }
 

@@ -15,16 +15,14 @@ int32_t down_proj_aiv(const bp_block_context *bp_ctx, float *res, float *out,
                         /*slot_size=*/4096, /*slot_num=*/8));
   const int64_t block = bp_ctx->block_idx;
   const int64_t row = block * 32;
-  tile::Tile<float, 32, 32, tile::Space::Vec> acc;
-  BP_CHECK(bp_tpop_copy_at(bp_ctx, 0, BP_PIPE_C2V, acc.data, sizeof(acc.data), "input.mlir:17"));
+  void *acc_slot = nullptr;
+  BP_CHECK(bp_tpop_at(bp_ctx, 0, BP_PIPE_C2V, &acc_slot, "input.mlir:17"));
+  const auto acc = tile::view<32, 32>(static_cast<const float *>(acc_slot), 32, 0, 0);
   BP_CHECK(bp_check_window(bp_ctx, "load from 'res' at input.mlir:19", 0, row, 32, 128));
-  tile::Tile<float, 32, 32, tile::Space::Vec> t;
-  tile::load(t, res, 32, row, 0);
-  tile::Tile<float, 32, 32, tile::Space::Vec> y;
-  tile::add(y, acc, t);
-  BP_CHECK(bp_tfree_at(bp_ctx, 0, BP_PIPE_C2V, "input.mlir:17"));
+  const auto t = tile::view<32, 32>(res, 32, row, 0);
   BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at input.mlir:21", 0, row, 32, 128));
-  tile::store(out, 32, row, 0, y);
+  tile::add(tile::window<32, 32>(out, 32, row, 0), acc, t);
+  BP_CHECK(bp_tfree_at(bp_ctx, 0, BP_PIPE_C2V, "input.mlir:17"));
   return BP_OK;
 }
 
