@@ -280,9 +280,26 @@ void checkPanelCache(const Tile<TA, M, K, Space::Left> &a,
       ASSERT_EQ(toDouble(c->data[i]), toDouble(want.data[i]))
           << form << " " << M << "x" << K << "x" << N << " at " << i;
   };
-  // Another block is packing the window: this one packs its own.
+  // Another block is packing the window above b's (slot 2): this one packs
+  // the window below it, b's, into its slot, and as the window it wants is
+  // still being packed, its own copy of that.
+  auto *state2 = reinterpret_cast<uint32_t *>(base) + 2;
   auto *state3 = reinterpret_cast<uint32_t *>(base) + 3;
+  *state2 = 1;
+  auto above = cache.load(*own, gm.data(), cols, 0, N);
+  ASSERT_EQ(above.data, own->data) << "a window being packed elsewhere";
+  ASSERT_EQ(*state3, 2u) << "the window below packed meanwhile";
+  expectWant(bt::PanelsRef<TA, K, N>{slot3}, "the window below, packed ahead");
+  *state2 = 2; // as if packed: now it is read in place
+  ASSERT_EQ(cache.load(*own, gm.data(), cols, 0, N).data, slot3 - K * N);
+  // The same when the window below is taken: its own copy, nothing else.
+  *state2 = 1;
   *state3 = 1;
+  above = cache.load(*own, gm.data(), cols, 0, N);
+  ASSERT_EQ(above.data, own->data);
+  ASSERT_EQ(*state3, 1u) << "a window another block packs is left to it";
+  // Another block is packing the window: this one packs its own (there is
+  // no window below b's).
   auto ref = cache.load(*own, gm.data(), cols, K, N);
   ASSERT_EQ(ref.data, own->data) << "a window being packed elsewhere";
   expectWant(ref, "own panels while another block packs");

@@ -402,10 +402,12 @@ template <typename T, int64_t K, int64_t N> struct PanelsRef {
 /// multiple of K rows and N columns then has a slot there: the first block
 /// to load it packs it into the slot and marks it ready, and every later
 /// block reads it in place. A block that finds the window being packed by
-/// another packs its own copy rather than wait, so no block ever waits for
-/// another; so does every load when no memory is attached (null) and every
-/// other window. Slots run down the K tiles of one column strip after the
-/// other, so the micro-kernel's prefetch past a tile's panels fetches the
+/// another first packs the window below it into its slot if no one has
+/// (the next tile of a K loop) and then takes the window if it is ready;
+/// if it is not, it packs its own copy rather than wait, so no block ever
+/// waits for another; so does every load when no memory is attached (null)
+/// and every other window. Slots run down the K tiles of one column strip after
+/// the other, so the micro-kernel's prefetch past a tile's panels fetches the
 /// next tile of a K loop.
 template <typename T, int64_t K, int64_t N> class PanelCache {
 public:
@@ -438,23 +440,39 @@ public:
         row / K < rowTiles_ && col / N < colTiles_) {
       const int64_t slot = col / N * rowTiles_ + row / K;
       stored_type *data = slots_ + slot * K * N;
-      uint32_t *state = state_ + slot;
-      uint32_t seen = __atomic_load_n(state, __ATOMIC_ACQUIRE);
+      uint32_t seen = __atomic_load_n(state_ + slot, __ATOMIC_ACQUIRE);
       if (seen == kReady)
         return {data};
-      if (seen == kEmpty &&
-          __atomic_compare_exchange_n(state, &seen, kPacking, false,
-                                      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-        detail::packPanels<T, K, N>(data, gm, ld, row, col);
-        __atomic_store_n(state, kReady, __ATOMIC_RELEASE);
+      if (seen == kEmpty && tryPack(slot, gm, ld, row, col))
         return {data};
-      }
+      // Another block packs this window. Rather than pack a copy of its
+      // own, this one packs the window below it (which a K loop loads
+      // next) into its slot, which takes about as long; by then the window
+      // is usually ready. Blocks that run in step split the packing so.
+      if (row / K + 1 < rowTiles_ &&
+          __atomic_load_n(state_ + slot + 1, __ATOMIC_RELAXED) == kEmpty &&
+          tryPack(slot + 1, gm, ld, row + K, col) &&
+          __atomic_load_n(state_ + slot, __ATOMIC_ACQUIRE) == kReady)
+        return {data};
     }
     detail::packPanels<T, K, N>(own.data, gm, ld, row, col);
     return {own.data};
   }
 
 private:
+  /// Packs the window at (row, col) into `slot` if no one has started it:
+  /// whether this call packed it.
+  bool tryPack(int64_t slot, const T *gm, int64_t ld, int64_t row,
+               int64_t col) const {
+    uint32_t expected = kEmpty;
+    if (!__atomic_compare_exchange_n(state_ + slot, &expected, kPacking, false,
+                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+      return false;
+    detail::packPanels<T, K, N>(slots_ + slot * K * N, gm, ld, row, col);
+    __atomic_store_n(state_ + slot, kReady, __ATOMIC_RELEASE);
+    return true;
+  }
+
   static constexpr uint32_t kEmpty = 0, kPacking = 1, kReady = 2;
   int64_t rowTiles_, colTiles_;
   uint32_t *state_ = nullptr;
