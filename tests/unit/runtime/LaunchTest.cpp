@@ -563,3 +563,64 @@ TEST(Launch, DeviceDestructionWaitsForRunningLaunches) {
 }
 
 } // namespace
+
+namespace {
+int32_t noop(void **, const bp_block_context *) { return BP_OK; }
+
+/// Copies `bytes` of a pattern to GM and back with `device` from inside a
+/// block of a launch on it: a block copies alone.
+int32_t copyInBlock(void **args, const bp_block_context *) {
+  auto &device = *static_cast<CpuSimDevice *>(args[0]);
+  auto *gm = static_cast<unsigned char *>(args[1]);
+  const int64_t bytes = *static_cast<int64_t *>(args[2]);
+  std::vector<unsigned char> in(static_cast<size_t>(bytes)),
+      out(static_cast<size_t>(bytes));
+  for (int64_t i = 0; i < bytes; ++i)
+    in[size_t(i)] = static_cast<unsigned char>(i * 7 + 3);
+  device.copyToDevice(gm, in.data(), bytes);
+  device.copyToHost(out.data(), gm, bytes);
+  return out == in ? BP_OK : BP_ERR_KERNEL;
+}
+} // namespace
+
+// A copy of a MiB or more between the host and GM is split over the
+// device's threads, one launch per copy (which the next launch's id shows);
+// a smaller one, or one from a block, is a memcpy on the calling thread.
+// The bytes arrive either way, an odd size included.
+TEST(Launch, LargeCopiesAreSplitOverTheDevicesThreads) {
+  DeviceOptions options;
+  options.parallelism = 2;
+  CpuSimDevice device(builtinSpec(), options);
+  const Kernel empty = Kernel::makeAiv("empty", noop);
+  auto nextId = [&] {
+    LaunchHandle handle = device.launch(empty, LaunchSpec{}, {});
+    handle.wait();
+    return handle.id();
+  };
+  auto roundTrip = [&](int64_t bytes) {
+    void *gm = device.allocate(bytes, "copied");
+    std::vector<unsigned char> in(static_cast<size_t>(bytes)),
+        out(static_cast<size_t>(bytes), 0);
+    for (int64_t i = 0; i < bytes; ++i)
+      in[size_t(i)] = static_cast<unsigned char>(i * 131 + (i >> 12));
+    device.copyToDevice(gm, in.data(), bytes);
+    device.copyToHost(out.data(), gm, bytes);
+    EXPECT_TRUE(out == in) << bytes << " bytes";
+    device.free(gm);
+  };
+  const uint64_t start = nextId();
+  roundTrip((3 << 20) + 12345);
+  EXPECT_EQ(nextId(), start + 3) << "two copies, a launch each";
+  roundTrip((1 << 20) - 1);
+  EXPECT_EQ(nextId(), start + 4) << "no launch below a MiB";
+
+  int64_t bytes = 2 << 20;
+  void *gm = device.allocate(bytes, "copied in a block");
+  LaunchSpec two;
+  two.blockNum = 2;
+  CpuSimDevice *self = &device;
+  device.run(Kernel::makeAiv("copy in a block", copyInBlock), two,
+             {self, gm, &bytes});
+  EXPECT_EQ(nextId(), start + 6) << "the blocks' copies launch nothing";
+  device.free(gm);
+}

@@ -92,7 +92,14 @@ void Scheduler::stop() {
   }
 }
 
+namespace {
+thread_local bool workerThread = false;
+} // namespace
+
+bool Scheduler::onWorkerThread() { return workerThread; }
+
 void *Scheduler::leaderEntry(void *self) {
+  workerThread = true;
   threadWakes();
   static_cast<Scheduler *>(self)->leaderLoop();
   threadSleeps();
@@ -102,6 +109,7 @@ void *Scheduler::leaderEntry(void *self) {
 void *Scheduler::vectorEntry(void *arg) {
   VectorArg args = *static_cast<VectorArg *>(arg);
   delete static_cast<VectorArg *>(arg);
+  workerThread = true;
   threadWakes();
   static_cast<Scheduler *>(args.scheduler)->vectorLoop(args.group, args.unit);
   threadSleeps();

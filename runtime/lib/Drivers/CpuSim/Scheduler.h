@@ -73,6 +73,9 @@ public:
                 std::nullopt);
   /// Stops and joins every worker; the caller ensures no launch is left.
   void stop();
+  /// Whether the calling thread is one of a scheduler's workers (a leader
+  /// or a vector thread), which must not wait on a launch of its own.
+  static bool onWorkerThread();
   /// Starts the parts of core group `group`'s block that wait to start on
   /// their threads (see Group::deferred): called by a part about to wait
   /// on its peers.

@@ -152,6 +152,8 @@ Host &host() {
 
 } // namespace
 
+bool runningPart() { return inPart; }
+
 PartScope::PartScope() {
   inPart = true;
   countedWorking = true;

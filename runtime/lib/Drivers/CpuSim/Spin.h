@@ -47,6 +47,9 @@ bool spinAllowed();
 /// our own work or take turns with it.
 bool coreFreeBesideCaller();
 
+/// Whether the calling thread runs a part of a block (inside a PartScope).
+bool runningPart();
+
 /// Counts the calling thread as running a part of a block for its
 /// lifetime, except while it sleeps or spins in a wait.
 class PartScope {

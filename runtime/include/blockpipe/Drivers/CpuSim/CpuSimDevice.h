@@ -67,6 +67,10 @@ public:
   GlobalMemory &gm();
 
 private:
+  /// A copy between host memory and GM (both host memory here): large ones
+  /// split over the device's threads.
+  void copy(void *dst, const void *src, int64_t bytes);
+
   std::unique_ptr<detail::DeviceImpl> impl_;
 };
 
