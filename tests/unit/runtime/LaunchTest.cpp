@@ -567,12 +567,13 @@ TEST(Launch, DeviceDestructionWaitsForRunningLaunches) {
 namespace {
 int32_t noop(void **, const bp_block_context *) { return BP_OK; }
 
-/// Copies `bytes` of a pattern to GM and back with `device` from inside a
-/// block of a launch on it: a block copies alone.
-int32_t copyInBlock(void **args, const bp_block_context *) {
+/// Copies `bytes` of a pattern to the block's own `bytes` of GM and back
+/// with `device` from inside a block of a launch on it: a block copies
+/// alone.
+int32_t copyInBlock(void **args, const bp_block_context *ctx) {
   auto &device = *static_cast<CpuSimDevice *>(args[0]);
-  auto *gm = static_cast<unsigned char *>(args[1]);
   const int64_t bytes = *static_cast<int64_t *>(args[2]);
+  auto *gm = static_cast<unsigned char *>(args[1]) + ctx->block_idx * bytes;
   std::vector<unsigned char> in(static_cast<size_t>(bytes)),
       out(static_cast<size_t>(bytes));
   for (int64_t i = 0; i < bytes; ++i)
@@ -615,7 +616,7 @@ TEST(Launch, LargeCopiesAreSplitOverTheDevicesThreads) {
   EXPECT_EQ(nextId(), start + 4) << "no launch below a MiB";
 
   int64_t bytes = 2 << 20;
-  void *gm = device.allocate(bytes, "copied in a block");
+  void *gm = device.allocate(2 * bytes, "copied in two blocks");
   LaunchSpec two;
   two.blockNum = 2;
   CpuSimDevice *self = &device;
