@@ -17,7 +17,24 @@ namespace blockpipe::runtime::detail {
 BlockPipes::BlockPipes(LaunchState &launch, int64_t block, int32_t coreGroup,
                        RingCounter *control, int64_t maxPipes, int64_t maxSlots)
     : launch(launch), block(block), coreGroup(coreGroup), control(control),
-      maxPipes(maxPipes), maxSlots(maxSlots), pipes(size_t(maxPipes)) {}
+      maxPipes(maxPipes), maxSlots(maxSlots),
+      pipes_(new std::atomic<PipeState *>[size_t(maxPipes)]) {
+  for (int64_t id = 0; id < maxPipes; ++id)
+    pipes_[size_t(id)].store(nullptr, std::memory_order_relaxed);
+}
+
+BlockPipes::~BlockPipes() {
+  for (int64_t id = 0; id < maxPipes; ++id)
+    delete pipes_[size_t(id)].load(std::memory_order_relaxed);
+}
+
+PipeState &BlockPipes::createPipe(int64_t id) {
+  if (PipeState *existing = pipe(id))
+    return *existing;
+  auto *made = new PipeState;
+  pipes_[size_t(id)].store(made, std::memory_order_release);
+  return *made;
+}
 
 namespace {
 
@@ -135,8 +152,9 @@ int32_t access(const bp_block_context *ctx, int32_t pipeId, int32_t dir,
                     op.describe() + " on pipe " + std::to_string(pipeId) +
                         ": direction " + std::to_string(dir) +
                         " is neither C2V (1) nor V2C (2)");
-  pipe = &ref.pipes->pipes[size_t(pipeId)];
-  if (!(pipe->initializedBy.load(std::memory_order_acquire) & laneBit(ctx)))
+  pipe = ref.pipes->pipe(pipeId);
+  if (!pipe ||
+      !(pipe->initializedBy.load(std::memory_order_acquire) & laneBit(ctx)))
     return failWith(ctx, BP_ERR_INVALID,
                     op.describe() + " on " + pipeName(pipeId, dir) +
                         " before this half called bp_pipe_init for it");
@@ -179,7 +197,7 @@ bool waitEnds(const BlockPipes &pipes, const PipeWait &wait) {
 
 std::string describeWait(const BlockPipes &pipes, int32_t lane,
                          const PipeWait &wait) {
-  const PipeState &pipe = pipes.pipes[size_t(wait.pipeId)];
+  const PipeState &pipe = *pipes.pipe(wait.pipeId);
   return "the " + laneName(lane, pipe) + " waits in " + wait.op.describe() +
          " on " + pipeName(wait.pipeId, wait.dir) + " for " +
          (wait.wantFull ? "a tile the " : "a slot the ") +
@@ -295,7 +313,7 @@ int32_t waitCount(const bp_block_context *ctx, const PipeWait &wait,
       seen = counter.count.load(std::memory_order_acquire);
       if (reached(seen, wait.want))
         break;
-      const PipeState &pipe = pipes.pipes[size_t(wait.pipeId)];
+      const PipeState &pipe = *pipes.pipe(wait.pipeId);
       status = failWith(
           ctx, BP_ERR_DEADLOCK,
           wait.op.describe() + " on " + pipeName(wait.pipeId, wait.dir) +
@@ -412,7 +430,7 @@ int32_t pipeInit(const bp_block_context *ctx, int32_t pipeId, void *regionPtr,
     lock.unlock();
     return failWith(ctx, status, message);
   };
-  PipeState &pipe = pipes.pipes[size_t(pipeId)];
+  PipeState &pipe = pipes.createPipe(pipeId);
   const uint32_t initialized = pipe.initializedBy.load();
   if (initialized & laneBit(ctx))
     return failUnlocked(BP_ERR_INVALID,
@@ -764,15 +782,16 @@ void BlockPipes::laneExited(int32_t coreType, int32_t subblock) {
 
 void BlockPipes::wakeAll() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  for (PipeState &pipe : pipes) {
-    if (!pipe.initializedBy.load(std::memory_order_relaxed))
+  for (int64_t id = 0; id < maxPipes; ++id) {
+    PipeState *state = pipe(id);
+    if (!state || !state->initializedBy.load(std::memory_order_relaxed))
       continue;
     for (int ring = 0; ring < 2; ++ring) {
-      if (!hasRing(pipe, ring))
+      if (!hasRing(*state, ring))
         continue;
-      for (int32_t l = 0; l < pipe.aivLanes(); ++l) {
-        wake(*pipe.rings[ring].pushed[l]);
-        wake(*pipe.rings[ring].freed[l]);
+      for (int32_t l = 0; l < state->aivLanes(); ++l) {
+        wake(*state->rings[ring].pushed[l]);
+        wake(*state->rings[ring].freed[l]);
       }
     }
   }
@@ -789,10 +808,11 @@ std::string BlockPipes::looseEnds() const {
   auto add = [&](const std::string &what) {
     found += (found.empty() ? "" : "; ") + what;
   };
-  for (size_t id = 0; id < pipes.size(); ++id) {
-    const PipeState &pipe = pipes[id];
-    if (!pipe.initializedBy.load(std::memory_order_acquire))
+  for (int64_t id = 0; id < maxPipes; ++id) {
+    const PipeState *state = pipe(id);
+    if (!state || !state->initializedBy.load(std::memory_order_acquire))
       continue;
+    const PipeState &pipe = *state;
     for (int ring = 0; ring < 2; ++ring) {
       if (!hasRing(pipe, ring))
         continue;

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -130,6 +131,9 @@ struct PipeWait {
 struct BlockPipes {
   BlockPipes(LaunchState &launch, int64_t block, int32_t coreGroup,
              RingCounter *control, int64_t maxPipes, int64_t maxSlots);
+  ~BlockPipes();
+  BlockPipes(const BlockPipes &) = delete;
+  BlockPipes &operator=(const BlockPipes &) = delete;
 
   LaunchState &launch;
   const int64_t block;
@@ -139,7 +143,17 @@ struct BlockPipes {
   const int64_t maxSlots;
 
   std::mutex mutex; // initialization, half exit, cancellation
-  std::vector<PipeState> pipes;
+
+  /// Pipe `id`'s state, or null before either half called bp_pipe_init for
+  /// it. A block uses few of its maxPipes pipes, so each state is made by
+  /// the first bp_pipe_init of its pipe (createPipe) rather than all of them
+  /// with the block: zeroing maxPipes states cost each block tens of
+  /// microseconds.
+  PipeState *pipe(int64_t id) const {
+    return pipes_[size_t(id)].load(std::memory_order_acquire);
+  }
+  /// Pipe `id`'s state, made empty if there is none yet; `mutex` held.
+  PipeState &createPipe(int64_t id);
   /// Lane bits (1 << lane) of the halves that returned.
   std::atomic<uint32_t> exited{0};
   // The pipe waits of each lane. Every wait can be ended by one other lane
@@ -160,6 +174,10 @@ struct BlockPipes {
   /// ends (tiles popped and never freed, tiles pushed and never popped),
   /// or empty. Checked by the sanitizer.
   std::string looseEnds() const;
+
+private:
+  /// Published with release once made, under `mutex`; owned here.
+  std::unique_ptr<std::atomic<PipeState *>[]> pipes_;
 };
 
 /// What bp_block_context::runtime_block points to while a block runs.
