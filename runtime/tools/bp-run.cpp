@@ -354,6 +354,7 @@ int run(const Options &options) {
     if (options.resident) {
       // InOut tensors carry each call's result into the next one.
       rt::TaskGraph graph(*device);
+      graph.setCallerWaits(true); // graph.wait() right after each call
       rt::DeviceCall call(graph, params, args, 0, 0);
       graph.wait();
       for (int64_t r = 0; r < options.repeat; ++r) {
@@ -371,6 +372,7 @@ int run(const Options &options) {
         arrays[i].data = initial[i].data;
       const auto start = std::chrono::steady_clock::now();
       rt::TaskGraph graph(*device);
+      graph.setCallerWaits(true); // graph.wait() right below
       rt::DeviceCall call(graph, params, args, 0, 0);
       function(&graph, call.argv());
       graph.wait();
