@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace blockpipe::tile {
 
@@ -58,21 +59,17 @@ inline void load_partial(Tile<T, R, C, S> &dst, const T *gm, int64_t ld,
       dst.data[r * C + c] = (r < vr && c < vc) ? src[r * ld + c] : pad;
 }
 
-template <typename T, int64_t R, int64_t C, Space S>
-inline void store(T *gm, int64_t ld, int64_t row, int64_t col,
-                  const Tile<T, R, C, S> &src) {
+/// Stores a tile, or a view (a popped pipe slot read in place) like one.
+template <typename Src, std::enable_if_t<detail::IsTile<Src>::value ||
+                                             detail::IsGmView<Src>::value,
+                                         int> = 0>
+inline void store(typename Src::value_type *gm, int64_t ld, int64_t row,
+                  int64_t col, const Src &src) {
+  using T = typename Src::value_type;
   T *dst = gm + row * ld + col;
-  for (int64_t r = 0; r < R; ++r)
-    copy_bytes(dst + r * ld, src.data + r * C, sizeof(T) * size_t(C));
-}
-
-/// Stores a view (a popped pipe slot read in place) like a tile.
-template <typename T, int64_t R, int64_t C>
-inline void store(T *gm, int64_t ld, int64_t row, int64_t col,
-                  const GmView<T, R, C> &src) {
-  T *dst = gm + row * ld + col;
-  for (int64_t r = 0; r < R; ++r)
-    copy_bytes(dst + r * ld, detail::rowOf(src, r), sizeof(T) * size_t(C));
+  for (int64_t r = 0; r < Src::rows; ++r)
+    copy_bytes(dst + r * ld, detail::rowOf(src, r),
+               sizeof(T) * size_t(Src::cols));
 }
 
 template <typename T, int64_t R, int64_t C, Space S>
