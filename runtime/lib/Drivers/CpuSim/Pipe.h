@@ -27,7 +27,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <vector>
 
 namespace blockpipe::runtime::detail {
 
