@@ -94,6 +94,8 @@ class CompiledProgram:
         self._mesh = None
         self._library = None
         self._plans: Dict[Optional[str], "_CallPlan"] = {}
+        # The single-device entry's calls in one step, once run made one.
+        self._call = None
 
     # ------------------------------------------------------------------ IR
 
@@ -144,6 +146,13 @@ class CompiledProgram:
     def __call__(self, *args):
         """Runs the program's `main`, its only pipeline, or its only
         orchestration."""
+        call = self._call
+        if call is not None:
+            # Arguments its check does not accept take run's path, which
+            # says what is wrong.
+            result = call(args)
+            if result is not NotImplemented:
+                return result
         return self.run(None, *args)
 
     def run(self, orchestration: Optional[str], *args):
@@ -186,6 +195,10 @@ class CompiledProgram:
                 self._device = _runtime.Device(label=self.program.name, target=self.target)
             _runtime.run_orchestration(self._device, self._library, entry["symbol"],
                                        runtime_params, prepared)
+            if orchestration is None and plan.check is not None and not plan.named_dims:
+                self._call = _runtime.Call(self._device, self._library, entry["symbol"],
+                                           runtime_params, plan.check, plan.outs,
+                                           errors.warn_runtime)
         warnings = _runtime.take_warnings()
         if warnings:
             errors.warn_runtime(warnings)
@@ -306,33 +319,15 @@ class _CallPlan:
                 self.simple = False
                 continue
             self.tensors.append((i, _numpy_dtype(p["dtype"]), tuple(shape), p.get("dir", "in") != "in"))
+        # What every call checks first, in C++; it accepts only what
+        # CompiledProgram._validate accepts.
+        self.check = (_runtime.ArgCheck(len(self.params), self.tensors, self.scalars)
+                      if self.simple else None)
 
     def fast_args(self, args) -> Optional[list]:
-        """The arguments as the runtime takes them when they are arrays of
-        the right dtype, shape and layout and Python floats (float
-        parameters) or ints in range (integer parameters); None otherwise."""
-        if not self.simple or len(args) != len(self.params):
-            return None
-        for i, dtype, shape, output in self.tensors:
-            arg = args[i]
-            if (type(arg) is not np.ndarray or arg.dtype != dtype or arg.shape != shape):
-                return None
-            flags = arg.flags
-            if not flags.c_contiguous or (output and not flags.writeable):
-                return None
-        prepared = list(args)
-        for i, is_float, limits in self.scalars:
-            arg = args[i]
-            if is_float and type(arg) is float:
-                continue
-            if type(arg) is int and limits is not None and limits[0] <= arg <= limits[1]:
-                prepared[i] = arg if not is_float else float(arg)
-                continue
-            if is_float and type(arg) is int:
-                prepared[i] = float(arg)
-                continue
-            return None
-        return prepared
+        """The arguments as the runtime takes them when `check` accepts
+        them; None otherwise."""
+        return None if self.check is None else self.check.prepare(args)
 
 
 def _write_tree(output_dir: pathlib.Path, files: Dict[str, str]) -> None:

@@ -23,8 +23,10 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl_bind.h>
 
+#include <algorithm>
 #include <cstring>
 #include <dlfcn.h>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -196,12 +198,10 @@ HostArgs readArgs(const std::vector<Param> &params, py::list args,
   return host;
 }
 
-/// Runs orchestration `entry` of `library` with `args` (numpy arrays for
-/// tensors, Python numbers for scalars), validated by the caller.
+/// Runs orchestration `entry` of `library` with the arguments in `host`.
 void runOrchestration(rt::Device &device, const Library &library,
                       const std::string &entry,
-                      const std::vector<Param> &params, py::list args) {
-  HostArgs host = readArgs(params, args, 0);
+                      const std::vector<Param> &params, HostArgs &host) {
   auto function =
       reinterpret_cast<rt::OrchestrationEntry>(library.symbol(entry));
   rt::TaskGraph graph(device);
@@ -214,6 +214,213 @@ void runOrchestration(rt::Device &device, const Library &library,
   waitInterruptibly(graph);
   call.copyBack(device);
 }
+
+/// The same with `args` (numpy arrays for tensors, Python numbers for
+/// scalars), validated by the caller.
+void runOrchestration(rt::Device &device, const Library &library,
+                      const std::string &entry,
+                      const std::vector<Param> &params, py::list args) {
+  HostArgs host = readArgs(params, args, 0);
+  runOrchestration(device, library, entry, params, host);
+}
+
+/// The check every call of an entry makes first, in C++: each tensor
+/// argument an ndarray (not a subclass) of the parameter's dtype and static
+/// shape, C-contiguous, writeable when an output; each float parameter a
+/// Python float or int, each integer parameter a Python int in its range.
+/// It accepts only what CompiledProgram._validate accepts; whatever it does
+/// not accept goes to _validate, which says what is wrong (or accepts it:
+/// an equivalent dtype object, a numpy scalar).
+class ArgCheck {
+public:
+  /// `tensors`: (index, numpy dtype, shape, output) per tensor parameter;
+  /// `scalars`: (index, is float, (min, max) or None) per scalar one.
+  ArgCheck(size_t params, py::list tensors, py::list scalars)
+      : params_(params),
+        ndarray_(py::module_::import("numpy").attr("ndarray")) {
+    for (py::handle item : tensors) {
+      auto tuple = item.cast<py::tuple>();
+      tensors_.push_back({tuple[0].cast<size_t>(),
+                          py::reinterpret_borrow<py::object>(tuple[1]),
+                          tuple[2].cast<std::vector<py::ssize_t>>(),
+                          tuple[3].cast<bool>()});
+    }
+    for (py::handle item : scalars) {
+      auto tuple = item.cast<py::tuple>();
+      Scalar scalar{tuple[0].cast<size_t>(), tuple[1].cast<bool>()};
+      if (!tuple[2].is_none()) {
+        auto limits = tuple[2].cast<py::tuple>();
+        scalar.bounded = true;
+        scalar.min = clamped(limits[0]);
+        scalar.max = clamped(limits[1]);
+      }
+      scalars_.push_back(scalar);
+    }
+  }
+
+  /// The arguments as HostArgs, or nothing when the check does not accept
+  /// them.
+  std::optional<HostArgs> read(const std::vector<Param> &params,
+                               py::tuple args) const {
+    if (params.size() != params_ || !accepts(args))
+      return std::nullopt;
+    HostArgs host;
+    host.arrays.resize(params_);
+    host.args.resize(params_);
+    for (const Tensor &tensor : tensors_) {
+      auto array = py::reinterpret_borrow<py::array>(args[tensor.index]);
+      rt::HostArg &to = host.args[tensor.index];
+      to.data = const_cast<void *>(array.data());
+      to.bytes = static_cast<int64_t>(array.nbytes());
+      to.shape.assign(array.shape(), array.shape() + array.ndim());
+      host.arrays[tensor.index] = std::move(array);
+    }
+    for (const Scalar &scalar : scalars_) {
+      PyObject *arg = args[scalar.index].ptr();
+      const rt::DType dtype = params[scalar.index].dtype;
+      host.args[scalar.index].scalar =
+          PyFloat_CheckExact(arg)
+              ? rt::packScalar(dtype, PyFloat_AS_DOUBLE(arg))
+          : scalar.isFloat
+              ? rt::packScalar(dtype, double(PyLong_AsLongLong(arg)))
+              : rt::packScalar(dtype, int64_t(PyLong_AsLongLong(arg)));
+    }
+    return host;
+  }
+
+  /// The arguments as the runtime's Python calls take them (a list, ints
+  /// for float parameters made floats), or None when the check does not
+  /// accept them.
+  py::object prepare(py::tuple args) const {
+    if (!accepts(args))
+      return py::none();
+    py::list prepared(args.size());
+    for (size_t i = 0; i < args.size(); ++i)
+      prepared[i] = args[i];
+    for (const Scalar &scalar : scalars_)
+      if (scalar.isFloat && PyLong_CheckExact(args[scalar.index].ptr()))
+        prepared[scalar.index] =
+            py::float_(double(PyLong_AsLongLong(args[scalar.index].ptr())));
+    return std::move(prepared);
+  }
+
+private:
+  struct Tensor {
+    size_t index;
+    py::object dtype;
+    std::vector<py::ssize_t> shape;
+    bool output;
+  };
+  struct Scalar {
+    size_t index;
+    bool isFloat;
+    bool bounded = false;
+    long long min = 0, max = 0;
+  };
+  bool accepts(py::tuple args) const {
+    if (args.size() != params_)
+      return false;
+    for (const Tensor &tensor : tensors_) {
+      py::handle arg = args[tensor.index];
+      if (Py_TYPE(arg.ptr()) !=
+          reinterpret_cast<PyTypeObject *>(ndarray_.ptr()))
+        return false;
+      auto array = py::reinterpret_borrow<py::array>(arg);
+      if (!array.dtype().is(tensor.dtype) ||
+          array.ndim() != py::ssize_t(tensor.shape.size()) ||
+          !std::equal(tensor.shape.begin(), tensor.shape.end(),
+                      array.shape()) ||
+          !(array.flags() & py::array::c_style) ||
+          (tensor.output && !array.writeable()))
+        return false;
+    }
+    for (const Scalar &scalar : scalars_) {
+      PyObject *arg = args[scalar.index].ptr();
+      if (scalar.isFloat && PyFloat_CheckExact(arg))
+        continue;
+      if (!PyLong_CheckExact(arg))
+        return false;
+      int overflow = 0;
+      const long long value = PyLong_AsLongLongAndOverflow(arg, &overflow);
+      if (overflow || (value == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return false;
+      }
+      if (!scalar.isFloat &&
+          (!scalar.bounded || value < scalar.min || value > scalar.max))
+        return false;
+    }
+    return true;
+  }
+
+  /// A limit as a long long, clamped (an argument outside long long's range
+  /// is left to _validate anyway).
+  static long long clamped(py::handle limit) {
+    int overflow = 0;
+    const long long value =
+        PyLong_AsLongLongAndOverflow(limit.ptr(), &overflow);
+    if (overflow > 0)
+      return std::numeric_limits<long long>::max();
+    if (overflow < 0)
+      return std::numeric_limits<long long>::min();
+    return value;
+  }
+
+  size_t params_;
+  py::object ndarray_;
+  std::vector<Tensor> tensors_;
+  std::vector<Scalar> scalars_;
+};
+
+/// A single-device orchestration's calls from Python made in one step: the
+/// ArgCheck, the run and the outputs to return, without the Python call
+/// path's frames. Arguments the check does not accept return
+/// NotImplemented, for the Python path (which explains what is wrong).
+class Call {
+public:
+  Call(py::object device, py::object library, std::string entry,
+       std::vector<Param> params, std::shared_ptr<ArgCheck> check,
+       std::vector<size_t> outs, py::object onWarnings)
+      : deviceObject_(std::move(device)), libraryObject_(std::move(library)),
+        device_(deviceObject_.cast<rt::Device &>()),
+        library_(libraryObject_.cast<const Library &>()),
+        entry_(std::move(entry)), params_(std::move(params)),
+        check_(std::move(check)), outs_(std::move(outs)),
+        onWarnings_(std::move(onWarnings)) {}
+
+  /// The Out arrays (one, a tuple, or None) once the call succeeded.
+  py::object operator()(py::tuple args) const {
+    std::optional<HostArgs> host = check_->read(params_, args);
+    if (!host)
+      return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+    runOrchestration(device_, library_, entry_, params_, *host);
+    std::vector<std::string> warnings;
+    {
+      std::lock_guard<std::mutex> lock(pendingWarningsMutex());
+      warnings.swap(pendingWarnings());
+    }
+    if (!warnings.empty())
+      onWarnings_(warnings);
+    if (outs_.empty())
+      return py::none();
+    if (outs_.size() == 1)
+      return args[outs_[0]];
+    py::tuple result(outs_.size());
+    for (size_t i = 0; i < outs_.size(); ++i)
+      result[i] = args[outs_[i]];
+    return std::move(result);
+  }
+
+private:
+  py::object deviceObject_, libraryObject_; // kept alive
+  rt::Device &device_;
+  const Library &library_;
+  std::string entry_;
+  std::vector<Param> params_;
+  std::shared_ptr<ArgCheck> check_;
+  std::vector<size_t> outs_;
+  py::object onWarnings_;
+};
 
 /// The same on every device of `mesh`: device d gets index d of every
 /// array's axis 0 and writes its Out tensors back there, once every device
@@ -547,9 +754,24 @@ PYBIND11_MODULE(_runtime, m) {
 
   m.def("drivers", &rt::driverNames,
         "The drivers this runtime has (a device spec's `driver`).");
-  m.def("run_orchestration", &runOrchestration, py::arg("device"),
-        py::arg("library"), py::arg("entry"), py::arg("params"),
-        py::arg("args"));
+  m.def("run_orchestration",
+        py::overload_cast<rt::Device &, const Library &, const std::string &,
+                          const std::vector<Param> &, py::list>(
+            &runOrchestration),
+        py::arg("device"), py::arg("library"), py::arg("entry"),
+        py::arg("params"), py::arg("args"));
+  py::class_<ArgCheck, std::shared_ptr<ArgCheck>>(m, "ArgCheck")
+      .def(py::init<size_t, py::list, py::list>(), py::arg("params"),
+           py::arg("tensors"), py::arg("scalars"))
+      .def("prepare", &ArgCheck::prepare, py::arg("args"));
+  py::class_<Call>(m, "Call")
+      .def(py::init<py::object, py::object, std::string, std::vector<Param>,
+                    std::shared_ptr<ArgCheck>, std::vector<size_t>,
+                    py::object>(),
+           py::arg("device"), py::arg("library"), py::arg("entry"),
+           py::arg("params"), py::arg("check"), py::arg("outs"),
+           py::arg("on_warnings"))
+      .def("__call__", &Call::operator(), py::arg("args"));
 
   py::class_<rt::Mesh>(m, "Mesh")
       .def(py::init([](int64_t devices, std::optional<std::string> specPath,

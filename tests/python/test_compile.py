@@ -101,6 +101,37 @@ def test_read_only_output_is_rejected(compiled):
         compiled(x, 1.0, y)
 
 
+class _ArraySubclass(np.ndarray):
+    pass
+
+
+def test_repeated_calls_accept_and_reject_what_the_first_does(compiled):
+    # After a first call the arguments are checked in C++ (the runtime's
+    # ArgCheck); what that check does not take goes to the Python check, so
+    # later calls accept and reject exactly what a first call would.
+    x = np.arange(ROWS * COLS, dtype=np.float32).reshape(ROWS, COLS)
+    y = np.zeros_like(x)
+    compiled(x, 0.5, y)
+    for xs, s in ((x, 2), (x, np.float32(0.25)), (x.view(_ArraySubclass), 0.75), (x.copy(), -1.5)):
+        y[:] = 0
+        assert compiled(xs, s, y) is y
+        np.testing.assert_allclose(y, x * np.float32(s))
+    y[:] = 7
+    for args, message in (((x.astype(">f4"), 0.5, y), "'x' must have dtype float32"),
+                          ((x, True, y), "'s' is a scalar, got bool"),
+                          ((x, 2 ** 70, y), None),
+                          ((x[:, ::-1], 0.5, y), "'x' must be C-contiguous"),
+                          ((x, 0.5, y.reshape(ROWS * COLS)), "'y' must have shape 32x16")):
+        if message is None:  # an int beyond int64 for a float parameter: its float
+            y2 = np.zeros_like(y)
+            compiled(x, 2 ** 70, y2)
+            np.testing.assert_allclose(y2, x * np.float32(2.0 ** 70))
+            continue
+        with pytest.raises(ValueError, match=message):
+            compiled(*args)
+        assert (y == 7).all()
+
+
 def test_second_compile_does_no_cpp_build(compiled, monkeypatch):
     def no_build(command, project):
         raise AssertionError(f"unexpected C++ build: {command}")

@@ -215,6 +215,28 @@ def test_index_floor_division_and_modulo_follow_python(a, b):
     np.testing.assert_array_equal(y, expected)
 
 
+def test_integer_scalars_are_checked_alike_on_every_call():
+    # The first call and the later ones (checked in C++) take a Python int
+    # in the dtype's range, and a numpy integer or an integral float the
+    # way the Python check does; anything else is refused and y kept.
+    compiled = build(IndexDivMod)
+    expected = np.zeros((16, 8), np.float32)
+    expected[8 + 7 % 3] = 1
+    expected[8 + 7 // 3] = 2
+    expected[7 % 3] = 3
+    expected[15 + 7 % -3] = 4
+    for a in (7, 7, np.int64(7), 7.0):
+        y = np.zeros((16, 8), np.float32)
+        compiled(a, 3, y)
+        np.testing.assert_array_equal(y, expected)
+    y = np.full((16, 8), 5.0, np.float32)
+    for a, message in ((2 ** 63, "outside"), (-2 ** 63 - 1, "outside"), (True, "got bool"),
+                       (7.5, "got 7.5")):
+        with pytest.raises(ValueError, match=message):
+            compiled(a, 3, y)
+        assert (y == 5.0).all()
+
+
 NEG_INF = float("-inf")
 NAN = float("nan")
 
