@@ -12,7 +12,7 @@ import json
 import os
 import pathlib
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -148,11 +148,7 @@ class CompiledProgram:
         orchestration."""
         call = self._call
         if call is not None:
-            # Arguments its check does not accept take run's path, which
-            # says what is wrong.
-            result = call(args)
-            if result is not NotImplemented:
-                return result
+            return call(args)
         return self.run(None, *args)
 
     def run(self, orchestration: Optional[str], *args):
@@ -166,10 +162,8 @@ class CompiledProgram:
         plan = self._plans.get(orchestration)
         if plan is None:
             plan = self._plans[orchestration] = _CallPlan(self, self._entry(orchestration))
-        entry, params, pipeline, mesh = plan.entry, plan.params, plan.pipeline, plan.mesh
-        prepared = plan.fast_args(args)
-        if prepared is None:
-            prepared = self._validate(entry["name"], params, args, self.devices if mesh else None)
+        entry, pipeline, mesh = plan.entry, plan.pipeline, plan.mesh
+        prepared = plan.check.prepare(args)
         if plan.named_dims:
             self._check_named_dims(entry["name"], args, 1 if mesh else 0)
         _runtime = plan.runtime
@@ -195,7 +189,7 @@ class CompiledProgram:
                 self._device = _runtime.Device(label=self.program.name, target=self.target)
             _runtime.run_orchestration(self._device, self._library, entry["symbol"],
                                        runtime_params, prepared)
-            if orchestration is None and plan.check is not None and not plan.named_dims:
+            if orchestration is None and not plan.named_dims:
                 self._call = _runtime.Call(self._device, self._library, entry["symbol"],
                                            runtime_params, plan.check, plan.outs,
                                            errors.warn_runtime)
@@ -229,62 +223,15 @@ class CompiledProgram:
                     "channels_created": 0}
         return self._mesh.counters()
 
-    def _validate(self, name: str, params: Sequence[dict], args,
-                  devices: Optional[int] = None) -> list:
-        """Checks `args` against `params`; with `devices`, every array has
-        the device on an extra leading axis of that size."""
-        if len(args) != len(params):
-            names = ", ".join(p["name"] for p in params)
-            raise ValueError(f"{self.program.name}.{name} takes {len(params)} arguments ({names}), "
-                             f"got {len(args)}")
-        prepared = []
-        for param, arg in zip(params, args):
-            pname = param["name"]
-            if param["kind"] != "tensor":
-                if isinstance(arg, (bool, np.bool_)) or not isinstance(arg, (int, float, np.integer, np.floating)):
-                    raise ValueError(f"parameter '{pname}' is a scalar, got {type(arg).__name__}")
-                integral = isinstance(arg, (int, np.integer))
-                if param["dtype"] not in _FLOAT_SCALARS and not integral and not float(arg).is_integer():
-                    raise ValueError(f"parameter '{pname}' is {param['dtype']}, got {arg!r}")
-                limits = _INT_LIMITS.get(param["dtype"])
-                if limits is not None and not limits.min <= int(arg) <= limits.max:
-                    raise ValueError(f"parameter '{pname}' is {param['dtype']}, got {arg!r}, "
-                                     f"outside [{limits.min}, {limits.max}]")
-                # As the Python number the runtime takes (3.0 for an integer
-                # parameter, a numpy scalar).
-                prepared.append(float(arg) if param["dtype"] in _FLOAT_SCALARS else int(arg))
-                continue
-            if not isinstance(arg, np.ndarray):
-                raise ValueError(f"parameter '{pname}' must be a numpy array, got {type(arg).__name__}")
-            want = _numpy_dtype(param["dtype"])
-            if want is None:
-                raise ValueError(f"parameter '{pname}' has dtype {param['dtype']}, which numpy arrays "
-                                 "cannot supply")
-            if arg.dtype != want:
-                raise ValueError(f"parameter '{pname}' must have dtype {want}, got {arg.dtype}")
-            shape = param["shape"] if devices is None else [devices] + list(param["shape"])
-            if arg.ndim != len(shape) or any(d is not None and d != n for d, n in zip(shape, arg.shape)):
-                expected = "x".join("?" if d is None else str(d) for d in shape)
-                where = "" if devices is None else f" (axis 0: the {devices} devices of the mesh)"
-                raise ValueError(f"parameter '{pname}' must have shape {expected}{where}, got "
-                                 f"{'x'.join(map(str, arg.shape))}")
-            if not arg.flags.c_contiguous:
-                raise ValueError(f"parameter '{pname}' must be C-contiguous "
-                                 "(use np.ascontiguousarray)")
-            if param.get("dir", "in") != "in" and not arg.flags.writeable:
-                raise ValueError(f"parameter '{pname}' is an output but the array is read-only")
-            prepared.append(arg)
-        return prepared
-
     def __repr__(self) -> str:
         return f"<CompiledProgram {self.program.name} at {self.output_dir}>"
 
 
 class _CallPlan:
     """What every call of one entry needs, worked out at its first call: the
-    runtime's parameter list, the Out arrays to return, and a fast check of
-    the arguments that accepts what `_validate` accepts (anything else goes
-    to `_validate`, which explains what is wrong)."""
+    runtime's parameter list, the Out arrays to return, and the check of the
+    arguments (the runtime's ArgCheck, which raises ValueError naming the
+    parameter)."""
 
     def __init__(self, program: CompiledProgram, entry: dict):
         from blockpipe import _runtime
@@ -302,32 +249,17 @@ class _CallPlan:
         self.named_dims = bool(program._named_dims.get(entry["name"]))
         self.outs = [i for i, p in enumerate(self.params)
                      if p["kind"] == "tensor" and p.get("dir") != "in"]
-        # Tensors of a static shape: (index, dtype, shape, output); scalars:
-        # (index, whether float, integer limits).
-        self.tensors, self.scalars = [], []
-        self.simple = True
-        for i, p in enumerate(self.params):
-            if p["kind"] != "tensor":
-                is_float = p["dtype"] in _FLOAT_SCALARS
-                limits = _INT_LIMITS.get(p["dtype"])
-                self.scalars.append((i, is_float, (limits.min, limits.max) if limits else None))
-                continue
-            shape = list(p["shape"])
-            if self.mesh:
-                shape = [program.devices] + shape
-            if any(d is None for d in shape) or _numpy_dtype(p["dtype"]) is None:
-                self.simple = False
-                continue
-            self.tensors.append((i, _numpy_dtype(p["dtype"]), tuple(shape), p.get("dir", "in") != "in"))
-        # What every call checks first, in C++; it accepts only what
-        # CompiledProgram._validate accepts.
-        self.check = (_runtime.ArgCheck(len(self.params), self.tensors, self.scalars)
-                      if self.simple else None)
-
-    def fast_args(self, args) -> Optional[list]:
-        """The arguments as the runtime takes them when `check` accepts
-        them; None otherwise."""
-        return None if self.check is None else self.check.prepare(args)
+        specs = []
+        for p in self.params:
+            limits = _INT_LIMITS.get(p["dtype"])
+            specs.append({
+                "name": p["name"], "tensor": p["kind"] == "tensor", "dtype": p["dtype"],
+                "numpy": _numpy_dtype(p["dtype"]), "shape": list(p.get("shape") or []),
+                "output": p.get("dir", "in") != "in", "is_float": p["dtype"] in _FLOAT_SCALARS,
+                "limits": (int(limits.min), int(limits.max)) if limits is not None else None,
+            })
+        self.check = _runtime.ArgCheck(f"{program.program.name}.{entry['name']}", specs,
+                                       program.devices if self.mesh else 0)
 
 
 def _write_tree(output_dir: pathlib.Path, files: Dict[str, str]) -> None:

@@ -24,6 +24,7 @@
 #include <pybind11/stl_bind.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <dlfcn.h>
 #include <limits>
@@ -224,137 +225,186 @@ void runOrchestration(rt::Device &device, const Library &library,
   runOrchestration(device, library, entry, params, host);
 }
 
-/// The check every call of an entry makes first, in C++: each tensor
-/// argument an ndarray (not a subclass) of the parameter's dtype and static
-/// shape, C-contiguous, writeable when an output; each float parameter a
-/// Python float or int, each integer parameter a Python int in its range.
-/// It accepts only what CompiledProgram._validate accepts; whatever it does
-/// not accept goes to _validate, which says what is wrong (or accepts it:
-/// an equivalent dtype object, a numpy scalar).
+/// An entry's arguments checked against its parameters, the one place
+/// these rules live: a tensor is a numpy array of the parameter's dtype and
+/// shape (an extent of None takes any; on a mesh, axis 0 is the devices),
+/// C-contiguous and, when an output, writeable; a scalar is a Python or
+/// numpy number (not a bool), integral for an integer dtype and within its
+/// range. Bad arguments raise ValueError naming the parameter.
 class ArgCheck {
 public:
-  /// `tensors`: (index, numpy dtype, shape, output) per tensor parameter;
-  /// `scalars`: (index, is float, (min, max) or None) per scalar one.
-  ArgCheck(size_t params, py::list tensors, py::list scalars)
-      : params_(params),
-        ndarray_(py::module_::import("numpy").attr("ndarray")) {
-    for (py::handle item : tensors) {
-      auto tuple = item.cast<py::tuple>();
-      tensors_.push_back({tuple[0].cast<size_t>(),
-                          py::reinterpret_borrow<py::object>(tuple[1]),
-                          tuple[2].cast<std::vector<py::ssize_t>>(),
-                          tuple[3].cast<bool>()});
-    }
-    for (py::handle item : scalars) {
-      auto tuple = item.cast<py::tuple>();
-      Scalar scalar{tuple[0].cast<size_t>(), tuple[1].cast<bool>()};
-      if (!tuple[2].is_none()) {
-        auto limits = tuple[2].cast<py::tuple>();
-        scalar.bounded = true;
-        scalar.min = clamped(limits[0]);
-        scalar.max = clamped(limits[1]);
+  /// `params`: one dict per parameter (name, tensor, dtype: the dtype's
+  /// name, numpy: its numpy dtype or None, shape, output, is_float, limits:
+  /// (min, max) or None); `devices`: the mesh's size, or 0 off a mesh.
+  ArgCheck(std::string entry, py::list params, int64_t devices)
+      : entry_(std::move(entry)), devices_(devices) {
+    py::module_ numpy = py::module_::import("numpy");
+    ndarray_ = numpy.attr("ndarray");
+    npBool_ = numpy.attr("bool_");
+    npInteger_ = numpy.attr("integer");
+    npFloating_ = numpy.attr("floating");
+    for (py::handle item : params) {
+      auto spec = item.cast<py::dict>();
+      Spec param;
+      param.name = spec["name"].cast<std::string>();
+      param.tensor = spec["tensor"].cast<bool>();
+      param.dtype = spec["dtype"].cast<std::string>();
+      param.numpy = py::reinterpret_borrow<py::object>(spec["numpy"]);
+      param.output = spec["output"].cast<bool>();
+      param.isFloat = spec["is_float"].cast<bool>();
+      if (devices > 0 && param.tensor)
+        param.shape.push_back(devices);
+      for (py::handle extent : spec["shape"])
+        param.shape.push_back(extent.is_none() ? std::optional<int64_t>()
+                                               : extent.cast<int64_t>());
+      if (!spec["limits"].is_none()) {
+        auto limits = spec["limits"].cast<py::tuple>();
+        param.min = py::reinterpret_borrow<py::object>(limits[0]);
+        param.max = py::reinterpret_borrow<py::object>(limits[1]);
+        param.fastMin = clamped(limits[0]);
+        param.fastMax = clamped(limits[1]);
       }
-      scalars_.push_back(scalar);
+      params_.push_back(std::move(param));
     }
   }
 
-  /// The arguments as HostArgs, or nothing when the check does not accept
-  /// them.
-  std::optional<HostArgs> read(const std::vector<Param> &params,
-                               py::tuple args) const {
-    if (params.size() != params_ || !accepts(args))
-      return std::nullopt;
-    HostArgs host;
-    host.arrays.resize(params_);
-    host.args.resize(params_);
-    for (const Tensor &tensor : tensors_) {
-      auto array = py::reinterpret_borrow<py::array>(args[tensor.index]);
-      rt::HostArg &to = host.args[tensor.index];
-      to.data = const_cast<void *>(array.data());
-      to.bytes = static_cast<int64_t>(array.nbytes());
-      to.shape.assign(array.shape(), array.shape() + array.ndim());
-      host.arrays[tensor.index] = std::move(array);
-    }
-    for (const Scalar &scalar : scalars_) {
-      PyObject *arg = args[scalar.index].ptr();
-      const rt::DType dtype = params[scalar.index].dtype;
-      host.args[scalar.index].scalar =
-          PyFloat_CheckExact(arg)
-              ? rt::packScalar(dtype, PyFloat_AS_DOUBLE(arg))
-          : scalar.isFloat
-              ? rt::packScalar(dtype, double(PyLong_AsLongLong(arg)))
-              : rt::packScalar(dtype, int64_t(PyLong_AsLongLong(arg)));
-    }
-    return host;
-  }
-
-  /// The arguments as the runtime's Python calls take them (a list, ints
-  /// for float parameters made floats), or None when the check does not
-  /// accept them.
-  py::object prepare(py::tuple args) const {
-    if (!accepts(args))
-      return py::none();
+  /// The arguments as the runtime's Python calls take them: a list, each
+  /// scalar as a Python float or int.
+  py::list prepare(py::tuple args) const {
+    checkCount(args);
     py::list prepared(args.size());
-    for (size_t i = 0; i < args.size(); ++i)
-      prepared[i] = args[i];
-    for (const Scalar &scalar : scalars_)
-      if (scalar.isFloat && PyLong_CheckExact(args[scalar.index].ptr()))
-        prepared[scalar.index] =
-            py::float_(double(PyLong_AsLongLong(args[scalar.index].ptr())));
-    return std::move(prepared);
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const Spec &param = params_[i];
+      py::handle arg = args[i];
+      if (param.tensor) {
+        checkTensor(param, arg);
+        prepared[i] = arg;
+      } else {
+        prepared[i] = scalar(param, arg);
+      }
+    }
+    return prepared;
+  }
+
+  /// The same as HostArgs for `params` (the runtime's list of the same
+  /// parameters).
+  HostArgs read(const std::vector<Param> &params, py::tuple args) const {
+    return readArgs(params, prepare(args), 0);
   }
 
 private:
-  struct Tensor {
-    size_t index;
-    py::object dtype;
-    std::vector<py::ssize_t> shape;
-    bool output;
+  struct Spec {
+    std::string name, dtype;
+    bool tensor = false, output = false, isFloat = false;
+    py::object numpy;                          // None: numpy cannot supply
+    std::vector<std::optional<int64_t>> shape; // nullopt: any extent
+    py::object min, max;                       // integer scalars
+    long long fastMin = 0, fastMax = -1;       // the same, clamped
   };
-  struct Scalar {
-    size_t index;
-    bool isFloat;
-    bool bounded = false;
-    long long min = 0, max = 0;
-  };
-  bool accepts(py::tuple args) const {
-    if (args.size() != params_)
-      return false;
-    for (const Tensor &tensor : tensors_) {
-      py::handle arg = args[tensor.index];
-      if (Py_TYPE(arg.ptr()) !=
-          reinterpret_cast<PyTypeObject *>(ndarray_.ptr()))
-        return false;
-      auto array = py::reinterpret_borrow<py::array>(arg);
-      if (!array.dtype().is(tensor.dtype) ||
-          array.ndim() != py::ssize_t(tensor.shape.size()) ||
-          !std::equal(tensor.shape.begin(), tensor.shape.end(),
-                      array.shape()) ||
-          !(array.flags() & py::array::c_style) ||
-          (tensor.output && !array.writeable()))
-        return false;
-    }
-    for (const Scalar &scalar : scalars_) {
-      PyObject *arg = args[scalar.index].ptr();
-      if (scalar.isFloat && PyFloat_CheckExact(arg))
-        continue;
-      if (!PyLong_CheckExact(arg))
-        return false;
-      int overflow = 0;
-      const long long value = PyLong_AsLongLongAndOverflow(arg, &overflow);
-      if (overflow || (value == -1 && PyErr_Occurred())) {
-        PyErr_Clear();
-        return false;
-      }
-      if (!scalar.isFloat &&
-          (!scalar.bounded || value < scalar.min || value > scalar.max))
-        return false;
-    }
-    return true;
+
+  [[noreturn]] static void fail(const Spec &param, const std::string &what) {
+    throw py::value_error("parameter '" + param.name + "' " + what);
+  }
+  static std::string typeName(py::handle arg) {
+    return py::str(py::type::handle_of(arg).attr("__name__"));
   }
 
-  /// A limit as a long long, clamped (an argument outside long long's range
-  /// is left to _validate anyway).
+  void checkCount(py::tuple args) const {
+    if (args.size() == params_.size())
+      return;
+    std::string names;
+    for (const Spec &param : params_)
+      names += (names.empty() ? "" : ", ") + param.name;
+    throw py::value_error(entry_ + " takes " + std::to_string(params_.size()) +
+                          " arguments (" + names + "), got " +
+                          std::to_string(args.size()));
+  }
+
+  bool isInstance(py::handle arg, const py::object &type) const {
+    const int is = PyObject_IsInstance(arg.ptr(), type.ptr());
+    if (is < 0)
+      throw py::error_already_set();
+    return is == 1;
+  }
+
+  void checkTensor(const Spec &param, py::handle arg) const {
+    if (Py_TYPE(arg.ptr()) !=
+            reinterpret_cast<PyTypeObject *>(ndarray_.ptr()) &&
+        !isInstance(arg, ndarray_))
+      fail(param, "must be a numpy array, got " + typeName(arg));
+    if (param.numpy.is_none())
+      fail(param,
+           "has dtype " + param.dtype + ", which numpy arrays cannot supply");
+    auto array = py::reinterpret_borrow<py::array>(arg);
+    py::dtype dtype = array.dtype();
+    if (!dtype.is(param.numpy) && !dtype.equal(param.numpy))
+      fail(param, "must have dtype " + std::string(py::str(param.numpy)) +
+                      ", got " + std::string(py::str(dtype)));
+    bool shaped = array.ndim() == py::ssize_t(param.shape.size());
+    for (size_t k = 0; shaped && k < param.shape.size(); ++k)
+      shaped = !param.shape[k] || *param.shape[k] == array.shape(k);
+    if (!shaped) {
+      std::string expected, got;
+      for (const auto &extent : param.shape)
+        expected += (expected.empty() ? "" : "x") +
+                    (extent ? std::to_string(*extent) : std::string("?"));
+      for (py::ssize_t k = 0; k < array.ndim(); ++k)
+        got += (k ? "x" : "") + std::to_string(array.shape(k));
+      fail(param,
+           "must have shape " + expected +
+               (devices_ > 0 ? " (axis 0: the " + std::to_string(devices_) +
+                                   " devices of the mesh)"
+                             : std::string()) +
+               ", got " + got);
+    }
+    if (!(array.flags() & py::array::c_style))
+      fail(param, "must be C-contiguous (use np.ascontiguousarray)");
+    if (param.output && !array.writeable())
+      fail(param, "is an output but the array is read-only");
+  }
+
+  /// A scalar argument as a Python float (float dtypes) or int.
+  py::object scalar(const Spec &param, py::handle arg) const {
+    // The common cases without a Python call: a float for a float dtype,
+    // an int within long long for any.
+    if (param.isFloat && PyFloat_CheckExact(arg.ptr()))
+      return py::reinterpret_borrow<py::object>(arg);
+    if (PyLong_CheckExact(arg.ptr())) {
+      int overflow = 0;
+      const long long value =
+          PyLong_AsLongLongAndOverflow(arg.ptr(), &overflow);
+      if (!overflow && !(value == -1 && PyErr_Occurred())) {
+        if (param.isFloat)
+          return py::float_(double(value));
+        if (param.fastMin <= value && value <= param.fastMax)
+          return py::reinterpret_borrow<py::object>(arg);
+      }
+      PyErr_Clear();
+    }
+    if (PyBool_Check(arg.ptr()) || isInstance(arg, npBool_) ||
+        !(PyLong_Check(arg.ptr()) || PyFloat_Check(arg.ptr()) ||
+          isInstance(arg, npInteger_) || isInstance(arg, npFloating_)))
+      fail(param, "is a scalar, got " + typeName(arg));
+    if (param.isFloat)
+      return py::float_(py::reinterpret_borrow<py::object>(arg));
+    const bool integral =
+        PyLong_Check(arg.ptr()) || isInstance(arg, npInteger_);
+    if (!integral) {
+      const double value = py::float_(py::reinterpret_borrow<py::object>(arg));
+      if (!std::isfinite(value) || value != std::floor(value))
+        fail(param,
+             "is " + param.dtype + ", got " + std::string(py::repr(arg)));
+    }
+    py::int_ value(py::reinterpret_borrow<py::object>(arg));
+    if (!param.min.is_none() && (value < param.min || value > param.max))
+      fail(param, "is " + param.dtype + ", got " + std::string(py::repr(arg)) +
+                      ", outside [" + std::string(py::str(param.min)) + ", " +
+                      std::string(py::str(param.max)) + "]");
+    return std::move(value);
+  }
+
+  /// A limit as a long long, clamped (arguments beyond long long take the
+  /// exact comparison).
   static long long clamped(py::handle limit) {
     int overflow = 0;
     const long long value =
@@ -366,16 +416,15 @@ private:
     return value;
   }
 
-  size_t params_;
-  py::object ndarray_;
-  std::vector<Tensor> tensors_;
-  std::vector<Scalar> scalars_;
+  std::string entry_;
+  int64_t devices_;
+  std::vector<Spec> params_;
+  py::object ndarray_, npBool_, npInteger_, npFloating_;
 };
 
 /// A single-device orchestration's calls from Python made in one step: the
 /// ArgCheck, the run and the outputs to return, without the Python call
-/// path's frames. Arguments the check does not accept return
-/// NotImplemented, for the Python path (which explains what is wrong).
+/// path's frames.
 class Call {
 public:
   Call(py::object device, py::object library, std::string entry,
@@ -390,10 +439,8 @@ public:
 
   /// The Out arrays (one, a tuple, or None) once the call succeeded.
   py::object operator()(py::tuple args) const {
-    std::optional<HostArgs> host = check_->read(params_, args);
-    if (!host)
-      return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-    runOrchestration(device_, library_, entry_, params_, *host);
+    HostArgs host = check_->read(params_, args);
+    runOrchestration(device_, library_, entry_, params_, host);
     std::vector<std::string> warnings;
     {
       std::lock_guard<std::mutex> lock(pendingWarningsMutex());
@@ -761,8 +808,8 @@ PYBIND11_MODULE(_runtime, m) {
         py::arg("device"), py::arg("library"), py::arg("entry"),
         py::arg("params"), py::arg("args"));
   py::class_<ArgCheck, std::shared_ptr<ArgCheck>>(m, "ArgCheck")
-      .def(py::init<size_t, py::list, py::list>(), py::arg("params"),
-           py::arg("tensors"), py::arg("scalars"))
+      .def(py::init<std::string, py::list, int64_t>(), py::arg("entry"),
+           py::arg("params"), py::arg("devices") = 0)
       .def("prepare", &ArgCheck::prepare, py::arg("args"));
   py::class_<Call>(m, "Call")
       .def(py::init<py::object, py::object, std::string, std::vector<Param>,

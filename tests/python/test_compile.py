@@ -106,9 +106,10 @@ class _ArraySubclass(np.ndarray):
 
 
 def test_repeated_calls_accept_and_reject_what_the_first_does(compiled):
-    # After a first call the arguments are checked in C++ (the runtime's
-    # ArgCheck); what that check does not take goes to the Python check, so
-    # later calls accept and reject exactly what a first call would.
+    # After a first call, calls skip the Python call path (the runtime's
+    # Call checks and runs them in one step): they accept and reject
+    # exactly what a first call would, numpy scalars and array subclasses
+    # included.
     x = np.arange(ROWS * COLS, dtype=np.float32).reshape(ROWS, COLS)
     y = np.zeros_like(x)
     compiled(x, 0.5, y)

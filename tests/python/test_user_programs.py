@@ -216,9 +216,9 @@ def test_index_floor_division_and_modulo_follow_python(a, b):
 
 
 def test_integer_scalars_are_checked_alike_on_every_call():
-    # The first call and the later ones (checked in C++) take a Python int
-    # in the dtype's range, and a numpy integer or an integral float the
-    # way the Python check does; anything else is refused and y kept.
+    # The first call and the later ones (which skip the Python call path)
+    # take a Python int in the dtype's range, a numpy integer and an
+    # integral float; anything else is refused and y kept.
     compiled = build(IndexDivMod)
     expected = np.zeros((16, 8), np.float32)
     expected[8 + 7 % 3] = 1
