@@ -23,7 +23,6 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl_bind.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <dlfcn.h>
@@ -124,6 +123,11 @@ std::mutex &pendingWarningsMutex() {
 std::vector<std::string> &pendingWarnings() {
   static std::vector<std::string> warnings;
   return warnings;
+}
+/// The runtime's warnings since the last take, oldest first.
+std::vector<std::string> takeWarnings() {
+  std::lock_guard<std::mutex> lock(pendingWarningsMutex());
+  return std::exchange(pendingWarnings(), {});
 }
 
 /// Waits for `graph` with the GIL released, looking for signals every
@@ -441,11 +445,7 @@ public:
   py::object operator()(py::tuple args) const {
     HostArgs host = check_->read(params_, args);
     runOrchestration(device_, library_, entry_, params_, host);
-    std::vector<std::string> warnings;
-    {
-      std::lock_guard<std::mutex> lock(pendingWarningsMutex());
-      warnings.swap(pendingWarnings());
-    }
+    std::vector<std::string> warnings = takeWarnings();
     if (!warnings.empty())
       onWarnings_(warnings);
     if (outs_.empty())
@@ -715,13 +715,8 @@ PYBIND11_MODULE(_runtime, m) {
     std::lock_guard<std::mutex> lock(pendingWarningsMutex());
     pendingWarnings().push_back(message);
   });
-  m.def(
-      "take_warnings",
-      [] {
-        std::lock_guard<std::mutex> lock(pendingWarningsMutex());
-        return std::exchange(pendingWarnings(), {});
-      },
-      "The runtime's warnings since the last call, oldest first.");
+  m.def("take_warnings", &takeWarnings,
+        "The runtime's warnings since the last call, oldest first.");
 
   py::class_<rt::Device>(m, "Device")
       .def(py::init(&makeDevice), py::arg("spec_path") = py::none(),
