@@ -5,11 +5,16 @@
 // memory (never managed memory). Copies go on a copy stream and return once
 // the bytes are in place. Launches go on the device's launch stream, in the
 // order they are submitted, through the kernel's host launcher (CudaABI.h):
-// before the kernel, the launch's control words and its bp_cuda_error come
-// from the stream-ordered allocator, zeroed; after it, the error is copied
-// into pinned host memory and an event is recorded. One completion thread
-// per device waits for those events in order, sleeping in the wait (events
-// with blocking sync), reads the error, and completes the launch: a block
+// before the kernel, the launch's control words and its bp_cuda_error are
+// zeroed; after it, the error is copied into pinned host memory and an event
+// is recorded. That control memory, the pinned error and the event are a
+// launch's resources, kept in a pool and reused by later launches (no
+// allocation, no event made, on a launch's path once the pool holds them).
+// One completion thread per device waits for those events in order,
+// sleeping in the wait (events with blocking sync), reads the error, and
+// completes the launch; a thread waiting for a launch waits on its event
+// too, so that the driver wakes it directly rather than through the
+// completion thread. A block
 // that failed on the device (a failed check, a pipe misuse, a pipe wait
 // that timed out) fails the launch with a message naming the kernel and the
 // block, as on cpu-sim.
@@ -53,6 +58,16 @@ std::string cudaText(cudaError_t status) {
 
 class CudaDevice;
 
+/// What a launch holds on the device and the host while it runs: its
+/// control words and bp_cuda_error (one device allocation, `capacity`
+/// bytes), the pinned copy of the error and its event.
+struct LaunchResources {
+  void *control = nullptr;
+  size_t capacity = 0;
+  bp_cuda_error *hostError = nullptr;
+  cudaEvent_t event = nullptr;
+};
+
 /// One launch: its completion state on the host and what it holds on the
 /// device until the completion thread has seen its event.
 class CudaLaunch final : public LaunchEvent {
@@ -64,6 +79,11 @@ public:
   ~CudaLaunch() override;
 
   void wait() override {
+    // The driver wakes this thread when the event completes (its errors
+    // are the completion thread's to report); the completion thread, woken
+    // alike, then marks the launch done.
+    if (!done() && cudaEventSynchronize(resources.event) != cudaSuccess)
+      cudaGetLastError();
     std::unique_lock<std::mutex> lock(mutex_);
     doneCv_.wait(lock, [&] { return done_; });
     if (!error_.empty())
@@ -90,9 +110,8 @@ public:
   CudaDevice &device;
   std::function<void(const LaunchHandle &)> onDone;
   std::weak_ptr<CudaLaunch> self;
-  cudaEvent_t event = nullptr;
-  bp_cuda_error *hostError = nullptr;   // pinned, written by the stream
-  bp_cuda_error *deviceError = nullptr; // in the launch's control memory
+  LaunchResources resources;            // back to the pool when destroyed
+  bp_cuda_error *deviceError = nullptr; // in resources.control
 
 private:
   const uint64_t id_;
@@ -159,12 +178,16 @@ public:
   }
   /// Asks the device to stop waiting in `launch`'s blocks.
   void signalCancel(CudaLaunch &launch);
-  void releasePinned(bp_cuda_error *error);
+  /// Returns a launch's resources to the pool once nothing uses them.
+  void releaseResources(const LaunchResources &resources);
 
 private:
   void copy(void *dst, const void *src, int64_t bytes, cudaMemcpyKind kind,
             const char *where);
-  bp_cuda_error *takePinned();
+  /// Resources for a launch whose control memory takes `bytes` bytes: the
+  /// smallest pooled ones that fit, else new ones.
+  LaunchResources takeResources(size_t bytes, const std::string &what);
+  void destroyResources(const LaunchResources &resources);
   void completeLaunches();
 
   DeviceSpec spec_;
@@ -186,8 +209,8 @@ private:
 
   std::mutex submitMutex_; // stream order == completion order
   uint64_t nextId_ = 1;
-  std::mutex pinnedMutex_;
-  std::vector<bp_cuda_error *> pinnedFree_;
+  std::mutex poolMutex_;
+  std::vector<LaunchResources> pool_;
 
   std::mutex pendingMutex_;
   std::condition_variable pendingCv_;
@@ -196,12 +219,7 @@ private:
   std::thread completer_;
 };
 
-CudaLaunch::~CudaLaunch() {
-  if (event)
-    cudaEventDestroy(event);
-  if (hostError)
-    device.releasePinned(hostError);
-}
+CudaLaunch::~CudaLaunch() { device.releaseResources(resources); }
 
 void CudaLaunch::cancel(const std::string &why) {
   {
@@ -313,8 +331,8 @@ CudaDevice::~CudaDevice() {
     cudaStreamDestroy(launchStream_);
   if (copyStream_)
     cudaStreamDestroy(copyStream_);
-  for (bp_cuda_error *error : pinnedFree_)
-    cudaFreeHost(error);
+  for (const LaunchResources &resources : pool_)
+    destroyResources(resources);
   if (cancelWord_)
     cudaFreeHost(cancelWord_);
   if (!options_.tracePath.empty())
@@ -407,24 +425,59 @@ CopyPath CudaDevice::copyToPeer(Device &dstDevice, void *dst, const void *src,
   return CopyPath::ThroughHost;
 }
 
-bp_cuda_error *CudaDevice::takePinned() {
+LaunchResources CudaDevice::takeResources(size_t bytes,
+                                          const std::string &what) {
   {
-    std::lock_guard<std::mutex> lock(pinnedMutex_);
-    if (!pinnedFree_.empty()) {
-      bp_cuda_error *error = pinnedFree_.back();
-      pinnedFree_.pop_back();
-      return error;
+    std::lock_guard<std::mutex> lock(poolMutex_);
+    auto best = pool_.end();
+    for (auto it = pool_.begin(); it != pool_.end(); ++it)
+      if (it->capacity >= bytes &&
+          (best == pool_.end() || it->capacity < best->capacity))
+        best = it;
+    if (best != pool_.end()) {
+      LaunchResources resources = *best;
+      pool_.erase(best);
+      return resources;
     }
   }
-  void *ptr = nullptr;
-  check(cudaMallocHost(&ptr, sizeof(bp_cuda_error)),
-        "allocating pinned host memory");
-  return static_cast<bp_cuda_error *>(ptr);
+  // Capacities are powers of two from 4 KiB, so that launches of other
+  // sizes can reuse them.
+  LaunchResources resources;
+  resources.capacity = 4096;
+  while (resources.capacity < bytes)
+    resources.capacity *= 2;
+  try {
+    check(cudaMalloc(&resources.control, resources.capacity),
+          what + ": allocating " + std::to_string(resources.capacity) +
+              " B of control memory");
+    void *pinned = nullptr;
+    check(cudaMallocHost(&pinned, sizeof(bp_cuda_error)),
+          what + ": allocating pinned host memory");
+    resources.hostError = static_cast<bp_cuda_error *>(pinned);
+    check(cudaEventCreateWithFlags(
+              &resources.event, cudaEventBlockingSync | cudaEventDisableTiming),
+          what + ": creating its event");
+  } catch (...) {
+    destroyResources(resources);
+    throw;
+  }
+  return resources;
 }
 
-void CudaDevice::releasePinned(bp_cuda_error *error) {
-  std::lock_guard<std::mutex> lock(pinnedMutex_);
-  pinnedFree_.push_back(error);
+void CudaDevice::releaseResources(const LaunchResources &resources) {
+  if (!resources.event)
+    return;
+  std::lock_guard<std::mutex> lock(poolMutex_);
+  pool_.push_back(resources);
+}
+
+void CudaDevice::destroyResources(const LaunchResources &resources) {
+  if (resources.control)
+    cudaFree(resources.control);
+  if (resources.hostError)
+    cudaFreeHost(resources.hostError);
+  if (resources.event)
+    cudaEventDestroy(resources.event);
 }
 
 LaunchHandle
@@ -462,21 +515,17 @@ CudaDevice::launch(const Kernel &kernel, const LaunchSpec &spec,
                                              std::move(args));
   launch->self = launch;
   launch->onDone = std::move(onDone);
-  launch->hostError = takePinned();
-  std::memset(launch->hostError, 0, sizeof(bp_cuda_error));
-  check(cudaEventCreateWithFlags(&launch->event, cudaEventBlockingSync |
-                                                     cudaEventDisableTiming),
-        what + ": creating its event");
 
-  // Control words, then the error, in one stream-ordered allocation.
+  // Control words, then the error, in one allocation. Pooled memory is
+  // reused only after the launch that held it completed, and the memset
+  // runs on the launch stream before this launch's kernel.
   const size_t controlBytes =
       (size_t(spec.blockNum) * size_t(params.control_words) * 4 + 255) / 256 *
       256;
   const size_t bytes = controlBytes + sizeof(bp_cuda_error);
-  void *control = nullptr;
-  check(cudaMallocAsync(&control, bytes, launchStream_),
-        what + ": allocating its " + std::to_string(bytes) +
-            " B of control memory");
+  launch->resources = takeResources(bytes, what);
+  std::memset(launch->resources.hostError, 0, sizeof(bp_cuda_error));
+  void *control = launch->resources.control;
   check(cudaMemsetAsync(control, 0, bytes, launchStream_),
         what + ": zeroing its control memory");
   params.control = static_cast<uint32_t *>(control);
@@ -489,16 +538,14 @@ CudaDevice::launch(const Kernel &kernel, const LaunchSpec &spec,
   const int32_t status =
       kernel.cuda(const_cast<void **>(launch->args.data()), &cudaLaunch);
   if (status != 0) {
-    cudaFreeAsync(control, launchStream_);
     tracer_.async('e', kernel.name, "launch", launch->id());
     throw LaunchError(what + ": " + cudaText(cudaError_t(status)));
   }
-  check(cudaMemcpyAsync(launch->hostError, params.error, sizeof(bp_cuda_error),
-                        cudaMemcpyDeviceToHost, launchStream_),
+  check(cudaMemcpyAsync(launch->resources.hostError, params.error,
+                        sizeof(bp_cuda_error), cudaMemcpyDeviceToHost,
+                        launchStream_),
         what + ": reading its error state");
-  check(cudaFreeAsync(control, launchStream_),
-        what + ": freeing its control memory");
-  check(cudaEventRecord(launch->event, launchStream_),
+  check(cudaEventRecord(launch->resources.event, launchStream_),
         what + ": recording its event");
   {
     std::lock_guard<std::mutex> lock(pendingMutex_);
@@ -541,14 +588,14 @@ void CudaDevice::completeLaunches() {
         return;
       launch = pending_.front();
     }
-    const cudaError_t status = cudaEventSynchronize(launch->event);
+    const cudaError_t status = cudaEventSynchronize(launch->resources.event);
     std::string error;
     if (status != cudaSuccess) {
       error = "kernel '" + launch->kernel.name + "' on " + describe() + " (" +
               gpuName_ + "): " + cudaText(status) +
               " (the GPU reported it; its context is unusable from here on)";
-    } else if (launch->hostError->failed) {
-      bp_cuda_error &e = *launch->hostError;
+    } else if (launch->resources.hostError->failed) {
+      bp_cuda_error &e = *launch->resources.hostError;
       e.message[sizeof e.message - 1] = '\0';
       if (e.code == 0)
         error = kCancelledOnHost; // only the host's cancel wrote it
