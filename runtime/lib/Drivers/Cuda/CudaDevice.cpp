@@ -12,9 +12,10 @@
 // allocation, no event made, on a launch's path once the pool holds them).
 // One completion thread per device waits for those events in order,
 // sleeping in the wait (events with blocking sync), reads the error, and
-// completes the launch; a thread waiting for a launch waits on its event
-// too, so that the driver wakes it directly rather than through the
-// completion thread. A block
+// completes the launch. A thread waiting for a launch waits on its event
+// too, and completes it (and the launches before it) itself when its event
+// is done first: the driver wakes it directly, not through the completion
+// thread. Launches complete once each, in stream order. A block
 // that failed on the device (a failed check, a pipe misuse, a pipe wait
 // that timed out) fails the launch with a message naming the kernel and the
 // block, as on cpu-sim.
@@ -37,6 +38,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -79,15 +81,26 @@ public:
   ~CudaLaunch() override;
 
   void wait() override {
-    // The driver wakes this thread when the event completes (its errors
-    // are the completion thread's to report); the completion thread, woken
-    // alike, then marks the launch done.
-    if (!done() && cudaEventSynchronize(resources.event) != cudaSuccess)
-      cudaGetLastError();
+    // The driver wakes this thread when the event completes; it then
+    // completes the launch (and those before it) unless the completion
+    // thread, woken alike, did first. An error of the event is read again
+    // there.
+    if (!done()) {
+      if (cudaEventSynchronize(resources.event) != cudaSuccess)
+        cudaGetLastError(); // reported when the launch completes
+      finishLaunches(this);
+    }
     std::unique_lock<std::mutex> lock(mutex_);
     doneCv_.wait(lock, [&] { return done_; });
     if (!error_.empty())
       throw LaunchError(error_);
+  }
+  /// Completes the launch here when its event is done; never sleeps.
+  bool
+  waitBriefly(std::optional<std::chrono::steady_clock::time_point>) override {
+    if (!done() && cudaEventQuery(resources.event) != cudaErrorNotReady)
+      finishLaunches(this);
+    return done();
   }
   bool done() const override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -104,8 +117,11 @@ public:
     return done_ && error_.empty() ? spec.blockNum : 0;
   }
 
-  /// Called once by the completion thread with what the device reported.
+  /// Called once, by the thread that finishes it (finishLaunches), with
+  /// what the device reported.
   void complete(std::string error);
+  /// device.finishLaunches(through).
+  void finishLaunches(const CudaLaunch *through);
 
   CudaDevice &device;
   std::function<void(const LaunchHandle &)> onDone;
@@ -180,6 +196,10 @@ public:
   void signalCancel(CudaLaunch &launch);
   /// Returns a launch's resources to the pool once nothing uses them.
   void releaseResources(const LaunchResources &resources);
+  /// Completes the pending launches whose events are done, in stream
+  /// order, up to `through` (all of them when null). Callers: the
+  /// completion thread, and a thread waiting for `through`.
+  void finishLaunches(const CudaLaunch *through);
 
 private:
   void copy(void *dst, const void *src, int64_t bytes, cudaMemcpyKind kind,
@@ -188,6 +208,9 @@ private:
   /// smallest pooled ones that fit, else new ones.
   LaunchResources takeResources(size_t bytes, const std::string &what);
   void destroyResources(const LaunchResources &resources);
+  /// The error a finished launch reports, from its event's `status` and
+  /// the error its blocks wrote.
+  std::string launchError(CudaLaunch &launch, cudaError_t status) const;
   void completeLaunches();
 
   DeviceSpec spec_;
@@ -212,6 +235,7 @@ private:
   std::mutex poolMutex_;
   std::vector<LaunchResources> pool_;
 
+  std::mutex finishMutex_; // launches complete one at a time, in order
   std::mutex pendingMutex_;
   std::condition_variable pendingCv_;
   std::deque<std::shared_ptr<CudaLaunch>> pending_;
@@ -220,6 +244,10 @@ private:
 };
 
 CudaLaunch::~CudaLaunch() { device.releaseResources(resources); }
+
+void CudaLaunch::finishLaunches(const CudaLaunch *through) {
+  device.finishLaunches(through);
+}
 
 void CudaLaunch::cancel(const std::string &why) {
   {
@@ -577,6 +605,48 @@ void CudaDevice::cancelAll(const std::string &why) {
     launch->cancel(why);
 }
 
+std::string CudaDevice::launchError(CudaLaunch &launch,
+                                    cudaError_t status) const {
+  if (status != cudaSuccess)
+    return "kernel '" + launch.kernel.name + "' on " + describe() + " (" +
+           gpuName_ + "): " + cudaText(status) +
+           " (the GPU reported it; its context is unusable from here on)";
+  bp_cuda_error &e = *launch.resources.hostError;
+  if (!e.failed)
+    return "";
+  e.message[sizeof e.message - 1] = '\0';
+  if (e.code == 0)
+    return kCancelledOnHost; // only the host's cancel wrote it
+  return describeBlock(launch.kernel, launch.spec, e.block, e.core_type,
+                       e.subblock) +
+         ": " + e.message;
+}
+
+void CudaDevice::finishLaunches(const CudaLaunch *through) {
+  std::lock_guard<std::mutex> finishing(finishMutex_);
+  for (;;) {
+    std::shared_ptr<CudaLaunch> launch;
+    {
+      std::lock_guard<std::mutex> lock(pendingMutex_);
+      if (pending_.empty())
+        return;
+      launch = pending_.front();
+    }
+    // The stream runs launches in order: once one's event is not done, no
+    // later one's is.
+    const cudaError_t status = cudaEventQuery(launch->resources.event);
+    if (status == cudaErrorNotReady)
+      return;
+    {
+      std::lock_guard<std::mutex> lock(pendingMutex_);
+      pending_.pop_front();
+    }
+    launch->complete(launchError(*launch, status));
+    if (launch.get() == through)
+      return;
+  }
+}
+
 void CudaDevice::completeLaunches() {
   cudaSetDevice(ordinal_);
   for (;;) {
@@ -588,27 +658,11 @@ void CudaDevice::completeLaunches() {
         return;
       launch = pending_.front();
     }
-    const cudaError_t status = cudaEventSynchronize(launch->resources.event);
-    std::string error;
-    if (status != cudaSuccess) {
-      error = "kernel '" + launch->kernel.name + "' on " + describe() + " (" +
-              gpuName_ + "): " + cudaText(status) +
-              " (the GPU reported it; its context is unusable from here on)";
-    } else if (launch->resources.hostError->failed) {
-      bp_cuda_error &e = *launch->resources.hostError;
-      e.message[sizeof e.message - 1] = '\0';
-      if (e.code == 0)
-        error = kCancelledOnHost; // only the host's cancel wrote it
-      else
-        error = describeBlock(launch->kernel, launch->spec, e.block,
-                              e.core_type, e.subblock) +
-                ": " + e.message;
-    }
-    {
-      std::lock_guard<std::mutex> lock(pendingMutex_);
-      pending_.pop_front();
-    }
-    launch->complete(std::move(error));
+    // Sleeps until the event is done (its error, if any, is read again
+    // when the launch is finished); a waiting thread may finish it first.
+    if (cudaEventSynchronize(launch->resources.event) != cudaSuccess)
+      cudaGetLastError();
+    finishLaunches(nullptr);
   }
 }
 
