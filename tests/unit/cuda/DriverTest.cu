@@ -74,20 +74,23 @@ protected:
       device->free(out);
   }
 
-  /// Launches `blocks` blocks over a cleared output (block `failing`
-  /// fails); the handle.
-  LaunchHandle launch(int64_t blocks, int32_t failing = -1) {
-    device->fill(out, 0xff, kMaxBlocks * 4);
-    failing_ = failing;
+  /// Launches `blocks` blocks over the cleared output `to` (block
+  /// `failing` fails); the handle.
+  LaunchHandle launch(int64_t blocks, int32_t failing = -1,
+                      int32_t *to = nullptr) {
+    to = to ? to : out;
+    device->fill(to, 0xff, kMaxBlocks * 4);
+    failing_ = failing; // read when the launch starts
     LaunchSpec spec;
     spec.blockNum = blocks;
-    return device->launch(kernel, spec, {out, &failing_});
+    return device->launch(kernel, spec, {to, &failing_});
   }
-  /// The output holds 3 b + 1 for the first `blocks` blocks but `failing`,
-  /// and -1 elsewhere.
-  void expectMarked(int64_t blocks, int32_t failing = -1) {
+  /// The output `from` holds 3 b + 1 for the first `blocks` blocks but
+  /// `failing`, and -1 elsewhere.
+  void expectMarked(int64_t blocks, int32_t failing = -1,
+                    int32_t *from = nullptr) {
     std::vector<int32_t> host(kMaxBlocks);
-    device->copyToHost(host.data(), out, kMaxBlocks * 4);
+    device->copyToHost(host.data(), from ? from : out, kMaxBlocks * 4);
     for (int64_t b = 0; b < kMaxBlocks; ++b)
       ASSERT_EQ(host[size_t(b)],
                 b < blocks && b != failing ? int32_t(3 * b + 1) : -1)
@@ -131,16 +134,13 @@ TEST_F(CudaDriverLaunches, ReuseLaunchResourcesAcrossSizesAndAfterAFailure) {
 
 TEST_F(CudaDriverLaunches, AreWaitedForInAnyOrder) {
   // Launches in flight together, each with resources of its own.
+  const int64_t sizes[] = {3, kMaxBlocks, 7};
   std::vector<int32_t *> outs;
   std::vector<LaunchHandle> handles;
-  int32_t none = -1;
-  for (int64_t blocks : {int64_t(3), kMaxBlocks, int64_t(7)}) {
+  for (int64_t blocks : sizes) {
     outs.push_back(static_cast<int32_t *>(
         device->allocate(kMaxBlocks * 4, "out" + std::to_string(blocks))));
-    device->fill(outs.back(), 0xff, kMaxBlocks * 4);
-    LaunchSpec spec;
-    spec.blockNum = blocks;
-    handles.push_back(device->launch(kernel, spec, {outs.back(), &none}));
+    handles.push_back(launch(blocks, -1, outs.back()));
   }
   // The last by polling (as a task graph does), which completes it on this
   // thread once its event is done, and the launches before it with it.
@@ -154,13 +154,8 @@ TEST_F(CudaDriverLaunches, AreWaitedForInAnyOrder) {
     handles[i].wait();
     EXPECT_TRUE(handles[i].done());
   }
-  const int64_t sizes[] = {3, kMaxBlocks, 7};
   for (size_t i = 0; i < outs.size(); ++i) {
-    std::vector<int32_t> host(kMaxBlocks);
-    device->copyToHost(host.data(), outs[i], kMaxBlocks * 4);
-    for (int64_t b = 0; b < kMaxBlocks; ++b)
-      ASSERT_EQ(host[size_t(b)], b < sizes[i] ? int32_t(3 * b + 1) : -1)
-          << "launch " << i << ", block " << b;
+    expectMarked(sizes[i], -1, outs[i]);
     device->free(outs[i]);
   }
 }

@@ -80,28 +80,10 @@ public:
         args(std::move(args)) {}
   ~CudaLaunch() override;
 
-  void wait() override {
-    // The driver wakes this thread when the event completes; it then
-    // completes the launch (and those before it) unless the completion
-    // thread, woken alike, did first. An error of the event is read again
-    // there.
-    if (!done()) {
-      if (cudaEventSynchronize(resources.event) != cudaSuccess)
-        cudaGetLastError(); // reported when the launch completes
-      finishLaunches(this);
-    }
-    std::unique_lock<std::mutex> lock(mutex_);
-    doneCv_.wait(lock, [&] { return done_; });
-    if (!error_.empty())
-      throw LaunchError(error_);
-  }
+  void wait() override;
   /// Completes the launch here when its event is done; never sleeps.
-  bool
-  waitBriefly(std::optional<std::chrono::steady_clock::time_point>) override {
-    if (!done() && cudaEventQuery(resources.event) != cudaErrorNotReady)
-      finishLaunches(this);
-    return done();
-  }
+  bool waitBriefly(
+      std::optional<std::chrono::steady_clock::time_point>) override;
   bool done() const override {
     std::lock_guard<std::mutex> lock(mutex_);
     return done_;
@@ -120,8 +102,6 @@ public:
   /// Called once, by the thread that finishes it (finishLaunches), with
   /// what the device reported.
   void complete(std::string error);
-  /// device.finishLaunches(through).
-  void finishLaunches(const CudaLaunch *through);
 
   CudaDevice &device;
   std::function<void(const LaunchHandle &)> onDone;
@@ -245,8 +225,27 @@ private:
 
 CudaLaunch::~CudaLaunch() { device.releaseResources(resources); }
 
-void CudaLaunch::finishLaunches(const CudaLaunch *through) {
-  device.finishLaunches(through);
+void CudaLaunch::wait() {
+  // The driver wakes this thread when the event completes; it then
+  // completes the launch (and those before it) unless the completion
+  // thread, woken alike, did first. An error of the event is read again
+  // there.
+  if (!done()) {
+    if (cudaEventSynchronize(resources.event) != cudaSuccess)
+      cudaGetLastError();
+    device.finishLaunches(this);
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  doneCv_.wait(lock, [&] { return done_; });
+  if (!error_.empty())
+    throw LaunchError(error_);
+}
+
+bool CudaLaunch::waitBriefly(
+    std::optional<std::chrono::steady_clock::time_point>) {
+  if (!done() && cudaEventQuery(resources.event) != cudaErrorNotReady)
+    device.finishLaunches(this);
+  return done();
 }
 
 void CudaLaunch::cancel(const std::string &why) {
