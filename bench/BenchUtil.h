@@ -5,6 +5,7 @@
 #define BLOCKPIPE_BENCH_BENCHUTIL_H
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -41,16 +42,20 @@ template <typename Body> double seconds(Body &&body) {
       .count();
 }
 
-/// Medians of `reps` alternating runs of ours and anchor (each returns the
-/// figure of one run).
-template <typename Ours, typename Anchor>
-std::pair<double, double> alternate(int reps, Ours &&ours, Anchor &&anchor) {
-  std::vector<double> a, b;
+/// Medians of `reps` rounds that run each side once, in order (ours, then
+/// its anchor, then any further reference); each side returns the figure
+/// of one run.
+template <typename... Sides>
+std::array<double, sizeof...(Sides)> alternate(int reps, Sides &&...sides) {
+  std::array<std::vector<double>, sizeof...(Sides)> runs;
   for (int r = 0; r < reps; ++r) {
-    a.push_back(ours());
-    b.push_back(anchor());
+    size_t i = 0;
+    ((runs[i++].push_back(sides())), ...);
   }
-  return {median(a), median(b)};
+  std::array<double, sizeof...(Sides)> medians;
+  for (size_t i = 0; i < runs.size(); ++i)
+    medians[i] = median(runs[i]);
+  return medians;
 }
 
 /// One result line, the format bench/run.py and docs/architecture.md define.

@@ -178,15 +178,8 @@ int main(int argc, char **argv) {
         ours();
         anchor();
         bare();
-        std::vector<double> oursRuns, anchorRuns, bareRuns;
-        for (int r = 0; r < reps; ++r) {
-          oursRuns.push_back(ours());
-          anchorRuns.push_back(anchor());
-          bareRuns.push_back(bare());
-        }
-        const double gbps = bench::median(oursRuns);
-        const double anchorGbps = bench::median(anchorRuns);
-        const double bareGbps = bench::median(bareRuns);
+        const auto [gbps, anchorGbps, bareGbps] =
+            bench::alternate(reps, ours, anchor, bare);
         const std::string name = std::string(copyOut ? "pop_copy" : "pop") +
                                  " tile=" + std::to_string(tileBytes >> 10) +
                                  "KiB slots=" + std::to_string(slotNum);
