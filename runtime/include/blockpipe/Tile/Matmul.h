@@ -273,24 +273,47 @@ inline void simdMatmul(float *__restrict c, const float *__restrict a,
       return reinterpret_cast<const char *>(column(0, k0 + kc));
     return reinterpret_cast<const char *>(b + K * N);
   };
+  // A left operand read in place from a wider GM tensor (lda > K) is, in a
+  // K loop, followed by the same rows' next K columns. Its rows lie a page
+  // or more apart, where the hardware prefetchers do not follow, so the
+  // last K block prefetches them, a share of the rows before each block
+  // column.
+  constexpr int64_t strips = fullCols / NR > 0 ? fullCols / NR : 1;
+  constexpr int64_t rowsPerStrip = (M + strips - 1) / strips;
+  auto prefetchNextLeft = [&](int64_t j, int64_t k0, int64_t kc) {
+    if (lda <= K || k0 + kc < K)
+      return;
+    constexpr int64_t line = 64;
+    const int64_t first = j / NR * rowsPerStrip;
+    const int64_t end = first + rowsPerStrip < M ? first + rowsPerStrip : M;
+    for (int64_t i = first; i < end; ++i) {
+      const char *row = reinterpret_cast<const char *>(a + i * lda + K);
+      for (int64_t at = 0; at < K * int64_t(sizeof(float)); at += line)
+        __builtin_prefetch(row + at, 0, 3);
+    }
+  };
   for (int64_t k0 = 0; k0 < K; k0 += kSimdKBlock) {
     const int64_t kc = K - k0 < kSimdKBlock ? K - k0 : kSimdKBlock;
     const int64_t nextBytes = Paneled ? kc * NR * int64_t(sizeof(float)) : 0;
     const float *ak = a + k0;
     if (Zero && k0 == 0) {
-      for (int64_t j = 0; j < fullCols; j += NR)
+      for (int64_t j = 0; j < fullCols; j += NR) {
+        prefetchNextLeft(j, k0, kc);
         simdColumn<M, SimdF32::blockVecs, true, false>(
             c + j, ak, column(j, k0), kc, lda, ldb, N, L, next(j, k0, kc),
             nextBytes);
+      }
       if constexpr (tailVecs > 0)
         simdColumn<M, tailVecs, true, (N % L != 0)>(c + fullCols, ak,
                                                     column(fullCols, k0), kc,
                                                     lda, ldTail, N, lastLanes);
     } else {
-      for (int64_t j = 0; j < fullCols; j += NR)
+      for (int64_t j = 0; j < fullCols; j += NR) {
+        prefetchNextLeft(j, k0, kc);
         simdColumn<M, SimdF32::blockVecs, false, false>(
             c + j, ak, column(j, k0), kc, lda, ldb, N, L, next(j, k0, kc),
             nextBytes);
+      }
       if constexpr (tailVecs > 0)
         simdColumn<M, tailVecs, false, (N % L != 0)>(c + fullCols, ak,
                                                      column(fullCols, k0), kc,
