@@ -243,7 +243,7 @@ class _CallPlan:
         self.runtime = _runtime
         self.runtime_params = _runtime.ParamList([
             _runtime.Param(p["name"], p["kind"] == "tensor", p["dtype"], p.get("dir", "in"),
-                           p.get("written_whole", False))
+                           p.get("written_whole", False), p.get("in_place", False))
             for p in self.params
         ])
         self.named_dims = bool(program._named_dims.get(entry["name"]))

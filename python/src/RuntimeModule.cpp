@@ -741,12 +741,14 @@ PYBIND11_MODULE(_runtime, m) {
 
   py::class_<Param>(m, "Param")
       .def(py::init([](std::string name, bool isTensor, std::string dtype,
-                       std::string direction, bool writtenWhole) {
-             return Param{std::move(name), isTensor, rt::dtypeFromName(dtype),
-                          std::move(direction), writtenWhole};
+                       std::string direction, bool writtenWhole, bool inPlace) {
+             return Param{
+                 std::move(name),      isTensor,     rt::dtypeFromName(dtype),
+                 std::move(direction), writtenWhole, inPlace};
            }),
            py::arg("name"), py::arg("is_tensor"), py::arg("dtype"),
-           py::arg("direction") = "in", py::arg("written_whole") = false);
+           py::arg("direction") = "in", py::arg("written_whole") = false,
+           py::arg("in_place") = false);
   py::bind_vector<std::vector<Param>>(m, "ParamList");
   py::implicitly_convertible<py::list, std::vector<Param>>();
 

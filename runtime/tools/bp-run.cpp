@@ -227,6 +227,7 @@ int run(const Options &options) {
     param.dtype = rt::dtypeFromName(p.at("dtype").get<std::string>());
     param.direction = p.value("dir", "in");
     param.writtenWhole = p.value("written_whole", false);
+    param.inPlace = p.value("in_place", false);
     std::vector<int64_t> shape;
     if (mesh)
       shape.push_back(devices);

@@ -56,11 +56,28 @@ std::array<unsigned char, 8> packScalar(DType dtype, int64_t value) {
   return pack(dtype, value);
 }
 
+namespace {
+/// Whether the bytes of tensor argument `i` overlap another tensor
+/// argument's.
+bool overlapsAnother(const std::vector<HostParam> &params,
+                     const std::vector<HostArg> &args, size_t i) {
+  auto begin = [&](size_t k) {
+    return reinterpret_cast<uintptr_t>(args[k].data);
+  };
+  for (size_t k = 0; k < params.size(); ++k)
+    if (k != i && params[k].isTensor && args[k].bytes > 0 &&
+        begin(k) < begin(i) + uintptr_t(args[i].bytes) &&
+        begin(i) < begin(k) + uintptr_t(args[k].bytes))
+      return true;
+  return false;
+}
+} // namespace
+
 DeviceCall::DeviceCall(TaskGraph &graph, const std::vector<HostParam> &params,
                        std::vector<HostArg> &args, int64_t device,
                        int64_t devices)
     : params_(params), args_(args), device_(device), tensors_(params.size()),
-      argv_(params.size()) {
+      argv_(params.size()), inPlace_(params.size(), false) {
   for (size_t i = 0; i < params.size(); ++i) {
     HostArg &arg = args[i];
     if (!params[i].isTensor) {
@@ -73,7 +90,13 @@ DeviceCall::DeviceCall(TaskGraph &graph, const std::vector<HostParam> &params,
     const char *data = static_cast<const char *>(arg.data) + device * bytes;
     // The host buffer stays alive and untouched until the call returns: a
     // device that reads host memory reads an input in place.
-    if (params[i].direction == "in")
+    inPlace_[i] = params[i].isOutput() && params[i].inPlace && devices == 0 &&
+                  graph.device().readsHostMemory() &&
+                  !overlapsAnother(params, args, i);
+    if (inPlace_[i])
+      tensors_[i] = graph.hostTensor(params[i].name, shape, params[i].dtype,
+                                     const_cast<char *>(data), bytes);
+    else if (params[i].direction == "in")
       tensors_[i] = graph.inputTensor(params[i].name, shape, params[i].dtype,
                                       data, bytes);
     else if (params[i].direction == "out" && params[i].writtenWhole)
@@ -88,7 +111,7 @@ DeviceCall::DeviceCall(TaskGraph &graph, const std::vector<HostParam> &params,
 
 void DeviceCall::copyBack(Device &from) {
   for (size_t i = 0; i < params_.size(); ++i) {
-    if (!params_[i].isOutput())
+    if (!params_[i].isOutput() || inPlace_[i])
       continue;
     const int64_t bytes = tensors_[i].bytes();
     from.copyToHost(static_cast<char *>(args_[i].data) + device_ * bytes,

@@ -186,6 +186,16 @@ Tensor TaskGraph::outputTensor(const std::string &name,
   return allocateTensor(std::move(storage));
 }
 
+Tensor TaskGraph::hostTensor(const std::string &name,
+                             std::vector<int64_t> shape, DType dtype,
+                             void *data, int64_t bytes) {
+  Tensor tensor;
+  tensor.storage_ = makeStorage(name, std::move(shape), dtype, false);
+  checkGivenBytes(tensor, bytes);
+  tensor.storage_->data = data;
+  return tensor;
+}
+
 Tensor TaskGraph::wrapTensor(const std::string &name, void *data,
                              std::vector<int64_t> shape, DType dtype,
                              bool manualDep) {

@@ -307,6 +307,10 @@ ManifestParam readParam(const json &value, const std::string &path,
   param.writtenWhole = reader.optionalBoolean("written_whole");
   if (param.writtenWhole && param.dir != ParamDir::Out)
     reader.fail("written_whole", "only an out tensor is written whole");
+  param.inPlace = reader.optionalBoolean("in_place");
+  if (param.inPlace &&
+      (param.kind != ParamKind::Tensor || param.dir == ParamDir::In))
+    reader.fail("in_place", "only an out or inout tensor is written in place");
   reader.rejectUnknown();
   return param;
 }
@@ -521,6 +525,8 @@ ManifestKernel readKernel(const json &value, const std::string &path,
   kernel.pipeLayout = readPipeLayout(reader, kernel.signature, errors);
   if (reader.find("split"))
     kernel.split = reader.oneOf("split", kSplitModes);
+  if (reader.find("launch_blocks"))
+    kernel.launchBlocks = reader.integer("launch_blocks", 1);
   reader.rejectUnknown();
   return kernel;
 }

@@ -9,6 +9,14 @@
 // succeeded the Out and InOut tensors are copied back, so a failing call
 // leaves the host's outputs untouched.
 //
+// An output the program can fail only before writing (`in_place`) is
+// written where the host holds it instead, by a device that reads and
+// writes host memory, in a call on one device, when no other argument's
+// bytes overlap it: there is nothing to copy back, and a failing call
+// still leaves it untouched. A call interrupted midway (the Python
+// binding's KeyboardInterrupt cancels its launch) may leave such an output
+// partly written.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef BLOCKPIPE_RUNTIME_HOSTCALL_H
@@ -37,6 +45,10 @@ struct HostParam {
   /// (kernel_config.json's `written_whole`): its host contents are not
   /// copied to the device.
   bool writtenWhole = false;
+  /// An "out" or "inout" tensor the call may write in place
+  /// (kernel_config.json's `in_place`): the program fails, if at all,
+  /// before anything writes it.
+  bool inPlace = false;
 
   bool isOutput() const { return isTensor && direction != "in"; }
 };
@@ -75,6 +87,8 @@ private:
   int64_t device_;
   std::vector<Tensor> tensors_;
   std::vector<void *> argv_;
+  /// Per parameter: written in place, nothing to copy back.
+  std::vector<bool> inPlace_;
 };
 
 } // namespace blockpipe::runtime

@@ -157,6 +157,12 @@ public:
   /// unwritten are reported and keep their values.
   Tensor outputTensor(const std::string &name, std::vector<int64_t> shape,
                       DType dtype, const void *data, int64_t bytes);
+  /// A tensor that launches read and write where the caller holds its
+  /// `bytes` bytes at `data`, for a device that reads and writes host
+  /// memory (Device::readsHostMemory; the caller checks); `bytes` must be
+  /// the tensor's size, else Error naming the tensor.
+  Tensor hostTensor(const std::string &name, std::vector<int64_t> shape,
+                    DType dtype, void *data, int64_t bytes);
   /// A tensor over memory the caller owns and keeps alive.
   Tensor wrapTensor(const std::string &name, void *data,
                     std::vector<int64_t> shape, DType dtype,

@@ -64,6 +64,9 @@ struct ManifestParam {
   /// An out tensor the program writes whole before reading it: callers
   /// need not upload its old contents.
   bool writtenWhole = false;
+  /// An orchestration's out or inout tensor its call can write in place:
+  /// the call fails, if at all, before anything writes it.
+  bool inPlace = false;
 };
 
 /// One half of a group kernel: the aic or aiv function and the entry that
@@ -112,6 +115,9 @@ struct ManifestKernel {
   ManifestPipeLayout pipeLayout;
   /// "split" (optional, "none" when absent).
   SplitMode split = SplitMode::None;
+  /// "launch_blocks" (optional): the block count the kernel is generated
+  /// for; it refuses launches with another.
+  std::optional<int64_t> launchBlocks;
 };
 
 struct ManifestLaunch {
