@@ -10,6 +10,8 @@
 #include "CppTypes.h"
 #include "Program.h"
 
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
 #include <nlohmann/json.hpp>
 
 using namespace mlir;
@@ -165,6 +167,36 @@ static Json pipelinesOf(const Program &program) {
   return pipelines;
 }
 
+/// Whether a call of `orch` on one device can fail only before anything
+/// writes its outputs: its body is checks and allocations, then one launch
+/// of a kernel that cannot fail midway (kernelMayFailMidway), then nothing.
+/// Its Out and InOut tensors may then be written in place: a call that
+/// fails leaves them untouched all the same.
+static bool failsOnlyBeforeWriting(const Program &program,
+                                   const OrchestrationInfo &orch) {
+  auto devices = program.module->getAttrOfType<IntegerAttr>(
+      bp::BPDialect::kNumDevicesAttrName);
+  if (!orch.stageDir.empty() || (devices && devices.getInt() > 1) ||
+      !orch.func.getBody().hasOneBlock())
+    return false;
+  std::optional<bp::LaunchOp> launch;
+  for (Operation &op : orch.func.getBody().front()) {
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      break;
+    if (launch)
+      return false; // something after the launch
+    if (auto found = llvm::dyn_cast<bp::LaunchOp>(op))
+      launch = found;
+    else if (!llvm::isa<bp::TensorCreateOp>(op) && !isMemoryEffectFree(&op))
+      return false;
+  }
+  if (!launch)
+    return false;
+  func::FuncOp callee = program.lookup(launch->getCallee());
+  const KernelInfo *kernel = callee ? program.kernelFor(callee) : nullptr;
+  return kernel && !kernelMayFailMidway(program, *kernel);
+}
+
 void blockpipe::codegen::emitKernelConfig(const Program &program,
                                           FileMap &files) {
   Json config;
@@ -215,6 +247,8 @@ void blockpipe::codegen::emitKernelConfig(const Program &program,
     entry["pipe_layout"] = layout;
     if (kernel.aivSubblocks() == 2)
       entry["split"] = bp::stringifySplitMode(bp::getSplitMode(kernel.func));
+    if (kernel.launchBlocks)
+      entry["launch_blocks"] = *kernel.launchBlocks;
     kernels.push_back(entry);
   }
   config["kernels"] = kernels;
@@ -232,7 +266,12 @@ void blockpipe::codegen::emitKernelConfig(const Program &program,
       entry["device"] = device.getInt();
     else
       entry["device"] = nullptr;
-    entry["signature"] = signatureOf(program, orch.func, std::nullopt, false);
+    Json signature = signatureOf(program, orch.func, std::nullopt, false);
+    if (failsOnlyBeforeWriting(program, orch))
+      for (Json &param : signature)
+        if (param["kind"] == "tensor" && param["dir"] != "in")
+          param["in_place"] = true;
+    entry["signature"] = signature;
     Json launches = Json::array();
     orch.func.walk([&](bp::LaunchOp op) {
       Json launch;

@@ -206,8 +206,8 @@ struct CppParam {
 class KernelBody : public FunctionBody {
 public:
   KernelBody(const Program &program, const KernelInfo &kernel)
-      : FunctionBody(program, kernel.func), kernel(kernel), cuda(program.cuda) {
-  }
+      : FunctionBody(program, kernel.func, kernel.launchBlocks), kernel(kernel),
+        cuda(program.cuda) {}
 
   /// Writes `int32_t <ident>(...) { ... }` to `file`.
   LogicalResult emit(CppWriter &file);
@@ -217,17 +217,21 @@ public:
   /// scratch area its register tiles may need.
   int64_t sharedStackBytes() const { return stackBytes; }
   int64_t sharedScratchBytes() const { return scratchBytes; }
+  /// After emit: whether the body checks something at run time that can
+  /// fail the launch after its blocks started (the entry's check of the
+  /// block count aside).
+  bool checksMidway() const { return midwayChecks; }
 
 private:
   LogicalResult emitSideOp(Operation *op) override;
   void guardDivisor(const std::string &what,
                     const std::string &divisor) override {
-    out.line("BP_CHECK(bp_check_divisor(" + ctx() + ", \"" +
-             escapeCppString(what) + "\", " + divisor + "));");
+    checkAtRunTime("BP_CHECK(bp_check_divisor(" + ctx() + ", \"" +
+                   escapeCppString(what) + "\", " + divisor + "));");
   }
   void guardStep(const std::string &what, const std::string &step) override {
-    out.line("BP_CHECK(bp_check_step(" + ctx() + ", \"" +
-             escapeCppString(what) + "\", " + step + "));");
+    checkAtRunTime("BP_CHECK(bp_check_step(" + ctx() + ", \"" +
+                   escapeCppString(what) + "\", " + step + "));");
   }
   std::string dimExpr(Value tensor, unsigned k) const override;
   std::optional<std::string> valueType(Type type) const override {
@@ -289,6 +293,11 @@ private:
     usesContext = true;
     return "bp_ctx";
   }
+  /// Writes `line`, a BP_CHECK of something that may fail at run time.
+  void checkAtRunTime(const std::string &line) {
+    out.line(line);
+    midwayChecks = true;
+  }
 
   /// A pipe call's suffix and context: "_at(bp_ctx" when the op has a
   /// line in the user's program to pass (see site), else "(bp_ctx".
@@ -334,6 +343,7 @@ private:
   llvm::DenseSet<Operation *> storedInPlace;
   mutable llvm::StringSet<> usedNames;
   bool usesContext = false;
+  bool midwayChecks = false;
   bool declaresTiles = false;
   int64_t stackBytes = 0, scratchBytes = 0;
 };
@@ -503,6 +513,26 @@ LogicalResult KernelBody::emit(CppWriter &file) {
     }
     params[arg] = std::move(param);
   }
+  // Windows are proven in bounds for the block count of the kernel's
+  // launches (launchBlocks): a launch with another count is refused first,
+  // before any block reads or writes a byte.
+  bool readsBlock =
+      func.walk([](Operation *op) {
+            return llvm::isa<bp::GetBlockIdxOp, bp::GetBlockNumOp>(op)
+                       ? WalkResult::interrupt()
+                       : WalkResult::advance();
+          })
+          .wasInterrupted();
+  if (kernel.launchBlocks && readsBlock) {
+    const std::string blocks = std::to_string(*kernel.launchBlocks);
+    out.line("BP_CHECK(bp_require(" + ctx() + ", " + ctx() +
+             "->block_num == " + blocks + ", \"" +
+             escapeCppString("'" + kernel.launchedAs +
+                             "' is generated for launches of " + blocks +
+                             (blocks == "1" ? " block" : " blocks") +
+                             ", as its program launches it") +
+             "\"));");
+  }
   if (!cuda)
     declarePanelCaches();
   if (failed(emitBlock(func.getBody().front())))
@@ -616,9 +646,10 @@ KernelBody::validRegion(Operation *op, llvm::StringRef what, ValueRange valid,
     std::string where = what.str();
     if (std::optional<std::string> line = userLine(op->getLoc()))
       where += " at " + *line;
-    out.line("BP_CHECK(bp_check_valid(" + ctx() + ", \"" +
-             escapeCppString(where) + "\", " + std::to_string(dim) + ", " +
-             expr(size) + ", " + std::to_string(tile.getDimSize(dim)) + "));");
+    checkAtRunTime("BP_CHECK(bp_check_valid(" + ctx() + ", \"" +
+                   escapeCppString(where) + "\", " + std::to_string(dim) +
+                   ", " + expr(size) + ", " +
+                   std::to_string(tile.getDimSize(dim)) + "));");
   }
   // A 1-D tile is one row.
   if (valid.size() == 1)
@@ -671,10 +702,10 @@ void KernelBody::checkWindow(Operation *op, llvm::StringRef access,
     std::string size = std::to_string(sizes[size_t(k)]);
     if (runtimeSize[size_t(k)])
       size = expr(valid[size_t(k - (rank - tile.getRank()))]);
-    out.line("BP_CHECK(bp_check_window(" + ctx() + ", \"" +
-             escapeCppString(what) + "\", " + std::to_string(k) + ", " +
-             expr(offsets[k]) + ", " + size + ", " +
-             dimExpr(tensor, unsigned(k)) + "));");
+    checkAtRunTime("BP_CHECK(bp_check_window(" + ctx() + ", \"" +
+                   escapeCppString(what) + "\", " + std::to_string(k) + ", " +
+                   expr(offsets[k]) + ", " + size + ", " +
+                   dimExpr(tensor, unsigned(k)) + "));");
   }
 }
 
@@ -691,10 +722,10 @@ KernelBody::tileWindow(Operation *op, Value whole, Type windowType,
     std::string what = access.str() + " tile '" + expr(whole) + "'";
     if (std::optional<std::string> line = userLine(op->getLoc()))
       what += " at " + *line;
-    out.line("BP_CHECK(bp_check_window(" + ctx() + ", \"" +
-             escapeCppString(what) + "\", " + std::to_string(dim) + ", " +
-             expr(offset) + ", " + std::to_string(size) + ", " +
-             std::to_string(extent) + "));");
+    checkAtRunTime("BP_CHECK(bp_check_window(" + ctx() + ", \"" +
+                   escapeCppString(what) + "\", " + std::to_string(dim) + ", " +
+                   expr(offset) + ", " + std::to_string(size) + ", " +
+                   std::to_string(extent) + "));");
   }
   // A 1-D tile is one row.
   if (offsets.size() == 1)
@@ -793,7 +824,7 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         return success();
       })
       .Case([&](bp::SyncAllOp) {
-        out.line("BP_CHECK(bp_syncall(" + ctx() + "));");
+        checkAtRunTime("BP_CHECK(bp_syncall(" + ctx() + "));");
         return success();
       })
       .Case([&](bp::ReadOp op) -> LogicalResult {
@@ -820,10 +851,10 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
             if (std::optional<std::string> line = userLine(op->getLoc()))
               what += " at " + *line;
           }
-          out.line("BP_CHECK(bp_check_window(" + ctx() + ", \"" +
-                   escapeCppString(what) + "\", " + std::to_string(k) + ", " +
-                   expr(index) + ", 1, " + dimExpr(tensor, unsigned(k)) +
-                   "));");
+          checkAtRunTime("BP_CHECK(bp_check_window(" + ctx() + ", \"" +
+                         escapeCppString(what) + "\", " + std::to_string(k) +
+                         ", " + expr(index) + ", 1, " +
+                         dimExpr(tensor, unsigned(k)) + "));");
         }
         usedNames.insert(expr(tensorRoot(tensor)));
         out.line("const " + *type + " " + declare(op, "value") + " = " +
@@ -881,13 +912,13 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
           std::string what = "integer division";
           if (std::optional<std::string> line = userLine(op->getLoc()))
             what += " at " + *line;
-          out.line("BP_CHECK(bp_require(" + ctx() + ", tile::divisible(" +
-                   expr(op->getOperand(0)) + ", " + expr(op->getOperand(1)) +
-                   "), \"" +
-                   escapeCppString(what +
-                                   ": a divisor is zero, or the lowest value "
-                                   "is divided by -1") +
-                   "\"));");
+          checkAtRunTime(
+              "BP_CHECK(bp_require(" + ctx() + ", tile::divisible(" +
+              expr(op->getOperand(0)) + ", " + expr(op->getOperand(1)) +
+              "), \"" +
+              escapeCppString(what + ": a divisor is zero, or the lowest value "
+                                     "is divided by -1") +
+              "\"));");
         }
         std::string name;
         if (bp::StoreOp store = storeInPlace(op)) {
@@ -1644,4 +1675,49 @@ LogicalResult blockpipe::codegen::emitKernelSources(const Program &program,
       return failure();
   emitKernelTable(program, files);
   return success();
+}
+
+/// Whether `func` uses a pipe, or reads GM scalars (which could steer its
+/// halves' control flow apart if the kernel writes them).
+static bool usesPipes(func::FuncOp func) {
+  return func
+      .walk([](Operation *op) {
+        return llvm::isa<bp::InitializePipeOp, bp::TPushOp, bp::TPopOp,
+                         bp::TFreeOp>(op)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+static bool readsGmScalars(func::FuncOp func) {
+  return func.walk([](bp::ReadOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
+/// Whether the body of `kernel` (not a group) checks something at run time
+/// that can fail midway.
+static bool bodyChecksMidway(const Program &program, const KernelInfo &kernel) {
+  KernelBody body(program, kernel);
+  CppWriter scratch;
+  return failed(body.emit(scratch)) || body.checksMidway();
+}
+
+bool blockpipe::codegen::kernelMayFailMidway(const Program &program,
+                                             const KernelInfo &kernel) {
+  if (kernel.kind != bp::FunctionKind::Group)
+    return usesPipes(kernel.func) || bodyChecksMidway(program, kernel);
+  // A group's pipe waits end when each push meets its pop, which holds by
+  // construction for the halves bp-expand-mixed-kernel makes.
+  bool matched = kernel.func->hasAttr(bp::BPDialect::kMatchedPipesAttrName);
+  for (const std::optional<GroupHalf> *half :
+       {&kernel.aicHalf, &kernel.aivHalf}) {
+    if (!*half)
+      continue;
+    const KernelInfo *info = program.kernelFor((*half)->func);
+    if (!info || bodyChecksMidway(program, *info) ||
+        (usesPipes(info->func) && (!matched || readsGmScalars(info->func))))
+      return true;
+  }
+  return false;
 }

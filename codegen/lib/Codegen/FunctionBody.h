@@ -28,8 +28,9 @@ std::optional<std::string> userLine(mlir::Location loc);
 
 class FunctionBody {
 public:
-  FunctionBody(const Program &program, mlir::func::FuncOp func)
-      : program(program), func(func), ranges(func) {
+  FunctionBody(const Program &program, mlir::func::FuncOp func,
+               std::optional<int64_t> blocks = std::nullopt)
+      : program(program), func(func), ranges(func, blocks) {
     out.indent();
   }
   virtual ~FunctionBody() = default;

@@ -210,6 +210,7 @@ FailureOr<Program> Program::build(ModuleOp module, const EmitOptions &options) {
                .wasInterrupted();
       info.funcId = static_cast<int64_t>(program.kernels.size());
       info.name = func.getSymName().str();
+      info.launchedAs = info.name;
       info.ident = ident;
       if (failed(analyzePipeBuffer(func, info)))
         return failure();
@@ -307,6 +308,45 @@ FailureOr<Program> Program::build(ModuleOp module, const EmitOptions &options) {
       }
     }
   }
+  // The block count each kernel is launched with, where every use of it is
+  // a launch with the same constant (a half: as part of its groups).
+  for (KernelInfo &info : program.kernels) {
+    std::optional<int64_t> blocks;
+    bool agree = true;
+    std::optional<SymbolTable::UseRange> uses =
+        SymbolTable::getSymbolUses(info.func, module);
+    if (!uses)
+      continue;
+    for (const SymbolTable::SymbolUse &use : *uses) {
+      std::optional<int64_t> count;
+      if (auto launch = llvm::dyn_cast<bp::LaunchOp>(use.getUser()))
+        count = launch.getStaticCoreNum();
+      if (!count || (blocks && *blocks != *count))
+        agree = false;
+      blocks = count;
+    }
+    if (agree && blocks && *blocks > 0)
+      info.launchBlocks = blocks;
+  }
+  for (const KernelInfo &group : program.kernels)
+    for (const std::optional<GroupHalf> *half :
+         {&group.aicHalf, &group.aivHalf}) {
+      if (!*half)
+        continue;
+      KernelInfo &halfInfo =
+          program.kernels[program.kernelIndex.at((*half)->func.getOperation())];
+      // Only its group calls it, and nothing launches it on its own.
+      std::optional<SymbolTable::UseRange> uses =
+          SymbolTable::getSymbolUses(halfInfo.func, module);
+      bool onlyGroup =
+          uses && llvm::all_of(*uses, [&](const SymbolTable::SymbolUse &use) {
+            return use.getUser()->getParentOp() == group.func.getOperation();
+          });
+      halfInfo.launchBlocks =
+          onlyGroup ? group.launchBlocks : std::optional<int64_t>();
+      if (onlyGroup)
+        halfInfo.launchedAs = group.name;
+    }
   // A half that is only ever launched as part of its group needs no entry
   // of its own (the group's entries run it).
   llvm::StringSet<> launched;

@@ -57,6 +57,14 @@ struct KernelInfo {
   std::string aicEntry, aivEntry;
   /// An incore kernel with no cube work: the runtime runs it on an AIV.
   bool vectorOnly = false;
+  /// The block count of every launch of this kernel (a half's: of its
+  /// group), when all launch it with the same constant; none when it is
+  /// launched with others, computed ones or not at all (a host program's
+  /// launches are unknown). The body is generated for that count: its entry
+  /// refuses any other, and windows proven in bounds for it are not checked.
+  std::optional<int64_t> launchBlocks;
+  /// The name launches use for it: its own, or its group's for a half.
+  std::string launchedAs;
   /// The `__gm_pipe_buffer` parameter and its bytes per block.
   std::optional<unsigned> pipeBufferArg;
   int64_t pipeBufferBytes = 0;
@@ -140,6 +148,13 @@ mlir::LogicalResult emitKernelSources(const Program &program, FileMap &files);
 mlir::LogicalResult emitOrchestrationSources(const Program &program,
                                              FileMap &files);
 void emitKernelConfig(const Program &program, FileMap &files);
+
+/// Whether a launch of `kernel` (a group: either half) can fail after its
+/// blocks started, so after they may have written its outputs: a check its
+/// body makes at run time, or a pipe wait that is not matched by
+/// construction. The entry's check of the block count comes first, before
+/// any write.
+bool kernelMayFailMidway(const Program &program, const KernelInfo &kernel);
 void emitCMakeLists(const Program &program, FileMap &files);
 
 } // namespace blockpipe::codegen

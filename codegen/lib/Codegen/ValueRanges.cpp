@@ -2,6 +2,8 @@
 
 #include "ValueRanges.h"
 
+#include "blockpipe/Dialect/BPDialect.h"
+
 #include "mlir/Analysis/DataFlow/ConstantPropagationAnalysis.h"
 #include "mlir/Analysis/DataFlow/DeadCodeAnalysis.h"
 #include "mlir/Analysis/DataFlow/IntegerRangeAnalysis.h"
@@ -41,7 +43,34 @@ static bool cppAgreesOnRanges(Operation *op) {
   return false;
 }
 
-ValueRanges::ValueRanges(func::FuncOp func) {
+namespace {
+/// MLIR's integer ranges, and block_idx in [0, blocks), block_num = blocks.
+class BlockRangeAnalysis : public dataflow::IntegerRangeAnalysis {
+public:
+  BlockRangeAnalysis(DataFlowSolver &solver, int64_t blocks)
+      : IntegerRangeAnalysis(solver), blocks(blocks) {}
+
+  void visitOperation(
+      Operation *op,
+      ArrayRef<const dataflow::IntegerValueRangeLattice *> operands,
+      ArrayRef<dataflow::IntegerValueRangeLattice *> results) override {
+    std::optional<ConstantIntRanges> known;
+    if (llvm::isa<bp::GetBlockIdxOp>(op))
+      known =
+          ConstantIntRanges::fromSigned(APInt(64, 0), APInt(64, blocks - 1));
+    else if (llvm::isa<bp::GetBlockNumOp>(op))
+      known = ConstantIntRanges::constant(APInt(64, blocks));
+    if (!known)
+      return IntegerRangeAnalysis::visitOperation(op, operands, results);
+    propagateIfChanged(results[0], results[0]->join(IntegerValueRange(*known)));
+  }
+
+private:
+  int64_t blocks;
+};
+} // namespace
+
+ValueRanges::ValueRanges(func::FuncOp func, std::optional<int64_t> blocks) {
   WalkResult disagreement = func.walk([](Operation *op) {
     return cppAgreesOnRanges(op) ? WalkResult::advance()
                                  : WalkResult::interrupt();
@@ -58,7 +87,10 @@ ValueRanges::ValueRanges(func::FuncOp func) {
   // branches are live.
   analysis->load<dataflow::DeadCodeAnalysis>();
   analysis->load<dataflow::SparseConstantPropagation>();
-  analysis->load<dataflow::IntegerRangeAnalysis>();
+  if (blocks && *blocks > 0)
+    analysis->load<BlockRangeAnalysis>(*blocks);
+  else
+    analysis->load<dataflow::IntegerRangeAnalysis>();
   if (failed(analysis->initializeAndRun(func)))
     return;
   solver = std::move(analysis);

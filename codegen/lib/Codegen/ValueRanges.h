@@ -7,7 +7,8 @@
 // an op it does not model (bp ops, parameters), has no range, and so has no
 // value of a function where the generated C++ could compute other values than
 // MLIR's semantics give (an i1 read as signed, a loop step known only at run
-// time).
+// time). The one bp fact it knows is a kernel's block index, when every
+// launch of the kernel gives it the same constant block count.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,8 +29,11 @@ namespace blockpipe::codegen {
 
 class ValueRanges {
 public:
-  /// Runs the analysis over `func`.
-  explicit ValueRanges(mlir::func::FuncOp func);
+  /// Runs the analysis over `func`; a kernel whose every launch runs
+  /// `blocks` blocks (its entry checks that it does) has its block_idx in
+  /// [0, blocks) and its block_num `blocks`.
+  explicit ValueRanges(mlir::func::FuncOp func,
+                       std::optional<int64_t> blocks = std::nullopt);
   ~ValueRanges();
 
   /// Whether every value `value` takes at run time lies in [lo, hi].

@@ -283,6 +283,14 @@ LogicalResult BPDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
 
+  if (name == kMatchedPipesAttrName) {
+    if (!isa<UnitAttr>(value) || !func ||
+        getFunctionKind(func) != FunctionKind::Group)
+      return op->emitError()
+             << "'" << name << "' must be a unit attribute on a group";
+    return success();
+  }
+
   if (name == kAivShardAttrName) {
     auto mode = dyn_cast<SplitModeAttr>(value);
     if (!isa<ExtractOp, TPushOp, TPopOp>(op) || !mode ||

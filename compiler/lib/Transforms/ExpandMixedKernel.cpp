@@ -698,6 +698,15 @@ void ExpandMixedKernelPass::runOnOperation() {
     FailureOr<Analysis> analysis = analyze(kernel);
     if (failed(analysis))
       return signalPassFailure();
+    // Pipes of the user's own in the kernel are not the halves' to match.
+    bool ownPipes =
+        kernel
+            .walk([](Operation *op) {
+              return isa<InitializePipeOp, TPushOp, TPopOp, TFreeOp>(op)
+                         ? WalkResult::interrupt()
+                         : WalkResult::advance();
+            })
+            .wasInterrupted();
     HalfBuilder aicBuilder(Side::Cube, *analysis);
     HalfBuilder aivBuilder(Side::Vector, *analysis);
     FailureOr<func::FuncOp> aic =
@@ -719,5 +728,8 @@ void ExpandMixedKernelPass::runOnOperation() {
                          aicBuilder.returnedParams},
                         {*aiv, Side::Vector, aivBuilder.keptParams,
                          aivBuilder.returnedParams}});
+    if (!ownPipes)
+      kernel->setAttr(BPDialect::kMatchedPipesAttrName,
+                      UnitAttr::get(kernel.getContext()));
   }
 }

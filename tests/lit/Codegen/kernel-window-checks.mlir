@@ -9,9 +9,9 @@
 // Neither are offsets whose every value keeps the window inside a static
 // dim, by MLIR's integer range analysis (an offset made from a loop's
 // induction variable over constant bounds), nor divisors whose range
-// excludes zero (the RANGE cases). What the analysis does not model
-// (block_idx, block_num, parameters, a dynamic dim) has no range: what is
-// computed from it stays checked.
+// excludes zero (the RANGE cases). What the analysis does not model (the
+// block ids of a kernel not launched with one constant count, as here, see
+// launch-blocks.mlir; parameters; a dynamic dim) stays checked.
 
 module {
   // CHECK-LABEL: // ---- FILE: kernels/aiv/windows.cpp

@@ -39,7 +39,7 @@ module attributes {bp.num_devices = 2 : i64} {
 // CHECK-LABEL: func.func @kernel_aiv(
 // CHECK: bp.tpop c2v
 // CHECK-LABEL: func.func @kernel(
-// CHECK-SAME: bp.kind = #bp<kind group>, bp.pipe_buffer_bytes = 32768
+// CHECK-SAME: bp.kind = #bp<kind group>, bp.matched_pipes, bp.pipe_buffer_bytes = 32768
 func.func @kernel(%x: !bp.tensor<64x64xf32>, %w: !bp.tensor<64x32xf32>,
                   %out: !bp.tensor<64x32xf32> {bp.dir = #bp<dir out>})
     -> !bp.tensor<64x32xf32> attributes {bp.kind = #bp<kind incore>} {

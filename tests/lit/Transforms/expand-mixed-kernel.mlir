@@ -34,7 +34,7 @@ module {
 // CHECK-NEXT: return %[[STORED]]
 // CHECK-LABEL: func.func @one_crossing(
 // CHECK-SAME: %[[GX:.*]]: !bp.tensor<128x64xf32>, %[[GW:.*]]: !bp.tensor<64x32xf32>, %[[GRES:.*]]: !bp.tensor<128x32xf32>, %[[GOUT:.*]]: !bp.tensor<128x32xf32> {bp.dir = #bp<dir out>}) -> !bp.tensor<128x32xf32>
-// CHECK-SAME: attributes {bp.kind = #bp<kind group>}
+// CHECK-SAME: attributes {bp.kind = #bp<kind group>, bp.matched_pipes}
 // CHECK-NEXT: call @one_crossing_aic(%[[GX]], %[[GW]]) : (!bp.tensor<128x64xf32>, !bp.tensor<64x32xf32>) -> ()
 // CHECK-NEXT: %[[V:.*]] = call @one_crossing_aiv(%[[GRES]], %[[GOUT]])
 // CHECK-NEXT: return %[[V]]

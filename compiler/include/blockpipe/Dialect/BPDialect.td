@@ -52,6 +52,11 @@ def BP_Dialect : Dialect {
     /// on both AIV subblocks, each on half the rows or columns of every
     /// vector tile (bp-split-vector-kernel).
     static constexpr ::llvm::StringLiteral kSplitAttrName = "bp.split";
+    /// Unit attribute on a group bp-expand-mixed-kernel made of an incore
+    /// kernel: both halves keep the kernel's control flow, so each push
+    /// meets its pop and no pipe wait can fail unless a check does.
+    static constexpr ::llvm::StringLiteral kMatchedPipesAttrName =
+        "bp.matched_pipes";
     /// The slots per direction of the pipe bp-expand-mixed-kernel puts
     /// between an incore kernel's cube and vector work
     /// (`pl.cross_core_slot(slot_num=n)`); at most the target's

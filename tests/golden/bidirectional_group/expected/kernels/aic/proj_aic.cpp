@@ -11,6 +11,8 @@ namespace tile = ::blockpipe::tile;
 
 int32_t proj_aic(const bp_block_context *bp_ctx, float *x, float *w, float *out,
                  uint8_t *__gm_pipe_buffer) {
+  BP_CHECK(bp_require(bp_ctx, bp_ctx->block_num == 4,
+                      "'proj' is generated for launches of 4 blocks, as its program launches it"));
   // 'w' is only read: each 64x32 window is packed once per launch,
   // by the first block to load it, for every block to read.
   tile::PanelCache<float, 64, 32> w_panels(64, 32);
@@ -19,7 +21,6 @@ int32_t proj_aic(const bp_block_context *bp_ctx, float *x, float *w, float *out,
   const int64_t row = block * 32;
   BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_BOTH,
                         /*slot_size=*/4096, /*slot_num=*/4));
-  BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at input.mlir:13", 0, row, 32, 128));
   const auto a = tile::view<32, 64>(x, 64, row, 0);
   tile::Panels<float, 64, 32> b_own;
   const auto b = w_panels.load(b_own, w, 32, 0, 0);
@@ -31,7 +32,6 @@ int32_t proj_aic(const bp_block_context *bp_ctx, float *x, float *w, float *out,
   void *back_slot = nullptr;
   BP_CHECK(bp_tpop_at(bp_ctx, 0, BP_PIPE_V2C, &back_slot, "input.mlir:19"));
   const auto back = tile::view<32, 32>(static_cast<const float *>(back_slot), 32, 0, 0);
-  BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at input.mlir:20", 0, row, 32, 128));
   tile::store(out, 32, row, 0, back);
   BP_CHECK(bp_tfree_at(bp_ctx, 0, BP_PIPE_V2C, "input.mlir:21"));
   return BP_OK;

@@ -15,11 +15,12 @@ namespace tile = ::blockpipe::tile;
 __device__ inline int32_t down_proj_aic(bp_device_context *bp_ctx, float *x, float *w,
                                         uint8_t *__gm_pipe_buffer) {
   tile::SmemStack bp_smem = tile::SmemStack::ofGroup();
+  BP_CHECK(bp_require(bp_ctx, bp_ctx->block_num == 4,
+                      "'down_proj' is generated for launches of 4 blocks, as its program launches it"));
   BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_C2V,
                         /*slot_size=*/4096, /*slot_num=*/2));
   const int64_t block = bp_ctx->block_idx;
   const int64_t row = block * 32;
-  BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at input.mlir:17", 0, row, 32, 128));
   tile::Tile<float, 32, 64, tile::Space::Mat> a(bp_smem);
   tile::load(a, x, 64, row, 0);
   tile::Tile<float, 64, 32, tile::Space::Mat> b(bp_smem);

@@ -15,19 +15,19 @@ namespace tile = ::blockpipe::tile;
 __device__ inline int32_t down_proj_aiv(bp_device_context *bp_ctx, float *res, float *out,
                                         uint8_t *__gm_pipe_buffer) {
   tile::SmemStack bp_smem = tile::SmemStack::ofGroup();
+  BP_CHECK(bp_require(bp_ctx, bp_ctx->block_num == 4,
+                      "'down_proj' is generated for launches of 4 blocks, as its program launches it"));
   BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_C2V,
                         /*slot_size=*/4096, /*slot_num=*/2));
   const int64_t block = bp_ctx->block_idx;
   const int64_t row = block * 32;
   tile::Tile<float, 32, 32, tile::Space::Vec> acc(bp_smem);
   BP_CHECK(bp_tpop_tile(bp_ctx, 0, BP_PIPE_C2V, acc, "input.mlir:21"));
-  BP_CHECK(bp_check_window(bp_ctx, "load from 'res' at input.mlir:23", 0, row, 32, 128));
   tile::Tile<float, 32, 32, tile::Space::Vec> t(bp_smem);
   tile::load(t, res, 32, row, 0);
   tile::Tile<float, 32, 32, tile::Space::Vec> y(bp_smem);
   tile::add(y, acc, t);
   BP_CHECK(bp_tfree(bp_ctx, 0, BP_PIPE_C2V, "input.mlir:21"));
-  BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at input.mlir:25", 0, row, 32, 128));
   tile::store(out, 32, row, 0, y);
   return BP_OK;
 }

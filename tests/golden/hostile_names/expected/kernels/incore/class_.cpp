@@ -11,17 +11,15 @@ namespace tile = ::blockpipe::tile;
 
 int32_t class_(const bp_block_context *bp_ctx, float *int_, float *v_x,
                float x_u22_u3b_u20_abort_u28_u29_u3b_u20_u2f_u2a_, float *gr_uf6_udf_e) {
+  BP_CHECK(bp_require(bp_ctx, bp_ctx->block_num == 4,
+                      "'class' is generated for launches of 4 blocks, as its program launches it"));
   const int64_t u_bp_ctx = bp_ctx->block_idx;
   const int64_t tile_1 = u_bp_ctx * 16;
-  BP_CHECK(bp_check_window(bp_ctx, "load from 'int'", 0, tile_1, 16, 64));
   tile::Tile<float, 16, 16, tile::Space::Vec> rt;
   tile::load(rt, int_, 16, tile_1, 0);
-  BP_CHECK(bp_check_window(bp_ctx, "load from '__x'", 0, tile_1, 16, 64));
   const auto v1st = tile::view<16, 16>(v_x, 16, tile_1, 0);
   tile::Tile<float, 16, 16, tile::Space::Vec> return_;
   tile::mul(return_, rt, x_u22_u3b_u20_abort_u28_u29_u3b_u20_u2f_u2a_);
-  BP_CHECK(bp_check_window(bp_ctx, "store to 'gr\303\266\303\237e' at input.mlir:19", 0, tile_1, 16,
-                           64));
   tile::add(tile::window<16, 16>(gr_uf6_udf_e, 16, tile_1, 0), return_, v1st);
   return BP_OK;
 }

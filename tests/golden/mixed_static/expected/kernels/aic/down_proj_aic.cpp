@@ -11,6 +11,8 @@ namespace tile = ::blockpipe::tile;
 
 int32_t down_proj_aic(const bp_block_context *bp_ctx, float *x, float *w,
                       uint8_t *__gm_pipe_buffer) {
+  BP_CHECK(bp_require(bp_ctx, bp_ctx->block_num == 4,
+                      "'down_proj' is generated for launches of 4 blocks, as its program launches it"));
   // 'w' is only read: each 64x32 window is packed once per launch,
   // by the first block to load it, for every block to read.
   tile::PanelCache<float, 64, 32> w_panels(64, 32);
@@ -19,7 +21,6 @@ int32_t down_proj_aic(const bp_block_context *bp_ctx, float *x, float *w,
                         /*slot_size=*/4096, /*slot_num=*/8));
   const int64_t block = bp_ctx->block_idx;
   const int64_t row = block * 32;
-  BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at input.mlir:14", 0, row, 32, 128));
   const auto a = tile::view<32, 64>(x, 64, row, 0);
   tile::Panels<float, 64, 32> b_own;
   const auto b = w_panels.load(b_own, w, 32, 0, 0);

@@ -11,6 +11,8 @@ namespace tile = ::blockpipe::tile;
 
 int32_t down_proj_aiv(const bp_block_context *bp_ctx, float *res, float *out,
                       uint8_t *__gm_pipe_buffer) {
+  BP_CHECK(bp_require(bp_ctx, bp_ctx->block_num == 4,
+                      "'down_proj' is generated for launches of 4 blocks, as its program launches it"));
   BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_C2V,
                         /*slot_size=*/4096, /*slot_num=*/8));
   const int64_t block = bp_ctx->block_idx;
@@ -18,9 +20,7 @@ int32_t down_proj_aiv(const bp_block_context *bp_ctx, float *res, float *out,
   void *acc_slot = nullptr;
   BP_CHECK(bp_tpop_at(bp_ctx, 0, BP_PIPE_C2V, &acc_slot, "input.mlir:18"));
   const auto acc = tile::view<32, 32>(static_cast<const float *>(acc_slot), 32, 0, 0);
-  BP_CHECK(bp_check_window(bp_ctx, "load from 'res' at input.mlir:20", 0, row, 32, 128));
   const auto t = tile::view<32, 32>(res, 32, row, 0);
-  BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at input.mlir:22", 0, row, 32, 128));
   tile::add(tile::window<32, 32>(out, 32, row, 0), acc, t);
   BP_CHECK(bp_tfree_at(bp_ctx, 0, BP_PIPE_C2V, "input.mlir:18"));
   return BP_OK;

@@ -10,18 +10,17 @@ namespace {
 namespace tile = ::blockpipe::tile;
 
 int32_t scale_add(const bp_block_context *bp_ctx, float *x, float *y, float alpha, float *out) {
+  BP_CHECK(bp_require(bp_ctx, bp_ctx->block_num == 4,
+                      "'scale_add' is generated for launches of 4 blocks, as its program launches it"));
   const int64_t block = bp_ctx->block_idx;
   const int64_t row = block * 32;
-  BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at input.mlir:12", 0, row, 32, 128));
   tile::Tile<float, 32, 32, tile::Space::Vec> a;
   tile::load(a, x, 32, row, 0);
-  BP_CHECK(bp_check_window(bp_ctx, "load from 'y' at input.mlir:13", 0, row, 32, 128));
   const auto b = tile::view<32, 32>(y, 32, row, 0);
   tile::Tile<float, 32, 32, tile::Space::Vec> r;
   tile::relu(r, a);
   tile::Tile<float, 32, 32, tile::Space::Vec> s;
   tile::mul(s, r, alpha);
-  BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at input.mlir:17", 0, row, 32, 128));
   tile::add(tile::window<32, 32>(out, 32, row, 0), s, b);
   return BP_OK;
 }
