@@ -375,8 +375,15 @@ inline void packPanels(typename Panels<T, K, N>::stored_type *__restrict dst,
   constexpr int64_t W = Panels<T, K, N>::panelCols;
   constexpr int64_t full = N - N % W;
   const T *src = gm + row * ld + col;
+  // The window's rows lie ld elements apart, often a page or more, where
+  // the hardware prefetchers stop: fetch a few rows ahead.
+  constexpr int64_t ahead = 4, rowBytes = N * int64_t(sizeof(T));
   for (int64_t k = 0; k < K; ++k) {
     const T *line = src + k * ld;
+    if (k + ahead < K)
+      for (int64_t at = 0; at < rowBytes; at += 64)
+        __builtin_prefetch(
+            reinterpret_cast<const char *>(line + ahead * ld) + at, 0, 3);
     for (int64_t j = 0; j < full; j += W) {
       S *to = dst + panelOffset<K, N, W>(j, k);
       if constexpr (std::is_same<S, T>::value)
