@@ -328,27 +328,9 @@ FailureOr<Program> Program::build(ModuleOp module, const EmitOptions &options) {
     if (agree && blocks && *blocks > 0)
       info.launchBlocks = blocks;
   }
-  for (const KernelInfo &group : program.kernels)
-    for (const std::optional<GroupHalf> *half :
-         {&group.aicHalf, &group.aivHalf}) {
-      if (!*half)
-        continue;
-      KernelInfo &halfInfo =
-          program.kernels[program.kernelIndex.at((*half)->func.getOperation())];
-      // Only its group calls it, and nothing launches it on its own.
-      std::optional<SymbolTable::UseRange> uses =
-          SymbolTable::getSymbolUses(halfInfo.func, module);
-      bool onlyGroup =
-          uses && llvm::all_of(*uses, [&](const SymbolTable::SymbolUse &use) {
-            return use.getUser()->getParentOp() == group.func.getOperation();
-          });
-      halfInfo.launchBlocks =
-          onlyGroup ? group.launchBlocks : std::optional<int64_t>();
-      if (onlyGroup)
-        halfInfo.launchedAs = group.name;
-    }
-  // A half that is only ever launched as part of its group needs no entry
-  // of its own (the group's entries run it).
+  // Per group half: the block count it runs, and whether it needs an entry
+  // of its own (not when only ever launched as part of its group, whose
+  // entries run it).
   llvm::StringSet<> launched;
   module.walk(
       [&](bp::LaunchOp launch) { launched.insert(launch.getCallee()); });
@@ -359,6 +341,18 @@ FailureOr<Program> Program::build(ModuleOp module, const EmitOptions &options) {
         continue;
       KernelInfo &halfInfo =
           program.kernels[program.kernelIndex.at((*half)->func.getOperation())];
+      // Only its group calls it, and nothing launches it on its own: it
+      // runs the group's launches' block count.
+      std::optional<SymbolTable::UseRange> uses =
+          SymbolTable::getSymbolUses(halfInfo.func, module);
+      bool onlyGroup =
+          uses && llvm::all_of(*uses, [&](const SymbolTable::SymbolUse &use) {
+            return use.getUser()->getParentOp() == group.func.getOperation();
+          });
+      halfInfo.launchBlocks =
+          onlyGroup ? group.launchBlocks : std::optional<int64_t>();
+      if (onlyGroup)
+        halfInfo.launchedAs = group.name;
       if (!launched.contains(halfInfo.name)) {
         halfInfo.entry.clear();
         halfInfo.launcher.clear();
