@@ -189,10 +189,8 @@ Tensor TaskGraph::outputTensor(const std::string &name,
 Tensor TaskGraph::hostTensor(const std::string &name,
                              std::vector<int64_t> shape, DType dtype,
                              void *data, int64_t bytes) {
-  Tensor tensor;
-  tensor.storage_ = makeStorage(name, std::move(shape), dtype, false);
+  Tensor tensor = wrapTensor(name, data, std::move(shape), dtype);
   checkGivenBytes(tensor, bytes);
-  tensor.storage_->data = data;
   return tensor;
 }
 
