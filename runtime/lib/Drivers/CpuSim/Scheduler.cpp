@@ -151,8 +151,15 @@ void Scheduler::wakeLeaders(bool all, bool steer) {
       wakeInFlight_.exchange(true, std::memory_order_seq_cst))
     return;
   std::lock_guard<std::mutex> lock(sleepersMutex_);
-  if (sleepers_.empty())
-    return; // the idle leader has yet to sleep: it sees workSeq_ move
+  if (sleepers_.empty()) {
+    // Nobody to wake, so no wake-up is in flight. An idle leader that has
+    // yet to sleep either read workSeq_ before this call moved it (it sees
+    // the move and looks again) or after (it looked for work after this
+    // work was queued). Left set, the flag would swallow every later
+    // single wake-up while all leaders sleep.
+    wakeInFlight_.store(false, std::memory_order_seq_cst);
+    return;
+  }
   Sleeper *sleeper = sleepers_.front();
   sleepers_.pop_front();
   if (steer)
