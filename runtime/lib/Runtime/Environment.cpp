@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <string>
 
 namespace blockpipe::runtime {
 
@@ -31,6 +32,18 @@ DeviceOptions deviceOptionsFromEnvironment() {
       options.tracePath = path.substr(0, dot) + ".rank" +
                           std::to_string(*rank) + path.substr(dot);
     }
+  }
+  if (const char *parts = std::getenv("BLOCKPIPE_PART_THREADS")) {
+    const std::string value = parts;
+    if (value == "auto" || value.empty())
+      options.partThreads = DeviceOptions::PartThreads::Auto;
+    else if (value == "shared")
+      options.partThreads = DeviceOptions::PartThreads::Shared;
+    else if (value == "own")
+      options.partThreads = DeviceOptions::PartThreads::Own;
+    else
+      throw Error("BLOCKPIPE_PART_THREADS='" + value +
+                  "': expected auto, shared or own");
   }
   if (const char *parallelism = std::getenv("BLOCKPIPE_PARALLELISM")) {
     char *end = nullptr;

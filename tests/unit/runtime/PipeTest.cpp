@@ -21,6 +21,22 @@ namespace {
 
 constexpr int kTileInts = 256; // 1 KiB tiles
 
+/// Both places a block's parts can run (DeviceOptions::partThreads): each
+/// on a thread of its own, and all on one, taking turns at pipe waits.
+constexpr DeviceOptions::PartThreads kBothWays[] = {
+    DeviceOptions::PartThreads::Own, DeviceOptions::PartThreads::Shared};
+
+DeviceOptions partsOn(DeviceOptions::PartThreads where) {
+  DeviceOptions options;
+  options.partThreads = where;
+  return options;
+}
+
+const char *describe(DeviceOptions::PartThreads where) {
+  return where == DeviceOptions::PartThreads::Own ? "parts on their threads"
+                                                  : "parts taking turns";
+}
+
 /// Arguments of the streaming kernels below.
 struct StreamArgs {
   int64_t tiles;    // tiles per block
@@ -99,12 +115,15 @@ INSTANTIATE_TEST_SUITE_P(SlotNums, PipeStream,
                          ::testing::Values(1, 2, 3, 4, 8, 17, 33, 64));
 
 TEST(Pipe, CountsRunAcrossTheirWrapAround) {
-  // The counts a ring publishes start 256 short of wrapping around 2^32
-  // (kCountOrigin in Pipe.h): 1000 tiles take every comparison across the
-  // wrap, through depths that do and do not divide 2^32.
-  CpuSimDevice device;
-  for (int32_t slots : {1, 2, 3, 64})
-    runStream(device, 2, slots, 1000, false);
+  for (DeviceOptions::PartThreads where : kBothWays) {
+    SCOPED_TRACE(describe(where));
+    // The counts a ring publishes start 256 short of wrapping around 2^32
+    // (kCountOrigin in Pipe.h): 1000 tiles take every comparison across the
+    // wrap, through depths that do and do not divide 2^32.
+    CpuSimDevice device(builtinSpec(), partsOn(where));
+    for (int32_t slots : {1, 2, 3, 64})
+      runStream(device, 2, slots, 1000, false);
+  }
 }
 
 // The same streams with waits that sleep at once (DeviceOptions::spin off)
@@ -115,6 +134,7 @@ TEST(Pipe, TilesArriveInOrderWhetherWaitsSpinOrSleep) {
     DeviceOptions options;
     options.spin = spin;
     options.parallelism = 1;
+    options.partThreads = DeviceOptions::PartThreads::Own;
     CpuSimDevice device(builtinSpec(), options);
     for (int32_t slots : {1, 2, 8})
       runStream(device, 4, slots, 200, false);
@@ -348,21 +368,24 @@ int32_t pingAiv(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, BidirectionalPingPongWith24ConcurrentBlocks) {
-  CpuSimDevice device;
-  PingArgs a{200, pipeFootprintBytes(kPipeBoth, 64, 2)};
-  std::vector<int64_t> results(24, -1);
-  void *buffer = device.gm().allocate(a.perBlock * 24, "gm_pipe_buffer_0");
-  LaunchSpec spec;
-  spec.blockNum = 24;
-  spec.syncStart = true; // all 24 really run at once
-  spec.pipeBufferArg = 2;
-  spec.pipeBufferPerBlockBytes = a.perBlock;
-  spec.sanitize = true;
-  device.run(Kernel::makeGroup("ping", pingAic, pingAiv), spec,
-             {&a, results.data(), buffer});
-  for (int64_t b = 0; b < 24; ++b)
-    EXPECT_EQ(results[size_t(b)], a.rounds * (b + 1)) << "block " << b;
-  device.gm().free(buffer);
+  for (DeviceOptions::PartThreads where : kBothWays) {
+    SCOPED_TRACE(describe(where));
+    CpuSimDevice device(builtinSpec(), partsOn(where));
+    PingArgs a{200, pipeFootprintBytes(kPipeBoth, 64, 2)};
+    std::vector<int64_t> results(24, -1);
+    void *buffer = device.gm().allocate(a.perBlock * 24, "gm_pipe_buffer_0");
+    LaunchSpec spec;
+    spec.blockNum = 24;
+    spec.syncStart = true; // all 24 really run at once
+    spec.pipeBufferArg = 2;
+    spec.pipeBufferPerBlockBytes = a.perBlock;
+    spec.sanitize = true;
+    device.run(Kernel::makeGroup("ping", pingAic, pingAiv), spec,
+               {&a, results.data(), buffer});
+    for (int64_t b = 0; b < 24; ++b)
+      EXPECT_EQ(results[size_t(b)], a.rounds * (b + 1)) << "block " << b;
+    device.gm().free(buffer);
+  }
 }
 
 // A side's first sleep on a ring races with the other side's publications,
@@ -408,19 +431,22 @@ int32_t initAndLeave(void **args, const bp_block_context *ctx) {
 int32_t leaveAtOnce(void **, const bp_block_context *) { return BP_OK; }
 
 TEST(Pipe, PopFromAHalfThatReturnedIsADeadlockError) {
-  CpuSimDevice device;
-  std::vector<char> buffer(256 * 4);
-  LaunchSpec spec;
-  spec.blockNum = 4;
-  for (auto aiv : {initAndLeave, leaveAtOnce}) {
-    std::string error = errorOf([&] {
-      device.run(Kernel::makeGroup("stuck", popForever, aiv), spec,
-                 {buffer.data()});
-    });
-    EXPECT_TRUE(contains(error, "kernel 'stuck' block")) << error;
-    EXPECT_TRUE(contains(error, "(AIC): tpop on pipe 0 (V2C) waits for a "
-                                "tile but the AIV half returned"))
-        << error;
+  for (DeviceOptions::PartThreads where : kBothWays) {
+    SCOPED_TRACE(describe(where));
+    CpuSimDevice device(builtinSpec(), partsOn(where));
+    std::vector<char> buffer(256 * 4);
+    LaunchSpec spec;
+    spec.blockNum = 4;
+    for (auto aiv : {initAndLeave, leaveAtOnce}) {
+      std::string error = errorOf([&] {
+        device.run(Kernel::makeGroup("stuck", popForever, aiv), spec,
+                   {buffer.data()});
+      });
+      EXPECT_TRUE(contains(error, "kernel 'stuck' block")) << error;
+      EXPECT_TRUE(contains(error, "(AIC): tpop on pipe 0 (V2C) waits for a "
+                                  "tile but the AIV half returned"))
+          << error;
+    }
   }
 }
 
@@ -441,17 +467,20 @@ int32_t initC2VAndLeave(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, PushIntoAFullRingWhoseConsumerReturnedIsADeadlockError) {
-  CpuSimDevice device;
-  std::vector<char> buffer(256 * 2);
-  LaunchSpec spec;
-  spec.blockNum = 2;
-  std::string error = errorOf([&] {
-    device.run(Kernel::makeGroup("full", pushTooMany, initC2VAndLeave), spec,
-               {buffer.data()});
-  });
-  EXPECT_TRUE(contains(error, "tpush on pipe 0 (C2V) waits for a free slot "
-                              "but the AIV half returned"))
-      << error;
+  for (DeviceOptions::PartThreads where : kBothWays) {
+    SCOPED_TRACE(describe(where));
+    CpuSimDevice device(builtinSpec(), partsOn(where));
+    std::vector<char> buffer(256 * 2);
+    LaunchSpec spec;
+    spec.blockNum = 2;
+    std::string error = errorOf([&] {
+      device.run(Kernel::makeGroup("full", pushTooMany, initC2VAndLeave), spec,
+                 {buffer.data()});
+    });
+    EXPECT_TRUE(contains(error, "tpush on pipe 0 (C2V) waits for a free slot "
+                                "but the AIV half returned"))
+        << error;
+  }
 }
 
 // Both halves alive, each waiting on the other. `popFirst` 0: each half
@@ -474,56 +503,62 @@ int32_t crossedHalf(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, HalvesWaitingOnEachOtherAreADeadlockErrorNotAHang) {
-  CpuSimDevice device;
-  std::vector<char> buffer(512 * 4);
-  LaunchSpec spec;
-  spec.blockNum = 4;
-  std::string full = errorOf([&] {
-    device.run(Kernel::makeGroup("full_rings",
-                                 crossedHalf<false, BP_PIPE_C2V, BP_PIPE_V2C>,
-                                 crossedHalf<false, BP_PIPE_V2C, BP_PIPE_C2V>),
-               spec, {buffer.data()});
-  });
-  EXPECT_TRUE(contains(full, "kernel 'full_rings' block")) << full;
-  EXPECT_TRUE(contains(full, "deadlock: ")) << full;
-  EXPECT_TRUE(contains(full, "the AIC waits in tpush on pipe 0 (C2V) for a "
-                             "slot the AIV has not freed"))
-      << full;
-  EXPECT_TRUE(contains(full, "the AIV waits in tpush on pipe 1 (V2C) for a "
-                             "slot the AIC has not freed"))
-      << full;
+  for (DeviceOptions::PartThreads where : kBothWays) {
+    SCOPED_TRACE(describe(where));
+    CpuSimDevice device(builtinSpec(), partsOn(where));
+    std::vector<char> buffer(512 * 4);
+    LaunchSpec spec;
+    spec.blockNum = 4;
+    std::string full = errorOf([&] {
+      device.run(Kernel::makeGroup(
+                     "full_rings", crossedHalf<false, BP_PIPE_C2V, BP_PIPE_V2C>,
+                     crossedHalf<false, BP_PIPE_V2C, BP_PIPE_C2V>),
+                 spec, {buffer.data()});
+    });
+    EXPECT_TRUE(contains(full, "kernel 'full_rings' block")) << full;
+    EXPECT_TRUE(contains(full, "deadlock: ")) << full;
+    EXPECT_TRUE(contains(full, "the AIC waits in tpush on pipe 0 (C2V) for a "
+                               "slot the AIV has not freed"))
+        << full;
+    EXPECT_TRUE(contains(full, "the AIV waits in tpush on pipe 1 (V2C) for a "
+                               "slot the AIC has not freed"))
+        << full;
 
-  std::string empty = errorOf([&] {
-    device.run(Kernel::makeGroup("empty_rings",
-                                 crossedHalf<true, BP_PIPE_C2V, BP_PIPE_V2C>,
-                                 crossedHalf<true, BP_PIPE_V2C, BP_PIPE_C2V>),
-               spec, {buffer.data()});
-  });
-  EXPECT_TRUE(contains(empty, "deadlock: ")) << empty;
-  EXPECT_TRUE(contains(empty, "the AIC waits in tpop on pipe 1 (V2C) for a "
-                              "tile the AIV has not pushed"))
-      << empty;
-  EXPECT_TRUE(contains(empty, "the AIV waits in tpop on pipe 0 (C2V) for a "
-                              "tile the AIC has not pushed"))
-      << empty;
+    std::string empty = errorOf([&] {
+      device.run(Kernel::makeGroup("empty_rings",
+                                   crossedHalf<true, BP_PIPE_C2V, BP_PIPE_V2C>,
+                                   crossedHalf<true, BP_PIPE_V2C, BP_PIPE_C2V>),
+                 spec, {buffer.data()});
+    });
+    EXPECT_TRUE(contains(empty, "deadlock: ")) << empty;
+    EXPECT_TRUE(contains(empty, "the AIC waits in tpop on pipe 1 (V2C) for a "
+                                "tile the AIV has not pushed"))
+        << empty;
+    EXPECT_TRUE(contains(empty, "the AIV waits in tpop on pipe 0 (C2V) for a "
+                                "tile the AIC has not pushed"))
+        << empty;
+  }
 }
 
 TEST(Pipe, ManyShortWaitsAreNeverMistakenForADeadlock) {
-  // One-slot rings both ways: almost every push and pop waits on the other
-  // half, which is never waiting on a condition this one cannot end.
-  CpuSimDevice device;
-  PingArgs a{3000, pipeFootprintBytes(kPipeBoth, 64, 1), 1};
-  std::vector<int64_t> results(4, -1);
-  void *buffer = device.gm().allocate(a.perBlock * 4, "gm_pipe_buffer_0");
-  LaunchSpec spec;
-  spec.blockNum = 4;
-  spec.pipeBufferArg = 2;
-  spec.pipeBufferPerBlockBytes = a.perBlock;
-  device.run(Kernel::makeGroup("ping1", pingAic, pingAiv), spec,
-             {&a, results.data(), buffer});
-  for (int64_t b = 0; b < 4; ++b)
-    EXPECT_EQ(results[size_t(b)], a.rounds * (b + 1)) << "block " << b;
-  device.gm().free(buffer);
+  for (DeviceOptions::PartThreads where : kBothWays) {
+    SCOPED_TRACE(describe(where));
+    // One-slot rings both ways: almost every push and pop waits on the other
+    // half, which is never waiting on a condition this one cannot end.
+    CpuSimDevice device(builtinSpec(), partsOn(where));
+    PingArgs a{3000, pipeFootprintBytes(kPipeBoth, 64, 1), 1};
+    std::vector<int64_t> results(4, -1);
+    void *buffer = device.gm().allocate(a.perBlock * 4, "gm_pipe_buffer_0");
+    LaunchSpec spec;
+    spec.blockNum = 4;
+    spec.pipeBufferArg = 2;
+    spec.pipeBufferPerBlockBytes = a.perBlock;
+    device.run(Kernel::makeGroup("ping1", pingAic, pingAiv), spec,
+               {&a, results.data(), buffer});
+    for (int64_t b = 0; b < 4; ++b)
+      EXPECT_EQ(results[size_t(b)], a.rounds * (b + 1)) << "block " << b;
+    device.gm().free(buffer);
+  }
 }
 
 // Block 3's AIV throws before pushing while its AIC (and every other block)
@@ -549,18 +584,21 @@ int32_t failOnBlock3(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, FailingBlockWakesBlocksWaitingOnPipes) {
-  CpuSimDevice device;
-  std::vector<char> buffer(256 * 8);
-  bptest::Rendezvous never(1000);
-  LaunchSpec spec;
-  spec.blockNum = 8;
-  std::string error = errorOf([&] {
-    device.run(Kernel::makeGroup("faulty", waitForTile, failOnBlock3), spec,
-               {buffer.data(), &never});
-  });
-  EXPECT_TRUE(contains(error, "kernel 'faulty' block 3 (AIV subblock 0): "
-                              "threw: vector unit fault"))
-      << error;
+  for (DeviceOptions::PartThreads where : kBothWays) {
+    SCOPED_TRACE(describe(where));
+    CpuSimDevice device(builtinSpec(), partsOn(where));
+    std::vector<char> buffer(256 * 8);
+    bptest::Rendezvous never(1000);
+    LaunchSpec spec;
+    spec.blockNum = 8;
+    std::string error = errorOf([&] {
+      device.run(Kernel::makeGroup("faulty", waitForTile, failOnBlock3), spec,
+                 {buffer.data(), &never});
+    });
+    EXPECT_TRUE(contains(error, "kernel 'faulty' block 3 (AIV subblock 0): "
+                                "threw: vector unit fault"))
+        << error;
+  }
 }
 
 // Misuse is an error naming the pipe, never a hang or a crash.
@@ -605,25 +643,28 @@ int32_t misuseAiv(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, MisuseIsAnErrorNamingThePipe) {
-  CpuSimDevice device;
-  std::vector<char> buffer(4096);
-  const std::pair<int, const char *> cases[] = {
-      {0, "tfree on pipe 0 (V2C) without a popped tile"},
-      {1, "tpush on pipe 0 (V2C) from the AIC"},
-      {2, "tpush of 64 bytes on pipe 0 (C2V) with 32-byte slots"},
-      {3, "before this half called bp_pipe_init"},
-      {4, "disagrees with the other half"},
-      {5, "pipe id 99 out of range"},
-      {6, "initialized with dir_mask 1"},
-  };
-  for (const auto &[which, expected] : cases) {
-    MisuseArgs a{which};
-    std::string error = errorOf([&] {
-      device.run(Kernel::makeGroup("misuse", misuseAic, misuseAiv), {},
-                 {&a, buffer.data()});
-    });
-    EXPECT_TRUE(contains(error, expected)) << which << ": " << error;
-    EXPECT_TRUE(contains(error, "kernel 'misuse' block 0")) << error;
+  for (DeviceOptions::PartThreads where : kBothWays) {
+    SCOPED_TRACE(describe(where));
+    CpuSimDevice device(builtinSpec(), partsOn(where));
+    std::vector<char> buffer(4096);
+    const std::pair<int, const char *> cases[] = {
+        {0, "tfree on pipe 0 (V2C) without a popped tile"},
+        {1, "tpush on pipe 0 (V2C) from the AIC"},
+        {2, "tpush of 64 bytes on pipe 0 (C2V) with 32-byte slots"},
+        {3, "before this half called bp_pipe_init"},
+        {4, "disagrees with the other half"},
+        {5, "pipe id 99 out of range"},
+        {6, "initialized with dir_mask 1"},
+    };
+    for (const auto &[which, expected] : cases) {
+      MisuseArgs a{which};
+      std::string error = errorOf([&] {
+        device.run(Kernel::makeGroup("misuse", misuseAic, misuseAiv), {},
+                   {&a, buffer.data()});
+      });
+      EXPECT_TRUE(contains(error, expected)) << which << ": " << error;
+      EXPECT_TRUE(contains(error, "kernel 'misuse' block 0")) << error;
+    }
   }
 }
 
@@ -672,23 +713,26 @@ int32_t receiveOnSubblock0(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, SecondAivSubblockRunsButDoesNotUsePipes) {
-  CpuSimDevice device;
-  std::vector<char> buffer(512 * 6);
-  LaunchSpec spec;
-  spec.blockNum = 6;
-  spec.aivSubblocks = 2;
-  Kernel kernel = Kernel::makeGroup("split", sendOne, receiveOnSubblock0);
-  TwoSubArgs ok;
-  device.run(kernel, spec, {&ok, buffer.data()});
-  EXPECT_EQ(ok.subblock1Ran.load(), 6);
+  for (DeviceOptions::PartThreads where : kBothWays) {
+    SCOPED_TRACE(describe(where));
+    CpuSimDevice device(builtinSpec(), partsOn(where));
+    std::vector<char> buffer(512 * 6);
+    LaunchSpec spec;
+    spec.blockNum = 6;
+    spec.aivSubblocks = 2;
+    Kernel kernel = Kernel::makeGroup("split", sendOne, receiveOnSubblock0);
+    TwoSubArgs ok;
+    device.run(kernel, spec, {&ok, buffer.data()});
+    EXPECT_EQ(ok.subblock1Ran.load(), 6);
 
-  TwoSubArgs bad;
-  bad.subblock1UsesPipe = true;
-  std::string error = errorOf([&] {
-    device.run(kernel, spec, {&bad, buffer.data()});
-  });
-  EXPECT_TRUE(contains(error, "(AIV subblock 1)")) << error;
-  EXPECT_TRUE(contains(error, "AIC with AIV subblock 0 only")) << error;
+    TwoSubArgs bad;
+    bad.subblock1UsesPipe = true;
+    std::string error = errorOf([&] {
+      device.run(kernel, spec, {&bad, buffer.data()});
+    });
+    EXPECT_TRUE(contains(error, "(AIV subblock 1)")) << error;
+    EXPECT_TRUE(contains(error, "AIC with AIV subblock 0 only")) << error;
+  }
 }
 
 // A split pipe connects the AIC with both AIV subblocks: the AIC moves
@@ -754,49 +798,56 @@ LaunchSpec twoSubblocks(int64_t blocks) {
 }
 
 TEST(Pipe, SplitPipeGivesEachSubblockItsHalf) {
-  CpuSimDevice device;
-  std::vector<char> buffer(1024 * 6);
-  Kernel kernel = Kernel::makeGroup("halves", splitAic, splitAiv);
-  for (int32_t split : {BP_SPLIT_UP_DOWN, BP_SPLIT_LEFT_RIGHT}) {
-    SplitArgs a;
-    a.split = split;
-    device.run(kernel, twoSubblocks(6), {&a, buffer.data()});
-    EXPECT_EQ(a.wrong.load(), 0) << "split " << split;
+  for (DeviceOptions::PartThreads where : kBothWays) {
+    SCOPED_TRACE(describe(where));
+    CpuSimDevice device(builtinSpec(), partsOn(where));
+    std::vector<char> buffer(1024 * 6);
+    Kernel kernel = Kernel::makeGroup("halves", splitAic, splitAiv);
+    for (int32_t split : {BP_SPLIT_UP_DOWN, BP_SPLIT_LEFT_RIGHT}) {
+      SplitArgs a;
+      a.split = split;
+      device.run(kernel, twoSubblocks(6), {&a, buffer.data()});
+      EXPECT_EQ(a.wrong.load(), 0) << "split " << split;
+    }
   }
 }
 
 TEST(Pipe, SplitPipeMisuseFailsTheLaunch) {
-  CpuSimDevice device;
-  std::vector<char> buffer(1024 * 2);
-  Kernel kernel = Kernel::makeGroup("halves", splitAic, splitAiv);
+  for (DeviceOptions::PartThreads where : kBothWays) {
+    SCOPED_TRACE(describe(where));
+    CpuSimDevice device(builtinSpec(), partsOn(where));
+    std::vector<char> buffer(1024 * 2);
+    Kernel kernel = Kernel::makeGroup("halves", splitAic, splitAiv);
 
-  // One subblock: nobody would take the second halves.
-  SplitArgs one;
-  LaunchSpec spec;
-  spec.blockNum = 2;
-  std::string error = errorOf([&] {
-    device.run(kernel, spec, {&one, buffer.data()});
-  });
-  EXPECT_TRUE(contains(error, "split pipe connects both AIV subblocks, but "
-                              "the launch runs 1"))
-      << error;
+    // One subblock: nobody would take the second halves.
+    SplitArgs one;
+    LaunchSpec spec;
+    spec.blockNum = 2;
+    std::string error = errorOf([&] {
+      device.run(kernel, spec, {&one, buffer.data()});
+    });
+    EXPECT_TRUE(contains(error, "split pipe connects both AIV subblocks, but "
+                                "the launch runs 1"))
+        << error;
 
-  // Subblock 1 returns without taking its half: the AIC's wait ends.
-  SplitArgs gone;
-  gone.subblock1Skips = true;
-  error = errorOf([&] {
-    device.run(kernel, twoSubblocks(2), {&gone, buffer.data()});
-  });
-  EXPECT_TRUE(contains(error, "AIV subblock 1 half returned without")) << error;
+    // Subblock 1 returns without taking its half: the AIC's wait ends.
+    SplitArgs gone;
+    gone.subblock1Skips = true;
+    error = errorOf([&] {
+      device.run(kernel, twoSubblocks(2), {&gone, buffer.data()});
+    });
+    EXPECT_TRUE(contains(error, "AIV subblock 1 half returned without"))
+        << error;
 
-  // A split mode the ABI does not know.
-  SplitArgs bad;
-  bad.split = 7;
-  error = errorOf([&] {
-    device.run(kernel, twoSubblocks(2), {&bad, buffer.data()});
-  });
-  EXPECT_TRUE(contains(error, "split 7 is not 0 (none), 1 (up_down) or 2"))
-      << error;
+    // A split mode the ABI does not know.
+    SplitArgs bad;
+    bad.split = 7;
+    error = errorOf([&] {
+      device.run(kernel, twoSubblocks(2), {&bad, buffer.data()});
+    });
+    EXPECT_TRUE(contains(error, "split 7 is not 0 (none), 1 (up_down) or 2"))
+        << error;
+  }
 }
 
 TEST(Pipe, RingCountersLiveInGmControlMemory) {
@@ -839,32 +890,35 @@ int32_t popOneKeepIt(void **args, const bp_block_context *ctx) {
 } // namespace
 
 TEST(Pipe, SanitizerReportsTilesNeverFreedOrPopped) {
-  CpuSimDevice device;
-  std::vector<char> buffer(512 * 2);
-  Kernel kernel = Kernel::makeGroup("loose", pushTwo, popOneKeepIt);
-  LaunchSpec spec;
-  spec.blockNum = 2;
-  spec.pipeBufferArg = 0;
-  spec.pipeBufferPerBlockBytes = 512;
-  // Unchecked, the launch ends as the kernels wrote it.
-  device.run(kernel, spec, {buffer.data()});
+  for (DeviceOptions::PartThreads where : kBothWays) {
+    SCOPED_TRACE(describe(where));
+    CpuSimDevice device(builtinSpec(), partsOn(where));
+    std::vector<char> buffer(512 * 2);
+    Kernel kernel = Kernel::makeGroup("loose", pushTwo, popOneKeepIt);
+    LaunchSpec spec;
+    spec.blockNum = 2;
+    spec.pipeBufferArg = 0;
+    spec.pipeBufferPerBlockBytes = 512;
+    // Unchecked, the launch ends as the kernels wrote it.
+    device.run(kernel, spec, {buffer.data()});
 
-  spec.sanitize = true;
-  std::string error =
-      errorOf([&] { device.run(kernel, spec, {buffer.data()}); });
-  EXPECT_TRUE(contains(error, "sanitizer: kernel 'loose' block ")) << error;
-  EXPECT_TRUE(contains(error, "pipe 0 (C2V): the AIV popped 1 tile(s) it "
-                              "never freed"))
-      << error;
-  EXPECT_TRUE(contains(error, "pipe 0 (C2V): the AIC pushed 1 tile(s) the "
-                              "AIV never popped"))
-      << error;
-  // Each names the call's place in the program, where the kernel gave it.
-  EXPECT_TRUE(contains(error, "never freed, the last popped at k.py:9 (tfree "
-                              "each after its last use)"))
-      << error;
-  EXPECT_TRUE(contains(error, "never popped, the last pushed at k.py:5"))
-      << error;
+    spec.sanitize = true;
+    std::string error =
+        errorOf([&] { device.run(kernel, spec, {buffer.data()}); });
+    EXPECT_TRUE(contains(error, "sanitizer: kernel 'loose' block ")) << error;
+    EXPECT_TRUE(contains(error, "pipe 0 (C2V): the AIV popped 1 tile(s) it "
+                                "never freed"))
+        << error;
+    EXPECT_TRUE(contains(error, "pipe 0 (C2V): the AIC pushed 1 tile(s) the "
+                                "AIV never popped"))
+        << error;
+    // Each names the call's place in the program, where the kernel gave it.
+    EXPECT_TRUE(contains(error, "never freed, the last popped at k.py:9 (tfree "
+                                "each after its last use)"))
+        << error;
+    EXPECT_TRUE(contains(error, "never popped, the last pushed at k.py:5"))
+        << error;
+  }
 }
 
 namespace {
@@ -882,17 +936,128 @@ int32_t freeUnpopped(void **args, const bp_block_context *ctx) {
 } // namespace
 
 TEST(Pipe, ErrorsNameTheCallsPlace) {
-  CpuSimDevice device;
-  std::vector<char> buffer(512);
+  for (DeviceOptions::PartThreads where : kBothWays) {
+    SCOPED_TRACE(describe(where));
+    CpuSimDevice device(builtinSpec(), partsOn(where));
+    std::vector<char> buffer(512);
+    LaunchSpec spec;
+    spec.blockNum = 1;
+    spec.pipeBufferArg = 0;
+    spec.pipeBufferPerBlockBytes = 512;
+    std::string error = errorOf([&] {
+      device.run(Kernel::makeGroup("unpopped", pushNothing, freeUnpopped), spec,
+                 {buffer.data()});
+    });
+    EXPECT_TRUE(contains(error, "tfree at k.py:14 on pipe 0 (C2V) without a "
+                                "popped tile"))
+        << error;
+  }
+}
+
+namespace {
+
+/// Where each half of each block ran; each half works `workNs` per tile.
+struct PlaceArgs {
+  int64_t tiles;
+  int64_t perBlock;
+  int64_t workNs;
+  std::thread::id aic[8];
+  std::thread::id aiv[8];
+};
+
+void busyFor(int64_t ns) {
+  for (const int64_t end = steadyNs() + ns; steadyNs() < end;) {
+  }
+}
+
+// A template so that each test gets kernels of its own: the runtime learns
+// per kernel whether its halves should share a thread.
+template <int Kernel>
+int32_t placeAic(void **args, const bp_block_context *ctx) {
+  auto &a = *static_cast<PlaceArgs *>(args[0]);
+  char *pipes = static_cast<char *>(args[1]) + ctx->block_idx * a.perBlock;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 64, 1));
+  a.aic[ctx->block_idx] = std::this_thread::get_id();
+  for (int32_t t = 0; t < a.tiles; ++t) {
+    busyFor(a.workNs);
+    BP_CHECK(bp_tpush(ctx, 0, BP_PIPE_C2V, &t, sizeof t));
+  }
+  return BP_OK;
+}
+
+int32_t placeAiv(void **args, const bp_block_context *ctx) {
+  auto &a = *static_cast<PlaceArgs *>(args[0]);
+  char *pipes = static_cast<char *>(args[1]) + ctx->block_idx * a.perBlock;
+  BP_CHECK(bp_pipe_init(ctx, 0, pipes, BP_PIPE_C2V, 64, 1));
+  a.aiv[ctx->block_idx] = std::this_thread::get_id();
+  for (int32_t t = 0; t < a.tiles; ++t) {
+    int32_t value = -1;
+    BP_CHECK(bp_tpop_copy(ctx, 0, BP_PIPE_C2V, &value, sizeof value));
+    BP_CHECK(bp_tfree(ctx, 0, BP_PIPE_C2V));
+    if (value != t)
+      return bp_fail(ctx, "a tile arrived out of order");
+    busyFor(a.workNs);
+  }
+  return BP_OK;
+}
+
+/// Runs `kernel` over `blocks` blocks of `tiles` tiles through one slot.
+void runPlaced(CpuSimDevice &device, const Kernel &kernel, int64_t blocks,
+               PlaceArgs &a) {
+  a.perBlock = pipeFootprintBytes(kPipeC2V, 64, 1);
+  for (int64_t b = 0; b < blocks; ++b)
+    a.aic[b] = a.aiv[b] = std::thread::id();
+  void *buffer = device.gm().allocate(a.perBlock * blocks, "pipes");
   LaunchSpec spec;
-  spec.blockNum = 1;
-  spec.pipeBufferArg = 0;
-  spec.pipeBufferPerBlockBytes = 512;
-  std::string error = errorOf([&] {
-    device.run(Kernel::makeGroup("unpopped", pushNothing, freeUnpopped), spec,
-               {buffer.data()});
-  });
-  EXPECT_TRUE(contains(error, "tfree at k.py:14 on pipe 0 (C2V) without a "
-                              "popped tile"))
-      << error;
+  spec.blockNum = blocks;
+  spec.pipeBufferArg = 1;
+  spec.pipeBufferPerBlockBytes = a.perBlock;
+  device.run(kernel, spec, {&a, buffer});
+  device.gm().free(buffer);
+}
+
+} // namespace
+
+// More tiles than slots, so every AIC half waits on its AIV half: told to,
+// the two take turns on the leader's thread, or run on threads of their own.
+TEST(Pipe, TheHalvesOfABlockShareAThreadOrNotAsTold) {
+  for (DeviceOptions::PartThreads where : kBothWays) {
+    SCOPED_TRACE(describe(where));
+    CpuSimDevice device(builtinSpec(), partsOn(where));
+    const bool shared = where == DeviceOptions::PartThreads::Shared &&
+                        CpuSimDevice::partsCanShareAThread();
+    PlaceArgs a{50, 0, 0, {}, {}};
+    runPlaced(device, Kernel::makeGroup("placed", placeAic<0>, placeAiv), 6, a);
+    for (int64_t b = 0; b < 6; ++b) {
+      EXPECT_NE(a.aic[b], std::thread::id()) << "block " << b;
+      EXPECT_NE(a.aiv[b], std::thread::id()) << "block " << b;
+      EXPECT_EQ(a.aic[b] == a.aiv[b], shared) << "block " << b;
+    }
+  }
+}
+
+// By default, with a core to spare (one block at a time), halves that hand
+// each other tiles with little work between share a thread, and halves that
+// both compute for a long while between hand-offs soon get their own: the
+// first block of a kernel shows which it is.
+TEST(Pipe, HalvesShareAThreadUnlessBothComputeAtLengthWithACoreFree) {
+  if (!CpuSimDevice::partsCanShareAThread())
+    GTEST_SKIP() << "this build runs a block's parts on threads of their own";
+  if (std::thread::hardware_concurrency() < 2)
+    GTEST_SKIP() << "one core: the halves always share it";
+  CpuSimDevice device;
+  PlaceArgs quick{200, 0, 0, {}, {}};
+  const Kernel handOff = Kernel::makeGroup("hand_off", placeAic<1>, placeAiv);
+  for (int launch = 0; launch < 3; ++launch) {
+    runPlaced(device, handOff, 1, quick);
+    EXPECT_EQ(quick.aic[0], quick.aiv[0]) << "launch " << launch;
+  }
+  // 300 us of work per tile in each half, hand-offs ~1 us apart otherwise.
+  PlaceArgs slow{8, 0, 300'000, {}, {}};
+  const Kernel compute = Kernel::makeGroup("compute", placeAic<2>, placeAiv);
+  runPlaced(device, compute, 1, slow);
+  for (int launch = 1; launch < 4; ++launch) {
+    runPlaced(device, compute, 1, slow);
+    EXPECT_NE(slow.aic[0], slow.aiv[0]) << "launch " << launch;
+  }
 }

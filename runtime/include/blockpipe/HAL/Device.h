@@ -53,6 +53,22 @@ struct DeviceOptions {
   /// microseconds: bounded, adaptive, and only while the host has a core to
   /// spare. false: every wait sleeps at once.
   bool spin = true;
+  /// Where the parts of a group launch's block (its AIC and AIV halves)
+  /// run once one of them waits on another through a pipe.
+  enum class PartThreads {
+    /// On one thread, taking turns at pipe waits, when the host has no
+    /// core to spare or the kernel's earlier blocks showed less work that
+    /// two cores could overlap than handing tiles between cores costs;
+    /// otherwise each on a thread of its own.
+    Auto,
+    /// Always on one thread, taking turns (where the runtime can switch
+    /// stacks; elsewhere as Own).
+    Shared,
+    /// Always each on a thread of its own.
+    Own,
+  };
+  /// Changes speed, never results.
+  PartThreads partThreads = PartThreads::Auto;
 };
 
 /// How copyToPeer moved the bytes.

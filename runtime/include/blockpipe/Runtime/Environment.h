@@ -7,6 +7,8 @@
 //   BLOCKPIPE_TRACE=<path>     write the process trace there
 //   BLOCKPIPE_PARALLELISM=<n>  blocks at once (0: the host's threads)
 //   BLOCKPIPE_SPIN=0           waits sleep at once, never spin first
+//   BLOCKPIPE_PART_THREADS=auto|shared|own
+//                              where a group launch's block runs its parts
 //
 //===----------------------------------------------------------------------===//
 

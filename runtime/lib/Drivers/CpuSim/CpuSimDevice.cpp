@@ -1,6 +1,7 @@
 //===- CpuSimDevice.cpp - The cpu-sim device: GM, copies, launches --------===//
 
 #include "DeviceImpl.h"
+#include "Fiber.h"
 #include "Pipe.h"
 
 #include "blockpipe/Runtime/Error.h"
@@ -354,5 +355,7 @@ void CpuSimDevice::run(const Kernel &kernel, const LaunchSpec &spec,
 }
 
 void CpuSimDevice::cancelAll(const std::string &why) { impl_->cancelAll(why); }
+
+bool CpuSimDevice::partsCanShareAThread() { return detail::Fiber::available(); }
 
 } // namespace blockpipe::runtime

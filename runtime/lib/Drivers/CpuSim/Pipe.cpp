@@ -205,6 +205,17 @@ std::string describeWait(const BlockPipes &pipes, int32_t lane,
          (wait.wantFull ? "pushed" : "freed");
 }
 
+/// Why `lane`, waiting as `wait`, and its peer, waiting as `other` on it,
+/// will both wait forever.
+std::string deadlockMessage(const BlockPipes &pipes, int32_t lane,
+                            const PipeWait &wait, const PipeWait &other) {
+  return "deadlock: " + describeWait(pipes, lane, wait) + ", while " +
+         describeWait(pipes, wait.peer, other) +
+         "; both halves must push and pop their pipes in the same order, "
+         "and a ring must have a slot for every tile pushed before the "
+         "consumer pops the first";
+}
+
 /// Registers the calling lane as waiting on its peer. Returns the deadlock
 /// message when the peer already waits on this lane and neither wait can
 /// end.
@@ -219,11 +230,7 @@ std::string startWaiting(const bp_block_context *ctx, const PipeWait &wait) {
       waitEnds(pipes, self))
     return "";
   self.counter = nullptr;
-  return "deadlock: " + describeWait(pipes, lane, self) + ", while " +
-         describeWait(pipes, wait.peer, other) +
-         "; both halves must push and pop their pipes in the same order, "
-         "and a ring must have a slot for every tile pushed before the "
-         "consumer pops the first";
+  return deadlockMessage(pipes, lane, wait, other);
 }
 
 void stopWaiting(const bp_block_context *ctx) {
@@ -258,6 +265,77 @@ void wake(RingCounter &counter) {
   }
 }
 
+/// Records a pipe wait that began at `start` (tracing on).
+void traceWait(const bp_block_context *ctx, const PipeWait &wait,
+               double start) {
+  Tracer &tracer = refOf(ctx).launch->device.tracer;
+  TraceEvent event;
+  event.name = std::string(wait.op.name) + " wait";
+  event.cat = "pipe";
+  event.ts = start;
+  event.dur = tracer.now() - start;
+  event.pid = tracer.pid();
+  event.tid = DeviceImpl::traceLane(ctx->core_group, laneOf(ctx));
+  event.intArgs = {{"pipe", wait.pipeId}, {"block", ctx->block_idx}};
+  event.strArgs = {{"dir", dirName(wait.dir)}};
+  tracer.record(std::move(event));
+}
+
+/// The error of a wait whose peer returned without publishing the count.
+int32_t peerReturned(const bp_block_context *ctx, const BlockPipes &pipes,
+                     const PipeWait &wait) {
+  const PipeState &pipe = *pipes.pipe(wait.pipeId);
+  return failWith(
+      ctx, BP_ERR_DEADLOCK,
+      wait.op.describe() + " on " + pipeName(wait.pipeId, wait.dir) +
+          " waits for " + (wait.wantFull ? "a tile" : "a free slot") +
+          " but the " + laneName(wait.peer, pipe) + " half returned " +
+          "without " + (wait.wantFull ? "pushing it" : "freeing it"));
+}
+
+/// waitCount in a block whose parts take turns on one thread: the other
+/// parts run until the count is reached. Every part of the block runs on
+/// this thread, so when none of them can run, none ever will.
+int32_t waitTakingTurns(const bp_block_context *ctx, const PipeWait &wait,
+                        uint32_t &seen) {
+  BlockPipes &pipes = *refOf(ctx).pipes;
+  LaunchState &launch = *refOf(ctx).launch;
+  Scheduler &scheduler = launch.device.scheduler;
+  const int32_t lane = laneOf(ctx);
+  Tracer &tracer = launch.device.tracer;
+  const double start = tracer.enabled() ? tracer.now() : 0;
+  // Only this thread reads the waits of a block that takes turns.
+  pipes.waits[lane] = wait;
+  auto ready = [&](int32_t other) {
+    const PipeWait &theirs = pipes.waits[other];
+    return !theirs.counter || waitEnds(pipes, theirs);
+  };
+  int32_t status = BP_OK;
+  for (;;) {
+    if (launch.cancelled.load(std::memory_order_acquire)) {
+      status = BP_ERR_CANCELLED;
+      break;
+    }
+    seen = wait.counter->count.load(std::memory_order_acquire);
+    if (reached(seen, wait.want))
+      break;
+    if (laneGone(pipes, wait.peer)) {
+      status = peerReturned(ctx, pipes, wait);
+      break;
+    }
+    if (!scheduler.yieldTurn(ctx, ready)) {
+      status =
+          failWith(ctx, BP_ERR_DEADLOCK,
+                   deadlockMessage(pipes, lane, wait, pipes.waits[wait.peer]));
+      break;
+    }
+  }
+  pipes.waits[lane].counter = nullptr;
+  if (tracer.enabled())
+    traceWait(ctx, wait, start);
+  return status;
+}
+
 /// Waits until `wait.counter` reaches `wait.want`; `seen` is the count last
 /// read. Ends early, with an error, when the launch is cancelled, the peer
 /// lane (the only one that can publish the count) is gone, or the peer is
@@ -273,9 +351,12 @@ int32_t waitCount(const bp_block_context *ctx, const PipeWait &wait,
   auto cancelled = [&] {
     return launch.cancelled.load(std::memory_order_acquire);
   };
-  // The peer may not have started yet (Scheduler::Group::deferred).
   DeviceImpl &device = launch.device;
-  device.scheduler.startDeferred(ctx->core_group);
+  Scheduler &scheduler = device.scheduler;
+  if (scheduler.takesTurns(ctx) || scheduler.cooperate(ctx))
+    return waitTakingTurns(ctx, wait, seen);
+  // The peer may not have started yet (Scheduler::Group::deferred).
+  scheduler.startDeferred(ctx->core_group);
   // The peer is usually microseconds away on another core: spin first
   // (bounded, adaptive, only with a core to spare; Spin.h).
   thread_local SpinBudget budget;
@@ -313,13 +394,7 @@ int32_t waitCount(const bp_block_context *ctx, const PipeWait &wait,
       seen = counter.count.load(std::memory_order_acquire);
       if (reached(seen, wait.want))
         break;
-      const PipeState &pipe = *pipes.pipe(wait.pipeId);
-      status = failWith(
-          ctx, BP_ERR_DEADLOCK,
-          wait.op.describe() + " on " + pipeName(wait.pipeId, wait.dir) +
-              " waits for " + (wait.wantFull ? "a tile" : "a free slot") +
-              " but the " + laneName(wait.peer, pipe) + " half returned " +
-              "without " + (wait.wantFull ? "pushing it" : "freeing it"));
+      status = peerReturned(ctx, pipes, wait);
       break;
     }
     // Raise `sleeper`, then make sure the owner either sees it or has its
@@ -347,18 +422,8 @@ int32_t waitCount(const bp_block_context *ctx, const PipeWait &wait,
   stopWaiting(ctx);
   if (spin)
     budget.waited(spinStart);
-  if (tracer.enabled()) {
-    TraceEvent event;
-    event.name = std::string(wait.op.name) + " wait";
-    event.cat = "pipe";
-    event.ts = start;
-    event.dur = tracer.now() - start;
-    event.pid = tracer.pid();
-    event.tid = DeviceImpl::traceLane(ctx->core_group, laneOf(ctx));
-    event.intArgs = {{"pipe", wait.pipeId}, {"block", ctx->block_idx}};
-    event.strArgs = {{"dir", dirName(wait.dir)}};
-    tracer.record(std::move(event));
-  }
+  if (tracer.enabled())
+    traceWait(ctx, wait, start);
   return status;
 }
 

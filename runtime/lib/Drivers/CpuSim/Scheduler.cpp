@@ -7,6 +7,7 @@
 #include "blockpipe/Runtime/Error.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -483,7 +484,148 @@ void Scheduler::startDeferredParts(Group &g, uint32_t units) {
   }
 }
 
+bool Scheduler::cooperate(const bp_block_context *ctx) {
+  Group &g = groups_[size_t(ctx->core_group)];
+  const LaunchState &launch =
+      *static_cast<BlockRef *>(ctx->runtime_block)->launch;
+  // Only the part on the leader's thread, and only while every other part
+  // of the block waits to start.
+  if (!Fiber::available() || launch.spec.syncStart || launch.parts.size() < 2 ||
+      g.turns.active || ctx->core_type != launch.parts[0].coreType ||
+      ctx->subblock_idx != launch.parts[0].subblock)
+    return false;
+  uint32_t units = 0;
+  for (size_t k = 1; k < launch.parts.size(); ++k)
+    units |= 1u << (launch.parts[k].lane - 1);
+  if (g.deferred.load(std::memory_order_acquire) != units || !turnsPay(launch))
+    return false;
+  Group::Turns &turns = g.turns;
+  try {
+    for (int32_t u = 0; u < 2; ++u)
+      if (units & (1u << u))
+        turns.part[u].start(&Scheduler::turnEntry, &turns,
+                            workerStackBytes(device_.spec));
+  } catch (const std::exception &) {
+    return false; // no stack: the parts run on their threads
+  }
+  // Nobody else starts the block's deferred parts: they have not started,
+  // and the leader's part is the one that would.
+  g.deferred.fetch_and(~units, std::memory_order_acq_rel);
+  turns.active = true;
+  turns.units = units;
+  turns.started = turns.finished = 0;
+  turns.current = -1;
+  turns.switches = 0;
+  turns.rounds = 0;
+  turns.overlapNs = 0;
+  turns.lastTurnNs = -1;
+  turns.timed = true;
+  turns.lastSwitchNs = nowNs();
+  turns.scheduler = this;
+  turns.group = ctx->core_group;
+  return true;
+}
+
+void Scheduler::switchTurn(Group &g, int32_t to) {
+  Group::Turns &turns = g.turns;
+  // The leader's part and the others alternate: each round of two turns
+  // could have overlapped on two cores by the shorter of the two. Timed
+  // for a block's first kTimedSwitches turns, then for two turns in every
+  // kTimedEvery (a clock read costs as much as a switch). The shorter turn
+  // of a round is what counts, so a thread preempted during one turn does
+  // not make the block look like one whose parts both compute at length.
+  int64_t now = 0;
+  if (turns.timed) {
+    now = nowNs();
+    const int64_t turn = now - turns.lastSwitchNs;
+    if (turns.lastTurnNs >= 0) {
+      turns.overlapNs += std::min(turns.lastTurnNs, turn);
+      ++turns.rounds;
+    }
+    turns.lastTurnNs = turn;
+  } else {
+    turns.lastTurnNs = -1;
+  }
+  ++turns.switches;
+  turns.timed =
+      turns.switches < kTimedSwitches || turns.switches % kTimedEvery < 2;
+  if (turns.timed)
+    turns.lastSwitchNs = now ? now : nowNs();
+  Fiber &from = turns.current < 0 ? turns.home : turns.part[turns.current];
+  turns.current = to;
+  if (to >= 0)
+    turns.started |= 1u << to;
+  from.switchTo(to < 0 ? turns.home : turns.part[to]);
+}
+
+void Scheduler::turnEntry(void *arg) {
+  auto &turns = *static_cast<Group::Turns *>(arg);
+  Scheduler &self = *turns.scheduler;
+  Group &g = self.groups_[size_t(turns.group)];
+  const int32_t u = turns.current;
+  VectorUnit &unit = g.vector[u];
+  self.runPart(*unit.launch, *unit.part, unit.ctx, /*counted=*/true);
+  turns.finished |= 1u << u;
+  g.pending.fetch_sub(1, std::memory_order_acq_rel);
+  self.switchTurn(g, -1);
+  std::abort(); // an ended part is never resumed
+}
+
+bool Scheduler::turnsPay(const LaunchState &launch) {
+  switch (device_.options.partThreads) {
+  case DeviceOptions::PartThreads::Shared:
+    return true;
+  case DeviceOptions::PartThreads::Own:
+    return false;
+  case DeviceOptions::PartThreads::Auto:
+    break;
+  }
+  if (!coreFreeBesideCaller())
+    return true;
+  const bp_kernel_fn fn = launch.parts[0].fn;
+  TurnCost &cost =
+      turnCosts_[(reinterpret_cast<uintptr_t>(fn) >> 4) % kBlockCosts];
+  if (cost.fn.load(std::memory_order_relaxed) != fn ||
+      cost.overlapNsPerRound.load(std::memory_order_relaxed) < kHandOffNs)
+    return true;
+  // One block in kProbeEvery takes turns anyway: what a kernel's blocks do
+  // may change with their arguments.
+  return cost.declined.fetch_add(1, std::memory_order_relaxed) % kProbeEvery ==
+         kProbeEvery - 1;
+}
+
+void Scheduler::recordTurns(const LaunchState &launch,
+                            const Group::Turns &turns) {
+  if (turns.rounds == 0)
+    return;
+  const int64_t perRound = turns.overlapNs / turns.rounds;
+  const bp_kernel_fn fn = launch.parts[0].fn;
+  TurnCost &cost =
+      turnCosts_[(reinterpret_cast<uintptr_t>(fn) >> 4) % kBlockCosts];
+  if (cost.fn.load(std::memory_order_relaxed) != fn) {
+    cost.fn.store(fn, std::memory_order_relaxed);
+    cost.overlapNsPerRound.store(perRound, std::memory_order_relaxed);
+    return;
+  }
+  const int64_t old = cost.overlapNsPerRound.load(std::memory_order_relaxed);
+  cost.overlapNsPerRound.store((3 * old + perRound) / 4,
+                               std::memory_order_relaxed);
+}
+
 void Scheduler::runDeferredParts(Group &g) {
+  if (g.turns.active) {
+    // The leader's part returned: the others run to their ends (a part
+    // still waiting on it sees it gone).
+    Group::Turns &turns = g.turns;
+    {
+      PartScope working;
+      for (uint32_t left; (left = turns.units & ~turns.finished) != 0;)
+        switchTurn(g, (left & 1u) ? 0 : 1);
+    }
+    recordTurns(*g.vector[(turns.units & 1u) ? 0 : 1].launch, turns);
+    turns.active = false;
+    return;
+  }
   if (!g.deferred.load(std::memory_order_acquire))
     return;
   if (coreFreeBesideCaller()) {
@@ -759,15 +901,19 @@ void Scheduler::partThrew(LaunchState &launch, const Part &part,
 }
 
 void Scheduler::runPart(LaunchState &launch, const Part &part,
-                        const bp_block_context &ctx) {
+                        const bp_block_context &ctx, bool counted) {
   Tracer &tracer = device_.tracer;
   const bool tracing = tracer.enabled();
   const double start = tracing ? tracer.now() : 0;
   const int64_t block = ctx.block_idx;
 
   if (!launch.cancelled.load(std::memory_order_acquire)) {
-    PartScope working;
-    callPart(launch, part, ctx);
+    if (counted) {
+      callPart(launch, part, ctx);
+    } else {
+      PartScope working;
+      callPart(launch, part, ctx);
+    }
   }
   if (auto *pipes = static_cast<BlockRef *>(ctx.runtime_block)->pipes)
     pipes->laneExited(part.coreType, part.subblock);

@@ -36,6 +36,7 @@
 #ifndef BLOCKPIPE_RUNTIME_LIB_SCHEDULER_H
 #define BLOCKPIPE_RUNTIME_LIB_SCHEDULER_H
 
+#include "Fiber.h"
 #include "LaunchState.h"
 #include "Pipe.h"
 #include "Spin.h"
@@ -82,6 +83,46 @@ public:
   void startDeferred(int32_t group) {
     if (groups_[size_t(group)].deferred.load(std::memory_order_acquire))
       startDeferredParts(groups_[size_t(group)], UINT32_MAX);
+  }
+
+  // Cooperative blocks. When the part on the leader's thread is about to
+  // wait on a peer that has not started, the block's other parts may start
+  // on stacks of their own on the same thread instead of on their threads
+  // (cooperate), and from then on each part waits by handing the thread to
+  // another part (yieldTurn) until the block ends. A tile then moves
+  // between parts through the core's own cache, with no wake-up: what a
+  // block whose parts hand each other small tiles wants. Blocks whose parts
+  // both compute at length between hand-offs run on two cores when one is
+  // free: each kernel's share of work that could overlap is measured in
+  // its cooperative blocks (turnsPay).
+
+  /// Whether the calling part's block takes turns on one thread.
+  bool takesTurns(const bp_block_context *ctx) const {
+    return groups_[size_t(ctx->core_group)].turns.active;
+  }
+  /// The calling part, on the leader's thread, is about to wait on a peer:
+  /// whether its block takes turns from now on.
+  bool cooperate(const bp_block_context *ctx);
+  /// The calling part of a block that takes turns waits: another part runs
+  /// until the thread comes back to this one. `ready(lane)` says whether a
+  /// waiting lane's wait is over. False when no other part can run (every
+  /// part of the block waits on another).
+  template <class Ready>
+  bool yieldTurn(const bp_block_context *ctx, Ready &&ready) {
+    Group &g = groups_[size_t(ctx->core_group)];
+    if (g.turns.current >= 0) { // a vector part: back to the leader's
+      switchTurn(g, -1);
+      return true;
+    }
+    for (int32_t u = 0; u < 2; ++u) {
+      const uint32_t bit = 1u << u;
+      if ((g.turns.units & ~g.turns.finished & bit) &&
+          (!(g.turns.started & bit) || ready(1 + u))) {
+        switchTurn(g, u);
+        return true;
+      }
+    }
+    return false;
   }
 
 private:
@@ -132,6 +173,26 @@ private:
     /// ended (Scheduler::letGo): the last of them finishes the block.
     std::shared_ptr<LaunchState> draining;
     int64_t drainingBlock = -1;
+    /// A block that takes turns on the leader's thread (cooperate). Only
+    /// that thread touches it while the block runs.
+    struct Turns {
+      bool active = false;
+      Fiber home;                                    // the leader's own stack
+      Fiber part[2];                                 // vector unit u's part
+      uint32_t units = 0, started = 0, finished = 0; // bit u: unit u
+      int32_t current = -1;                          // -1: the leader's
+      int64_t switches = 0;
+      // Timing (switchTurn): rounds of two timed turns, the sum of their
+      // shorter turns, whether the running turn is timed, when it began,
+      // and the turn before it (-1: not timed).
+      int64_t rounds = 0;
+      int64_t overlapNs = 0;
+      bool timed = true;
+      int64_t lastSwitchNs = 0;
+      int64_t lastTurnNs = -1;
+      Scheduler *scheduler = nullptr;
+      int32_t group = -1;
+    } turns;
   };
   /// How a block ended on the leader's side.
   enum class BlockEnd { Skipped, Ran, Draining };
@@ -183,8 +244,10 @@ private:
   /// An `alone` assignment outlasted its estimate after `started` blocks:
   /// the rest go back to the launch for other threads to share.
   void giveBack(Assignment &assignment, int64_t started);
+  /// `counted`: the thread counts as running a part already (a part that
+  /// takes its turn on the leader's thread).
   void runPart(LaunchState &launch, const Part &part,
-               const bp_block_context &ctx);
+               const bp_block_context &ctx, bool counted = false);
   /// Calls the part's entry; a failure (an error code, an exception) fails
   /// the launch naming the block.
   void callPart(LaunchState &launch, const Part &part,
@@ -200,8 +263,21 @@ private:
   /// Starts, on their threads, the deferred parts of `g` among `units`
   /// (bits) that nobody started yet.
   void startDeferredParts(Group &g, uint32_t units);
-  /// The deferred parts of the group's block once its first part returned.
+  /// The deferred parts of the group's block once its first part returned;
+  /// in a block that takes turns, its parts that have not ended.
   void runDeferredParts(Group &g);
+  /// Hands the thread of a block that takes turns to unit `to`'s part (-1:
+  /// the leader's); returns when the thread comes back to the caller.
+  void switchTurn(Group &g, int32_t to);
+  /// Where a vector part of a block that takes turns starts (`arg`: the
+  /// Group::Turns); it never returns.
+  static void turnEntry(void *arg);
+  /// Whether `launch`'s blocks should take turns: always without a free
+  /// core; with one, unless its kernel's blocks that took turns showed more
+  /// work that two cores could overlap than hand-offs between cores cost.
+  bool turnsPay(const LaunchState &launch);
+  /// What a block that took turns showed, for turnsPay.
+  void recordTurns(const LaunchState &launch, const Group::Turns &turns);
 
   static void *leaderEntry(void *self);
   static void *vectorEntry(void *arg);
@@ -259,6 +335,24 @@ private:
     return expected >= 0 && expected < kAloneNs;
   }
   void recordBlockCost(bp_kernel_fn fn, int64_t blocks, int64_t ns);
+
+  /// Per kernel entry point (direct-mapped, racy by design like
+  /// blockCosts_): in its blocks that took turns, the work two cores could
+  /// have overlapped per round of two turns (a moving average), and how
+  /// many blocks turnsPay sent to threads of their own since.
+  struct TurnCost {
+    std::atomic<bp_kernel_fn> fn{nullptr};
+    std::atomic<int64_t> overlapNsPerRound{0};
+    std::atomic<int64_t> declined{0};
+  };
+  /// A hand-off between parts on two cores: a cache line's round trip or
+  /// more each way, and now and then a wake-up.
+  static constexpr int64_t kHandOffNs = 1'000;
+  static constexpr int64_t kTimedSwitches = 16;
+  static constexpr int64_t kTimedEvery = 15;
+  static constexpr int64_t kProbeEvery = 16;
+
+  TurnCost turnCosts_[kBlockCosts];
 
   std::vector<pthread_t> leaders_;
   std::unique_ptr<Group[]> groups_;

@@ -66,6 +66,11 @@ public:
   /// The GM arena (host memory standing in for the device's).
   GlobalMemory &gm();
 
+  /// Whether the parts of a block can take turns on one thread in this
+  /// build (DeviceOptions::PartThreads): not under a sanitizer that would
+  /// lose track of their stacks, nor off x86-64.
+  static bool partsCanShareAThread();
+
 private:
   /// A copy between host memory and GM (both host memory here): large ones
   /// split over the device's threads.
