@@ -37,6 +37,15 @@ const char *describe(DeviceOptions::PartThreads where) {
                                                   : "parts taking turns";
 }
 
+/// Runs `body` on a device of each place (kBothWays).
+template <class Body> void bothWays(Body &&body) {
+  for (DeviceOptions::PartThreads where : kBothWays) {
+    SCOPED_TRACE(describe(where));
+    CpuSimDevice device(builtinSpec(), partsOn(where));
+    body(device);
+  }
+}
+
 /// Arguments of the streaming kernels below.
 struct StreamArgs {
   int64_t tiles;    // tiles per block
@@ -115,15 +124,13 @@ INSTANTIATE_TEST_SUITE_P(SlotNums, PipeStream,
                          ::testing::Values(1, 2, 3, 4, 8, 17, 33, 64));
 
 TEST(Pipe, CountsRunAcrossTheirWrapAround) {
-  for (DeviceOptions::PartThreads where : kBothWays) {
-    SCOPED_TRACE(describe(where));
-    // The counts a ring publishes start 256 short of wrapping around 2^32
-    // (kCountOrigin in Pipe.h): 1000 tiles take every comparison across the
-    // wrap, through depths that do and do not divide 2^32.
-    CpuSimDevice device(builtinSpec(), partsOn(where));
+  // The counts a ring publishes start 256 short of wrapping around 2^32
+  // (kCountOrigin in Pipe.h): 1000 tiles take every comparison across the
+  // wrap, through depths that do and do not divide 2^32.
+  bothWays([&](CpuSimDevice &device) {
     for (int32_t slots : {1, 2, 3, 64})
       runStream(device, 2, slots, 1000, false);
-  }
+  });
 }
 
 // The same streams with waits that sleep at once (DeviceOptions::spin off)
@@ -368,9 +375,7 @@ int32_t pingAiv(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, BidirectionalPingPongWith24ConcurrentBlocks) {
-  for (DeviceOptions::PartThreads where : kBothWays) {
-    SCOPED_TRACE(describe(where));
-    CpuSimDevice device(builtinSpec(), partsOn(where));
+  bothWays([&](CpuSimDevice &device) {
     PingArgs a{200, pipeFootprintBytes(kPipeBoth, 64, 2)};
     std::vector<int64_t> results(24, -1);
     void *buffer = device.gm().allocate(a.perBlock * 24, "gm_pipe_buffer_0");
@@ -385,7 +390,7 @@ TEST(Pipe, BidirectionalPingPongWith24ConcurrentBlocks) {
     for (int64_t b = 0; b < 24; ++b)
       EXPECT_EQ(results[size_t(b)], a.rounds * (b + 1)) << "block " << b;
     device.gm().free(buffer);
-  }
+  });
 }
 
 // A side's first sleep on a ring races with the other side's publications,
@@ -431,9 +436,7 @@ int32_t initAndLeave(void **args, const bp_block_context *ctx) {
 int32_t leaveAtOnce(void **, const bp_block_context *) { return BP_OK; }
 
 TEST(Pipe, PopFromAHalfThatReturnedIsADeadlockError) {
-  for (DeviceOptions::PartThreads where : kBothWays) {
-    SCOPED_TRACE(describe(where));
-    CpuSimDevice device(builtinSpec(), partsOn(where));
+  bothWays([&](CpuSimDevice &device) {
     std::vector<char> buffer(256 * 4);
     LaunchSpec spec;
     spec.blockNum = 4;
@@ -447,7 +450,7 @@ TEST(Pipe, PopFromAHalfThatReturnedIsADeadlockError) {
                                   "tile but the AIV half returned"))
           << error;
     }
-  }
+  });
 }
 
 // The AIC fills every slot and pushes once more; the AIV pops nothing.
@@ -467,9 +470,7 @@ int32_t initC2VAndLeave(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, PushIntoAFullRingWhoseConsumerReturnedIsADeadlockError) {
-  for (DeviceOptions::PartThreads where : kBothWays) {
-    SCOPED_TRACE(describe(where));
-    CpuSimDevice device(builtinSpec(), partsOn(where));
+  bothWays([&](CpuSimDevice &device) {
     std::vector<char> buffer(256 * 2);
     LaunchSpec spec;
     spec.blockNum = 2;
@@ -480,7 +481,7 @@ TEST(Pipe, PushIntoAFullRingWhoseConsumerReturnedIsADeadlockError) {
     EXPECT_TRUE(contains(error, "tpush on pipe 0 (C2V) waits for a free slot "
                                 "but the AIV half returned"))
         << error;
-  }
+  });
 }
 
 // Both halves alive, each waiting on the other. `popFirst` 0: each half
@@ -503,9 +504,7 @@ int32_t crossedHalf(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, HalvesWaitingOnEachOtherAreADeadlockErrorNotAHang) {
-  for (DeviceOptions::PartThreads where : kBothWays) {
-    SCOPED_TRACE(describe(where));
-    CpuSimDevice device(builtinSpec(), partsOn(where));
+  bothWays([&](CpuSimDevice &device) {
     std::vector<char> buffer(512 * 4);
     LaunchSpec spec;
     spec.blockNum = 4;
@@ -537,15 +536,13 @@ TEST(Pipe, HalvesWaitingOnEachOtherAreADeadlockErrorNotAHang) {
     EXPECT_TRUE(contains(empty, "the AIV waits in tpop on pipe 0 (C2V) for a "
                                 "tile the AIC has not pushed"))
         << empty;
-  }
+  });
 }
 
 TEST(Pipe, ManyShortWaitsAreNeverMistakenForADeadlock) {
-  for (DeviceOptions::PartThreads where : kBothWays) {
-    SCOPED_TRACE(describe(where));
-    // One-slot rings both ways: almost every push and pop waits on the other
-    // half, which is never waiting on a condition this one cannot end.
-    CpuSimDevice device(builtinSpec(), partsOn(where));
+  // One-slot rings both ways: almost every push and pop waits on the other
+  // half, which is never waiting on a condition this one cannot end.
+  bothWays([&](CpuSimDevice &device) {
     PingArgs a{3000, pipeFootprintBytes(kPipeBoth, 64, 1), 1};
     std::vector<int64_t> results(4, -1);
     void *buffer = device.gm().allocate(a.perBlock * 4, "gm_pipe_buffer_0");
@@ -558,7 +555,7 @@ TEST(Pipe, ManyShortWaitsAreNeverMistakenForADeadlock) {
     for (int64_t b = 0; b < 4; ++b)
       EXPECT_EQ(results[size_t(b)], a.rounds * (b + 1)) << "block " << b;
     device.gm().free(buffer);
-  }
+  });
 }
 
 // Block 3's AIV throws before pushing while its AIC (and every other block)
@@ -584,9 +581,7 @@ int32_t failOnBlock3(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, FailingBlockWakesBlocksWaitingOnPipes) {
-  for (DeviceOptions::PartThreads where : kBothWays) {
-    SCOPED_TRACE(describe(where));
-    CpuSimDevice device(builtinSpec(), partsOn(where));
+  bothWays([&](CpuSimDevice &device) {
     std::vector<char> buffer(256 * 8);
     bptest::Rendezvous never(1000);
     LaunchSpec spec;
@@ -598,7 +593,7 @@ TEST(Pipe, FailingBlockWakesBlocksWaitingOnPipes) {
     EXPECT_TRUE(contains(error, "kernel 'faulty' block 3 (AIV subblock 0): "
                                 "threw: vector unit fault"))
         << error;
-  }
+  });
 }
 
 // Misuse is an error naming the pipe, never a hang or a crash.
@@ -643,9 +638,7 @@ int32_t misuseAiv(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, MisuseIsAnErrorNamingThePipe) {
-  for (DeviceOptions::PartThreads where : kBothWays) {
-    SCOPED_TRACE(describe(where));
-    CpuSimDevice device(builtinSpec(), partsOn(where));
+  bothWays([&](CpuSimDevice &device) {
     std::vector<char> buffer(4096);
     const std::pair<int, const char *> cases[] = {
         {0, "tfree on pipe 0 (V2C) without a popped tile"},
@@ -665,7 +658,7 @@ TEST(Pipe, MisuseIsAnErrorNamingThePipe) {
       EXPECT_TRUE(contains(error, expected)) << which << ": " << error;
       EXPECT_TRUE(contains(error, "kernel 'misuse' block 0")) << error;
     }
-  }
+  });
 }
 
 int32_t pipeOutsideGroup(void **args, const bp_block_context *ctx) {
@@ -713,9 +706,7 @@ int32_t receiveOnSubblock0(void **args, const bp_block_context *ctx) {
 }
 
 TEST(Pipe, SecondAivSubblockRunsButDoesNotUsePipes) {
-  for (DeviceOptions::PartThreads where : kBothWays) {
-    SCOPED_TRACE(describe(where));
-    CpuSimDevice device(builtinSpec(), partsOn(where));
+  bothWays([&](CpuSimDevice &device) {
     std::vector<char> buffer(512 * 6);
     LaunchSpec spec;
     spec.blockNum = 6;
@@ -732,7 +723,7 @@ TEST(Pipe, SecondAivSubblockRunsButDoesNotUsePipes) {
     });
     EXPECT_TRUE(contains(error, "(AIV subblock 1)")) << error;
     EXPECT_TRUE(contains(error, "AIC with AIV subblock 0 only")) << error;
-  }
+  });
 }
 
 // A split pipe connects the AIC with both AIV subblocks: the AIC moves
@@ -798,9 +789,7 @@ LaunchSpec twoSubblocks(int64_t blocks) {
 }
 
 TEST(Pipe, SplitPipeGivesEachSubblockItsHalf) {
-  for (DeviceOptions::PartThreads where : kBothWays) {
-    SCOPED_TRACE(describe(where));
-    CpuSimDevice device(builtinSpec(), partsOn(where));
+  bothWays([&](CpuSimDevice &device) {
     std::vector<char> buffer(1024 * 6);
     Kernel kernel = Kernel::makeGroup("halves", splitAic, splitAiv);
     for (int32_t split : {BP_SPLIT_UP_DOWN, BP_SPLIT_LEFT_RIGHT}) {
@@ -809,13 +798,11 @@ TEST(Pipe, SplitPipeGivesEachSubblockItsHalf) {
       device.run(kernel, twoSubblocks(6), {&a, buffer.data()});
       EXPECT_EQ(a.wrong.load(), 0) << "split " << split;
     }
-  }
+  });
 }
 
 TEST(Pipe, SplitPipeMisuseFailsTheLaunch) {
-  for (DeviceOptions::PartThreads where : kBothWays) {
-    SCOPED_TRACE(describe(where));
-    CpuSimDevice device(builtinSpec(), partsOn(where));
+  bothWays([&](CpuSimDevice &device) {
     std::vector<char> buffer(1024 * 2);
     Kernel kernel = Kernel::makeGroup("halves", splitAic, splitAiv);
 
@@ -847,7 +834,7 @@ TEST(Pipe, SplitPipeMisuseFailsTheLaunch) {
     });
     EXPECT_TRUE(contains(error, "split 7 is not 0 (none), 1 (up_down) or 2"))
         << error;
-  }
+  });
 }
 
 TEST(Pipe, RingCountersLiveInGmControlMemory) {
@@ -890,9 +877,7 @@ int32_t popOneKeepIt(void **args, const bp_block_context *ctx) {
 } // namespace
 
 TEST(Pipe, SanitizerReportsTilesNeverFreedOrPopped) {
-  for (DeviceOptions::PartThreads where : kBothWays) {
-    SCOPED_TRACE(describe(where));
-    CpuSimDevice device(builtinSpec(), partsOn(where));
+  bothWays([&](CpuSimDevice &device) {
     std::vector<char> buffer(512 * 2);
     Kernel kernel = Kernel::makeGroup("loose", pushTwo, popOneKeepIt);
     LaunchSpec spec;
@@ -918,7 +903,7 @@ TEST(Pipe, SanitizerReportsTilesNeverFreedOrPopped) {
         << error;
     EXPECT_TRUE(contains(error, "never popped, the last pushed at k.py:5"))
         << error;
-  }
+  });
 }
 
 namespace {
@@ -936,9 +921,7 @@ int32_t freeUnpopped(void **args, const bp_block_context *ctx) {
 } // namespace
 
 TEST(Pipe, ErrorsNameTheCallsPlace) {
-  for (DeviceOptions::PartThreads where : kBothWays) {
-    SCOPED_TRACE(describe(where));
-    CpuSimDevice device(builtinSpec(), partsOn(where));
+  bothWays([&](CpuSimDevice &device) {
     std::vector<char> buffer(512);
     LaunchSpec spec;
     spec.blockNum = 1;
@@ -951,7 +934,7 @@ TEST(Pipe, ErrorsNameTheCallsPlace) {
     EXPECT_TRUE(contains(error, "tfree at k.py:14 on pipe 0 (C2V) without a "
                                 "popped tile"))
         << error;
-  }
+  });
 }
 
 namespace {
