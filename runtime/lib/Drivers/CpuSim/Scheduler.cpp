@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -334,31 +335,6 @@ void Scheduler::leaderLoop() {
   }
 }
 
-int64_t Scheduler::expectedNs(bp_kernel_fn fn, int64_t blocks) const {
-  const BlockCost &cost =
-      blockCosts_[(reinterpret_cast<uintptr_t>(fn) >> 4) % kBlockCosts];
-  if (cost.fn.load(std::memory_order_relaxed) != fn)
-    return -1;
-  return cost.ns.load(std::memory_order_relaxed) * blocks;
-}
-
-void Scheduler::recordBlockCost(bp_kernel_fn fn, int64_t blocks, int64_t ns) {
-  if (blocks <= 0)
-    return;
-  BlockCost &cost =
-      blockCosts_[(reinterpret_cast<uintptr_t>(fn) >> 4) % kBlockCosts];
-  const int64_t perBlock = ns / blocks;
-  if (cost.fn.load(std::memory_order_relaxed) != fn) {
-    cost.fn.store(fn, std::memory_order_relaxed);
-    cost.ns.store(perBlock, std::memory_order_relaxed);
-    return;
-  }
-  // Moving average: a few launches of a kernel whose blocks got longer
-  // bring its other threads back in.
-  const int64_t old = cost.ns.load(std::memory_order_relaxed);
-  cost.ns.store((3 * old + perBlock) / 4, std::memory_order_relaxed);
-}
-
 void Scheduler::help(
     const std::shared_ptr<LaunchState> &launch,
     std::optional<std::chrono::steady_clock::time_point> until) {
@@ -583,33 +559,18 @@ bool Scheduler::turnsPay(const LaunchState &launch) {
   if (!coreFreeBesideCaller())
     return true;
   const bp_kernel_fn fn = launch.parts[0].fn;
-  TurnCost &cost =
-      turnCosts_[(reinterpret_cast<uintptr_t>(fn) >> 4) % kBlockCosts];
-  if (cost.fn.load(std::memory_order_relaxed) != fn ||
-      cost.overlapNsPerRound.load(std::memory_order_relaxed) < kHandOffNs)
-    return true;
+  const int64_t overlap = overlapNsPerRound_.get(fn);
+  if (overlap < kHandOffNs)
+    return true; // short, or unknown: taking turns measures it
   // One block in kProbeEvery takes turns anyway: what a kernel's blocks do
   // may change with their arguments.
-  return cost.declined.fetch_add(1, std::memory_order_relaxed) % kProbeEvery ==
-         kProbeEvery - 1;
+  return overlapNsPerRound_.bump(fn) % kProbeEvery == kProbeEvery - 1;
 }
 
 void Scheduler::recordTurns(const LaunchState &launch,
                             const Group::Turns &turns) {
-  if (turns.rounds == 0)
-    return;
-  const int64_t perRound = turns.overlapNs / turns.rounds;
-  const bp_kernel_fn fn = launch.parts[0].fn;
-  TurnCost &cost =
-      turnCosts_[(reinterpret_cast<uintptr_t>(fn) >> 4) % kBlockCosts];
-  if (cost.fn.load(std::memory_order_relaxed) != fn) {
-    cost.fn.store(fn, std::memory_order_relaxed);
-    cost.overlapNsPerRound.store(perRound, std::memory_order_relaxed);
-    return;
-  }
-  const int64_t old = cost.overlapNsPerRound.load(std::memory_order_relaxed);
-  cost.overlapNsPerRound.store((3 * old + perRound) / 4,
-                               std::memory_order_relaxed);
+  if (turns.rounds > 0)
+    overlapNsPerRound_.add(launch.parts[0].fn, turns.overlapNs / turns.rounds);
 }
 
 void Scheduler::runDeferredParts(Group &g) {
@@ -708,7 +669,8 @@ int64_t Scheduler::runPlainBlocks(Assignment &assignment) {
   }
   if (outlasted)
     giveBack(assignment, ran);
-  recordBlockCost(fn, ran, nowNs() - start);
+  if (ran > 0)
+    blockNs_.add(fn, (nowNs() - start) / ran);
   return ran;
 }
 
@@ -908,12 +870,10 @@ void Scheduler::runPart(LaunchState &launch, const Part &part,
   const int64_t block = ctx.block_idx;
 
   if (!launch.cancelled.load(std::memory_order_acquire)) {
-    if (counted) {
-      callPart(launch, part, ctx);
-    } else {
-      PartScope working;
-      callPart(launch, part, ctx);
-    }
+    std::optional<PartScope> working;
+    if (!counted)
+      working.emplace();
+    callPart(launch, part, ctx);
   }
   if (auto *pipes = static_cast<BlockRef *>(ctx.runtime_block)->pipes)
     pipes->laneExited(part.coreType, part.subblock);

@@ -315,44 +315,78 @@ private:
   std::mutex sleepersMutex_;
   std::deque<Sleeper *> sleepers_;
 
-  /// What a block of a single-part kernel took lately, by entry point
-  /// (direct-mapped, racy by design: a figure only steers how a launch is
-  /// split). A caller runs a launch alone when its blocks are expected to
-  /// take less than bringing in another thread would (help).
-  struct BlockCost {
-    std::atomic<bp_kernel_fn> fn{nullptr};
-    std::atomic<int64_t> ns{0};
+  /// A figure per kernel entry point: direct-mapped by address, racy by
+  /// design (a figure only steers scheduling), a moving average so that a
+  /// few blocks of a kernel that changed bring the choice back.
+  class KernelFigures {
+  public:
+    /// `fn`'s figure, or -1 when its entry holds another kernel's.
+    int64_t get(bp_kernel_fn fn) const {
+      const Entry &e = entry(fn);
+      return e.fn.load(std::memory_order_relaxed) == fn
+                 ? e.value.load(std::memory_order_relaxed)
+                 : -1;
+    }
+    /// Folds `value` into `fn`'s figure (3/4 old, 1/4 new); a kernel new to
+    /// its entry starts from `value`.
+    void add(bp_kernel_fn fn, int64_t value) {
+      Entry &e = entry(fn);
+      if (e.fn.load(std::memory_order_relaxed) != fn) {
+        e.fn.store(fn, std::memory_order_relaxed);
+        e.value.store(value, std::memory_order_relaxed);
+        return;
+      }
+      const int64_t old = e.value.load(std::memory_order_relaxed);
+      e.value.store((3 * old + value) / 4, std::memory_order_relaxed);
+    }
+    /// A counter of `fn`'s entry, bumped; its value before.
+    int64_t bump(bp_kernel_fn fn) {
+      return entry(fn).count.fetch_add(1, std::memory_order_relaxed);
+    }
+
+  private:
+    struct Entry {
+      std::atomic<bp_kernel_fn> fn{nullptr};
+      std::atomic<int64_t> value{0};
+      std::atomic<int64_t> count{0};
+    };
+    static constexpr size_t kEntries = 64;
+    Entry &entry(bp_kernel_fn fn) {
+      return entries_[(reinterpret_cast<uintptr_t>(fn) >> 4) % kEntries];
+    }
+    const Entry &entry(bp_kernel_fn fn) const {
+      return entries_[(reinterpret_cast<uintptr_t>(fn) >> 4) % kEntries];
+    }
+    Entry entries_[kEntries];
   };
-  static constexpr size_t kBlockCosts = 64;
+
+  /// What a block of a single-part kernel took lately. A caller runs a
+  /// launch alone when its blocks are expected to take less than bringing
+  /// in another thread would (help).
+  KernelFigures blockNs_;
   static constexpr int64_t kAloneNs = 2'000;
-  BlockCost blockCosts_[kBlockCosts];
   /// Expected nanoseconds for `blocks` blocks of `fn`; -1 when unknown.
-  int64_t expectedNs(bp_kernel_fn fn, int64_t blocks) const;
+  int64_t expectedNs(bp_kernel_fn fn, int64_t blocks) const {
+    const int64_t perBlock = blockNs_.get(fn);
+    return perBlock < 0 ? -1 : perBlock * blocks;
+  }
   /// Whether `blocks` blocks of `fn` are expected to end within kAloneNs:
   /// sooner on one thread than another thread could join in.
   bool endsAlone(bp_kernel_fn fn, int64_t blocks) const {
     const int64_t expected = expectedNs(fn, blocks);
     return expected >= 0 && expected < kAloneNs;
   }
-  void recordBlockCost(bp_kernel_fn fn, int64_t blocks, int64_t ns);
 
-  /// Per kernel entry point (direct-mapped, racy by design like
-  /// blockCosts_): in its blocks that took turns, the work two cores could
-  /// have overlapped per round of two turns (a moving average), and how
-  /// many blocks turnsPay sent to threads of their own since.
-  struct TurnCost {
-    std::atomic<bp_kernel_fn> fn{nullptr};
-    std::atomic<int64_t> overlapNsPerRound{0};
-    std::atomic<int64_t> declined{0};
-  };
+  /// In a kernel's blocks that took turns, the work two cores could have
+  /// overlapped per round of two turns; its count: the blocks turnsPay
+  /// sent to threads of their own.
+  KernelFigures overlapNsPerRound_;
   /// A hand-off between parts on two cores: a cache line's round trip or
   /// more each way, and now and then a wake-up.
   static constexpr int64_t kHandOffNs = 1'000;
   static constexpr int64_t kTimedSwitches = 16;
   static constexpr int64_t kTimedEvery = 15;
   static constexpr int64_t kProbeEvery = 16;
-
-  TurnCost turnCosts_[kBlockCosts];
 
   std::vector<pthread_t> leaders_;
   std::unique_ptr<Group[]> groups_;
