@@ -8,16 +8,27 @@ import pytest
 from blockpipe import CompileError
 
 
+def marked_line(function):
+    """The line of `function`'s source marked `# error: <text>`, and the text.
+    The mark ends the line it marks or, where the line would then pass 100
+    columns (the formatter would split it), stands alone on the line above."""
+    source, first = inspect.getsourcelines(function)
+    marks = []
+    for i, line in enumerate(source):
+        if m := re.search(r"# error: (.*)$", line):
+            alone = not line[: m.start()].strip()
+            marks.append((first + i + (1 if alone else 0), m.group(1)))
+    assert len(marks) == 1, "mark exactly one line with '# error: <text>'"
+    return marks[0]
+
+
 def expect_error(program_factory, build):
     """`build(program_factory())` raises CompileError at the line of the
-    factory's source marked `# error: <text>`, with that text in the message,
-    the file and line first and a caret under the source line."""
-    source, first = inspect.getsourcelines(program_factory)
+    factory's source marked `# error: <text>` (see marked_line), with that
+    text in the message, the file and line first and a caret under the source
+    line."""
     file = inspect.getsourcefile(program_factory)
-    marks = [(first + i, m.group(1)) for i, line in enumerate(source)
-             if (m := re.search(r"# error: (.*)$", line))]
-    assert len(marks) == 1, "mark exactly one line with '# error: <text>'"
-    line, text = marks[0]
+    line, text = marked_line(program_factory)
     with pytest.raises(CompileError) as info:
         build(program_factory())
     err = info.value

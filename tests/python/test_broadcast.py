@@ -189,7 +189,8 @@ def test_gamma_of_the_wrong_width():
                   y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
                 t = pl.load(x, [0, 0], [16, 32])
                 gamma = pl.load(g, [0, 0], [1, 33])
-                z = pl.mul(t, gamma)  # error: pl.mul operand shapes differ: [16, 32] and [1, 33]; the second operand may also be [16, 1] (broadcast along rows) or [1, 32] (broadcast along columns)
+                # error: pl.mul operand shapes differ: [16, 32] and [1, 33]; the second operand may also be [16, 1] (broadcast along rows) or [1, 32] (broadcast along columns)
+                z = pl.mul(t, gamma)
                 return pl.store(z, [0, 0], y)
 
             @pl.function(type=pl.FunctionType.Orchestration)

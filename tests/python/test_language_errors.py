@@ -1,6 +1,7 @@
 """Bad programs: each raises CompileError at the line marked `# error: ...`,
 with that text in its message and the offending source line in str()."""
 
+import inspect
 
 import pytest
 
@@ -49,7 +50,8 @@ def test_run_time_if_in_a_pipeline():
         class P:
             @pl.function(type=pl.FunctionType.Pipeline, microbatches=2)
             def main(self, x: D):
-                if pl.tensor.dim(x, 0) > 64:  # error: an if whose condition is known only at run time is supported in incore, aic, aiv and orchestration functions, not in Pipeline function 'main'
+                # error: an if whose condition is known only at run time is supported in incore, aic, aiv and orchestration functions, not in Pipeline function 'main'
+                if pl.tensor.dim(x, 0) > 64:
                     pass
         return P
     expect_error(make)
@@ -62,7 +64,8 @@ def test_if_condition_is_a_tile():
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T, out: pl.Out[T]):
                 t = pl.load(x, [0, 0], [16, 16])
-                if t:  # error: an if condition must be a comparison of scalars or index values such as 'k == 0', got Tile[[16, 16], FP32
+                # error: an if condition must be a comparison of scalars or index values such as 'k == 0', got Tile[[16, 16], FP32
+                if t:
                     t = pl.relu(t)
                 return pl.store(t, [0, 0], out)
         return P
@@ -76,8 +79,11 @@ def test_if_condition_compares_a_tile():
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T, out: pl.Out[T]):
                 t = pl.load(x, [0, 0], [16, 16])
-                if pl.tile.get_block_idx() == 0 and \
-                        t > 0:  # error: an if condition compares scalars or index values, got Tile[[16, 16], FP32
+                if (
+                    pl.tile.get_block_idx() == 0
+                    # error: an if condition compares scalars or index values, got Tile[[16, 16], FP32
+                    and t > 0
+                ):
                     t = pl.relu(t)
                 return pl.store(t, [0, 0], out)
         return P
@@ -90,7 +96,8 @@ def test_if_condition_operator():
         class P:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T):
-                if pl.tile.get_block_idx() in [0, 1]:  # error: 'in' is not supported in an if condition; compare with ==, !=, <, <=, > or >=
+                # error: 'in' is not supported in an if condition; compare with ==, !=, <, <=, > or >=
+                if pl.tile.get_block_idx() in [0, 1]:
                     pass
         return P
     expect_error(make)
@@ -102,7 +109,8 @@ def test_if_condition_compares_different_scalar_types():
         class P:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T, s: pl.Scalar[pl.FP32]):
-                if s > pl.tile.get_block_idx():  # error: cannot compare Scalar[FP32] with Scalar[INDEX]
+                # error: cannot compare Scalar[FP32] with Scalar[INDEX]
+                if s > pl.tile.get_block_idx():
                     pass
         return P
     expect_error(make)
@@ -118,10 +126,12 @@ def test_if_branch_local_used_after_the_if():
                     t = pl.load(x, [0, 0], [16, 16])
                 else:
                     pass
-                return pl.store(t, [0, 0], out)  # error: 't' is assigned in only one branch of the if at line
+                # error: 't' is assigned in only one branch of the if at line
+                return pl.store(t, [0, 0], out)
         return P
     err = expect_error(make)
-    if_line = err.line - 4
+    source, first = inspect.getsourcelines(make)
+    if_line = first + next(i for i, line in enumerate(source) if line.strip().startswith("if "))
     assert f"of the if at line {if_line}; assign it before the if, or in both branches" in err.message
 
 
@@ -136,7 +146,8 @@ def test_if_branches_leave_different_types():
                 if pl.tile.get_block_idx() == 0:
                     acc = pl.matmul(a, b)
                 else:
-                    acc = pl.load(x, [0, 0], [16, 16])  # error: a loaded tile cannot become an acc tile (a matmul's accumulator, or joined with one)
+                    # error: a loaded tile cannot become an acc tile (a matmul's accumulator, or joined with one)
+                    acc = pl.load(x, [0, 0], [16, 16])
                 return pl.store(acc, [0, 0], out)
         return P
     expect_error(make)
@@ -150,7 +161,8 @@ def test_if_branch_changes_type():
             def k(self, x: T, out: pl.Out[T]):
                 acc = pl.full([16, 16], pl.FP32, 0.0)
                 if pl.tile.get_block_idx() == 0:
-                    acc = pl.row_sum(acc)  # error: 'acc' changes type inside the if, from Tile[[16, 16], FP32] to Tile[[16, 1], FP32, Vec]
+                    # error: 'acc' changes type inside the if, from Tile[[16, 16], FP32] to Tile[[16, 1], FP32, Vec]
+                    acc = pl.row_sum(acc)
                 return pl.store(acc, [0, 0], out)
         return P
     expect_error(make)
@@ -166,7 +178,8 @@ def test_if_branches_store_to_different_tensors():
                 if pl.tile.get_block_idx() == 0:
                     o = pl.store(t, [0, 0], out)
                 else:
-                    o = pl.store(t, [0, 0], other)  # error: 'o' is a different tensor in each branch of the if
+                    # error: 'o' is a different tensor in each branch of the if
+                    o = pl.store(t, [0, 0], other)
                 return o
         return P
     expect_error(make)
@@ -180,7 +193,8 @@ def test_return_inside_if():
             def k(self, x: T, out: pl.Out[T]):
                 t = pl.load(x, [0, 0], [16, 16])
                 if pl.tile.get_block_idx() == 0:
-                    return pl.store(t, [0, 0], out)  # error: return is only supported at the end of the function body
+                    # error: return is only supported at the end of the function body
+                    return pl.store(t, [0, 0], out)
                 return out
         return P
     expect_error(make)
@@ -246,7 +260,8 @@ def test_load_window_outside_tensor():
         class P:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T, out: pl.Out[T]):
-                a = pl.load(x, [48, 0], [32, 16])  # error: window [48, 80) of dimension 0 is outside the tensor's size 64
+                # error: window [48, 80) of dimension 0 is outside the tensor's size 64
+                a = pl.load(x, [48, 0], [32, 16])
                 return pl.store(a, [0, 0], out)
         return P
     expect_error(make)
@@ -258,7 +273,8 @@ def test_load_wrong_offset_count():
         class P:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T, out: pl.Out[T]):
-                a = pl.load(x, [0], [16, 16])  # error: pl.load needs 2 offsets, one per tensor dimension, got 1
+                # error: pl.load needs 2 offsets, one per tensor dimension, got 1
+                a = pl.load(x, [0], [16, 16])
                 return pl.store(a, [0, 0], out)
         return P
     expect_error(make)
@@ -281,7 +297,8 @@ def test_unknown_keyword():
         class P:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T):
-                a = pl.load(x, [0, 0], [16, 16], memory=pl.MemorySpace.Vec)  # error: pl.load has no argument 'memory'
+                # error: pl.load has no argument 'memory'
+                a = pl.load(x, [0, 0], [16, 16], memory=pl.MemorySpace.Vec)
         return P
     expect_error(make)
 
@@ -292,7 +309,8 @@ def test_load_into_acc():
         class P:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T):
-                a = pl.load(x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Acc)  # error: cannot load into Acc memory
+                # error: cannot load into Acc memory
+                a = pl.load(x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Acc)
         return P
     expect_error(make)
 
@@ -304,7 +322,8 @@ def test_illegal_move():
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T):
                 a = pl.load(x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Vec)
-                b = pl.move(a, target_memory=pl.MemorySpace.Acc)  # error: cannot move a tile from Vec to Acc memory
+                # error: cannot move a tile from Vec to Acc memory
+                b = pl.move(a, target_memory=pl.MemorySpace.Acc)
         return P
     expect_error(make)
 
@@ -412,7 +431,8 @@ def test_launch_wrong_argument_type():
 
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T):
-                self.k(x)  # error: argument of 'k' must be Tensor[[64, 64], FP16], got Tensor[[64, 64], FP32]
+                # error: argument of 'k' must be Tensor[[64, 64], FP16], got Tensor[[64, 64], FP32]
+                self.k(x)
         return P
     expect_error(make)
 
@@ -461,7 +481,8 @@ def test_return_type_mismatch():
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T, out: pl.Out[T]) -> pl.Tensor[[32, 64], pl.FP32]:
                 a = pl.load(x, [0, 0], [16, 16])
-                return pl.store(a, [0, 0], out)  # error: 'k' returns Tensor[[64, 64], FP32] but is declared to return Tensor[[32, 64], FP32]
+                # error: 'k' returns Tensor[[64, 64], FP32] but is declared to return Tensor[[32, 64], FP32]
+                return pl.store(a, [0, 0], out)
         return P
     expect_error(make)
 
@@ -487,7 +508,8 @@ def test_loop_local_used_after_loop():
             def k(self, x: T, out: pl.Out[T]):
                 for i in pl.range(4):
                     t = pl.load(x, [0, 0], [16, 16])
-                return pl.store(t, [0, 0], out)  # error: 't' is only defined inside the block at line
+                # error: 't' is only defined inside the block at line
+                return pl.store(t, [0, 0], out)
         return P
     expect_error(make)
 
@@ -510,7 +532,8 @@ def test_global_of_wrong_kind():
         class P:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T):
-                a = pl.load(x, [NOT_A_NUMBER, 0], [16, 16])  # error: 'NOT_A_NUMBER' is a str, not a value a kernel can use
+                # error: 'NOT_A_NUMBER' is a str, not a value a kernel can use
+                a = pl.load(x, [NOT_A_NUMBER, 0], [16, 16])
         return P
     expect_error(make)
 
@@ -533,7 +556,8 @@ def test_bad_dir_mask():
         class P:
             @pl.function(type=pl.FunctionType.AIC)
             def k(self, x: T):
-                pl.aic_initialize_pipe(dir_mask=4, slot_size=1024)  # error: dir_mask must be 1 (C2V), 2 (V2C) or 3 (both), got 4
+                # error: dir_mask must be 1 (C2V), 2 (V2C) or 3 (both), got 4
+                pl.aic_initialize_pipe(dir_mask=4, slot_size=1024)
         return P
     expect_error(make)
 
@@ -558,7 +582,8 @@ def test_pop_without_type():
             @pl.function(type=pl.FunctionType.AIV)
             def k(self, x: T):
                 pl.aiv_initialize_pipe(dir_mask=1, slot_size=1024)
-                t = pl.tpop_from_aic()  # error: cannot infer the tile type of this pop from pipe 0 (c2v): the other half of the group pushes nothing into it
+                # error: cannot infer the tile type of this pop from pipe 0 (c2v): the other half of the group pushes nothing into it
+                t = pl.tpop_from_aic()
                 pl.tfree_to_aic(t)
         return P
     expect_error(make)
@@ -581,7 +606,8 @@ def test_number_with_a_popped_tile_whose_type_comes_from_a_pop():
             def vec(self, x: T, y: pl.Out[T]):
                 pl.aiv_initialize_pipe(dir_mask=3, slot_size=16 * 16 * 4)
                 pl.tpush_to_aic(pl.load(x, [0, 0], [16, 16]))
-                t = pl.add(pl.tpop_from_aic(), 1.0)  # error: pl.add with a number needs the tile's shape and dtype, but they come through a pipe
+                # error: pl.add with a number needs the tile's shape and dtype, but they come through a pipe
+                t = pl.add(pl.tpop_from_aic(), 1.0)
                 pl.tfree_to_aic()
                 return pl.store(t, [0, 0], y)
 
@@ -612,7 +638,8 @@ def test_pop_annotated_in_both_halves_of_a_cycle_with_another_type():
             def vec(self, x: T, y: pl.Out[T]):
                 pl.aiv_initialize_pipe(dir_mask=3, slot_size=16 * 16 * 4)
                 pl.tpush_to_aic(pl.load(x, [0, 0], [16, 16]))
-                t: pl.Tile[[16, 8], pl.FP32] = pl.tpop_from_aic()  # error: pops 16x8xf32 tiles, but pipe 0 (c2v) carries 16x16xf32
+                # error: pops 16x8xf32 tiles, but pipe 0 (c2v) carries 16x16xf32
+                t: pl.Tile[[16, 8], pl.FP32] = pl.tpop_from_aic()
                 y = pl.store(t, [0, 0], y)
                 pl.tfree_to_aic()
                 return y
@@ -636,7 +663,8 @@ def test_verifier_error_carries_user_line():
             def k(self, x: T):
                 pl.aic_initialize_pipe(dir_mask=1, slot_size=64)
                 a = pl.load(x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat)
-                pl.tpush_to_aiv(a)  # error: moves a tile of 1024 bytes through pipe 0 whose slot_size is 64
+                # error: moves a tile of 1024 bytes through pipe 0 whose slot_size is 64
+                pl.tpush_to_aiv(a)
         return P
     expect_error(make)
 

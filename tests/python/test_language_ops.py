@@ -60,7 +60,8 @@ def test_a_misspelt_operation_gets_a_suggestion():
         class P:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T, out: pl.Out[T]):
-                t = pl.lod(x, [0, 0], [16, 16])  # error: unknown function 'pl.lod'; did you mean 'load'?
+                # error: unknown function 'pl.lod'; did you mean 'load'?
+                t = pl.lod(x, [0, 0], [16, 16])
                 return pl.store(t, [0, 0], out)
         return P
     located.expect_error(make, program_ir)
@@ -86,7 +87,8 @@ def test_a_misspelt_name_gets_a_suggestion():
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T, out: pl.Out[T]):
                 tile = pl.load(x, [0, 0], [16, 16])
-                return pl.store(tiel, [0, 0], out)  # error: unknown name 'tiel'; did you mean 'tile'?
+                # error: unknown name 'tiel'; did you mean 'tile'?
+                return pl.store(tiel, [0, 0], out)
         return P
     located.expect_error(make, program_ir)
 
@@ -97,7 +99,8 @@ def test_an_unknown_keyword_lists_the_signature():
         class P:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T, out: pl.Out[T]):
-                t = pl.load(x, [0, 0], [16, 16], memory=pl.MemorySpace.Vec)  # error: pl.load has no argument 'memory' (it takes tensor, offsets, shapes, valid_shape, target_memory)
+                # error: pl.load has no argument 'memory' (it takes tensor, offsets, shapes, valid_shape, target_memory)
+                t = pl.load(x, [0, 0], [16, 16], memory=pl.MemorySpace.Vec)
                 return pl.store(t, [0, 0], out)
         return P
     located.expect_error(make, program_ir)
@@ -120,7 +123,8 @@ def test_the_dialects_own_check_reaches_the_users_line():
         class P:
             @pl.function(type=pl.FunctionType.AIC)
             def producer(self, x: T):
-                pl.aic_initialize_pipe(dir_mask=1, slot_size=0)  # error: slot_size must be positive, got 0
+                # error: slot_size must be positive, got 0
+                pl.aic_initialize_pipe(dir_mask=1, slot_size=0)
                 pl.tpush_to_aiv(pl.load(x, [0, 0], [16, 16]))
 
             @pl.function(type=pl.FunctionType.AIV)

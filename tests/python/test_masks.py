@@ -226,7 +226,8 @@ def mask_shape():
         def kernel(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
             t = pl.load(a, [0, 0], [16, 16])
             m = pl.tile.tri(0, [8, 16], dtype=pl.FP32)
-            return pl.store(pl.where(m, t, 0.0), [0, 0], o)  # error: the mask is [8, 16] but the tiles are [16, 16]
+            # error: the mask is [8, 16] but the tiles are [16, 16]
+            return pl.store(pl.where(m, t, 0.0), [0, 0], o)
 
         @pl.function(type=pl.FunctionType.Orchestration)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):

@@ -24,7 +24,8 @@ def test_duplicate_sources():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[T]) -> T:
-                y = pl.collective_permute(x, y, source_target_pairs=[[0, 1], [0, 2]])  # error: source 0 appears twice in source_target_pairs
+                # error: source 0 appears twice in source_target_pairs
+                y = pl.collective_permute(x, y, source_target_pairs=[[0, 1], [0, 2]])
                 return y
         return P
     expect_error(make)
@@ -36,7 +37,8 @@ def test_duplicate_targets():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[T]) -> T:
-                y = pl.collective_permute(x, y, source_target_pairs=[[0, 1], [2, 1]])  # error: target 1 appears twice in source_target_pairs
+                # error: target 1 appears twice in source_target_pairs
+                y = pl.collective_permute(x, y, source_target_pairs=[[0, 1], [2, 1]])
                 return y
         return P
     expect_error(make)
@@ -48,7 +50,8 @@ def test_device_outside_the_mesh():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[T]) -> T:
-                pl.send(x, source_target_pairs=[[3, 4]])  # error: device id 4 in source_target_pairs is outside [0, 4)
+                # error: device id 4 in source_target_pairs is outside [0, 4)
+                pl.send(x, source_target_pairs=[[3, 4]])
                 y = pl.recv(y, source_target_pairs=[[3, 4]])
                 return y
         return P
@@ -61,7 +64,8 @@ def test_pairs_for_a_larger_mesh():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[T]) -> T:
-                y = pl.collective_permute(x, y, source_target_pairs=[[0, 1], [1, 2]])  # error: device id 2 in source_target_pairs is outside [0, 2)
+                # error: device id 2 in source_target_pairs is outside [0, 2)
+                y = pl.collective_permute(x, y, source_target_pairs=[[0, 1], [1, 2]])
                 return y
         return P
     expect_error(make, devices=2)
@@ -73,7 +77,8 @@ def test_send_without_recv():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[T]) -> T:
-                pl.send(x, source_target_pairs=[[0, 1]])  # error: has no matching recv on channel 0 with source_target_pairs [[0, 1]]
+                # error: has no matching recv on channel 0 with source_target_pairs [[0, 1]]
+                pl.send(x, source_target_pairs=[[0, 1]])
                 return y
         return P
     expect_error(make)
@@ -85,7 +90,8 @@ def test_recv_without_send():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[T]) -> T:
-                y = pl.recv(y, source_target_pairs=[[0, 1]], channel=2)  # error: has no matching send on channel 2 with source_target_pairs [[0, 1]]
+                # error: has no matching send on channel 2 with source_target_pairs [[0, 1]]
+                y = pl.recv(y, source_target_pairs=[[0, 1]], channel=2)
                 return y
         return P
     expect_error(make)
@@ -97,7 +103,8 @@ def test_send_and_recv_on_different_channels():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[T]) -> T:
-                pl.send(x, source_target_pairs=[[0, 1]], channel=1)  # error: has no matching recv on channel 1
+                # error: has no matching recv on channel 1
+                pl.send(x, source_target_pairs=[[0, 1]], channel=1)
                 y = pl.recv(y, source_target_pairs=[[0, 1]], channel=2)
                 return y
         return P
@@ -110,7 +117,8 @@ def test_send_and_recv_shapes_differ():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[HALF]) -> HALF:
-                pl.send(x, source_target_pairs=[[0, 1]])  # error: sends '!bp.tensor<16x16xf32>' on channel 0 but the matching recv receives '!bp.tensor<8x16xf32>'
+                # error: sends '!bp.tensor<16x16xf32>' on channel 0 but the matching recv receives '!bp.tensor<8x16xf32>'
+                pl.send(x, source_target_pairs=[[0, 1]])
                 y = pl.recv(y, source_target_pairs=[[0, 1]])
                 return y
         return P
@@ -124,7 +132,8 @@ def test_send_and_recv_dtypes_differ():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[TI]) -> TI:
-                pl.send(x, source_target_pairs=[[0, 1]])  # error: sends '!bp.tensor<16x16xf32>' on channel 0 but the matching recv receives '!bp.tensor<16x16xi32>'
+                # error: sends '!bp.tensor<16x16xf32>' on channel 0 but the matching recv receives '!bp.tensor<16x16xi32>'
+                pl.send(x, source_target_pairs=[[0, 1]])
                 y = pl.recv(y, source_target_pairs=[[0, 1]])
                 return y
         return P
@@ -137,7 +146,8 @@ def test_recv_before_send_on_a_cycle_deadlocks():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[T]) -> T:
-                y = pl.recv(y, source_target_pairs=[[0, 1], [1, 0]])  # error: deadlocks: device 0 waits here to receive from device 1, and the devices wait for each other in a cycle
+                # error: deadlocks: device 0 waits here to receive from device 1, and the devices wait for each other in a cycle
+                y = pl.recv(y, source_target_pairs=[[0, 1], [1, 0]])
                 pl.send(x, source_target_pairs=[[0, 1], [1, 0]])
                 return y
         return P
@@ -150,7 +160,8 @@ def send_in_a_kernel():
     class P:
         @pl.function(type=pl.FunctionType.InCore)
         def k(self, x: T, y: pl.Out[T]) -> T:
-            pl.send(x, source_target_pairs=[[0, 1]])  # error: pl.send is only valid in Orchestration functions, not in InCore function 'k'
+            # error: pl.send is only valid in Orchestration functions, not in InCore function 'k'
+            pl.send(x, source_target_pairs=[[0, 1]])
             return pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
     return P
 
@@ -160,7 +171,8 @@ def recv_in_a_kernel():
     class P:
         @pl.function(type=pl.FunctionType.InCore)
         def k(self, x: T, y: pl.Out[T]) -> T:
-            y = pl.recv(y, source_target_pairs=[[0, 1]])  # error: pl.recv is only valid in Orchestration functions, not in InCore function 'k'
+            # error: pl.recv is only valid in Orchestration functions, not in InCore function 'k'
+            y = pl.recv(y, source_target_pairs=[[0, 1]])
             return y
     return P
 
@@ -170,7 +182,8 @@ def collective_permute_in_a_kernel():
     class P:
         @pl.function(type=pl.FunctionType.InCore)
         def k(self, x: T, y: pl.Out[T]) -> T:
-            y = pl.collective_permute(x, y, source_target_pairs=[[0, 1]])  # error: pl.collective_permute is only valid in Orchestration functions, not in InCore function 'k'
+            # error: pl.collective_permute is only valid in Orchestration functions, not in InCore function 'k'
+            y = pl.collective_permute(x, y, source_target_pairs=[[0, 1]])
             return y
     return P
 
@@ -180,7 +193,8 @@ def device_id_in_a_kernel():
     class P:
         @pl.function(type=pl.FunctionType.InCore)
         def k(self, x: T, y: pl.Out[T]) -> T:
-            d = pl.device_id()  # error: pl.device_id is only valid in Orchestration functions, not in InCore function 'k'
+            # error: pl.device_id is only valid in Orchestration functions, not in InCore function 'k'
+            d = pl.device_id()
             return pl.store(pl.load(x, [d, 0], [16, 16]), [0, 0], y)
     return P
 
@@ -198,7 +212,8 @@ def test_collective_permute_out_of_another_shape():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[HALF]) -> HALF:
-                y = pl.collective_permute(x, y, source_target_pairs=[[0, 1]])  # error: pl.collective_permute's out must be Tensor[[16, 16], FP32] like its tensor, got Tensor[[8, 16], FP32]
+                # error: pl.collective_permute's out must be Tensor[[16, 16], FP32] like its tensor, got Tensor[[8, 16], FP32]
+                y = pl.collective_permute(x, y, source_target_pairs=[[0, 1]])
                 return y
         return P
     expect_error(make)
@@ -211,7 +226,8 @@ def test_recv_into_an_input():
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[T]) -> T:
                 pl.send(y, source_target_pairs=[[0, 1]])
-                x = pl.recv(x, source_target_pairs=[[0, 1]])  # error: pl.recv writes into 'x', an input of 'main'; declare it pl.Out[...] or pl.InOut[...] to write it
+                # error: pl.recv writes into 'x', an input of 'main'; declare it pl.Out[...] or pl.InOut[...] to write it
+                x = pl.recv(x, source_target_pairs=[[0, 1]])
                 return y
         return P
     expect_error(make)
@@ -223,7 +239,8 @@ def test_collective_permute_into_an_input():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, z: T, y: pl.Out[T]) -> T:
-                z = pl.collective_permute(x, z, source_target_pairs=[[0, 1]])  # error: pl.collective_permute writes into 'z', an input of 'main'
+                # error: pl.collective_permute writes into 'z', an input of 'main'
+                z = pl.collective_permute(x, z, source_target_pairs=[[0, 1]])
                 return y
         return P
     expect_error(make)
@@ -235,7 +252,8 @@ def test_pairs_not_a_list_of_pairs():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[T]) -> T:
-                y = pl.collective_permute(x, y, source_target_pairs=[0, 1])  # error: each of pl.collective_permute's source_target_pairs is a [source, target] pair
+                # error: each of pl.collective_permute's source_target_pairs is a [source, target] pair
+                y = pl.collective_permute(x, y, source_target_pairs=[0, 1])
                 return y
         return P
     expect_error(make)
@@ -247,7 +265,8 @@ def test_pairs_of_three():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[T]) -> T:
-                pl.send(x, source_target_pairs=[[0, 1, 2]])  # error: each of pl.send's source_target_pairs is a [source, target] pair
+                # error: each of pl.send's source_target_pairs is a [source, target] pair
+                pl.send(x, source_target_pairs=[[0, 1, 2]])
                 return y
         return P
     expect_error(make)
@@ -259,7 +278,8 @@ def test_pairs_not_a_list():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[T]) -> T:
-                y = pl.recv(y, source_target_pairs=3)  # error: pl.recv's source_target_pairs must be a list of [source, target] device pairs known at compile time
+                # error: pl.recv's source_target_pairs must be a list of [source, target] device pairs known at compile time
+                y = pl.recv(y, source_target_pairs=3)
                 return y
         return P
     expect_error(make)
@@ -271,7 +291,8 @@ def test_device_id_not_an_integer():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[T]) -> T:
-                y = pl.collective_permute(x, y, source_target_pairs=[[0, "a"]])  # error: a device id must be an integer known at compile time, got 'a'
+                # error: a device id must be an integer known at compile time, got 'a'
+                y = pl.collective_permute(x, y, source_target_pairs=[[0, "a"]])
                 return y
         return P
     expect_error(make)
@@ -283,7 +304,8 @@ def test_no_pairs():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[T]) -> T:
-                y = pl.collective_permute(x, y, source_target_pairs=[])  # error: a device-to-device transfer needs at least one source-target pair
+                # error: a device-to-device transfer needs at least one source-target pair
+                y = pl.collective_permute(x, y, source_target_pairs=[])
                 return y
         return P
     expect_error(make)
@@ -295,7 +317,8 @@ def test_negative_channel():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[T]) -> T:
-                y = pl.collective_permute(x, y, source_target_pairs=[[0, 1]], channel=-1)  # error: pl.collective_permute's channel must be >= 0, got -1
+                # error: pl.collective_permute's channel must be >= 0, got -1
+                y = pl.collective_permute(x, y, source_target_pairs=[[0, 1]], channel=-1)
                 return y
         return P
     expect_error(make)
@@ -307,7 +330,8 @@ def test_transfer_in_a_program_compiled_without_devices():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[T]) -> T:
-                y = pl.collective_permute(x, y, source_target_pairs=[[0, 1]])  # error: compile the program for one with blockpipe.compile(..., devices=N)
+                # error: compile the program for one with blockpipe.compile(..., devices=N)
+                y = pl.collective_permute(x, y, source_target_pairs=[[0, 1]])
                 return y
         return P
     expect_error(make, devices=None)
@@ -317,7 +341,8 @@ def test_placement_outside_the_mesh():
     def make():
         @pl.program
         class P:
-            @pl.function(type=pl.FunctionType.Orchestration, device=3)  # error: 'main' is placed on device 3, outside the mesh of 2 devices (compile(..., devices=2))
+            # error: 'main' is placed on device 3, outside the mesh of 2 devices (compile(..., devices=2))
+            @pl.function(type=pl.FunctionType.Orchestration, device=3)
             def main(self, x: T, y: pl.Out[T]) -> T:
                 return y
         return P

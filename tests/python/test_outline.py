@@ -235,7 +235,8 @@ def at_inside_a_kernel():
     class P:
         @pl.function(type=pl.FunctionType.InCore)
         def k(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
-            with pl.at(level=pl.Level.CORE_GROUP):  # error: pl.at scopes are outlined at the top level
+            # error: pl.at scopes are outlined at the top level
+            with pl.at(level=pl.Level.CORE_GROUP):
                 o = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], o)
             return o
 
@@ -264,7 +265,8 @@ def slots_above_the_target():
     class P:
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
-            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.cross_core_slot(slot_num=65)]):  # error: slot_num 65 is more than the 64 slots a ring may have on target 'cpu-sim'
+            # error: slot_num 65 is more than the 64 slots a ring may have on target 'cpu-sim'
+            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.cross_core_slot(slot_num=65)]):
                 o = pl.assemble(o, pl.exp(pl.matmul(a, a)), [0, 0])
             return o
 
@@ -277,7 +279,8 @@ def slots_given_twice():
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
             with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.NONE, slot_num=2),
-                                                                 pl.cross_core_slot(slot_num=4)]):  # error: gives slot_num twice
+                                                                 # error: gives slot_num twice
+                                                                 pl.cross_core_slot(slot_num=4)]):
                 o = pl.assemble(o, pl.exp(a), [0, 0])
             return o
 
@@ -289,7 +292,8 @@ def slots_not_positive():
     class P:
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
-            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.cross_core_slot(slot_num=0)]):  # error: pl.cross_core_slot's slot_num must be a positive integer
+            # error: pl.cross_core_slot's slot_num must be a positive integer
+            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.cross_core_slot(slot_num=0)]):
                 o = pl.assemble(o, pl.exp(a), [0, 0])
             return o
 

@@ -49,7 +49,8 @@ def uses_a_reserved_buffer():
 def uses_function_attrs():
     @pl.program
     class Dual:
-        @pl.function(type=pl.FunctionType.AIV, attrs={"split_aiv": True})  # error: pl.function(attrs=...) is not supported
+        # error: pl.function(attrs=...) is not supported
+        @pl.function(type=pl.FunctionType.AIV, attrs={"split_aiv": True})
         def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
             return pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
 
@@ -61,7 +62,8 @@ def uses_a_host_scope():
     class At:
         @pl.function(type=pl.FunctionType.Opaque)
         def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
-            with pl.at(level=pl.Level.HOST):  # error: pl.at(level=pl.Level.HOST) is not supported by blockpipe
+            # error: pl.at(level=pl.Level.HOST) is not supported by blockpipe
+            with pl.at(level=pl.Level.HOST):
                 y = pl.assemble(y, pl.exp(x), [0, 0])
             return y
 

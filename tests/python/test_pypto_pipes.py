@@ -106,7 +106,8 @@ def unknown_peer():
     class P:
         @pl.function(type=pl.FunctionType.AIV)
         def vector(self, a: pl.Tensor[[N, N], pl.FP32]):
-            p = pl.import_peer_buffer(name="x", peer_func="nobody")  # error: peer_func 'nobody' is not another function
+            # error: peer_func 'nobody' is not another function
+            p = pl.import_peer_buffer(name="x", peer_func="nobody")
             pl.aiv_initialize_pipe(0, p, dir_mask=2, slot_size=SLOT)
 
     return P
@@ -117,7 +118,8 @@ def local_slots_above_slots():
     class P:
         @pl.function(type=pl.FunctionType.AIC)
         def cube(self, a: pl.Tensor[[N, N], pl.FP32]):
-            pl.aic_initialize_pipe(dir_mask=1, slot_size=SLOT, slot_num=2, local_slot_num=4)  # error: local_slot_num must be in [1, slot_num]
+            # error: local_slot_num must be in [1, slot_num]
+            pl.aic_initialize_pipe(dir_mask=1, slot_size=SLOT, slot_num=2, local_slot_num=4)
 
     return P
 
@@ -128,7 +130,8 @@ def run_time_conditional_expression():
         @pl.function
         def kernel(self, a: pl.Tensor[[N, N], pl.FP32], o: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
             t = pl.load(a, [0, 0], [N, N])
-            u = pl.exp(t) if pl.tile.get_block_idx() == 0 else t  # error: a conditional expression needs a condition known at compile time
+            # error: a conditional expression needs a condition known at compile time
+            u = pl.exp(t) if pl.tile.get_block_idx() == 0 else t
             return pl.store(u, [0, 0], o)
 
     return P
@@ -169,7 +172,8 @@ def never_freed():
         @pl.function(type=pl.FunctionType.AIV)
         def vector(self, o: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
             pl.aiv_initialize_pipe(dir_mask=1, slot_size=SLOT)
-            t: pl.Tile[[N, N], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic()  # error: the tile popped here from pipe 0 is never freed
+            # error: the tile popped here from pipe 0 is never freed
+            t: pl.Tile[[N, N], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic()
             return pl.store(t, [0, 0], o)
 
     return P
@@ -197,7 +201,8 @@ def dual_dispatch_asks_its_lane():
     class P:
         @pl.function(type=pl.FunctionType.AIV, attrs={"dual_aiv_dispatch": True})
         def vector(self, a: pl.Tensor[[N, N], pl.FP32], o: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
-            lane = pl.tile.get_subblock_idx()  # error: pl.tile.get_subblock_idx() would always be 0 here
+            # error: pl.tile.get_subblock_idx() would always be 0 here
+            lane = pl.tile.get_subblock_idx()
             t = pl.load(a, [lane * 8, 0], [8, N])
             return pl.store(t, [lane * 8, 0], o)
 

@@ -213,7 +213,8 @@ def row_sum_left_right():
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 1], pl.FP32]]):
             with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT)]):
-                o = pl.assemble(o, pl.row_sum(pl.exp(a)), [0, 0])  # error: a row reduction would see half of each row
+                # error: a row reduction would see half of each row
+                o = pl.assemble(o, pl.row_sum(pl.exp(a)), [0, 0])
             return o
 
     return P
@@ -237,7 +238,8 @@ def transpose_split():
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
             with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):
-                o = pl.assemble(o, pl.transpose(pl.exp(a), 0, 1), [0, 0])  # error: a transpose swaps the halves
+                # error: a transpose swaps the halves
+                o = pl.assemble(o, pl.transpose(pl.exp(a), 0, 1), [0, 0])
             return o
 
     return P
@@ -251,7 +253,8 @@ def push_split_disagrees():
             pl.aic_initialize_pipe(dir_mask=1, slot_size=1024)
             acc = pl.matmul(pl.load(a, [0, 0], [16, 16], target_memory=pl.MemorySpace.Left),
                             pl.load(a, [0, 0], [16, 16], target_memory=pl.MemorySpace.Right))
-            pl.tpush_to_aiv(acc, split=1)  # error: split=1 (UP_DOWN) disagrees with the function's split mode NONE
+            # error: split=1 (UP_DOWN) disagrees with the function's split mode NONE
+            pl.tpush_to_aiv(acc, split=1)
 
     return P
 
@@ -276,7 +279,8 @@ def reshape_columns_left_right():
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[256, 1], pl.FP32]]):
             with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT)]):
-                o = pl.assemble(o, pl.reshape(pl.exp(a), [256, 1]), [0, 0])  # error: not whole runs of its elements
+                # error: not whole runs of its elements
+                o = pl.assemble(o, pl.reshape(pl.exp(a), [256, 1]), [0, 0])
             return o
 
     return P
@@ -290,7 +294,8 @@ def reshaped_halves_meet_columns():
             with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT)]):
                 x = pl.exp(a)
                 col = pl.reshape(pl.col_sum(x), [16, 1])
-                o = pl.assemble(o, pl.row_expand_mul(x, col), [0, 0])  # error: halves lie along different axes
+                # error: halves lie along different axes
+                o = pl.assemble(o, pl.row_expand_mul(x, col), [0, 0])
             return o
 
     return P

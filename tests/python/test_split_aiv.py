@@ -156,7 +156,8 @@ def crossing_without_shard():
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, a: pl.Tensor[[S, S], pl.FP32], out: pl.Out[pl.Tensor[[S, S], pl.FP32]]):
             with pl.at(level=pl.Level.CORE_GROUP):
-                qk = pl.matmul(pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Left),  # error: without pl.aiv_shard
+                # error: without pl.aiv_shard
+                qk = pl.matmul(pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Left),
                                pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Right))
                 for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
                     out = pl.store(pl.exp(qk), [lane * (S // 2), 0], out)
@@ -171,7 +172,8 @@ def shard_outside():
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, a: pl.Tensor[[S, S], pl.FP32], out: pl.Out[pl.Tensor[[S, S], pl.FP32]]):
             with pl.at(level=pl.Level.CORE_GROUP):
-                t = pl.aiv_shard(pl.load(a, [0, 0], [S, S]))  # error: pl.aiv_shard is only valid inside
+                # error: pl.aiv_shard is only valid inside
+                t = pl.aiv_shard(pl.load(a, [0, 0], [S, S]))
                 out = pl.store(t, [0, 0], out)
             return out
 
@@ -187,7 +189,8 @@ def shard_in_task_parallel_region():
                 qk = pl.matmul(pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Left),
                                pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Right))
                 for lane in pl.split_aiv(2, mode=pl.SplitMode.NONE):
-                    out = pl.store(pl.aiv_shard(qk), [0, 0], out)  # error: which blockpipe does not support
+                    # error: which blockpipe does not support
+                    out = pl.store(pl.aiv_shard(qk), [0, 0], out)
             return out
 
     return P
@@ -284,7 +287,8 @@ def region_and_split_scope():
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, a: pl.Tensor[[S, S], pl.FP32], out: pl.Out[pl.Tensor[[S, S], pl.FP32]]):
             with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):
-                for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):  # error: takes its split from them
+                # error: takes its split from them
+                for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
                     out = pl.store(pl.exp(pl.load(a, [0, 0], [S, S])), [0, 0], out)
             return out
 
@@ -296,7 +300,8 @@ def region_in_aiv_function():
     class P:
         @pl.function(type=pl.FunctionType.AIV)
         def k(self, a: pl.Tensor[[S, S], pl.FP32], out: pl.Out[pl.Tensor[[S, S], pl.FP32]]):
-            for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):  # error: are written in pl.at(level=pl.Level.CORE_GROUP) scopes
+            # error: are written in pl.at(level=pl.Level.CORE_GROUP) scopes
+            for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
                 out = pl.store(pl.exp(pl.load(a, [0, 0], [S, S])), [0, 0], out)
             return out
 

@@ -2,7 +2,6 @@
 a block stored before it, every block sees after it); against numpy, and
 the errors at the user's line."""
 
-import inspect
 
 import numpy as np
 import pytest
@@ -36,7 +35,8 @@ def rotate(blocks: int, sync_start: bool = True):
                  tmp: pl.Out[pl.Tensor[[blocks * ROWS, 64], pl.FP32]],
                  out: pl.Out[pl.Tensor[[blocks * ROWS, 64], pl.FP32]]):
             with pl.spmd(blocks, sync_start=sync_start):
-                tmp, out = self.kernel(x, tmp, out)  # error: without sync_start: its blocks must all run at once
+                # error: without sync_start: its blocks must all run at once
+                tmp, out = self.kernel(x, tmp, out)
             return tmp, out
 
     return Rotate
@@ -54,8 +54,7 @@ def test_blocks_see_what_others_stored_before_the_barrier(blocks):
 
 
 def test_a_launch_without_sync_start_is_a_compile_error():
-    source, first = inspect.getsourcelines(rotate)
-    line = first + next(i for i, text in enumerate(source) if "# error:" in text)
+    line, _ = located.marked_line(rotate)
     with pytest.raises(blockpipe.CompileError) as info:
         blockpipe.compile(rotate(4, sync_start=False), quiet=True)
     assert "calls pl.system.syncall (a barrier of all its blocks), without sync_start" in info.value.message
@@ -91,7 +90,8 @@ def a_barrier_across_both_halves():
     class Mix:
         @pl.function
         def kernel(self, x: pl.Tensor[[4, 64], pl.FP32], out: pl.Out[pl.Tensor[[4, 64], pl.FP32]]):
-            pl.system.syncall(core_type="mix")  # error: a barrier across both halves is not supported by blockpipe
+            # error: a barrier across both halves is not supported by blockpipe
+            pl.system.syncall(core_type="mix")
             return pl.store(pl.load(x, [0, 0], [4, 64]), [0, 0], out)
 
     return Mix

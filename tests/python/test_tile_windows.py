@@ -233,7 +233,8 @@ def bad_slice():
         @pl.function
         def kernel(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[8, 8], pl.FP32]]):
             t = pl.load(a, [0, 0], [16, 16])
-            return pl.store(pl.slice(t, [8, 8], [0, 12]), [0, 0], o)  # error: outside the tile's size 16
+            # error: outside the tile's size 16
+            return pl.store(pl.slice(t, [8, 8], [0, 12]), [0, 0], o)
 
         @pl.function(type=pl.FunctionType.Orchestration)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[8, 8], pl.FP32]]):
@@ -248,7 +249,8 @@ def bad_reshape():
         @pl.function
         def kernel(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[8, 16], pl.FP32]]):
             t = pl.load(a, [0, 0], [16, 16])
-            return pl.store(pl.reshape(t, [8, 16]), [0, 0], o)  # error: cannot make [8, 16] (128 elements)
+            # error: cannot make [8, 16] (128 elements)
+            return pl.store(pl.reshape(t, [8, 16]), [0, 0], o)
 
         @pl.function(type=pl.FunctionType.Orchestration)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[8, 16], pl.FP32]]):
@@ -263,7 +265,8 @@ def bad_row_vector():
         @pl.function
         def kernel(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
             t = pl.load(a, [0, 0], [16, 16])
-            return pl.store(pl.row_expand_mul(t, t[0:1, :]), [0, 0], o)  # error: row vector must be [16, 1]
+            # error: row vector must be [16, 1]
+            return pl.store(pl.row_expand_mul(t, t[0:1, :]), [0, 0], o)
 
         @pl.function(type=pl.FunctionType.Orchestration)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
@@ -278,7 +281,8 @@ def bad_window_size():
         @pl.function
         def kernel(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
             k = pl.tile.get_block_idx()
-            t = a[k:k * 2, :]  # error: a window's size must be a positive number known at compile time
+            # error: a window's size must be a positive number known at compile time
+            t = a[k:k * 2, :]
             return pl.store(t, [0, 0], o)
 
         @pl.function(type=pl.FunctionType.Orchestration)
@@ -294,7 +298,8 @@ def bad_matmul_out_dtype():
         @pl.function
         def kernel(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.INT32]]):
             t = pl.matmul(pl.load(a, [0, 0], [16, 16]), pl.load(a, [0, 0], [16, 16]),
-                          out_dtype=pl.INT32)  # error: its result is FP32, or FP16/BF16 for float operands
+                          # error: its result is FP32, or FP16/BF16 for float operands
+                          out_dtype=pl.INT32)
             return pl.store(t, [0, 0], o)
 
         @pl.function(type=pl.FunctionType.Orchestration)

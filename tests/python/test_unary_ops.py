@@ -95,7 +95,8 @@ def test_an_integer_tile_is_an_error_at_the_line(op):
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: pl.Tensor[[8, 8], pl.INT32], y: pl.Out[pl.Tensor[[8, 8], pl.INT32]]):
                 t = pl.load(x, [0, 0], [8, 8])
-                return pl.store(function(t), [0, 0], y)  # error: needs a floating-point tile, got INT32
+                # error: needs a floating-point tile, got INT32
+                return pl.store(function(t), [0, 0], y)
 
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: pl.Tensor[[8, 8], pl.INT32], y: pl.Out[pl.Tensor[[8, 8], pl.INT32]]):

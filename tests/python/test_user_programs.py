@@ -873,7 +873,8 @@ def test_store_into_an_input_tensor():
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T32, y: pl.Out[T32]):
                 t = pl.load(x, [0, 0], [32, 32])
-                x = pl.store(pl.add(t, 1.0), [0, 0], x)  # error: pl.store into 'x', an input of 'k'; declare it pl.Out
+                # error: pl.store into 'x', an input of 'k'; declare it pl.Out
+                x = pl.store(pl.add(t, 1.0), [0, 0], x)
                 return pl.store(t, [0, 0], y)
 
             @pl.function(type=pl.FunctionType.Orchestration)
@@ -895,7 +896,8 @@ def test_orchestration_input_given_to_a_kernel_output():
 
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T32, y: T32):
-                self.k(x, y)  # error: 'k' writes its Out parameter 'y', given 'y', an input of 'main'
+                # error: 'k' writes its Out parameter 'y', given 'y', an input of 'main'
+                self.k(x, y)
         return P
     expect_error(make)
 
@@ -971,7 +973,8 @@ def test_float_constant_beyond_the_dtype():
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: pl.Tensor[[8, 8], pl.FP16], y: pl.Out[pl.Tensor[[8, 8], pl.FP16]]):
                 t = pl.load(x, [0, 0], [8, 8])
-                return pl.store(pl.maximum(t, -1e9), [0, 0], y)  # error: -1000000000.0 is out of range for FP16
+                # error: -1000000000.0 is out of range for FP16
+                return pl.store(pl.maximum(t, -1e9), [0, 0], y)
 
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: pl.Tensor[[8, 8], pl.FP16], y: pl.Out[pl.Tensor[[8, 8], pl.FP16]]):
@@ -989,7 +992,8 @@ def test_integer_constant_beyond_the_dtype():
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: pl.Tensor[[8, 8], pl.INT32], y: pl.Out[pl.Tensor[[8, 8], pl.INT32]]):
                 t = pl.full([2**3, 8], pl.INT32, 2**31 - 1)
-                t = pl.add(t, pl.full([8, 8], pl.INT32, 2**31))  # error: 2147483648 is out of range for INT32
+                # error: 2147483648 is out of range for INT32
+                t = pl.add(t, pl.full([8, 8], pl.INT32, 2**31))
                 return pl.store(t, [0, 0], y)
 
             @pl.function(type=pl.FunctionType.Orchestration)
@@ -1013,7 +1017,8 @@ def test_compile_time_float_reassigned_in_a_loop():
                 s = 1.0
                 for i in pl.range(3):
                     acc = pl.add(acc, pl.mul(t, s))
-                    s = s * 0.5  # error: 's' holds the compile-time number 1.0 and the loop body reassigns it
+                    # error: 's' holds the compile-time number 1.0 and the loop body reassigns it
+                    s = s * 0.5
                 return pl.store(pl.mul(acc, s), [0, 0], y)
 
             @pl.function(type=pl.FunctionType.Orchestration)
@@ -1033,7 +1038,8 @@ def test_compile_time_float_assigned_in_a_run_time_branch():
             def k(self, x: T32, y: pl.Out[T32]):
                 s = 1.0
                 if pl.tile.get_block_idx() == 0:
-                    s = 0.5  # error: 's' is a float known at compile time that differs between the branches
+                    # error: 's' is a float known at compile time that differs between the branches
+                    s = 0.5
                 return pl.store(pl.mul(pl.load(x, [0, 0], [32, 32]), s), [0, 0], y)
 
             @pl.function(type=pl.FunctionType.Orchestration)
@@ -1053,7 +1059,8 @@ def test_three_dimensional_tile():
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: pl.Tensor[[4, 8, 16], pl.FP32], y: pl.Out[pl.Tensor[[4, 8, 16], pl.FP32]]):
                 b = pl.tile.get_block_idx()
-                t = pl.load(x, [b, 0, 0], [2, 8, 16])  # error: tiles are 1-D or 2-D: a window of [2, 8, 16]
+                # error: tiles are 1-D or 2-D: a window of [2, 8, 16]
+                t = pl.load(x, [b, 0, 0], [2, 8, 16])
                 return pl.store(t, [b, 0, 0], y)
 
             @pl.function(type=pl.FunctionType.Orchestration)
@@ -1072,7 +1079,8 @@ def test_tile_of_index_elements():
         class P:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: pl.Tensor[[8, 8], pl.INDEX], y: pl.Out[pl.Tensor[[8, 8], pl.INDEX]]):
-                t = pl.load(x, [0, 0], [8, 8])  # error: tiles cannot hold INDEX elements; use pl.INT64
+                # error: tiles cannot hold INDEX elements; use pl.INT64
+                t = pl.load(x, [0, 0], [8, 8])
                 return pl.store(t, [0, 0], y)
 
             @pl.function(type=pl.FunctionType.Orchestration)
@@ -1089,7 +1097,8 @@ def test_float_scalar_in_index_arithmetic():
         class P:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T32, f: pl.Scalar[pl.FP32], y: pl.Out[T32]):
-                r = pl.tile.get_block_idx() * f  # error: cannot combine Scalar[INDEX] and Scalar[FP32] with '*'
+                # error: cannot combine Scalar[INDEX] and Scalar[FP32] with '*'
+                r = pl.tile.get_block_idx() * f
                 return pl.store(pl.load(x, [r, 0], [8, 32]), [0, 0], y)
 
             @pl.function(type=pl.FunctionType.Orchestration)
@@ -1114,7 +1123,8 @@ def test_tpop_annotated_with_another_type_than_pushed():
             @pl.function(type=pl.FunctionType.AIV)
             def vec(self, y: pl.Out[pl.Tensor[[8, 32], pl.FP32]]):
                 pl.aiv_initialize_pipe(dir_mask=1, slot_size=16 * 16 * 4)
-                a: pl.Tile[[8, 32], pl.FP32] = pl.tpop_from_aic()  # error: pops 8x32xf32 tiles, but pipe 0 (c2v) carries 16x16xf32 from the other half of the group
+                # error: pops 8x32xf32 tiles, but pipe 0 (c2v) carries 16x16xf32 from the other half of the group
+                a: pl.Tile[[8, 32], pl.FP32] = pl.tpop_from_aic()
                 y = pl.store(a, [0, 0], y)
                 pl.tfree_to_aic()
                 return y
@@ -1143,7 +1153,8 @@ def test_loop_variable_used_after_the_loop():
                 i = 0
                 for i in pl.range(n):
                     y = pl.store(pl.load(x, [i, 0], [1, 32]), [i, 0], y)
-                return pl.store(pl.load(x, [i, 0], [1, 32]), [0, 0], y)  # error: 'i' is the variable of the loop at line
+                # error: 'i' is the variable of the loop at line
+                return pl.store(pl.load(x, [i, 0], [1, 32]), [0, 0], y)
 
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T32, n: pl.Scalar[pl.INDEX], y: pl.Out[T32]):
@@ -1164,7 +1175,8 @@ def test_spmd_name_hint_of_the_wrong_type():
 
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T32, y: pl.Out[T32]):
-                with pl.spmd(4, sync_start=True, name_hint=3):  # error: name_hint must be a compile-time str or None, got 3
+                # error: name_hint must be a compile-time str or None, got 3
+                with pl.spmd(4, sync_start=True, name_hint=3):
                     y = self.k(x, y)
                 return y
         return P
@@ -1183,7 +1195,8 @@ def test_spmd_loop_variable_used_in_the_orchestration():
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T32, y: pl.Out[T32]):
                 for i in pl.spmd(4):
-                    y = self.k(x, i, y)  # error: 'i', the variable of pl.spmd, has no value in an orchestration function
+                    # error: 'i', the variable of pl.spmd, has no value in an orchestration function
+                    y = self.k(x, i, y)
                 return y
         return P
     expect_error(make)

@@ -246,7 +246,8 @@ def constant_valid_out_of_range():
     class Bad:
         @pl.function
         def kernel(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
-            t = pl.load(x, [0, 0], [16, 16], valid_shape=[20, 16])  # error: pl.load's valid_shape size 20 is outside [0, 16]
+            # error: pl.load's valid_shape size 20 is outside [0, 16]
+            t = pl.load(x, [0, 0], [16, 16], valid_shape=[20, 16])
             return pl.store(t, [0, 0], y)
 
     return Bad
@@ -259,7 +260,8 @@ def reshape_of_a_valid_tile():
         def kernel(self, x: pl.Tensor[[16, 16], pl.FP32], n: pl.Scalar[pl.INDEX],
                    y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
             t = pl.tile.set_validshape(pl.load(x, [0, 0], [16, 16]), n, 16)
-            u = pl.reshape(t, [16, 16])  # error: reshape of a tile with a valid_shape ([a run-time value, 16]) is not supported by blockpipe: pl.fillpad the tile first
+            # error: reshape of a tile with a valid_shape ([a run-time value, 16]) is not supported by blockpipe: pl.fillpad the tile first
+            u = pl.reshape(t, [16, 16])
             return pl.store(u, [0, 0], y)
 
     return Bad
@@ -283,8 +285,13 @@ def a_tileview_with_layout():
     class Bad:
         @pl.function
         def kernel(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
-            t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[8, 8], fractal=512)] = \
-                pl.load(x, [0, 0], [16, 16])  # error: pl.TileView(fractal=...) is not supported by blockpipe
+            t: pl.Tile[
+                [16, 16],
+                pl.FP32,
+                pl.Mem.Vec,
+                # error: pl.TileView(fractal=...) is not supported by blockpipe
+                pl.TileView(valid_shape=[8, 8], fractal=512),
+            ] = pl.load(x, [0, 0], [16, 16])
             return pl.store(t, [0, 0], y)
 
     return Bad
