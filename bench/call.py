@@ -54,9 +54,13 @@ def run(quick: bool):
         anchor.append(_per_call_us(lambda: np.add(x, 1, out=y), calls))
     ours_us, anchor_us = statistics.median(ours), statistics.median(anchor)
     yield {
-        "bench": "call", "case": f"1 block, {R}x{C} f32 in and out",
-        "value": round(ours_us, 3), "unit": "us/call",
-        "anchor": "numpy np.add(x, 1, out=y)", "anchor_value": round(anchor_us, 3),
+        "bench": "call",
+        "case": f"1 block, {R}x{C} f32 in and out",
+        "value": round(ours_us, 3),
+        "unit": "us/call",
+        "anchor": "numpy np.add(x, 1, out=y)",
+        "anchor_value": round(anchor_us, 3),
         "ratio": round(ours_us / anchor_us, 2),
-        "overhead_us": round(ours_us - anchor_us, 3), "goal": "overhead_us < 10",
+        "overhead_us": round(ours_us - anchor_us, 3),
+        "goal": "overhead_us < 10",
     }

@@ -50,9 +50,15 @@ def _front_to_cpp(program):
 
 
 def _line(case, value, anchor_value, goal=None):
-    line = {"bench": "compile", "case": case, "value": round(value, 3), "unit": "ms",
-            "anchor": "CPython compile() of the example source", "anchor_value": round(anchor_value, 3),
-            "ratio": round(value / anchor_value, 2)}
+    line = {
+        "bench": "compile",
+        "case": case,
+        "value": round(value, 3),
+        "unit": "ms",
+        "anchor": "CPython compile() of the example source",
+        "anchor_value": round(anchor_value, 3),
+        "ratio": round(value / anchor_value, 2),
+    }
     if goal is not None:
         line["goal_ms"] = goal
     return line
@@ -65,7 +71,9 @@ def run(quick: bool):
         anchor = _median_ms(lambda: compile(source, str(path), "exec"), repeats)
         front = _median_ms(lambda: _front_to_cpp(program), repeats)
         flagship = path.stem == FLAGSHIP
-        yield _line(f"{path.stem}: frontend+passes+codegen", front, anchor, 50 if flagship else None)
+        yield _line(
+            f"{path.stem}: frontend+passes+codegen", front, anchor, 50 if flagship else None
+        )
         blockpipe.compile(program, quiet=True)  # fill the cache
         warm = _median_ms(lambda: blockpipe.compile(program, quiet=True), repeats)
         yield _line(f"{path.stem}: warm-cache compile()", warm, anchor, 10 if flagship else None)

@@ -53,23 +53,34 @@ def make_program(size: int, dtype_name: str):
     @pl.program
     class FlagshipGpu:
         @pl.function(type=pl.FunctionType.InCore)
-        def kernel(self, x: pl.Tensor[[M, K], dtype], w: pl.Tensor[[K, N], dtype],
-                   res: pl.Tensor[[M, N], pl.FP32],
-                   out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        def kernel(
+            self,
+            x: pl.Tensor[[M, K], dtype],
+            w: pl.Tensor[[K, N], dtype],
+            res: pl.Tensor[[M, N], pl.FP32],
+            out: pl.Out[pl.Tensor[[M, N], pl.FP32]],
+        ) -> pl.Tensor[[M, N], pl.FP32]:
             block = pl.tile.get_block_idx()
             row = (block // COL_TILES) * TM
             col = (block % COL_TILES) * TN
             acc = pl.matmul(pl.load(x, [row, 0], [TM, TK]), pl.load(w, [0, col], [TK, TN]))
             for k in pl.range(1, K // TK):
-                acc = pl.matmul(pl.load(x, [row, k * TK], [TM, TK]),
-                                pl.load(w, [k * TK, col], [TK, TN]), acc=acc)
+                acc = pl.matmul(
+                    pl.load(x, [row, k * TK], [TM, TK]),
+                    pl.load(w, [k * TK, col], [TK, TN]),
+                    acc=acc,
+                )
             y = pl.add(acc, pl.load(res, [row, col], [TM, TN]))
             return pl.store(y, [row, col], out)
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, x: pl.Tensor[[M, K], dtype], w: pl.Tensor[[K, N], dtype],
-                 res: pl.Tensor[[M, N], pl.FP32],
-                 out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        def main(
+            self,
+            x: pl.Tensor[[M, K], dtype],
+            w: pl.Tensor[[K, N], dtype],
+            res: pl.Tensor[[M, N], pl.FP32],
+            out: pl.Out[pl.Tensor[[M, N], pl.FP32]],
+        ) -> pl.Tensor[[M, N], pl.FP32]:
             with pl.spmd(BLOCKS):
                 out = self.kernel(x, w, res, out)
             return out
@@ -90,13 +101,15 @@ def prepare(out: pathlib.Path, size: int):
     import st_bundle
 
     out.mkdir(parents=True, exist_ok=True)
-    rt = st_bundle.runtime_build("cuda", pathlib.Path(os.environ.get("BLOCKPIPE_BUILD_DIR",
-                                                                     root / "build")).resolve())
+    rt = st_bundle.runtime_build(
+        "cuda", pathlib.Path(os.environ.get("BLOCKPIPE_BUILD_DIR", root / "build")).resolve()
+    )
     shutil.copy2(__file__, out / "cuda_kernel.py")
     for name in DTYPES:
         where = out / name
-        compiled = blockpipe.compile(make_program(size, name), output_dir=where, target="cuda",
-                                     quiet=True)
+        compiled = blockpipe.compile(
+            make_program(size, name), output_dir=where, target="cuda", quiet=True
+        )
         if compiled.library_path.parent != where:
             shutil.copy2(compiled.library_path, where)
     st_bundle.copy_runtime(rt, out, list(out.glob("*/lib*.so")))
@@ -106,11 +119,24 @@ def prepare(out: pathlib.Path, size: int):
 def ours_ms(bundle: pathlib.Path, name: str, outputs: pathlib.Path) -> float:
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(
-        p for p in (str(bundle / "lib"), env.get("LD_LIBRARY_PATH")) if p)
-    proc = subprocess.run([str(bundle / "bin" / "bp-run"), str(bundle / name),
-                           "--inputs", str(bundle / name / "inputs.npz"), "--outputs", str(outputs),
-                           "--repeat", str(CALLS), "--resident"],
-                          capture_output=True, text=True, env=env)
+        p for p in (str(bundle / "lib"), env.get("LD_LIBRARY_PATH")) if p
+    )
+    proc = subprocess.run(
+        [
+            str(bundle / "bin" / "bp-run"),
+            str(bundle / name),
+            "--inputs",
+            str(bundle / name / "inputs.npz"),
+            "--outputs",
+            str(outputs),
+            "--repeat",
+            str(CALLS),
+            "--resident",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     if proc.returncode != 0:
         sys.exit(f"cuda_kernel: bp-run failed for {name}: {proc.stderr.strip()}")
     return float(re.search(r"median ([\d.]+) ms", proc.stderr).group(1))
@@ -129,18 +155,26 @@ def run(bundle: pathlib.Path):
         # carries.
         rng = np.random.default_rng(0)
         cast = bf16_bits if name == "bf16" else (lambda a: a)
-        inputs = {"x": cast(rng.standard_normal((size, size), dtype=np.float32)),
-                  "w": cast(rng.standard_normal((size, size), dtype=np.float32)),
-                  "res": rng.standard_normal((size, size), dtype=np.float32)}
+        inputs = {
+            "x": cast(rng.standard_normal((size, size), dtype=np.float32)),
+            "w": cast(rng.standard_normal((size, size), dtype=np.float32)),
+            "res": rng.standard_normal((size, size), dtype=np.float32),
+        }
         np.savez(bundle / name / "inputs.npz", **inputs)
         if name == "bf16":
+
             def to_gpu(a):
-                t = torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) \
-                    if a.dtype == np.uint16 else torch.from_numpy(a).to(torch.bfloat16)
+                t = (
+                    torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+                    if a.dtype == np.uint16
+                    else torch.from_numpy(a).to(torch.bfloat16)
+                )
                 return t.cuda()
         else:
+
             def to_gpu(a):
                 return torch.from_numpy(a).cuda()
+
         torch.backends.cuda.matmul.allow_tf32 = False  # exact FP32, as ours without TF32
         x, w, res = to_gpu(inputs["x"]), to_gpu(inputs["w"]), to_gpu(inputs["res"])
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -168,16 +202,28 @@ def run(bundle: pathlib.Path):
         # (torch's y is BF16 too), FP32 ones differ only in the order.
         tolerance = 0.05 * np.sqrt(size) if name == "bf16" else 1e-3 * np.sqrt(size)
         error = float(np.max(np.abs(got - want)))
-        flops = 2.0 * size ** 3
+        flops = 2.0 * size**3
         value = flops / (statistics.median(ours) * 1e-3) / 1e12
         anchor_value = flops / (statistics.median(anchors) * 1e-3) / 1e12
-        print(json.dumps({
-            "bench": "cuda_kernel", "case": f"flagship {size}^3 {name}", "value": round(value, 2),
-            "unit": "TFLOP/s", "anchor": "torch.addmm (cuBLAS)", "anchor_value": round(anchor_value, 2),
-            "ratio": round(value / anchor_value, 4), "ms": statistics.median(ours),
-            "anchor_ms": statistics.median(anchors), "max_abs_error": error,
-            "correct": bool(error <= tolerance), "device": torch.cuda.get_device_name(),
-        }), flush=True)
+        print(
+            json.dumps(
+                {
+                    "bench": "cuda_kernel",
+                    "case": f"flagship {size}^3 {name}",
+                    "value": round(value, 2),
+                    "unit": "TFLOP/s",
+                    "anchor": "torch.addmm (cuBLAS)",
+                    "anchor_value": round(anchor_value, 2),
+                    "ratio": round(value / anchor_value, 4),
+                    "ms": statistics.median(ours),
+                    "anchor_ms": statistics.median(anchors),
+                    "max_abs_error": error,
+                    "correct": bool(error <= tolerance),
+                    "device": torch.cuda.get_device_name(),
+                }
+            ),
+            flush=True,
+        )
         if error > tolerance:
             sys.exit(f"cuda_kernel: {name}: our y differs from torch's by {error} (> {tolerance})")
 

@@ -34,24 +34,35 @@ def make_program(size: int):
     @pl.program
     class DownProjLarge:
         @pl.function(type=pl.FunctionType.InCore)
-        def kernel(self, x: pl.Tensor[[M, K], pl.FP32], w: pl.Tensor[[K, N], pl.FP32],
-                   res: pl.Tensor[[M, N], pl.FP32],
-                   out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        def kernel(
+            self,
+            x: pl.Tensor[[M, K], pl.FP32],
+            w: pl.Tensor[[K, N], pl.FP32],
+            res: pl.Tensor[[M, N], pl.FP32],
+            out: pl.Out[pl.Tensor[[M, N], pl.FP32]],
+        ) -> pl.Tensor[[M, N], pl.FP32]:
             row = pl.tile.get_block_idx() * TM
             for j in pl.range(N // TN):
                 col = j * TN
                 acc = pl.matmul(pl.load(x, [row, 0], [TM, TK]), pl.load(w, [0, col], [TK, TN]))
                 for k in pl.range(1, K // TK):
-                    acc = pl.matmul(pl.load(x, [row, k * TK], [TM, TK]),
-                                    pl.load(w, [k * TK, col], [TK, TN]), acc=acc)
+                    acc = pl.matmul(
+                        pl.load(x, [row, k * TK], [TM, TK]),
+                        pl.load(w, [k * TK, col], [TK, TN]),
+                        acc=acc,
+                    )
                 y = pl.add(acc, pl.load(res, [row, col], [TM, TN]))
                 out = pl.store(y, [row, col], out)
             return out
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, x: pl.Tensor[[M, K], pl.FP32], w: pl.Tensor[[K, N], pl.FP32],
-                 res: pl.Tensor[[M, N], pl.FP32],
-                 out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        def main(
+            self,
+            x: pl.Tensor[[M, K], pl.FP32],
+            w: pl.Tensor[[K, N], pl.FP32],
+            res: pl.Tensor[[M, N], pl.FP32],
+            out: pl.Out[pl.Tensor[[M, N], pl.FP32]],
+        ) -> pl.Tensor[[M, N], pl.FP32]:
             with pl.spmd(BLOCKS):
                 out = self.kernel(x, w, res, out)
             return out
@@ -78,7 +89,10 @@ def cpu_peak_gflops() -> tuple:
         pass
     lanes = 16 if "avx512f" in flags else 8 if "avx2" in flags else 4
     fma_units = 2  # two FMA pipes per core on current x86 server cores
-    return cores * lanes * 2 * fma_units * mhz / 1e3, f"{cores} cores x {lanes} f32 lanes x 2 FMA units x 2 flops x {mhz:.0f} MHz"
+    return (
+        cores * lanes * 2 * fma_units * mhz / 1e3,
+        f"{cores} cores x {lanes} f32 lanes x 2 FMA units x 2 flops x {mhz:.0f} MHz",
+    )
 
 
 def _times(fn, repeats):
@@ -129,17 +143,24 @@ def _run_size(size, quick, peak, peak_formula):
     np.testing.assert_allclose(out, x @ w + res, rtol=1e-3, atol=1e-2 * (size / 1024) ** 0.5)
     # About the same time per size: calls grow as size^3.
     rounds, per_round = (3, 5) if quick else (5, max(1, 10 * (1024 // size) ** 3))
-    ours, anchor = _alternating_medians(lambda: compiled(x, w, res, out),
-                                        lambda: x @ w + res, rounds, per_round)
-    flops = 2.0 * size ** 3
+    ours, anchor = _alternating_medians(
+        lambda: compiled(x, w, res, out), lambda: x @ w + res, rounds, per_round
+    )
+    flops = 2.0 * size**3
     ours_gflops, anchor_gflops = flops / ours / 1e9, flops / anchor / 1e9
     return {
         "bench": "kernel",
         "case": f"down_proj_residual {size}x{size}x{size} f32, {size // TM} blocks",
-        "value": round(ours_gflops, 2), "unit": "GFLOP/s",
-        "anchor": f"numpy x @ w + res ({blas_name()})", "anchor_value": round(anchor_gflops, 2),
-        "ratio": round(ours_gflops / anchor_gflops, 3), "goal": ">= 0.9",
-        "seconds": round(ours, 4), "anchor_seconds": round(anchor, 4),
-        "blas": blas_name(), "peak_gflops": round(peak, 1), "peak_formula": peak_formula,
+        "value": round(ours_gflops, 2),
+        "unit": "GFLOP/s",
+        "anchor": f"numpy x @ w + res ({blas_name()})",
+        "anchor_value": round(anchor_gflops, 2),
+        "ratio": round(ours_gflops / anchor_gflops, 3),
+        "goal": ">= 0.9",
+        "seconds": round(ours, 4),
+        "anchor_seconds": round(anchor, 4),
+        "blas": blas_name(),
+        "peak_gflops": round(peak, 1),
+        "peak_formula": peak_formula,
         "peak_fraction": round(ours_gflops / peak, 4) if peak else None,
     }

@@ -21,10 +21,12 @@ def run(quick: bool):
     build = Path(os.environ.get("BLOCKPIPE_BUILD_DIR", ROOT / "build"))
     binary = build / "bin" / "mpi_bench"
     if not binary.is_file():
-        raise RuntimeError(f"{binary} is not built (the runtime needs OpenMPI: "
-                           "scripts/setup.sh installs it)")
-    command = distributed.mpirun_command(2, [str(binary)] + (["--quick"] if quick else []),
-                                         python=False)
+        raise RuntimeError(
+            f"{binary} is not built (the runtime needs OpenMPI: scripts/setup.sh installs it)"
+        )
+    command = distributed.mpirun_command(
+        2, [str(binary)] + (["--quick"] if quick else []), python=False
+    )
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     for raw in proc.stdout:
         raw = raw.strip()

@@ -34,15 +34,14 @@ def cpp_benchmarks(bin_dir):
     if bin_dir.is_dir():
         for path in sorted(bin_dir.glob("bench_*")):
             if path.is_file() and os.access(path, os.X_OK):
-                found[path.name[len("bench_"):]] = path
+                found[path.name[len("bench_") :]] = path
     return found
 
 
 def python_benchmarks():
     found = {}
     for path in sorted(BENCH_DIR.iterdir()):
-        if path.suffix == ".py" and path.name not in ("run.py",) \
-                and not path.name.startswith("_"):
+        if path.suffix == ".py" and path.name not in ("run.py",) and not path.name.startswith("_"):
             found[path.stem] = path
         elif path.is_dir() and (path / "__init__.py").is_file():
             found[path.name] = path / "__init__.py"
@@ -89,10 +88,13 @@ def run_python(name, path, quick):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", metavar="NAME")
-    parser.add_argument("--quick", action="store_true",
-                        help="fewer repetitions, for smoke tests")
-    parser.add_argument("--build-dir", type=Path, default=ROOT / "build",
-                        help="build tree whose bin/ holds bench_* (default: build)")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions, for smoke tests")
+    parser.add_argument(
+        "--build-dir",
+        type=Path,
+        default=ROOT / "build",
+        help="build tree whose bin/ holds bench_* (default: build)",
+    )
     parser.add_argument("--list", action="store_true", help="list benchmarks")
     args = parser.parse_args(argv)
 
@@ -106,16 +108,21 @@ def main(argv=None):
     names = args.names or available
     unknown = [n for n in names if n not in cpp and n not in py]
     if unknown:
-        print(f"unknown benchmark(s) {unknown}; available: {available} "
-              f"(C++ ones are built into {args.build_dir / 'bin'})",
-              file=sys.stderr)
+        print(
+            f"unknown benchmark(s) {unknown}; available: {available} "
+            f"(C++ ones are built into {args.build_dir / 'bin'})",
+            file=sys.stderr,
+        )
         return 2
 
     status = 0
     for name in names:
         try:
-            lines = run_cpp(name, cpp[name], args.quick) if name in cpp \
+            lines = (
+                run_cpp(name, cpp[name], args.quick)
+                if name in cpp
                 else run_python(name, py[name], args.quick)
+            )
             for line in lines:
                 print(json.dumps(line), flush=True)
         except Skipped as skipped:

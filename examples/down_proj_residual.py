@@ -18,21 +18,31 @@ TILE_ROWS = ROWS // BLOCKS
 @pl.program
 class DownProjResidual:
     @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[ROWS, K], pl.FP32], w: pl.Tensor[[K, COLS], pl.FP32],
-               res: pl.Tensor[[ROWS, COLS], pl.FP32],
-               out: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+    def kernel(
+        self,
+        x: pl.Tensor[[ROWS, K], pl.FP32],
+        w: pl.Tensor[[K, COLS], pl.FP32],
+        res: pl.Tensor[[ROWS, COLS], pl.FP32],
+        out: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]],
+    ) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
         row = pl.tile.get_block_idx() * TILE_ROWS
         a = pl.load(x, [row, 0], [TILE_ROWS, K], target_memory=pl.MemorySpace.Mat)
         b = pl.load(w, [0, 0], [K, COLS], target_memory=pl.MemorySpace.Mat)
-        acc = pl.matmul(pl.move(a, target_memory=pl.MemorySpace.Left),
-                        pl.move(b, target_memory=pl.MemorySpace.Right))      # cube
-        y = pl.add(acc, pl.load(res, [row, 0], [TILE_ROWS, COLS]))          # vector
+        acc = pl.matmul(
+            pl.move(a, target_memory=pl.MemorySpace.Left),
+            pl.move(b, target_memory=pl.MemorySpace.Right),
+        )  # cube
+        y = pl.add(acc, pl.load(res, [row, 0], [TILE_ROWS, COLS]))  # vector
         return pl.store(y, [row, 0], out)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[ROWS, K], pl.FP32], w: pl.Tensor[[K, COLS], pl.FP32],
-             res: pl.Tensor[[ROWS, COLS], pl.FP32],
-             out: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+    def main(
+        self,
+        x: pl.Tensor[[ROWS, K], pl.FP32],
+        w: pl.Tensor[[K, COLS], pl.FP32],
+        res: pl.Tensor[[ROWS, COLS], pl.FP32],
+        out: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]],
+    ) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
         with pl.spmd(BLOCKS):
             out = self.kernel(x, w, res, out)
         return out

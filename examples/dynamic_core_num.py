@@ -13,15 +13,23 @@ COLS, TILE_ROWS = 32, 16
 @pl.program
 class DynamicCoreNum:
     @pl.function(type=pl.FunctionType.InCore)
-    def project(self, x: pl.Tensor[[pl.dynamic, COLS], pl.FP32], w: pl.Tensor[[COLS, COLS], pl.FP32],
-                y: pl.Out[pl.Tensor[[pl.dynamic, COLS], pl.FP32]]) -> pl.Tensor[[pl.dynamic, COLS], pl.FP32]:
+    def project(
+        self,
+        x: pl.Tensor[[pl.dynamic, COLS], pl.FP32],
+        w: pl.Tensor[[COLS, COLS], pl.FP32],
+        y: pl.Out[pl.Tensor[[pl.dynamic, COLS], pl.FP32]],
+    ) -> pl.Tensor[[pl.dynamic, COLS], pl.FP32]:
         row = pl.tile.get_block_idx() * TILE_ROWS
         acc = pl.matmul(pl.load(x, [row, 0], [TILE_ROWS, COLS]), pl.load(w, [0, 0], [COLS, COLS]))
         return pl.store(pl.relu(acc), [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[pl.dynamic, COLS], pl.FP32], w: pl.Tensor[[COLS, COLS], pl.FP32],
-             y: pl.Out[pl.Tensor[[pl.dynamic, COLS], pl.FP32]]) -> pl.Tensor[[pl.dynamic, COLS], pl.FP32]:
+    def main(
+        self,
+        x: pl.Tensor[[pl.dynamic, COLS], pl.FP32],
+        w: pl.Tensor[[COLS, COLS], pl.FP32],
+        y: pl.Out[pl.Tensor[[pl.dynamic, COLS], pl.FP32]],
+    ) -> pl.Tensor[[pl.dynamic, COLS], pl.FP32]:
         with pl.spmd(pl.tensor.dim(x, 0) // TILE_ROWS):
             y = self.project(x, w, y)
         return y

@@ -22,8 +22,11 @@ class ExplicitPipes:
         pl.tpush_to_aiv(prod)
 
     @pl.function(type=pl.FunctionType.AIV)
-    def vector(self, a: pl.Tensor[[BLOCKS * N, N], pl.FP32],
-               out: pl.Out[pl.Tensor[[BLOCKS * N, N], pl.FP32]]) -> pl.Tensor[[BLOCKS * N, N], pl.FP32]:
+    def vector(
+        self,
+        a: pl.Tensor[[BLOCKS * N, N], pl.FP32],
+        out: pl.Out[pl.Tensor[[BLOCKS * N, N], pl.FP32]],
+    ) -> pl.Tensor[[BLOCKS * N, N], pl.FP32]:
         pl.aiv_initialize_pipe(dir_mask=3, slot_size=N * N * 4, slot_num=2)
         row = pl.tile.get_block_idx() * N
         e = pl.exp(pl.load(a, [row, 0], [N, N]))
@@ -34,15 +37,23 @@ class ExplicitPipes:
         return pl.store(s, [row, 0], out)
 
     @pl.function(type=pl.FunctionType.Group)
-    def group(self, a: pl.Tensor[[BLOCKS * N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32],
-              out: pl.Out[pl.Tensor[[BLOCKS * N, N], pl.FP32]]) -> pl.Tensor[[BLOCKS * N, N], pl.FP32]:
+    def group(
+        self,
+        a: pl.Tensor[[BLOCKS * N, N], pl.FP32],
+        b: pl.Tensor[[N, N], pl.FP32],
+        out: pl.Out[pl.Tensor[[BLOCKS * N, N], pl.FP32]],
+    ) -> pl.Tensor[[BLOCKS * N, N], pl.FP32]:
         self.cube(b)
         out = self.vector(a, out)
         return out
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[BLOCKS * N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32],
-             out: pl.Out[pl.Tensor[[BLOCKS * N, N], pl.FP32]]) -> pl.Tensor[[BLOCKS * N, N], pl.FP32]:
+    def main(
+        self,
+        a: pl.Tensor[[BLOCKS * N, N], pl.FP32],
+        b: pl.Tensor[[N, N], pl.FP32],
+        out: pl.Out[pl.Tensor[[BLOCKS * N, N], pl.FP32]],
+    ) -> pl.Tensor[[BLOCKS * N, N], pl.FP32]:
         with pl.spmd(BLOCKS):
             out = self.group(a, b, out)
         return out
@@ -55,7 +66,7 @@ def main():
     out = np.zeros_like(a)
     blockpipe.compile(ExplicitPipes)(a, b, out)
     e = np.exp(a)
-    expected = np.concatenate([e[i * N:(i + 1) * N] @ b for i in range(BLOCKS)]) + e
+    expected = np.concatenate([e[i * N : (i + 1) * N] @ b for i in range(BLOCKS)]) + e
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
     print("OK explicit_pipes")
 

@@ -41,8 +41,10 @@ def two_stage_mlp(microbatches=MICROBATCHES):
             row = pl.tile.get_block_idx() * TILE_ROWS
             a = pl.load(x, [row, 0], [TILE_ROWS, WIDTH], target_memory=pl.MemorySpace.Mat)
             b = pl.load(w, [0, 0], [WIDTH, WIDTH], target_memory=pl.MemorySpace.Mat)
-            acc = pl.matmul(pl.move(a, target_memory=pl.MemorySpace.Left),
-                            pl.move(b, target_memory=pl.MemorySpace.Right))  # cube
+            acc = pl.matmul(
+                pl.move(a, target_memory=pl.MemorySpace.Left),
+                pl.move(b, target_memory=pl.MemorySpace.Right),
+            )  # cube
             return pl.store(pl.relu(acc), [row, 0], out)  # vector
 
         @pl.function(type=pl.FunctionType.Orchestration, device=0)
@@ -80,8 +82,10 @@ def four_stage_mlp(placement=(0, 1, 2, 3), microbatches=MICROBATCHES, schedule="
             row = pl.tile.get_block_idx() * TILE_ROWS
             a = pl.load(x, [row, 0], [TILE_ROWS, WIDTH], target_memory=pl.MemorySpace.Mat)
             b = pl.load(w, [0, 0], [WIDTH, WIDTH], target_memory=pl.MemorySpace.Mat)
-            acc = pl.matmul(pl.move(a, target_memory=pl.MemorySpace.Left),
-                            pl.move(b, target_memory=pl.MemorySpace.Right))
+            acc = pl.matmul(
+                pl.move(a, target_memory=pl.MemorySpace.Left),
+                pl.move(b, target_memory=pl.MemorySpace.Right),
+            )
             return pl.store(pl.relu(acc), [row, 0], out)
 
         @pl.function(type=pl.FunctionType.Orchestration, device=placement[0])
@@ -108,10 +112,10 @@ def four_stage_mlp(placement=(0, 1, 2, 3), microbatches=MICROBATCHES, schedule="
                 h = self.layer(x, w, h)
             return h
 
-        @pl.function(type=pl.FunctionType.Pipeline, microbatches=microbatches,
-                     schedule=schedule)
-        def forward(self, x: batch, w0: Weight, w1: Weight, w2: Weight, w3: Weight,
-                    y: pl.Out[batch]) -> batch:
+        @pl.function(type=pl.FunctionType.Pipeline, microbatches=microbatches, schedule=schedule)
+        def forward(
+            self, x: batch, w0: Weight, w1: Weight, w2: Weight, w3: Weight, y: pl.Out[batch]
+        ) -> batch:
             h0 = pl.create_tensor([ROWS, WIDTH], dtype=pl.FP32)
             h0 = self.stage0(x, w0, h0)
             h1 = pl.create_tensor([ROWS, WIDTH], dtype=pl.FP32)

@@ -16,16 +16,18 @@ TILE_ROWS = ROWS // BLOCKS
 @pl.program
 class RowSoftmax:
     @pl.function(type=pl.FunctionType.InCore)
-    def softmax(self, x: pl.Tensor[[ROWS, COLS], pl.FP32],
-                y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+    def softmax(
+        self, x: pl.Tensor[[ROWS, COLS], pl.FP32], y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]
+    ) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
         row = pl.tile.get_block_idx() * TILE_ROWS
         t = pl.load(x, [row, 0], [TILE_ROWS, COLS])
         e = pl.exp(pl.sub(t, pl.row_max(t)))
         return pl.store(pl.div(e, pl.row_sum(e)), [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[ROWS, COLS], pl.FP32],
-             y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+    def main(
+        self, x: pl.Tensor[[ROWS, COLS], pl.FP32], y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]
+    ) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
         with pl.spmd(BLOCKS):
             y = self.softmax(x, y)
         return y

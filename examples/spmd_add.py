@@ -12,16 +12,24 @@ TILE_ROWS = ROWS // BLOCKS
 @pl.program
 class SpmdAdd:
     @pl.function(type=pl.FunctionType.InCore)
-    def add(self, a: pl.Tensor[[ROWS, COLS], pl.FP32], b: pl.Tensor[[ROWS, COLS], pl.FP32],
-            c: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+    def add(
+        self,
+        a: pl.Tensor[[ROWS, COLS], pl.FP32],
+        b: pl.Tensor[[ROWS, COLS], pl.FP32],
+        c: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]],
+    ) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
         row = pl.tile.get_block_idx() * TILE_ROWS
         x = pl.load(a, [row, 0], [TILE_ROWS, COLS])
         y = pl.load(b, [row, 0], [TILE_ROWS, COLS])
         return pl.store(pl.add(x, y), [row, 0], c)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[ROWS, COLS], pl.FP32], b: pl.Tensor[[ROWS, COLS], pl.FP32],
-             c: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+    def main(
+        self,
+        a: pl.Tensor[[ROWS, COLS], pl.FP32],
+        b: pl.Tensor[[ROWS, COLS], pl.FP32],
+        c: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]],
+    ) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
         with pl.spmd(BLOCKS):
             c = self.add(a, b, c)
         return c

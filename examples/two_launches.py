@@ -16,9 +16,13 @@ HALF = 64
 @pl.program
 class TwoLaunches:
     @pl.function(type=pl.FunctionType.InCore)
-    def scale_rows(self, x: pl.Tensor[[ROWS, K], pl.FP32], w: pl.Tensor[[K, COLS], pl.FP32],
-                   first: pl.Scalar[pl.INDEX],
-                   y: pl.InOut[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+    def scale_rows(
+        self,
+        x: pl.Tensor[[ROWS, K], pl.FP32],
+        w: pl.Tensor[[K, COLS], pl.FP32],
+        first: pl.Scalar[pl.INDEX],
+        y: pl.InOut[pl.Tensor[[ROWS, COLS], pl.FP32]],
+    ) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
         rows_per_block = HALF // pl.tile.get_block_num()
         base = first + pl.tile.get_block_idx() * rows_per_block
         for i in pl.range(rows_per_block // TILE_ROWS):
@@ -28,8 +32,12 @@ class TwoLaunches:
         return y
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[ROWS, K], pl.FP32], w: pl.Tensor[[K, COLS], pl.FP32],
-             y: pl.InOut[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+    def main(
+        self,
+        x: pl.Tensor[[ROWS, K], pl.FP32],
+        w: pl.Tensor[[K, COLS], pl.FP32],
+        y: pl.InOut[pl.Tensor[[ROWS, COLS], pl.FP32]],
+    ) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
         with pl.spmd(2):
             y = self.scale_rows(x, w, 0, y)
         with pl.spmd(8):

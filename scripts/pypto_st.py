@@ -26,6 +26,7 @@ import numpy as np
 
 # ------------------------------------------------------- torch, on numpy
 
+
 class _Tensor(np.ndarray):
     def float(self):
         return self.astype(np.float32).view(_Tensor)
@@ -58,19 +59,24 @@ class _Tensor(np.ndarray):
 def _torch_module():
     torch = types.ModuleType("torch")
     torch.Tensor = _Tensor
-    torch.float32, torch.float16, torch.int32, torch.int64 = (np.dtype(t) for t in (
-        np.float32, np.float16, np.int32, np.int64))
+    torch.float32, torch.float16, torch.int32, torch.int64 = (
+        np.dtype(t) for t in (np.float32, np.float16, np.int32, np.int64)
+    )
     try:
         import ml_dtypes
 
         torch.bfloat16 = np.dtype(ml_dtypes.bfloat16)
     except ImportError:  # pragma: no cover - ml_dtypes is a dependency
         torch.bfloat16 = np.dtype(np.float32)  # compared in FP32
-    torch.int16, torch.int8, torch.uint8, torch.bool = (np.dtype(t) for t in (np.int16, np.int8, np.uint8, bool))
+    torch.int16, torch.int8, torch.uint8, torch.bool = (
+        np.dtype(t) for t in (np.int16, np.int8, np.uint8, bool)
+    )
     rng = np.random.default_rng(0)
 
     def shape_of(args):
-        return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else tuple(args)
+        return (
+            tuple(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else tuple(args)
+        )
 
     def made(values, dtype):
         return np.asarray(values, dtype=dtype or np.float32).view(_Tensor)
@@ -86,12 +92,14 @@ def _torch_module():
     torch.manual_seed = lambda seed: None
 
     def assert_close(actual, expected, rtol=1e-5, atol=1e-8, **kwargs):
-        np.testing.assert_allclose(np.asarray(actual, np.float64), np.asarray(expected, np.float64),
-                                   rtol=rtol, atol=atol)
+        np.testing.assert_allclose(
+            np.asarray(actual, np.float64), np.asarray(expected, np.float64), rtol=rtol, atol=atol
+        )
 
     torch.testing = types.SimpleNamespace(assert_close=assert_close)
-    torch.allclose = lambda a, b, rtol=1e-5, atol=1e-8, **k: bool(np.allclose(
-        np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=rtol, atol=atol))
+    torch.allclose = lambda a, b, rtol=1e-5, atol=1e-8, **k: bool(
+        np.allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=rtol, atol=atol)
+    )
     for name in ("exp", "maximum", "minimum", "sqrt", "abs", "tanh", "log", "where"):
         setattr(torch, name, getattr(np, name))
     torch.sigmoid = lambda x: 1.0 / (1.0 + np.exp(-x))
@@ -101,13 +109,32 @@ def _torch_module():
 
 # ------------------------------------------------------- pypto's harness
 
+
 class DataType(enum.Enum):
     FP32, FP16, BF16, INT32, INT64, INT16, INT8, UINT8, BOOL = (
-        "fp32", "fp16", "bf16", "int32", "int64", "int16", "int8", "uint8", "bool")
+        "fp32",
+        "fp16",
+        "bf16",
+        "int32",
+        "int64",
+        "int16",
+        "int8",
+        "uint8",
+        "bool",
+    )
 
 
-_NUMPY = {"fp32": np.float32, "fp16": np.float16, "bf16": np.float32, "int32": np.int32,
-          "int64": np.int64, "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": bool}
+_NUMPY = {
+    "fp32": np.float32,
+    "fp16": np.float16,
+    "bf16": np.float32,
+    "int32": np.int32,
+    "int64": np.int64,
+    "int16": np.int16,
+    "int8": np.int8,
+    "uint8": np.uint8,
+    "bool": bool,
+}
 try:
     import ml_dtypes
 
@@ -151,15 +178,26 @@ class _Anything(metaclass=_AnyMeta):
 def _install_modules():
     import blockpipe.language
 
-    mods = {"torch": _torch_module(), "pypto": types.ModuleType("pypto"),
-            "pypto.language": blockpipe.language}
+    mods = {
+        "torch": _torch_module(),
+        "pypto": types.ModuleType("pypto"),
+        "pypto.language": blockpipe.language,
+    }
     harness = types.ModuleType("harness.core.harness")
     harness.DataType, harness.TensorSpec, harness.PTOTestCase = DataType, TensorSpec, PTOTestCase
     harness.PLATFORMS = ["a2a3sim"]
     mods["harness"], mods["harness.core"], mods["harness.core.harness"] = (
-        types.ModuleType("harness"), types.ModuleType("harness.core"), harness)
-    for name in ("pypto.ir", "pypto.ir.pass_manager", "pypto.backend", "pypto.runtime",
-                 "pypto.runtime.runner"):
+        types.ModuleType("harness"),
+        types.ModuleType("harness.core"),
+        harness,
+    )
+    for name in (
+        "pypto.ir",
+        "pypto.ir.pass_manager",
+        "pypto.backend",
+        "pypto.runtime",
+        "pypto.runtime.runner",
+    ):
         module = types.ModuleType(name)
         module.__path__ = []
         module.OptimizationStrategy = module.BackendType = module.RunConfig = _Anything
@@ -170,6 +208,7 @@ def _install_modules():
 
 # ------------------------------------------------------------ running
 
+
 def _inputs(case):
     torch = sys.modules["torch"]
     tensors = {}
@@ -179,7 +218,9 @@ def _inputs(case):
         if init is None:
             value = np.zeros(spec.shape, dtype)
         elif callable(init):
-            value = np.asarray(init(spec.shape) if init not in (torch.randn, torch.rand) else init(*spec.shape))
+            value = np.asarray(
+                init(spec.shape) if init not in (torch.randn, torch.rand) else init(*spec.shape)
+            )
         else:
             value = np.full(spec.shape, init)
         tensors[spec.name] = np.ascontiguousarray(value.astype(dtype)).view(_Tensor)
@@ -215,7 +256,9 @@ def _run_case(case) -> _Result:
     bad = [n for n in outs if not np.allclose(*compared(n), rtol=1e-3, atol=1e-3)]
     if bad:
         worst = max(float(np.max(np.abs(np.subtract(*compared(n))))) for n in bad)
-        return _Result(False, f"{', '.join(bad)} differ from compute_expected (max |diff| {worst:.3g})")
+        return _Result(
+            False, f"{', '.join(bad)} differ from compute_expected (max |diff| {worst:.3g})"
+        )
     return _Result(True, f"{', '.join(outs)} equal compute_expected")
 
 
@@ -241,11 +284,20 @@ def run_file(path: str) -> int:
         print(f"SKIP {path}: cannot import ({type(exc).__name__}: {exc})")
         return 0
     failures = 0
-    cases = [c for c in vars(module).values()
-             if inspect.isclass(c) and issubclass(c, PTOTestCase) and c is not PTOTestCase
-             and "get_program" in {n for k in c.__mro__ for n in vars(k)} and not inspect.isabstract(c)]
-    suites = [c for c in vars(module).values() if inspect.isclass(c) and c.__name__.startswith("Test")
-              and c.__module__ == module.__name__]
+    cases = [
+        c
+        for c in vars(module).values()
+        if inspect.isclass(c)
+        and issubclass(c, PTOTestCase)
+        and c is not PTOTestCase
+        and "get_program" in {n for k in c.__mro__ for n in vars(k)}
+        and not inspect.isabstract(c)
+    ]
+    suites = [
+        c
+        for c in vars(module).values()
+        if inspect.isclass(c) and c.__name__.startswith("Test") and c.__module__ == module.__name__
+    ]
     if not cases and not suites:
         print(f"SKIP {path}: no PTOTestCase with a program and no Test class")
     runner = _TestRunner()
@@ -286,15 +338,24 @@ def _run_suite(path: str, suite, runner: _TestRunner) -> int:
         grid = {}
         for mark in getattr(method, "pytestmark", []):
             if mark.name == "parametrize":
-                names = [n.strip() for n in mark.args[0].split(",")] if isinstance(mark.args[0], str) \
+                names = (
+                    [n.strip() for n in mark.args[0].split(",")]
+                    if isinstance(mark.args[0], str)
                     else list(mark.args[0])
+                )
                 # A pytest.param's values are in .values.
-                rows = [tuple(v.values) if hasattr(v, "marks") else (tuple(v) if len(names) > 1 else (v,))
-                        for v in mark.args[1]]
+                rows = [
+                    tuple(v.values)
+                    if hasattr(v, "marks")
+                    else (tuple(v) if len(names) > 1 else (v,))
+                    for v in mark.args[1]
+                ]
                 grid[tuple(names)] = rows
         if set(params) - set(fixtures) - {n for names in grid for n in names}:
-            print(f"SKIP {path.rsplit('/', 1)[-1]}::{suite.__name__}::{name}: needs fixtures "
-                  f"{sorted(set(params) - set(fixtures))}")
+            print(
+                f"SKIP {path.rsplit('/', 1)[-1]}::{suite.__name__}::{name}: needs fixtures "
+                f"{sorted(set(params) - set(fixtures))}"
+            )
             continue
         for combo in itertools.product(*grid.values()) if grid else [()]:
             kwargs = {k: v for k, v in fixtures.items() if k in params}
@@ -302,8 +363,9 @@ def _run_suite(path: str, suite, runner: _TestRunner) -> int:
                 kwargs.update(zip(names, values))
             shown = [getattr(v, "__name__", str(v)) for k, v in kwargs.items() if k not in fixtures]
             suffix = "[" + "-".join(shown) + "]" if shown else ""
-            failures += _run_test(f"{path.rsplit('/', 1)[-1]}::{suite.__name__}::{name}{suffix}", method,
-                                  kwargs)
+            failures += _run_test(
+                f"{path.rsplit('/', 1)[-1]}::{suite.__name__}::{name}{suffix}", method, kwargs
+            )
     return failures
 
 

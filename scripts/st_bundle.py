@@ -26,8 +26,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # What a GPU run must cover (issue: every example, the flagship, explicit
 # pipes both ways, dynamic core_num, waves of more blocks than SMs, a
 # failing block's located error).
-DEFAULT_TESTS = ["tests/st/test_examples.py", "tests/st/test_variations.py",
-                 "tests/st/test_errors.py"]
+DEFAULT_TESTS = [
+    "tests/st/test_examples.py",
+    "tests/st/test_variations.py",
+    "tests/st/test_errors.py",
+]
 
 
 def run(command, **kwargs):
@@ -42,9 +45,20 @@ def runtime_build(target: str, build: pathlib.Path) -> pathlib.Path:
         return build
     rt = build / "rt"
     if not (rt / "build.ninja").is_file():
-        run(["cmake", "-S", ROOT / "runtime", "-B", rt, "-G", "Ninja",
-             "-DCMAKE_BUILD_TYPE=Release", "-DBLOCKPIPE_WITH_MPI=OFF",
-             "-DBLOCKPIPE_RUNTIME_TESTS=OFF"])
+        run(
+            [
+                "cmake",
+                "-S",
+                ROOT / "runtime",
+                "-B",
+                rt,
+                "-G",
+                "Ninja",
+                "-DCMAKE_BUILD_TYPE=Release",
+                "-DBLOCKPIPE_WITH_MPI=OFF",
+                "-DBLOCKPIPE_RUNTIME_TESTS=OFF",
+            ]
+        )
     run(["ninja", "-C", rt, "bp-run"])
     return rt
 
@@ -66,10 +80,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", default="cuda")
     parser.add_argument("-o", "--output", required=True, type=pathlib.Path)
-    parser.add_argument("--build", type=pathlib.Path,
-                        default=pathlib.Path(os.environ.get("BLOCKPIPE_BUILD_DIR", ROOT / "build")))
-    parser.add_argument("tests", nargs="*", default=DEFAULT_TESTS,
-                        help="system-test files or pytest node ids (default: %(default)s)")
+    parser.add_argument(
+        "--build",
+        type=pathlib.Path,
+        default=pathlib.Path(os.environ.get("BLOCKPIPE_BUILD_DIR", ROOT / "build")),
+    )
+    parser.add_argument(
+        "tests",
+        nargs="*",
+        default=DEFAULT_TESTS,
+        help="system-test files or pytest node ids (default: %(default)s)",
+    )
     args = parser.parse_args()
 
     out = args.output.resolve()
@@ -78,12 +99,30 @@ def main():
     out.mkdir(parents=True)
     rt = runtime_build(args.target, args.build.resolve())
 
-    env = dict(os.environ, BLOCKPIPE_BUNDLE=str(out), BLOCKPIPE_BUNDLE_TARGET=args.target,
-               PYTHONPATH=os.pathsep.join(p for p in (str(ROOT / "tests" / "st"),
-                                                      os.environ.get("PYTHONPATH")) if p))
+    env = dict(
+        os.environ,
+        BLOCKPIPE_BUNDLE=str(out),
+        BLOCKPIPE_BUNDLE_TARGET=args.target,
+        PYTHONPATH=os.pathsep.join(
+            p for p in (str(ROOT / "tests" / "st"), os.environ.get("PYTHONPATH")) if p
+        ),
+    )
     env.setdefault("BLOCKPIPE_SANITIZE", "1")
-    run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "bundle",
-         *args.tests], cwd=ROOT, env=env)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "bundle",
+            *args.tests,
+        ],
+        cwd=ROOT,
+        env=env,
+    )
 
     copy_runtime(rt, out, list((out / "programs").glob("*/lib*.so")))
     shutil.copy2(ROOT / "tests" / "st" / "bundle_run.py", out / "run.py")

@@ -2,19 +2,35 @@
 
 from blockpipe.errors import BuildError, CompileError, CompileWarning, Diagnostic, SanitizerWarning
 
-__all__ = ["BuildError", "CompileError", "CompileWarning", "CompiledProgram", "Diagnostic", "SanitizerWarning", "compile", "verify_ir"]
+__all__ = [
+    "BuildError",
+    "CompileError",
+    "CompileWarning",
+    "CompiledProgram",
+    "Diagnostic",
+    "SanitizerWarning",
+    "compile",
+    "verify_ir",
+]
 
 
-def compile(program, output_dir=None, target="cpu-sim", dump_passes=False, quiet=None,
-            devices=None):
+def compile(
+    program, output_dir=None, target="cpu-sim", dump_passes=False, quiet=None, devices=None
+):
     """Compiles and builds a @pl.program; returns a CompiledProgram.
 
     See blockpipe.compiler.compile.
     """
     from blockpipe.compiler import compile as _compile
 
-    return _compile(program, output_dir=output_dir, target=target, dump_passes=dump_passes,
-                    quiet=quiet, devices=devices)
+    return _compile(
+        program,
+        output_dir=output_dir,
+        target=target,
+        dump_passes=dump_passes,
+        quiet=quiet,
+        devices=devices,
+    )
 
 
 def __getattr__(name):

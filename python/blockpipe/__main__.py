@@ -32,41 +32,57 @@ def _load_programs(path: pathlib.Path):
     from blockpipe.language.program import Program
 
     namespace = runpy.run_path(str(path), run_name="__blockpipe__")
-    return {name: value for name, value in namespace.items() if isinstance(value, Program)}, namespace
+    return {
+        name: value for name, value in namespace.items() if isinstance(value, Program)
+    }, namespace
 
 
 def _pick(programs, wanted, path):
     if wanted:
         if wanted not in programs:
-            raise SystemExit(f"error: {path} has no @pl.program named '{wanted}' "
-                             f"(it has: {', '.join(programs) or 'none'})")
+            raise SystemExit(
+                f"error: {path} has no @pl.program named '{wanted}' "
+                f"(it has: {', '.join(programs) or 'none'})"
+            )
         return programs[wanted]
     if len(programs) != 1:
-        raise SystemExit(f"error: {path} has {len(programs)} programs "
-                         f"({', '.join(programs) or 'none'}); choose one with --program")
+        raise SystemExit(
+            f"error: {path} has {len(programs)} programs "
+            f"({', '.join(programs) or 'none'}); choose one with --program"
+        )
     return next(iter(programs.values()))
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m blockpipe", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m blockpipe", description=__doc__.split("\n\n")[0]
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     comp = sub.add_parser("compile", help="compile a program to a C++ project and build it")
     comp.add_argument("file", type=pathlib.Path)
     comp.add_argument("--program", help="the @pl.program class to compile (when FILE has several)")
     comp.add_argument("-o", "--output", type=pathlib.Path, required=True, help="output directory")
-    comp.add_argument("--target", default="cpu-sim",
-                      help="the bundled device spec to compile for (cpu-sim, cuda)")
-    comp.add_argument("--dump-passes", action="store_true", help="also write the IR after each pass")
+    comp.add_argument(
+        "--target", default="cpu-sim", help="the bundled device spec to compile for (cpu-sim, cuda)"
+    )
+    comp.add_argument(
+        "--dump-passes", action="store_true", help="also write the IR after each pass"
+    )
     run = sub.add_parser("run", help="call the main() function of FILE.py")
     run.add_argument("file", type=pathlib.Path)
     run.add_argument("--program", help="only check that this program exists in FILE")
     plot = sub.add_parser("trace-plot", help="draw a trace's pipeline schedule per device")
     plot.add_argument("file", type=pathlib.Path)
-    plot.add_argument("-o", "--output", type=pathlib.Path, required=True,
-                      help="the picture (.png, .svg or .pdf)")
+    plot.add_argument(
+        "-o", "--output", type=pathlib.Path, required=True, help="the picture (.png, .svg or .pdf)"
+    )
     merge = sub.add_parser("trace-merge", help="join the trace parts of an MPI job's ranks")
-    merge.add_argument("files", nargs="+", type=pathlib.Path,
-                       help="trace.rank<r>.json parts, or the BLOCKPIPE_TRACE path they came from")
+    merge.add_argument(
+        "files",
+        nargs="+",
+        type=pathlib.Path,
+        help="trace.rank<r>.json parts, or the BLOCKPIPE_TRACE path they came from",
+    )
     merge.add_argument("-o", "--output", type=pathlib.Path, required=True, help="the merged trace")
     launch = sub.add_parser("launch", help="run a script on P ranks with mpirun")
     launch.add_argument("-n", "--processes", type=int, required=True, help="ranks to run")
@@ -79,8 +95,9 @@ def main(argv=None) -> int:
         from blockpipe import distributed
 
         try:
-            return distributed.launch(args.processes, [args.program, *args.program_args],
-                                      hostfile=args.hostfile)
+            return distributed.launch(
+                args.processes, [args.program, *args.program_args], hostfile=args.hostfile
+            )
         except (ValueError, FileNotFoundError) as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
@@ -93,8 +110,11 @@ def main(argv=None) -> int:
         for path in args.files:
             expanded = trace.rank_parts(str(path)) if not path.is_file() else [str(path)]
             if not expanded:
-                print(f"error: {path}: no such file, and no {path.stem}.rank<r>{path.suffix} "
-                      "parts beside it", file=sys.stderr)
+                print(
+                    f"error: {path}: no such file, and no {path.stem}.rank<r>{path.suffix} "
+                    "parts beside it",
+                    file=sys.stderr,
+                )
                 return 2
             parts += expanded
         try:
@@ -103,8 +123,10 @@ def main(argv=None) -> int:
             print(f"error: {err}", file=sys.stderr)
             return 1
         args.output.write_text(json.dumps(merged))
-        print(f"merged {len(parts)} parts (ranks {', '.join(map(str, merged['otherData']['ranks']))}) "
-              f"into {args.output}")
+        print(
+            f"merged {len(parts)} parts (ranks {', '.join(map(str, merged['otherData']['ranks']))}) "
+            f"into {args.output}"
+        )
         return 0
     if not args.file.is_file():
         print(f"error: {args.file}: no such file", file=sys.stderr)
@@ -128,8 +150,12 @@ def main(argv=None) -> int:
             programs, _ = _load_programs(args.file)
             program = _pick(programs, args.program, args.file)
             try:
-                compiled = blockpipe.compile(program, output_dir=args.output, target=args.target,
-                                             dump_passes=args.dump_passes)
+                compiled = blockpipe.compile(
+                    program,
+                    output_dir=args.output,
+                    target=args.target,
+                    dump_passes=args.dump_passes,
+                )
             except ValueError as err:  # an unknown target
                 print(f"error: {err}", file=sys.stderr)
                 return 2
@@ -137,16 +163,21 @@ def main(argv=None) -> int:
             # the library it names.
             library = pathlib.Path(compiled.output_dir) / compiled.library_path.name
             shutil.copy2(compiled.library_path, library)
-            print(f"{program.name}: {len(compiled.artifacts)} files in {compiled.output_dir}; "
-                  f"library {library}")
+            print(
+                f"{program.name}: {len(compiled.artifacts)} files in {compiled.output_dir}; "
+                f"library {library}"
+            )
             return 0
         programs, namespace = _load_programs(args.file)
         if args.program:
             _pick(programs, args.program, args.file)
         entry = namespace.get("main")
         if not callable(entry):
-            print(f"error: {args.file} has no main() function to run "
-                  f"(define one, or run the file with python)", file=sys.stderr)
+            print(
+                f"error: {args.file} has no main() function to run "
+                f"(define one, or run the file with python)",
+                file=sys.stderr,
+            )
             return 2
         result = entry()
         return int(result) if isinstance(result, int) else 0

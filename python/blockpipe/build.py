@@ -57,10 +57,15 @@ def runtime_location() -> RuntimeLocation:
     if "BLOCKPIPE_BUILD_DIR" not in os.environ:
         package = _package_dir()
         if (package / "lib" / "cmake" / "blockpipe" / "blockpipeConfig.cmake").is_file():
-            return RuntimeLocation(package / "lib", package / "include", package / "lib" / "cmake" / "blockpipe")
+            return RuntimeLocation(
+                package / "lib", package / "include", package / "lib" / "cmake" / "blockpipe"
+            )
     build = pathlib.Path(os.environ.get("BLOCKPIPE_BUILD_DIR", _package_dir().parents[1] / "build"))
-    return RuntimeLocation(build / "lib", _package_dir().parents[1] / "runtime" / "include",
-                           build / "cmake" / "blockpipe")
+    return RuntimeLocation(
+        build / "lib",
+        _package_dir().parents[1] / "runtime" / "include",
+        build / "cmake" / "blockpipe",
+    )
 
 
 def cache_root() -> pathlib.Path:
@@ -83,8 +88,9 @@ def _compiler_identity() -> str:
     memo = f"cxx:{path}"
     if memo not in _fingerprints:
         try:
-            version = subprocess.run([str(path), "--version"], capture_output=True, text=True,
-                                     timeout=30).stdout.splitlines()[0]
+            version = subprocess.run(
+                [str(path), "--version"], capture_output=True, text=True, timeout=30
+            ).stdout.splitlines()[0]
         except (OSError, subprocess.SubprocessError, IndexError):
             version = "unknown"
         _fingerprints[memo] = f"{path.resolve() if path.exists() else path} {version}"
@@ -106,8 +112,11 @@ def _nvcc_identity() -> str:
         version = "none"
         if nvcc:
             try:
-                version = subprocess.run([nvcc, "--version"], capture_output=True, text=True,
-                                         timeout=30).stdout.strip().splitlines()[-1]
+                version = (
+                    subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=30)
+                    .stdout.strip()
+                    .splitlines()[-1]
+                )
             except (OSError, subprocess.SubprocessError, IndexError):
                 version = "unknown"
         _fingerprints["nvcc"] = f"{nvcc} {version}"
@@ -124,15 +133,19 @@ def _cpu_identity() -> str:
             pass
         model = next((l for l in text.splitlines() if l.startswith("model name")), "")
         flags = next((l for l in text.splitlines() if l.startswith("flags")), "")
-        _fingerprints["cpu"] = hashlib.sha256(f"{os.uname().machine}\n{model}\n{flags}".encode()).hexdigest()
+        _fingerprints["cpu"] = hashlib.sha256(
+            f"{os.uname().machine}\n{model}\n{flags}".encode()
+        ).hexdigest()
     return _fingerprints["cpu"]
 
 
 def _runtime_identity(runtime: RuntimeLocation) -> str:
     libs = sorted(runtime.lib.glob("libblockpipe_runtime.so*"))
     if not libs:
-        raise BuildError(f"the blockpipe runtime is not built in {runtime.lib} "
-                         "(run scripts/setup.sh, or set BLOCKPIPE_BUILD_DIR)")
+        raise BuildError(
+            f"the blockpipe runtime is not built in {runtime.lib} "
+            "(run scripts/setup.sh, or set BLOCKPIPE_BUILD_DIR)"
+        )
     parts = [_file_fingerprint(lib) for lib in libs if lib.is_file() and not lib.is_symlink()]
     headers = runtime.include
     for header in sorted([*headers.rglob("*.h"), *headers.rglob("*.cuh")]):
@@ -146,8 +159,11 @@ def cache_key(files: Dict[str, str]) -> str:
         "format": _CACHE_FORMAT,
         # kernel_config.json describes the library but is not built into it
         # (programs that differ only in a pipeline's microbatches share one).
-        "files": {path: hashlib.sha256(text.encode()).hexdigest() for path, text in sorted(files.items())
-                  if path != "kernel_config.json"},
+        "files": {
+            path: hashlib.sha256(text.encode()).hexdigest()
+            for path, text in sorted(files.items())
+            if path != "kernel_config.json"
+        },
         "flags": BUILD_FLAGS,
         "compiler": _compiler_identity(),
         "cpu": _cpu_identity(),
@@ -190,8 +206,9 @@ def _valid_entry(entry: pathlib.Path, library_name: str) -> Optional[pathlib.Pat
     return library
 
 
-def build_library(source_dir: pathlib.Path, files: Dict[str, str], project: str,
-                  quiet: Optional[bool] = None) -> pathlib.Path:
+def build_library(
+    source_dir: pathlib.Path, files: Dict[str, str], project: str, quiet: Optional[bool] = None
+) -> pathlib.Path:
     """The shared library built from `source_dir` (whose content is `files`),
     from the cache when an intact entry exists."""
     library_name = f"lib{project}.so"
@@ -218,9 +235,20 @@ def build_library(source_dir: pathlib.Path, files: Dict[str, str], project: str,
             build = pathlib.Path(tmp) / "build"
             start = time.monotonic()
             progress.show(f"blockpipe: configuring {project} ...")
-            _run(["cmake", "-S", str(source_dir), "-B", str(build), "-G", "Ninja",
-                  f"-Dblockpipe_DIR={runtime_location().cmake}", *BUILD_FLAGS],
-                 project)
+            _run(
+                [
+                    "cmake",
+                    "-S",
+                    str(source_dir),
+                    "-B",
+                    str(build),
+                    "-G",
+                    "Ninja",
+                    f"-Dblockpipe_DIR={runtime_location().cmake}",
+                    *BUILD_FLAGS,
+                ],
+                project,
+            )
             progress.show(f"blockpipe: compiling {project} (C++) ...")
             _run(["cmake", "--build", str(build)], project)
             progress.done()
@@ -230,11 +258,15 @@ def build_library(source_dir: pathlib.Path, files: Dict[str, str], project: str,
             staging = pathlib.Path(tmp) / "entry"
             staging.mkdir()
             shutil.copy2(built, staging / library_name)
-            (staging / "manifest.json").write_text(json.dumps({
-                "sha256": hashlib.sha256((staging / library_name).read_bytes()).hexdigest(),
-                "project": project,
-                "seconds": round(time.monotonic() - start, 3),
-            }))
+            (staging / "manifest.json").write_text(
+                json.dumps(
+                    {
+                        "sha256": hashlib.sha256((staging / library_name).read_bytes()).hexdigest(),
+                        "project": project,
+                        "seconds": round(time.monotonic() - start, 3),
+                    }
+                )
+            )
             entry.parent.mkdir(parents=True, exist_ok=True)
             os.replace(staging, entry)
             stats["built"] += 1

@@ -21,6 +21,7 @@ from blockpipe import errors
 from blockpipe.errors import CompileError
 from blockpipe.language.program import Program
 
+
 def _dtype_table() -> Dict[str, dict]:
     """The target library's dtypes by their kernel_config.json name."""
     from blockpipe import _core
@@ -59,17 +60,26 @@ def dtype_of_array(array: np.ndarray):
 
 
 # The range of each integer scalar parameter's C++ type.
-_INT_LIMITS = {name: np.iinfo(_numpy_dtype(name)) for name, d in _DTYPES.items() if not d["is_float"]}
+_INT_LIMITS = {
+    name: np.iinfo(_numpy_dtype(name)) for name, d in _DTYPES.items() if not d["is_float"]
+}
 
 
 class CompiledProgram:
     """A compiled program: its artifacts, its IR after each pass, and a
     callable that runs an orchestration on numpy arrays."""
 
-    def __init__(self, program: Program, output_dir: pathlib.Path, artifacts: Dict[str, str],
-                 library: pathlib.Path, target: str, devices: Optional[int],
-                 dumps: Optional[Tuple[str, List[Tuple[str, str]]]] = None,
-                 named_dims: Optional[dict] = None):
+    def __init__(
+        self,
+        program: Program,
+        output_dir: pathlib.Path,
+        artifacts: Dict[str, str],
+        library: pathlib.Path,
+        target: str,
+        devices: Optional[int],
+        dumps: Optional[Tuple[str, List[Tuple[str, str]]]] = None,
+        named_dims: Optional[dict] = None,
+    ):
         self.program = program
         # Per function, its parameters' pl.dynamic("M") dims, which must
         # agree at call time.
@@ -101,8 +111,9 @@ class CompiledProgram:
 
     def _ir_dumps(self) -> Tuple[str, List[Tuple[str, str]]]:
         if self._dumps is None:
-            _, input_ir, pass_ir = compile_to_cpp(self.program, self.target,
-                                                  self._requested_devices, capture=True)
+            _, input_ir, pass_ir = compile_to_cpp(
+                self.program, self.target, self._requested_devices, capture=True
+            )
             self._dumps = (input_ir, pass_ir)
         return self._dumps
 
@@ -138,9 +149,12 @@ class CompiledProgram:
             else:
                 raise ValueError(
                     f"program {self.program.name} has orchestrations and pipelines "
-                    f"{', '.join(entries) or '(none)'}; use .run(name, ...)")
+                    f"{', '.join(entries) or '(none)'}; use .run(name, ...)"
+                )
         if name not in entries:
-            raise ValueError(f"program {self.program.name} has no orchestration or pipeline '{name}'")
+            raise ValueError(
+                f"program {self.program.name} has no orchestration or pipeline '{name}'"
+            )
         return entries[name]
 
     def __call__(self, *args):
@@ -175,24 +189,33 @@ class CompiledProgram:
 
             # Under mpirun each rank opens the same mesh and hosts a share
             # of its devices.
-            self._mesh = _runtime.Mesh(self.devices, label=self.program.name,
-                                       transport=distributed.transport())
+            self._mesh = _runtime.Mesh(
+                self.devices, label=self.program.name, transport=distributed.transport()
+            )
         if pipeline:
             _runtime.run_pipeline(self._mesh, self._library, entry, runtime_params, prepared)
         elif mesh:
-            _runtime.run_mesh_orchestration(self._mesh, self._library, entry["symbol"],
-                                            runtime_params, prepared)
+            _runtime.run_mesh_orchestration(
+                self._mesh, self._library, entry["symbol"], runtime_params, prepared
+            )
         else:
             if self._device is None:
                 # A device of the target the program was compiled for: the
                 # runtime says so when it has no driver for it.
                 self._device = _runtime.Device(label=self.program.name, target=self.target)
-            _runtime.run_orchestration(self._device, self._library, entry["symbol"],
-                                       runtime_params, prepared)
+            _runtime.run_orchestration(
+                self._device, self._library, entry["symbol"], runtime_params, prepared
+            )
             if orchestration is None and not plan.named_dims:
-                self._call = _runtime.Call(self._device, self._library, entry["symbol"],
-                                           runtime_params, plan.check, plan.outs,
-                                           errors.warn_runtime)
+                self._call = _runtime.Call(
+                    self._device,
+                    self._library,
+                    entry["symbol"],
+                    runtime_params,
+                    plan.check,
+                    plan.outs,
+                    errors.warn_runtime,
+                )
         warnings = _runtime.take_warnings()
         if warnings:
             errors.warn_runtime(warnings)
@@ -211,16 +234,22 @@ class CompiledProgram:
                 extent = int(args[index].shape[axis0 + axis])
                 first = seen.setdefault(dim, (pname, axis, extent))
                 if first[2] != extent:
-                    raise ValueError(f"dimension '{dim}' is {first[2]} in parameter '{first[0]}' (axis "
-                                     f"{first[1]}) but {extent} in parameter '{pname}' (axis {axis}); "
-                                     "dims named alike must agree")
+                    raise ValueError(
+                        f"dimension '{dim}' is {first[2]} in parameter '{first[0]}' (axis "
+                        f"{first[1]}) but {extent} in parameter '{pname}' (axis {axis}); "
+                        "dims named alike must agree"
+                    )
 
     def transfer_counters(self) -> Dict[str, int]:
         """What the mesh's channels moved so far: bytes device to device,
         bytes through a host buffer, transfers and channels created."""
         if self._mesh is None:
-            return {"device_to_device_bytes": 0, "host_staged_bytes": 0, "transfers": 0,
-                    "channels_created": 0}
+            return {
+                "device_to_device_bytes": 0,
+                "host_staged_bytes": 0,
+                "transfers": 0,
+                "channels_created": 0,
+            }
         return self._mesh.counters()
 
     def __repr__(self) -> str:
@@ -241,25 +270,41 @@ class _CallPlan:
         self.pipeline = entry["name"] in program._pipelines
         self.mesh = program.devices > 1 and not self.pipeline
         self.runtime = _runtime
-        self.runtime_params = _runtime.ParamList([
-            _runtime.Param(p["name"], p["kind"] == "tensor", p["dtype"], p.get("dir", "in"),
-                           p.get("written_whole", False), p.get("in_place", False))
-            for p in self.params
-        ])
+        self.runtime_params = _runtime.ParamList(
+            [
+                _runtime.Param(
+                    p["name"],
+                    p["kind"] == "tensor",
+                    p["dtype"],
+                    p.get("dir", "in"),
+                    p.get("written_whole", False),
+                    p.get("in_place", False),
+                )
+                for p in self.params
+            ]
+        )
         self.named_dims = bool(program._named_dims.get(entry["name"]))
-        self.outs = [i for i, p in enumerate(self.params)
-                     if p["kind"] == "tensor" and p.get("dir") != "in"]
+        self.outs = [
+            i for i, p in enumerate(self.params) if p["kind"] == "tensor" and p.get("dir") != "in"
+        ]
         specs = []
         for p in self.params:
             limits = _INT_LIMITS.get(p["dtype"])
-            specs.append({
-                "name": p["name"], "tensor": p["kind"] == "tensor", "dtype": p["dtype"],
-                "numpy": _numpy_dtype(p["dtype"]), "shape": list(p.get("shape") or []),
-                "output": p.get("dir", "in") != "in", "is_float": p["dtype"] in _FLOAT_SCALARS,
-                "limits": (int(limits.min), int(limits.max)) if limits is not None else None,
-            })
-        self.check = _runtime.ArgCheck(f"{program.program.name}.{entry['name']}", specs,
-                                       program.devices if self.mesh else 0)
+            specs.append(
+                {
+                    "name": p["name"],
+                    "tensor": p["kind"] == "tensor",
+                    "dtype": p["dtype"],
+                    "numpy": _numpy_dtype(p["dtype"]),
+                    "shape": list(p.get("shape") or []),
+                    "output": p.get("dir", "in") != "in",
+                    "is_float": p["dtype"] in _FLOAT_SCALARS,
+                    "limits": (int(limits.min), int(limits.max)) if limits is not None else None,
+                }
+            )
+        self.check = _runtime.ArgCheck(
+            f"{program.program.name}.{entry['name']}", specs, program.devices if self.mesh else 0
+        )
 
 
 def _write_tree(output_dir: pathlib.Path, files: Dict[str, str]) -> None:
@@ -282,10 +327,14 @@ def _project_name(name: str) -> str:
     return snake if not snake[0].isdigit() else "p_" + snake
 
 
-def compile_to_cpp(program: Program, target: str, devices: Optional[int] = None,
-                   project: Optional[str] = None, capture: bool = False,
-                   named_dims: Optional[dict] = None
-                   ) -> Tuple[Dict[str, str], Optional[str], List[Tuple[str, str]]]:
+def compile_to_cpp(
+    program: Program,
+    target: str,
+    devices: Optional[int] = None,
+    project: Optional[str] = None,
+    capture: bool = False,
+    named_dims: Optional[dict] = None,
+) -> Tuple[Dict[str, str], Optional[str], List[Tuple[str, str]]]:
     """One compile session: lowers `program`, runs the pass pipeline on the
     module in place and, given a `project` name, emits its C++ files. With
     `capture`, also the input IR and the IR after each pass (with
@@ -302,9 +351,14 @@ def compile_to_cpp(program: Program, target: str, devices: Optional[int] = None,
     return files, input_ir, pass_ir
 
 
-def compile(program: Program, output_dir: Optional[os.PathLike] = None, target: str = "cpu-sim",
-            dump_passes: bool = False, quiet: Optional[bool] = None,
-            devices: Optional[int] = None) -> CompiledProgram:
+def compile(
+    program: Program,
+    output_dir: Optional[os.PathLike] = None,
+    target: str = "cpu-sim",
+    dump_passes: bool = False,
+    quiet: Optional[bool] = None,
+    devices: Optional[int] = None,
+) -> CompiledProgram:
     """Compiles a `@pl.program` and builds it; see CompiledProgram.
 
     `devices=N` compiles a mesh program: its orchestration runs on each of N
@@ -322,16 +376,19 @@ def compile(program: Program, output_dir: Optional[os.PathLike] = None, target: 
         raise TypeError(f"blockpipe.compile takes a @pl.program class, got {program!r}")
     from blockpipe import _core
 
-    if devices is not None and (isinstance(devices, bool) or not isinstance(devices, int)
-                                or devices < 1):
+    if devices is not None and (
+        isinstance(devices, bool) or not isinstance(devices, int) or devices < 1
+    ):
         raise ValueError(f"devices must be a positive integer, got {devices!r}")
     if target not in _core.bundled_targets():
-        raise ValueError(f"unknown target '{target}'; available: "
-                         f"{', '.join(_core.bundled_targets())}")
+        raise ValueError(
+            f"unknown target '{target}'; available: {', '.join(_core.bundled_targets())}"
+        )
     project = _project_name(program.name)
     named_dims: dict = {}
-    files, input_ir, pass_ir = compile_to_cpp(program, target, devices, project,
-                                              capture=dump_passes, named_dims=named_dims)
+    files, input_ir, pass_ir = compile_to_cpp(
+        program, target, devices, project, capture=dump_passes, named_dims=named_dims
+    )
     artifacts = dict(files)
     if dump_passes:
         for index, (name, text) in enumerate(pass_ir, start=1):
@@ -347,8 +404,16 @@ def compile(program: Program, output_dir: Optional[os.PathLike] = None, target: 
     # namespace and library `div_`, clear of the C library's div).
     library_project = json.loads(files["kernel_config.json"])["library"]
     library = build_library(out, files, library_project, quiet=quiet)
-    return CompiledProgram(program, out.resolve(), artifacts, library, target, devices,
-                           (input_ir, pass_ir) if dump_passes else None, named_dims)
+    return CompiledProgram(
+        program,
+        out.resolve(),
+        artifacts,
+        library,
+        target,
+        devices,
+        (input_ir, pass_ir) if dump_passes else None,
+        named_dims,
+    )
 
 
 __all__ = ["compile", "CompiledProgram", "CompileError"]

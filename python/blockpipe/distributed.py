@@ -68,8 +68,9 @@ def _joined() -> None:
         # The rank is known without MPI (mpirun's environment); say which
         # one failed before the traceback.
         rank_text = os.environ.get("OMPI_COMM_WORLD_RANK") or os.environ.get("PMIX_RANK") or "?"
-        sys.stderr.write(f"blockpipe: rank {rank_text}: uncaught {kind.__name__}; "
-                         "ending the MPI job\n")
+        sys.stderr.write(
+            f"blockpipe: rank {rank_text}: uncaught {kind.__name__}; ending the MPI job\n"
+        )
         try:
             previous(kind, value, tb)
         except Exception:  # pragma: no cover - a broken hook must not stop the abort
@@ -123,8 +124,13 @@ _FORWARDED_PREFIXES = ("BLOCKPIPE_", "OMP_")
 _FORWARDED = ("PYTHONPATH", "LD_LIBRARY_PATH", "PATH")
 
 
-def mpirun_command(processes: int, argv: Sequence[str], hostfile: Optional[str] = None,
-                   mpirun: Optional[str] = None, python: bool = True) -> List[str]:
+def mpirun_command(
+    processes: int,
+    argv: Sequence[str],
+    hostfile: Optional[str] = None,
+    mpirun: Optional[str] = None,
+    python: bool = True,
+) -> List[str]:
     """The mpirun command line that runs `argv` (a script and its arguments,
     run with this Python; with `python=False` an executable) on `processes`
     ranks."""
@@ -132,8 +138,10 @@ def mpirun_command(processes: int, argv: Sequence[str], hostfile: Optional[str] 
         raise ValueError(f"launch: -n must be at least 1, got {processes}")
     mpirun = mpirun or shutil.which("mpirun")
     if mpirun is None:
-        raise FileNotFoundError("launch: mpirun is not on PATH (install OpenMPI: "
-                                "apt-get install openmpi-bin libopenmpi-dev)")
+        raise FileNotFoundError(
+            "launch: mpirun is not on PATH (install OpenMPI: "
+            "apt-get install openmpi-bin libopenmpi-dev)"
+        )
     command = [mpirun, "-n", str(processes)]
     if hostfile:
         command += ["--hostfile", hostfile]

@@ -39,8 +39,7 @@ def warn(diagnostics: Iterable[Diagnostic]) -> None:
             return
         first, notes = pending[0], pending[1:]
         text = "\n".join([first.message] + [str(note) for note in notes])
-        warnings.warn_explicit(text, CompileWarning, first.file or "<blockpipe>",
-                               first.line or 0)
+        warnings.warn_explicit(text, CompileWarning, first.file or "<blockpipe>", first.line or 0)
         pending.clear()
 
     for diag in diagnostics:
@@ -69,7 +68,9 @@ def warn_runtime(messages: Iterable[str]) -> None:
         return
     package = os.path.dirname(os.path.abspath(__file__))
     level, frame = 2, sys._getframe(1)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+        package + os.sep
+    ):
         level += 1
         frame = frame.f_back
     for message in messages:

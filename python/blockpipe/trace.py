@@ -47,15 +47,25 @@ def merge(parts: Sequence[str]) -> dict:
                 raise ValueError(f"{path}: not a JSON trace ({err})") from None
         other = trace.get("otherData") or {}
         if "start_unix_us" not in other:
-            raise ValueError(f"{path}: no otherData.start_unix_us (written by an older "
-                             "blockpipe?): cannot place it on the common clock")
-        loaded.append({"path": path, "rank": int(other.get("rank", index)),
-                       "host": other.get("host", ""), "start": float(other["start_unix_us"]),
-                       "events": trace.get("traceEvents", [])})
+            raise ValueError(
+                f"{path}: no otherData.start_unix_us (written by an older "
+                "blockpipe?): cannot place it on the common clock"
+            )
+        loaded.append(
+            {
+                "path": path,
+                "rank": int(other.get("rank", index)),
+                "host": other.get("host", ""),
+                "start": float(other["start_unix_us"]),
+                "events": trace.get("traceEvents", []),
+            }
+        )
     ranks = [part["rank"] for part in loaded]
     if len(set(ranks)) != len(ranks):
-        raise ValueError("two parts come from the same rank: " +
-                         ", ".join(f"{p['path']} (rank {p['rank']})" for p in loaded))
+        raise ValueError(
+            "two parts come from the same rank: "
+            + ", ".join(f"{p['path']} (rank {p['rank']})" for p in loaded)
+        )
     origin = min(part["start"] for part in loaded)
     events: List[dict] = []
     for part in sorted(loaded, key=lambda p: p["rank"]):
@@ -74,8 +84,11 @@ def merge(parts: Sequence[str]) -> dict:
             elif "ts" in event:
                 event["ts"] = float(event["ts"]) + shift
             events.append(event)
-    return {"traceEvents": events, "displayTimeUnit": "ms",
-            "otherData": {"start_unix_us": origin, "ranks": sorted(ranks)}}
+    return {
+        "traceEvents": events,
+        "displayTimeUnit": "ms",
+        "otherData": {"start_unix_us": origin, "ranks": sorted(ranks)},
+    }
 
 
 def rank_parts(path: str) -> List[str]:

@@ -46,8 +46,11 @@ def stage_spans(trace: Union[str, dict]) -> Dict[str, List[Span]]:
     JSON), by device name, in start order."""
     root = _load(trace)
     events = root["traceEvents"] if isinstance(root, dict) else root
-    names = {e["pid"]: e["args"]["name"] for e in events
-             if e.get("ph") == "M" and e.get("name") == "process_name"}
+    names = {
+        e["pid"]: e["args"]["name"]
+        for e in events
+        if e.get("ph") == "M" and e.get("name") == "process_name"
+    }
     begins = {}
     spans: Dict[str, List[Span]] = {}
     for event in events:
@@ -64,9 +67,16 @@ def stage_spans(trace: Union[str, dict]) -> Dict[str, List[Span]]:
         if key not in begins:
             continue
         device = names.get(event["pid"], f"pid {event['pid']}")
-        spans.setdefault(device, []).append(Span(
-            device, begins.pop(key), event["ts"], int(scope["stage"]), scope["name"],
-            int(scope["mb"])))
+        spans.setdefault(device, []).append(
+            Span(
+                device,
+                begins.pop(key),
+                event["ts"],
+                int(scope["stage"]),
+                scope["name"],
+                int(scope["mb"]),
+            )
+        )
     for device_spans in spans.values():
         device_spans.sort(key=lambda s: (s.start, s.end))
     return spans
@@ -101,8 +111,10 @@ def plot(trace: Union[str, dict], output: str, title: Optional[str] = None) -> D
     no pipeline stages."""
     spans = stage_spans(trace)
     if not spans:
-        raise ValueError("the trace has no pipeline stages (tasks of \"stage '<name>' (s), "
-                         "microbatch k\"); record one with BLOCKPIPE_TRACE=<path>")
+        raise ValueError(
+            "the trace has no pipeline stages (tasks of \"stage '<name>' (s), "
+            'microbatch k"); record one with BLOCKPIPE_TRACE=<path>'
+        )
     import matplotlib
 
     matplotlib.use("Agg")
@@ -118,10 +130,22 @@ def plot(trace: Union[str, dict], output: str, title: Optional[str] = None) -> D
         for span in spans[device]:
             start = (span.start - origin) / 1000.0
             width = max((span.end - span.start) / 1000.0, 1e-6)
-            ax.broken_barh([(start, width)], (row - 0.4, 0.8),
-                           facecolors=colors(span.microbatch % 20), edgecolor="black", linewidth=0.3)
-            ax.text(start + width / 2, row, f"s{span.stage} m{span.microbatch}", ha="center",
-                    va="center", fontsize=7, clip_on=True)
+            ax.broken_barh(
+                [(start, width)],
+                (row - 0.4, 0.8),
+                facecolors=colors(span.microbatch % 20),
+                edgecolor="black",
+                linewidth=0.3,
+            )
+            ax.text(
+                start + width / 2,
+                row,
+                f"s{span.stage} m{span.microbatch}",
+                ha="center",
+                va="center",
+                fontsize=7,
+                clip_on=True,
+            )
     ax.set_yticks(range(len(devices)))
     ax.set_yticklabels([f"{d}\nbubble {measured[d]:.0%}" for d in devices], fontsize=8)
     ax.invert_yaxis()

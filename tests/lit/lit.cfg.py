@@ -15,7 +15,8 @@ config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py"]
 repo_root = os.path.abspath(os.path.join(config.test_source_root, "..", ".."))
 # Temporary files (%t) go to the build tree, never next to the tests.
 config.test_exec_root = lit_config.params.get(
-    "BP_LIT_EXEC_ROOT", os.path.join(repo_root, "build", "tests", "lit-output"))
+    "BP_LIT_EXEC_ROOT", os.path.join(repo_root, "build", "tests", "lit-output")
+)
 tools_dir = lit_config.params.get("BP_TOOLS_DIR", os.path.join(repo_root, "build", "bin"))
 llvm_tools_dir = lit_config.params.get("LLVM_TOOLS_DIR", "/usr/lib/llvm-19/bin")
 

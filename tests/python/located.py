@@ -33,7 +33,9 @@ def expect_error(program_factory, build):
         build(program_factory())
     err = info.value
     assert text.strip() in err.message, err.message
-    assert (err.file, err.line) == (file, line), f"error at {err.file}:{err.line}, expected {line}: {err}"
+    assert (err.file, err.line) == (file, line), (
+        f"error at {err.file}:{err.line}, expected {line}: {err}"
+    )
     rendered = str(err).splitlines()
     assert rendered[0].startswith(f"{file}:{line}:")
     assert rendered[2].strip().endswith("^") and not rendered[2].strip().strip("^")

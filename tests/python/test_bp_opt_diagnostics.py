@@ -21,8 +21,11 @@ def pass_flags(text: str):
     match = RUN_LINE.search(text)
     if not match:
         return []
-    return [f for f in match.group(1).split()
-            if f.startswith("-") and f.lstrip("-") not in ("split-input-file", "verify-diagnostics")]
+    return [
+        f
+        for f in match.group(1).split()
+        if f.startswith("-") and f.lstrip("-") not in ("split-input-file", "verify-diagnostics")
+    ]
 
 
 def malformed_cases():
@@ -32,15 +35,18 @@ def malformed_cases():
             continue
         for index, chunk in enumerate(SPLIT.split(text)):
             if "expected-error" in chunk:
-                yield pytest.param(path, index, chunk, pass_flags(text),
-                                   id=f"{path.relative_to(LIT_DIR)}#{index}")
+                yield pytest.param(
+                    path, index, chunk, pass_flags(text), id=f"{path.relative_to(LIT_DIR)}#{index}"
+                )
 
 
 @pytest.mark.parametrize("path,index,chunk,flags", list(malformed_cases()))
 def test_malformed_input_reports_file_line_col(bp_opt, tmp_path, path, index, chunk, flags):
     case = tmp_path / f"{path.stem}_{index}.mlir"
     case.write_text(chunk)
-    proc = subprocess.run([str(bp_opt), *flags, str(case)], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [str(bp_opt), *flags, str(case)], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 1, proc.stderr
     first = proc.stderr.splitlines()[0]
     assert re.match(re.escape(str(case)) + r":\d+:\d+: error: ", first), first
@@ -69,8 +75,12 @@ def bp_translate(build_dir):
 def test_codegen_error_reports_file_line_col(bp_translate, tmp_path, path, name, chunk):
     case = tmp_path / name
     case.write_text(chunk)
-    proc = subprocess.run([str(bp_translate), "--bp-to-cpp", "-o", "-", str(case)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [str(bp_translate), "--bp-to-cpp", "-o", "-", str(case)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 1, proc.stderr
     first = proc.stderr.splitlines()[0]
     # `codegen: `: the dialect accepted the case, codegen rejected it.

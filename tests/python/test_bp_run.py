@@ -23,8 +23,19 @@ BP_RUN = BUILD / "bin" / "bp-run"
 
 
 def compile_example(name, out):
-    proc = subprocess.run([sys.executable, "-m", "blockpipe", "compile", str(ROOT / "examples" / f"{name}.py"),
-                           "-o", str(out)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "blockpipe",
+            "compile",
+            str(ROOT / "examples" / f"{name}.py"),
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert list(out.glob("lib*.so")), sorted(p.name for p in out.iterdir())
     return out
@@ -42,14 +53,16 @@ def test_runs_an_example_from_an_npz(tmp_path):
     program = compile_example("down_proj_residual", tmp_path / "prog")
     rng = np.random.default_rng(3)
     import json
+
     sig = json.loads((program / "kernel_config.json").read_text())["orchestrations"][0]["signature"]
     shapes = {p["name"]: tuple(p["shape"]) for p in sig}
     x = rng.standard_normal(shapes["x"], dtype=np.float32)
     w = rng.standard_normal(shapes["w"], dtype=np.float32)
     res = rng.standard_normal(shapes["res"], dtype=np.float32)
     np.savez(tmp_path / "in.npz", x=x, w=w, res=res)
-    log = bp_run(program, "--inputs", tmp_path / "in.npz", "--outputs", tmp_path / "out.npz",
-                 "--repeat", 3)
+    log = bp_run(
+        program, "--inputs", tmp_path / "in.npz", "--outputs", tmp_path / "out.npz", "--repeat", 3
+    )
     assert "bp-run: main on cpu-sim device 0: 3 runs, median" in log, log
     out = np.load(tmp_path / "out.npz")
     assert sorted(out.files) == ["out"]
@@ -63,23 +76,40 @@ def test_takes_npy_files_and_compressed_npz_and_writes_a_directory(tmp_path):
     b = rng.standard_normal((128, 64), dtype=np.float32)
     np.savez_compressed(tmp_path / "a.npz", a=a)
     np.save(tmp_path / "b.npy", b)
-    bp_run(program, "--inputs", tmp_path / "a.npz", "--input", f"b={tmp_path / 'b.npy'}",
-           "--outputs", tmp_path / "out")
+    bp_run(
+        program,
+        "--inputs",
+        tmp_path / "a.npz",
+        "--input",
+        f"b={tmp_path / 'b.npy'}",
+        "--outputs",
+        tmp_path / "out",
+    )
     np.testing.assert_allclose(np.load(tmp_path / "out" / "c.npy"), a + b, rtol=1e-6)
 
 
 @pl.program
 class Shifted:
     @pl.function(type=pl.FunctionType.InCore)
-    def shift(self, x: pl.Tensor[[64, 32], pl.FP32], first: pl.Scalar[pl.INDEX], s: pl.Scalar[pl.FP32],
-              y: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+    def shift(
+        self,
+        x: pl.Tensor[[64, 32], pl.FP32],
+        first: pl.Scalar[pl.INDEX],
+        s: pl.Scalar[pl.FP32],
+        y: pl.Out[pl.Tensor[[32, 32], pl.FP32]],
+    ) -> pl.Tensor[[32, 32], pl.FP32]:
         row = pl.tile.get_block_idx() * 16
         t = pl.load(x, [first + row, 0], [16, 32])
         return pl.store(pl.mul(t, s), [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[64, 32], pl.FP32], first: pl.Scalar[pl.INDEX], s: pl.Scalar[pl.FP32],
-             y: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+    def main(
+        self,
+        x: pl.Tensor[[64, 32], pl.FP32],
+        first: pl.Scalar[pl.INDEX],
+        s: pl.Scalar[pl.FP32],
+        y: pl.Out[pl.Tensor[[32, 32], pl.FP32]],
+    ) -> pl.Tensor[[32, 32], pl.FP32]:
         with pl.spmd(2):
             y = self.shift(x, first, s, y)
         return y
@@ -96,13 +126,36 @@ def test_scalars_and_a_failing_block(shifted, tmp_path):
     program, library = shifted
     x = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)
     np.save(tmp_path / "x.npy", x)
-    bp_run(program, "--library", library, "--input", f"x={tmp_path / 'x.npy'}", "--scalar", "first=16",
-           "--scalar", "s=0.5", "--outputs", tmp_path / "out.npz")
+    bp_run(
+        program,
+        "--library",
+        library,
+        "--input",
+        f"x={tmp_path / 'x.npy'}",
+        "--scalar",
+        "first=16",
+        "--scalar",
+        "s=0.5",
+        "--outputs",
+        tmp_path / "out.npz",
+    )
     np.testing.assert_array_equal(np.load(tmp_path / "out.npz")["y"], x[16:48] * 0.5)
     # Rows 40..71 are outside x: block 1's window fails, naming the line.
     (tmp_path / "out.npz").unlink()
-    log = bp_run(program, "--library", library, "--input", f"x={tmp_path / 'x.npy'}", "--scalar",
-                 "first=40", "--scalar", "s=1", "--outputs", tmp_path / "out.npz", expect=1)
+    log = bp_run(
+        program,
+        "--library",
+        library,
+        "--input",
+        f"x={tmp_path / 'x.npy'}",
+        "--scalar",
+        "first=40",
+        "--scalar",
+        "s=1",
+        "--outputs",
+        tmp_path / "out.npz",
+        expect=1,
+    )
     assert "kernel 'shift' block 1" in log, log
     assert "test_bp_run.py:" in log, log
     assert not (tmp_path / "out.npz").exists()  # nothing written
@@ -116,15 +169,23 @@ def test_bad_arguments_name_what_is_wrong(shifted, tmp_path):
     base = [program, "--library", library, "--scalar", "first=0", "--scalar", "s=1"]
     cases = {
         "parameter 'x' is not given": base,
-        "parameter 'x' is fp32 (.npy '<f4'), the array given is '<f8'":
-            base + ["--input", f"x={tmp_path / 'x64.npy'}"],
-        "parameter 'x' must have shape 64x32, the array given has 32x32":
-            base + ["--input", f"x={tmp_path / 'x_small.npy'}"],
-        "input 'z': main has no tensor parameter of that name (parameters: x, first, s, y)":
-            base + ["--input", f"x={tmp_path / 'x.npy'}", "--input", f"z={tmp_path / 'x.npy'}"],
-        "--scalar first=1.5: not an integer (parameter 'first' is int64)":
-            [program, "--library", library, "--input", f"x={tmp_path / 'x.npy'}", "--scalar", "first=1.5",
-             "--scalar", "s=1"],
+        "parameter 'x' is fp32 (.npy '<f4'), the array given is '<f8'": base
+        + ["--input", f"x={tmp_path / 'x64.npy'}"],
+        "parameter 'x' must have shape 64x32, the array given has 32x32": base
+        + ["--input", f"x={tmp_path / 'x_small.npy'}"],
+        "input 'z': main has no tensor parameter of that name (parameters: x, first, s, y)": base
+        + ["--input", f"x={tmp_path / 'x.npy'}", "--input", f"z={tmp_path / 'x.npy'}"],
+        "--scalar first=1.5: not an integer (parameter 'first' is int64)": [
+            program,
+            "--library",
+            library,
+            "--input",
+            f"x={tmp_path / 'x.npy'}",
+            "--scalar",
+            "first=1.5",
+            "--scalar",
+            "s=1",
+        ],
         "no orchestration 'other' (it has: main)": base + ["--entry", "other"],
     }
     for message, args in cases.items():
@@ -135,8 +196,20 @@ def test_bad_arguments_name_what_is_wrong(shifted, tmp_path):
 def test_a_program_runs_only_on_its_target(shifted, tmp_path):
     program, library = shifted
     np.save(tmp_path / "x.npy", np.zeros((64, 32), np.float32))
-    log = bp_run(program, "--library", library, "--target", "cuda", "--input", f"x={tmp_path / 'x.npy'}",
-                 "--scalar", "first=0", "--scalar", "s=1", expect=1)
+    log = bp_run(
+        program,
+        "--library",
+        library,
+        "--target",
+        "cuda",
+        "--input",
+        f"x={tmp_path / 'x.npy'}",
+        "--scalar",
+        "first=0",
+        "--scalar",
+        "s=1",
+        expect=1,
+    )
     # No GPU here, or (with one) a program compiled for cpu-sim.
     assert "cuda device 0" in log or "needs driver 'cuda'" in log, log
 
@@ -144,15 +217,17 @@ def test_a_program_runs_only_on_its_target(shifted, tmp_path):
 @pl.program
 class Accumulate:
     @pl.function(type=pl.FunctionType.InCore)
-    def accumulate(self, x: pl.Tensor[[32, 32], pl.FP32],
-                   y: pl.InOut[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+    def accumulate(
+        self, x: pl.Tensor[[32, 32], pl.FP32], y: pl.InOut[pl.Tensor[[32, 32], pl.FP32]]
+    ) -> pl.Tensor[[32, 32], pl.FP32]:
         row = pl.tile.get_block_idx() * 16
         t = pl.add(pl.load(y, [row, 0], [16, 32]), pl.load(x, [row, 0], [16, 32]))
         return pl.store(t, [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[32, 32], pl.FP32],
-             y: pl.InOut[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+    def main(
+        self, x: pl.Tensor[[32, 32], pl.FP32], y: pl.InOut[pl.Tensor[[32, 32], pl.FP32]]
+    ) -> pl.Tensor[[32, 32], pl.FP32]:
         with pl.spmd(2):
             y = self.accumulate(x, y)
         return y
@@ -165,7 +240,15 @@ def test_resident_tensors_stay_on_the_device_across_repeats(tmp_path):
     x = rng.standard_normal((32, 32), dtype=np.float32)
     y = rng.standard_normal((32, 32), dtype=np.float32)
     np.savez(tmp_path / "in.npz", x=x, y=y)
-    args = [program, "--library", compiled.library_path, "--inputs", tmp_path / "in.npz", "--repeat", 4]
+    args = [
+        program,
+        "--library",
+        compiled.library_path,
+        "--inputs",
+        tmp_path / "in.npz",
+        "--repeat",
+        4,
+    ]
     # Each run starts from the inputs given...
     bp_run(*args, "--outputs", tmp_path / "fresh.npz")
     np.testing.assert_allclose(np.load(tmp_path / "fresh.npz")["y"], y + x, rtol=1e-6)

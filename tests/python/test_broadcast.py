@@ -4,7 +4,6 @@ column j to every row's column j, next to the Mx1 row broadcast. Run on the
 simulator and compared with numpy; a shape that is neither is a clean
 CompileError at the user's line."""
 
-
 import numpy as np
 import pytest
 
@@ -32,8 +31,12 @@ class RMSNorm:
     Mx1 tile, the gamma a 1xN one, both broadcast back over the block."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[ROWS, COLS], pl.FP32], g: pl.Tensor[[1, COLS], pl.FP32],
-          y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]):
+    def k(
+        self,
+        x: pl.Tensor[[ROWS, COLS], pl.FP32],
+        g: pl.Tensor[[1, COLS], pl.FP32],
+        y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]],
+    ):
         r = pl.tile.get_block_idx() * BLOCK
         t = pl.load(x, [r, 0], [BLOCK, COLS])
         gamma = pl.load(g, [0, 0], [1, COLS])
@@ -42,8 +45,12 @@ class RMSNorm:
         return pl.store(pl.mul(pl.mul(t, rstd), gamma), [r, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[ROWS, COLS], pl.FP32], g: pl.Tensor[[1, COLS], pl.FP32],
-             y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[ROWS, COLS], pl.FP32],
+        g: pl.Tensor[[1, COLS], pl.FP32],
+        y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]],
+    ):
         with pl.spmd(ROWS // BLOCK):
             y = self.k(x, g, y)
         return y
@@ -69,8 +76,12 @@ class ColumnOps:
     tile too); one 24-row block of y per result."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[24, 40], pl.FP16], v: pl.Tensor[[1, 40], pl.FP16],
-          y: pl.Out[pl.Tensor[[9 * 24, 40], pl.FP32]]):
+    def k(
+        self,
+        x: pl.Tensor[[24, 40], pl.FP16],
+        v: pl.Tensor[[1, 40], pl.FP16],
+        y: pl.Out[pl.Tensor[[9 * 24, 40], pl.FP32]],
+    ):
         t = pl.load(x, [0, 0], [24, 40])
         g = pl.load(v, [0, 0], [1, 40])
         f = pl.cast(t, pl.FP32)
@@ -80,15 +91,19 @@ class ColumnOps:
         y = pl.store(pl.div(f, gf), [48, 0], y)
         y = pl.store(pl.maximum(f, gf), [72, 0], y)
         y = pl.store(pl.minimum(f, gf), [96, 0], y)
-        y = pl.store(gf * f - gf, [120, 0], y)              # gamma first; 1xN - 1xN
-        y = pl.store(2.0 - pl.add(gf, f), [144, 0], y)      # scalar on the left
+        y = pl.store(gf * f - gf, [120, 0], y)  # gamma first; 1xN - 1xN
+        y = pl.store(2.0 - pl.add(gf, f), [144, 0], y)  # scalar on the left
         y = pl.store(1.0 / (f * gf), [168, 0], y)
         y = pl.store(pl.mul(pl.row_max(f), f), [192, 0], y)  # Mx1 first
         return y
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[24, 40], pl.FP16], v: pl.Tensor[[1, 40], pl.FP16],
-             y: pl.Out[pl.Tensor[[9 * 24, 40], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[24, 40], pl.FP16],
+        v: pl.Tensor[[1, 40], pl.FP16],
+        y: pl.Out[pl.Tensor[[9 * 24, 40], pl.FP32]],
+    ):
         y = self.k(x, v, y)
         return y
 
@@ -116,15 +131,23 @@ def test_every_binary_op_with_a_column_vector():
 @pl.program
 class Bf16Gamma:
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[32, 24], pl.BF16], v: pl.Tensor[[1, 24], pl.BF16],
-          y: pl.Out[pl.Tensor[[32, 24], pl.BF16]]):
+    def k(
+        self,
+        x: pl.Tensor[[32, 24], pl.BF16],
+        v: pl.Tensor[[1, 24], pl.BF16],
+        y: pl.Out[pl.Tensor[[32, 24], pl.BF16]],
+    ):
         row = pl.tile.get_block_idx() * 16
         t = pl.mul(pl.load(x, [row, 0], [16, 24]), pl.load(v, [0, 0], [1, 24]))
         return pl.store(t, [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[32, 24], pl.BF16], v: pl.Tensor[[1, 24], pl.BF16],
-             y: pl.Out[pl.Tensor[[32, 24], pl.BF16]]):
+    def main(
+        self,
+        x: pl.Tensor[[32, 24], pl.BF16],
+        v: pl.Tensor[[1, 24], pl.BF16],
+        y: pl.Out[pl.Tensor[[32, 24], pl.BF16]],
+    ):
         with pl.spmd(2):
             y = self.k(x, v, y)
         return y
@@ -148,9 +171,14 @@ class MatmulTimesGamma:
     @ w, the column sums of w) crossing from the cube to the vector half."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[32, 32], pl.FP16], w: pl.Tensor[[32, 24], pl.FP16],
-          ones: pl.Tensor[[1, 32], pl.FP16], g: pl.Tensor[[1, 24], pl.FP32],
-          y: pl.Out[pl.Tensor[[32, 24], pl.FP32]]):
+    def k(
+        self,
+        x: pl.Tensor[[32, 32], pl.FP16],
+        w: pl.Tensor[[32, 24], pl.FP16],
+        ones: pl.Tensor[[1, 32], pl.FP16],
+        g: pl.Tensor[[1, 24], pl.FP32],
+        y: pl.Out[pl.Tensor[[32, 24], pl.FP32]],
+    ):
         row = pl.tile.get_block_idx() * 16
         b = pl.load(w, [0, 0], [32, 24])
         acc = pl.matmul(pl.load(x, [row, 0], [16, 32]), b)
@@ -159,9 +187,14 @@ class MatmulTimesGamma:
         return pl.store(pl.add(pl.mul(acc, gamma), colsum), [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[32, 32], pl.FP16], w: pl.Tensor[[32, 24], pl.FP16],
-             ones: pl.Tensor[[1, 32], pl.FP16], g: pl.Tensor[[1, 24], pl.FP32],
-             y: pl.Out[pl.Tensor[[32, 24], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[32, 32], pl.FP16],
+        w: pl.Tensor[[32, 24], pl.FP16],
+        ones: pl.Tensor[[1, 32], pl.FP16],
+        g: pl.Tensor[[1, 24], pl.FP32],
+        y: pl.Out[pl.Tensor[[32, 24], pl.FP32]],
+    ):
         with pl.spmd(2):
             y = self.k(x, w, ones, g, y)
         return y
@@ -185,8 +218,12 @@ def test_gamma_of_the_wrong_width():
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.InCore)
-            def k(self, x: pl.Tensor[[16, 32], pl.FP32], g: pl.Tensor[[1, 33], pl.FP32],
-                  y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+            def k(
+                self,
+                x: pl.Tensor[[16, 32], pl.FP32],
+                g: pl.Tensor[[1, 33], pl.FP32],
+                y: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+            ):
                 t = pl.load(x, [0, 0], [16, 32])
                 gamma = pl.load(g, [0, 0], [1, 33])
                 # error: pl.mul operand shapes differ: [16, 32] and [1, 33]; the second operand may also be [16, 1] (broadcast along rows) or [1, 32] (broadcast along columns)
@@ -194,11 +231,17 @@ def test_gamma_of_the_wrong_width():
                 return pl.store(z, [0, 0], y)
 
             @pl.function(type=pl.FunctionType.Orchestration)
-            def main(self, x: pl.Tensor[[16, 32], pl.FP32], g: pl.Tensor[[1, 33], pl.FP32],
-                     y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+            def main(
+                self,
+                x: pl.Tensor[[16, 32], pl.FP32],
+                g: pl.Tensor[[1, 33], pl.FP32],
+                y: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+            ):
                 y = self.k(x, g, y)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -208,9 +251,14 @@ class BroadcastFirst:
     row_sum(x) / x, row_max(x) - x."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[16, 32], pl.FP32], g: pl.Tensor[[1, 32], pl.FP32],
-          y: pl.Out[pl.Tensor[[16, 32], pl.FP32]], z: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
-          w: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+    def k(
+        self,
+        x: pl.Tensor[[16, 32], pl.FP32],
+        g: pl.Tensor[[1, 32], pl.FP32],
+        y: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+        z: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+        w: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+    ):
         t = pl.load(x, [0, 0], [16, 32])
         gamma = pl.load(g, [0, 0], [1, 32])
         pl.store(pl.sub(gamma, t), [0, 0], y)
@@ -219,9 +267,14 @@ class BroadcastFirst:
         return y, z, w
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[16, 32], pl.FP32], g: pl.Tensor[[1, 32], pl.FP32],
-             y: pl.Out[pl.Tensor[[16, 32], pl.FP32]], z: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
-             w: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[16, 32], pl.FP32],
+        g: pl.Tensor[[1, 32], pl.FP32],
+        y: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+        z: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+        w: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+    ):
         y, z, w = self.k(x, g, y, z, w)
         return y, z, w
 
@@ -242,17 +295,27 @@ def test_a_first_operand_that_does_not_broadcast():
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.InCore)
-            def k(self, x: pl.Tensor[[16, 32], pl.FP32], g: pl.Tensor[[1, 33], pl.FP32],
-                  y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+            def k(
+                self,
+                x: pl.Tensor[[16, 32], pl.FP32],
+                g: pl.Tensor[[1, 33], pl.FP32],
+                y: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+            ):
                 t = pl.load(x, [0, 0], [16, 32])
                 gamma = pl.load(g, [0, 0], [1, 33])
                 z = pl.sub(gamma, t)  # error: pl.sub operand shapes differ: [1, 33] and [16, 32]
                 return pl.store(z, [0, 0], y)
 
             @pl.function(type=pl.FunctionType.Orchestration)
-            def main(self, x: pl.Tensor[[16, 32], pl.FP32], g: pl.Tensor[[1, 33], pl.FP32],
-                     y: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+            def main(
+                self,
+                x: pl.Tensor[[16, 32], pl.FP32],
+                g: pl.Tensor[[1, 33], pl.FP32],
+                y: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+            ):
                 y = self.k(x, g, y)
                 return y
+
         return P
+
     expect_error(make)

@@ -32,8 +32,12 @@ PROGRAM_C = textwrap.dedent("""
 
 
 def blockpipe_cli(*args):
-    return subprocess.run([sys.executable, "-m", "blockpipe", *map(str, args)],
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "blockpipe", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_run_calls_main(tmp_path):

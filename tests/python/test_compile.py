@@ -22,14 +22,22 @@ ROWS, COLS = 32, 16
 @pl.program
 class Scale:
     @pl.function(type=pl.FunctionType.InCore)
-    def scale(self, x: pl.Tensor[[ROWS, COLS], pl.FP32], s: pl.Scalar[pl.FP32],
-              y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+    def scale(
+        self,
+        x: pl.Tensor[[ROWS, COLS], pl.FP32],
+        s: pl.Scalar[pl.FP32],
+        y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]],
+    ) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
         row = pl.tile.get_block_idx() * 16
         return pl.store(pl.mul(pl.load(x, [row, 0], [16, COLS]), s), [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[ROWS, COLS], pl.FP32], s: pl.Scalar[pl.FP32],
-             y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+    def main(
+        self,
+        x: pl.Tensor[[ROWS, COLS], pl.FP32],
+        s: pl.Scalar[pl.FP32],
+        y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]],
+    ) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
         with pl.spmd(2):
             y = self.scale(x, s, y)
         return y
@@ -37,8 +45,9 @@ class Scale:
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
-    return blockpipe.compile(Scale, output_dir=tmp_path_factory.mktemp("scale"), dump_passes=True,
-                             quiet=True)
+    return blockpipe.compile(
+        Scale, output_dir=tmp_path_factory.mktemp("scale"), dump_passes=True, quiet=True
+    )
 
 
 def test_runs_and_returns_out_array(compiled):
@@ -65,8 +74,13 @@ def test_artifacts_and_output_dir(compiled):
 
 
 def test_ir_after_each_pass(compiled):
-    assert compiled.passes[:5] == ["bp-register-target", "bp-infer-pipe-types", "bp-infer-memory-spaces",
-                                   "bp-check-output-coverage", "bp-expand-mixed-kernel"]
+    assert compiled.passes[:5] == [
+        "bp-register-target",
+        "bp-infer-pipe-types",
+        "bp-infer-memory-spaces",
+        "bp-check-output-coverage",
+        "bp-expand-mixed-kernel",
+    ]
     assert '#bp.target<name = "cpu-sim"' in compiled.ir("register-target")
     assert "bp.launch @scale" in compiled.ir()
     assert compiled.ir("inject-gm-pipe-buffer") == compiled.ir("bp-inject-gm-pipe-buffer")
@@ -75,16 +89,22 @@ def test_ir_after_each_pass(compiled):
         compiled.ir("bp-nothing")
 
 
-@pytest.mark.parametrize("args,message", [
-    (lambda x, y: (x, 0.5), "takes 3 arguments"),
-    (lambda x, y: (x[:16], 0.5, y), "parameter 'x' must have shape 32x16, got 16x16"),
-    (lambda x, y: (x.astype(np.float64), 0.5, y), "parameter 'x' must have dtype float32, got float64"),
-    (lambda x, y: (np.asfortranarray(x), 0.5, y), "parameter 'x' must be C-contiguous"),
-    (lambda x, y: (x.tolist(), 0.5, y), "parameter 'x' must be a numpy array, got list"),
-    (lambda x, y: (x, "half", y), "parameter 's' is a scalar, got str"),
-    (lambda x, y: (x, True, y), "parameter 's' is a scalar, got bool"),
-    (lambda x, y: (x, 0.5, y[:, :8]), "parameter 'y' must have shape 32x16, got 32x8"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (lambda x, y: (x, 0.5), "takes 3 arguments"),
+        (lambda x, y: (x[:16], 0.5, y), "parameter 'x' must have shape 32x16, got 16x16"),
+        (
+            lambda x, y: (x.astype(np.float64), 0.5, y),
+            "parameter 'x' must have dtype float32, got float64",
+        ),
+        (lambda x, y: (np.asfortranarray(x), 0.5, y), "parameter 'x' must be C-contiguous"),
+        (lambda x, y: (x.tolist(), 0.5, y), "parameter 'x' must be a numpy array, got list"),
+        (lambda x, y: (x, "half", y), "parameter 's' is a scalar, got str"),
+        (lambda x, y: (x, True, y), "parameter 's' is a scalar, got bool"),
+        (lambda x, y: (x, 0.5, y[:, :8]), "parameter 'y' must have shape 32x16, got 32x8"),
+    ],
+)
 def test_bad_inputs_name_the_parameter_and_touch_nothing(compiled, args, message):
     x = np.ones((ROWS, COLS), dtype=np.float32)
     y = np.full((ROWS, COLS), 7.0, dtype=np.float32)
@@ -118,15 +138,17 @@ def test_repeated_calls_accept_and_reject_what_the_first_does(compiled):
         assert compiled(xs, s, y) is y
         np.testing.assert_allclose(y, x * np.float32(s))
     y[:] = 7
-    for args, message in (((x.astype(">f4"), 0.5, y), "'x' must have dtype float32"),
-                          ((x, True, y), "'s' is a scalar, got bool"),
-                          ((x, 2 ** 70, y), None),
-                          ((x[:, ::-1], 0.5, y), "'x' must be C-contiguous"),
-                          ((x, 0.5, y.reshape(ROWS * COLS)), "'y' must have shape 32x16")):
+    for args, message in (
+        ((x.astype(">f4"), 0.5, y), "'x' must have dtype float32"),
+        ((x, True, y), "'s' is a scalar, got bool"),
+        ((x, 2**70, y), None),
+        ((x[:, ::-1], 0.5, y), "'x' must be C-contiguous"),
+        ((x, 0.5, y.reshape(ROWS * COLS)), "'y' must have shape 32x16"),
+    ):
         if message is None:  # an int beyond int64 for a float parameter: its float
             y2 = np.zeros_like(y)
-            compiled(x, 2 ** 70, y2)
-            np.testing.assert_allclose(y2, x * np.float32(2.0 ** 70))
+            compiled(x, 2**70, y2)
+            np.testing.assert_allclose(y2, x * np.float32(2.0**70))
             continue
         with pytest.raises(ValueError, match=message):
             compiled(*args)
@@ -149,7 +171,9 @@ def test_corrupted_cache_entry_is_rebuilt(tmp_path, monkeypatch):
     library.write_bytes(library.read_bytes()[:-64] + b"\0" * 64)
     calls = []
     real_run = build._run
-    monkeypatch.setattr(build, "_run", lambda command, project: (calls.append(command), real_run(command, project)))
+    monkeypatch.setattr(
+        build, "_run", lambda command, project: (calls.append(command), real_run(command, project))
+    )
     second = blockpipe.compile(Scale, quiet=True)
     assert calls, "the corrupted entry was not rebuilt"
     x = np.ones((ROWS, COLS), dtype=np.float32)
@@ -172,8 +196,16 @@ def test_concurrent_compiles_share_one_build(tmp_path):
     """)
     env = dict(os.environ)
     env["BLOCKPIPE_CACHE_DIR"] = str(tmp_path / "cache")
-    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(3)
+    ]
     outputs = [p.communicate(timeout=600) for p in procs]
     assert all(p.returncode == 0 for p in procs), outputs
     assert len({out.strip() for out, _ in outputs}) == 1
@@ -219,15 +251,23 @@ def test_bad_parallelism_from_the_environment_is_named(compiled, monkeypatch):
 @pl.program
 class Bf16Axpy:
     @pl.function(type=pl.FunctionType.InCore)
-    def axpy(self, x: pl.Tensor[[ROWS, COLS], pl.BF16], y: pl.Tensor[[ROWS, COLS], pl.BF16],
-             out: pl.Out[pl.Tensor[[ROWS, COLS], pl.BF16]]) -> pl.Tensor[[ROWS, COLS], pl.BF16]:
+    def axpy(
+        self,
+        x: pl.Tensor[[ROWS, COLS], pl.BF16],
+        y: pl.Tensor[[ROWS, COLS], pl.BF16],
+        out: pl.Out[pl.Tensor[[ROWS, COLS], pl.BF16]],
+    ) -> pl.Tensor[[ROWS, COLS], pl.BF16]:
         row = pl.tile.get_block_idx() * 16
         t = pl.add(pl.mul(pl.load(x, [row, 0], [16, COLS]), 2.0), pl.load(y, [row, 0], [16, COLS]))
         return pl.store(t, [row, 0], out)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[ROWS, COLS], pl.BF16], y: pl.Tensor[[ROWS, COLS], pl.BF16],
-             out: pl.Out[pl.Tensor[[ROWS, COLS], pl.BF16]]) -> pl.Tensor[[ROWS, COLS], pl.BF16]:
+    def main(
+        self,
+        x: pl.Tensor[[ROWS, COLS], pl.BF16],
+        y: pl.Tensor[[ROWS, COLS], pl.BF16],
+        out: pl.Out[pl.Tensor[[ROWS, COLS], pl.BF16]],
+    ) -> pl.Tensor[[ROWS, COLS], pl.BF16]:
         with pl.spmd(2):
             out = self.axpy(x, y, out)
         return out
@@ -243,8 +283,9 @@ def test_bf16_arrays_come_from_ml_dtypes(tmp_path):
     out = np.zeros((ROWS, COLS), dtype=bf16)
     program(x, y, out)
     # Each op rounds to bf16, as the tile library computes in bf16 tiles.
-    want = ((x.astype(np.float32) * 2.0).astype(bf16).astype(np.float32)
-            + y.astype(np.float32)).astype(bf16)
+    want = (
+        (x.astype(np.float32) * 2.0).astype(bf16).astype(np.float32) + y.astype(np.float32)
+    ).astype(bf16)
     np.testing.assert_array_equal(out.astype(np.float32), want.astype(np.float32))
     with pytest.raises(ValueError, match="parameter 'x' must have dtype bfloat16, got float32"):
         program(x.astype(np.float32), y, out)
@@ -253,16 +294,18 @@ def test_bf16_arrays_come_from_ml_dtypes(tmp_path):
 @pl.program
 class RowBlocks:
     @pl.function(type=pl.FunctionType.InCore)
-    def total(self, x: pl.Tensor[[ROWS, COLS], pl.FP32],
-              y: pl.Out[pl.Tensor[[16, COLS], pl.FP32]]) -> pl.Tensor[[16, COLS], pl.FP32]:
+    def total(
+        self, x: pl.Tensor[[ROWS, COLS], pl.FP32], y: pl.Out[pl.Tensor[[16, COLS], pl.FP32]]
+    ) -> pl.Tensor[[16, COLS], pl.FP32]:
         acc = pl.load(x, [0, 0], [16, COLS])
         for blk in pl.range(1, ROWS // 16):
             acc = pl.add(acc, pl.load(x, [blk * 16, 0], [16, COLS]))
         return pl.store(acc, [0, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[ROWS, COLS], pl.FP32],
-             y: pl.Out[pl.Tensor[[16, COLS], pl.FP32]]) -> pl.Tensor[[16, COLS], pl.FP32]:
+    def main(
+        self, x: pl.Tensor[[ROWS, COLS], pl.FP32], y: pl.Out[pl.Tensor[[16, COLS], pl.FP32]]
+    ) -> pl.Tensor[[16, COLS], pl.FP32]:
         with pl.spmd(1):
             y = self.total(x, y)
         return y
@@ -287,13 +330,15 @@ FACTOR = 2.0
 @pl.program
 class ScaleByGlobal:
     @pl.function(type=pl.FunctionType.InCore)
-    def scale(self, x: pl.Tensor[[ROWS, COLS], pl.FP32],
-              y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+    def scale(
+        self, x: pl.Tensor[[ROWS, COLS], pl.FP32], y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]
+    ) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
         return pl.store(pl.mul(pl.load(x, [0, 0], [ROWS, COLS]), FACTOR), [0, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[ROWS, COLS], pl.FP32],
-             y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+    def main(
+        self, x: pl.Tensor[[ROWS, COLS], pl.FP32], y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]
+    ) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
         with pl.spmd(1):
             y = self.scale(x, y)
         return y
@@ -317,14 +362,16 @@ def test_a_tile_larger_than_its_memory_is_a_located_compile_error(tmp_path):
     @pl.program
     class Big:
         @pl.function(type=pl.FunctionType.InCore)
-        def k(self, x: pl.Tensor[[big, big], pl.FP32],
-              y: pl.Out[pl.Tensor[[big, big], pl.FP32]]) -> pl.Tensor[[big, big], pl.FP32]:
+        def k(
+            self, x: pl.Tensor[[big, big], pl.FP32], y: pl.Out[pl.Tensor[[big, big], pl.FP32]]
+        ) -> pl.Tensor[[big, big], pl.FP32]:
             t = pl.load(x, [0, 0], [big, big])
             return pl.store(pl.exp(t), [0, 0], y)
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, x: pl.Tensor[[big, big], pl.FP32],
-                 y: pl.Out[pl.Tensor[[big, big], pl.FP32]]) -> pl.Tensor[[big, big], pl.FP32]:
+        def main(
+            self, x: pl.Tensor[[big, big], pl.FP32], y: pl.Out[pl.Tensor[[big, big], pl.FP32]]
+        ) -> pl.Tensor[[big, big], pl.FP32]:
             with pl.spmd(1):
                 y = self.k(x, y)
             return y
@@ -332,11 +379,14 @@ def test_a_tile_larger_than_its_memory_is_a_located_compile_error(tmp_path):
     with pytest.raises(blockpipe.CompileError) as info:
         blockpipe.compile(Big, output_dir=tmp_path / "big", quiet=True)
     err = info.value
-    assert "tile '!bp.tile<512x512xf32, vec>' is 1048576 bytes, more than the 196608 bytes " \
-           "of vec memory on 'cpu-sim'" in err.message, err.message
+    assert (
+        "tile '!bp.tile<512x512xf32, vec>' is 1048576 bytes, more than the 196608 bytes "
+        "of vec memory on 'cpu-sim'" in err.message
+    ), err.message
     source_lines = pathlib.Path(__file__).read_text().splitlines()
-    load_line = 1 + next(i for i, line in enumerate(source_lines)
-                         if "t = pl.load(x, [0, 0], [big, big])" in line)
+    load_line = 1 + next(
+        i for i, line in enumerate(source_lines) if "t = pl.load(x, [0, 0], [big, big])" in line
+    )
     assert (err.file, err.line) == (__file__, load_line), (err.file, err.line)
     assert str(err).splitlines()[1].strip() == "t = pl.load(x, [0, 0], [big, big])"
     assert "^" in str(err).splitlines()[2]
@@ -349,15 +399,17 @@ class TooManyBlocks:
     and write past the end of x and y."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[64, 16], pl.FP32],
-          y: pl.Out[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+    def k(
+        self, x: pl.Tensor[[64, 16], pl.FP32], y: pl.Out[pl.Tensor[[64, 16], pl.FP32]]
+    ) -> pl.Tensor[[64, 16], pl.FP32]:
         row = pl.tile.get_block_idx() * 16
         t = pl.load(x, [row, 0], [16, 16])
         return pl.store(pl.exp(t), [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[64, 16], pl.FP32],
-             y: pl.Out[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+    def main(
+        self, x: pl.Tensor[[64, 16], pl.FP32], y: pl.Out[pl.Tensor[[64, 16], pl.FP32]]
+    ) -> pl.Tensor[[64, 16], pl.FP32]:
         with pl.spmd(6):
             y = self.k(x, y)
         return y
@@ -368,13 +420,17 @@ def test_a_window_out_of_bounds_at_run_time_fails_naming_the_line(tmp_path):
     x = np.ones((64, 16), dtype=np.float32)
     y = np.full((64, 16), 7.0, dtype=np.float32)
     source_lines = pathlib.Path(__file__).read_text().splitlines()
-    load_line = 1 + next(i for i, line in enumerate(source_lines)
-                         if "t = pl.load(x, [row, 0], [16, 16])" in line)
+    load_line = 1 + next(
+        i for i, line in enumerate(source_lines) if "t = pl.load(x, [row, 0], [16, 16])" in line
+    )
     with pytest.raises(RuntimeError) as info:
         program(x, y)
     message = str(info.value)
-    assert re.search(rf"kernel 'k' block [45]: load from 'x' at test_compile.py:{load_line}: "
-                     r"dim 0 window \[(64, 80|80, 96)\) is outside the tensor's \[0, 64\)", message), message
+    assert re.search(
+        rf"kernel 'k' block [45]: load from 'x' at test_compile.py:{load_line}: "
+        r"dim 0 window \[(64, 80|80, 96)\) is outside the tensor's \[0, 64\)",
+        message,
+    ), message
     assert (y == 7.0).all()  # outputs untouched
 
 
@@ -384,14 +440,22 @@ class Div:
     collide with; divides by a scalar known only at run time."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[64, 16], pl.FP32], parts: pl.Scalar[pl.INDEX],
-          y: pl.Out[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+    def k(
+        self,
+        x: pl.Tensor[[64, 16], pl.FP32],
+        parts: pl.Scalar[pl.INDEX],
+        y: pl.Out[pl.Tensor[[64, 16], pl.FP32]],
+    ) -> pl.Tensor[[64, 16], pl.FP32]:
         rows = 64 // parts
         return pl.store(pl.load(x, [rows - 16, 0], [16, 16]), [0, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[64, 16], pl.FP32], parts: pl.Scalar[pl.INDEX],
-             y: pl.Out[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+    def main(
+        self,
+        x: pl.Tensor[[64, 16], pl.FP32],
+        parts: pl.Scalar[pl.INDEX],
+        y: pl.Out[pl.Tensor[[64, 16], pl.FP32]],
+    ) -> pl.Tensor[[64, 16], pl.FP32]:
         with pl.spmd(1):
             y = self.k(x, parts, y)
         return y
@@ -407,7 +471,9 @@ def test_library_names_and_a_zero_divisor(tmp_path):
     source_lines = pathlib.Path(__file__).read_text().splitlines()
     line = 1 + next(i for i, text in enumerate(source_lines) if "rows = 64 // parts" in text)
     y_full[:] = 5.0
-    with pytest.raises(RuntimeError, match=rf"integer division at test_compile.py:{line}: the divisor is zero"):
+    with pytest.raises(
+        RuntimeError, match=rf"integer division at test_compile.py:{line}: the divisor is zero"
+    ):
         program(x, 0, y_full)
     assert (y_full == 5.0).all()
 
@@ -415,14 +481,20 @@ def test_library_names_and_a_zero_divisor(tmp_path):
 @pl.program
 class RowsPerBlock:
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[pl.dynamic, 16], pl.FP32],
-          y: pl.Out[pl.Tensor[[pl.dynamic, 16], pl.FP32]]) -> pl.Tensor[[pl.dynamic, 16], pl.FP32]:
+    def k(
+        self,
+        x: pl.Tensor[[pl.dynamic, 16], pl.FP32],
+        y: pl.Out[pl.Tensor[[pl.dynamic, 16], pl.FP32]],
+    ) -> pl.Tensor[[pl.dynamic, 16], pl.FP32]:
         row = pl.tile.get_block_idx() * 16
         return pl.store(pl.exp(pl.load(x, [row, 0], [16, 16])), [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[pl.dynamic, 16], pl.FP32],
-             y: pl.Out[pl.Tensor[[pl.dynamic, 16], pl.FP32]]) -> pl.Tensor[[pl.dynamic, 16], pl.FP32]:
+    def main(
+        self,
+        x: pl.Tensor[[pl.dynamic, 16], pl.FP32],
+        y: pl.Out[pl.Tensor[[pl.dynamic, 16], pl.FP32]],
+    ) -> pl.Tensor[[pl.dynamic, 16], pl.FP32]:
         with pl.spmd(pl.tensor.dim(x, 0) // 16):
             y = self.k(x, y)
         return y
@@ -432,13 +504,18 @@ def test_a_dynamic_core_num_of_zero_is_an_error_naming_the_launch(tmp_path):
     program = blockpipe.compile(RowsPerBlock, output_dir=tmp_path / "rows", quiet=True)
     source_lines = pathlib.Path(__file__).read_text().splitlines()
     # The launch is the call on the line after the `with pl.spmd(...)`.
-    line = 2 + next(i for i, text in enumerate(source_lines)
-                    if "with pl.spmd(pl.tensor.dim(x, 0) // 16):" in text)
+    line = 2 + next(
+        i
+        for i, text in enumerate(source_lines)
+        if "with pl.spmd(pl.tensor.dim(x, 0) // 16):" in text
+    )
     x = np.ones((8, 16), dtype=np.float32)  # fewer rows than one block takes
     y = np.full_like(x, 2.0)
-    with pytest.raises(RuntimeError,
-                       match=rf"core_num of the launch of 'k' at test_compile.py:{line} is 0; "
-                             "it must be positive"):
+    with pytest.raises(
+        RuntimeError,
+        match=rf"core_num of the launch of 'k' at test_compile.py:{line} is 0; "
+        "it must be positive",
+    ):
         program(x, y)
     assert (y == 2.0).all()
     x = np.ones((32, 16), dtype=np.float32)
@@ -453,19 +530,29 @@ def _matmul_from_zeros(explicit):
     @pl.program
     class FromZeros:
         @pl.function(type=pl.FunctionType.InCore)
-        def k(self, x: pl.Tensor[[M, K], pl.FP32], w: pl.Tensor[[K, N], pl.FP32],
-              y: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        def k(
+            self,
+            x: pl.Tensor[[M, K], pl.FP32],
+            w: pl.Tensor[[K, N], pl.FP32],
+            y: pl.Out[pl.Tensor[[M, N], pl.FP32]],
+        ) -> pl.Tensor[[M, N], pl.FP32]:
             if explicit:
                 acc = pl.full([M, N], pl.FP32, 0.0, target_memory=pl.MemorySpace.Acc)
             else:
                 acc = pl.full([M, N], pl.FP32, 0.0)
             for k in pl.range(K // KT):
-                acc = pl.matmul(pl.load(x, [0, k * KT], [M, KT]), pl.load(w, [k * KT, 0], [KT, N]), acc=acc)
+                acc = pl.matmul(
+                    pl.load(x, [0, k * KT], [M, KT]), pl.load(w, [k * KT, 0], [KT, N]), acc=acc
+                )
             return pl.store(pl.relu(acc), [0, 0], y)
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, x: pl.Tensor[[M, K], pl.FP32], w: pl.Tensor[[K, N], pl.FP32],
-                 y: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        def main(
+            self,
+            x: pl.Tensor[[M, K], pl.FP32],
+            w: pl.Tensor[[K, N], pl.FP32],
+            y: pl.Out[pl.Tensor[[M, N], pl.FP32]],
+        ) -> pl.Tensor[[M, N], pl.FP32]:
             with pl.spmd(1):
                 y = self.k(x, w, y)
             return y
@@ -478,8 +565,9 @@ def test_a_matmul_chain_starts_from_pl_full(tmp_path, explicit):
     program_class, (M, K, N) = _matmul_from_zeros(explicit)
     program = blockpipe.compile(program_class, output_dir=tmp_path / "zeros", quiet=True)
     # The zeros are an acc tile on the cube half, accumulated in place.
-    assert re.search(r"bp.full 0.0+e\+00 : f32 -> !bp.tile<32x48xf32, acc>",
-                     program.ir("bp-expand-mixed-kernel")), program.ir("bp-expand-mixed-kernel")
+    assert re.search(
+        r"bp.full 0.0+e\+00 : f32 -> !bp.tile<32x48xf32, acc>", program.ir("bp-expand-mixed-kernel")
+    ), program.ir("bp-expand-mixed-kernel")
     aic = program.artifacts["kernels/aic/k_aic.cpp"]
     assert "tile::full(acc, 0.0f);" in aic and "tile::matmul_acc(acc, " in aic, aic
     rng = np.random.default_rng(11)
@@ -494,8 +582,9 @@ def test_a_loaded_tile_cannot_start_a_matmul_chain():
     @pl.program
     class Loaded:
         @pl.function(type=pl.FunctionType.InCore)
-        def k(self, x: pl.Tensor[[16, 16], pl.FP32],
-              y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        def k(
+            self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]
+        ) -> pl.Tensor[[16, 16], pl.FP32]:
             acc = pl.load(x, [0, 0], [16, 16])
             for k in pl.range(2):
                 acc = pl.matmul(pl.load(x, [0, 0], [16, 16]), pl.load(x, [0, 0], [16, 16]), acc=acc)

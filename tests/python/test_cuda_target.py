@@ -43,19 +43,29 @@ def build_cuda(program, work: pathlib.Path):
     source = work / "src"
     _write_tree(source, files)
     build = work / "build"
-    configure = ["cmake", "-S", str(source), "-B", str(build), "-G", "Ninja",
-                 "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_CUDA_COMPILER={NVCC}",
-                 f"-Dblockpipe_DIR={runtime_location().cmake}",
-                 "-DCMAKE_CXX_FLAGS=-Werror",
-                 "-DCMAKE_CUDA_FLAGS=-Werror=all-warnings -Xcompiler=-Werror"]
+    configure = [
+        "cmake",
+        "-S",
+        str(source),
+        "-B",
+        str(build),
+        "-G",
+        "Ninja",
+        "-DCMAKE_BUILD_TYPE=Release",
+        f"-DCMAKE_CUDA_COMPILER={NVCC}",
+        f"-Dblockpipe_DIR={runtime_location().cmake}",
+        "-DCMAKE_CXX_FLAGS=-Werror",
+        "-DCMAKE_CUDA_FLAGS=-Werror=all-warnings -Xcompiler=-Werror",
+    ]
     for command in (configure, ["cmake", "--build", str(build)]):
         proc = subprocess.run(command, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stdout + proc.stderr
     # Whatever the orchestration calls of the kernels is defined in the
     # library: no kernel symbol is left for the loader to find elsewhere.
     library = next(build.glob("lib*.so"))
-    undefined = subprocess.run(["nm", "-D", "--undefined-only", str(library)],
-                               capture_output=True, text=True, check=True).stdout
+    undefined = subprocess.run(
+        ["nm", "-D", "--undefined-only", str(library)], capture_output=True, text=True, check=True
+    ).stdout
     assert not [line for line in undefined.splitlines() if " bp_" in line], undefined
     return files
 
@@ -82,8 +92,11 @@ def test_builds_warning_free_with_nvcc(tmp_path, name):
     bodies = [p for p in files if p.endswith(".cuh")]
     entries = [p for p in files if p.endswith(".cu")]
     assert bodies and entries, sorted(files)
-    assert not [p for p in files if p.startswith("kernels/") and p.endswith(".cpp")
-                and p != "kernels/kernel_table.cpp"], sorted(files)
+    assert not [
+        p
+        for p in files
+        if p.startswith("kernels/") and p.endswith(".cpp") and p != "kernels/kernel_table.cpp"
+    ], sorted(files)
     for path in bodies:
         assert "__device__ inline int32_t" in files[path], files[path]
     table = files["kernels/kernel_table.cpp"]
@@ -105,6 +118,7 @@ def test_a_group_runs_its_halves_as_warp_groups_of_one_block(tmp_path):
     # Each block slices the pipe buffer by block_idx, by the per-block size
     # kernel_config.json records.
     import json
+
     config = json.loads(files["kernel_config.json"])
     group = next(k for k in config["kernels"] if k["name"] == "kernel")
     per_block = group["pipe_layout"]["per_block_bytes"]
@@ -122,7 +136,8 @@ def test_running_without_a_gpu_says_why(tmp_path):
     assert program.config["target"] == "cuda"
     assert program.library_path.is_file()
     x = np.arange(test_compile.ROWS * test_compile.COLS, dtype=np.float32).reshape(
-        test_compile.ROWS, test_compile.COLS)
+        test_compile.ROWS, test_compile.COLS
+    )
     y = np.full_like(x, 7.0)
     if "cuda" not in _runtime.drivers():
         reason = "needs driver 'cuda', which this runtime does not have"
@@ -145,19 +160,30 @@ def test_shared_memory_beyond_a_block_is_an_error_at_the_kernel():
     @pl.program
     class Big:
         @pl.function(type=pl.FunctionType.InCore)
-        def big(self, a: pl.Tensor[[64, 64 * steps], pl.FP32], b: pl.Tensor[[64 * steps, 64], pl.FP32],
-                c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        def big(
+            self,
+            a: pl.Tensor[[64, 64 * steps], pl.FP32],
+            b: pl.Tensor[[64 * steps, 64], pl.FP32],
+            c: pl.Out[pl.Tensor[[64, 64], pl.FP32]],
+        ) -> pl.Tensor[[64, 64], pl.FP32]:
             acc = pl.full([64, 64], pl.FP32, 0.0)
             for k in range(steps):
                 a_l1 = pl.load(a, [0, k * 64], [64, 64], target_memory=pl.MemorySpace.Mat)
                 b_l1 = pl.load(b, [k * 64, 0], [64, 64], target_memory=pl.MemorySpace.Mat)
-                acc = pl.matmul(pl.move(a_l1, target_memory=pl.MemorySpace.Left),
-                                pl.move(b_l1, target_memory=pl.MemorySpace.Right), acc=acc)
+                acc = pl.matmul(
+                    pl.move(a_l1, target_memory=pl.MemorySpace.Left),
+                    pl.move(b_l1, target_memory=pl.MemorySpace.Right),
+                    acc=acc,
+                )
             return pl.store(acc, [0, 0], c)
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, a: pl.Tensor[[64, 64 * steps], pl.FP32], b: pl.Tensor[[64 * steps, 64], pl.FP32],
-                 c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        def main(
+            self,
+            a: pl.Tensor[[64, 64 * steps], pl.FP32],
+            b: pl.Tensor[[64 * steps, 64], pl.FP32],
+            c: pl.Out[pl.Tensor[[64, 64], pl.FP32]],
+        ) -> pl.Tensor[[64, 64], pl.FP32]:
             with pl.spmd(1):
                 c = self.big(a, b, c)
             return c
@@ -166,7 +192,9 @@ def test_shared_memory_beyond_a_block_is_an_error_at_the_kernel():
         compile_to_cpp(Big, "cuda", project="big")
     message = str(info.value)
     assert "test_cuda_target.py" in message, message
-    assert "'big' needs 540928 bytes of shared memory per thread block on target 'cuda'" in message, message
+    assert (
+        "'big' needs 540928 bytes of shared memory per thread block on target 'cuda'" in message
+    ), message
     assert "1 warp group, each with 524288 bytes of Mat/Left/Right tiles" in message, message
     assert "at most 232448" in message, message
     # On cpu-sim the same program compiles (its tiles are on a 4 MiB stack).

@@ -13,8 +13,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def run(*cmd, **kwargs):
-    result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
-                            timeout=600, **kwargs)
+    result = subprocess.run(
+        [str(c) for c in cmd], capture_output=True, text=True, timeout=600, **kwargs
+    )
     assert result.returncode == 0, f"{cmd}:\n{result.stdout}\n{result.stderr}"
     return result.stdout
 
@@ -22,13 +23,28 @@ def run(*cmd, **kwargs):
 def test_host_example_builds_and_matches_numpy(tmp_path):
     build_dir = pathlib.Path(os.environ.get("BLOCKPIPE_BUILD_DIR", ROOT / "build"))
     generated = tmp_path / "generated"
-    run(sys.executable, "-m", "blockpipe", "compile", ROOT / "examples" / "down_proj_residual.py",
-        "-o", generated)
+    run(
+        sys.executable,
+        "-m",
+        "blockpipe",
+        "compile",
+        ROOT / "examples" / "down_proj_residual.py",
+        "-o",
+        generated,
+    )
     host_build = tmp_path / "build-host"
-    run("cmake", "-S", ROOT / "examples" / "host", "-B", host_build, "-G", "Ninja",
+    run(
+        "cmake",
+        "-S",
+        ROOT / "examples" / "host",
+        "-B",
+        host_build,
+        "-G",
+        "Ninja",
         f"-DBLOCKPIPE_PROGRAM_DIR={generated}",
         f"-Dblockpipe_DIR={build_dir / 'cmake' / 'blockpipe'}",
-        "-DCMAKE_CXX_FLAGS=-Werror")
+        "-DCMAKE_CXX_FLAGS=-Werror",
+    )
     run("ninja", "-C", host_build)
     host = host_build / "down_proj_host"
 
@@ -48,7 +64,6 @@ def test_host_example_builds_and_matches_numpy(tmp_path):
 
     # A short input file is an error naming it, not a wrong answer.
     (tmp_path / "w.bin").write_bytes(w.tobytes()[:100])
-    result = subprocess.run([str(host), str(tmp_path)], capture_output=True, text=True,
-                            timeout=600)
+    result = subprocess.run([str(host), str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert result.returncode == 1
     assert "w.bin' does not hold 2048 float32 values" in result.stderr

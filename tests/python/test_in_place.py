@@ -23,17 +23,25 @@ class Residual:
     half and the pipe between them."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[ROWS, COLS], pl.FP32], w: pl.Tensor[[COLS, COLS], pl.FP32],
-               res: pl.Tensor[[ROWS, COLS], pl.FP32],
-               y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+    def kernel(
+        self,
+        x: pl.Tensor[[ROWS, COLS], pl.FP32],
+        w: pl.Tensor[[COLS, COLS], pl.FP32],
+        res: pl.Tensor[[ROWS, COLS], pl.FP32],
+        y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]],
+    ) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
         row = pl.tile.get_block_idx() * 16
         acc = pl.matmul(pl.load(x, [row, 0], [16, COLS]), pl.load(w, [0, 0], [COLS, COLS]))
         return pl.store(pl.add(acc, pl.load(res, [row, 0], [16, COLS])), [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[ROWS, COLS], pl.FP32], w: pl.Tensor[[COLS, COLS], pl.FP32],
-             res: pl.Tensor[[ROWS, COLS], pl.FP32],
-             y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+    def main(
+        self,
+        x: pl.Tensor[[ROWS, COLS], pl.FP32],
+        w: pl.Tensor[[COLS, COLS], pl.FP32],
+        res: pl.Tensor[[ROWS, COLS], pl.FP32],
+        y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]],
+    ) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
         with pl.spmd(4):
             y = self.kernel(x, w, res, y)
         return y
@@ -45,14 +53,16 @@ class Shifted:
     past x, so the launch can fail midway."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[ROWS, COLS], pl.FP32],
-               y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+    def kernel(
+        self, x: pl.Tensor[[ROWS, COLS], pl.FP32], y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]
+    ) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
         row = pl.tile.get_block_idx() * 16
         return pl.store(pl.exp(pl.load(x, [row + 1, 0], [16, COLS])), [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[ROWS, COLS], pl.FP32],
-             y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+    def main(
+        self, x: pl.Tensor[[ROWS, COLS], pl.FP32], y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]
+    ) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
         with pl.spmd(4):
             y = self.kernel(x, y)
         return y
@@ -66,14 +76,20 @@ def in_place_flags(output_dir):
 
 def residual_inputs(seed):
     rng = np.random.default_rng(seed)
-    return [rng.standard_normal(shape, dtype=np.float32)
-            for shape in ((ROWS, COLS), (COLS, COLS), (ROWS, COLS))]
+    return [
+        rng.standard_normal(shape, dtype=np.float32)
+        for shape in ((ROWS, COLS), (COLS, COLS), (ROWS, COLS))
+    ]
 
 
 def test_an_output_the_call_cannot_fail_midway_is_written_in_place(tmp_path):
     in_place = blockpipe.compile(Residual, output_dir=tmp_path / "residual", quiet=True)
-    assert in_place_flags(tmp_path / "residual") == {"x": False, "w": False, "res": False,
-                                                     "y": True}
+    assert in_place_flags(tmp_path / "residual") == {
+        "x": False,
+        "w": False,
+        "res": False,
+        "y": True,
+    }
     x, w, res = residual_inputs(0)
     y = np.full((ROWS, COLS), 7.0, dtype=np.float32)
     in_place(x, w, res, y)
@@ -85,8 +101,10 @@ def test_an_output_the_call_cannot_fail_midway_is_written_in_place(tmp_path):
     staged(x, w, both, both)
     np.testing.assert_allclose(both, x @ w + res, rtol=1e-5, atol=1e-5)
     assert staged._device is not in_place._device
-    assert (staged._device.gm_peak_bytes - in_place._device.gm_peak_bytes >= y.nbytes), (
-        staged._device.gm_peak_bytes, in_place._device.gm_peak_bytes)
+    assert staged._device.gm_peak_bytes - in_place._device.gm_peak_bytes >= y.nbytes, (
+        staged._device.gm_peak_bytes,
+        in_place._device.gm_peak_bytes,
+    )
 
 
 def test_an_output_overlapping_another_argument_is_staged(tmp_path, monkeypatch):

@@ -71,9 +71,13 @@ SCRIPT = textwrap.dedent("""
 def test_ctrl_c_cancels_the_call_and_leaves_the_device_usable(tmp_path):
     script = tmp_path / "slow.py"  # the DSL reads its source
     script.write_text(SCRIPT)
-    result = subprocess.run([sys.executable, str(script), str(tmp_path / "slow")],
-                            capture_output=True, text=True, timeout=600,
-                            env=dict(os.environ, BLOCKPIPE_TRACE=str(tmp_path / "trace.json")))
+    result = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "slow")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, BLOCKPIPE_TRACE=str(tmp_path / "trace.json")),
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "OK" in result.stdout, result.stdout + result.stderr
     print(result.stdout)

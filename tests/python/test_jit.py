@@ -13,8 +13,11 @@ M = pl.dynamic("M")
 
 
 @pl.jit
-def add(a: pl.Tensor[[128, 64], pl.FP32], b: pl.Tensor[[128, 64], pl.FP32],
-        out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]):
+def add(
+    a: pl.Tensor[[128, 64], pl.FP32],
+    b: pl.Tensor[[128, 64], pl.FP32],
+    out: pl.Out[pl.Tensor[[128, 64], pl.FP32]],
+):
     with pl.at(level=pl.Level.CORE_GROUP):
         out[:] = pl.add(a, b)
     return out
@@ -43,8 +46,8 @@ def bias_relu(t, bias):
 @pl.jit.incore
 def row_block(x: pl.Tensor[[M, 32], pl.FP32], out: pl.Out[pl.Tensor[[M, 32], pl.FP32]]):
     r = pl.tile.get_block_idx() * 16
-    t = x[r:r + 16, :]
-    out[r:r + 16, :] = bias_relu(t, 0.5)
+    t = x[r : r + 16, :]
+    out[r : r + 16, :] = bias_relu(t, 0.5)
     return out
 
 
@@ -76,8 +79,8 @@ def batch_cast(x: pl.Tensor[[B, 16, 32], pl.FP16], out: pl.Out[pl.Tensor[[B, 16,
     b = pl.tensor.dim(x, 0)
     for i in pl.spmd(b // 2, name_hint="cast_pairs"):
         r = i * 2
-        out[r:r + 1, :, :] = pl.cast(x[r:r + 1, :, :], target_type=pl.FP32)
-        out[r + 1:r + 2, :, :] = pl.cast(x[r + 1:r + 2, :, :], target_type=pl.FP32)
+        out[r : r + 1, :, :] = pl.cast(x[r : r + 1, :, :], target_type=pl.FP32)
+        out[r + 1 : r + 2, :, :] = pl.cast(x[r + 1 : r + 2, :, :], target_type=pl.FP32)
     return out
 
 
@@ -102,9 +105,13 @@ def test_unannotated_parameters_take_the_arguments_types_per_specialization():
     out = np.zeros_like(x)
     scale_rows(x, out)
     np.testing.assert_array_equal(out, x * 3)
-    with pytest.raises(TypeError, match="parameter 'out' of 'scale_rows' is FP32 but the argument is FP16"):
+    with pytest.raises(
+        TypeError, match="parameter 'out' of 'scale_rows' is FP32 but the argument is FP16"
+    ):
         scale_rows(x, out.astype(np.float16))
-    with pytest.raises(ValueError, match="dimension 0 is 16 in its annotation but 8 in the argument"):
+    with pytest.raises(
+        ValueError, match="dimension 0 is 16 in its annotation but 8 in the argument"
+    ):
         scale_rows(x, np.zeros((8, 16), np.float32))
 
 

@@ -28,7 +28,9 @@ def test_unknown_name():
             def k(self, x: T, out: pl.Out[T]):
                 t = pl.load(y, [0, 0], [16, 16])  # error: unknown name 'y'
                 return pl.store(t, [0, 0], out)
+
         return P
+
     expect_error(make)
 
 
@@ -40,7 +42,9 @@ def test_unsupported_while():
             def k(self, x: T):
                 while True:  # error: unsupported Python construct 'while'
                     pass
+
         return P
+
     expect_error(make)
 
 
@@ -53,7 +57,9 @@ def test_run_time_if_in_a_pipeline():
                 # error: an if whose condition is known only at run time is supported in incore, aic, aiv and orchestration functions, not in Pipeline function 'main'
                 if pl.tensor.dim(x, 0) > 64:
                     pass
+
         return P
+
     expect_error(make)
 
 
@@ -68,7 +74,9 @@ def test_if_condition_is_a_tile():
                 if t:
                     t = pl.relu(t)
                 return pl.store(t, [0, 0], out)
+
         return P
+
     expect_error(make)
 
 
@@ -86,7 +94,9 @@ def test_if_condition_compares_a_tile():
                 ):
                     t = pl.relu(t)
                 return pl.store(t, [0, 0], out)
+
         return P
+
     expect_error(make)
 
 
@@ -99,7 +109,9 @@ def test_if_condition_operator():
                 # error: 'in' is not supported in an if condition; compare with ==, !=, <, <=, > or >=
                 if pl.tile.get_block_idx() in [0, 1]:
                     pass
+
         return P
+
     expect_error(make)
 
 
@@ -112,7 +124,9 @@ def test_if_condition_compares_different_scalar_types():
                 # error: cannot compare Scalar[FP32] with Scalar[INDEX]
                 if s > pl.tile.get_block_idx():
                     pass
+
         return P
+
     expect_error(make)
 
 
@@ -128,11 +142,15 @@ def test_if_branch_local_used_after_the_if():
                     pass
                 # error: 't' is assigned in only one branch of the if at line
                 return pl.store(t, [0, 0], out)
+
         return P
+
     err = expect_error(make)
     source, first = inspect.getsourcelines(make)
     if_line = first + next(i for i, line in enumerate(source) if line.strip().startswith("if "))
-    assert f"of the if at line {if_line}; assign it before the if, or in both branches" in err.message
+    assert (
+        f"of the if at line {if_line}; assign it before the if, or in both branches" in err.message
+    )
 
 
 def test_if_branches_leave_different_types():
@@ -149,7 +167,9 @@ def test_if_branches_leave_different_types():
                     # error: a loaded tile cannot become an acc tile (a matmul's accumulator, or joined with one)
                     acc = pl.load(x, [0, 0], [16, 16])
                 return pl.store(acc, [0, 0], out)
+
         return P
+
     expect_error(make)
 
 
@@ -164,7 +184,9 @@ def test_if_branch_changes_type():
                     # error: 'acc' changes type inside the if, from Tile[[16, 16], FP32] to Tile[[16, 1], FP32, Vec]
                     acc = pl.row_sum(acc)
                 return pl.store(acc, [0, 0], out)
+
         return P
+
     expect_error(make)
 
 
@@ -181,7 +203,9 @@ def test_if_branches_store_to_different_tensors():
                     # error: 'o' is a different tensor in each branch of the if
                     o = pl.store(t, [0, 0], other)
                 return o
+
         return P
+
     expect_error(make)
 
 
@@ -196,7 +220,9 @@ def test_return_inside_if():
                     # error: return is only supported at the end of the function body
                     return pl.store(t, [0, 0], out)
                 return out
+
         return P
+
     expect_error(make)
 
 
@@ -205,10 +231,11 @@ def test_missing_annotation():
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
-            def main(self,
-                     x):  # error: parameter 'x' of 'main' needs a type annotation
+            def main(self, x):  # error: parameter 'x' of 'main' needs a type annotation
                 return x
+
         return P
+
     expect_error(make)
 
 
@@ -222,7 +249,9 @@ def test_shape_mismatch_in_add():
                 b = pl.load(x, [0, 0], [16, 32])
                 c = pl.add(a, b)  # error: pl.add operand shapes differ: [16, 16] and [16, 32]
                 return pl.store(c, [0, 0], out)
+
         return P
+
     expect_error(make)
 
 
@@ -236,7 +265,9 @@ def test_matmul_inner_dims():
                 b = pl.load(x, [0, 0], [16, 16])
                 c = pl.matmul(a, b)  # error: inner dimensions differ: lhs is 16x32, rhs is 16x16
                 return pl.store(c, [0, 0], out)
+
         return P
+
     expect_error(make)
 
 
@@ -250,7 +281,9 @@ def test_dtype_mismatch():
                 b = pl.load(h, [0, 0], [16, 16])
                 c = pl.mul(a, b)  # error: pl.mul's operands have different dtypes: FP32 and FP16
                 return pl.store(c, [0, 0], out)
+
         return P
+
     expect_error(make)
 
 
@@ -263,7 +296,9 @@ def test_load_window_outside_tensor():
                 # error: window [48, 80) of dimension 0 is outside the tensor's size 64
                 a = pl.load(x, [48, 0], [32, 16])
                 return pl.store(a, [0, 0], out)
+
         return P
+
     expect_error(make)
 
 
@@ -276,7 +311,9 @@ def test_load_wrong_offset_count():
                 # error: pl.load needs 2 offsets, one per tensor dimension, got 1
                 a = pl.load(x, [0], [16, 16])
                 return pl.store(a, [0, 0], out)
+
         return P
+
     expect_error(make)
 
 
@@ -287,7 +324,9 @@ def test_load_missing_argument():
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T):
                 a = pl.load(x, [0, 0])  # error: pl.load is missing argument 'shapes'
+
         return P
+
     expect_error(make)
 
 
@@ -299,7 +338,9 @@ def test_unknown_keyword():
             def k(self, x: T):
                 # error: pl.load has no argument 'memory'
                 a = pl.load(x, [0, 0], [16, 16], memory=pl.MemorySpace.Vec)
+
         return P
+
     expect_error(make)
 
 
@@ -311,7 +352,9 @@ def test_load_into_acc():
             def k(self, x: T):
                 # error: cannot load into Acc memory
                 a = pl.load(x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Acc)
+
         return P
+
     expect_error(make)
 
 
@@ -324,7 +367,9 @@ def test_illegal_move():
                 a = pl.load(x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Vec)
                 # error: cannot move a tile from Vec to Acc memory
                 b = pl.move(a, target_memory=pl.MemorySpace.Acc)
+
         return P
+
     expect_error(make)
 
 
@@ -336,7 +381,9 @@ def test_exp_on_integers():
             def k(self, x: pl.Tensor[[64, 64], pl.INT32]):
                 a = pl.load(x, [0, 0], [16, 16])
                 b = pl.exp(a)  # error: pl.exp needs a floating-point tile, got INT32
+
         return P
+
     expect_error(make)
 
 
@@ -348,7 +395,9 @@ def test_vector_op_in_aic():
             def k(self, x: T):
                 a = pl.load(x, [0, 0], [16, 16])
                 b = pl.relu(a)  # error: pl.relu is only valid in InCore, AIV functions
+
         return P
+
     expect_error(make)
 
 
@@ -360,7 +409,9 @@ def test_matmul_in_aiv():
             def k(self, x: T):
                 a = pl.load(x, [0, 0], [16, 16])
                 b = pl.matmul(a, a)  # error: pl.matmul is only valid in InCore, AIC functions
+
         return P
+
     expect_error(make)
 
 
@@ -372,7 +423,9 @@ def test_spmd_outside_orchestration():
             def k(self, x: T):
                 with pl.spmd(4):  # error: pl.spmd is only valid in orchestration functions
                     pass
+
         return P
+
     expect_error(make)
 
 
@@ -388,7 +441,9 @@ def test_zero_core_num():
             def main(self, x: T):
                 with pl.spmd(0):  # error: core_num must be positive, got 0
                     self.k(x)
+
         return P
+
     expect_error(make)
 
 
@@ -401,7 +456,9 @@ def test_nested_spmd():
                 with pl.spmd(2):
                     with pl.spmd(2):  # error: pl.spmd blocks cannot be nested
                         pass
+
         return P
+
     expect_error(make)
 
 
@@ -417,7 +474,9 @@ def test_launch_wrong_argument_count():
             def main(self, x: T):
                 with pl.spmd(2):
                     self.k(x)  # error: 'k' takes 2 arguments, got 1
+
         return P
+
     expect_error(make)
 
 
@@ -433,7 +492,9 @@ def test_launch_wrong_argument_type():
             def main(self, x: T):
                 # error: argument of 'k' must be Tensor[[64, 64], FP16], got Tensor[[64, 64], FP32]
                 self.k(x)
+
         return P
+
     expect_error(make)
 
 
@@ -444,7 +505,9 @@ def test_calling_unknown_method():
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T):
                 self.missing(x)  # error: 'missing' is not a @pl.function of this program
+
         return P
+
     expect_error(make)
 
 
@@ -459,7 +522,9 @@ def test_kernel_calls_kernel():
             @pl.function(type=pl.FunctionType.InCore)
             def b(self, x: T):
                 self.a(x)  # error: InCore functions cannot call other functions
+
         return P
+
     expect_error(make)
 
 
@@ -470,7 +535,9 @@ def test_recursion():
             @pl.function(type=pl.FunctionType.Group)
             def g(self, x: T):  # error: recursive calls are not supported: g -> g
                 self.g(x)
+
         return P
+
     expect_error(make)
 
 
@@ -483,7 +550,9 @@ def test_return_type_mismatch():
                 a = pl.load(x, [0, 0], [16, 16])
                 # error: 'k' returns Tensor[[64, 64], FP32] but is declared to return Tensor[[32, 64], FP32]
                 return pl.store(a, [0, 0], out)
+
         return P
+
     expect_error(make)
 
 
@@ -496,7 +565,9 @@ def test_loop_changes_type():
                 acc = pl.full([16, 16], pl.FP32, 0.0)
                 for i in pl.range(4):  # error: 'acc' changes type inside the loop
                     acc = pl.row_sum(acc)
+
         return P
+
     expect_error(make)
 
 
@@ -510,7 +581,9 @@ def test_loop_local_used_after_loop():
                     t = pl.load(x, [0, 0], [16, 16])
                 # error: 't' is only defined inside the block at line
                 return pl.store(t, [0, 0], out)
+
         return P
+
     expect_error(make)
 
 
@@ -522,7 +595,9 @@ def test_non_constant_shape():
             def k(self, x: T):
                 n = pl.tile.get_block_idx()
                 a = pl.load(x, [0, 0], [n, 16])  # error: 'n' must be known at compile time here
+
         return P
+
     expect_error(make)
 
 
@@ -534,7 +609,9 @@ def test_global_of_wrong_kind():
             def k(self, x: T):
                 # error: 'NOT_A_NUMBER' is a str, not a value a kernel can use
                 a = pl.load(x, [NOT_A_NUMBER, 0], [16, 16])
+
         return P
+
     expect_error(make)
 
 
@@ -546,7 +623,9 @@ def test_scalar_dtype_mismatch():
             def k(self, x: T, s: pl.Scalar[pl.INT32]):
                 a = pl.load(x, [0, 0], [16, 16])
                 b = pl.add(a, s)  # error: pl.add's scalar is INT32 but the tile is FP32
+
         return P
+
     expect_error(make)
 
 
@@ -558,7 +637,9 @@ def test_bad_dir_mask():
             def k(self, x: T):
                 # error: dir_mask must be 1 (C2V), 2 (V2C) or 3 (both), got 4
                 pl.aic_initialize_pipe(dir_mask=4, slot_size=1024)
+
         return P
+
     expect_error(make)
 
 
@@ -571,7 +652,9 @@ def test_push_from_wrong_side():
                 pl.aiv_initialize_pipe(dir_mask=3, slot_size=1024)
                 a = pl.load(x, [0, 0], [16, 16])
                 pl.tpush_to_aiv(a)  # error: pl.tpush_to_aiv is only valid in AIC functions
+
         return P
+
     expect_error(make)
 
 
@@ -585,7 +668,9 @@ def test_pop_without_type():
                 # error: cannot infer the tile type of this pop from pipe 0 (c2v): the other half of the group pushes nothing into it
                 t = pl.tpop_from_aic()
                 pl.tfree_to_aic(t)
+
         return P
+
     expect_error(make)
 
 
@@ -616,7 +701,9 @@ def test_number_with_a_popped_tile_whose_type_comes_from_a_pop():
                 self.cube(x)
                 y = self.vec(x, y)
                 return y
+
         return P
+
     err = expect_error(make)
     assert "annotate the pl.tpop_from_*() the tile comes from" in err.message
 
@@ -649,7 +736,9 @@ def test_pop_annotated_in_both_halves_of_a_cycle_with_another_type():
                 self.cube(x)
                 y = self.vec(x, y)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -665,7 +754,9 @@ def test_verifier_error_carries_user_line():
                 a = pl.load(x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat)
                 # error: moves a tile of 1024 bytes through pipe 0 whose slot_size is 64
                 pl.tpush_to_aiv(a)
+
         return P
+
     expect_error(make)
 
 
@@ -675,6 +766,10 @@ def test_intrinsic_outside_program():
 
 
 def test_at_least_25_bad_programs():
-    count = sum(1 for name in globals() if name.startswith("test_") and name not in (
-        "test_intrinsic_outside_program", "test_at_least_25_bad_programs"))
+    count = sum(
+        1
+        for name in globals()
+        if name.startswith("test_")
+        and name not in ("test_intrinsic_outside_program", "test_at_least_25_bad_programs")
+    )
     assert count >= 25

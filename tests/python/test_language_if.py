@@ -19,13 +19,15 @@ FIRST_TILE = 100.0
 
 # ------------------------------------------------------------------ the IR
 
+
 @pl.program
 class Accumulate:
     """The first K tile starts the sum; later ones add to it."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[ROWS, K], pl.FP32],
-               y: pl.Out[pl.Tensor[[ROWS, T], pl.FP32]]) -> pl.Tensor[[ROWS, T], pl.FP32]:
+    def kernel(
+        self, x: pl.Tensor[[ROWS, K], pl.FP32], y: pl.Out[pl.Tensor[[ROWS, T], pl.FP32]]
+    ) -> pl.Tensor[[ROWS, T], pl.FP32]:
         blk = pl.tile.get_block_idx()
         row = blk * T
         # Replaced on the first iteration: a sum that kept it would be off.
@@ -41,8 +43,9 @@ class Accumulate:
         return pl.store(acc, [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[ROWS, K], pl.FP32],
-             y: pl.Out[pl.Tensor[[ROWS, T], pl.FP32]]) -> pl.Tensor[[ROWS, T], pl.FP32]:
+    def main(
+        self, x: pl.Tensor[[ROWS, K], pl.FP32], y: pl.Out[pl.Tensor[[ROWS, T], pl.FP32]]
+    ) -> pl.Tensor[[ROWS, T], pl.FP32]:
         with pl.spmd(BLOCKS):
             y = self.kernel(x, y)
         return y
@@ -60,7 +63,9 @@ def test_if_else_lowers_to_scf_if_yielding_the_assigned_tile():
         r"\s+(%\w+) = bp.add %arg3, \2 : .*\n"
         r"\s+scf.yield \3 : !bp.tile<16x16xf32, vec>\n"
         r"\s+\}\n"
-        r"\s+scf.yield \1 : !bp.tile<16x16xf32, vec>", ir)
+        r"\s+scf.yield \1 : !bp.tile<16x16xf32, vec>",
+        ir,
+    )
     assert match, ir
     # An if without else that assigns acc yields the value from before it.
     match = re.search(
@@ -70,20 +75,28 @@ def test_if_else_lowers_to_scf_if_yielding_the_assigned_tile():
         r"\s+\} else \{\n"
         r"\s+scf.yield \3 : .*\n"
         r"\s+\}\n"
-        r"\s+%\w+ = bp.store \1, %arg1", ir)
+        r"\s+%\w+ = bp.store \1, %arg1",
+        ir,
+    )
     assert match, ir
 
 
 def test_if_ops_carry_the_users_lines():
     text = lower_program(Accumulate, _core).text(True)
     lines, first = inspect.getsourcelines(Accumulate.cls)
-    at = {key: first + next(i for i, l in enumerate(lines) if key in l)
-          for key in ("if k == 0:", "acc = pl.add(acc, t)", "if blk % 2 == 1:")}
+    at = {
+        key: first + next(i for i, l in enumerate(lines) if key in l)
+        for key in ("if k == 0:", "acc = pl.add(acc, t)", "if blk % 2 == 1:")
+    }
     file = re.escape(__file__)
     # The condition and the if (named after the variable it yields).
     assert re.search(rf'arith.cmpi eq, .* loc\("{file}":{at["if k == 0:"]}:16\)', text), text
-    assert re.search(rf'scf.if .*\n(.*\n)*?.*\}} loc\("acc"\("{file}":{at["if k == 0:"]}:13\)\)', text), text
-    assert re.search(rf'bp.add .* loc\("acc"\("{file}":{at["acc = pl.add(acc, t)"]}:\d+\)\)', text), text
+    assert re.search(
+        rf'scf.if .*\n(.*\n)*?.*\}} loc\("acc"\("{file}":{at["if k == 0:"]}:13\)\)', text
+    ), text
+    assert re.search(
+        rf'bp.add .* loc\("acc"\("{file}":{at["acc = pl.add(acc, t)"]}:\d+\)\)', text
+    ), text
     assert re.search(rf'arith.remsi .* loc\("{file}":{at["if blk % 2 == 1:"]}:12\)', text), text
 
 
@@ -126,8 +139,12 @@ def test_conditions_and_or_not_elif_and_numbers_merged_from_branches():
     @pl.program
     class P:
         @pl.function(type=pl.FunctionType.InCore)
-        def k(self, x: pl.Tensor[[ROWS, 2 * T], pl.FP32], s: pl.Scalar[pl.FP32],
-              y: pl.Out[pl.Tensor[[ROWS, 2 * T], pl.FP32]]):
+        def k(
+            self,
+            x: pl.Tensor[[ROWS, 2 * T], pl.FP32],
+            s: pl.Scalar[pl.FP32],
+            y: pl.Out[pl.Tensor[[ROWS, 2 * T], pl.FP32]],
+        ):
             blk = pl.tile.get_block_idx()
             col = 0
             if blk == 1 or not blk < 3 and s >= 0.5:
@@ -138,21 +155,35 @@ def test_conditions_and_or_not_elif_and_numbers_merged_from_branches():
             return pl.store(t, [blk * T, col], y)
 
     ir = program_ir(P)
-    for op in ("arith.cmpi eq", "arith.cmpi slt", "arith.xori", "arith.cmpf oge", "arith.andi",
-               "arith.ori", "arith.cmpi ne"):
+    for op in (
+        "arith.cmpi eq",
+        "arith.cmpi slt",
+        "arith.xori",
+        "arith.cmpf oge",
+        "arith.andi",
+        "arith.ori",
+        "arith.cmpi ne",
+    ):
         assert op in ir, (op, ir)
     # The number each branch assigns becomes a constant yielded there; the
     # elif nests an scf.if in the else branch.
-    assert re.search(r"scf.if %\w+ -> \(index\) \{\n(\s+%c16\w* = .*\n)?\s+scf.yield %c16\w* : index\n\s+\} else \{\n"
-                     r"(\s+%c0\w* = .*\n)?\s+%\w+ = arith.cmpi ne, %0, %c0\w* : index\n\s+%\w+ = scf.if", ir), ir
+    assert re.search(
+        r"scf.if %\w+ -> \(index\) \{\n(\s+%c16\w* = .*\n)?\s+scf.yield %c16\w* : index\n\s+\} else \{\n"
+        r"(\s+%c0\w* = .*\n)?\s+%\w+ = arith.cmpi ne, %0, %c0\w* : index\n\s+%\w+ = scf.if",
+        ir,
+    ), ir
 
 
 def test_stores_in_branches_keep_the_tensor_and_aiv_functions_branch_too():
     @pl.program
     class P:
         @pl.function(type=pl.FunctionType.AIV)
-        def k(self, x: pl.Tensor[[T, T], pl.FP32], n: pl.Scalar[pl.INDEX],
-              y: pl.Out[pl.Tensor[[T, T], pl.FP32]]) -> pl.Tensor[[T, T], pl.FP32]:
+        def k(
+            self,
+            x: pl.Tensor[[T, T], pl.FP32],
+            n: pl.Scalar[pl.INDEX],
+            y: pl.Out[pl.Tensor[[T, T], pl.FP32]],
+        ) -> pl.Tensor[[T, T], pl.FP32]:
             t = pl.load(x, [0, 0], [T, T])
             if n > 0:
                 y = pl.store(pl.exp(t), [0, 0], y)
@@ -164,8 +195,11 @@ def test_stores_in_branches_keep_the_tensor_and_aiv_functions_branch_too():
     # The tensor both branches store into is a result of the if, yielded by
     # each branch's store, and the function returns that result (which
     # bp-normalize-return-order traces back to the Out parameter).
-    assert re.search(r"%\w+ = arith.cmpi sgt, %arg1, %c0 : index\n"
-                     r"\s+(%\w+) = scf.if %\w+ -> \(!bp.tensor<16x16xf32>\) \{", ir), ir
+    assert re.search(
+        r"%\w+ = arith.cmpi sgt, %arg1, %c0 : index\n"
+        r"\s+(%\w+) = scf.if %\w+ -> \(!bp.tensor<16x16xf32>\) \{",
+        ir,
+    ), ir
     assert ir.count("bp.store") == 2 and ir.count("scf.yield %") == 2, ir
     result = re.search(r"(%\w+) = scf.if", ir).group(1)
     assert re.search(rf"return {result} : !bp.tensor<16x16xf32>", ir), ir
@@ -185,12 +219,15 @@ def test_integer_changed_in_a_branch_of_a_loop_is_carried_by_the_loop():
 
     ir = program_ir(P)
     # The row the loop ends with, not the 0 it started from.
-    match = re.search(r"(%\w+) = scf.for %\w+ = %c0 to %c4 step %c1 iter_args\((%\w+) = %c0\) -> \(index\)", ir)
+    match = re.search(
+        r"(%\w+) = scf.for %\w+ = %c0 to %c4 step %c1 iter_args\((%\w+) = %c0\) -> \(index\)", ir
+    )
     assert match, ir
     assert re.search(rf"bp.load %arg0\[{match.group(1)}, %c0\]", ir), ir
 
 
 # ----------------------------------------------------------------- running
+
 
 def run_accumulate(x):
     y = np.zeros((ROWS, T), np.float32)
@@ -213,8 +250,12 @@ class Branches:
     decides a further scaling."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[ROWS, T], pl.FP32], s: pl.Scalar[pl.FP32],
-               y: pl.Out[pl.Tensor[[ROWS, 2 * T], pl.FP32]]) -> pl.Tensor[[ROWS, 2 * T], pl.FP32]:
+    def kernel(
+        self,
+        x: pl.Tensor[[ROWS, T], pl.FP32],
+        s: pl.Scalar[pl.FP32],
+        y: pl.Out[pl.Tensor[[ROWS, 2 * T], pl.FP32]],
+    ) -> pl.Tensor[[ROWS, 2 * T], pl.FP32]:
         blk = pl.tile.get_block_idx()
         row = blk * T
         t = pl.load(x, [row, 0], [T, T])
@@ -233,8 +274,12 @@ class Branches:
         return pl.store(out, [row, col], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[ROWS, T], pl.FP32], s: pl.Scalar[pl.FP32],
-             y: pl.Out[pl.Tensor[[ROWS, 2 * T], pl.FP32]]) -> pl.Tensor[[ROWS, 2 * T], pl.FP32]:
+    def main(
+        self,
+        x: pl.Tensor[[ROWS, T], pl.FP32],
+        s: pl.Scalar[pl.FP32],
+        y: pl.Out[pl.Tensor[[ROWS, 2 * T], pl.FP32]],
+    ) -> pl.Tensor[[ROWS, 2 * T], pl.FP32]:
         with pl.spmd(BLOCKS):
             y = self.kernel(x, s, y)
         return y
@@ -246,10 +291,11 @@ def test_elif_chain_and_scalar_condition_match_numpy(s):
     y = np.zeros((ROWS, 2 * T), np.float32)
     blockpipe.compile(Branches, quiet=True)(x, s, y)
     expected = np.zeros_like(y)
-    for blk, (f, col) in enumerate([(lambda t: np.maximum(t, 0), 0), (np.exp, T),
-                                    (lambda t: t * 2, 0), (np.exp, T)]):
-        out = f(x[blk * T:(blk + 1) * T])
-        expected[blk * T:(blk + 1) * T, col:col + T] = out * s if s > 1.0 else out
+    for blk, (f, col) in enumerate(
+        [(lambda t: np.maximum(t, 0), 0), (np.exp, T), (lambda t: t * 2, 0), (np.exp, T)]
+    ):
+        out = f(x[blk * T : (blk + 1) * T])
+        expected[blk * T : (blk + 1) * T, col : col + T] = out * s if s > 1.0 else out
     np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
 
 
@@ -259,9 +305,13 @@ class RestartK:
     no accumulator. The epilogue depends on the block's parity."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[ROWS, K], pl.FP32], w: pl.Tensor[[K, T], pl.FP32],
-               r: pl.Tensor[[ROWS, T], pl.FP32],
-               y: pl.Out[pl.Tensor[[ROWS, T], pl.FP32]]) -> pl.Tensor[[ROWS, T], pl.FP32]:
+    def kernel(
+        self,
+        x: pl.Tensor[[ROWS, K], pl.FP32],
+        w: pl.Tensor[[K, T], pl.FP32],
+        r: pl.Tensor[[ROWS, T], pl.FP32],
+        y: pl.Out[pl.Tensor[[ROWS, T], pl.FP32]],
+    ) -> pl.Tensor[[ROWS, T], pl.FP32]:
         blk = pl.tile.get_block_idx()
         row = blk * T
         acc = pl.matmul(pl.load(x, [row, 0], [T, T]), pl.load(w, [0, 0], [T, T]))
@@ -279,9 +329,13 @@ class RestartK:
         return pl.store(out, [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[ROWS, K], pl.FP32], w: pl.Tensor[[K, T], pl.FP32],
-             r: pl.Tensor[[ROWS, T], pl.FP32],
-             y: pl.Out[pl.Tensor[[ROWS, T], pl.FP32]]) -> pl.Tensor[[ROWS, T], pl.FP32]:
+    def main(
+        self,
+        x: pl.Tensor[[ROWS, K], pl.FP32],
+        w: pl.Tensor[[K, T], pl.FP32],
+        r: pl.Tensor[[ROWS, T], pl.FP32],
+        y: pl.Out[pl.Tensor[[ROWS, T], pl.FP32]],
+    ) -> pl.Tensor[[ROWS, T], pl.FP32]:
         with pl.spmd(BLOCKS):
             y = self.kernel(x, w, r, y)
         return y
@@ -299,14 +353,14 @@ def test_mixed_kernel_with_if_in_the_k_loop_matches_numpy():
     for blk in range(BLOCKS):
         rows = slice(blk * T, (blk + 1) * T)
         first = blk if 1 <= blk < KT else 0
-        acc = x[rows, first * T:] @ w[first * T:]
+        acc = x[rows, first * T :] @ w[first * T :]
         expected[rows] = acc + r[rows] if blk % 2 == 0 else np.maximum(acc, 0)
     np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-4)
     # The aic half keeps the if that picks the matmul; the aiv half the
     # epilogue's if.
     split = compiled.ir("bp-expand-mixed-kernel")
-    aic = split[split.index("@kernel_aic"):split.index("@kernel_aiv")]
-    aiv = split[split.index("@kernel_aiv"):split.index("func.func @kernel(")]
+    aic = split[split.index("@kernel_aic") : split.index("@kernel_aiv")]
+    aiv = split[split.index("@kernel_aiv") : split.index("func.func @kernel(")]
     assert "scf.if" in aic and "bp.matmul" in aic and "bp.relu" not in aic
     assert "scf.if" in aiv and "bp.relu" in aiv and "bp.matmul" not in aiv
 
@@ -318,8 +372,12 @@ class CrossInBranches:
     cube unit inside the other branch."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[ROWS, T], pl.FP32], w: pl.Tensor[[T, T], pl.FP32],
-               y: pl.Out[pl.Tensor[[ROWS, T], pl.FP32]]) -> pl.Tensor[[ROWS, T], pl.FP32]:
+    def kernel(
+        self,
+        x: pl.Tensor[[ROWS, T], pl.FP32],
+        w: pl.Tensor[[T, T], pl.FP32],
+        y: pl.Out[pl.Tensor[[ROWS, T], pl.FP32]],
+    ) -> pl.Tensor[[ROWS, T], pl.FP32]:
         blk = pl.tile.get_block_idx()
         row = blk * T
         b = pl.load(w, [0, 0], [T, T])
@@ -331,8 +389,12 @@ class CrossInBranches:
         return y
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[ROWS, T], pl.FP32], w: pl.Tensor[[T, T], pl.FP32],
-             y: pl.Out[pl.Tensor[[ROWS, T], pl.FP32]]) -> pl.Tensor[[ROWS, T], pl.FP32]:
+    def main(
+        self,
+        x: pl.Tensor[[ROWS, T], pl.FP32],
+        w: pl.Tensor[[T, T], pl.FP32],
+        y: pl.Out[pl.Tensor[[ROWS, T], pl.FP32]],
+    ) -> pl.Tensor[[ROWS, T], pl.FP32]:
         with pl.spmd(BLOCKS):
             y = self.kernel(x, w, y)
         return y
@@ -351,8 +413,8 @@ def test_mixed_kernel_crossing_inside_branches_matches_numpy():
     # Both rings are used, each only inside its branch.
     split = compiled.ir("bp-expand-mixed-kernel")
     assert split.count("bp.initialize_pipe id(0) dir_mask(c2v|v2c)") == 2
-    aiv = split[split.index("@kernel_aiv"):split.index("func.func @kernel(")]
-    then_branch, else_branch = aiv[aiv.index("scf.if"):].split("} else {")[:2]
+    aiv = split[split.index("@kernel_aiv") : split.index("func.func @kernel(")]
+    then_branch, else_branch = aiv[aiv.index("scf.if") :].split("} else {")[:2]
     assert "bp.tpop c2v" in then_branch and "bp.tfree c2v" in then_branch
     assert "bp.tpush v2c" in else_branch and "bp.tpop" not in else_branch
 
@@ -361,18 +423,22 @@ def test_tile_popped_in_a_branch_and_used_after_the_if_is_reported_at_its_line()
     @pl.program
     class P:
         @pl.function(type=pl.FunctionType.InCore)
-        def kernel(self, x: pl.Tensor[[T, T], pl.FP32],
-                   y: pl.Out[pl.Tensor[[T, T], pl.FP32]]) -> pl.Tensor[[T, T], pl.FP32]:
+        def kernel(
+            self, x: pl.Tensor[[T, T], pl.FP32], y: pl.Out[pl.Tensor[[T, T], pl.FP32]]
+        ) -> pl.Tensor[[T, T], pl.FP32]:
             if pl.tile.get_block_idx() == 0:
-                v = pl.move(pl.matmul(pl.load(x, [0, 0], [T, T]), pl.load(x, [0, 0], [T, T])),
-                            target_memory=pl.MemorySpace.Vec)
+                v = pl.move(
+                    pl.matmul(pl.load(x, [0, 0], [T, T]), pl.load(x, [0, 0], [T, T])),
+                    target_memory=pl.MemorySpace.Vec,
+                )
             else:
                 v = pl.load(x, [0, 0], [T, T])
             return pl.store(v, [0, 0], y)
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, x: pl.Tensor[[T, T], pl.FP32],
-                 y: pl.Out[pl.Tensor[[T, T], pl.FP32]]) -> pl.Tensor[[T, T], pl.FP32]:
+        def main(
+            self, x: pl.Tensor[[T, T], pl.FP32], y: pl.Out[pl.Tensor[[T, T], pl.FP32]]
+        ) -> pl.Tensor[[T, T], pl.FP32]:
             y = self.kernel(x, y)
             return y
 
@@ -390,9 +456,13 @@ class StoreThenReload:
     """A branch stores into `y`; the code after the if reads `y` back."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[ROWS, T], pl.FP32], n: pl.Scalar[pl.INDEX],
-               y: pl.InOut[pl.Tensor[[ROWS, T], pl.FP32]],
-               z: pl.Out[pl.Tensor[[ROWS, T], pl.FP32]]):
+    def kernel(
+        self,
+        x: pl.Tensor[[ROWS, T], pl.FP32],
+        n: pl.Scalar[pl.INDEX],
+        y: pl.InOut[pl.Tensor[[ROWS, T], pl.FP32]],
+        z: pl.Out[pl.Tensor[[ROWS, T], pl.FP32]],
+    ):
         row = pl.tile.get_block_idx() * T
         t = pl.load(x, [row, 0], [T, T])
         if n > 0:
@@ -402,9 +472,13 @@ class StoreThenReload:
         return y, z
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[ROWS, T], pl.FP32], n: pl.Scalar[pl.INDEX],
-             y: pl.InOut[pl.Tensor[[ROWS, T], pl.FP32]],
-             z: pl.Out[pl.Tensor[[ROWS, T], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[ROWS, T], pl.FP32],
+        n: pl.Scalar[pl.INDEX],
+        y: pl.InOut[pl.Tensor[[ROWS, T], pl.FP32]],
+        z: pl.Out[pl.Tensor[[ROWS, T], pl.FP32]],
+    ):
         with pl.spmd(BLOCKS):
             y, z = self.kernel(x, n, y, z)
         return y, z
@@ -412,8 +486,12 @@ class StoreThenReload:
 
 @pytest.mark.parametrize("n", [0, 3])
 def test_a_tensor_stored_in_a_branch_is_read_back_after_the_if(tmp_path_factory, n):
-    program = blockpipe.compile(StoreThenReload, output_dir=tmp_path_factory.mktemp("reload"), quiet=True)
-    assert re.search(r"= scf.if %\w+ -> \(!bp.tensor<64x16xf32>\)", program.ir("input")), program.ir("input")
+    program = blockpipe.compile(
+        StoreThenReload, output_dir=tmp_path_factory.mktemp("reload"), quiet=True
+    )
+    assert re.search(r"= scf.if %\w+ -> \(!bp.tensor<64x16xf32>\)", program.ir("input")), (
+        program.ir("input")
+    )
     rng = np.random.default_rng(7)
     x = rng.standard_normal((ROWS, T), dtype=np.float32)
     y = rng.standard_normal((ROWS, T), dtype=np.float32)

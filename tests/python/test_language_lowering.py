@@ -15,21 +15,31 @@ def lower(program) -> str:
 @pl.program
 class DownProjResidual:
     @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[128, 64], pl.FP32], w: pl.Tensor[[64, 32], pl.FP32],
-               res: pl.Tensor[[128, 32], pl.FP32],
-               out: pl.Out[pl.Tensor[[128, 32], pl.FP32]]) -> pl.Tensor[[128, 32], pl.FP32]:
+    def kernel(
+        self,
+        x: pl.Tensor[[128, 64], pl.FP32],
+        w: pl.Tensor[[64, 32], pl.FP32],
+        res: pl.Tensor[[128, 32], pl.FP32],
+        out: pl.Out[pl.Tensor[[128, 32], pl.FP32]],
+    ) -> pl.Tensor[[128, 32], pl.FP32]:
         row = pl.tile.get_block_idx() * 32
         a = pl.load(x, [row, 0], [32, 64], target_memory=pl.MemorySpace.Mat)
         b = pl.load(w, [0, 0], [64, 32], target_memory=pl.MemorySpace.Mat)
-        acc = pl.matmul(pl.move(a, target_memory=pl.MemorySpace.Left),
-                        pl.move(b, target_memory=pl.MemorySpace.Right))
+        acc = pl.matmul(
+            pl.move(a, target_memory=pl.MemorySpace.Left),
+            pl.move(b, target_memory=pl.MemorySpace.Right),
+        )
         y = pl.add(acc, pl.load(res, [row, 0], [32, 32]))
         return pl.store(y, [row, 0], out)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[128, 64], pl.FP32], w: pl.Tensor[[64, 32], pl.FP32],
-             res: pl.Tensor[[128, 32], pl.FP32],
-             out: pl.Out[pl.Tensor[[128, 32], pl.FP32]]) -> pl.Tensor[[128, 32], pl.FP32]:
+    def main(
+        self,
+        x: pl.Tensor[[128, 64], pl.FP32],
+        w: pl.Tensor[[64, 32], pl.FP32],
+        res: pl.Tensor[[128, 32], pl.FP32],
+        out: pl.Out[pl.Tensor[[128, 32], pl.FP32]],
+    ) -> pl.Tensor[[128, 32], pl.FP32]:
         with pl.spmd(4):
             out = self.kernel(x, w, res, out)
         return out
@@ -57,8 +67,12 @@ def test_locations_are_the_users_file_line_and_names():
 @pl.program
 class Inferred:
     @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[pl.dynamic, 64], pl.FP32], w: pl.Tensor[[64, 64], pl.FP32],
-               out: pl.Out[pl.Tensor[[pl.dynamic, 64], pl.FP32]]):
+    def kernel(
+        self,
+        x: pl.Tensor[[pl.dynamic, 64], pl.FP32],
+        w: pl.Tensor[[64, 64], pl.FP32],
+        out: pl.Out[pl.Tensor[[pl.dynamic, 64], pl.FP32]],
+    ):
         row = pl.tile.get_block_idx() * 16
         acc = pl.full([16, 64], pl.FP32, 0.0)
         for k in pl.range(4):
@@ -71,8 +85,12 @@ class Inferred:
         return pl.store(y, [row, 0], out)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[pl.dynamic, 64], pl.FP32], w: pl.Tensor[[64, 64], pl.FP32],
-             out: pl.Out[pl.Tensor[[pl.dynamic, 64], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[pl.dynamic, 64], pl.FP32],
+        w: pl.Tensor[[64, 64], pl.FP32],
+        out: pl.Out[pl.Tensor[[pl.dynamic, 64], pl.FP32]],
+    ):
         for i in pl.spmd(pl.tensor.dim(x, 0) // 16, sync_start=True, name_hint="rows"):
             out = self.kernel(x, w, out)
         return out
@@ -120,7 +138,9 @@ def test_dynamic_core_num_and_launch_options():
     ir = lower(Inferred)
     assert "bp.dim %arg0, 0 : !bp.tensor<?x64xf32>" in ir
     assert "arith.floordivsi" in ir
-    assert re.search(r'bp.launch @kernel\(.*\) core_num\(%\d+\) sync_start \{name_hint = "rows"\}', ir)
+    assert re.search(
+        r'bp.launch @kernel\(.*\) core_num\(%\d+\) sync_start \{name_hint = "rows"\}', ir
+    )
 
 
 @pl.program
@@ -145,15 +165,23 @@ class ExplicitPipes:
         return pl.store(s, [0, 0], out)
 
     @pl.function(type=pl.FunctionType.Group)
-    def group(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Tensor[[16, 16], pl.FP32],
-              out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    def group(
+        self,
+        x: pl.Tensor[[16, 16], pl.FP32],
+        y: pl.Tensor[[16, 16], pl.FP32],
+        out: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+    ):
         self.cube(x)
         out = self.vector(y, out)
         return out
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Tensor[[16, 16], pl.FP32],
-             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[16, 16], pl.FP32],
+        y: pl.Tensor[[16, 16], pl.FP32],
+        out: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+    ):
         with pl.spmd(2):
             out = self.group(x, y, out)
         with pl.spmd(8):
@@ -200,7 +228,6 @@ def test_pipeline_functions_and_devices():
     assert "bp.stage @stage0(" in ir and "bp.stage @stage1(" in ir
 
 
-
 def test_string_annotations_are_evaluated(tmp_path):
     # `from __future__ import annotations` turns annotations into strings.
     module = tmp_path / "future_annotations.py"
@@ -213,11 +240,15 @@ def test_string_annotations_are_evaluated(tmp_path):
         "    @pl.function(type=pl.FunctionType.InCore)\n"
         "    def k(self, x: pl.Tensor[[N, N], pl.FP32],\n"
         "          y: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:\n"
-        "        return pl.store(pl.load(x, [0, 0], [N, N]), [0, 0], y)\n")
+        "        return pl.store(pl.load(x, [0, 0], [N, N]), [0, 0], y)\n"
+    )
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("future_annotations", module)
     loaded = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(loaded)
     ir = program_ir(loaded.P)
-    assert "func.func @k(%arg0: !bp.tensor<16x16xf32>, %arg1: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>}) -> !bp.tensor<16x16xf32>" in ir
+    assert (
+        "func.func @k(%arg0: !bp.tensor<16x16xf32>, %arg1: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>}) -> !bp.tensor<16x16xf32>"
+        in ir
+    )

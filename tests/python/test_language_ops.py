@@ -36,7 +36,10 @@ def test_help_shows_arguments_and_an_example():
     assert "load(tensor, offsets, shapes, valid_shape=None, target_memory=None)" in text
     for word in ("offsets", "target_memory", "Vec", "Example"):
         assert word in text
-    assert "matmul(lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=False, acc=None)" in pydoc.render_doc(pl.matmul, renderer=pydoc.plaintext)
+    assert (
+        "matmul(lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=False, acc=None)"
+        in pydoc.render_doc(pl.matmul, renderer=pydoc.plaintext)
+    )
 
 
 def test_the_pl_namespace_holds_every_operation():
@@ -63,7 +66,9 @@ def test_a_misspelt_operation_gets_a_suggestion():
                 # error: unknown function 'pl.lod'; did you mean 'load'?
                 t = pl.lod(x, [0, 0], [16, 16])
                 return pl.store(t, [0, 0], out)
+
         return P
+
     located.expect_error(make, program_ir)
 
 
@@ -76,7 +81,9 @@ def test_a_misspelt_namespace_member_gets_a_suggestion():
                 row = pl.tile.get_blok_idx() * 16  # error: did you mean 'get_block_idx'?
                 t = pl.load(x, [row, 0], [16, 16])
                 return pl.store(t, [0, 0], out)
+
         return P
+
     located.expect_error(make, program_ir)
 
 
@@ -89,7 +96,9 @@ def test_a_misspelt_name_gets_a_suggestion():
                 tile = pl.load(x, [0, 0], [16, 16])
                 # error: unknown name 'tiel'; did you mean 'tile'?
                 return pl.store(tiel, [0, 0], out)
+
         return P
+
     located.expect_error(make, program_ir)
 
 
@@ -102,7 +111,9 @@ def test_an_unknown_keyword_lists_the_signature():
                 # error: pl.load has no argument 'memory' (it takes tensor, offsets, shapes, valid_shape, target_memory)
                 t = pl.load(x, [0, 0], [16, 16], memory=pl.MemorySpace.Vec)
                 return pl.store(t, [0, 0], out)
+
         return P
+
     located.expect_error(make, program_ir)
 
 
@@ -139,7 +150,9 @@ def test_the_dialects_own_check_reaches_the_users_line():
             def group(self, x: T, out: pl.Out[T]):
                 self.producer(x)
                 return self.consumer(out)
+
         return P
+
     located.expect_error(make, program_ir)
 
 
@@ -152,8 +165,14 @@ def test_result_types_come_from_the_dialect():
     loc = _core.SourceLoc("typed.py", 3, 5)
     for dtype, acc in (("BF16", "FP32"), ("INT32", "INT32")):
         args = session.begin_function(
-            f"mm_{dtype}", [session.tile_type([16, 8], dtype, "left"), session.tile_type([8, 4], dtype, "right")],
-            ["a", "b"], [{}, {}], [], {"bp.kind": session.function_kind("aic")}, loc)
+            f"mm_{dtype}",
+            [session.tile_type([16, 8], dtype, "left"), session.tile_type([8, 4], dtype, "right")],
+            ["a", "b"],
+            [{}, {}],
+            [],
+            {"bp.kind": session.function_kind("aic")},
+            loc,
+        )
         assert session.infer("bp.matmul", args, {}, loc) == [("tile", (16, 4), acc, "acc")]
         (c,) = session.create("bp.matmul", args, None, {}, loc)
         assert session.type_of(c) == ("tile", (16, 4), acc, "acc")
@@ -161,11 +180,20 @@ def test_result_types_come_from_the_dialect():
         session.end_function()
     assert str(session.tensor_type([None, 64], "FP16")) == "!bp.tensor<?x64xf16>"
     # A finite float beyond the dtype's range, an integer beyond INT32's.
-    assert session.float_value(70000.0, "FP16") is None and session.float_value(float("inf"), "FP16")
+    assert session.float_value(70000.0, "FP16") is None and session.float_value(
+        float("inf"), "FP16"
+    )
     assert session.int_value(2**31, "INT32") is None and session.int_value(2**31 - 1, "INT32")
     # The dialect's own message, at the user's line.
-    (x,) = session.begin_function("bad", [session.tile_type([16], "FP32", "left")], ["x"], [{}], [],
-                                  {"bp.kind": session.function_kind("aic")}, loc)
+    (x,) = session.begin_function(
+        "bad",
+        [session.tile_type([16], "FP32", "left")],
+        ["x"],
+        [{}],
+        [],
+        {"bp.kind": session.function_kind("aic")},
+        loc,
+    )
     with pytest.raises(blockpipe.CompileError) as info:
         session.create("bp.matmul", [x, x], None, {}, _core.SourceLoc("typed.py", 9, 7))
     assert (info.value.line, info.value.column) == (9, 7)

@@ -16,8 +16,13 @@ def reductions(dtype):
     @pl.program
     class Reductions:
         @pl.function
-        def kernel(self, x: pl.Tensor[[16, 32], dtype], mn: pl.Out[pl.Tensor[[16, 1], dtype]],
-                   cs: pl.Out[pl.Tensor[[1, 32], dtype]], cm: pl.Out[pl.Tensor[[1, 32], dtype]]):
+        def kernel(
+            self,
+            x: pl.Tensor[[16, 32], dtype],
+            mn: pl.Out[pl.Tensor[[16, 1], dtype]],
+            cs: pl.Out[pl.Tensor[[1, 32], dtype]],
+            cm: pl.Out[pl.Tensor[[1, 32], dtype]],
+        ):
             t = pl.load(x, [0, 0], [16, 32])
             pl.store(pl.row_min(t), [0, 0], mn)
             pl.store(pl.col_sum(t), [0, 0], cs)
@@ -25,8 +30,13 @@ def reductions(dtype):
             return mn, cs, cm
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, x: pl.Tensor[[16, 32], dtype], mn: pl.Out[pl.Tensor[[16, 1], dtype]],
-                 cs: pl.Out[pl.Tensor[[1, 32], dtype]], cm: pl.Out[pl.Tensor[[1, 32], dtype]]):
+        def main(
+            self,
+            x: pl.Tensor[[16, 32], dtype],
+            mn: pl.Out[pl.Tensor[[16, 1], dtype]],
+            cs: pl.Out[pl.Tensor[[1, 32], dtype]],
+            cm: pl.Out[pl.Tensor[[1, 32], dtype]],
+        ):
             mn, cs, cm = self.kernel(x, mn, cs, cm)
             return mn, cs, cm
 
@@ -42,16 +52,25 @@ def test_row_min_col_sum_col_max(dtype, np_dtype):
     np.testing.assert_array_equal(mn, x.min(axis=1, keepdims=True))
     np.testing.assert_array_equal(cm, x.max(axis=0, keepdims=True))
     tol = 1e-2 if np_dtype == np.float16 else 1e-5
-    np.testing.assert_allclose(cs.astype(np.float64), x.astype(np.float64).sum(axis=0, keepdims=True),
-                               rtol=tol, atol=tol * 10)
+    np.testing.assert_allclose(
+        cs.astype(np.float64),
+        x.astype(np.float64).sum(axis=0, keepdims=True),
+        rtol=tol,
+        atol=tol * 10,
+    )
 
 
 def comparisons(dtype, cmp_type):
     @pl.program
     class Comparisons:
         @pl.function
-        def kernel(self, a: pl.Tensor[[16, 16], dtype], b: pl.Tensor[[16, 16], dtype],
-                   m: pl.Out[pl.Tensor[[16, 16], dtype]], s: pl.Out[pl.Tensor[[16, 16], dtype]]):
+        def kernel(
+            self,
+            a: pl.Tensor[[16, 16], dtype],
+            b: pl.Tensor[[16, 16], dtype],
+            m: pl.Out[pl.Tensor[[16, 16], dtype]],
+            s: pl.Out[pl.Tensor[[16, 16], dtype]],
+        ):
             ta = pl.load(a, [0, 0], [16, 16])
             tb = pl.load(b, [0, 0], [16, 16])
             mask = pl.cmp(ta, tb, cmp_type=cmp_type)
@@ -61,8 +80,13 @@ def comparisons(dtype, cmp_type):
             return m, s
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, a: pl.Tensor[[16, 16], dtype], b: pl.Tensor[[16, 16], dtype],
-                 m: pl.Out[pl.Tensor[[16, 16], dtype]], s: pl.Out[pl.Tensor[[16, 16], dtype]]):
+        def main(
+            self,
+            a: pl.Tensor[[16, 16], dtype],
+            b: pl.Tensor[[16, 16], dtype],
+            m: pl.Out[pl.Tensor[[16, 16], dtype]],
+            s: pl.Out[pl.Tensor[[16, 16], dtype]],
+        ):
             m, s = self.kernel(a, b, m, s)
             return m, s
 
@@ -73,7 +97,9 @@ NUMPY_CMP = [np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.grea
 
 
 @pytest.mark.parametrize("cmp_type", range(6))
-@pytest.mark.parametrize("dtype,np_dtype", [DTYPES[0], DTYPES[2]], ids=lambda d: getattr(d, "name", ""))
+@pytest.mark.parametrize(
+    "dtype,np_dtype", [DTYPES[0], DTYPES[2]], ids=lambda d: getattr(d, "name", "")
+)
 def test_cmp_and_where(dtype, np_dtype, cmp_type):
     a, b = data((16, 16), np_dtype), data((16, 16), np_dtype, seed=1)
     b[::3] = a[::3]  # some equal elements
@@ -112,9 +138,14 @@ class Triangles:
         return out
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[16, 16], pl.FP32], lo: pl.Out[pl.Tensor[[32, 24], pl.FP32]],
-             up: pl.Out[pl.Tensor[[16, 16], pl.INT32]], h: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
-             c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[16, 16], pl.FP32],
+        lo: pl.Out[pl.Tensor[[32, 24], pl.FP32]],
+        up: pl.Out[pl.Tensor[[16, 16], pl.INT32]],
+        h: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+        c: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+    ):
         for i in pl.spmd(2):
             lo = self.lower(lo)
         up = self.upper(up)
@@ -143,12 +174,17 @@ class CausalAttention:
     sees keys 0 .. 16b + 15 (the mask's diagonal is its first query row)."""
 
     @pl.function
-    def attention(self, q: pl.Tensor[[S, D], pl.FP32], k: pl.Tensor[[S, D], pl.FP32],
-                  v: pl.Tensor[[S, D], pl.FP32], out: pl.Out[pl.Tensor[[S, D], pl.FP32]]):
+    def attention(
+        self,
+        q: pl.Tensor[[S, D], pl.FP32],
+        k: pl.Tensor[[S, D], pl.FP32],
+        v: pl.Tensor[[S, D], pl.FP32],
+        out: pl.Out[pl.Tensor[[S, D], pl.FP32]],
+    ):
         q0 = pl.tile.get_block_idx() * BQ
         qt = pl.load(q, [q0, 0], [BQ, D])
         kt = pl.transpose(pl.load(k, [0, 0], [S, D]), 0, 1)
-        scores = pl.mul(pl.matmul(qt, kt), 1.0 / (D ** 0.5))
+        scores = pl.mul(pl.matmul(qt, kt), 1.0 / (D**0.5))
         masked = pl.where(pl.tile.tri(q0, [BQ, S], dtype=pl.FP32), scores, -1e30)
         e = pl.exp(pl.sub(masked, pl.row_max(masked)))
         p = pl.div(e, pl.row_sum(e))
@@ -156,8 +192,13 @@ class CausalAttention:
         return out
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, q: pl.Tensor[[S, D], pl.FP32], k: pl.Tensor[[S, D], pl.FP32],
-             v: pl.Tensor[[S, D], pl.FP32], out: pl.Out[pl.Tensor[[S, D], pl.FP32]]):
+    def main(
+        self,
+        q: pl.Tensor[[S, D], pl.FP32],
+        k: pl.Tensor[[S, D], pl.FP32],
+        v: pl.Tensor[[S, D], pl.FP32],
+        out: pl.Out[pl.Tensor[[S, D], pl.FP32]],
+    ):
         for i in pl.spmd(S // BQ):
             out = self.attention(q, k, v, out)
         return out
@@ -180,8 +221,13 @@ class PyptoSpellings:
     tile, sels with a scalar."""
 
     @pl.function
-    def kernel(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
-               o: pl.Out[pl.Tensor[[16, 16], pl.FP32]], p: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    def kernel(
+        self,
+        a: pl.Tensor[[16, 16], pl.FP32],
+        b: pl.Tensor[[16, 16], pl.FP32],
+        o: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+        p: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+    ):
         ta = pl.load(a, [0, 0], [16, 16])
         tb = pl.load(b, [0, 0], [16, 16])
         m = pl.tile.cmps(ta, 0.5, cmp_type=3)
@@ -190,8 +236,13 @@ class PyptoSpellings:
         return o, p
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
-             o: pl.Out[pl.Tensor[[16, 16], pl.FP32]], p: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    def main(
+        self,
+        a: pl.Tensor[[16, 16], pl.FP32],
+        b: pl.Tensor[[16, 16], pl.FP32],
+        o: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+        p: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+    ):
         o, p = self.kernel(a, b, o, p)
         return o, p
 

@@ -15,7 +15,8 @@ TI = pl.Tensor[[16, 16], pl.INT32]
 
 def expect_error(program_factory, devices=4):
     return located.expect_error(
-        program_factory, lambda program: blockpipe.compile(program, devices=devices, quiet=True))
+        program_factory, lambda program: blockpipe.compile(program, devices=devices, quiet=True)
+    )
 
 
 def test_duplicate_sources():
@@ -27,7 +28,9 @@ def test_duplicate_sources():
                 # error: source 0 appears twice in source_target_pairs
                 y = pl.collective_permute(x, y, source_target_pairs=[[0, 1], [0, 2]])
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -40,7 +43,9 @@ def test_duplicate_targets():
                 # error: target 1 appears twice in source_target_pairs
                 y = pl.collective_permute(x, y, source_target_pairs=[[0, 1], [2, 1]])
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -54,7 +59,9 @@ def test_device_outside_the_mesh():
                 pl.send(x, source_target_pairs=[[3, 4]])
                 y = pl.recv(y, source_target_pairs=[[3, 4]])
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -67,7 +74,9 @@ def test_pairs_for_a_larger_mesh():
                 # error: device id 2 in source_target_pairs is outside [0, 2)
                 y = pl.collective_permute(x, y, source_target_pairs=[[0, 1], [1, 2]])
                 return y
+
         return P
+
     expect_error(make, devices=2)
 
 
@@ -80,7 +89,9 @@ def test_send_without_recv():
                 # error: has no matching recv on channel 0 with source_target_pairs [[0, 1]]
                 pl.send(x, source_target_pairs=[[0, 1]])
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -93,7 +104,9 @@ def test_recv_without_send():
                 # error: has no matching send on channel 2 with source_target_pairs [[0, 1]]
                 y = pl.recv(y, source_target_pairs=[[0, 1]], channel=2)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -107,7 +120,9 @@ def test_send_and_recv_on_different_channels():
                 pl.send(x, source_target_pairs=[[0, 1]], channel=1)
                 y = pl.recv(y, source_target_pairs=[[0, 1]], channel=2)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -121,7 +136,9 @@ def test_send_and_recv_shapes_differ():
                 pl.send(x, source_target_pairs=[[0, 1]])
                 y = pl.recv(y, source_target_pairs=[[0, 1]])
                 return y
+
         return P
+
     err = expect_error(make)
     assert "the matching recv" in str(err)
 
@@ -136,7 +153,9 @@ def test_send_and_recv_dtypes_differ():
                 pl.send(x, source_target_pairs=[[0, 1]])
                 y = pl.recv(y, source_target_pairs=[[0, 1]])
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -150,7 +169,9 @@ def test_recv_before_send_on_a_cycle_deadlocks():
                 y = pl.recv(y, source_target_pairs=[[0, 1], [1, 0]])
                 pl.send(x, source_target_pairs=[[0, 1], [1, 0]])
                 return y
+
         return P
+
     err = expect_error(make)
     assert "device 1 waits here to receive from device 0" in str(err)
 
@@ -163,6 +184,7 @@ def send_in_a_kernel():
             # error: pl.send is only valid in Orchestration functions, not in InCore function 'k'
             pl.send(x, source_target_pairs=[[0, 1]])
             return pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
+
     return P
 
 
@@ -174,6 +196,7 @@ def recv_in_a_kernel():
             # error: pl.recv is only valid in Orchestration functions, not in InCore function 'k'
             y = pl.recv(y, source_target_pairs=[[0, 1]])
             return y
+
     return P
 
 
@@ -185,6 +208,7 @@ def collective_permute_in_a_kernel():
             # error: pl.collective_permute is only valid in Orchestration functions, not in InCore function 'k'
             y = pl.collective_permute(x, y, source_target_pairs=[[0, 1]])
             return y
+
     return P
 
 
@@ -196,12 +220,15 @@ def device_id_in_a_kernel():
             # error: pl.device_id is only valid in Orchestration functions, not in InCore function 'k'
             d = pl.device_id()
             return pl.store(pl.load(x, [d, 0], [16, 16]), [0, 0], y)
+
     return P
 
 
-@pytest.mark.parametrize("make", [send_in_a_kernel, recv_in_a_kernel,
-                                  collective_permute_in_a_kernel, device_id_in_a_kernel],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "make",
+    [send_in_a_kernel, recv_in_a_kernel, collective_permute_in_a_kernel, device_id_in_a_kernel],
+    ids=lambda f: f.__name__,
+)
 def test_transfers_only_in_orchestrations(make):
     expect_error(make)
 
@@ -215,7 +242,9 @@ def test_collective_permute_out_of_another_shape():
                 # error: pl.collective_permute's out must be Tensor[[16, 16], FP32] like its tensor, got Tensor[[8, 16], FP32]
                 y = pl.collective_permute(x, y, source_target_pairs=[[0, 1]])
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -229,7 +258,9 @@ def test_recv_into_an_input():
                 # error: pl.recv writes into 'x', an input of 'main'; declare it pl.Out[...] or pl.InOut[...] to write it
                 x = pl.recv(x, source_target_pairs=[[0, 1]])
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -242,7 +273,9 @@ def test_collective_permute_into_an_input():
                 # error: pl.collective_permute writes into 'z', an input of 'main'
                 z = pl.collective_permute(x, z, source_target_pairs=[[0, 1]])
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -255,7 +288,9 @@ def test_pairs_not_a_list_of_pairs():
                 # error: each of pl.collective_permute's source_target_pairs is a [source, target] pair
                 y = pl.collective_permute(x, y, source_target_pairs=[0, 1])
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -268,7 +303,9 @@ def test_pairs_of_three():
                 # error: each of pl.send's source_target_pairs is a [source, target] pair
                 pl.send(x, source_target_pairs=[[0, 1, 2]])
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -281,7 +318,9 @@ def test_pairs_not_a_list():
                 # error: pl.recv's source_target_pairs must be a list of [source, target] device pairs known at compile time
                 y = pl.recv(y, source_target_pairs=3)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -294,7 +333,9 @@ def test_device_id_not_an_integer():
                 # error: a device id must be an integer known at compile time, got 'a'
                 y = pl.collective_permute(x, y, source_target_pairs=[[0, "a"]])
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -307,7 +348,9 @@ def test_no_pairs():
                 # error: a device-to-device transfer needs at least one source-target pair
                 y = pl.collective_permute(x, y, source_target_pairs=[])
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -320,7 +363,9 @@ def test_negative_channel():
                 # error: pl.collective_permute's channel must be >= 0, got -1
                 y = pl.collective_permute(x, y, source_target_pairs=[[0, 1]], channel=-1)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -333,7 +378,9 @@ def test_transfer_in_a_program_compiled_without_devices():
                 # error: compile the program for one with blockpipe.compile(..., devices=N)
                 y = pl.collective_permute(x, y, source_target_pairs=[[0, 1]])
                 return y
+
         return P
+
     expect_error(make, devices=None)
 
 
@@ -345,7 +392,9 @@ def test_placement_outside_the_mesh():
             @pl.function(type=pl.FunctionType.Orchestration, device=3)
             def main(self, x: T, y: pl.Out[T]) -> T:
                 return y
+
         return P
+
     expect_error(make, devices=2)
 
 

@@ -16,15 +16,23 @@ K = pl.dynamic("K")
 @pl.program
 class Rows:
     @pl.function
-    def k(self, x: pl.Tensor[[M, 16], pl.FP32], w: pl.Tensor[[K, 16], pl.FP32],
-          y: pl.Out[pl.Tensor[[M, 16], pl.FP32]]) -> pl.Tensor[[M, 16], pl.FP32]:
+    def k(
+        self,
+        x: pl.Tensor[[M, 16], pl.FP32],
+        w: pl.Tensor[[K, 16], pl.FP32],
+        y: pl.Out[pl.Tensor[[M, 16], pl.FP32]],
+    ) -> pl.Tensor[[M, 16], pl.FP32]:
         row = pl.tile.get_block_idx() * 16
         t = pl.add(pl.load(x, [row, 0], [16, 16]), pl.load(w, [0, 0], [1, 16]))
         return pl.store(t, [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[M, 16], pl.FP32], w: pl.Tensor[[K, 16], pl.FP32],
-             y: pl.Out[pl.Tensor[[M, 16], pl.FP32]]) -> pl.Tensor[[M, 16], pl.FP32]:
+    def main(
+        self,
+        x: pl.Tensor[[M, 16], pl.FP32],
+        w: pl.Tensor[[K, 16], pl.FP32],
+        y: pl.Out[pl.Tensor[[M, 16], pl.FP32]],
+    ) -> pl.Tensor[[M, 16], pl.FP32]:
         for i in pl.spmd(pl.tensor.dim(x, 0) // 16):
             y = self.k(x, w, y)
         return y
@@ -45,8 +53,11 @@ def test_named_dims_that_disagree_are_a_value_error_naming_both():
     program = blockpipe.compile(Rows, quiet=True)
     x = np.ones((32, 16), np.float32)
     y = np.full((48, 16), 5.0, np.float32)
-    with pytest.raises(ValueError, match=r"dimension 'M' is 32 in parameter 'x' \(axis 0\) but 48 in "
-                                         r"parameter 'y' \(axis 0\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"dimension 'M' is 32 in parameter 'x' \(axis 0\) but 48 in "
+        r"parameter 'y' \(axis 0\)",
+    ):
         program(x, np.ones((1, 16), np.float32), y)
     assert (y == 5.0).all()
 

@@ -16,20 +16,29 @@ CHUNK = 64
 @pl.program
 class Chunked:
     @pl.function
-    def body(self, x: pl.Tensor[[R, 16], pl.FP32], y: pl.Out[pl.Tensor[[R, 16], pl.FP32]],
-             base: pl.Scalar[pl.INDEX]) -> pl.Tensor[[R, 16], pl.FP32]:
+    def body(
+        self,
+        x: pl.Tensor[[R, 16], pl.FP32],
+        y: pl.Out[pl.Tensor[[R, 16], pl.FP32]],
+        base: pl.Scalar[pl.INDEX],
+    ) -> pl.Tensor[[R, 16], pl.FP32]:
         row = base + pl.tile.get_block_idx() * 16
         return pl.store(pl.exp(pl.load(x, [row, 0], [16, 16])), [row, 0], y)
 
     @pl.function
-    def tail(self, x: pl.Tensor[[R, 16], pl.FP32], y: pl.Out[pl.Tensor[[R, 16], pl.FP32]],
-             base: pl.Scalar[pl.INDEX]) -> pl.Tensor[[R, 16], pl.FP32]:
+    def tail(
+        self,
+        x: pl.Tensor[[R, 16], pl.FP32],
+        y: pl.Out[pl.Tensor[[R, 16], pl.FP32]],
+        base: pl.Scalar[pl.INDEX],
+    ) -> pl.Tensor[[R, 16], pl.FP32]:
         row = base + pl.tile.get_block_idx() * 16
         return pl.store(pl.neg(pl.load(x, [row, 0], [16, 16])), [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[R, 16], pl.FP32],
-             y: pl.Out[pl.Tensor[[R, 16], pl.FP32]]) -> pl.Tensor[[R, 16], pl.FP32]:
+    def main(
+        self, x: pl.Tensor[[R, 16], pl.FP32], y: pl.Out[pl.Tensor[[R, 16], pl.FP32]]
+    ) -> pl.Tensor[[R, 16], pl.FP32]:
         n = pl.tensor.dim(x, 0)
         for c in pl.range(0, n, CHUNK):
             if n - c >= CHUNK:

@@ -24,8 +24,12 @@ class VecToCube:
     """(a + b) @ (a - b): both matmul operands are vector results."""
 
     @pl.function(type=pl.FunctionType.Opaque)
-    def main(self, a: pl.Tensor[[32, 32], pl.FP32], b: pl.Tensor[[32, 32], pl.FP32],
-             output: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+    def main(
+        self,
+        a: pl.Tensor[[32, 32], pl.FP32],
+        b: pl.Tensor[[32, 32], pl.FP32],
+        output: pl.Out[pl.Tensor[[32, 32], pl.FP32]],
+    ) -> pl.Tensor[[32, 32], pl.FP32]:
         with pl.at(level=pl.Level.CORE_GROUP):
             s = pl.add(a, b)
             d = pl.sub(a, b)
@@ -39,15 +43,21 @@ class Accumulate:
     assigns, so it is written (InOut)."""
 
     @pl.function(type=pl.FunctionType.Opaque)
-    def main(self, a: pl.Tensor[[M, K], pl.FP32], b: pl.Tensor[[K, N], pl.FP32],
-             c: pl.Tensor[[M, N], pl.FP32]) -> pl.Tensor[[M, N], pl.FP32]:
+    def main(
+        self,
+        a: pl.Tensor[[M, K], pl.FP32],
+        b: pl.Tensor[[K, N], pl.FP32],
+        c: pl.Tensor[[M, N], pl.FP32],
+    ) -> pl.Tensor[[M, N], pl.FP32]:
         with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.NONE)]):
             for cb in pl.range(0, N // NB // 2):
                 for ci in pl.range(0, 2):
                     n0 = (cb * 2 + ci) * NB
                     prev = pl.slice(c, [M, NB], [0, n0])
                     a1 = pl.add(a, 1.0)
-                    c = pl.assemble(c, pl.add(prev, pl.matmul(a1, pl.slice(b, [K, NB], [0, n0]))), [0, n0])
+                    c = pl.assemble(
+                        c, pl.add(prev, pl.matmul(a1, pl.slice(b, [K, NB], [0, n0]))), [0, n0]
+                    )
         return c
 
 
@@ -57,8 +67,12 @@ class Blocks:
     the kernel is named by name_hint."""
 
     @pl.function(type=pl.FunctionType.Opaque)
-    def main(self, a: pl.Tensor[[64, 32], pl.FP32], w: pl.Tensor[[32, 16], pl.FP32],
-             out: pl.Out[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+    def main(
+        self,
+        a: pl.Tensor[[64, 32], pl.FP32],
+        w: pl.Tensor[[32, 16], pl.FP32],
+        out: pl.Out[pl.Tensor[[64, 16], pl.FP32]],
+    ) -> pl.Tensor[[64, 16], pl.FP32]:
         for blk in pl.spmd(4, name_hint="rows"):
             r = blk * 16
             x = pl.mul(pl.slice(a, [16, 32], [r, 0]), 2.0)
@@ -72,8 +86,12 @@ class TwoScopes:
     """Two scopes in order; the second reads what the first wrote."""
 
     @pl.function(type=pl.FunctionType.Opaque)
-    def main(self, a: pl.Tensor[[16, 16], pl.FP32], t: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
-             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    def main(
+        self,
+        a: pl.Tensor[[16, 16], pl.FP32],
+        t: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+        out: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+    ):
         with pl.at(level=pl.Level.CORE_GROUP):
             t = pl.assemble(t, pl.exp(a), [0, 0])
         with pl.at(level=pl.Level.CORE_GROUP):
@@ -126,31 +144,42 @@ def slots_program(variant):
     T = pl.Tensor[SLOT_SHAPE, pl.FP32]
 
     if variant == "cross_core_slot":
+
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.Opaque)
             def main(self, a: T, b: T, out: pl.Out[T]) -> T:
-                with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.cross_core_slot(slot_num=5)]):
+                with pl.at(
+                    level=pl.Level.CORE_GROUP, optimizations=[pl.cross_core_slot(slot_num=5)]
+                ):
                     out = pl.assemble(out, pl.exp(pl.matmul(a, b)), [0, 0])
                 return out
     elif variant == "split_and_slots":
+
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.Opaque)
             def main(self, a: T, b: T, out: pl.Out[T]) -> T:
-                with pl.at(level=pl.Level.CORE_GROUP,
-                           optimizations=[pl.split(pl.SplitMode.UP_DOWN), pl.cross_core_slot(slot_num=3)]):
+                with pl.at(
+                    level=pl.Level.CORE_GROUP,
+                    optimizations=[pl.split(pl.SplitMode.UP_DOWN), pl.cross_core_slot(slot_num=3)],
+                ):
                     out = pl.assemble(out, pl.exp(pl.matmul(a, b)), [0, 0])
                 return out
     elif variant == "split_slot_num":
+
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.Opaque)
             def main(self, a: T, b: T, out: pl.Out[T]) -> T:
-                with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT, slot_num=6)]):
+                with pl.at(
+                    level=pl.Level.CORE_GROUP,
+                    optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT, slot_num=6)],
+                ):
                     out = pl.assemble(out, pl.exp(pl.matmul(a, b)), [0, 0])
                 return out
     else:
+
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.Opaque)
@@ -158,11 +187,14 @@ def slots_program(variant):
                 with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.NONE)]):
                     out = pl.assemble(out, pl.exp(pl.matmul(a, b)), [0, 0])
                 return out
+
     return P
 
 
-@pytest.mark.parametrize("variant,slots", [
-    ("cross_core_slot", 5), ("split_and_slots", 3), ("split_slot_num", 6), ("default", None)])
+@pytest.mark.parametrize(
+    "variant,slots",
+    [("cross_core_slot", 5), ("split_and_slots", 3), ("split_slot_num", 6), ("default", None)],
+)
 def test_scope_slot_num_sizes_the_pipe(variant, slots):
     a, b = rand(32, 32) / 8, rand(32, 32, seed=1) / 8
     out = np.zeros((32, 32), np.float32)
@@ -247,7 +279,9 @@ def name_taken():
     @pl.program
     class P:
         @pl.function(type=pl.FunctionType.InCore)
-        def main_incore_0(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+        def main_incore_0(
+            self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]
+        ):
             o = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], o)
             return o
 
@@ -278,9 +312,14 @@ def slots_given_twice():
     class P:
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
-            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.NONE, slot_num=2),
-                                                                 # error: gives slot_num twice
-                                                                 pl.cross_core_slot(slot_num=4)]):
+            with pl.at(
+                level=pl.Level.CORE_GROUP,
+                optimizations=[
+                    pl.split(pl.SplitMode.NONE, slot_num=2),
+                    # error: gives slot_num twice
+                    pl.cross_core_slot(slot_num=4),
+                ],
+            ):
                 o = pl.assemble(o, pl.exp(a), [0, 0])
             return o
 
@@ -311,10 +350,21 @@ def cross_core_slot_in_a_kernel():
     return P
 
 
-@pytest.mark.parametrize("factory", [opaque_without_scope, scope_at_host_level, scope_reads_a_local,
-                                     scope_window_too_big, at_inside_a_kernel, name_taken,
-                                     slots_above_the_target, slots_given_twice, slots_not_positive,
-                                     cross_core_slot_in_a_kernel])
+@pytest.mark.parametrize(
+    "factory",
+    [
+        opaque_without_scope,
+        scope_at_host_level,
+        scope_reads_a_local,
+        scope_window_too_big,
+        at_inside_a_kernel,
+        name_taken,
+        slots_above_the_target,
+        slots_given_twice,
+        slots_not_positive,
+        cross_core_slot_in_a_kernel,
+    ],
+)
 def test_misuse_is_an_error_at_the_line(factory):
     located.expect_error(factory, compile_quiet)
 
@@ -325,11 +375,15 @@ def test_a_failing_scope_leaves_outputs_untouched():
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Tensor[[16, 16], pl.FP32]):
             with pl.at(level=pl.Level.CORE_GROUP):
-                o = pl.assemble(o, pl.exp(pl.slice(a, [16, 16], [pl.tile.get_block_idx() + 4, 0])), [0, 0])
+                o = pl.assemble(
+                    o, pl.exp(pl.slice(a, [16, 16], [pl.tile.get_block_idx() + 4, 0])), [0, 0]
+                )
             return o
 
     o = np.full((16, 16), 7.0, np.float32)
-    with pytest.raises(blockpipe.RuntimeError if hasattr(blockpipe, "RuntimeError") else Exception) as info:
+    with pytest.raises(
+        blockpipe.RuntimeError if hasattr(blockpipe, "RuntimeError") else Exception
+    ) as info:
         blockpipe.compile(P, quiet=True)(rand(16, 16), o)
     assert "test_outline.py" in str(info.value)
     assert (o == 7.0).all()

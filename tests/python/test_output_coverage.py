@@ -21,14 +21,16 @@ def make_rows_program(blocks: int):
     @pl.program
     class Rows:
         @pl.function
-        def body(self, x: pl.Tensor[[80, 16], pl.FP32],
-                 y: pl.Out[pl.Tensor[[80, 16], pl.FP32]]) -> pl.Tensor[[80, 16], pl.FP32]:
+        def body(
+            self, x: pl.Tensor[[80, 16], pl.FP32], y: pl.Out[pl.Tensor[[80, 16], pl.FP32]]
+        ) -> pl.Tensor[[80, 16], pl.FP32]:
             row = pl.tile.get_block_idx() * 16
             return pl.store(pl.exp(pl.load(x, [row, 0], [16, 16])), [row, 0], y)
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, x: pl.Tensor[[80, 16], pl.FP32],
-                 y: pl.Out[pl.Tensor[[80, 16], pl.FP32]]) -> pl.Tensor[[80, 16], pl.FP32]:
+        def main(
+            self, x: pl.Tensor[[80, 16], pl.FP32], y: pl.Out[pl.Tensor[[80, 16], pl.FP32]]
+        ) -> pl.Tensor[[80, 16], pl.FP32]:
             for i in pl.spmd(blocks):
                 y = self.body(x, y)  # the launch of Rows
             return y
@@ -48,7 +50,8 @@ def test_rows_left_unwritten_warn_at_the_launch(tmp_path):
     assert len(caught) == 1, [str(w.message) for w in caught]
     warning = caught[0]
     assert str(warning.message) == (
-        "launch of 'body' over 4 blocks leaves rows 64:80 of output 'y' (80x16) unwritten")
+        "launch of 'body' over 4 blocks leaves rows 64:80 of output 'y' (80x16) unwritten"
+    )
     assert pathlib.Path(warning.filename).name == "test_output_coverage.py"
     assert warning.lineno == line_of("y = self.body(x, y)  # the launch of Rows")
     # The program still runs: rows 64:80 keep what the caller passed.
@@ -70,20 +73,23 @@ class Halves:
     second one leaves columns 12:16 unwritten in the ragged variant."""
 
     @pl.function
-    def left(self, x: pl.Tensor[[32, 16], pl.FP32],
-             y: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+    def left(
+        self, x: pl.Tensor[[32, 16], pl.FP32], y: pl.Out[pl.Tensor[[32, 16], pl.FP32]]
+    ) -> pl.Tensor[[32, 16], pl.FP32]:
         row = pl.tile.get_block_idx() * 16
         return pl.store(pl.load(x, [row, 0], [16, 8]), [row, 0], y)
 
     @pl.function
-    def right(self, x: pl.Tensor[[32, 16], pl.FP32],
-              y: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+    def right(
+        self, x: pl.Tensor[[32, 16], pl.FP32], y: pl.Out[pl.Tensor[[32, 16], pl.FP32]]
+    ) -> pl.Tensor[[32, 16], pl.FP32]:
         row = pl.tile.get_block_idx() * 16
         return pl.store(pl.load(x, [row, 8], [16, 4]), [row, 8], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[32, 16], pl.FP32],
-             y: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+    def main(
+        self, x: pl.Tensor[[32, 16], pl.FP32], y: pl.Out[pl.Tensor[[32, 16], pl.FP32]]
+    ) -> pl.Tensor[[32, 16], pl.FP32]:
         for i in pl.spmd(2):
             y = self.left(x, y)  # first of Halves
         for i in pl.spmd(2):
@@ -95,11 +101,15 @@ def test_a_chain_of_launches_is_judged_together(tmp_path):
     _, caught = compile_collecting(Halves, tmp_path / "halves")
     assert len(caught) == 1
     message = str(caught[0].message)
-    assert message.startswith("the 2 launches writing 'y' leave columns 12:16 of output 'y' (32x16) "
-                              "unwritten"), message
+    assert message.startswith(
+        "the 2 launches writing 'y' leave columns 12:16 of output 'y' (32x16) unwritten"
+    ), message
     assert caught[0].lineno == line_of("y = self.right(x, y)  # second of Halves")
     first = line_of("y = self.left(x, y)  # first of Halves")
-    assert f"test_output_coverage.py:{first}:" in message and "also written by this launch of 'left'" in message
+    assert (
+        f"test_output_coverage.py:{first}:" in message
+        and "also written by this launch of 'left'" in message
+    )
 
 
 @pl.program
@@ -108,14 +118,22 @@ class ByOffset:
     time (the sanitizer's business), so no warning."""
 
     @pl.function
-    def body(self, x: pl.Tensor[[80, 16], pl.FP32], y: pl.Out[pl.Tensor[[80, 16], pl.FP32]],
-             base: pl.Scalar[pl.INDEX]) -> pl.Tensor[[80, 16], pl.FP32]:
+    def body(
+        self,
+        x: pl.Tensor[[80, 16], pl.FP32],
+        y: pl.Out[pl.Tensor[[80, 16], pl.FP32]],
+        base: pl.Scalar[pl.INDEX],
+    ) -> pl.Tensor[[80, 16], pl.FP32]:
         row = base + pl.tile.get_block_idx() * 16
         return pl.store(pl.load(x, [row, 0], [16, 16]), [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[80, 16], pl.FP32], y: pl.Out[pl.Tensor[[80, 16], pl.FP32]],
-             base: pl.Scalar[pl.INDEX]) -> pl.Tensor[[80, 16], pl.FP32]:
+    def main(
+        self,
+        x: pl.Tensor[[80, 16], pl.FP32],
+        y: pl.Out[pl.Tensor[[80, 16], pl.FP32]],
+        base: pl.Scalar[pl.INDEX],
+    ) -> pl.Tensor[[80, 16], pl.FP32]:
         for i in pl.spmd(4):
             y = self.body(x, y, base)
         return y
@@ -135,6 +153,7 @@ def test_the_warning_can_be_made_an_error(tmp_path):
 
 # --- at run time: BLOCKPIPE_SANITIZE=1 ------------------------------------
 
+
 def run_collecting(program, *args):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -153,7 +172,8 @@ def test_the_sanitizer_reports_rows_left_at_run_time(sanitize, tmp_path):
     y = np.full((80, 16), 3.0, dtype=np.float32)
     caught = run_collecting(program, x, y, 8)
     assert [str(w.message) for w in caught] == [
-        "sanitizer: output 'y' (80x16 fp32): rows 0:8, 72:80 never written by kernel 'body' (1 launch)"]
+        "sanitizer: output 'y' (80x16 fp32): rows 0:8, 72:80 never written by kernel 'body' (1 launch)"
+    ]
     assert pathlib.Path(caught[0].filename).name == "test_output_coverage.py"
     # What the kernel wrote is there; the rest is what the caller passed.
     np.testing.assert_array_equal(y[8:72], x[8:72])
@@ -161,7 +181,8 @@ def test_the_sanitizer_reports_rows_left_at_run_time(sanitize, tmp_path):
     # Another offset, other rows.
     caught = run_collecting(program, x, np.zeros_like(x), 16)
     assert [str(w.message) for w in caught] == [
-        "sanitizer: output 'y' (80x16 fp32): rows 0:16 never written by kernel 'body' (1 launch)"]
+        "sanitizer: output 'y' (80x16 fp32): rows 0:16 never written by kernel 'body' (1 launch)"
+    ]
 
 
 R = pl.dynamic("R")
@@ -173,14 +194,22 @@ class Chunks:
     them together write every row."""
 
     @pl.function
-    def body(self, x: pl.Tensor[[R, 16], pl.FP16], y: pl.Out[pl.Tensor[[R, 16], pl.FP16]],
-             base: pl.Scalar[pl.INDEX]) -> pl.Tensor[[R, 16], pl.FP16]:
+    def body(
+        self,
+        x: pl.Tensor[[R, 16], pl.FP16],
+        y: pl.Out[pl.Tensor[[R, 16], pl.FP16]],
+        base: pl.Scalar[pl.INDEX],
+    ) -> pl.Tensor[[R, 16], pl.FP16]:
         row = base + pl.tile.get_block_idx() * 16
         return pl.store(pl.load(x, [row, 0], [16, 16]), [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[R, 16], pl.FP16], y: pl.Out[pl.Tensor[[R, 16], pl.FP16]],
-             chunks: pl.Scalar[pl.INDEX]) -> pl.Tensor[[R, 16], pl.FP16]:
+    def main(
+        self,
+        x: pl.Tensor[[R, 16], pl.FP16],
+        y: pl.Out[pl.Tensor[[R, 16], pl.FP16]],
+        chunks: pl.Scalar[pl.INDEX],
+    ) -> pl.Tensor[[R, 16], pl.FP16]:
         for c in pl.range(0, chunks * 32, 32):
             for i in pl.spmd(2):
                 y = self.body(x, y, c)
@@ -196,7 +225,8 @@ def test_the_launches_of_a_call_are_judged_together(sanitize, tmp_path):
     y = np.full_like(x, 5)
     caught = run_collecting(program, x, y, 3)
     assert [str(w.message) for w in caught] == [
-        "sanitizer: output 'y' (128x16 fp16): rows 96:128 never written by kernel 'body' (3 launches)"]
+        "sanitizer: output 'y' (128x16 fp16): rows 96:128 never written by kernel 'body' (3 launches)"
+    ]
     np.testing.assert_array_equal(y[:96], x[:96])
     assert (y[96:] == 5).all()
 
@@ -206,19 +236,28 @@ class ReadsPartial:
     """A temporary written in part, then read by the next launch."""
 
     @pl.function
-    def half(self, x: pl.Tensor[[32, 16], pl.FP32],
-             t: pl.Out[pl.Tensor[[32, 16], pl.FP32]], rows: pl.Scalar[pl.INDEX]) -> pl.Tensor[[32, 16], pl.FP32]:
+    def half(
+        self,
+        x: pl.Tensor[[32, 16], pl.FP32],
+        t: pl.Out[pl.Tensor[[32, 16], pl.FP32]],
+        rows: pl.Scalar[pl.INDEX],
+    ) -> pl.Tensor[[32, 16], pl.FP32]:
         return pl.store(pl.load(x, [0, 0], [16, 16]), [rows - 16, 0], t)
 
     @pl.function
-    def copy(self, t: pl.Tensor[[32, 16], pl.FP32],
-             y: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+    def copy(
+        self, t: pl.Tensor[[32, 16], pl.FP32], y: pl.Out[pl.Tensor[[32, 16], pl.FP32]]
+    ) -> pl.Tensor[[32, 16], pl.FP32]:
         row = pl.tile.get_block_idx() * 16
         return pl.store(pl.load(t, [row, 0], [16, 16]), [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[32, 16], pl.FP32], y: pl.Out[pl.Tensor[[32, 16], pl.FP32]],
-             rows: pl.Scalar[pl.INDEX]) -> pl.Tensor[[32, 16], pl.FP32]:
+    def main(
+        self,
+        x: pl.Tensor[[32, 16], pl.FP32],
+        y: pl.Out[pl.Tensor[[32, 16], pl.FP32]],
+        rows: pl.Scalar[pl.INDEX],
+    ) -> pl.Tensor[[32, 16], pl.FP32]:
         t = pl.create_tensor([32, 16], dtype=pl.FP32)
         for i in pl.spmd(1):
             t = self.half(x, t, rows)
@@ -234,7 +273,8 @@ def test_a_read_of_unwritten_rows_is_reported_before_the_reader(sanitize, tmp_pa
     caught = run_collecting(program, x, y, 16)
     assert [str(w.message) for w in caught] == [
         "sanitizer: output 't' (32x16 fp32): rows 16:32 never written by kernel 'half' (1 launch) "
-        "before kernel 'copy' read it"]
+        "before kernel 'copy' read it"
+    ]
     # The reader saw the tensor's own (zero) rows, not the sanitizer's pattern.
     np.testing.assert_array_equal(y[:16], x[:16])
     assert (y[16:] == 0).all()
@@ -253,16 +293,18 @@ class ReadsItsOutput:
     passes it read-write, so the sanitizer leaves its contents alone."""
 
     @pl.function
-    def twice(self, x: pl.Tensor[[32, 16], pl.FP32],
-              y: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+    def twice(
+        self, x: pl.Tensor[[32, 16], pl.FP32], y: pl.Out[pl.Tensor[[32, 16], pl.FP32]]
+    ) -> pl.Tensor[[32, 16], pl.FP32]:
         row = pl.tile.get_block_idx() * 16
         y = pl.store(pl.load(x, [row, 0], [16, 16]), [row, 0], y)
         again = pl.load(y, [row, 0], [16, 16])
         return pl.store(pl.add(again, again), [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[32, 16], pl.FP32],
-             y: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+    def main(
+        self, x: pl.Tensor[[32, 16], pl.FP32], y: pl.Out[pl.Tensor[[32, 16], pl.FP32]]
+    ) -> pl.Tensor[[32, 16], pl.FP32]:
         for i in pl.spmd(2):
             y = self.twice(x, y)
         return y

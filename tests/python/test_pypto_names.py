@@ -74,15 +74,26 @@ def uses_an_int8_tensor():
     @pl.program
     class Int8:
         @pl.function(type=pl.FunctionType.InCore)
-        def k(self, x: pl.Tensor[[16, 16], pl.INT8],  # error: pl.INT8 is not supported by blockpipe
-              y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+        def k(
+            self,
+            x: pl.Tensor[[16, 16], pl.INT8],  # error: pl.INT8 is not supported by blockpipe
+            y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+        ):
             return pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
 
     return Int8
 
 
-@pytest.mark.parametrize("factory", [uses_system_ffts, uses_a_reserved_buffer, uses_function_attrs,
-                                     uses_a_host_scope, uses_an_int8_tensor])
+@pytest.mark.parametrize(
+    "factory",
+    [
+        uses_system_ffts,
+        uses_a_reserved_buffer,
+        uses_function_attrs,
+        uses_a_host_scope,
+        uses_an_int8_tensor,
+    ],
+)
 def test_a_pypto_name_blockpipe_lacks_is_an_error_at_its_line(factory):
     factory()  # defining the program does not fail
     located.expect_error(factory, build)
@@ -117,7 +128,9 @@ def test_a_function_decorated_with_a_lacking_pl_jit_kind_raises_when_called():
     def double(x):
         return x * 2
 
-    with pytest.raises(NotSupportedError, match="pl.jit.host is not supported by blockpipe: 'double' cannot run"):
+    with pytest.raises(
+        NotSupportedError, match="pl.jit.host is not supported by blockpipe: 'double' cannot run"
+    ):
         double(np.ones(4))
 
 

@@ -26,8 +26,12 @@ def program(buffer_size=SLOT * 8, producer_reserves=False, c2v_buffer=False):
         order (mixing the ids up would swap them)."""
 
         @pl.function(type=pl.FunctionType.AIV, attrs={"dual_aiv_dispatch": True})
-        def vector(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32],
-                   out: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+        def vector(
+            self,
+            a: pl.Tensor[[N, N], pl.FP32],
+            b: pl.Tensor[[N, N], pl.FP32],
+            out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
+        ):
             if producer_reserves:
                 p0 = pl.reserve_buffer(name="v2c_0", size=buffer_size, base=pl.AUTO)
             else:
@@ -42,29 +46,43 @@ def program(buffer_size=SLOT * 8, producer_reserves=False, c2v_buffer=False):
             pl.tpush_to_aic(pl.add(ta, tb), split=0, id=0)
 
         @pl.function(type=pl.FunctionType.AIC)
-        def cube(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32],
-                 out: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
+        def cube(
+            self,
+            a: pl.Tensor[[N, N], pl.FP32],
+            b: pl.Tensor[[N, N], pl.FP32],
+            out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
+        ) -> pl.Tensor[[N, N], pl.FP32]:
             b0 = pl.reserve_buffer(name="v2c_0", size=buffer_size, base=pl.AUTO)
             b1 = pl.reserve_buffer(name="v2c_1", size=SLOT * 8)
             pl.aic_initialize_pipe(pl.const(0, pl.INT32), b0, dir_mask=2, slot_size=SLOT, id=0)
             pl.aic_initialize_pipe(0, b1, dir_mask=2, slot_size=SLOT, id=1)
             s: pl.Tile[[N, N], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(split=0, id=0)
             d: pl.Tile[[N, N], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(split=0, id=1)
-            r = pl.matmul(pl.move(s, target_memory=pl.Mem.Left), pl.move(d, target_memory=pl.Mem.Right))
+            r = pl.matmul(
+                pl.move(s, target_memory=pl.Mem.Left), pl.move(d, target_memory=pl.Mem.Right)
+            )
             pl.tfree_to_aiv(s, id=0)
             pl.tfree_to_aiv(d, id=1)
             return pl.store(r, [0, 0], out)
 
         @pl.function(type=pl.FunctionType.Group)
-        def group(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32],
-                  out: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
+        def group(
+            self,
+            a: pl.Tensor[[N, N], pl.FP32],
+            b: pl.Tensor[[N, N], pl.FP32],
+            out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
+        ) -> pl.Tensor[[N, N], pl.FP32]:
             r = self.cube(a, b, out)
             self.vector(a, b, out)
             return r
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, a: pl.Tensor[[N, N], pl.FP32], b: pl.Tensor[[N, N], pl.FP32],
-                 out: pl.Out[pl.Tensor[[N, N], pl.FP32]]) -> pl.Tensor[[N, N], pl.FP32]:
+        def main(
+            self,
+            a: pl.Tensor[[N, N], pl.FP32],
+            b: pl.Tensor[[N, N], pl.FP32],
+            out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
+        ) -> pl.Tensor[[N, N], pl.FP32]:
             r = self.group(a, b, out)
             return r
 
@@ -73,7 +91,10 @@ def program(buffer_size=SLOT * 8, producer_reserves=False, c2v_buffer=False):
 
 def test_two_pipes_with_consumer_buffers():
     rng = np.random.default_rng(0)
-    a, b = rng.standard_normal((N, N)).astype(np.float32), rng.standard_normal((N, N)).astype(np.float32)
+    a, b = (
+        rng.standard_normal((N, N)).astype(np.float32),
+        rng.standard_normal((N, N)).astype(np.float32),
+    )
     out = np.zeros((N, N), np.float32)
     blockpipe.compile(program(), quiet=True)(a, b, out)
     np.testing.assert_allclose(out, (a + b) @ (a - b), rtol=1e-4, atol=1e-3)
@@ -91,13 +112,18 @@ def buffer_for_a_direction_not_carried():
     return program(c2v_buffer=True)
 
 
-@pytest.mark.parametrize("factory,message", [
-    (buffer_too_small, "'v2c_0' holds 512 bytes, less than 1 slot(s) of 1024 bytes"),
-    (producer_reserves, "the AIC consumes this direction; import its buffer"),
-    (buffer_for_a_direction_not_carried, "does not carry that direction"),
-])
+@pytest.mark.parametrize(
+    "factory,message",
+    [
+        (buffer_too_small, "'v2c_0' holds 512 bytes, less than 1 slot(s) of 1024 bytes"),
+        (producer_reserves, "the AIC consumes this direction; import its buffer"),
+        (buffer_for_a_direction_not_carried, "does not carry that direction"),
+    ],
+)
 def test_buffer_misuse_is_an_error(factory, message):
-    with pytest.raises(blockpipe.CompileError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(
+        blockpipe.CompileError, match=message.replace("(", r"\(").replace(")", r"\)")
+    ):
         blockpipe.compile(factory(), quiet=True)
 
 
@@ -209,9 +235,19 @@ def dual_dispatch_asks_its_lane():
     return P
 
 
-@pytest.mark.parametrize("factory", [unknown_peer, local_slots_above_slots, run_time_conditional_expression,
-                                     use_after_free, use_after_free_by_pipe, never_freed,
-                                     freed_in_one_branch_only_is_enough, dual_dispatch_asks_its_lane])
+@pytest.mark.parametrize(
+    "factory",
+    [
+        unknown_peer,
+        local_slots_above_slots,
+        run_time_conditional_expression,
+        use_after_free,
+        use_after_free_by_pipe,
+        never_freed,
+        freed_in_one_branch_only_is_enough,
+        dual_dispatch_asks_its_lane,
+    ],
+)
 def test_misuse_is_an_error_at_the_line(factory):
     located.expect_error(factory, lambda p: blockpipe.compile(p, quiet=True))
 
@@ -222,8 +258,13 @@ class UnevenPushes:
     counts are correct; the compiler cannot tell, so the sanitizer judges."""
 
     @pl.function(type=pl.FunctionType.AIC)
-    def cube(self, a: pl.Tensor[[N, N], pl.FP32], out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
-             pushes: pl.Scalar[pl.INDEX], pops: pl.Scalar[pl.INDEX]):
+    def cube(
+        self,
+        a: pl.Tensor[[N, N], pl.FP32],
+        out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
+        pushes: pl.Scalar[pl.INDEX],
+        pops: pl.Scalar[pl.INDEX],
+    ):
         pl.aic_initialize_pipe(dir_mask=1, slot_size=SLOT, slot_num=4)
         t = pl.load(a, [0, 0], [N, N], target_memory=pl.Mem.Mat)
         l = pl.move(t, target_memory=pl.Mem.Left)
@@ -232,8 +273,13 @@ class UnevenPushes:
             pl.tpush_to_aiv(pl.matmul(l, r))  # pushed here
 
     @pl.function(type=pl.FunctionType.AIV)
-    def vector(self, a: pl.Tensor[[N, N], pl.FP32], out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
-               pushes: pl.Scalar[pl.INDEX], pops: pl.Scalar[pl.INDEX]) -> pl.Tensor[[N, N], pl.FP32]:
+    def vector(
+        self,
+        a: pl.Tensor[[N, N], pl.FP32],
+        out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
+        pushes: pl.Scalar[pl.INDEX],
+        pops: pl.Scalar[pl.INDEX],
+    ) -> pl.Tensor[[N, N], pl.FP32]:
         pl.aiv_initialize_pipe(dir_mask=1, slot_size=SLOT, slot_num=4)
         acc = pl.full([N, N], pl.FP32, 0.0)
         for i in pl.range(pops):
@@ -243,14 +289,24 @@ class UnevenPushes:
         return pl.store(acc, [0, 0], out)
 
     @pl.function(type=pl.FunctionType.Group)
-    def group(self, a: pl.Tensor[[N, N], pl.FP32], out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
-              pushes: pl.Scalar[pl.INDEX], pops: pl.Scalar[pl.INDEX]) -> pl.Tensor[[N, N], pl.FP32]:
+    def group(
+        self,
+        a: pl.Tensor[[N, N], pl.FP32],
+        out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
+        pushes: pl.Scalar[pl.INDEX],
+        pops: pl.Scalar[pl.INDEX],
+    ) -> pl.Tensor[[N, N], pl.FP32]:
         self.cube(a, out, pushes, pops)
         return self.vector(a, out, pushes, pops)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[N, N], pl.FP32], out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
-             pushes: pl.Scalar[pl.INDEX], pops: pl.Scalar[pl.INDEX]) -> pl.Tensor[[N, N], pl.FP32]:
+    def main(
+        self,
+        a: pl.Tensor[[N, N], pl.FP32],
+        out: pl.Out[pl.Tensor[[N, N], pl.FP32]],
+        pushes: pl.Scalar[pl.INDEX],
+        pops: pl.Scalar[pl.INDEX],
+    ) -> pl.Tensor[[N, N], pl.FP32]:
         return self.group(a, out, pushes, pops)
 
 
@@ -265,9 +321,14 @@ def test_the_sanitizer_names_the_line_of_tiles_left_in_a_pipe(monkeypatch):
     out = np.zeros((N, N), np.float32)
     with pytest.raises(Exception) as info:
         compiled(a, out, 3, 1)
-    push_line = next(n for n, text in enumerate(pathlib.Path(__file__).read_text().splitlines(), 1)
-                     if text.endswith("# pushed here"))
+    push_line = next(
+        n
+        for n, text in enumerate(pathlib.Path(__file__).read_text().splitlines(), 1)
+        if text.endswith("# pushed here")
+    )
     message = str(info.value)
-    assert ("pipe 0 (C2V): the AIC pushed 2 tile(s) the AIV never popped, the last pushed at "
-            f"test_pypto_pipes.py:{push_line}") in message, message
+    assert (
+        "pipe 0 (C2V): the AIC pushed 2 tile(s) the AIV never popped, the last pushed at "
+        f"test_pypto_pipes.py:{push_line}"
+    ) in message, message
     assert (out == 0).all()  # the failed call left its output alone

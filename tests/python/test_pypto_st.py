@@ -11,7 +11,7 @@ import textwrap
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
-CASE = '''
+CASE = """
 from typing import Any
 
 import pypto.language as pl
@@ -58,14 +58,18 @@ class TwoOutputsTest(PTOTestCase):
     def compute_expected(self, tensors, params=None):
         tensors["s"][:] = tensors["a"] + OFFSET
         tensors["t"][:] = tensors["a"].t()
-'''
+"""
 
 
 def run(tmp_path, offset):
     path = tmp_path / "test_two_outputs.py"
     path.write_text(textwrap.dedent(CASE).replace("OFFSET", offset))
-    return subprocess.run([sys.executable, str(REPO / "scripts" / "pypto_st.py"), str(path)],
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "pypto_st.py"), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_a_pypto_test_file_runs_and_agrees(tmp_path):
@@ -77,4 +81,7 @@ def test_a_pypto_test_file_runs_and_agrees(tmp_path):
 def test_a_disagreement_fails(tmp_path):
     result = run(tmp_path, "2.0")
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "FAIL test_two_outputs.py::TwoOutputsTest: s differ from compute_expected (max |diff| 1)" in result.stdout
+    assert (
+        "FAIL test_two_outputs.py::TwoOutputsTest: s differ from compute_expected (max |diff| 1)"
+        in result.stdout
+    )

@@ -39,8 +39,12 @@ def vec_to_cube(mode):
         the cube pops them joined."""
 
         @pl.function(type=pl.FunctionType.Opaque)
-        def main(self, a: pl.Tensor[[32, 32], pl.FP32], b: pl.Tensor[[32, 32], pl.FP32],
-                 output: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        def main(
+            self,
+            a: pl.Tensor[[32, 32], pl.FP32],
+            b: pl.Tensor[[32, 32], pl.FP32],
+            output: pl.Out[pl.Tensor[[32, 32], pl.FP32]],
+        ) -> pl.Tensor[[32, 32], pl.FP32]:
             with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(mode)]):
                 s = pl.add(a, b)
                 d = pl.sub(a, b)
@@ -58,8 +62,12 @@ def cube_to_vec(mode):
         its half."""
 
         @pl.function(attrs={"split": mode})
-        def kernel(self, a: pl.Tensor[[M, K], pl.FP32], b: pl.Tensor[[K, N], pl.FP32],
-                   c: pl.InOut[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        def kernel(
+            self,
+            a: pl.Tensor[[M, K], pl.FP32],
+            b: pl.Tensor[[K, N], pl.FP32],
+            c: pl.InOut[pl.Tensor[[M, N], pl.FP32]],
+        ) -> pl.Tensor[[M, N], pl.FP32]:
             a1 = pl.add(pl.load(a, [0, 0], [M, K]), 1.0)
             for j in pl.range(0, N // NB // 2):
                 n0 = (pl.tile.get_block_idx() * (N // NB // 2) + j) * NB
@@ -68,8 +76,12 @@ def cube_to_vec(mode):
             return c
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, a: pl.Tensor[[M, K], pl.FP32], b: pl.Tensor[[K, N], pl.FP32],
-                 c: pl.InOut[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        def main(
+            self,
+            a: pl.Tensor[[M, K], pl.FP32],
+            b: pl.Tensor[[K, N], pl.FP32],
+            c: pl.InOut[pl.Tensor[[M, N], pl.FP32]],
+        ) -> pl.Tensor[[M, N], pl.FP32]:
             for i in pl.spmd(2):
                 c = self.kernel(a, b, c)
             return c
@@ -102,13 +114,19 @@ def explicit_halves(mode):
         @pl.function(type=pl.FunctionType.AIC, attrs={"split": mode})
         def cube(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32]):
             pl.aic_initialize_pipe(dir_mask=1, slot_size=16 * 16 * 4)
-            acc = pl.matmul(pl.load(a, [0, 0], [16, 16], target_memory=pl.MemorySpace.Left),
-                            pl.load(b, [0, 0], [16, 16], target_memory=pl.MemorySpace.Right))
+            acc = pl.matmul(
+                pl.load(a, [0, 0], [16, 16], target_memory=pl.MemorySpace.Left),
+                pl.load(b, [0, 0], [16, 16], target_memory=pl.MemorySpace.Right),
+            )
             pl.tpush_to_aiv(acc, split=mode.value)
 
         @pl.function(type=pl.FunctionType.AIV, attrs={"split": mode})
-        def vector(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
-                   out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        def vector(
+            self,
+            a: pl.Tensor[[16, 16], pl.FP32],
+            b: pl.Tensor[[16, 16], pl.FP32],
+            out: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+        ) -> pl.Tensor[[16, 16], pl.FP32]:
             pl.aiv_initialize_pipe(dir_mask=1, slot_size=16 * 16 * 4)
             t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic(split=mode.value)
             if pl.tile.get_subblock_idx() == 1:
@@ -119,14 +137,22 @@ def explicit_halves(mode):
             return pl.store(half, [0, 0], out)
 
         @pl.function(type=pl.FunctionType.Group, attrs={"split": mode})
-        def group(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
-                  out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        def group(
+            self,
+            a: pl.Tensor[[16, 16], pl.FP32],
+            b: pl.Tensor[[16, 16], pl.FP32],
+            out: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+        ) -> pl.Tensor[[16, 16], pl.FP32]:
             self.cube(a, b)
             return self.vector(a, b, out)
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
-                 out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        def main(
+            self,
+            a: pl.Tensor[[16, 16], pl.FP32],
+            b: pl.Tensor[[16, 16], pl.FP32],
+            out: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+        ) -> pl.Tensor[[16, 16], pl.FP32]:
             return self.group(a, b, out)
 
     return Halves
@@ -153,8 +179,13 @@ class VectorOnly:
     top and bottom rows come from their own sub-block."""
 
     @pl.function(attrs={"split": pl.SplitMode.UP_DOWN})
-    def kernel(self, x: pl.Tensor[[64, 32], pl.FP32], bias: pl.Tensor[[1, 32], pl.FP32],
-               y: pl.Out[pl.Tensor[[64, 32], pl.FP32]], s: pl.Out[pl.Tensor[[64, 1], pl.FP32]]):
+    def kernel(
+        self,
+        x: pl.Tensor[[64, 32], pl.FP32],
+        bias: pl.Tensor[[1, 32], pl.FP32],
+        y: pl.Out[pl.Tensor[[64, 32], pl.FP32]],
+        s: pl.Out[pl.Tensor[[64, 1], pl.FP32]],
+    ):
         row = pl.tile.get_block_idx() * 16
         t = pl.add(pl.load(x, [row, 0], [16, 32]), pl.load(bias, [0, 0], [1, 32]))
         pl.store(t, [row, 0], y)
@@ -162,8 +193,13 @@ class VectorOnly:
         return y, s
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[64, 32], pl.FP32], bias: pl.Tensor[[1, 32], pl.FP32],
-             y: pl.Out[pl.Tensor[[64, 32], pl.FP32]], s: pl.Out[pl.Tensor[[64, 1], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[64, 32], pl.FP32],
+        bias: pl.Tensor[[1, 32], pl.FP32],
+        y: pl.Out[pl.Tensor[[64, 32], pl.FP32]],
+        s: pl.Out[pl.Tensor[[64, 1], pl.FP32]],
+    ):
         for i in pl.spmd(4):
             y, s = self.kernel(x, bias, y, s)
         return y, s
@@ -194,9 +230,13 @@ TRACE_SCRIPT = textwrap.dedent("""
 def test_trace_shows_both_subblocks_busy(tmp_path):
     script = tmp_path / "split.py"
     script.write_text(TRACE_SCRIPT.format(tests=str(pathlib.Path(__file__).parent)))
-    result = subprocess.run([sys.executable, str(script), str(tmp_path / "trace.json")],
-                            capture_output=True, text=True, timeout=600,
-                            env=dict(os.environ, BLOCKPIPE_TRACE=str(tmp_path / "exit.json")))
+    result = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "trace.json")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, BLOCKPIPE_TRACE=str(tmp_path / "exit.json")),
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     trace = json.loads((tmp_path / "trace.json").read_text())
     blocks = [e for e in trace["traceEvents"] if e.get("cat") == "block"]
@@ -212,7 +252,9 @@ def row_sum_left_right():
     class P:
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 1], pl.FP32]]):
-            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT)]):
+            with pl.at(
+                level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT)]
+            ):
                 # error: a row reduction would see half of each row
                 o = pl.assemble(o, pl.row_sum(pl.exp(a)), [0, 0])
             return o
@@ -251,8 +293,10 @@ def push_split_disagrees():
         @pl.function(type=pl.FunctionType.AIC)
         def cube(self, a: pl.Tensor[[16, 16], pl.FP32]):
             pl.aic_initialize_pipe(dir_mask=1, slot_size=1024)
-            acc = pl.matmul(pl.load(a, [0, 0], [16, 16], target_memory=pl.MemorySpace.Left),
-                            pl.load(a, [0, 0], [16, 16], target_memory=pl.MemorySpace.Right))
+            acc = pl.matmul(
+                pl.load(a, [0, 0], [16, 16], target_memory=pl.MemorySpace.Left),
+                pl.load(a, [0, 0], [16, 16], target_memory=pl.MemorySpace.Right),
+            )
             # error: split=1 (UP_DOWN) disagrees with the function's split mode NONE
             pl.tpush_to_aiv(acc, split=1)
 
@@ -278,7 +322,9 @@ def reshape_columns_left_right():
     class P:
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[256, 1], pl.FP32]]):
-            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT)]):
+            with pl.at(
+                level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT)]
+            ):
                 # error: not whole runs of its elements
                 o = pl.assemble(o, pl.reshape(pl.exp(a), [256, 1]), [0, 0])
             return o
@@ -291,7 +337,9 @@ def reshaped_halves_meet_columns():
     class P:
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
-            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT)]):
+            with pl.at(
+                level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT)]
+            ):
                 x = pl.exp(a)
                 col = pl.reshape(pl.col_sum(x), [16, 1])
                 # error: halves lie along different axes
@@ -309,8 +357,13 @@ def normalize_rows(mode):
         a kernel split by rows; a matmul makes it a group."""
 
         @pl.function(type=pl.FunctionType.Opaque)
-        def main(self, x: pl.Tensor[[16, 64], pl.FP32], w: pl.Tensor[[16, 16], pl.FP32],
-                 y: pl.Out[pl.Tensor[[16, 64], pl.FP32]], z: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+        def main(
+            self,
+            x: pl.Tensor[[16, 64], pl.FP32],
+            w: pl.Tensor[[16, 16], pl.FP32],
+            y: pl.Out[pl.Tensor[[16, 64], pl.FP32]],
+            z: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+        ):
             with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(mode)]):
                 z = pl.assemble(z, pl.matmul(w, w), [0, 0])
                 t = pl.exp(x)
@@ -340,7 +393,9 @@ def column_sums_as_a_column():
 
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, x: pl.Tensor[[8, 32], pl.FP32], o: pl.Out[pl.Tensor[[32, 1], pl.FP32]]):
-            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT)]):
+            with pl.at(
+                level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.LEFT_RIGHT)]
+            ):
                 o = pl.assemble(o, pl.reshape(pl.col_sum(pl.exp(x)), [32, 1]), [0, 0])
             return o
 
@@ -354,9 +409,18 @@ def test_a_reshape_of_a_split_row_is_a_split_column():
     np.testing.assert_allclose(o[:, 0], np.exp(x.astype(np.float64)).sum(axis=0), rtol=1e-5)
 
 
-@pytest.mark.parametrize("factory", [row_sum_left_right, odd_rows, transpose_split, push_split_disagrees,
-                                     tfree_of_another_tile, reshape_columns_left_right,
-                                     reshaped_halves_meet_columns])
+@pytest.mark.parametrize(
+    "factory",
+    [
+        row_sum_left_right,
+        odd_rows,
+        transpose_split,
+        push_split_disagrees,
+        tfree_of_another_tile,
+        reshape_columns_left_right,
+        reshaped_halves_meet_columns,
+    ],
+)
 def test_what_a_split_cannot_divide_is_an_error_at_the_line(factory):
     located.expect_error(factory, compile_quiet)
 

@@ -33,13 +33,19 @@ def nested(mode, loop, dtype=pl.FP32):
     @pl.program
     class Nested:
         @pl.function(type=pl.FunctionType.Opaque)
-        def main(self, a: pl.Tensor[[S, S], dtype], b: pl.Tensor[[S, S], dtype],
-                 out: pl.Out[pl.Tensor[[S, S], pl.FP32]]) -> pl.Tensor[[S, S], pl.FP32]:
+        def main(
+            self,
+            a: pl.Tensor[[S, S], dtype],
+            b: pl.Tensor[[S, S], dtype],
+            out: pl.Out[pl.Tensor[[S, S], pl.FP32]],
+        ) -> pl.Tensor[[S, S], pl.FP32]:
             with pl.at(level=pl.Level.CORE_GROUP, name_hint="qk"):
                 a_l1 = pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Mat)
                 b_l1 = pl.load(b, [0, 0], [S, S], target_memory=pl.MemorySpace.Mat)
-                qk = pl.matmul(pl.move(a_l1, target_memory=pl.MemorySpace.Left),
-                               pl.move(b_l1, target_memory=pl.MemorySpace.Right))
+                qk = pl.matmul(
+                    pl.move(a_l1, target_memory=pl.MemorySpace.Left),
+                    pl.move(b_l1, target_memory=pl.MemorySpace.Right),
+                )
                 if not pipelined:
                     for _i in pl.range(2):
                         for aiv_id in pl.split_aiv(2, mode=mode):
@@ -76,8 +82,13 @@ def multi_mode():
     @pl.program
     class MultiMode:
         @pl.function(type=pl.FunctionType.Opaque)
-        def main(self, a: pl.Tensor[[S, S], pl.FP32], b: pl.Tensor[[S, S], pl.FP32],
-                 out_ud: pl.Out[pl.Tensor[[S, S], pl.FP32]], out_lr: pl.Out[pl.Tensor[[S, 2], pl.FP32]]):
+        def main(
+            self,
+            a: pl.Tensor[[S, S], pl.FP32],
+            b: pl.Tensor[[S, S], pl.FP32],
+            out_ud: pl.Out[pl.Tensor[[S, S], pl.FP32]],
+            out_lr: pl.Out[pl.Tensor[[S, 2], pl.FP32]],
+        ):
             with pl.at(level=pl.Level.CORE_GROUP, name_hint="qk"):
                 a_l1 = pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Mat)
                 b_l1 = pl.load(b, [0, 0], [S, S], target_memory=pl.MemorySpace.Mat)
@@ -103,7 +114,7 @@ def test_sibling_regions_of_different_modes():
     compile_quiet(multi_mode())(a, b, out_ud, out_lr)
     ref = a.astype(np.float64) @ b
     np.testing.assert_allclose(out_ud, np.exp(ref), rtol=1e-4, atol=1e-5)
-    halves = np.stack([ref[:, :S // 2].sum(axis=1), ref[:, S // 2:].sum(axis=1)], axis=1)
+    halves = np.stack([ref[:, : S // 2].sum(axis=1), ref[:, S // 2 :].sum(axis=1)], axis=1)
     np.testing.assert_allclose(out_lr, halves, rtol=1e-4, atol=1e-4)
 
 
@@ -113,13 +124,19 @@ def region_over_blocks():
         """Rows of x in blocks of S, x @ w per block, each lane its half."""
 
         @pl.function(type=pl.FunctionType.Opaque)
-        def main(self, x: pl.Tensor[[4 * S, S], pl.FP32], w: pl.Tensor[[S, S], pl.FP32],
-                 y: pl.Out[pl.Tensor[[4 * S, S], pl.FP32]]) -> pl.Tensor[[4 * S, S], pl.FP32]:
+        def main(
+            self,
+            x: pl.Tensor[[4 * S, S], pl.FP32],
+            w: pl.Tensor[[S, S], pl.FP32],
+            y: pl.Out[pl.Tensor[[4 * S, S], pl.FP32]],
+        ) -> pl.Tensor[[4 * S, S], pl.FP32]:
             for i in pl.spmd(4, name_hint="rows"):
                 x_l1 = pl.load(x, [i * S, 0], [S, S], target_memory=pl.MemorySpace.Mat)
                 w_l1 = pl.load(w, [0, 0], [S, S], target_memory=pl.MemorySpace.Mat)
-                acc = pl.matmul(pl.move(x_l1, target_memory=pl.MemorySpace.Left),
-                                pl.move(w_l1, target_memory=pl.MemorySpace.Right))
+                acc = pl.matmul(
+                    pl.move(x_l1, target_memory=pl.MemorySpace.Left),
+                    pl.move(w_l1, target_memory=pl.MemorySpace.Right),
+                )
                 for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
                     y = pl.store(pl.relu(pl.aiv_shard(acc)), [i * S + lane * (S // 2), 0], y)
             return y
@@ -140,8 +157,10 @@ def vector_work_outside():
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, a: pl.Tensor[[S, S], pl.FP32], out: pl.Out[pl.Tensor[[S, S], pl.FP32]]):
             with pl.at(level=pl.Level.CORE_GROUP):
-                qk = pl.matmul(pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Left),
-                               pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Right))
+                qk = pl.matmul(
+                    pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Left),
+                    pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Right),
+                )
                 e = pl.exp(qk)  # error: vector work outside the regions would run on both lanes
                 for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
                     out = pl.store(pl.aiv_shard(e), [lane * (S // 2), 0], out)
@@ -157,8 +176,10 @@ def crossing_without_shard():
         def main(self, a: pl.Tensor[[S, S], pl.FP32], out: pl.Out[pl.Tensor[[S, S], pl.FP32]]):
             with pl.at(level=pl.Level.CORE_GROUP):
                 # error: without pl.aiv_shard
-                qk = pl.matmul(pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Left),
-                               pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Right))
+                qk = pl.matmul(
+                    pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Left),
+                    pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Right),
+                )
                 for lane in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
                     out = pl.store(pl.exp(qk), [lane * (S // 2), 0], out)
             return out
@@ -186,8 +207,10 @@ def shard_in_task_parallel_region():
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, a: pl.Tensor[[S, S], pl.FP32], out: pl.Out[pl.Tensor[[S, S], pl.FP32]]):
             with pl.at(level=pl.Level.CORE_GROUP):
-                qk = pl.matmul(pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Left),
-                               pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Right))
+                qk = pl.matmul(
+                    pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Left),
+                    pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Right),
+                )
                 for lane in pl.split_aiv(2, mode=pl.SplitMode.NONE):
                     # error: which blockpipe does not support
                     out = pl.store(pl.aiv_shard(qk), [0, 0], out)
@@ -203,16 +226,26 @@ def task_parallel():
         by their index, each running its own branch."""
 
         @pl.function(type=pl.FunctionType.Opaque)
-        def main(self, a: pl.Tensor[[S, S], pl.FP32], b: pl.Tensor[[S, S], pl.FP32],
-                 total: pl.Out[pl.Tensor[[S, S], pl.FP32]]) -> pl.Tensor[[S, S], pl.FP32]:
+        def main(
+            self,
+            a: pl.Tensor[[S, S], pl.FP32],
+            b: pl.Tensor[[S, S], pl.FP32],
+            total: pl.Out[pl.Tensor[[S, S], pl.FP32]],
+        ) -> pl.Tensor[[S, S], pl.FP32]:
             with pl.at(level=pl.Level.CORE_GROUP):
                 for lane in pl.split_aiv(2, mode=pl.SplitMode.NONE):
                     if lane == 0:
-                        total = pl.store(pl.add(pl.load(a, [0, 0], [12, S]), pl.load(b, [0, 0], [12, S])),
-                                         [0, 0], total)
+                        total = pl.store(
+                            pl.add(pl.load(a, [0, 0], [12, S]), pl.load(b, [0, 0], [12, S])),
+                            [0, 0],
+                            total,
+                        )
                     else:
-                        total = pl.store(pl.sub(pl.load(a, [12, 0], [20, S]), pl.load(b, [12, 0], [20, S])),
-                                         [12, 0], total)
+                        total = pl.store(
+                            pl.sub(pl.load(a, [12, 0], [20, S]), pl.load(b, [12, 0], [20, S])),
+                            [12, 0],
+                            total,
+                        )
             return total
 
     return TaskParallel
@@ -265,8 +298,10 @@ def region_in_a_helper():
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, a: pl.Tensor[[S, S], pl.FP32], out: pl.Out[pl.Tensor[[S, S], pl.FP32]]):
             with pl.at(level=pl.Level.CORE_GROUP):
-                qk = pl.matmul(pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Left),
-                               pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Right))
+                qk = pl.matmul(
+                    pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Left),
+                    pl.load(a, [0, 0], [S, S], target_memory=pl.MemorySpace.Right),
+                )
                 out = helper_with_region(qk, out)
             return out
 
@@ -276,7 +311,9 @@ def region_in_a_helper():
 def test_region_in_a_helper_is_an_error_at_its_line():
     with pytest.raises(blockpipe.CompileError) as info:
         compile_quiet(region_in_a_helper())
-    line = next(i for i, text in enumerate(open(__file__), 1) if text.rstrip().endswith("# the region"))
+    line = next(
+        i for i, text in enumerate(open(__file__), 1) if text.rstrip().endswith("# the region")
+    )
     assert "must be written in the kernel's own body" in info.value.message
     assert (info.value.file, info.value.line) == (__file__, line)
 
@@ -332,10 +369,22 @@ def pipeline_stage_zero():
     return P
 
 
-@pytest.mark.parametrize("factory", [
-    vector_work_outside, crossing_without_shard, shard_outside, shard_in_task_parallel_region, three_lanes, nested_regions,
-    region_and_split_scope, region_in_aiv_function, pipeline_without_stage, pipeline_stage_zero,
-], ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "factory",
+    [
+        vector_work_outside,
+        crossing_without_shard,
+        shard_outside,
+        shard_in_task_parallel_region,
+        three_lanes,
+        nested_regions,
+        region_and_split_scope,
+        region_in_aiv_function,
+        pipeline_without_stage,
+        pipeline_stage_zero,
+    ],
+    ids=lambda f: f.__name__,
+)
 def test_misuse_is_an_error_at_the_line(factory):
     located.expect_error(factory, compile_quiet)
 

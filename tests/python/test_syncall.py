@@ -2,7 +2,6 @@
 a block stored before it, every block sees after it); against numpy, and
 the errors at the user's line."""
 
-
 import numpy as np
 import pytest
 
@@ -18,22 +17,30 @@ def rotate(blocks: int, sync_start: bool = True):
     @pl.program
     class Rotate:
         @pl.function
-        def kernel(self, x: pl.Tensor[[blocks * ROWS, 64], pl.FP32],
-                   tmp: pl.Out[pl.Tensor[[blocks * ROWS, 64], pl.FP32]],
-                   out: pl.Out[pl.Tensor[[blocks * ROWS, 64], pl.FP32]]):
+        def kernel(
+            self,
+            x: pl.Tensor[[blocks * ROWS, 64], pl.FP32],
+            tmp: pl.Out[pl.Tensor[[blocks * ROWS, 64], pl.FP32]],
+            out: pl.Out[pl.Tensor[[blocks * ROWS, 64], pl.FP32]],
+        ):
             b = pl.tile.get_block_idx()
             n = pl.tile.get_block_num()
             tmp = pl.store(pl.mul(pl.load(x, [b * ROWS, 0], [ROWS, 64]), 2.0), [b * ROWS, 0], tmp)
             pl.system.syncall()
             # The next block's rows: stored by another block, before the barrier.
             nxt = (b + 1) % n
-            out = pl.store(pl.add(pl.load(tmp, [nxt * ROWS, 0], [ROWS, 64]), 1.0), [b * ROWS, 0], out)
+            out = pl.store(
+                pl.add(pl.load(tmp, [nxt * ROWS, 0], [ROWS, 64]), 1.0), [b * ROWS, 0], out
+            )
             return tmp, out
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, x: pl.Tensor[[blocks * ROWS, 64], pl.FP32],
-                 tmp: pl.Out[pl.Tensor[[blocks * ROWS, 64], pl.FP32]],
-                 out: pl.Out[pl.Tensor[[blocks * ROWS, 64], pl.FP32]]):
+        def main(
+            self,
+            x: pl.Tensor[[blocks * ROWS, 64], pl.FP32],
+            tmp: pl.Out[pl.Tensor[[blocks * ROWS, 64], pl.FP32]],
+            out: pl.Out[pl.Tensor[[blocks * ROWS, 64], pl.FP32]],
+        ):
             with pl.spmd(blocks, sync_start=sync_start):
                 # error: without sync_start: its blocks must all run at once
                 tmp, out = self.kernel(x, tmp, out)
@@ -57,7 +64,10 @@ def test_a_launch_without_sync_start_is_a_compile_error():
     line, _ = located.marked_line(rotate)
     with pytest.raises(blockpipe.CompileError) as info:
         blockpipe.compile(rotate(4, sync_start=False), quiet=True)
-    assert "calls pl.system.syncall (a barrier of all its blocks), without sync_start" in info.value.message
+    assert (
+        "calls pl.system.syncall (a barrier of all its blocks), without sync_start"
+        in info.value.message
+    )
     assert info.value.line == line, str(info.value)
 
 
@@ -69,7 +79,12 @@ class TooMany:
         return pl.store(pl.load(x, [0, 0], [4, 64]), [0, 0], out)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[4, 64], pl.FP32], n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[4, 64], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[4, 64], pl.FP32],
+        n: pl.Scalar[pl.INDEX],
+        out: pl.Out[pl.Tensor[[4, 64], pl.FP32]],
+    ):
         with pl.spmd(n, sync_start=True):
             out = self.kernel(x, out)
         return out

@@ -17,22 +17,32 @@ def windows(dtype):
     @pl.program
     class Windows:
         @pl.function
-        def kernel(self, x: pl.Tensor[[16, 32], dtype], r: pl.Out[pl.Tensor[[32, 16], dtype]],
-                   s: pl.Out[pl.Tensor[[8, 8], dtype]], a: pl.Out[pl.Tensor[[16, 32], dtype]]):
+        def kernel(
+            self,
+            x: pl.Tensor[[16, 32], dtype],
+            r: pl.Out[pl.Tensor[[32, 16], dtype]],
+            s: pl.Out[pl.Tensor[[8, 8], dtype]],
+            a: pl.Out[pl.Tensor[[16, 32], dtype]],
+        ):
             t = pl.load(x, [0, 0], [16, 32])
             pl.store(pl.reshape(t, [32, 16]), [0, 0], r)
             k = pl.tile.get_block_idx()
-            w = pl.slice(t, [8, 8], [4, k * 8 + 8])    # a run-time offset
+            w = pl.slice(t, [8, 8], [4, k * 8 + 8])  # a run-time offset
             pl.store(w, [0, 0], s)
-            u = t[0:8, 0:8]                            # subscript of a tile
+            u = t[0:8, 0:8]  # subscript of a tile
             t2 = pl.assemble(t, u, [8, 24])
             t2[0:8, 0:8] = w
             a[:, :] = t2
             return r, s, a
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, x: pl.Tensor[[16, 32], dtype], r: pl.Out[pl.Tensor[[32, 16], dtype]],
-                 s: pl.Out[pl.Tensor[[8, 8], dtype]], a: pl.Out[pl.Tensor[[16, 32], dtype]]):
+        def main(
+            self,
+            x: pl.Tensor[[16, 32], dtype],
+            r: pl.Out[pl.Tensor[[32, 16], dtype]],
+            s: pl.Out[pl.Tensor[[8, 8], dtype]],
+            a: pl.Out[pl.Tensor[[16, 32], dtype]],
+        ):
             return self.kernel(x, r, s, a)
 
     return Windows
@@ -56,15 +66,19 @@ class Batched:
     """Windows of a 3-D tensor by subscripts, one batch row per block."""
 
     @pl.function
-    def kernel(self, x: pl.Tensor[[4, 16, 32], pl.FP32], out: pl.Out[pl.Tensor[[4, 16, 32], pl.FP32]]):
+    def kernel(
+        self, x: pl.Tensor[[4, 16, 32], pl.FP32], out: pl.Out[pl.Tensor[[4, 16, 32], pl.FP32]]
+    ):
         b = pl.tile.get_block_idx()
-        t = x[b:b + 1, :, :]
-        out[b:b + 1, :, 0:16] = t[:, 16:32] * 2.0
+        t = x[b : b + 1, :, :]
+        out[b : b + 1, :, 0:16] = t[:, 16:32] * 2.0
         out[b, :, 16:32] = t[:, 0:16]
         return out
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[4, 16, 32], pl.FP32], out: pl.Out[pl.Tensor[[4, 16, 32], pl.FP32]]):
+    def main(
+        self, x: pl.Tensor[[4, 16, 32], pl.FP32], out: pl.Out[pl.Tensor[[4, 16, 32], pl.FP32]]
+    ):
         with pl.spmd(4):
             out = self.kernel(x, out)
         return out
@@ -81,8 +95,13 @@ def expand(dtype):
     @pl.program
     class Expand:
         @pl.function
-        def kernel(self, x: pl.Tensor[[16, 32], dtype], rv: pl.Tensor[[16, 1], dtype],
-                   cv: pl.Tensor[[1, 32], dtype], o: pl.Out[pl.Tensor[[8, 16, 32], dtype]]):
+        def kernel(
+            self,
+            x: pl.Tensor[[16, 32], dtype],
+            rv: pl.Tensor[[16, 1], dtype],
+            cv: pl.Tensor[[1, 32], dtype],
+            o: pl.Out[pl.Tensor[[8, 16, 32], dtype]],
+        ):
             t = pl.load(x, [0, 0], [16, 32])
             r = pl.load(rv, [0, 0], [16, 1])
             c = pl.load(cv, [0, 0], [1, 32])
@@ -97,8 +116,13 @@ def expand(dtype):
             return o
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, x: pl.Tensor[[16, 32], dtype], rv: pl.Tensor[[16, 1], dtype],
-                 cv: pl.Tensor[[1, 32], dtype], o: pl.Out[pl.Tensor[[8, 16, 32], dtype]]):
+        def main(
+            self,
+            x: pl.Tensor[[16, 32], dtype],
+            rv: pl.Tensor[[16, 1], dtype],
+            cv: pl.Tensor[[1, 32], dtype],
+            o: pl.Out[pl.Tensor[[8, 16, 32], dtype]],
+        ):
             return self.kernel(x, rv, cv, o)
 
     return Expand
@@ -109,8 +133,16 @@ def test_row_and_column_expansions(dtype, np_dtype):
     x, rv, cv = data((16, 32), np_dtype), data((16, 1), np_dtype, 1), data((1, 32), np_dtype, 2)
     o = np.zeros((8, 16, 32), np_dtype)
     blockpipe.compile(expand(dtype), quiet=True)(x, rv, cv, o)
-    want = [x + rv, x - rv, x * rv, x * cv, x - cv, np.broadcast_to(rv, x.shape),
-            np.broadcast_to(cv, x.shape), np.full(x.shape, 3)]
+    want = [
+        x + rv,
+        x - rv,
+        x * rv,
+        x * cv,
+        x - cv,
+        np.broadcast_to(rv, x.shape),
+        np.broadcast_to(cv, x.shape),
+        np.full(x.shape, 3),
+    ]
     for i, w in enumerate(want):
         np.testing.assert_array_equal(o[i], w.astype(np_dtype), err_msg=f"case {i}")
 
@@ -119,8 +151,12 @@ def expand_div_and_expdif():
     @pl.program
     class P:
         @pl.function
-        def kernel(self, x: pl.Tensor[[16, 32], pl.FP32], rv: pl.Tensor[[16, 1], pl.FP32],
-                   o: pl.Out[pl.Tensor[[2, 16, 32], pl.FP32]]):
+        def kernel(
+            self,
+            x: pl.Tensor[[16, 32], pl.FP32],
+            rv: pl.Tensor[[16, 1], pl.FP32],
+            o: pl.Out[pl.Tensor[[2, 16, 32], pl.FP32]],
+        ):
             t = pl.load(x, [0, 0], [16, 32])
             r = pl.load(rv, [0, 0], [16, 1])
             o[0, :, :] = pl.row_expand_div(t, r)
@@ -128,8 +164,12 @@ def expand_div_and_expdif():
             return o
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, x: pl.Tensor[[16, 32], pl.FP32], rv: pl.Tensor[[16, 1], pl.FP32],
-                 o: pl.Out[pl.Tensor[[2, 16, 32], pl.FP32]]):
+        def main(
+            self,
+            x: pl.Tensor[[16, 32], pl.FP32],
+            rv: pl.Tensor[[16, 1], pl.FP32],
+            o: pl.Out[pl.Tensor[[2, 16, 32], pl.FP32]],
+        ):
             return self.kernel(x, rv, o)
 
     return P
@@ -147,35 +187,54 @@ def matmul_variants(dtype):
     @pl.program
     class Matmuls:
         @pl.function
-        def kernel(self, a: pl.Tensor[[16, 32], dtype], b: pl.Tensor[[24, 32], dtype],
-                   c: pl.Tensor[[32, 24], dtype], out: pl.Out[pl.Tensor[[16, 24], pl.FP32]],
-                   low: pl.Out[pl.Tensor[[16, 24], dtype]]):
+        def kernel(
+            self,
+            a: pl.Tensor[[16, 32], dtype],
+            b: pl.Tensor[[24, 32], dtype],
+            c: pl.Tensor[[32, 24], dtype],
+            out: pl.Out[pl.Tensor[[16, 24], pl.FP32]],
+            low: pl.Out[pl.Tensor[[16, 24], dtype]],
+        ):
             qa = pl.load(a, [0, 0], [16, 32])
             kt = pl.load(b, [0, 0], [24, 32])
-            acc = pl.matmul(qa, kt, b_trans=True)                       # a @ b^T
+            acc = pl.matmul(qa, kt, b_trans=True)  # a @ b^T
             acc = pl.matmul_acc(acc, pl.load(a, [0, 0], [16, 32]), pl.load(c, [0, 0], [32, 24]))
             out = pl.store(acc, [0, 0], out)
-            low = pl.store(pl.matmul(pl.load(a, [0, 0], [16, 32]), pl.load(c, [0, 0], [32, 24]),
-                                     out_dtype=dtype), [0, 0], low)
+            low = pl.store(
+                pl.matmul(
+                    pl.load(a, [0, 0], [16, 32]), pl.load(c, [0, 0], [32, 24]), out_dtype=dtype
+                ),
+                [0, 0],
+                low,
+            )
             return out, low
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, a: pl.Tensor[[16, 32], dtype], b: pl.Tensor[[24, 32], dtype],
-                 c: pl.Tensor[[32, 24], dtype], out: pl.Out[pl.Tensor[[16, 24], pl.FP32]],
-                 low: pl.Out[pl.Tensor[[16, 24], dtype]]):
+        def main(
+            self,
+            a: pl.Tensor[[16, 32], dtype],
+            b: pl.Tensor[[24, 32], dtype],
+            c: pl.Tensor[[32, 24], dtype],
+            out: pl.Out[pl.Tensor[[16, 24], pl.FP32]],
+            low: pl.Out[pl.Tensor[[16, 24], dtype]],
+        ):
             return self.kernel(a, b, c, out, low)
 
     return Matmuls
 
 
-@pytest.mark.parametrize("dtype,np_dtype", [(pl.FP16, np.float16), (pl.BF16, None)],
-                         ids=["FP16", "BF16"])
+@pytest.mark.parametrize(
+    "dtype,np_dtype", [(pl.FP16, np.float16), (pl.BF16, None)], ids=["FP16", "BF16"]
+)
 def test_matmul_b_trans_and_16_bit_out_dtype(dtype, np_dtype):
     if np_dtype is None:
         import ml_dtypes
 
         np_dtype = ml_dtypes.bfloat16
-    a, b, c = (data(s, np.float32, i).astype(np_dtype) for i, s in enumerate([(16, 32), (24, 32), (32, 24)]))
+    a, b, c = (
+        data(s, np.float32, i).astype(np_dtype)
+        for i, s in enumerate([(16, 32), (24, 32), (32, 24)])
+    )
     out, low = np.zeros((16, 24), np.float32), np.zeros((16, 24), np_dtype)
     blockpipe.compile(matmul_variants(dtype), quiet=True)(a, b, c, out, low)
     a64, b64, c64 = (v.astype(np.float64) for v in (a, b, c))
@@ -282,7 +341,7 @@ def bad_window_size():
         def kernel(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
             k = pl.tile.get_block_idx()
             # error: a window's size must be a positive number known at compile time
-            t = a[k:k * 2, :]
+            t = a[k : k * 2, :]
             return pl.store(t, [0, 0], o)
 
         @pl.function(type=pl.FunctionType.Orchestration)
@@ -297,9 +356,12 @@ def bad_matmul_out_dtype():
     class P:
         @pl.function
         def kernel(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.INT32]]):
-            t = pl.matmul(pl.load(a, [0, 0], [16, 16]), pl.load(a, [0, 0], [16, 16]),
-                          # error: its result is FP32, or FP16/BF16 for float operands
-                          out_dtype=pl.INT32)
+            t = pl.matmul(
+                pl.load(a, [0, 0], [16, 16]),
+                pl.load(a, [0, 0], [16, 16]),
+                # error: its result is FP32, or FP16/BF16 for float operands
+                out_dtype=pl.INT32,
+            )
             return pl.store(t, [0, 0], o)
 
         @pl.function(type=pl.FunctionType.Orchestration)
@@ -331,7 +393,9 @@ def too_many_live_tiles():
     @pl.program
     class P:
         @pl.function
-        def kernel(self, x: pl.Tensor[[128, 384], pl.FP32], o: pl.Out[pl.Tensor[[128, 128], pl.FP32]]):
+        def kernel(
+            self, x: pl.Tensor[[128, 384], pl.FP32], o: pl.Out[pl.Tensor[[128, 128], pl.FP32]]
+        ):
             a = pl.load(x, [0, 0], [128, 128])
             b = pl.load(x, [0, 128], [128, 128])
             c = pl.load(x, [0, 256], [128, 128])
@@ -339,14 +403,25 @@ def too_many_live_tiles():
             return pl.store(s + c + a, [0, 0], o)
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, x: pl.Tensor[[128, 384], pl.FP32], o: pl.Out[pl.Tensor[[128, 128], pl.FP32]]):
+        def main(
+            self, x: pl.Tensor[[128, 384], pl.FP32], o: pl.Out[pl.Tensor[[128, 128], pl.FP32]]
+        ):
             return self.kernel(x, o)
 
     return P
 
 
-@pytest.mark.parametrize("factory", [bad_slice, bad_reshape, bad_row_vector, bad_window_size,
-                                     bad_matmul_out_dtype, too_many_live_tiles])
+@pytest.mark.parametrize(
+    "factory",
+    [
+        bad_slice,
+        bad_reshape,
+        bad_row_vector,
+        bad_window_size,
+        bad_matmul_out_dtype,
+        too_many_live_tiles,
+    ],
+)
 def test_misuse_is_an_error_at_the_line(factory):
     located.expect_error(factory, lambda p: blockpipe.compile(p, quiet=True))
 

@@ -36,30 +36,47 @@ SCRIPT = textwrap.dedent("""
 
 
 def _lanes(trace, kernel):
-    return sorted({e["tid"] % 4 for e in trace["traceEvents"]
-                   if e.get("cat") == "block" and e["name"] == kernel})
+    return sorted(
+        {
+            e["tid"] % 4
+            for e in trace["traceEvents"]
+            if e.get("cat") == "block" and e["name"] == kernel
+        }
+    )
 
 
 def test_two_programs_share_one_trace(tmp_path):
     script = tmp_path / "two.py"
-    script.write_text(SCRIPT.format(examples=str(ROOT / "examples"),
-                                    tests=str(ROOT / "tests" / "python")))
+    script.write_text(
+        SCRIPT.format(examples=str(ROOT / "examples"), tests=str(ROOT / "tests" / "python"))
+    )
     env = dict(os.environ, BLOCKPIPE_TRACE=str(tmp_path / "exit.json"))
-    result = subprocess.run([sys.executable, str(script), str(tmp_path / "flushed.json")],
-                            capture_output=True, text=True, timeout=600, env=env)
+    result = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "flushed.json")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
     for name in ("flushed.json", "exit.json"):
         trace = json.loads((tmp_path / name).read_text())
         assert trace["displayTimeUnit"] in ("ms", "ns")
-        processes = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"]
-                     if e["ph"] == "M" and e["name"] == "process_name"}
+        processes = {
+            e["pid"]: e["args"]["name"]
+            for e in trace["traceEvents"]
+            if e["ph"] == "M" and e["name"] == "process_name"
+        }
         pids = {name: pid for pid, name in processes.items()}
         assert any(n.startswith("DownProjResidual (") for n in pids), processes
         assert any(n.startswith("Scale (") for n in pids), processes
         assert len(processes) == len(set(processes)) >= 2
-        launches = {e["name"]: e["pid"] for e in trace["traceEvents"]
-                    if e.get("cat") == "launch" and e["ph"] == "b"}
+        launches = {
+            e["name"]: e["pid"]
+            for e in trace["traceEvents"]
+            if e.get("cat") == "launch" and e["ph"] == "b"
+        }
         # Each program's launches are under its own device.
         assert processes[launches["scale"]].startswith("Scale (")
         assert processes[launches["kernel"]].startswith("DownProjResidual (")

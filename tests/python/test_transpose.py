@@ -48,14 +48,22 @@ def test_transposed_keys_feed_the_cube():
     @pl.program
     class Scores:
         @pl.function(type=pl.FunctionType.InCore)
-        def k(self, q: pl.Tensor[[16, 32], pl.FP32], kk: pl.Tensor[[48, 32], pl.FP32],
-              s: pl.Out[pl.Tensor[[16, 48], pl.FP32]]):
+        def k(
+            self,
+            q: pl.Tensor[[16, 32], pl.FP32],
+            kk: pl.Tensor[[48, 32], pl.FP32],
+            s: pl.Out[pl.Tensor[[16, 48], pl.FP32]],
+        ):
             kt = pl.transpose(pl.load(kk, [0, 0], [48, 32]), 0, 1)
             return pl.store(pl.matmul(pl.load(q, [0, 0], [16, 32]), kt), [0, 0], s)
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, q: pl.Tensor[[16, 32], pl.FP32], kk: pl.Tensor[[48, 32], pl.FP32],
-                 s: pl.Out[pl.Tensor[[16, 48], pl.FP32]]):
+        def main(
+            self,
+            q: pl.Tensor[[16, 32], pl.FP32],
+            kk: pl.Tensor[[48, 32], pl.FP32],
+            s: pl.Out[pl.Tensor[[16, 48], pl.FP32]],
+        ):
             s = self.k(q, kk, s)
             return s
 
@@ -73,8 +81,12 @@ def test_transpose_in_an_outlined_scope():
     @pl.program
     class Bidirect:
         @pl.function(type=pl.FunctionType.Opaque)
-        def main(self, a: pl.Tensor[[32, 64], pl.FP32], b: pl.Tensor[[64, 16], pl.FP32],
-                 out: pl.Tensor[[32, 16], pl.FP32]) -> pl.Tensor[[32, 16], pl.FP32]:
+        def main(
+            self,
+            a: pl.Tensor[[32, 64], pl.FP32],
+            b: pl.Tensor[[64, 16], pl.FP32],
+            out: pl.Tensor[[32, 16], pl.FP32],
+        ) -> pl.Tensor[[32, 16], pl.FP32]:
             for ob in pl.spmd(2):
                 m0 = ob * 16
                 c = pl.add(pl.matmul(pl.add(pl.slice(a, [16, 64], [m0, 0]), 1.0), b), 1.0)
@@ -85,7 +97,9 @@ def test_transpose_in_an_outlined_scope():
     out = rand((32, 16), np.float32, 5)
     blockpipe.compile(Bidirect)(a, b, out)
     for m0 in (0, 16):
-        np.testing.assert_allclose(out[m0:m0 + 16], ((a[m0:m0 + 16] + 1) @ b + 1).T, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(
+            out[m0 : m0 + 16], ((a[m0 : m0 + 16] + 1) @ b + 1).T, rtol=1e-4, atol=1e-4
+        )
 
 
 def same_axes():

@@ -29,8 +29,9 @@ def unary_program(dtype):
     @pl.program
     class Unary:
         @pl.function(type=pl.FunctionType.InCore)
-        def k(self, x: pl.Tensor[[ROWS, COLS], dtype],
-              y: pl.Out[pl.Tensor[[5 * ROWS, COLS], dtype]]):
+        def k(
+            self, x: pl.Tensor[[ROWS, COLS], dtype], y: pl.Out[pl.Tensor[[5 * ROWS, COLS], dtype]]
+        ):
             t = pl.load(x, [0, 0], [ROWS, COLS])
             y = pl.store(pl.recip(t), [0, 0], y)
             y = pl.store(pl.rsqrt(t), [ROWS, 0], y)
@@ -40,8 +41,9 @@ def unary_program(dtype):
             return y
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, x: pl.Tensor[[ROWS, COLS], dtype],
-                 y: pl.Out[pl.Tensor[[5 * ROWS, COLS], dtype]]):
+        def main(
+            self, x: pl.Tensor[[ROWS, COLS], dtype], y: pl.Out[pl.Tensor[[5 * ROWS, COLS], dtype]]
+        ):
             y = self.k(x, y)
             return y
 
@@ -54,8 +56,9 @@ def numpy_dtype(dtype):
     return {pl.FP32: np.float32, pl.FP16: np.float16}[dtype]
 
 
-@pytest.mark.parametrize("dtype,rtol", [(pl.FP32, 2e-6), (pl.FP16, 1e-3), (pl.BF16, 8e-3)],
-                         ids=["FP32", "FP16", "BF16"])
+@pytest.mark.parametrize(
+    "dtype,rtol", [(pl.FP32, 2e-6), (pl.FP16, 1e-3), (pl.BF16, 8e-3)], ids=["FP32", "FP16", "BF16"]
+)
 def test_unary_functions_match_numpy(dtype, rtol):
     np_dtype = numpy_dtype(dtype)
     rng = np.random.default_rng(14)
@@ -66,14 +69,14 @@ def test_unary_functions_match_numpy(dtype, rtol):
     wide = x.astype(np.float64)
     for i, op in enumerate(OPS):
         expected = REFERENCE[op](wide).astype(np_dtype).astype(np.float64)
-        got = y[i * ROWS:(i + 1) * ROWS].astype(np.float64)
+        got = y[i * ROWS : (i + 1) * ROWS].astype(np.float64)
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=1e-30, err_msg=op)
 
 
 def test_edge_values_follow_ieee():
     x = np.full((ROWS, COLS), 1.0, np.float32)
     edges = [0.0, -0.0, -1.0, np.inf, -np.inf, np.nan, -100.0, 100.0, -1e4, 1e-30]
-    x[0, :len(edges)] = edges
+    x[0, : len(edges)] = edges
     y = np.zeros((5 * ROWS, COLS), np.float32)
     blockpipe.compile(unary_program(pl.FP32), quiet=True)(x, y)
     with np.errstate(all="ignore"):

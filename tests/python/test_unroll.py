@@ -16,8 +16,12 @@ PARTS = 4
 @pl.program
 class Unrolled:
     @pl.function
-    def kernel(self, x: pl.Tensor[[64, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
-               z: pl.Out[pl.Tensor[[64, 16], pl.FP32]]):
+    def kernel(
+        self,
+        x: pl.Tensor[[64, 16], pl.FP32],
+        y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+        z: pl.Out[pl.Tensor[[64, 16], pl.FP32]],
+    ):
         acc = pl.load(x, [0, 0], [16, 16])
         for i in range(1, PARTS):
             acc = pl.add(acc, pl.mul(pl.load(x, [i * 16, 0], [16, 16]), i + 1.0))
@@ -27,8 +31,12 @@ class Unrolled:
         return y, z
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[64, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
-             z: pl.Out[pl.Tensor[[64, 16], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[64, 16], pl.FP32],
+        y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+        z: pl.Out[pl.Tensor[[64, 16], pl.FP32]],
+    ):
         y, z = self.kernel(x, y, z)
         return y, z
 
@@ -37,7 +45,7 @@ def test_unrolled_loops():
     x = np.random.default_rng(0).standard_normal((64, 16)).astype(np.float32)
     y, z = np.zeros((16, 16), np.float32), np.zeros_like(x)
     blockpipe.compile(Unrolled, quiet=True)(x, y, z)
-    expected = sum(x[i * 16:(i + 1) * 16] * (i + 1) for i in range(PARTS))
+    expected = sum(x[i * 16 : (i + 1) * 16] * (i + 1) for i in range(PARTS))
     np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(z, np.exp(x), rtol=1e-6)
 

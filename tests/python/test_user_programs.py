@@ -30,24 +30,35 @@ def run_isolated(tmp_path, body: str, timeout: float = 120) -> subprocess.Comple
     """Runs a program in a child process (a crash there must not take the
     test run with it); `body` defines and runs it, printing what it sees."""
     script = tmp_path / "prog.py"
-    script.write_text("import numpy as np\nimport blockpipe\nimport blockpipe.language as pl\n"
-                      + textwrap.dedent(body))
-    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=timeout,
-                          env=dict(os.environ))
+    script.write_text(
+        "import numpy as np\nimport blockpipe\nimport blockpipe.language as pl\n"
+        + textwrap.dedent(body)
+    )
+    return subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=dict(os.environ),
+    )
 
 
 # ------------------------------------------------------------ numerics
 
 M16, K32, N24 = 16, 32, 24
-TILE_SHAPE = (M16, K32)   # module constants as a tuple and a list
+TILE_SHAPE = (M16, K32)  # module constants as a tuple and a list
 ORIGIN = [0, 0]
 
 
 @pl.program
 class Sugar:
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[M16, K32 * 2], pl.FP32], w: pl.Tensor[[K32 * 2, N24], pl.FP32],
-          y: pl.Out[pl.Tensor[[M16, N24], pl.FP32]]):
+    def k(
+        self,
+        x: pl.Tensor[[M16, K32 * 2], pl.FP32],
+        w: pl.Tensor[[K32 * 2, N24], pl.FP32],
+        y: pl.Out[pl.Tensor[[M16, N24], pl.FP32]],
+    ):
         acc: pl.Tile[[M16, N24], pl.FP32] = pl.full([M16, N24], pl.FP32, 0.0)
         for i in pl.range(2):
             a = pl.load(tensor=x, offsets=(0, i * K32), shapes=TILE_SHAPE)
@@ -57,8 +68,12 @@ class Sugar:
         return pl.store(acc, offsets=ORIGIN, output=y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[M16, K32 * 2], pl.FP32], w: pl.Tensor[[K32 * 2, N24], pl.FP32],
-             y: pl.Out[pl.Tensor[[M16, N24], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[M16, K32 * 2], pl.FP32],
+        w: pl.Tensor[[K32 * 2, N24], pl.FP32],
+        y: pl.Out[pl.Tensor[[M16, N24], pl.FP32]],
+    ):
         y = self.k(x, w, y)
         return y
 
@@ -76,13 +91,17 @@ def test_keywords_operators_and_module_constant_shapes():
 @pl.program
 class CarriedLoad:
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, a: pl.Tensor[[4 * 16, 16], pl.FP32], n: pl.Scalar[pl.INDEX],
-          y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    def k(
+        self,
+        a: pl.Tensor[[4 * 16, 16], pl.FP32],
+        n: pl.Scalar[pl.INDEX],
+        y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+    ):
         t = pl.load(a, [0, 0], [16, 16])
-        p = pl.matmul(t, t)                      # one load as both operands
+        p = pl.matmul(t, t)  # one load as both operands
         q = pl.load(a, [0, 0], [16, 16])
         for i in pl.range(1, n):
-            q = pl.load(a, [i * 16, 0], [16, 16])   # carried: used by the matmul after the loop
+            q = pl.load(a, [i * 16, 0], [16, 16])  # carried: used by the matmul after the loop
         r = pl.matmul(q, t)
         if n > 2:
             u = pl.load(a, [16, 0], [16, 16])
@@ -92,8 +111,12 @@ class CarriedLoad:
         return pl.store(pl.add(pl.add(p, r), s), [0, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[4 * 16, 16], pl.FP32], n: pl.Scalar[pl.INDEX],
-             y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    def main(
+        self,
+        a: pl.Tensor[[4 * 16, 16], pl.FP32],
+        n: pl.Scalar[pl.INDEX],
+        y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+    ):
         y = self.k(a, n, y)
         return y
 
@@ -104,7 +127,7 @@ def test_matmul_operand_loaded_before_and_inside_a_loop():
     # inside the loop, from ...Mat to ...Vec".
     a = np.random.default_rng(0).standard_normal((64, 16), dtype=np.float32)
     compiled = build(CarriedLoad)
-    blocks = [a[i * 16:(i + 1) * 16] for i in range(4)]
+    blocks = [a[i * 16 : (i + 1) * 16] for i in range(4)]
     for n in (1, 3, 4):
         y = np.zeros((16, 16), np.float32)
         compiled(a, n, y)
@@ -187,7 +210,9 @@ def test_unannotated_pops_of_two_groups_sharing_a_pipe_id():
 @pl.program
 class IndexDivMod:
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, a: pl.Scalar[pl.INDEX], b: pl.Scalar[pl.INDEX], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]):
+    def k(
+        self, a: pl.Scalar[pl.INDEX], b: pl.Scalar[pl.INDEX], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]
+    ):
         # Row 8 + a % b gets 1, row 8 + a // b gets 2 (rows 0..15, so both fit).
         y = pl.store(pl.full([1, 8], pl.FP32, 1.0), [8 + a % b, 0], y)
         y = pl.store(pl.full([1, 8], pl.FP32, 2.0), [8 + a // b, 0], y)
@@ -197,7 +222,9 @@ class IndexDivMod:
         return y
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Scalar[pl.INDEX], b: pl.Scalar[pl.INDEX], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]):
+    def main(
+        self, a: pl.Scalar[pl.INDEX], b: pl.Scalar[pl.INDEX], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]
+    ):
         y = self.k(a, b, y)
         return y
 
@@ -230,8 +257,12 @@ def test_integer_scalars_are_checked_alike_on_every_call():
         compiled(a, 3, y)
         np.testing.assert_array_equal(y, expected)
     y = np.full((16, 8), 5.0, np.float32)
-    for a, message in ((2 ** 63, "outside"), (-2 ** 63 - 1, "outside"), (True, "got bool"),
-                       (7.5, "got 7.5")):
+    for a, message in (
+        (2**63, "outside"),
+        (-(2**63) - 1, "outside"),
+        (True, "got bool"),
+        (7.5, "got 7.5"),
+    ):
         with pytest.raises(ValueError, match=message):
             compiled(a, 3, y)
         assert (y == 5.0).all()
@@ -248,9 +279,14 @@ class OnlineSoftmax:
     each float dtype."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[16, 96], pl.FP32], h: pl.Tensor[[16, 96], pl.FP16],
-          y: pl.Out[pl.Tensor[[16, 96], pl.FP32]], z: pl.Out[pl.Tensor[[16, 96], pl.FP16]],
-          n: pl.Out[pl.Tensor[[16, 96], pl.FP16]]):
+    def k(
+        self,
+        x: pl.Tensor[[16, 96], pl.FP32],
+        h: pl.Tensor[[16, 96], pl.FP16],
+        y: pl.Out[pl.Tensor[[16, 96], pl.FP32]],
+        z: pl.Out[pl.Tensor[[16, 96], pl.FP16]],
+        n: pl.Out[pl.Tensor[[16, 96], pl.FP16]],
+    ):
         m = pl.full([16, 1], pl.FP32, NEG_INF)
         s = pl.full([16, 1], pl.FP32, 0.0)
         for j in pl.range(3):
@@ -268,9 +304,14 @@ class OnlineSoftmax:
         return y, z, n
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[16, 96], pl.FP32], h: pl.Tensor[[16, 96], pl.FP16],
-             y: pl.Out[pl.Tensor[[16, 96], pl.FP32]], z: pl.Out[pl.Tensor[[16, 96], pl.FP16]],
-             n: pl.Out[pl.Tensor[[16, 96], pl.FP16]]):
+    def main(
+        self,
+        x: pl.Tensor[[16, 96], pl.FP32],
+        h: pl.Tensor[[16, 96], pl.FP16],
+        y: pl.Out[pl.Tensor[[16, 96], pl.FP32]],
+        z: pl.Out[pl.Tensor[[16, 96], pl.FP16]],
+        n: pl.Out[pl.Tensor[[16, 96], pl.FP16]],
+    ):
         y, z, n = self.k(x, h, y, z, n)
         return y, z, n
 
@@ -290,7 +331,7 @@ def test_online_softmax_with_infinite_and_nan_constants():
     assert np.isnan(n[:, 88:]).all() and (n[:, :88] == 0).all()
 
 
-NP_ROWS = np.int64(32)          # numpy scalars as module constants
+NP_ROWS = np.int64(32)  # numpy scalars as module constants
 NP_TILE = np.int32(8)
 NP_SCALE = np.float32(0.5)
 NP_SHAPE = [np.int64(8), 16]
@@ -305,7 +346,9 @@ class NumpyConstants:
         return pl.store(pl.mul(t, NP_SCALE), [r, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[NP_ROWS, 16], pl.FP32], y: pl.Out[pl.Tensor[[NP_ROWS, 16], pl.FP32]]):
+    def main(
+        self, x: pl.Tensor[[NP_ROWS, 16], pl.FP32], y: pl.Out[pl.Tensor[[NP_ROWS, 16], pl.FP32]]
+    ):
         with pl.spmd(NP_ROWS // NP_TILE):
             y = self.k(x, y)
         return y
@@ -323,13 +366,21 @@ def test_numpy_scalars_as_module_constants():
 @pl.program
 class Unicodé:
     @pl.function(type=pl.FunctionType.InCore)
-    def ядро(self, α: pl.Tensor[[8, 16], pl.FP32], β: pl.Scalar[pl.FP32],
-             résultat: pl.Out[pl.Tensor[[8, 16], pl.FP32]]):
+    def ядро(
+        self,
+        α: pl.Tensor[[8, 16], pl.FP32],
+        β: pl.Scalar[pl.FP32],
+        résultat: pl.Out[pl.Tensor[[8, 16], pl.FP32]],
+    ):
         return pl.store(pl.add(pl.mul(pl.load(α, [0, 0], [8, 16]), β), 1.0), [0, 0], résultat)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, α: pl.Tensor[[8, 16], pl.FP32], β: pl.Scalar[pl.FP32],
-             résultat: pl.Out[pl.Tensor[[8, 16], pl.FP32]]):
+    def main(
+        self,
+        α: pl.Tensor[[8, 16], pl.FP32],
+        β: pl.Scalar[pl.FP32],
+        résultat: pl.Out[pl.Tensor[[8, 16], pl.FP32]],
+    ):
         résultat = self.ядро(α, β, résultat)
         return résultat
 
@@ -348,9 +399,16 @@ class ScalarArithmetic:
     FP32 scalar arithmetic in a kernel and in an orchestration."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[64, 16], pl.FP32], a: pl.Tensor[[64, 16], pl.INT32],
-          nrows: pl.Scalar[pl.INT32], first: pl.Scalar[pl.INT64], f: pl.Scalar[pl.FP32],
-          y: pl.Out[pl.Tensor[[64, 16], pl.FP32]], z: pl.Out[pl.Tensor[[64, 16], pl.INT32]]):
+    def k(
+        self,
+        x: pl.Tensor[[64, 16], pl.FP32],
+        a: pl.Tensor[[64, 16], pl.INT32],
+        nrows: pl.Scalar[pl.INT32],
+        first: pl.Scalar[pl.INT64],
+        f: pl.Scalar[pl.FP32],
+        y: pl.Out[pl.Tensor[[64, 16], pl.FP32]],
+        z: pl.Out[pl.Tensor[[64, 16], pl.INT32]],
+    ):
         r = first + pl.tile.get_block_idx() * 8
         if r < first + nrows:
             t = pl.load(x, [r, 0], [8, 16])
@@ -362,10 +420,17 @@ class ScalarArithmetic:
         return y, z
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[64, 16], pl.FP32], a: pl.Tensor[[64, 16], pl.INT32],
-             nrows: pl.Scalar[pl.INT32], first: pl.Scalar[pl.INT64], f: pl.Scalar[pl.FP32],
-             blocks: pl.Scalar[pl.INT64],
-             y: pl.Out[pl.Tensor[[64, 16], pl.FP32]], z: pl.Out[pl.Tensor[[64, 16], pl.INT32]]):
+    def main(
+        self,
+        x: pl.Tensor[[64, 16], pl.FP32],
+        a: pl.Tensor[[64, 16], pl.INT32],
+        nrows: pl.Scalar[pl.INT32],
+        first: pl.Scalar[pl.INT64],
+        f: pl.Scalar[pl.FP32],
+        blocks: pl.Scalar[pl.INT64],
+        y: pl.Out[pl.Tensor[[64, 16], pl.FP32]],
+        z: pl.Out[pl.Tensor[[64, 16], pl.INT32]],
+    ):
         with pl.spmd(blocks):
             y, z = self.k(x, a, nrows, first, f * 0.5, y, z)
         return y, z
@@ -426,8 +491,13 @@ def test_factory_program_with_string_annotations(tmp_path):
 @pl.program
 class Int32Wrap:
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, a: pl.Tensor[[8, 8], pl.INT32], y: pl.Out[pl.Tensor[[8, 8], pl.INT32]],
-          z: pl.Out[pl.Tensor[[8, 8], pl.INT32]], w: pl.Out[pl.Tensor[[8, 1], pl.INT32]]):
+    def k(
+        self,
+        a: pl.Tensor[[8, 8], pl.INT32],
+        y: pl.Out[pl.Tensor[[8, 8], pl.INT32]],
+        z: pl.Out[pl.Tensor[[8, 8], pl.INT32]],
+        w: pl.Out[pl.Tensor[[8, 1], pl.INT32]],
+    ):
         t = pl.load(a, [0, 0], [8, 8])
         y = pl.store(pl.add(t, (1 << 31) - 1), [0, 0], y)
         z = pl.store(pl.mul(t, 0x3 << 16 | 1), [0, 0], z)
@@ -435,8 +505,13 @@ class Int32Wrap:
         return y, z, w
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[8, 8], pl.INT32], y: pl.Out[pl.Tensor[[8, 8], pl.INT32]],
-             z: pl.Out[pl.Tensor[[8, 8], pl.INT32]], w: pl.Out[pl.Tensor[[8, 1], pl.INT32]]):
+    def main(
+        self,
+        a: pl.Tensor[[8, 8], pl.INT32],
+        y: pl.Out[pl.Tensor[[8, 8], pl.INT32]],
+        z: pl.Out[pl.Tensor[[8, 8], pl.INT32]],
+        w: pl.Out[pl.Tensor[[8, 1], pl.INT32]],
+    ):
         y, z, w = self.k(a, y, z, w)
         return y, z, w
 
@@ -449,7 +524,9 @@ def test_int32_tiles_wrap_like_numpy_and_constant_bit_operators():
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(y, a + np.int32(2**31 - 1))
         np.testing.assert_array_equal(z, a * np.int32(0x30001))
-        np.testing.assert_array_equal(w, (a * np.int32(1 << 28)).sum(axis=1, dtype=np.int32, keepdims=True))
+        np.testing.assert_array_equal(
+            w, (a * np.int32(1 << 28)).sum(axis=1, dtype=np.int32, keepdims=True)
+        )
 
 
 @pl.program
@@ -489,15 +566,19 @@ class LayerNorm:
     constants written with an exponent (1e-05, 2.5e+20, 1e-40)."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[64, 48], pl.FP16], eps: pl.Scalar[pl.FP32],
-          y: pl.Out[pl.Tensor[[64, 48], pl.FP16]]):
+    def k(
+        self,
+        x: pl.Tensor[[64, 48], pl.FP16],
+        eps: pl.Scalar[pl.FP32],
+        y: pl.Out[pl.Tensor[[64, 48], pl.FP16]],
+    ):
         r = pl.tile.get_block_idx() * 16
         t = pl.cast(pl.load(x, [r, 0], [16, 48]), pl.FP32)
         mean = pl.mul(pl.row_sum(t), 1.0 / 48)
         d = pl.sub(t, mean)
         var = pl.mul(pl.row_sum(pl.mul(d, d)), 1.0 / 48)
         rstd = pl.div(pl.full([16, 1], pl.FP32, 1.0), pl.sqrt(pl.add(pl.add(var, EPS), eps)))
-        rstd = pl.minimum(pl.maximum(rstd, 1e-40), 2.5e+20)
+        rstd = pl.minimum(pl.maximum(rstd, 1e-40), 2.5e20)
         return pl.store(pl.cast(pl.mul(d, rstd), pl.FP16), [r, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
@@ -514,16 +595,24 @@ def test_layer_norm_with_exponent_constants():
     y = np.zeros_like(x)
     build(LayerNorm)(x, y)
     xf = x.astype(np.float32)
-    expected = (xf - xf.mean(axis=1, keepdims=True)) / np.sqrt(xf.var(axis=1, keepdims=True) + 1e-5 + 1e-6)
+    expected = (xf - xf.mean(axis=1, keepdims=True)) / np.sqrt(
+        xf.var(axis=1, keepdims=True) + 1e-5 + 1e-6
+    )
     np.testing.assert_allclose(y.astype(np.float32), expected, rtol=5e-3, atol=5e-3)
 
 
 @pl.program
 class ScalarFirst:
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[16, 32], pl.FP32], s: pl.Scalar[pl.FP32], a: pl.Tensor[[16, 32], pl.INT32],
-          y: pl.Out[pl.Tensor[[16, 32], pl.FP32]], z: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
-          w: pl.Out[pl.Tensor[[16, 32], pl.INT32]]):
+    def k(
+        self,
+        x: pl.Tensor[[16, 32], pl.FP32],
+        s: pl.Scalar[pl.FP32],
+        a: pl.Tensor[[16, 32], pl.INT32],
+        y: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+        z: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+        w: pl.Out[pl.Tensor[[16, 32], pl.INT32]],
+    ):
         t = pl.load(x, [0, 0], [16, 32])
         y = pl.store(1.0 / (1.0 + pl.exp(-t)), [0, 0], y)
         z = pl.store(pl.sub(s, pl.div(s, t)) + (2 - t), [0, 0], z)
@@ -531,9 +620,15 @@ class ScalarFirst:
         return y, z, w
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[16, 32], pl.FP32], s: pl.Scalar[pl.FP32], a: pl.Tensor[[16, 32], pl.INT32],
-             y: pl.Out[pl.Tensor[[16, 32], pl.FP32]], z: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
-             w: pl.Out[pl.Tensor[[16, 32], pl.INT32]]):
+    def main(
+        self,
+        x: pl.Tensor[[16, 32], pl.FP32],
+        s: pl.Scalar[pl.FP32],
+        a: pl.Tensor[[16, 32], pl.INT32],
+        y: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+        z: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
+        w: pl.Out[pl.Tensor[[16, 32], pl.INT32]],
+    ):
         y, z, w = self.k(x, s, a, y, z, w)
         return y, z, w
 
@@ -572,19 +667,25 @@ def test_negative_zero_constant_is_not_positive_zero():
     assert (y == -np.inf).all()
 
 
-
 @pl.program
 class AnnotatedScalars:
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, a: pl.Tensor[[8, 8], pl.INT32], x: pl.Tensor[[8, 8], pl.FP32], h: pl.Tensor[[8, 8], pl.FP16],
-          f: pl.Scalar[pl.FP32], n: pl.Scalar[pl.INT64],
-          y: pl.Out[pl.Tensor[[8, 8], pl.INT32]], z: pl.Out[pl.Tensor[[8, 8], pl.FP32]],
-          w: pl.Out[pl.Tensor[[8, 8], pl.FP16]]):
-        b: pl.Scalar[pl.INT32] = pl.tile.get_block_idx() + 3   # index -> INT32
-        fi: pl.Scalar[pl.INT32] = f                           # FP32 -> INT32, toward zero
-        nf: pl.Scalar[pl.FP32] = n                            # INT64 -> FP32
-        hf: pl.Scalar[pl.FP16] = f                            # FP32 -> FP16
-        row: pl.Scalar[pl.INDEX] = f                          # FP32 -> index
+    def k(
+        self,
+        a: pl.Tensor[[8, 8], pl.INT32],
+        x: pl.Tensor[[8, 8], pl.FP32],
+        h: pl.Tensor[[8, 8], pl.FP16],
+        f: pl.Scalar[pl.FP32],
+        n: pl.Scalar[pl.INT64],
+        y: pl.Out[pl.Tensor[[8, 8], pl.INT32]],
+        z: pl.Out[pl.Tensor[[8, 8], pl.FP32]],
+        w: pl.Out[pl.Tensor[[8, 8], pl.FP16]],
+    ):
+        b: pl.Scalar[pl.INT32] = pl.tile.get_block_idx() + 3  # index -> INT32
+        fi: pl.Scalar[pl.INT32] = f  # FP32 -> INT32, toward zero
+        nf: pl.Scalar[pl.FP32] = n  # INT64 -> FP32
+        hf: pl.Scalar[pl.FP16] = f  # FP32 -> FP16
+        row: pl.Scalar[pl.INDEX] = f  # FP32 -> index
         two: pl.Scalar[pl.FP32] = 2
         y = pl.store(pl.add(pl.add(pl.load(a, [0, 0], [8, 8]), b), fi), [0, 0], y)
         z = pl.store(pl.add(pl.mul(pl.load(x, [row, 0], [2, 8]), nf), two), [row, 0], z)
@@ -592,10 +693,17 @@ class AnnotatedScalars:
         return y, z, w
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[8, 8], pl.INT32], x: pl.Tensor[[8, 8], pl.FP32], h: pl.Tensor[[8, 8], pl.FP16],
-             f: pl.Scalar[pl.FP32], n: pl.Scalar[pl.INT64],
-             y: pl.Out[pl.Tensor[[8, 8], pl.INT32]], z: pl.Out[pl.Tensor[[8, 8], pl.FP32]],
-             w: pl.Out[pl.Tensor[[8, 8], pl.FP16]]):
+    def main(
+        self,
+        a: pl.Tensor[[8, 8], pl.INT32],
+        x: pl.Tensor[[8, 8], pl.FP32],
+        h: pl.Tensor[[8, 8], pl.FP16],
+        f: pl.Scalar[pl.FP32],
+        n: pl.Scalar[pl.INT64],
+        y: pl.Out[pl.Tensor[[8, 8], pl.INT32]],
+        z: pl.Out[pl.Tensor[[8, 8], pl.FP32]],
+        w: pl.Out[pl.Tensor[[8, 8], pl.FP16]],
+    ):
         y, z, w = self.k(a, x, h, f, n, y, z, w)
         return y, z, w
 
@@ -615,7 +723,6 @@ def test_scalar_annotation_converts():
     np.testing.assert_array_equal(w, h * np.float16(2.75))
 
 
-
 GM, GN, GK, TM, TN, TK = 72, 120, 48, 24, 40, 16
 
 
@@ -626,21 +733,34 @@ class TiledGemm:
     the vector half and an FP16 result."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, a: pl.Tensor[[GM, GK], pl.FP16], b: pl.Tensor[[GK, GN], pl.FP16],
-          bias: pl.Tensor[[GM, GN], pl.FP32], c: pl.Out[pl.Tensor[[GM, GN], pl.FP16]]):
+    def k(
+        self,
+        a: pl.Tensor[[GM, GK], pl.FP16],
+        b: pl.Tensor[[GK, GN], pl.FP16],
+        bias: pl.Tensor[[GM, GN], pl.FP32],
+        c: pl.Out[pl.Tensor[[GM, GN], pl.FP16]],
+    ):
         blk = pl.tile.get_block_idx()
         bm = blk // (GN // TN)
         bn = blk % (GN // TN)
         acc = pl.matmul(pl.load(a, [bm * TM, 0], [TM, TK]), pl.load(b, [0, bn * TN], [TK, TN]))
         for kk in pl.range(1, GK // TK):
-            acc = pl.matmul(pl.load(a, [bm * TM, kk * TK], [TM, TK]),
-                            pl.load(b, [kk * TK, bn * TN], [TK, TN]), acc=acc)
+            acc = pl.matmul(
+                pl.load(a, [bm * TM, kk * TK], [TM, TK]),
+                pl.load(b, [kk * TK, bn * TN], [TK, TN]),
+                acc=acc,
+            )
         out = pl.relu(pl.add(acc, pl.load(bias, [bm * TM, bn * TN], [TM, TN])))
         return pl.store(pl.cast(out, pl.FP16), [bm * TM, bn * TN], c)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[GM, GK], pl.FP16], b: pl.Tensor[[GK, GN], pl.FP16],
-             bias: pl.Tensor[[GM, GN], pl.FP32], c: pl.Out[pl.Tensor[[GM, GN], pl.FP16]]):
+    def main(
+        self,
+        a: pl.Tensor[[GM, GK], pl.FP16],
+        b: pl.Tensor[[GK, GN], pl.FP16],
+        bias: pl.Tensor[[GM, GN], pl.FP32],
+        c: pl.Out[pl.Tensor[[GM, GN], pl.FP16]],
+    ):
         with pl.spmd((GM // TM) * (GN // TN), sync_start=True, name_hint="gemm"):
             c = self.k(a, b, bias, c)
         return c
@@ -657,15 +777,20 @@ def test_tiled_gemm_with_epilogue():
     np.testing.assert_allclose(c.astype(np.float32), expected, rtol=2e-3, atol=2e-3)
 
 
-
 @pl.program
 class Crossings:
     """Vector -> cube -> vector -> cube -> vector in one incore kernel, FP16
     operands, odd shapes (24x40 @ 40x56, then 24x56 @ 56x40)."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[48, 40], pl.FP16], w: pl.Tensor[[40, 56], pl.FP16], w2: pl.Tensor[[56, 40], pl.FP16],
-          y: pl.Out[pl.Tensor[[48, 40], pl.FP32]], z: pl.Out[pl.Tensor[[48, 56], pl.FP32]]):
+    def k(
+        self,
+        x: pl.Tensor[[48, 40], pl.FP16],
+        w: pl.Tensor[[40, 56], pl.FP16],
+        w2: pl.Tensor[[56, 40], pl.FP16],
+        y: pl.Out[pl.Tensor[[48, 40], pl.FP32]],
+        z: pl.Out[pl.Tensor[[48, 56], pl.FP32]],
+    ):
         row = pl.tile.get_block_idx() * 24
         xs = pl.mul(pl.load(x, [row, 0], [24, 40]), 0.5)
         xm = pl.move(xs, target_memory=pl.MemorySpace.Mat)
@@ -673,13 +798,21 @@ class Crossings:
         h = pl.cast(pl.relu(a1), pl.FP16)
         z = pl.store(a1, [row, 0], z)
         hm = pl.move(h, target_memory=pl.MemorySpace.Mat)
-        a2 = pl.matmul(pl.move(hm, target_memory=pl.MemorySpace.Left), pl.load(w2, [0, 0], [56, 40]))
+        a2 = pl.matmul(
+            pl.move(hm, target_memory=pl.MemorySpace.Left), pl.load(w2, [0, 0], [56, 40])
+        )
         y = pl.store(pl.add(a2, pl.row_max(a2)), [row, 0], y)
         return y, z
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[48, 40], pl.FP16], w: pl.Tensor[[40, 56], pl.FP16], w2: pl.Tensor[[56, 40], pl.FP16],
-             y: pl.Out[pl.Tensor[[48, 40], pl.FP32]], z: pl.Out[pl.Tensor[[48, 56], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[48, 40], pl.FP16],
+        w: pl.Tensor[[40, 56], pl.FP16],
+        w2: pl.Tensor[[56, 40], pl.FP16],
+        y: pl.Out[pl.Tensor[[48, 40], pl.FP32]],
+        z: pl.Out[pl.Tensor[[48, 56], pl.FP32]],
+    ):
         with pl.spmd(2):
             y, z = self.k(x, w, w2, y, z)
         return y, z
@@ -706,8 +839,13 @@ class Attention:
     accumulators on the vector side."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, q: pl.Tensor[[32, 32], pl.FP32], kt: pl.Tensor[[32, 96], pl.FP32], v: pl.Tensor[[96, 32], pl.FP32],
-          o: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+    def k(
+        self,
+        q: pl.Tensor[[32, 32], pl.FP32],
+        kt: pl.Tensor[[32, 96], pl.FP32],
+        v: pl.Tensor[[96, 32], pl.FP32],
+        o: pl.Out[pl.Tensor[[32, 32], pl.FP32]],
+    ):
         row = pl.tile.get_block_idx() * 16
         qt = pl.load(q, [row, 0], [16, 32])
         acc = pl.full([16, 32], pl.FP32, 0.0)
@@ -716,13 +854,23 @@ class Attention:
             p = pl.exp(pl.mul(pl.matmul(qt, pl.load(kt, [0, j * 24], [32, 24])), 0.1))
             den = pl.add(den, pl.row_sum(p))
             pm = pl.move(p, target_memory=pl.MemorySpace.Mat)
-            acc = pl.add(acc, pl.matmul(pl.move(pm, target_memory=pl.MemorySpace.Left),
-                                        pl.load(v, [j * 24, 0], [24, 32])))
+            acc = pl.add(
+                acc,
+                pl.matmul(
+                    pl.move(pm, target_memory=pl.MemorySpace.Left),
+                    pl.load(v, [j * 24, 0], [24, 32]),
+                ),
+            )
         return pl.store(pl.div(acc, den), [row, 0], o)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, q: pl.Tensor[[32, 32], pl.FP32], kt: pl.Tensor[[32, 96], pl.FP32], v: pl.Tensor[[96, 32], pl.FP32],
-             o: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+    def main(
+        self,
+        q: pl.Tensor[[32, 32], pl.FP32],
+        kt: pl.Tensor[[32, 96], pl.FP32],
+        v: pl.Tensor[[96, 32], pl.FP32],
+        o: pl.Out[pl.Tensor[[32, 32], pl.FP32]],
+    ):
         for b in pl.spmd(2):
             o = self.k(q, kt, v, o)
         return o
@@ -739,7 +887,6 @@ def test_attention_loop_with_crossings_in_both_directions():
     np.testing.assert_allclose(o, (p @ v) / p.sum(axis=1, keepdims=True), rtol=1e-4, atol=1e-4)
 
 
-
 @pl.program
 class ExplicitLoopPipes:
     """An explicit group: the vector side sends a 40x56 weight tile per
@@ -748,7 +895,9 @@ class ExplicitLoopPipes:
     @pl.function(type=pl.FunctionType.AIC)
     def cube(self, x: pl.Tensor[[72, 40], pl.FP32], n: pl.Scalar[pl.INDEX]):
         pl.aic_initialize_pipe(dir_mask=3, slot_size=40 * 56 * 4)
-        a = pl.load(x, [pl.tile.get_block_idx() * 24, 0], [24, 40], target_memory=pl.MemorySpace.Mat)
+        a = pl.load(
+            x, [pl.tile.get_block_idx() * 24, 0], [24, 40], target_memory=pl.MemorySpace.Mat
+        )
         for i in pl.range(n):
             w = pl.tpop_from_aiv()
             acc = pl.matmul(a, w)
@@ -756,8 +905,13 @@ class ExplicitLoopPipes:
             pl.tpush_to_aiv(acc)
 
     @pl.function(type=pl.FunctionType.AIV)
-    def vec(self, wt: pl.Tensor[[40, 56], pl.FP32], n: pl.Scalar[pl.INDEX], scale: pl.Scalar[pl.FP32],
-            y: pl.Out[pl.Tensor[[72, 56], pl.FP32]]):
+    def vec(
+        self,
+        wt: pl.Tensor[[40, 56], pl.FP32],
+        n: pl.Scalar[pl.INDEX],
+        scale: pl.Scalar[pl.FP32],
+        y: pl.Out[pl.Tensor[[72, 56], pl.FP32]],
+    ):
         pl.aiv_initialize_pipe(dir_mask=3, slot_size=40 * 56 * 4)
         w = pl.load(wt, [0, 0], [40, 56])
         s = pl.full([24, 56], pl.FP32, 0.0)
@@ -769,15 +923,27 @@ class ExplicitLoopPipes:
         return pl.store(s, [pl.tile.get_block_idx() * 24, 0], y)
 
     @pl.function(type=pl.FunctionType.Group)
-    def grp(self, x: pl.Tensor[[72, 40], pl.FP32], wt: pl.Tensor[[40, 56], pl.FP32], n: pl.Scalar[pl.INDEX],
-            scale: pl.Scalar[pl.FP32], y: pl.Out[pl.Tensor[[72, 56], pl.FP32]]):
+    def grp(
+        self,
+        x: pl.Tensor[[72, 40], pl.FP32],
+        wt: pl.Tensor[[40, 56], pl.FP32],
+        n: pl.Scalar[pl.INDEX],
+        scale: pl.Scalar[pl.FP32],
+        y: pl.Out[pl.Tensor[[72, 56], pl.FP32]],
+    ):
         self.cube(x, n)
         y = self.vec(wt, n, scale, y)
         return y
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[72, 40], pl.FP32], wt: pl.Tensor[[40, 56], pl.FP32], n: pl.Scalar[pl.INDEX],
-             scale: pl.Scalar[pl.FP32], y: pl.Out[pl.Tensor[[72, 56], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[72, 40], pl.FP32],
+        wt: pl.Tensor[[40, 56], pl.FP32],
+        n: pl.Scalar[pl.INDEX],
+        scale: pl.Scalar[pl.FP32],
+        y: pl.Out[pl.Tensor[[72, 56], pl.FP32]],
+    ):
         with pl.spmd(3):
             y = self.grp(x, wt, n, scale, y)
         return y
@@ -798,18 +964,30 @@ class DynamicChain:
     an InOut accumulated by two launches."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def exp_k(self, x: pl.Tensor[[pl.dynamic, 32], pl.FP32], h: pl.Out[pl.Tensor[[pl.dynamic, 32], pl.FP32]]):
+    def exp_k(
+        self,
+        x: pl.Tensor[[pl.dynamic, 32], pl.FP32],
+        h: pl.Out[pl.Tensor[[pl.dynamic, 32], pl.FP32]],
+    ):
         r = pl.tile.get_block_idx() * 8
         return pl.store(pl.exp(pl.load(x, [r, 0], [8, 32])), [r, 0], h)
 
     @pl.function(type=pl.FunctionType.InCore)
-    def norm_k(self, h: pl.Tensor[[pl.dynamic, 32], pl.FP32], y: pl.InOut[pl.Tensor[[pl.dynamic, 32], pl.FP32]]):
+    def norm_k(
+        self,
+        h: pl.Tensor[[pl.dynamic, 32], pl.FP32],
+        y: pl.InOut[pl.Tensor[[pl.dynamic, 32], pl.FP32]],
+    ):
         r = pl.tile.get_block_idx() * 8
         t = pl.load(h, [r, 0], [8, 32])
         return pl.store(pl.add(pl.load(y, [r, 0], [8, 32]), pl.div(t, pl.row_sum(t))), [r, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[pl.dynamic, 32], pl.FP32], y: pl.InOut[pl.Tensor[[pl.dynamic, 32], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[pl.dynamic, 32], pl.FP32],
+        y: pl.InOut[pl.Tensor[[pl.dynamic, 32], pl.FP32]],
+    ):
         n = pl.tensor.dim(x, 0)
         h = pl.create_tensor([n, 32], dtype=pl.FP32)
         with pl.spmd(n // 8):
@@ -845,7 +1023,9 @@ def test_callee_signature_error_is_reported_not_a_keyerror():
             def main(self, x: T32, y: pl.Out[T32]):
                 y = self.k(x, y)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -861,7 +1041,9 @@ def test_callee_return_annotation_error_is_reported():
             def main(self, x: T32, y: pl.Out[T32]):
                 y = self.k(x, y)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -881,7 +1063,9 @@ def test_store_into_an_input_tensor():
             def main(self, x: T32, y: pl.Out[T32]):
                 y = self.k(x, y)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -898,7 +1082,9 @@ def test_orchestration_input_given_to_a_kernel_output():
             def main(self, x: T32, y: T32):
                 # error: 'k' writes its Out parameter 'y', given 'y', an input of 'main'
                 self.k(x, y)
+
         return P
+
     expect_error(make)
 
 
@@ -915,7 +1101,9 @@ def test_integer_tile_divided_by_literal_zero():
             def main(self, x: pl.Tensor[[8, 8], pl.INT32], y: pl.Out[pl.Tensor[[8, 8], pl.INT32]]):
                 y = self.k(x, y)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -944,23 +1132,34 @@ y, z = np.zeros_like(a), np.zeros_like(a)
 
 
 def test_integer_tile_division_truncates(tmp_path):
-    proc = run_isolated(tmp_path, INT_DIV + """
+    proc = run_isolated(
+        tmp_path,
+        INT_DIV
+        + """
 compiled(a, b, -5, y, z)
 assert (y == np.trunc(a / b)).all() and (z == np.trunc(a / -5)).all()
 print("OK")
-""")
+""",
+    )
     assert proc.returncode == 0 and "OK" in proc.stdout, proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("case", ["b[2, 3] = 0; s = 1", "s = 0", "a[0, 0] = -2**31; b[0, 0] = -1; s = 1"])
+@pytest.mark.parametrize(
+    "case", ["b[2, 3] = 0; s = 1", "s = 0", "a[0, 0] = -2**31; b[0, 0] = -1; s = 1"]
+)
 def test_integer_tile_division_by_zero_fails_the_launch(tmp_path, case):
-    proc = run_isolated(tmp_path, INT_DIV + case + """
+    proc = run_isolated(
+        tmp_path,
+        INT_DIV
+        + case
+        + """
 try:
     compiled(a, b, s, y, z)
     print("no error")
 except RuntimeError as e:
     print("RuntimeError", e)
-""")
+""",
+    )
     assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
     assert "RuntimeError" in proc.stdout and "prog.py:" in proc.stdout, proc.stdout
 
@@ -980,7 +1179,9 @@ def test_float_constant_beyond_the_dtype():
             def main(self, x: pl.Tensor[[8, 8], pl.FP16], y: pl.Out[pl.Tensor[[8, 8], pl.FP16]]):
                 y = self.k(x, y)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -1000,7 +1201,9 @@ def test_integer_constant_beyond_the_dtype():
             def main(self, x: pl.Tensor[[8, 8], pl.INT32], y: pl.Out[pl.Tensor[[8, 8], pl.INT32]]):
                 y = self.k(x, y)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -1025,7 +1228,9 @@ def test_compile_time_float_reassigned_in_a_loop():
             def main(self, x: T32, y: pl.Out[T32]):
                 y = self.k(x, y)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -1046,7 +1251,9 @@ def test_compile_time_float_assigned_in_a_run_time_branch():
             def main(self, x: T32, y: pl.Out[T32]):
                 y = self.k(x, y)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -1057,18 +1264,24 @@ def test_three_dimensional_tile():
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.InCore)
-            def k(self, x: pl.Tensor[[4, 8, 16], pl.FP32], y: pl.Out[pl.Tensor[[4, 8, 16], pl.FP32]]):
+            def k(
+                self, x: pl.Tensor[[4, 8, 16], pl.FP32], y: pl.Out[pl.Tensor[[4, 8, 16], pl.FP32]]
+            ):
                 b = pl.tile.get_block_idx()
                 # error: tiles are 1-D or 2-D: a window of [2, 8, 16]
                 t = pl.load(x, [b, 0, 0], [2, 8, 16])
                 return pl.store(t, [b, 0, 0], y)
 
             @pl.function(type=pl.FunctionType.Orchestration)
-            def main(self, x: pl.Tensor[[4, 8, 16], pl.FP32], y: pl.Out[pl.Tensor[[4, 8, 16], pl.FP32]]):
+            def main(
+                self, x: pl.Tensor[[4, 8, 16], pl.FP32], y: pl.Out[pl.Tensor[[4, 8, 16], pl.FP32]]
+            ):
                 with pl.spmd(4):
                     y = self.k(x, y)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -1087,7 +1300,9 @@ def test_tile_of_index_elements():
             def main(self, x: pl.Tensor[[8, 8], pl.INDEX], y: pl.Out[pl.Tensor[[8, 8], pl.INDEX]]):
                 y = self.k(x, y)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -1105,7 +1320,9 @@ def test_float_scalar_in_index_arithmetic():
             def main(self, x: T32, f: pl.Scalar[pl.FP32], y: pl.Out[T32]):
                 y = self.k(x, f, y)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -1139,7 +1356,9 @@ def test_tpop_annotated_with_another_type_than_pushed():
             def main(self, b: T16, y: pl.Out[pl.Tensor[[8, 32], pl.FP32]]):
                 y = self.grp(b, y)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -1160,7 +1379,9 @@ def test_loop_variable_used_after_the_loop():
             def main(self, x: T32, n: pl.Scalar[pl.INDEX], y: pl.Out[T32]):
                 y = self.k(x, n, y)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -1179,7 +1400,9 @@ def test_spmd_name_hint_of_the_wrong_type():
                 with pl.spmd(4, sync_start=True, name_hint=3):
                     y = self.k(x, y)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -1198,7 +1421,9 @@ def test_spmd_loop_variable_used_in_the_orchestration():
                     # error: 'i', the variable of pl.spmd, has no value in an orchestration function
                     y = self.k(x, i, y)
                 return y
+
         return P
+
     expect_error(make)
 
 
@@ -1208,17 +1433,31 @@ def test_spmd_loop_variable_used_in_the_orchestration():
 @pl.program
 class AddScalars:
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, a: pl.Tensor[[8, 16], pl.INT32], n: pl.Scalar[pl.INT32],
-          b: pl.Tensor[[8, 16], pl.INT64], m: pl.Scalar[pl.INT64], base: pl.Scalar[pl.INDEX],
-          y: pl.Out[pl.Tensor[[8, 16], pl.INT32]], z: pl.Out[pl.Tensor[[8, 16], pl.INT64]]):
+    def k(
+        self,
+        a: pl.Tensor[[8, 16], pl.INT32],
+        n: pl.Scalar[pl.INT32],
+        b: pl.Tensor[[8, 16], pl.INT64],
+        m: pl.Scalar[pl.INT64],
+        base: pl.Scalar[pl.INDEX],
+        y: pl.Out[pl.Tensor[[8, 16], pl.INT32]],
+        z: pl.Out[pl.Tensor[[8, 16], pl.INT64]],
+    ):
         y = pl.store(pl.add(pl.load(a, [base, 0], [8, 16]), n), [base, 0], y)
         z = pl.store(pl.mul(pl.load(b, [base, 0], [8, 16]), m), [base, 0], z)
         return y, z
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[8, 16], pl.INT32], n: pl.Scalar[pl.INT32],
-             b: pl.Tensor[[8, 16], pl.INT64], m: pl.Scalar[pl.INT64], base: pl.Scalar[pl.INDEX],
-             y: pl.Out[pl.Tensor[[8, 16], pl.INT32]], z: pl.Out[pl.Tensor[[8, 16], pl.INT64]]):
+    def main(
+        self,
+        a: pl.Tensor[[8, 16], pl.INT32],
+        n: pl.Scalar[pl.INT32],
+        b: pl.Tensor[[8, 16], pl.INT64],
+        m: pl.Scalar[pl.INT64],
+        base: pl.Scalar[pl.INDEX],
+        y: pl.Out[pl.Tensor[[8, 16], pl.INT32]],
+        z: pl.Out[pl.Tensor[[8, 16], pl.INT64]],
+    ):
         y, z = self.k(a, n, b, m, base, y, z)
         return y, z
 
@@ -1228,8 +1467,8 @@ def test_integer_scalars_of_each_width():
     a = rng.integers(-1000, 1000, (8, 16)).astype(np.int32)
     b = rng.integers(-1000, 1000, (8, 16)).astype(np.int64)
     y, z = np.zeros_like(a), np.zeros_like(b)
-    build(AddScalars)(a, np.int32(-2**31 + 1000), b, 3 * 10**9, 0, y, z)
-    np.testing.assert_array_equal(y, a + np.int32(-2**31 + 1000))
+    build(AddScalars)(a, np.int32(-(2**31) + 1000), b, 3 * 10**9, 0, y, z)
+    np.testing.assert_array_equal(y, a + np.int32(-(2**31) + 1000))
     np.testing.assert_array_equal(z, b * 3 * 10**9)
 
 
@@ -1243,10 +1482,16 @@ def test_integral_floats_for_integer_scalars():
     np.testing.assert_array_equal(z, b * 2)
 
 
-@pytest.mark.parametrize("n,m,base,name", [
-    (2**31, 1, 0, "n"), (-2**31 - 1, 1, 0, "n"), (1, 2**63, 0, "m"),
-    (1, -2**63 - 1, 0, "m"), (1, 1, 2**64, "base"),
-])
+@pytest.mark.parametrize(
+    "n,m,base,name",
+    [
+        (2**31, 1, 0, "n"),
+        (-(2**31) - 1, 1, 0, "n"),
+        (1, 2**63, 0, "m"),
+        (1, -(2**63) - 1, 0, "m"),
+        (1, 1, 2**64, "base"),
+    ],
+)
 def test_integer_scalar_out_of_range_is_a_value_error(n, m, base, name):
     a, b = np.zeros((8, 16), np.int32), np.zeros((8, 16), np.int64)
     with pytest.raises(ValueError, match=f"parameter '{name}' is .*outside"):
@@ -1256,13 +1501,21 @@ def test_integer_scalar_out_of_range_is_a_value_error(n, m, base, name):
 @pl.program
 class HalfScalar:
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, h: pl.Tensor[[8, 16], pl.FP16], s: pl.Scalar[pl.FP16],
-          w: pl.Out[pl.Tensor[[8, 16], pl.FP16]]):
+    def k(
+        self,
+        h: pl.Tensor[[8, 16], pl.FP16],
+        s: pl.Scalar[pl.FP16],
+        w: pl.Out[pl.Tensor[[8, 16], pl.FP16]],
+    ):
         return pl.store(pl.mul(pl.load(h, [0, 0], [8, 16]), s), [0, 0], w)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, h: pl.Tensor[[8, 16], pl.FP16], s: pl.Scalar[pl.FP16],
-             w: pl.Out[pl.Tensor[[8, 16], pl.FP16]]):
+    def main(
+        self,
+        h: pl.Tensor[[8, 16], pl.FP16],
+        s: pl.Scalar[pl.FP16],
+        w: pl.Out[pl.Tensor[[8, 16], pl.FP16]],
+    ):
         w = self.k(h, s, w)
         return w
 
@@ -1300,7 +1553,10 @@ x = np.arange(64, dtype=np.float32).repeat(32).reshape(64, 32)
 
 
 def test_range_with_run_time_bounds_and_step(tmp_path):
-    proc = run_isolated(tmp_path, RANGE_STEP + """
+    proc = run_isolated(
+        tmp_path,
+        RANGE_STEP
+        + """
 for lo, hi, st in [(0, 8, 3), (2, 8, 2), (5, 2, 1), (7, 8, 5)]:
     y = np.zeros_like(x)
     compiled(x, lo, hi, st, y)
@@ -1310,24 +1566,32 @@ for lo, hi, st in [(0, 8, 3), (2, 8, 2), (5, 2, 1), (7, 8, 5)]:
         expected[r * 8:(r + 1) * 8] = x[r * 8:(r + 1) * 8]
     assert (y == expected).all(), (lo, hi, st)
 print("OK")
-""")
+""",
+    )
     assert proc.returncode == 0 and "OK" in proc.stdout, proc.stdout + proc.stderr
 
 
 def test_range_with_a_zero_run_time_step_fails_instead_of_hanging(tmp_path):
     try:
-        proc = run_isolated(tmp_path, RANGE_STEP + """
+        proc = run_isolated(
+            tmp_path,
+            RANGE_STEP
+            + """
 try:
     compiled(x, 0, 8, 0, np.zeros_like(x))
     print("no error")
 except RuntimeError as e:
     print("RuntimeError", e)
-""", timeout=8)
+""",
+            timeout=8,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail("pl.range(0, 8, 0) ran forever")
     # prog.py line 10 is the pl.range loop (after three import lines).
     assert proc.returncode == 0 and "RuntimeError" in proc.stdout, proc.stdout + proc.stderr
-    assert "loop at prog.py:10: the step is 0; a loop's step must be positive" in proc.stdout, proc.stdout
+    assert "loop at prog.py:10: the step is 0; a loop's step must be positive" in proc.stdout, (
+        proc.stdout
+    )
 
 
 def _add_one_program(name):
@@ -1340,13 +1604,20 @@ def _add_one_program(name):
         def main(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
             y = self.k(x, y)
             return y
+
     P.__name__ = P.__qualname__ = name
     return pl.program(P)
 
 
-@pytest.mark.parametrize("name", [
-    "Std", "Tile", "Blockpipe", "Rt",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Std",
+        "Tile",
+        "Blockpipe",
+        "Rt",
+    ],
+)
 def test_program_named_like_a_namespace_of_the_generated_code(name):
     x, y = np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32)
     build(_add_one_program(name))(x, y)
@@ -1356,9 +1627,15 @@ def test_program_named_like_a_namespace_of_the_generated_code(name):
 @pl.program
 class NanOrder:
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, a: pl.Tensor[[4, 8], pl.FP32], b: pl.Tensor[[4, 8], pl.FP32],
-          mx: pl.Out[pl.Tensor[[4, 8], pl.FP32]], mn: pl.Out[pl.Tensor[[4, 8], pl.FP32]],
-          r: pl.Out[pl.Tensor[[4, 8], pl.FP32]], rm: pl.Out[pl.Tensor[[4, 1], pl.FP32]]):
+    def k(
+        self,
+        a: pl.Tensor[[4, 8], pl.FP32],
+        b: pl.Tensor[[4, 8], pl.FP32],
+        mx: pl.Out[pl.Tensor[[4, 8], pl.FP32]],
+        mn: pl.Out[pl.Tensor[[4, 8], pl.FP32]],
+        r: pl.Out[pl.Tensor[[4, 8], pl.FP32]],
+        rm: pl.Out[pl.Tensor[[4, 1], pl.FP32]],
+    ):
         ta = pl.load(a, [0, 0], [4, 8])
         tb = pl.load(b, [0, 0], [4, 8])
         mx = pl.store(pl.maximum(ta, tb), [0, 0], mx)
@@ -1368,9 +1645,15 @@ class NanOrder:
         return mx, mn, r, rm
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[4, 8], pl.FP32], b: pl.Tensor[[4, 8], pl.FP32],
-             mx: pl.Out[pl.Tensor[[4, 8], pl.FP32]], mn: pl.Out[pl.Tensor[[4, 8], pl.FP32]],
-             r: pl.Out[pl.Tensor[[4, 8], pl.FP32]], rm: pl.Out[pl.Tensor[[4, 1], pl.FP32]]):
+    def main(
+        self,
+        a: pl.Tensor[[4, 8], pl.FP32],
+        b: pl.Tensor[[4, 8], pl.FP32],
+        mx: pl.Out[pl.Tensor[[4, 8], pl.FP32]],
+        mn: pl.Out[pl.Tensor[[4, 8], pl.FP32]],
+        r: pl.Out[pl.Tensor[[4, 8], pl.FP32]],
+        rm: pl.Out[pl.Tensor[[4, 1], pl.FP32]],
+    ):
         mx, mn, r, rm = self.k(a, b, mx, mn, r, rm)
         return mx, mn, r, rm
 

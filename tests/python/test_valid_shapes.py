@@ -49,23 +49,35 @@ def reductions(dtype):
     @pl.program
     class Reductions:
         @pl.function
-        def kernel(self, x: pl.Tensor[[16, 32], dtype], n: pl.Scalar[pl.INDEX],
-                   s: pl.Out[pl.Tensor[[16, 1], dtype]], hi: pl.Out[pl.Tensor[[16, 1], dtype]],
-                   lo: pl.Out[pl.Tensor[[16, 1], dtype]], c: pl.Out[pl.Tensor[[1, 32], dtype]],
-                   whole: pl.Out[pl.Tensor[[16, 32], dtype]]):
+        def kernel(
+            self,
+            x: pl.Tensor[[16, 32], dtype],
+            n: pl.Scalar[pl.INDEX],
+            s: pl.Out[pl.Tensor[[16, 1], dtype]],
+            hi: pl.Out[pl.Tensor[[16, 1], dtype]],
+            lo: pl.Out[pl.Tensor[[16, 1], dtype]],
+            c: pl.Out[pl.Tensor[[1, 32], dtype]],
+            whole: pl.Out[pl.Tensor[[16, 32], dtype]],
+        ):
             t = pl.tile.set_validshape(pl.load(x, [0, 0], [16, 32]), 12, n)
-            s = pl.store(pl.row_sum(t), [0, 0], s)           # 12 valid rows of 1
+            s = pl.store(pl.row_sum(t), [0, 0], s)  # 12 valid rows of 1
             hi = pl.store(pl.row_max(t), [0, 0], hi)
             lo = pl.store(pl.row_min(t), [0, 0], lo)
-            c = pl.store(pl.col_max(t), [0, 0], c)            # 1 row of n valid columns
+            c = pl.store(pl.col_max(t), [0, 0], c)  # 1 row of n valid columns
             whole = pl.store(pl.fillpad(t, pl.PadValue.min), [0, 0], whole)
             return s, hi, lo, c, whole
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, x: pl.Tensor[[16, 32], dtype], n: pl.Scalar[pl.INDEX],
-                 s: pl.Out[pl.Tensor[[16, 1], dtype]], hi: pl.Out[pl.Tensor[[16, 1], dtype]],
-                 lo: pl.Out[pl.Tensor[[16, 1], dtype]], c: pl.Out[pl.Tensor[[1, 32], dtype]],
-                 whole: pl.Out[pl.Tensor[[16, 32], dtype]]):
+        def main(
+            self,
+            x: pl.Tensor[[16, 32], dtype],
+            n: pl.Scalar[pl.INDEX],
+            s: pl.Out[pl.Tensor[[16, 1], dtype]],
+            hi: pl.Out[pl.Tensor[[16, 1], dtype]],
+            lo: pl.Out[pl.Tensor[[16, 1], dtype]],
+            c: pl.Out[pl.Tensor[[1, 32], dtype]],
+            whole: pl.Out[pl.Tensor[[16, 32], dtype]],
+        ):
             return self.kernel(x, n, s, hi, lo, c, whole)
 
     return Reductions
@@ -75,25 +87,29 @@ def reductions(dtype):
 def test_reductions_and_fillpad_see_only_the_valid_region(dtype, np_dtype):
     x = data((16, 32), np_dtype)
     n = 5
-    outs = [np.full(shape, SENTINEL, np_dtype) for shape in ((16, 1), (16, 1), (16, 1), (1, 32), (16, 32))]
+    outs = [
+        np.full(shape, SENTINEL, np_dtype)
+        for shape in ((16, 1), (16, 1), (16, 1), (1, 32), (16, 32))
+    ]
     blockpipe.compile(reductions(dtype), quiet=True)(x, n, *outs)
     s, hi, lo, c, whole = outs
     v = x[:12, :n]
     if np.issubdtype(np_dtype, np.integer):
         np.testing.assert_array_equal(s[:12, 0], v.sum(axis=1))
     else:
-        np.testing.assert_allclose(s[:12, 0].astype(np.float32), v.astype(np.float32).sum(axis=1),
-                                   rtol=1e-2, atol=1e-2)
+        np.testing.assert_allclose(
+            s[:12, 0].astype(np.float32), v.astype(np.float32).sum(axis=1), rtol=1e-2, atol=1e-2
+        )
     np.testing.assert_array_equal(hi[:12, 0], v.max(axis=1))
     np.testing.assert_array_equal(lo[:12, 0], v.min(axis=1))
     np.testing.assert_array_equal(c[0, :n], v.max(axis=0))
     for out in (s, hi, lo):
-        assert (out[12:] == SENTINEL).all()                 # rows outside: left as they were
+        assert (out[12:] == SENTINEL).all()  # rows outside: left as they were
     assert (c[0, n:] == SENTINEL).all()
     lowest = -np.inf if not np.issubdtype(np_dtype, np.integer) else np.iinfo(np_dtype).min
     want = np.full((16, 32), lowest, np_dtype)
     want[:12, :n] = v
-    np.testing.assert_array_equal(whole, want)             # fillpad: all of it valid
+    np.testing.assert_array_equal(whole, want)  # fillpad: all of it valid
 
 
 @pl.program
@@ -102,22 +118,30 @@ class ValidK:
     read with pl.slice(valid_shape=), the rest zero."""
 
     @pl.function
-    def kernel(self, x: pl.Tensor[[16, 32], pl.FP32], w: pl.Tensor[[24, 16], pl.FP32],
-               y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    def kernel(
+        self,
+        x: pl.Tensor[[16, 32], pl.FP32],
+        w: pl.Tensor[[24, 16], pl.FP32],
+        y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+    ):
         a = pl.tile.set_validshape(pl.load(x, [0, 0], [16, 32]), 16, 24)
         b = pl.slice(w, [32, 16], [0, 0], valid_shape=[24, 16])
         y = pl.store(pl.matmul(a, b), [0, 0], y)
         return y
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[16, 32], pl.FP32], w: pl.Tensor[[24, 16], pl.FP32],
-             y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[16, 32], pl.FP32],
+        w: pl.Tensor[[24, 16], pl.FP32],
+        y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+    ):
         return self.kernel(x, w, y)
 
 
 def test_a_matmul_multiplies_only_the_valid_k():
     x, w = data((16, 32), np.float32), data((24, 16), np.float32, seed=1)
-    x[:, 24:] = np.nan                                      # outside the valid shape: never used
+    x[:, 24:] = np.nan  # outside the valid shape: never used
     y = np.zeros((16, 16), np.float32)
     blockpipe.compile(ValidK, quiet=True)(x, w, y)
     np.testing.assert_allclose(y, x[:, :24] @ w, rtol=1e-4, atol=1e-4)
@@ -130,32 +154,58 @@ class SplitValid:
     rows)."""
 
     @pl.function(type=pl.FunctionType.AIC, attrs={"split": pl.SplitMode.UP_DOWN})
-    def cube(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
-             y: pl.Out[pl.Tensor[[16, 16], pl.FP32]], rows: pl.Scalar[pl.INDEX], cols: pl.Scalar[pl.INDEX]):
+    def cube(
+        self,
+        a: pl.Tensor[[16, 16], pl.FP32],
+        b: pl.Tensor[[16, 16], pl.FP32],
+        y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+        rows: pl.Scalar[pl.INDEX],
+        cols: pl.Scalar[pl.INDEX],
+    ):
         pl.aic_initialize_pipe(dir_mask=1, slot_size=1024)
-        pl.tpush_to_aiv(pl.matmul(pl.load(a, [0, 0], [16, 16]), pl.load(b, [0, 0], [16, 16])), split=1)
+        pl.tpush_to_aiv(
+            pl.matmul(pl.load(a, [0, 0], [16, 16]), pl.load(b, [0, 0], [16, 16])), split=1
+        )
 
     @pl.function(type=pl.FunctionType.AIV, attrs={"split": pl.SplitMode.UP_DOWN})
-    def vector(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
-               y: pl.Out[pl.Tensor[[16, 16], pl.FP32]], rows: pl.Scalar[pl.INDEX], cols: pl.Scalar[pl.INDEX]):
+    def vector(
+        self,
+        a: pl.Tensor[[16, 16], pl.FP32],
+        b: pl.Tensor[[16, 16], pl.FP32],
+        y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+        rows: pl.Scalar[pl.INDEX],
+        cols: pl.Scalar[pl.INDEX],
+    ):
         pl.aiv_initialize_pipe(dir_mask=1, slot_size=1024)
-        t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[rows, cols])] = \
+        t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[rows, cols])] = (
             pl.tpop_from_aic(split=1)
+        )
         u = pl.mul(t, 2.0)
         pl.tfree_to_aic(t)
         y = pl.store(u, [0, 0], y)
         return y
 
     @pl.function(type=pl.FunctionType.Group, attrs={"split": pl.SplitMode.UP_DOWN})
-    def group(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
-              y: pl.Out[pl.Tensor[[16, 16], pl.FP32]], rows: pl.Scalar[pl.INDEX], cols: pl.Scalar[pl.INDEX]):
+    def group(
+        self,
+        a: pl.Tensor[[16, 16], pl.FP32],
+        b: pl.Tensor[[16, 16], pl.FP32],
+        y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+        rows: pl.Scalar[pl.INDEX],
+        cols: pl.Scalar[pl.INDEX],
+    ):
         self.cube(a, b, y, rows, cols)
         return self.vector(a, b, y, rows, cols)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
-             shape: pl.Tensor[[2], pl.INT64], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
-        rows: pl.Scalar[pl.INDEX] = pl.tensor.read(shape, [0])   # read by the orchestration
+    def main(
+        self,
+        a: pl.Tensor[[16, 16], pl.FP32],
+        b: pl.Tensor[[16, 16], pl.FP32],
+        shape: pl.Tensor[[2], pl.INT64],
+        y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+    ):
+        rows: pl.Scalar[pl.INDEX] = pl.tensor.read(shape, [0])  # read by the orchestration
         cols: pl.Scalar[pl.INDEX] = pl.tensor.read(shape, [1])
         return self.group(a, b, y, rows, cols)
 
@@ -175,8 +225,12 @@ class Reads:
     """pl.read of single elements in a kernel: per-row weights."""
 
     @pl.function
-    def kernel(self, x: pl.Tensor[[4, 64], pl.FP32], w: pl.Tensor[[4, 3], pl.FP32],
-               y: pl.Out[pl.Tensor[[4, 64], pl.FP32]]):
+    def kernel(
+        self,
+        x: pl.Tensor[[4, 64], pl.FP32],
+        w: pl.Tensor[[4, 3], pl.FP32],
+        y: pl.Out[pl.Tensor[[4, 64], pl.FP32]],
+    ):
         for r in pl.range(4):
             row = pl.load(x, [r, 0], [1, 64])
             scale = pl.read(w, [r, 2])
@@ -184,8 +238,12 @@ class Reads:
         return y
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[4, 64], pl.FP32], w: pl.Tensor[[4, 3], pl.FP32],
-             y: pl.Out[pl.Tensor[[4, 64], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[4, 64], pl.FP32],
+        w: pl.Tensor[[4, 3], pl.FP32],
+        y: pl.Out[pl.Tensor[[4, 64], pl.FP32]],
+    ):
         return self.kernel(x, w, y)
 
 
@@ -199,44 +257,67 @@ def test_a_kernel_reads_single_elements():
 @pl.program
 class ReadOutOfBounds:
     @pl.function
-    def kernel(self, x: pl.Tensor[[4, 8], pl.FP32], i: pl.Scalar[pl.INDEX], y: pl.Out[pl.Tensor[[4, 8], pl.FP32]]):
+    def kernel(
+        self,
+        x: pl.Tensor[[4, 8], pl.FP32],
+        i: pl.Scalar[pl.INDEX],
+        y: pl.Out[pl.Tensor[[4, 8], pl.FP32]],
+    ):
         v = pl.read(x, [i, 0])
         y = pl.store(pl.mul(pl.load(x, [0, 0], [4, 8]), v), [0, 0], y)
         return y
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[4, 8], pl.FP32], i: pl.Scalar[pl.INDEX], y: pl.Out[pl.Tensor[[4, 8], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[4, 8], pl.FP32],
+        i: pl.Scalar[pl.INDEX],
+        y: pl.Out[pl.Tensor[[4, 8], pl.FP32]],
+    ):
         return self.kernel(x, i, y)
 
 
 def test_a_read_outside_the_tensor_fails_at_its_line():
     y = np.zeros((4, 8), np.float32)
     compiled = blockpipe.compile(ReadOutOfBounds, quiet=True)
-    with pytest.raises(RuntimeError, match=r"read of 'x' at test_valid_shapes.py:\d+: dim 0 window \[4, 5\)"):
+    with pytest.raises(
+        RuntimeError, match=r"read of 'x' at test_valid_shapes.py:\d+: dim 0 window \[4, 5\)"
+    ):
         compiled(np.ones((4, 8), np.float32), 4, y)
-    assert not y.any()                                       # outputs untouched
+    assert not y.any()  # outputs untouched
 
 
 @pl.program
 class ValidTooLarge:
     @pl.function
-    def kernel(self, x: pl.Tensor[[16, 16], pl.FP32], n: pl.Scalar[pl.INDEX],
-               y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    def kernel(
+        self,
+        x: pl.Tensor[[16, 16], pl.FP32],
+        n: pl.Scalar[pl.INDEX],
+        y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+    ):
         t = pl.load(x, [0, 0], [16, 16], valid_shape=[n, 16])
         y = pl.store(t, [0, 0], y)
         return y
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[16, 16], pl.FP32], n: pl.Scalar[pl.INDEX],
-             y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    def main(
+        self,
+        x: pl.Tensor[[16, 16], pl.FP32],
+        n: pl.Scalar[pl.INDEX],
+        y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+    ):
         return self.kernel(x, n, y)
 
 
 def test_a_valid_size_beyond_the_tile_fails_the_launch_at_its_line():
     y = np.zeros((16, 16), np.float32)
     compiled = blockpipe.compile(ValidTooLarge, quiet=True)
-    with pytest.raises(RuntimeError, match=r"valid shape of the load at test_valid_shapes.py:\d+: dim 0 is 17, "
-                                           r"outside the tile's \[0, 16\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"valid shape of the load at test_valid_shapes.py:\d+: dim 0 is 17, "
+        r"outside the tile's \[0, 16\]",
+    ):
         compiled(np.ones((16, 16), np.float32), 17, y)
     assert not y.any()
 
@@ -257,8 +338,12 @@ def reshape_of_a_valid_tile():
     @pl.program
     class Bad:
         @pl.function
-        def kernel(self, x: pl.Tensor[[16, 16], pl.FP32], n: pl.Scalar[pl.INDEX],
-                   y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+        def kernel(
+            self,
+            x: pl.Tensor[[16, 16], pl.FP32],
+            n: pl.Scalar[pl.INDEX],
+            y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+        ):
             t = pl.tile.set_validshape(pl.load(x, [0, 0], [16, 16]), n, 16)
             # error: reshape of a tile with a valid_shape ([a run-time value, 16]) is not supported by blockpipe: pl.fillpad the tile first
             u = pl.reshape(t, [16, 16])
@@ -297,12 +382,15 @@ def a_tileview_with_layout():
     return Bad
 
 
-@pytest.mark.parametrize("factory", [constant_valid_out_of_range, reshape_of_a_valid_tile,
-                                     two_valid_shapes_in_a_loop])
+@pytest.mark.parametrize(
+    "factory", [constant_valid_out_of_range, reshape_of_a_valid_tile, two_valid_shapes_in_a_loop]
+)
 def test_errors_name_the_line(factory):
     located.expect_error(factory, lambda p: blockpipe.compile(p, quiet=True))
 
 
 def test_a_tileview_error_names_the_annotation():
-    with pytest.raises(blockpipe.CompileError, match=r"pl.TileView\(fractal=...\) is not supported by blockpipe"):
+    with pytest.raises(
+        blockpipe.CompileError, match=r"pl.TileView\(fractal=...\) is not supported by blockpipe"
+    ):
         blockpipe.compile(a_tileview_with_layout(), quiet=True)

@@ -52,8 +52,8 @@ class Recorder:
         # there); the program is kept so that its id stays its own.
         self.programs = {}
         self.test = None
-        self.cases = []      # this test's cases, written when it passes
-        self.outputs = {}    # id(array) -> (case, param name), the latest call writing it
+        self.cases = []  # this test's cases, written when it passes
+        self.outputs = {}  # id(array) -> (case, param name), the latest call writing it
 
     # -------------------------------------------------------------- programs
 
@@ -74,8 +74,13 @@ class Recorder:
             shutil.copy2(compiled.library_path, where)
         else:
             try:
-                there = compile_program(compiled.program, output_dir=where, target=self.target,
-                                        quiet=True, devices=compiled._requested_devices)
+                there = compile_program(
+                    compiled.program,
+                    output_dir=where,
+                    target=self.target,
+                    quiet=True,
+                    devices=compiled._requested_devices,
+                )
             except Exception as e:  # a program the target cannot take: a skipped case
                 reason = f"does not compile for {self.target}: {str(e).splitlines()[0]}"
             else:
@@ -130,8 +135,11 @@ class Recorder:
             return
         case, name = found
         reference = np.broadcast_to(_as_float(np.asarray(desired)), np.shape(actual))
-        case["checks"][name] = {"reference": np.array(reference), "rtol": float(rtol),
-                                "atol": float(atol)}
+        case["checks"][name] = {
+            "reference": np.array(reference),
+            "rtol": float(rtol),
+            "atol": float(atol),
+        }
 
     # ---------------------------------------------------------------- output
 
@@ -146,7 +154,11 @@ class Recorder:
                 check = case["checks"].get(name)
                 if check is not None:
                     expected[name] = check["reference"]
-                    checks[name] = {"against": "numpy", "rtol": check["rtol"], "atol": check["atol"]}
+                    checks[name] = {
+                        "against": "numpy",
+                        "rtol": check["rtol"],
+                        "atol": check["atol"],
+                    }
                 else:
                     expected[name] = result
                     checks[name] = {"against": "cpu-sim"}

@@ -27,8 +27,12 @@ import numpy as np
 HERE = pathlib.Path(__file__).resolve().parent
 # Against cpu-sim's result, by dtype: float32 sums may run in another order
 # on another target; 16-bit floats round at every step.
-TOLERANCE = {"float32": (1e-5, 1e-5), "float64": (1e-12, 1e-12), "float16": (1e-2, 1e-2),
-             "bfloat16": (2e-2, 2e-2)}
+TOLERANCE = {
+    "float32": (1e-5, 1e-5),
+    "float64": (1e-12, 1e-12),
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (2e-2, 2e-2),
+}
 
 
 def as_float(array, dtype_name):
@@ -49,10 +53,21 @@ def run_case(directory, bp_run, env, sanitize):
     dtypes = {p["name"]: p.get("dtype") for p in entry["signature"]}
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "outputs.npz"
-        command = [str(bp_run), str(program), "--entry", case["entry"],
-                   "--inputs", str(directory / "inputs.npz"), "--outputs", str(out)]
+        command = [
+            str(bp_run),
+            str(program),
+            "--entry",
+            case["entry"],
+            "--inputs",
+            str(directory / "inputs.npz"),
+            "--outputs",
+            str(out),
+        ]
         for scalar, value in case["scalars"].items():
-            command += ["--scalar", f"{scalar}={value!r}" if isinstance(value, float) else f"{scalar}={value}"]
+            command += [
+                "--scalar",
+                f"{scalar}={value!r}" if isinstance(value, float) else f"{scalar}={value}",
+            ]
         if sanitize:
             command.append("--sanitize")
         start = time.monotonic()
@@ -61,11 +76,23 @@ def run_case(directory, bp_run, env, sanitize):
         if "error" in case:
             want = case["error"]
             if proc.returncode != 1:
-                return "FAIL", name, f"expected a failed run (exit 1), got exit {proc.returncode}: {proc.stderr.strip()}"
+                return (
+                    "FAIL",
+                    name,
+                    f"expected a failed run (exit 1), got exit {proc.returncode}: {proc.stderr.strip()}",
+                )
             missing = [t for t in want["blocks"] + want["places"] if t not in proc.stderr]
             if missing:
-                return "FAIL", name, f"the error does not name {', '.join(missing)}: {proc.stderr.strip()}"
-            return "PASS", name, f"failed as expected ({seconds:.2f} s): {proc.stderr.strip().splitlines()[0]}"
+                return (
+                    "FAIL",
+                    name,
+                    f"the error does not name {', '.join(missing)}: {proc.stderr.strip()}",
+                )
+            return (
+                "PASS",
+                name,
+                f"failed as expected ({seconds:.2f} s): {proc.stderr.strip().splitlines()[0]}",
+            )
         if proc.returncode != 0:
             return "FAIL", name, f"bp-run exit {proc.returncode}: {proc.stderr.strip()}"
         outputs = np.load(out)
@@ -83,9 +110,15 @@ def run_case(directory, bp_run, env, sanitize):
             bad = ~np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
             if bad.any():
                 first = tuple(int(i) for i in np.argwhere(bad)[0])
-                return "FAIL", name, (f"'{output}' differs from {check['against']} at {bad.sum()} of "
-                                      f"{bad.size} elements (rtol {rtol}, atol {atol}); first at {first}: "
-                                      f"{got[first]} vs {want[first]}")
+                return (
+                    "FAIL",
+                    name,
+                    (
+                        f"'{output}' differs from {check['against']} at {bad.sum()} of "
+                        f"{bad.size} elements (rtol {rtol}, atol {atol}); first at {first}: "
+                        f"{got[first]} vs {want[first]}"
+                    ),
+                )
             details.append(f"{output} vs {check['against']}")
         return "PASS", name, f"{seconds:.2f} s; " + ", ".join(details)
 
@@ -100,7 +133,8 @@ def main():
     bp_run = HERE / "bin" / "bp-run"
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(
-        p for p in (str(HERE / "lib"), env.get("LD_LIBRARY_PATH")) if p)
+        p for p in (str(HERE / "lib"), env.get("LD_LIBRARY_PATH")) if p
+    )
     target = (HERE / "target").read_text().strip()
     cases = sorted(p for p in (HERE / "cases").iterdir() if (p / "case.json").is_file())
     cases = [c for c in cases if args.filter in c.name]
@@ -111,8 +145,10 @@ def main():
         results.append({"status": status, "case": name, "detail": detail})
         print(f"{status} {name}: {detail}", flush=True)
     counts = {s: sum(r["status"] == s for r in results) for s in ("PASS", "FAIL", "SKIP")}
-    print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped "
-          f"(target {target})")
+    print(
+        f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped "
+        f"(target {target})"
+    )
     if args.json:
         pathlib.Path(args.json).write_text("\n".join(json.dumps(r) for r in results) + "\n")
     return 1 if counts["FAIL"] or not results else 0

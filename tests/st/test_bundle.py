@@ -11,23 +11,38 @@ import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-TESTS = ["tests/st/test_examples.py::test_example[down_proj_residual]",
-         "tests/st/test_examples.py::test_example[pipeline_mlp]",
-         "tests/st/test_variations.py::test_two_pipes_and_slot_num[4-1]",
-         "tests/st/test_errors.py"]
+TESTS = [
+    "tests/st/test_examples.py::test_example[down_proj_residual]",
+    "tests/st/test_examples.py::test_example[pipeline_mlp]",
+    "tests/st/test_variations.py::test_two_pipes_and_slot_num[4-1]",
+    "tests/st/test_errors.py",
+]
 
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
     out = tmp_path_factory.mktemp("bundle")
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "st_bundle.py"), "--target", "cpu-sim",
-                    "-o", str(out), *TESTS], check=True, cwd=ROOT, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "st_bundle.py"),
+            "--target",
+            "cpu-sim",
+            "-o",
+            str(out),
+            *TESTS,
+        ],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+    )
     return out
 
 
 def run_bundle(bundle, *args):
-    return subprocess.run([sys.executable, str(bundle / "run.py"), *args],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, str(bundle / "run.py"), *args], capture_output=True, text=True
+    )
 
 
 def case_dir(bundle, part):
@@ -47,8 +62,9 @@ def test_the_cases_pass_against_the_tests_numpy_references(bundle, tmp_path):
     assert error["status"] == "PASS" and "block 5" in error["detail"], error
     # bp-run does not run pipelines: skipped, and said so.
     skipped = [r for r in results if r["status"] == "SKIP"]
-    assert skipped and all("pipeline_mlp" in r["case"] and "pipelines" in r["detail"]
-                           for r in skipped), skipped
+    assert skipped and all(
+        "pipeline_mlp" in r["case"] and "pipelines" in r["detail"] for r in skipped
+    ), skipped
     assert f"{len(results) - len(skipped)} passed, 0 failed, {len(skipped)} skipped" in proc.stdout
 
 
@@ -60,8 +76,10 @@ def test_an_output_that_differs_fails_its_case(bundle):
     np.savez(case / "expected.npz", **expected)
     proc = run_bundle(bundle, "--filter", "down_proj_residual")
     assert proc.returncode == 1, proc.stdout
-    assert "FAIL test_examples.py::test_example[down_proj_residual][0]: 'out' differs from numpy " \
-           "at 1 of 4096 elements" in proc.stdout, proc.stdout
+    assert (
+        "FAIL test_examples.py::test_example[down_proj_residual][0]: 'out' differs from numpy "
+        "at 1 of 4096 elements" in proc.stdout
+    ), proc.stdout
     assert "first at (3, 5)" in proc.stdout, proc.stdout
 
 

@@ -16,15 +16,17 @@ ROWS, TILE, BLOCKS = 80, 16, 6  # five tiles of rows for six blocks
 @pl.program
 class OneBlockTooMany:
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[ROWS, 16], pl.FP32],
-          y: pl.Out[pl.Tensor[[ROWS, 16], pl.FP32]]) -> pl.Tensor[[ROWS, 16], pl.FP32]:
+    def k(
+        self, x: pl.Tensor[[ROWS, 16], pl.FP32], y: pl.Out[pl.Tensor[[ROWS, 16], pl.FP32]]
+    ) -> pl.Tensor[[ROWS, 16], pl.FP32]:
         row = pl.tile.get_block_idx() * TILE
         t = pl.load(x, [row, 0], [TILE, 16])
         return pl.store(pl.mul(t, 2.0), [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[ROWS, 16], pl.FP32],
-             y: pl.Out[pl.Tensor[[ROWS, 16], pl.FP32]]) -> pl.Tensor[[ROWS, 16], pl.FP32]:
+    def main(
+        self, x: pl.Tensor[[ROWS, 16], pl.FP32], y: pl.Out[pl.Tensor[[ROWS, 16], pl.FP32]]
+    ) -> pl.Tensor[[ROWS, 16], pl.FP32]:
         with pl.spmd(BLOCKS):
             y = self.k(x, y)
         return y
@@ -39,6 +41,9 @@ def test_the_block_past_the_end_fails_naming_its_line():
     with pytest.raises(RuntimeError) as info:
         program(x, y)
     message = str(info.value)
-    assert re.search(rf"kernel 'k' block 5: load from 'x' at test_errors.py:{load_line}: "
-                     r"dim 0 window \[80, 96\) is outside the tensor's \[0, 80\)", message), message
+    assert re.search(
+        rf"kernel 'k' block 5: load from 'x' at test_errors.py:{load_line}: "
+        r"dim 0 window \[80, 96\) is outside the tensor's \[0, 80\)",
+        message,
+    ), message
     np.testing.assert_array_equal(y, np.full((ROWS, 16), 7.0, dtype=np.float32))

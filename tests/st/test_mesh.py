@@ -52,8 +52,9 @@ class Permutes:
 
     @pl.function(type=pl.FunctionType.Orchestration)
     def swaps(self, x: T, y: pl.Out[T]) -> T:
-        y = pl.collective_permute(x, y, source_target_pairs=[[0, 1], [1, 0], [2, 3], [3, 2]],
-                                  channel=2)
+        y = pl.collective_permute(
+            x, y, source_target_pairs=[[0, 1], [1, 0], [2, 3], [3, 2]], channel=2
+        )
         return y
 
     @pl.function(type=pl.FunctionType.Orchestration)
@@ -143,8 +144,11 @@ def test_send_recv_targets_receive_and_sources_keep_their_own(permutes):
 def test_axis_0_must_be_the_mesh(permutes):
     x = inputs(6)[:3]
     y = np.full_like(x, 1.0)
-    with pytest.raises(ValueError, match=r"parameter 'x' must have shape 4x16x16 \(axis 0: the 4 "
-                                         r"devices of the mesh\), got 3x16x16"):
+    with pytest.raises(
+        ValueError,
+        match=r"parameter 'x' must have shape 4x16x16 \(axis 0: the 4 "
+        r"devices of the mesh\), got 3x16x16",
+    ):
         permutes.run("ring", x, y)
     assert (y == 1.0).all()
     with pytest.raises(ValueError, match="mesh"):
@@ -155,8 +159,12 @@ def expected_counters(pairs, nbytes: int, calls: int) -> dict:
     """After `calls` calls: pairs [i, i] copy on the device; every other pair
     is one transfer per call, device to device, on a channel made once."""
     moving = [(s, t) for s, t in pairs if s != t]
-    return {"device_to_device_bytes": calls * len(moving) * nbytes, "host_staged_bytes": 0,
-            "transfers": calls * len(moving), "channels_created": len(moving) if calls else 0}
+    return {
+        "device_to_device_bytes": calls * len(moving) * nbytes,
+        "host_staged_bytes": 0,
+        "transfers": calls * len(moving),
+        "channels_created": len(moving) if calls else 0,
+    }
 
 
 @pytest.mark.parametrize("name", [*CASES, "send_recv"])
@@ -266,4 +274,4 @@ def test_device_id_as_a_kernel_scalar(compute):
     y = np.zeros((DEVICES, TILE, COLS), dtype=np.float32)
     compute.run("own_block", r, y)
     for d in range(DEVICES):
-        np.testing.assert_array_equal(y[d], r[d, d * TILE:(d + 1) * TILE])
+        np.testing.assert_array_equal(y[d], r[d, d * TILE : (d + 1) * TILE])

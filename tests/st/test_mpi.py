@@ -26,7 +26,8 @@ import pipeline_mlp as mlp  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     not _runtime.mpi_available() or shutil.which("mpirun") is None,
-    reason="MPI tests need a runtime built with OpenMPI and mpirun on PATH")
+    reason="MPI tests need a runtime built with OpenMPI and mpirun on PATH",
+)
 
 # What a job may take at most (compiling included): a hang fails the test.
 JOB_LIMIT_S = 240
@@ -47,13 +48,22 @@ def launch(ranks, *args, env=None):
     start = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "blockpipe", "launch", "-n", str(ranks), str(JOB), *map(str, args)],
-        capture_output=True, text=True, timeout=JOB_LIMIT_S, env=env or _env())
+        capture_output=True,
+        text=True,
+        timeout=JOB_LIMIT_S,
+        env=env or _env(),
+    )
     return proc.returncode, proc.stdout + proc.stderr, time.monotonic() - start
 
 
 def in_process(*args):
-    proc = subprocess.run([sys.executable, str(JOB), *map(str, args)], capture_output=True,
-                          text=True, timeout=JOB_LIMIT_S, env=_env())
+    proc = subprocess.run(
+        [sys.executable, str(JOB), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=JOB_LIMIT_S,
+        env=_env(),
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -144,16 +154,25 @@ def test_each_rank_writes_its_trace_and_trace_merge_joins_them(tmp_path):
     parts = sorted(p.name for p in tmp_path.glob("trace.rank*.json"))
     assert parts == ["trace.rank0.json", "trace.rank1.json"]
     merged_path = tmp_path / "merged.json"
-    proc = subprocess.run([sys.executable, "-m", "blockpipe", "trace-merge", str(trace), "-o",
-                           str(merged_path)], capture_output=True, text=True, env=_env())
+    proc = subprocess.run(
+        [sys.executable, "-m", "blockpipe", "trace-merge", str(trace), "-o", str(merged_path)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     merged = json.loads(merged_path.read_text())
-    names = {e["pid"]: e["args"]["name"] for e in merged["traceEvents"]
-             if e.get("ph") == "M" and e.get("name") == "process_name"}
+    names = {
+        e["pid"]: e["args"]["name"]
+        for e in merged["traceEvents"]
+        if e.get("ph") == "M" and e.get("name") == "process_name"
+    }
     # One lane per rank and device: devices 0, 1 on rank 0 and 2, 3 on rank 1.
     for device, rank in ((0, 0), (1, 0), (2, 1), (3, 1)):
-        assert any(n.startswith(f"rank {rank} ") and f": Ring device {device} " in n
-                   for n in names.values()), names
+        assert any(
+            n.startswith(f"rank {rank} ") and f": Ring device {device} " in n
+            for n in names.values()
+        ), names
     # Every kernel of every device is in the merged timeline.
     kernels = [e for e in merged["traceEvents"] if e.get("ph") == "X" and "double" in e["name"]]
     assert {names[e["pid"]].split(" (")[0] for e in kernels} == {"rank 0", "rank 1"}
@@ -174,8 +193,9 @@ def test_the_launcher_builds_the_mpirun_command(tmp_path):
     command = distributed.mpirun_command(6, ["prog.py"], hostfile=str(hostfile), mpirun="mpirun")
     assert command[command.index("--hostfile") + 1] == str(hostfile)
     assert "--oversubscribe" not in command
-    assert "--oversubscribe" in distributed.mpirun_command(7, ["prog.py"], hostfile=str(hostfile),
-                                                           mpirun="mpirun")
+    assert "--oversubscribe" in distributed.mpirun_command(
+        7, ["prog.py"], hostfile=str(hostfile), mpirun="mpirun"
+    )
     with pytest.raises(ValueError, match="-n must be at least 1"):
         distributed.mpirun_command(0, ["prog.py"], mpirun="mpirun")
 
@@ -185,8 +205,11 @@ def test_the_launcher_under_mpirun_runs_the_program_itself(tmp_path):
     script.write_text("import sys\nprint('args', sys.argv[1:])\n")
     proc = subprocess.run(
         [sys.executable, "-m", "blockpipe", "launch", "-n", "3", str(script), "a", "b"],
-        capture_output=True, text=True, timeout=60,
-        env=_env(OMPI_COMM_WORLD_SIZE="1", OMPI_COMM_WORLD_RANK="0"))
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(OMPI_COMM_WORLD_SIZE="1", OMPI_COMM_WORLD_RANK="0"),
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # Once, in this process: no nested mpirun starting 3 more.
     assert proc.stdout.count("args ['a', 'b']") == 1, proc.stdout

@@ -17,7 +17,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _load_example():
-    spec = importlib.util.spec_from_file_location("pipeline_mlp", ROOT / "examples" / "pipeline_mlp.py")
+    spec = importlib.util.spec_from_file_location(
+        "pipeline_mlp", ROOT / "examples" / "pipeline_mlp.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -147,41 +149,51 @@ def test_a_stage_boundary_mismatch_is_an_error_at_the_users_line():
     @pl.program
     class Mismatched:
         @pl.function(type=pl.FunctionType.InCore)
-        def copy(self, x: pl.Tensor[[8, 16], pl.FP32], out: pl.Out[pl.Tensor[[8, 16], pl.FP32]]
-                 ) -> pl.Tensor[[8, 16], pl.FP32]:
+        def copy(
+            self, x: pl.Tensor[[8, 16], pl.FP32], out: pl.Out[pl.Tensor[[8, 16], pl.FP32]]
+        ) -> pl.Tensor[[8, 16], pl.FP32]:
             return pl.store(pl.load(x, [0, 0], [8, 16]), [0, 0], out)
 
         @pl.function(type=pl.FunctionType.InCore)
-        def copy8(self, x: pl.Tensor[[8, 8], pl.FP32], out: pl.Out[pl.Tensor[[8, 8], pl.FP32]]
-                  ) -> pl.Tensor[[8, 8], pl.FP32]:
+        def copy8(
+            self, x: pl.Tensor[[8, 8], pl.FP32], out: pl.Out[pl.Tensor[[8, 8], pl.FP32]]
+        ) -> pl.Tensor[[8, 8], pl.FP32]:
             return pl.store(pl.load(x, [0, 0], [8, 8]), [0, 0], out)
 
         @pl.function(type=pl.FunctionType.Orchestration, device=0)
-        def first(self, x: pl.Tensor[[8, 16], pl.FP32], h: pl.Out[pl.Tensor[[8, 16], pl.FP32]]
-                  ) -> pl.Tensor[[8, 16], pl.FP32]:
+        def first(
+            self, x: pl.Tensor[[8, 16], pl.FP32], h: pl.Out[pl.Tensor[[8, 16], pl.FP32]]
+        ) -> pl.Tensor[[8, 16], pl.FP32]:
             h = self.copy(x, h)
             return h
 
         @pl.function(type=pl.FunctionType.Orchestration, device=1)
-        def second(self, h: pl.Tensor[[8, 8], pl.FP32], y: pl.Out[pl.Tensor[[8, 8], pl.FP32]]
-                   ) -> pl.Tensor[[8, 8], pl.FP32]:
+        def second(
+            self, h: pl.Tensor[[8, 8], pl.FP32], y: pl.Out[pl.Tensor[[8, 8], pl.FP32]]
+        ) -> pl.Tensor[[8, 8], pl.FP32]:
             y = self.copy8(h, y)
             return y
 
         @pl.function(type=pl.FunctionType.Pipeline, microbatches=2)
-        def forward(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]
-                    ) -> pl.Tensor[[16, 8], pl.FP32]:
+        def forward(
+            self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]
+        ) -> pl.Tensor[[16, 8], pl.FP32]:
             h = pl.create_tensor([8, 16], dtype=pl.FP32)
             h = self.first(x, h)
             y = self.second(h, y)  # the mismatch
             return y
 
     error = _compile_error(Mismatched)
-    assert "stage boundary: 'first' writes f32 8x16 but 'second' reads its parameter 0 ('h') as f32 8x8" \
+    assert (
+        "stage boundary: 'first' writes f32 8x16 but 'second' reads its parameter 0 ('h') as f32 8x8"
         in str(error)
+    )
     assert error.file == __file__
-    line = next(i for i, text in enumerate(pathlib.Path(__file__).read_text().splitlines(), 1)
-                if "# the mismatch" in text)
+    line = next(
+        i
+        for i, text in enumerate(pathlib.Path(__file__).read_text().splitlines(), 1)
+        if "# the mismatch" in text
+    )
     assert error.line == line
 
 
@@ -193,7 +205,7 @@ def test_interleaved_needs_a_device_with_two_stages():
 
 def test_an_unknown_schedule_is_an_error():
     error = _compile_error(mlp.four_stage_mlp((0, 1, 0, 1), 4, "1f1b"))
-    assert "'bp.schedule' must be \"gpipe\" or \"interleaved\"" in str(error)
+    assert '\'bp.schedule\' must be "gpipe" or "interleaved"' in str(error)
 
 
 def test_out_arrays_are_written_only_after_the_whole_call():

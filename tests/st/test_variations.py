@@ -18,17 +18,25 @@ def mixed_program(core_num: int, sync_start: bool = False):
     @pl.program
     class Mixed:
         @pl.function(type=pl.FunctionType.InCore)
-        def kernel(self, x: pl.Tensor[[rows, K], pl.FP32], w: pl.Tensor[[K, COLS], pl.FP32],
-                   r: pl.Tensor[[rows, COLS], pl.FP32],
-                   y: pl.Out[pl.Tensor[[rows, COLS], pl.FP32]]) -> pl.Tensor[[rows, COLS], pl.FP32]:
+        def kernel(
+            self,
+            x: pl.Tensor[[rows, K], pl.FP32],
+            w: pl.Tensor[[K, COLS], pl.FP32],
+            r: pl.Tensor[[rows, COLS], pl.FP32],
+            y: pl.Out[pl.Tensor[[rows, COLS], pl.FP32]],
+        ) -> pl.Tensor[[rows, COLS], pl.FP32]:
             row = pl.tile.get_block_idx() * TILE
             acc = pl.matmul(pl.load(x, [row, 0], [TILE, K]), pl.load(w, [0, 0], [K, COLS]))
             return pl.store(pl.add(acc, pl.load(r, [row, 0], [TILE, COLS])), [row, 0], y)
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, x: pl.Tensor[[rows, K], pl.FP32], w: pl.Tensor[[K, COLS], pl.FP32],
-                 r: pl.Tensor[[rows, COLS], pl.FP32],
-                 y: pl.Out[pl.Tensor[[rows, COLS], pl.FP32]]) -> pl.Tensor[[rows, COLS], pl.FP32]:
+        def main(
+            self,
+            x: pl.Tensor[[rows, K], pl.FP32],
+            w: pl.Tensor[[K, COLS], pl.FP32],
+            r: pl.Tensor[[rows, COLS], pl.FP32],
+            y: pl.Out[pl.Tensor[[rows, COLS], pl.FP32]],
+        ) -> pl.Tensor[[rows, COLS], pl.FP32]:
             with pl.spmd(core_num, sync_start=sync_start):
                 y = self.kernel(x, w, r, y)
             return y
@@ -53,8 +61,10 @@ def test_mixed_kernel_core_num(core_num):
     orchestration = compiled.artifacts["orchestration/main.cpp"]
     named = re.search(r"constexpr int64_t (\w+) = (\d+);", orchestration)
     assert named and int(named.group(2)) == launch["pipe_buffer_per_block_bytes"]
-    assert re.search(rf'createPipeBuffer\(\s*"gm_pipe_buffer_0", {named.group(1)} \* {core_num}\);',
-                     orchestration)
+    assert re.search(
+        rf'createPipeBuffer\(\s*"gm_pipe_buffer_0", {named.group(1)} \* {core_num}\);',
+        orchestration,
+    )
 
 
 def test_sync_start():
@@ -87,8 +97,11 @@ def pipes_program(core_num: int, slot_num):
                 pl.tpush_to_aiv(prod, pipe_id=1)
 
         @pl.function(type=pl.FunctionType.AIV)
-        def vector(self, a: pl.Tensor[[core_num * n, n], pl.FP32],
-                   out: pl.Out[pl.Tensor[[core_num * n, n], pl.FP32]]) -> pl.Tensor[[core_num * n, n], pl.FP32]:
+        def vector(
+            self,
+            a: pl.Tensor[[core_num * n, n], pl.FP32],
+            out: pl.Out[pl.Tensor[[core_num * n, n], pl.FP32]],
+        ) -> pl.Tensor[[core_num * n, n], pl.FP32]:
             pl.aiv_initialize_pipe(dir_mask=2, slot_size=n * n * 4, slot_num=slot_num, pipe_id=0)
             pl.aiv_initialize_pipe(dir_mask=1, slot_size=n * n * 4, slot_num=slot_num, pipe_id=1)
             row = pl.tile.get_block_idx() * n
@@ -101,15 +114,23 @@ def pipes_program(core_num: int, slot_num):
             return pl.store(t, [row, 0], out)
 
         @pl.function(type=pl.FunctionType.Group)
-        def group(self, a: pl.Tensor[[core_num * n, n], pl.FP32], b: pl.Tensor[[n, n], pl.FP32],
-                  out: pl.Out[pl.Tensor[[core_num * n, n], pl.FP32]]) -> pl.Tensor[[core_num * n, n], pl.FP32]:
+        def group(
+            self,
+            a: pl.Tensor[[core_num * n, n], pl.FP32],
+            b: pl.Tensor[[n, n], pl.FP32],
+            out: pl.Out[pl.Tensor[[core_num * n, n], pl.FP32]],
+        ) -> pl.Tensor[[core_num * n, n], pl.FP32]:
             self.cube(b)
             out = self.vector(a, out)
             return out
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, a: pl.Tensor[[core_num * n, n], pl.FP32], b: pl.Tensor[[n, n], pl.FP32],
-                 out: pl.Out[pl.Tensor[[core_num * n, n], pl.FP32]]) -> pl.Tensor[[core_num * n, n], pl.FP32]:
+        def main(
+            self,
+            a: pl.Tensor[[core_num * n, n], pl.FP32],
+            b: pl.Tensor[[n, n], pl.FP32],
+            out: pl.Out[pl.Tensor[[core_num * n, n], pl.FP32]],
+        ) -> pl.Tensor[[core_num * n, n], pl.FP32]:
             with pl.spmd(core_num):
                 out = self.group(a, b, out)
             return out
@@ -126,7 +147,7 @@ def test_two_pipes_and_slot_num(core_num, slot_num):
     out = np.zeros_like(a)
     compiled = blockpipe.compile(program, quiet=True)
     compiled(a, b, out)
-    expected = np.concatenate([a[i * n:(i + 1) * n] @ b @ b @ b for i in range(core_num)])
+    expected = np.concatenate([a[i * n : (i + 1) * n] @ b @ b @ b for i in range(core_num)])
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)
     kernel = next(k for k in compiled.config["kernels"] if k["name"] == "cube")
     pipes = kernel["pipe_layout"]["pipes"]
@@ -142,8 +163,12 @@ class HoldsTen:
     popped tiles at once, so the pipe needs ten slots (the default is 8)."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[4 * TILE, K], pl.FP32], w: pl.Tensor[[K, COLS], pl.FP32],
-               y: pl.Out[pl.Tensor[[4 * TILE, COLS], pl.FP32]]) -> pl.Tensor[[4 * TILE, COLS], pl.FP32]:
+    def kernel(
+        self,
+        x: pl.Tensor[[4 * TILE, K], pl.FP32],
+        w: pl.Tensor[[K, COLS], pl.FP32],
+        y: pl.Out[pl.Tensor[[4 * TILE, COLS], pl.FP32]],
+    ) -> pl.Tensor[[4 * TILE, COLS], pl.FP32]:
         row = pl.tile.get_block_idx() * TILE
         a = pl.load(x, [row, 0], [TILE, K])
         b = pl.load(w, [0, 0], [K, COLS])
@@ -169,8 +194,12 @@ class HoldsTen:
         return pl.store(s, [row, 0], y)
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[4 * TILE, K], pl.FP32], w: pl.Tensor[[K, COLS], pl.FP32],
-             y: pl.Out[pl.Tensor[[4 * TILE, COLS], pl.FP32]]) -> pl.Tensor[[4 * TILE, COLS], pl.FP32]:
+    def main(
+        self,
+        x: pl.Tensor[[4 * TILE, K], pl.FP32],
+        w: pl.Tensor[[K, COLS], pl.FP32],
+        y: pl.Out[pl.Tensor[[4 * TILE, COLS], pl.FP32]],
+    ) -> pl.Tensor[[4 * TILE, COLS], pl.FP32]:
         with pl.spmd(4):
             y = self.kernel(x, w, y)
         return y

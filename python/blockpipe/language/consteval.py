@@ -47,23 +47,29 @@ class ConstEval:
             try:
                 return python_number(getattr(base, node.attr))
             except AttributeError:
-                raise self.error(node, f"'{ast.unparse(node.value)}' has no attribute "
-                                       f"'{node.attr}'{self.suggestion(node)}") from None
+                raise self.error(
+                    node,
+                    f"'{ast.unparse(node.value)}' has no attribute "
+                    f"'{node.attr}'{self.suggestion(node)}",
+                ) from None
         if isinstance(node, (ast.List, ast.Tuple)):
             return [self.static(e) for e in node.elts]
         if isinstance(node, ast.Subscript):
             base = self.static_name(node.value)
             index = self.static(node.slice)
             try:
-                return python_number(base[tuple(index) if isinstance(node.slice, ast.Tuple) else index])
+                return python_number(
+                    base[tuple(index) if isinstance(node.slice, ast.Tuple) else index]
+                )
             except (TypeError, KeyError, IndexError) as exc:
                 raise self.error(node, str(exc)) from None
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -self.static(node.operand)
         if isinstance(node, ast.BinOp) or (isinstance(node, ast.Call) and self.calls_helper(node)):
             value = self.expr(node)
-            if isinstance(value, (int, float)) or (isinstance(value, (list, tuple)) and all(
-                    isinstance(v, (int, float)) for v in value)):
+            if isinstance(value, (int, float)) or (
+                isinstance(value, (list, tuple)) and all(isinstance(v, (int, float)) for v in value)
+            ):
                 return list(value) if isinstance(value, tuple) else value
         raise self.error(node, f"'{ast.unparse(node)}' must be known at compile time")
 
@@ -84,8 +90,10 @@ class ConstEval:
             return node
         value = self.static(node)
         if not isinstance(value, types):
-            names = " or ".join("None" if t is type(None) else t.__name__
-                                for t in (types if isinstance(types, tuple) else (types,)))
+            names = " or ".join(
+                "None" if t is type(None) else t.__name__
+                for t in (types if isinstance(types, tuple) else (types,))
+            )
             raise self.error(node, f"{what} must be a compile-time {names}, got {value!r}")
         return value
 
@@ -105,7 +113,9 @@ class ConstEval:
             return node
         value = self.static(node)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(node, f"{what} must be an integer known at compile time, got {value!r}")
+            raise self.error(
+                node, f"{what} must be an integer known at compile time, got {value!r}"
+            )
         return value
 
     def dtype_arg(self, node, what: str) -> DType:
@@ -128,14 +138,19 @@ class ConstEval:
         value = self.static(node)
         if isinstance(value, tuple):  # a module constant such as SHAPE = (16, 32)
             value = list(value)
-        if not isinstance(value, list) or not value or not all(
-            isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in value
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in value)
         ):
-            raise self.error(node, f"{what} must be a list of positive integers known at compile time, got {value!r}")
+            raise self.error(
+                node,
+                f"{what} must be a list of positive integers known at compile time, got {value!r}",
+            )
         return tuple(value)
 
     def suggestion(self, node: ast.expr) -> str:
-        """"; did you mean 'x'?" for a misspelt name or attribute, else ""."""
+        """ "; did you mean 'x'?" for a misspelt name or attribute, else ""."""
         if isinstance(node, ast.Attribute):
             try:
                 base = self.static(node.value)

@@ -51,28 +51,45 @@ class ControlFlow:
             self.split_aiv_region(stmt)
             return
         if intrinsic not in ("range", "pipeline"):
-            raise self.error(stmt.iter, "for loops iterate over pl.range(...), pl.spmd(...), or range(...) "
-                                        "or a list of integers known at compile time (unrolled)")
+            raise self.error(
+                stmt.iter,
+                "for loops iterate over pl.range(...), pl.spmd(...), or range(...) "
+                "or a list of integers known at compile time (unrolled)",
+            )
         if self.kind not in KERNEL_KINDS + (FunctionType.Orchestration,):
-            raise self.error(stmt, f"pl.{intrinsic} loops are supported in incore, aic, aiv and orchestration "
-                                   "functions")
+            raise self.error(
+                stmt,
+                f"pl.{intrinsic} loops are supported in incore, aic, aiv and orchestration "
+                "functions",
+            )
         call = stmt.iter
         keywords = list(call.keywords)
         if intrinsic == "pipeline":
             # pypto's ping-pong hint: the loop itself is pl.range's.
             stage = next((k for k in keywords if k.arg == "stage"), None)
             if stage is None:
-                raise self.error(call, "pl.pipeline needs stage=, the pipeline depth (a positive integer)")
+                raise self.error(
+                    call, "pl.pipeline needs stage=, the pipeline depth (a positive integer)"
+                )
             if self.static_int(stage.value, "pl.pipeline's stage") <= 0:
                 raise self.error(stage.value, "pl.pipeline's stage must be a positive integer")
             keywords.remove(stage)
         if keywords:
-            raise self.error(keywords[0], f"pl.{intrinsic} takes no argument '{keywords[0].arg}'"
-                             + (" (carried values are the names the body reassigns)"
-                                if keywords[0].arg == "init_values" else ""))
+            raise self.error(
+                keywords[0],
+                f"pl.{intrinsic} takes no argument '{keywords[0].arg}'"
+                + (
+                    " (carried values are the names the body reassigns)"
+                    if keywords[0].arg == "init_values"
+                    else ""
+                ),
+            )
         if not 1 <= len(call.args) <= 3:
-            raise self.error(call, f"pl.{intrinsic} takes 1 to 3 positional arguments: (stop), (start, stop) or "
-                                   "(start, stop, step)")
+            raise self.error(
+                call,
+                f"pl.{intrinsic} takes 1 to 3 positional arguments: (stop), (start, stop) or "
+                "(start, stop, step)",
+            )
         bounds = [self.expr(a) for a in call.args]
         if len(bounds) == 1:
             bounds = [0, bounds[0], 1]
@@ -87,18 +104,29 @@ class ControlFlow:
         assigned = [n for n in assigned_names(stmt.body) if n != stmt.target.id]
         # An integer the body reassigns varies from one iteration to the
         # next, so it is carried as an index value too.
-        carried = [n for n in assigned if isinstance(self.env.get(n), Value) or is_int(self.env.get(n))]
+        carried = [
+            n for n in assigned if isinstance(self.env.get(n), Value) or is_int(self.env.get(n))
+        ]
         for name in assigned:
             if isinstance(self.env.get(name), float):
                 # Not carried: every iteration would see the value from
                 # before the loop, and so would the code after it.
-                raise self.error(assignment_of(stmt.body, name) or stmt,
-                                 f"'{name}' holds the compile-time number {self.env[name]!r} and the loop body "
-                                 "reassigns it; a loop carries only index values and tiles from one iteration "
-                                 "to the next: compute it from the loop variable, or keep it in a tile")
-        inits = [self.index_value(self.env[n], stmt) if is_int(self.env[n]) else self.env[n] for n in carried]
+                raise self.error(
+                    assignment_of(stmt.body, name) or stmt,
+                    f"'{name}' holds the compile-time number {self.env[name]!r} and the loop body "
+                    "reassigns it; a loop carries only index values and tiles from one iteration "
+                    "to the next: compute it from the loop variable, or keep it in a tile",
+                )
+        inits = [
+            self.index_value(self.env[n], stmt) if is_int(self.env[n]) else self.env[n]
+            for n in carried
+        ]
         handles = self.builder.begin_for(
-            lower.handle, upper.handle, step.handle, [v.handle for v in inits], self.loc(stmt),
+            lower.handle,
+            upper.handle,
+            step.handle,
+            [v.handle for v in inits],
+            self.loc(stmt),
             stmt.target.id,
         )
         outer = dict(self.env)
@@ -119,7 +147,9 @@ class ControlFlow:
                 # space is known (a pl.full that a matmul chain carries), or
                 # a popped tile whose type is still to be inferred meets a
                 # typed one: the cast joins them, the passes decide both.
-                (value,) = self.create("builtin.unrealized_conversion_cast", [value], [init.type], {}, stmt)
+                (value,) = self.create(
+                    "builtin.unrealized_conversion_cast", [value], [init.type], {}, stmt
+                )
             elif not same_type(value.type, init.type):
                 raise self.error(
                     stmt, f"'{name}' changes type inside the loop, from {init.type} to {value.type}"
@@ -140,7 +170,9 @@ class ControlFlow:
         self.env.pop(stmt.target.id, None)
         self.out_of_scope[stmt.target.id] = (
             f"'{stmt.target.id}' is the variable of the loop at line {self.source.position(stmt)[0]} and has "
-            "no value after it; keep what you need in another name inside the loop")
+            "no value after it; keep what you need in another name inside the loop"
+        )
+
     # --------------------------------------------------------- split regions
 
     def split_aiv_mode(self, call: ast.Call) -> SplitMode:
@@ -151,12 +183,18 @@ class ControlFlow:
                 raise self.error(kw, f"pl.split_aiv takes (n, mode=), not '{kw.arg}'")
             args[kw.arg] = kw.value
         if len(call.args) > 2 or set(args) != {"n", "mode"}:
-            raise self.error(call, "pl.split_aiv takes (n, mode=): pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN)")
+            raise self.error(
+                call, "pl.split_aiv takes (n, mode=): pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN)"
+            )
         if self.static_int(args["n"], "pl.split_aiv's n") != 2:
-            raise self.error(args["n"], "pl.split_aiv's n must be 2, the AIV sub-blocks of a core group")
+            raise self.error(
+                args["n"], "pl.split_aiv's n must be 2, the AIV sub-blocks of a core group"
+            )
         mode = self.static(args["mode"])
         if not isinstance(mode, SplitMode):
-            raise self.error(args["mode"], f"pl.split_aiv's mode must be a pl.SplitMode, got {mode!r}")
+            raise self.error(
+                args["mode"], f"pl.split_aiv's mode must be a pl.SplitMode, got {mode!r}"
+            )
         return mode
 
     def split_aiv_regions(self, body) -> List[Tuple[ast.For, SplitMode]]:
@@ -174,15 +212,21 @@ class ControlFlow:
 
     def split_aiv_region(self, stmt: ast.For) -> None:
         if self.kind is not FunctionType.InCore:
-            raise self.error(stmt, "pl.split_aiv regions are written in pl.at(level=pl.Level.CORE_GROUP) scopes "
-                                   f"and InCore kernels, not in {self.kind.name} function '{self.spec.name}'")
+            raise self.error(
+                stmt,
+                "pl.split_aiv regions are written in pl.at(level=pl.Level.CORE_GROUP) scopes "
+                f"and InCore kernels, not in {self.kind.name} function '{self.spec.name}'",
+            )
         if self.lane is not None:
             raise self.error(stmt, "pl.split_aiv regions do not nest")
         mode = self.split_aiv_mode(stmt.iter)
         if id(stmt) not in self.region_loops:
             # The kernel's split is set when its body is first read.
-            raise self.error(stmt, "a pl.split_aiv region must be written in the kernel's own body, not in a "
-                                   "helper function it calls")
+            raise self.error(
+                stmt,
+                "a pl.split_aiv region must be written in the kernel's own body, not in a "
+                "helper function it calls",
+            )
         name = stmt.target.id
         self.lane = mode
         try:
@@ -197,7 +241,8 @@ class ControlFlow:
         self.env.pop(name, None)
         self.out_of_scope[name] = (
             f"'{name}' is the lane of the pl.split_aiv region at line {self.source.position(stmt)[0]} and has "
-            "no value after it")
+            "no value after it"
+        )
 
     # Unrolling longer loops would bloat the kernel: use pl.range.
     MAX_UNROLL = 1024
@@ -205,14 +250,22 @@ class ControlFlow:
     def unrolled_values(self, node: ast.expr) -> Optional[List[int]]:
         """The values of `range(...)` with integer arguments known at compile
         time, or of a list or tuple of such integers; None otherwise."""
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" \
-                and "range" not in self.env and not node.keywords:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "range"
+            and "range" not in self.env
+            and not node.keywords
+        ):
             try:
                 args = [self.static(a) for a in node.args]
             except LoweringError:
                 return None
-            if not args or len(args) > 3 or not all(isinstance(a, int) and not isinstance(a, bool)
-                                                     for a in args):
+            if (
+                not args
+                or len(args) > 3
+                or not all(isinstance(a, int) and not isinstance(a, bool) for a in args)
+            ):
                 return None
             values = range(*args) if args[-1] != 0 or len(args) < 3 else None
             if values is None:
@@ -227,8 +280,11 @@ class ControlFlow:
         else:
             return None
         if len(values) > self.MAX_UNROLL:
-            raise self.error(node, f"this loop would be unrolled {len(values)} times (at most "
-                                   f"{self.MAX_UNROLL}); use pl.range for a loop that runs on the device")
+            raise self.error(
+                node,
+                f"this loop would be unrolled {len(values)} times (at most "
+                f"{self.MAX_UNROLL}); use pl.range for a loop that runs on the device",
+            )
         return list(values)
 
     def with_block(self, stmt: ast.With) -> None:
@@ -243,8 +299,11 @@ class ControlFlow:
             if isinstance(found, Unsupported):
                 raise self.error(item.context_expr, found.message)
         if len(stmt.items) == 1 and self.intrinsic_of(stmt.items[0].context_expr) == "at":
-            raise self.error(stmt, "pl.at scopes are outlined at the top level of Opaque and orchestration "
-                                   "functions only")
+            raise self.error(
+                stmt,
+                "pl.at scopes are outlined at the top level of Opaque and orchestration "
+                "functions only",
+            )
         if len(stmt.items) != 1 or self.intrinsic_of(stmt.items[0].context_expr) != "spmd":
             raise self.error(stmt, "with blocks are only supported as 'with pl.spmd(core_num):'")
         item = stmt.items[0]
@@ -263,14 +322,23 @@ class ControlFlow:
         if isinstance(core_num, int):
             if core_num <= 0:
                 raise self.error(bound["core_num"], f"core_num must be positive, got {core_num}")
-        elif isinstance(core_num, Value) and isinstance(core_num.type, ScalarType) and not core_num.type.dtype.is_float:
+        elif (
+            isinstance(core_num, Value)
+            and isinstance(core_num.type, ScalarType)
+            and not core_num.type.dtype.is_float
+        ):
             core_num = self.index_value(core_num, bound["core_num"])
         else:
-            raise self.error(bound["core_num"], "core_num must be a positive integer or an index value")
+            raise self.error(
+                bound["core_num"], "core_num must be a positive integer or an index value"
+            )
         if bound["optimizations"] is not None:
-            raise self.error(bound["optimizations"], "pl.spmd(optimizations=...) applies to a scope outlined "
-                                                     "into a kernel (in an Opaque or @pl.jit function), not to "
-                                                     "launches of the program's kernels")
+            raise self.error(
+                bound["optimizations"],
+                "pl.spmd(optimizations=...) applies to a scope outlined "
+                "into a kernel (in an Opaque or @pl.jit function), not to "
+                "launches of the program's kernels",
+            )
         sync_start = self.static_value(bound["sync_start"], bool, "sync_start")
         name_hint = self.static_value(bound["name_hint"], (str, type(None)), "name_hint")
         self.spmd_depth += 1
@@ -280,7 +348,8 @@ class ControlFlow:
             # Each block has its own index, known only inside the kernel.
             self.out_of_scope[loop_var] = (
                 f"'{loop_var}', the variable of pl.spmd, has no value in an orchestration function; "
-                "the launched kernel reads its block's index with pl.tile.get_block_idx()")
+                "the launched kernel reads its block's index with pl.tile.get_block_idx()"
+            )
         try:
             self.block(body)
         finally:
@@ -298,9 +367,12 @@ class ControlFlow:
             self.block(stmt.body if condition else stmt.orelse)
             return
         if self.kind not in KERNEL_KINDS + (FunctionType.Orchestration,):
-            raise self.error(stmt, "an if whose condition is known only at run time is supported in "
-                                   f"incore, aic, aiv and orchestration functions, not in {self.kind.name} function "
-                                   f"'{self.spec.name}'")
+            raise self.error(
+                stmt,
+                "an if whose condition is known only at run time is supported in "
+                f"incore, aic, aiv and orchestration functions, not in {self.kind.name} function "
+                f"'{self.spec.name}'",
+            )
         outer, outer_assigned = dict(self.env), dict(self.assigned_at)
         outer_freed = dict(self.freed)
         self.builder.begin_if(condition.handle, self.loc(stmt))
@@ -332,7 +404,8 @@ class ControlFlow:
                 self.out_of_scope[name] = (
                     f"'{name}' is assigned in only one branch of the if at line "
                     f"{self.source.position(stmt)[0]}; assign it before the if, or in both branches, "
-                    "to use it after the if")
+                    "to use it after the if"
+                )
                 continue
             in_else = else_assigned.get(name) is not outer_assigned.get(name)
             node = else_assigned[name] if in_else else then_assigned.get(name, stmt)
@@ -340,9 +413,14 @@ class ControlFlow:
             if same_value(then_value, else_value):
                 self.env[name] = then_value
                 continue
-            self.check_branches_agree(name, then_value, else_value, node,
-                                      in_then=then_assigned.get(name) is not outer_assigned.get(name),
-                                      in_else=in_else)
+            self.check_branches_agree(
+                name,
+                then_value,
+                else_value,
+                node,
+                in_then=then_assigned.get(name) is not outer_assigned.get(name),
+                in_else=in_else,
+            )
             # A tensor stored into in a branch becomes a result too (the
             # same tensor on both sides, checked above): later ops see the
             # stores through it.
@@ -353,10 +431,16 @@ class ControlFlow:
             pairs = [(m[2], m[1]) if is_else else (m[1], m[2]) for m in merged]  # (own, other)
 
             def undecided(own, other) -> bool:
-                return (isinstance(own, Value) and isinstance(other, Value)
-                        and joinable(own.type, other.type) and joined_by_cast(own.type, other.type))
+                return (
+                    isinstance(own, Value)
+                    and isinstance(other, Value)
+                    and joinable(own.type, other.type)
+                    and joined_by_cast(own.type, other.type)
+                )
 
-            builds = any(not isinstance(own, Value) or undecided(own, other) for own, other in pairs)
+            builds = any(
+                not isinstance(own, Value) or undecided(own, other) for own, other in pairs
+            )
             if builds:
                 # A literal becomes a constant in its branch, typed like the
                 # other branch's value; a tile whose space is still to be
@@ -367,42 +451,63 @@ class ControlFlow:
             try:
                 for (_, _, _, node), (own, other) in zip(merged, pairs):
                     if undecided(own, other):
-                        (own,) = self.create("builtin.unrealized_conversion_cast", [own], [other.type], {}, node)
+                        (own,) = self.create(
+                            "builtin.unrealized_conversion_cast", [own], [other.type], {}, node
+                        )
                     like = other.type if isinstance(other, Value) else None
                     yielded[is_else].append(self.as_value(own, node, like=like))
             finally:
                 if builds:
                     self.region_depth -= 1
         # A single result is named after its variable, for generated code.
-        results = self.builder.end_if([v.handle for v in yielded[False]], [v.handle for v in yielded[True]],
-                                      self.loc(stmt, merged[0][0] if len(merged) == 1 else ""))
-        for (name, then_own, else_own, node), then_value, handle in zip(merged, yielded[False], results):
+        results = self.builder.end_if(
+            [v.handle for v in yielded[False]],
+            [v.handle for v in yielded[True]],
+            self.loc(stmt, merged[0][0] if len(merged) == 1 else ""),
+        )
+        for (name, then_own, else_own, node), then_value, handle in zip(
+            merged, yielded[False], results
+        ):
             valid = valid_shapes.join(self, name, then_own, else_own, node)
             self.env[name] = Value(handle, then_value.type, valid)
             self.tensor_roots[handle] = self.root_of(then_value)
 
-    def check_branches_agree(self, name: str, then_value, else_value, node: ast.AST,
-                             in_then: bool, in_else: bool) -> None:
+    def check_branches_agree(
+        self, name: str, then_value, else_value, node: ast.AST, in_then: bool, in_else: bool
+    ) -> None:
         values = [v for v in (then_value, else_value) if isinstance(v, Value)]
         if len(values) == 2:
-            agree = same_type(then_value.type, else_value.type) or joinable(then_value.type, else_value.type)
+            agree = same_type(then_value.type, else_value.type) or joinable(
+                then_value.type, else_value.type
+            )
         else:
             # A literal takes the type of the other branch's scalar.
             agree = not values or isinstance(values[0].type, ScalarType)
             if not values and any(isinstance(v, float) for v in (then_value, else_value)):
-                raise self.error(node, f"'{name}' is a float known at compile time that differs between the "
-                                       "branches of an if decided at run time, so it would need a run-time type: "
-                                       "pass it as a pl.Scalar[pl.FP32], or keep it in a tile")
+                raise self.error(
+                    node,
+                    f"'{name}' is a float known at compile time that differs between the "
+                    "branches of an if decided at run time, so it would need a run-time type: "
+                    "pass it as a pl.Scalar[pl.FP32], or keep it in a tile",
+                )
         if not agree:
             then_text, else_text = describe(then_value), describe(else_value)
             if in_then and in_else:
-                raise self.error(node, f"'{name}' is {then_text} after the if branch but {else_text} after "
-                                       "the else branch; both branches must leave it the same type")
+                raise self.error(
+                    node,
+                    f"'{name}' is {then_text} after the if branch but {else_text} after "
+                    "the else branch; both branches must leave it the same type",
+                )
             before, after = (else_text, then_text) if in_then else (then_text, else_text)
             raise self.error(node, f"'{name}' changes type inside the if, from {before} to {after}")
-        if len(values) == 2 and isinstance(then_value.type, TensorType) and (
-            self.root_of(then_value) != self.root_of(else_value)
+        if (
+            len(values) == 2
+            and isinstance(then_value.type, TensorType)
+            and (self.root_of(then_value) != self.root_of(else_value))
         ):
-            raise self.error(node, f"'{name}' is a different tensor in each branch of the if; a tensor "
-                                   "assigned in a branch must stay the same tensor (assign it the result "
-                                   "of pl.store into it)")
+            raise self.error(
+                node,
+                f"'{name}' is a different tensor in each branch of the if; a tensor "
+                "assigned in a branch must stay the same tensor (assign it the result "
+                "of pl.store into it)",
+            )

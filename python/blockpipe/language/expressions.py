@@ -29,15 +29,30 @@ def too_large():
 class Expressions:
     """The part of a function's lowering that evaluates expressions."""
 
-    _CMPI_PREDICATES = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt",
-                        ast.GtE: "sge"}
+    _CMPI_PREDICATES = {
+        ast.Eq: "eq",
+        ast.NotEq: "ne",
+        ast.Lt: "slt",
+        ast.LtE: "sle",
+        ast.Gt: "sgt",
+        ast.GtE: "sge",
+    }
     # Ordered predicates (false on NaN), except != which is true on NaN, as in Python.
-    _CMPF_PREDICATES = {ast.Eq: "oeq", ast.Gt: "ogt", ast.GtE: "oge", ast.Lt: "olt", ast.LtE: "ole",
-                        ast.NotEq: "une"}
+    _CMPF_PREDICATES = {
+        ast.Eq: "oeq",
+        ast.Gt: "ogt",
+        ast.GtE: "oge",
+        ast.Lt: "olt",
+        ast.LtE: "ole",
+        ast.NotEq: "une",
+    }
     _PY_COMPARE = {
-        ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
-        ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
-        ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+        ast.Eq: lambda a, b: a == b,
+        ast.NotEq: lambda a, b: a != b,
+        ast.Lt: lambda a, b: a < b,
+        ast.LtE: lambda a, b: a <= b,
+        ast.Gt: lambda a, b: a > b,
+        ast.GtE: lambda a, b: a >= b,
     }
 
     def condition(self, node: ast.expr) -> Union[bool, Value]:
@@ -52,8 +67,9 @@ class Expressions:
                 return is_and
             result = values[0]
             for value in values[1:]:
-                (result,) = self.create("arith.andi" if is_and else "arith.ori", [result, value],
-                                        None, {}, node)
+                (result,) = self.create(
+                    "arith.andi" if is_and else "arith.ori", [result, value], None, {}, node
+                )
             return result
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             operand = self.condition(node.operand)
@@ -65,12 +81,17 @@ class Expressions:
         if isinstance(node, ast.Compare):
             for op in node.ops:
                 if type(op) not in self._CMPI_PREDICATES:
-                    raise self.error(node, f"'{cmp_symbol(op)}' is not supported in an if condition; "
-                                           "compare with ==, !=, <, <=, > or >=")
+                    raise self.error(
+                        node,
+                        f"'{cmp_symbol(op)}' is not supported in an if condition; "
+                        "compare with ==, !=, <, <=, > or >=",
+                    )
             nodes = [node.left] + list(node.comparators)
             operands = [self.condition_operand(n) for n in nodes]
-            parts = [self.compare(op, operands[i], operands[i + 1], nodes[i], nodes[i + 1], node)
-                     for i, op in enumerate(node.ops)]
+            parts = [
+                self.compare(op, operands[i], operands[i + 1], nodes[i], nodes[i + 1], node)
+                for i, op in enumerate(node.ops)
+            ]
             if any(p is False for p in parts):
                 return False
             values = [p for p in parts if isinstance(p, Value)]
@@ -84,15 +105,22 @@ class Expressions:
         if not isinstance(value, Value):
             return bool(value)
         if isinstance(value.type, ScalarType):
-            return self.compare(ast.NotEq(), value, 0, node, node, node)  # Python's truth of a number
-        raise self.error(node, "an if condition must be a comparison of scalars or index values such as "
-                               f"'k == 0', got {describe(value)}")
+            return self.compare(
+                ast.NotEq(), value, 0, node, node, node
+            )  # Python's truth of a number
+        raise self.error(
+            node,
+            "an if condition must be a comparison of scalars or index values such as "
+            f"'k == 0', got {describe(value)}",
+        )
 
     def condition_operand(self, node: ast.expr):
         if isinstance(node, ast.Constant) and isinstance(node.value, bool):
             return node.value
         if isinstance(node, ast.Attribute) or (
-            isinstance(node, ast.Name) and node.id not in self.env and node.id not in self.out_of_scope
+            isinstance(node, ast.Name)
+            and node.id not in self.env
+            and node.id not in self.out_of_scope
         ):
             try:
                 value = self.static(node)
@@ -106,8 +134,10 @@ class Expressions:
         for value, value_node in ((lhs, lhs_node), (rhs, rhs_node)):
             scalar = isinstance(value, Value) and isinstance(value.type, ScalarType)
             if not (scalar or isinstance(value, (int, float))):
-                raise self.error(value_node, "an if condition compares scalars or index values, "
-                                             f"got {describe(value)}")
+                raise self.error(
+                    value_node,
+                    f"an if condition compares scalars or index values, got {describe(value)}",
+                )
         if not isinstance(lhs, Value) and not isinstance(rhs, Value):
             return self._PY_COMPARE[type(op)](lhs, rhs)
         if isinstance(lhs, Value) and isinstance(rhs, Value) and lhs.type != rhs.type:
@@ -131,8 +161,14 @@ class Expressions:
 
     # ------------------------------------------------------------- expressions
 
-    def expr(self, node: ast.expr, name: Optional[str] = None, statement: bool = False,
-             multi: bool = False, expected: Optional[IRType] = None):
+    def expr(
+        self,
+        node: ast.expr,
+        name: Optional[str] = None,
+        statement: bool = False,
+        multi: bool = False,
+        expected: Optional[IRType] = None,
+    ):
         if isinstance(node, ast.Constant):
             if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
                 raise self.error(node, f"unsupported constant {node.value!r}")
@@ -147,7 +183,11 @@ class Expressions:
                 return -operand
             if isinstance(operand, Value) and isinstance(operand.type, TileType):
                 return ops.vector.unary(self, "neg", operand, node, name)
-            if isinstance(operand, Value) and isinstance(operand.type, ScalarType) and operand.type.dtype.is_float:
+            if (
+                isinstance(operand, Value)
+                and isinstance(operand.type, ScalarType)
+                and operand.type.dtype.is_float
+            ):
                 (result,) = self.create("arith.negf", [operand], None, {}, node, name)
                 return result
             return self.arith_binop(ast.Sub(), 0, operand, node, name)
@@ -155,7 +195,11 @@ class Expressions:
             return self.call(node, name, statement, multi, expected)
         if isinstance(node, ast.Subscript):
             return self.subscript(node, name)
-        if isinstance(node, ast.Attribute) and node.attr == "shape" and self.holds_shaped(node.value):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr == "shape"
+            and self.holds_shaped(node.value)
+        ):
             return self.shape_of(node.value)
         if isinstance(node, ast.Attribute):
             value = self.static(node)
@@ -169,8 +213,11 @@ class Expressions:
             except LoweringError:
                 test = None
             if not isinstance(test, bool):
-                raise self.error(node.test, "a conditional expression needs a condition known at compile "
-                                            "time (True or False); use an if statement")
+                raise self.error(
+                    node.test,
+                    "a conditional expression needs a condition known at compile "
+                    "time (True or False); use an if statement",
+                )
             return self.expr(node.body if test else node.orelse, name, statement, multi, expected)
         raise self.error(node, f"unsupported expression '{ast.unparse(node)}'")
 
@@ -178,8 +225,11 @@ class Expressions:
 
     def holds_shaped(self, node: ast.expr) -> bool:
         """Whether `node` names a tensor or a tile of the function."""
-        return isinstance(node, ast.Name) and isinstance(self.env.get(node.id), Value) and isinstance(
-            self.env[node.id].type, (TensorType, TileType))
+        return (
+            isinstance(node, ast.Name)
+            and isinstance(self.env.get(node.id), Value)
+            and isinstance(self.env[node.id].type, (TensorType, TileType))
+        )
 
     def shape_of(self, node: ast.expr) -> tuple:
         """`x.shape`: each dim a number, or (a dynamic tensor dim) an index
@@ -188,7 +238,9 @@ class Expressions:
         dims = []
         for axis, extent in enumerate(value.type.shape):
             if extent is dynamic:
-                (extent,) = self.create("bp.dim", [value], None, {"index": self.builder.i64(axis)}, node)
+                (extent,) = self.create(
+                    "bp.dim", [value], None, {"index": self.builder.i64(axis)}, node
+                )
             dims.append(extent)
         return tuple(dims)
 
@@ -198,8 +250,14 @@ class Expressions:
         base = self.expr(node.value)
         if isinstance(base, (tuple, list)):
             index = self.static(node.slice)
-            if isinstance(index, bool) or not isinstance(index, int) or not -len(base) <= index < len(base):
-                raise self.error(node.slice, f"index {index!r} is out of range for {len(base)} values")
+            if (
+                isinstance(index, bool)
+                or not isinstance(index, int)
+                or not -len(base) <= index < len(base)
+            ):
+                raise self.error(
+                    node.slice, f"index {index!r} is out of range for {len(base)} values"
+                )
             return base[index]
         if not (isinstance(base, Value) and isinstance(base.type, (TensorType, TileType))):
             raise self.error(node, f"cannot index {describe(base)}")
@@ -229,14 +287,19 @@ class Expressions:
             lower = 0 if item.lower is None else self.expr(item.lower)
             if item.upper is None:
                 if extent is dynamic:
-                    raise self.error(item, f"dimension {axis} is dynamic: give the slice's end, e.g. "
-                                           "[i : i + 16]")
+                    raise self.error(
+                        item,
+                        f"dimension {axis} is dynamic: give the slice's end, e.g. [i : i + 16]",
+                    )
                 size = extent - lower if isinstance(lower, int) else None
             else:
                 size = self.slice_size(item, lower)
             if not isinstance(size, int) or size <= 0:
-                raise self.error(item, "a window's size must be a positive number known at compile time: "
-                                       "write [a : b] with numbers, or [i : i + 16]")
+                raise self.error(
+                    item,
+                    "a window's size must be a positive number known at compile time: "
+                    "write [a : b] with numbers, or [i : i + 16]",
+                )
             offsets.append(self.index_value(lower, item.lower or item))
             dims.append(size)
         return offsets, dims
@@ -246,7 +309,12 @@ class Expressions:
         upper = item.upper
         if item.lower is not None:
             (lo_base, lo), (up_base, up) = self.affine_parts(item.lower), self.affine_parts(upper)
-            if lo_base is not None and lo_base == up_base and isinstance(lo, int) and isinstance(up, int):
+            if (
+                lo_base is not None
+                and lo_base == up_base
+                and isinstance(lo, int)
+                and isinstance(up, int)
+            ):
                 return up - lo
         upper_value = self.expr(upper)
         if isinstance(upper_value, int) and isinstance(lower, int):
@@ -256,6 +324,7 @@ class Expressions:
     def affine_parts(self, node: ast.expr):
         """`e + k`, `e - k`, `k + e` or `e` as (e's source, k), k a number
         known at compile time; else (None, None)."""
+
         def number(n):
             try:
                 value = self.static(n)
@@ -276,9 +345,12 @@ class Expressions:
         if node.id in self.env:
             value = self.env[node.id]
             if isinstance(value, Value) and value.handle in self.freed:
-                raise self.error(node, f"'{node.id}' is used after the pl.tfree at line "
-                                       f"{self.freed[value.handle]} released its pipe slot; use a popped "
-                                       "tile only before it is freed")
+                raise self.error(
+                    node,
+                    f"'{node.id}' is used after the pl.tfree at line "
+                    f"{self.freed[value.handle]} released its pipe slot; use a popped "
+                    "tile only before it is freed",
+                )
             return value
         if node.id in self.out_of_scope:
             raise self.error(node, self.out_of_scope[node.id])
@@ -286,15 +358,20 @@ class Expressions:
             value = python_number(self.source.globals[node.id])
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 return value
-            raise self.error(node, f"'{node.id}' is a {type(value).__name__}, not a value a kernel can use")
+            raise self.error(
+                node, f"'{node.id}' is a {type(value).__name__}, not a value a kernel can use"
+            )
         raise self.error(node, f"unknown name '{node.id}'{self.suggestion(node)}")
+
     def as_value(self, value, node: ast.AST, like: Optional[IRType] = None) -> Value:
         if isinstance(value, Value):
             return value
         if isinstance(value, (int, float)):
             if like is None:
                 if isinstance(value, float):
-                    raise self.error(node, "a float constant needs a tile or scalar to give it a type")
+                    raise self.error(
+                        node, "a float constant needs a tile or scalar to give it a type"
+                    )
                 return self.constant(value, INDEX, node)
             dtype = like.dtype if isinstance(like, (TileType, ScalarType)) else INDEX
             return self.constant(value, dtype, node)
@@ -347,7 +424,11 @@ class Expressions:
             return self.constant(value, INDEX, node)
         if isinstance(value, Value) and value.type == ScalarType(INDEX):
             return value
-        if isinstance(value, Value) and isinstance(value.type, ScalarType) and value.type.dtype.name in ("INT32", "INT64"):
+        if (
+            isinstance(value, Value)
+            and isinstance(value.type, ScalarType)
+            and value.type.dtype.name in ("INT32", "INT64")
+        ):
             # An INT32 or INT64 scalar used as an offset, a bound or a count.
             (cast,) = self.create("arith.index_cast", [value], [ScalarType(INDEX)], {}, node)
             return cast
@@ -364,7 +445,12 @@ class Expressions:
         ast.Mod: "arith.remsi",  # then given the divisor's sign, as in Python
     }
 
-    _FLOAT_BINOPS = {ast.Add: "arith.addf", ast.Sub: "arith.subf", ast.Mult: "arith.mulf", ast.Div: "arith.divf"}
+    _FLOAT_BINOPS = {
+        ast.Add: "arith.addf",
+        ast.Sub: "arith.subf",
+        ast.Mult: "arith.mulf",
+        ast.Div: "arith.divf",
+    }
 
     def binop(self, node: ast.BinOp, name):
         lhs = self.expr(node.left)
@@ -392,7 +478,7 @@ class Expressions:
                     ast.FloorDiv: lambda a, b: a // b,
                     ast.Mod: lambda a, b: a % b,
                     ast.Div: lambda a, b: a / b,
-                    ast.Pow: lambda a, b: a ** b if abs(b) <= 256 else too_large(),
+                    ast.Pow: lambda a, b: a**b if abs(b) <= 256 else too_large(),
                     ast.LShift: lambda a, b: a << b if b <= 256 else too_large(),
                     ast.RShift: lambda a, b: a >> b,
                     ast.BitAnd: lambda a, b: a & b,
@@ -406,7 +492,9 @@ class Expressions:
             except ZeroDivisionError:
                 raise self.error(node, "division by zero") from None
             except OverflowError:
-                raise self.error(node, "the result of this constant expression is too large") from None
+                raise self.error(
+                    node, "the result of this constant expression is too large"
+                ) from None
         # Scalars combine with scalars of their own type (and with numbers,
         # which take that type); an INT32 or INT64 scalar meeting an index
         # value joins index arithmetic.
@@ -414,7 +502,9 @@ class Expressions:
         for v in (lhs, rhs):
             if isinstance(v, Value):
                 if not isinstance(v.type, ScalarType):
-                    raise self.error(node, f"scalar arithmetic takes scalars and index values, got {v.type}")
+                    raise self.error(
+                        node, f"scalar arithmetic takes scalars and index values, got {v.type}"
+                    )
                 types.append(v.type)
         if len(set(types)) == 1:
             stype = types[0]
@@ -425,11 +515,16 @@ class Expressions:
             stype = ScalarType(dtype_named("INT64"))
             lhs, rhs = (self.widen(v, stype, node) for v in (lhs, rhs))
         else:
-            raise self.error(node, f"cannot combine {types[0]} and {types[1]} with '{op_symbol(op)}'")
+            raise self.error(
+                node, f"cannot combine {types[0]} and {types[1]} with '{op_symbol(op)}'"
+            )
         if stype.dtype.is_float:
             opname = self._FLOAT_BINOPS.get(type(op))
             if opname is None:
-                raise self.error(node, f"operator '{op_symbol(op)}' is not supported on {stype.dtype.name} scalars")
+                raise self.error(
+                    node,
+                    f"operator '{op_symbol(op)}' is not supported on {stype.dtype.name} scalars",
+                )
             a, b = self.as_value(lhs, node, like=stype), self.as_value(rhs, node, like=stype)
             (result,) = self.create(opname, [a, b], None, {}, node, name)
             return result
@@ -452,12 +547,23 @@ class Expressions:
             predicate = lambda op: self.builder.cmpi(self._CMPI_PREDICATES[op])  # noqa: E731
             if isinstance(rhs, int):
                 # A divisor of known sign: only a remainder of the other sign moves.
-                (adjust,) = self.create("arith.cmpi", [rem, zero], None,
-                                        {"predicate": predicate(ast.Lt if rhs > 0 else ast.Gt)}, node)
+                (adjust,) = self.create(
+                    "arith.cmpi",
+                    [rem, zero],
+                    None,
+                    {"predicate": predicate(ast.Lt if rhs > 0 else ast.Gt)},
+                    node,
+                )
             else:
-                (nonzero,) = self.create("arith.cmpi", [rem, zero], None, {"predicate": predicate(ast.NotEq)}, node)
-                (rem_neg,) = self.create("arith.cmpi", [rem, zero], None, {"predicate": predicate(ast.Lt)}, node)
-                (div_neg,) = self.create("arith.cmpi", [b, zero], None, {"predicate": predicate(ast.Lt)}, node)
+                (nonzero,) = self.create(
+                    "arith.cmpi", [rem, zero], None, {"predicate": predicate(ast.NotEq)}, node
+                )
+                (rem_neg,) = self.create(
+                    "arith.cmpi", [rem, zero], None, {"predicate": predicate(ast.Lt)}, node
+                )
+                (div_neg,) = self.create(
+                    "arith.cmpi", [b, zero], None, {"predicate": predicate(ast.Lt)}, node
+                )
                 (signs_differ,) = self.create("arith.xori", [rem_neg, div_neg], None, {}, node)
                 (adjust,) = self.create("arith.andi", [nonzero, signs_differ], None, {}, node)
             (adjusted,) = self.create("arith.addi", [rem, b], None, {}, node)

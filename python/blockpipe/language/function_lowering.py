@@ -113,7 +113,9 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             raise self.error(tree, "blockpipe functions take plain positional parameters only")
         params = args.args
         if not params or params[0].arg != "self":
-            raise self.error(tree, f"'{self.spec.name}' must be a method whose first parameter is self")
+            raise self.error(
+                tree, f"'{self.spec.name}' must be a method whose first parameter is self"
+            )
         annotations = self.spec.pyfunc.__annotations__
         param_types: List[IRType] = []
         dirs: List[ParamDirection] = []
@@ -133,7 +135,9 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
                 if self.kind is not FunctionType.AIV and self.kind is not FunctionType.AIC:
                     raise self.error(param, "tile parameters are not supported; pass a pl.Tensor")
             if not isinstance(ann, (TensorType, ScalarType)):
-                raise self.error(param, f"parameter '{param.arg}' has unsupported annotation {ann!r}")
+                raise self.error(
+                    param, f"parameter '{param.arg}' has unsupported annotation {ann!r}"
+                )
             param_types.append(ann)
             dirs.append(direction)
             attrs = {}
@@ -142,7 +146,8 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             arg_attrs.append(attrs)
 
         declared_results = self._declared_results(
-            self.annotation(annotations.get("return"), tree.returns or tree), tree)
+            self.annotation(annotations.get("return"), tree.returns or tree), tree
+        )
         self.result_types = declared_results
         b = self.builder
         fn_attrs = {"bp.kind": b.function_kind(self.kind.value)}
@@ -156,12 +161,17 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         regions = self.split_aiv_regions(tree.body) if self.kind is FunctionType.InCore else []
         if regions:
             if split is not SplitMode.NONE:
-                raise self.error(regions[0][0], f"'{self.spec.name}' is split {split.name} and has pl.split_aiv "
-                                                "regions; a kernel with regions takes its split from them")
+                raise self.error(
+                    regions[0][0],
+                    f"'{self.spec.name}' is split {split.name} and has pl.split_aiv "
+                    "regions; a kernel with regions takes its split from them",
+                )
             # The launch runs both AIV lanes; each region's pl.aiv_shard
             # says which half a lane takes (task-parallel NONE regions take
             # none: any split mode runs both lanes).
-            split = next((mode for _, mode in regions if mode is not SplitMode.NONE), SplitMode.UP_DOWN)
+            split = next(
+                (mode for _, mode in regions if mode is not SplitMode.NONE), SplitMode.UP_DOWN
+            )
         self.region_loops = {id(stmt) for stmt, _ in regions}
         if split is not SplitMode.NONE:
             fn_attrs["bp.split"] = b.split_mode(split.name.lower())
@@ -187,8 +197,10 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             self.param_values.append(value)
         self.program.signatures[self.spec.name] = (param_types, declared_results or [])
         self.program.named_dims[self.spec.name] = [
-            (i, p.arg, t.dim_names) for i, (p, t) in enumerate(zip(params[1:], param_types))
-            if isinstance(t, TensorType) and t.dim_names]
+            (i, p.arg, t.dim_names)
+            for i, (p, t) in enumerate(zip(params[1:], param_types))
+            if isinstance(t, TensorType) and t.dim_names
+        ]
         self.saw_return = False
         self.block(tree.body, top_level=True)
         if not self.saw_return:
@@ -199,8 +211,11 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         for tile, direction, pipe, node in self.popped:
             if tile.handle not in self.freed:
                 free = "pl.tfree_to_aic" if direction == "c2v" else "pl.tfree_to_aiv"
-                raise self.error(node, f"the tile popped here from pipe {pipe} is never freed; {free}(t) "
-                                       "after its last use releases its slot")
+                raise self.error(
+                    node,
+                    f"the tile popped here from pipe {pipe} is never freed; {free}(t) "
+                    "after its last use releases its slot",
+                )
         self.builder.end_function()
 
     def _unwritten_outputs_are_inputs(self) -> None:
@@ -267,7 +282,9 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         elif isinstance(stmt, ast.AugAssign):
             if not isinstance(stmt.target, ast.Name):
                 raise self.error(stmt, "only names can be assigned")
-            binop = ast.BinOp(left=ast.Name(stmt.target.id, ast.Load()), op=stmt.op, right=stmt.value)
+            binop = ast.BinOp(
+                left=ast.Name(stmt.target.id, ast.Load()), op=stmt.op, right=stmt.value
+            )
             ast.copy_location(binop, stmt)
             ast.copy_location(binop.left, stmt.target)
             self.bind(stmt.target.id, self.expr(binop, name=stmt.target.id), stmt)
@@ -301,17 +318,23 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         target = stmt.targets[0]
         if isinstance(target, ast.Name):
             self.bind(target.id, self.expr(stmt.value, name=target.id), target)
-        elif isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+        elif isinstance(target, (ast.Tuple, ast.List)) and all(
+            isinstance(e, ast.Name) for e in target.elts
+        ):
             values = self.expr(stmt.value, name=None, multi=True)
             if not isinstance(values, list) or len(values) != len(target.elts):
                 count = len(values) if isinstance(values, list) else 1
-                raise self.error(stmt, f"cannot unpack {count} value(s) into {len(target.elts)} names")
+                raise self.error(
+                    stmt, f"cannot unpack {count} value(s) into {len(target.elts)} names"
+                )
             for elt, value in zip(target.elts, values):
                 self.bind(elt.id, value, elt)
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             self.bind(target.value.id, self.store_window(target, stmt.value, stmt), target.value)
         else:
-            raise self.error(target, "only names, a tuple of names or a window x[a:b, ...] can be assigned")
+            raise self.error(
+                target, "only names, a tuple of names or a window x[a:b, ...] can be assigned"
+            )
 
     def store_window(self, target: ast.Subscript, value_node: ast.expr, stmt: ast.stmt) -> Value:
         """`x[i:i + 16, :] = t`: the tile `t` stored into that window of the
@@ -328,8 +351,11 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             shape = tuple(value.type.shape)
             lead = len(dims) - len(shape)
             if lead < 0 or any(d != 1 for d in dims[:lead]) or tuple(dims[lead:]) != shape:
-                raise self.error(stmt, f"the window {list(dims)} of '{target.value.id}' does not fit a tile of "
-                                       f"{list(shape)}")
+                raise self.error(
+                    stmt,
+                    f"the window {list(dims)} of '{target.value.id}' does not fit a tile of "
+                    f"{list(shape)}",
+                )
         call = ops.Call(stmt, None, None)
         if isinstance(base.type, TileType):
             from blockpipe.language.ops.vector import vector_operand
@@ -337,19 +363,31 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             whole = vector_operand(self, base, stmt, "the assigned tile")
             part = vector_operand(self, value, stmt, "the assigned tile")
             self.check_dtype(part.type.dtype, whole.type.dtype, stmt, "the window and the tile")
-            (result,) = self.create("bp.insert", [part, whole] + first, [whole.type],
-                                    {}, stmt)
+            (result,) = self.create("bp.insert", [part, whole] + first, [whole.type], {}, stmt)
             return result
         from blockpipe.language.ops.memory import store_tile
 
-        return store_tile(self, call, value, base, first, value_node, target.value, "the assignment",
-                          ("tile", "window"))
+        return store_tile(
+            self,
+            call,
+            value,
+            base,
+            first,
+            value_node,
+            target.value,
+            "the assignment",
+            ("tile", "window"),
+        )
 
     def tile_view(self, annotation: ast.expr):
         """An annotation without its pl.TileView(...) entry (the 4th of a
         pl.Tile[...]), and that entry's call, if any."""
-        if not (isinstance(annotation, ast.Subscript) and isinstance(annotation.slice, ast.Tuple)
-                and len(annotation.slice.elts) == 4 and isinstance(annotation.slice.elts[3], ast.Call)):
+        if not (
+            isinstance(annotation, ast.Subscript)
+            and isinstance(annotation.slice, ast.Tuple)
+            and len(annotation.slice.elts) == 4
+            and isinstance(annotation.slice.elts[3], ast.Call)
+        ):
             return annotation, None
         view = annotation.slice.elts[3]
         try:
@@ -358,9 +396,12 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             is_view = False
         if not is_view:
             return annotation, None
-        entries = ast.copy_location(ast.Tuple(elts=annotation.slice.elts[:3], ctx=ast.Load()), annotation.slice)
-        stripped = ast.copy_location(ast.Subscript(value=annotation.value, slice=entries, ctx=ast.Load()),
-                                     annotation)
+        entries = ast.copy_location(
+            ast.Tuple(elts=annotation.slice.elts[:3], ctx=ast.Load()), annotation.slice
+        )
+        stripped = ast.copy_location(
+            ast.Subscript(value=annotation.value, slice=entries, ctx=ast.Load()), annotation
+        )
         return stripped, view
 
     def view_valid(self, view: ast.Call, tile: TileType):
@@ -372,11 +413,15 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             if keyword.arg == "valid_shape" and valid is None:
                 valid = keyword.value
             else:
-                raise self.error(keyword.value, f"pl.TileView({keyword.arg}=...) is not supported by blockpipe")
+                raise self.error(
+                    keyword.value, f"pl.TileView({keyword.arg}=...) is not supported by blockpipe"
+                )
         if valid is None:
             return None
         if tile.unknown:
-            raise self.error(view, "a pl.TileView(valid_shape=...) needs the tile's shape in the annotation")
+            raise self.error(
+                view, "a pl.TileView(valid_shape=...) needs the tile's shape in the annotation"
+            )
         return valid_arg(self, valid, tile.shape, "pl.TileView")
 
     def ann_assign(self, stmt: ast.AnnAssign) -> None:
@@ -390,15 +435,23 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             raise self.error(stmt.annotation, f"unsupported annotation {ann!r}")
         value = self.expr(stmt.value, name=stmt.target.id, expected=ann)
         vtype = value.type if isinstance(value, Value) else None
-        if isinstance(ann, TileType) and isinstance(vtype, TileType) and vtype.unknown and not (
-                ann.space is not None and vtype.space is not None and ann.space != vtype.space):
+        if (
+            isinstance(ann, TileType)
+            and isinstance(vtype, TileType)
+            and vtype.unknown
+            and not (ann.space is not None and vtype.space is not None and ann.space != vtype.space)
+        ):
             # A popped tile's type, still to be inferred: bp-infer-pipe-types
             # checks that it is the annotation's.
             target = TileType(ann.shape, ann.dtype, ann.space or vtype.space)
-            (value,) = self.create("builtin.unrealized_conversion_cast", [value], [target], {}, stmt)
+            (value,) = self.create(
+                "builtin.unrealized_conversion_cast", [value], [target], {}, stmt
+            )
         elif isinstance(ann, TileType) and isinstance(vtype, TileType):
-            if ann.shape != vtype.shape or ann.dtype != vtype.dtype or (
-                ann.space is not None and vtype.space is not None and ann.space != vtype.space
+            if (
+                ann.shape != vtype.shape
+                or ann.dtype != vtype.dtype
+                or (ann.space is not None and vtype.space is not None and ann.space != vtype.space)
             ):
                 raise self.error(stmt, f"value of type {vtype} does not match the annotation {ann}")
         elif isinstance(ann, TensorType) and isinstance(vtype, TensorType):
@@ -429,7 +482,10 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             # `return self.kernel(...)` of a kernel with several results
             # returns them all.
             value = self.expr(stmt.value, multi=isinstance(stmt.value, ast.Call))
-            values = [self.as_value(v, stmt.value) for v in (value if isinstance(value, list) else [value])]
+            values = [
+                self.as_value(v, stmt.value)
+                for v in (value if isinstance(value, list) else [value])
+            ]
         types = [v.type for v in values]
         if self.result_types is not None:
             if len(types) != len(self.result_types) or any(
@@ -437,14 +493,19 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             ):
                 got = ", ".join(str(t) for t in types) or "nothing"
                 want = ", ".join(str(t) for t in self.result_types) or "nothing"
-                raise self.error(stmt, f"'{self.spec.name}' returns {got} but is declared to return {want}")
+                raise self.error(
+                    stmt, f"'{self.spec.name}' returns {got} but is declared to return {want}"
+                )
         else:
             self.result_types = types
-            self.builder.set_function_results(self.spec.name, [self.program.ir_type(t) for t in types])
+            self.builder.set_function_results(
+                self.spec.name, [self.program.ir_type(t) for t in types]
+            )
             params, _ = self.program.signatures[self.spec.name]
             self.program.signatures[self.spec.name] = (params, types)
         self.builder.create("func.return", [v.handle for v in values], [], {}, self.loc(stmt))
         self.saw_return = True
+
     # ------------------------------------------------------------------ scopes
 
     def block_local_message(self, name: str, stmt: ast.stmt) -> str:
@@ -462,17 +523,31 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
 
     def call(self, node: ast.Call, name, statement: bool, multi: bool, expected):
         func = node.func
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+        ):
             return self.call_function(node, func.attr, name, multi)
-        if isinstance(func, ast.Attribute) and func.attr == "bind_dynamic" and self.holds_shaped(func.value):
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "bind_dynamic"
+            and self.holds_shaped(func.value)
+        ):
             return self.bind_dynamic(node)
-        if isinstance(func, ast.Name) and func.id in ("min", "max") and func.id not in self.env \
-                and func.id not in self.source.globals:
+        if (
+            isinstance(func, ast.Name)
+            and func.id in ("min", "max")
+            and func.id not in self.env
+            and func.id not in self.source.globals
+        ):
             return self.min_max(node, {"min": min, "max": max}[func.id])
         try:
             target = self.static_name(func)
         except LoweringError:
-            raise self.error(node, f"unknown function '{ast.unparse(func)}'{self.suggestion(func)}") from None
+            raise self.error(
+                node, f"unknown function '{ast.unparse(func)}'{self.suggestion(func)}"
+            ) from None
         if isinstance(target, Unsupported):
             raise self.error(node, target.message)
         op = ops.op_of(target)
@@ -482,16 +557,24 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
                 return self.call_function(node, jit_name, name, multi)
             if isinstance(target, types.FunctionType):
                 return self.inline(node, target, name, multi)
-            raise self.error(node, f"'{ast.unparse(func)}' cannot be called in a blockpipe function")
+            raise self.error(
+                node, f"'{ast.unparse(func)}' cannot be called in a blockpipe function"
+            )
         return op.lower(self, node, name, expected)
 
     def min_max(self, node: ast.Call, fn):
         """Python's min(a, b, ...) / max(...) of numbers and index values."""
         if len(node.args) < 2 or node.keywords:
-            raise self.error(node, f"{fn.__name__}() takes two or more numbers or index values here")
+            raise self.error(
+                node, f"{fn.__name__}() takes two or more numbers or index values here"
+            )
         values = [self.expr(a) for a in node.args]
         numbers = [v for v in values if isinstance(v, (int, float))]
-        others = [self.index_value(v, a) for v, a in zip(values, node.args) if not isinstance(v, (int, float))]
+        others = [
+            self.index_value(v, a)
+            for v, a in zip(values, node.args)
+            if not isinstance(v, (int, float))
+        ]
         if numbers and any(isinstance(n, float) for n in numbers) and others:
             raise self.error(node, f"{fn.__name__}() of index values takes integers")
         result = fn(numbers) if numbers else None
@@ -515,9 +598,12 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         if not -rank <= axis < rank:
             raise self.error(node.args[0], f"axis {axis} is out of range for a {rank}-D tensor")
         if tensor.type.shape[axis % rank] is not dynamic:
-            raise self.error(node, f"dimension {axis % rank} of '{ast.unparse(node.func.value)}' is "
-                                   f"{tensor.type.shape[axis % rank]}, not dynamic; annotate it with "
-                                   "the pl.dynamic dimension")
+            raise self.error(
+                node,
+                f"dimension {axis % rank} of '{ast.unparse(node.func.value)}' is "
+                f"{tensor.type.shape[axis % rank]}, not dynamic; annotate it with "
+                "the pl.dynamic dimension",
+            )
         return None
 
     # ------------------------------------------------------------ inlining
@@ -532,12 +618,18 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
 
         stack = self.__dict__.setdefault("_inlining", [])
         if fn in stack or len(stack) >= 32:
-            raise self.error(node, f"'{fn.__name__}' calls itself; helpers are inlined, so recursion is "
-                                   "not supported")
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            raise self.error(
+                node,
+                f"'{fn.__name__}' calls itself; helpers are inlined, so recursion is not supported",
+            )
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        ):
             raise self.error(node, f"'{fn.__name__}' is inlined: call it without *args or **kwargs")
         try:
-            bound = inspect.signature(fn).bind(*node.args, **{k.arg: k.value for k in node.keywords})
+            bound = inspect.signature(fn).bind(
+                *node.args, **{k.arg: k.value for k in node.keywords}
+            )
         except TypeError as exc:
             raise self.error(node, f"call of '{fn.__name__}': {exc}") from None
         values = {}
@@ -546,7 +638,9 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         for param in inspect.signature(fn).parameters.values():
             if param.name not in values:
                 if param.default is inspect.Parameter.empty:
-                    raise self.error(node, f"'{fn.__name__}' takes *{param.name}, which inlining does not")
+                    raise self.error(
+                        node, f"'{fn.__name__}' takes *{param.name}, which inlining does not"
+                    )
                 values[param.name] = param.default
         spec = FunctionSpec(fn, self.kind)
         try:
@@ -555,12 +649,17 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             raise self.error(node, str(exc)) from None
         body = [s for s in source.tree.body]
         returns = [s for s in body if isinstance(s, ast.Return)]
-        nested = [n for s in body for n in ast.walk(s) if isinstance(n, ast.Return) and n not in returns]
+        nested = [
+            n for s in body for n in ast.walk(s) if isinstance(n, ast.Return) and n not in returns
+        ]
         if nested or (returns and body[-1] is not returns[0]) or len(returns) > 1:
             where = (nested or returns)[0]
             line = source.position(where)[0]
-            raise self.error(node, f"'{fn.__name__}' is inlined and may return only at the end of its body "
-                                   f"(a return at {source.file}:{line})")
+            raise self.error(
+                node,
+                f"'{fn.__name__}' is inlined and may return only at the end of its body "
+                f"(a return at {source.file}:{line})",
+            )
         saved = (self.source, self.env, self.assigned_at, self.out_of_scope)
         self.source, self.env, self.assigned_at, self.out_of_scope = source, dict(values), {}, {}
         stack.append(fn)
@@ -575,8 +674,10 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
                     result = self.expr(value, name=name, multi=multi)
         except LoweringError as err:
             caller_file, (caller_line, _) = saved[0].file, saved[0].position(node)
-            err = LoweringError(err.node, f"{err.message} (in '{fn.__name__}', inlined at "
-                                          f"{caller_file}:{caller_line})")
+            err = LoweringError(
+                err.node,
+                f"{err.message} (in '{fn.__name__}', inlined at {caller_file}:{caller_line})",
+            )
             raise self._compile_error(err) from None
         finally:
             stack.pop()
@@ -585,17 +686,24 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             return result[0]
         return result
 
-    def bind_args(self, what: str, node: ast.Call, required: Sequence[str],
-                  optional: Dict[str, Any]) -> Dict[str, Any]:
+    def bind_args(
+        self, what: str, node: ast.Call, required: Sequence[str], optional: Dict[str, Any]
+    ) -> Dict[str, Any]:
         names = list(required) + list(optional)
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        ):
             raise self.error(node, f"pl.{what} does not take *args or **kwargs")
         if len(node.args) > len(names):
-            raise self.error(node, f"pl.{what} takes at most {len(names)} arguments, got {len(node.args)}")
+            raise self.error(
+                node, f"pl.{what} takes at most {len(names)} arguments, got {len(node.args)}"
+            )
         bound: Dict[str, Any] = dict(zip(names, node.args))
         for kw in node.keywords:
             if kw.arg not in names:
-                raise self.error(kw.value, f"pl.{what} has no argument '{kw.arg}' (it takes {', '.join(names)})")
+                raise self.error(
+                    kw.value, f"pl.{what} has no argument '{kw.arg}' (it takes {', '.join(names)})"
+                )
             if kw.arg in bound:
                 raise self.error(kw.value, f"pl.{what} got argument '{kw.arg}' twice")
             bound[kw.arg] = kw.value
@@ -609,7 +717,10 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
     def require_kind(self, node, what: str, kinds) -> None:
         if self.kind not in kinds:
             allowed = ", ".join(k.name for k in kinds)
-            raise self.error(node, f"pl.{what} is only valid in {allowed} functions, not in {self.kind.name} function '{self.spec.name}'")
+            raise self.error(
+                node,
+                f"pl.{what} is only valid in {allowed} functions, not in {self.kind.name} function '{self.spec.name}'",
+            )
 
     def tile_arg(self, node, what: str) -> Value:
         value = self.tile_operand(self.expr(node), node)
@@ -630,10 +741,13 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         """`value`, a tile whose shape and dtype `what` needs while the
         function is built."""
         if value.type.unknown:
-            raise self.error(node, f"{what} needs the tile's shape and dtype, but they come through a pipe "
-                                   "from the other half of the group, which pops too, so they are known only "
-                                   "once the whole group is built; annotate the pl.tpop_from_*() the tile "
-                                   "comes from, e.g. t: pl.Tile[[16, 16], pl.FP32] = pl.tpop_from_aic()")
+            raise self.error(
+                node,
+                f"{what} needs the tile's shape and dtype, but they come through a pipe "
+                "from the other half of the group, which pops too, so they are known only "
+                "once the whole group is built; annotate the pl.tpop_from_*() the tile "
+                "comes from, e.g. t: pl.Tile[[16, 16], pl.FP32] = pl.tpop_from_aic()",
+            )
         return value
 
     def tensor_arg(self, node, what: str) -> Value:
@@ -642,8 +756,15 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             raise self.error(node, f"{what} must be a tensor, got {describe(value)}")
         return value
 
-    def create(self, op: str, operands: List[Value], results: Optional[List[IRType]], attrs, node,
-               name=None) -> List[Value]:
+    def create(
+        self,
+        op: str,
+        operands: List[Value],
+        results: Optional[List[IRType]],
+        attrs,
+        node,
+        name=None,
+    ) -> List[Value]:
         """Builds `op` at `node`. `results` None: the dialect infers the
         result types from the operands. `attrs` holds the session's
         attributes (self.builder.i64(...), ...)."""
@@ -658,11 +779,17 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             attrs = dict(attrs, **{"bp.lane": self.builder.unit()})
         program = self.program
         handles = self.builder.create(
-            op, [v.handle for v in operands], None if results is None else [program.ir_type(t) for t in results],
-            attrs, self.loc(node, name or ""))
+            op,
+            [v.handle for v in operands],
+            None if results is None else [program.ir_type(t) for t in results],
+            attrs,
+            self.loc(node, name or ""),
+        )
         if results is None:
             results = [program.frontend_type(self.builder.type_of(h)) for h in handles]
-        return valid_shapes.propagate(self, op, operands, [Value(h, t) for h, t in zip(handles, results)], node)
+        return valid_shapes.propagate(
+            self, op, operands, [Value(h, t) for h, t in zip(handles, results)], node
+        )
 
     def infer(self, op: str, operands: List[Value], node, attrs=None) -> List[IRType]:
         """The result types the dialect gives `op` on these operands."""
@@ -686,8 +813,11 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         self.written.add(self.root_of(tensor))
         pname = self.input_param_name(tensor)
         if pname is not None:
-            raise self.error(node, f"{what} '{pname}', an input of '{self.spec.name}'; declare it "
-                                   "pl.Out[...] or pl.InOut[...] to write it")
+            raise self.error(
+                node,
+                f"{what} '{pname}', an input of '{self.spec.name}'; declare it "
+                "pl.Out[...] or pl.InOut[...] to write it",
+            )
 
     def check_dtype(self, a: Optional[DType], b: Optional[DType], node, what: str) -> None:
         """A tile's dtype still to be inferred is bp-infer-pipe-types' to check."""
@@ -715,7 +845,9 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
             raise self.error(node, f"call '{callee}' with positional arguments only")
         param_types, result_types = program.signatures[callee]
         if len(node.args) != len(param_types):
-            raise self.error(node, f"'{callee}' takes {len(param_types)} arguments, got {len(node.args)}")
+            raise self.error(
+                node, f"'{callee}' takes {len(param_types)} arguments, got {len(node.args)}"
+            )
         args = []
         for arg_node, ptype in zip(node.args, param_types):
             value = self.expr(arg_node)
@@ -723,40 +855,73 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
                 value = self.constant(value, ptype.dtype, arg_node)
             # A pipeline's stage may take a tensor split into microbatches:
             # bp.stage's verifier checks those (and stage boundaries).
-            staged = (self.kind is FunctionType.Pipeline and isinstance(value, Value)
-                      and isinstance(value.type, TensorType) and isinstance(ptype, TensorType))
+            staged = (
+                self.kind is FunctionType.Pipeline
+                and isinstance(value, Value)
+                and isinstance(value.type, TensorType)
+                and isinstance(ptype, TensorType)
+            )
             if not isinstance(value, Value) or not (staged or same_type(value.type, ptype)):
-                raise self.error(arg_node, f"argument of '{callee}' must be {ptype}, got {describe(value)}")
+                raise self.error(
+                    arg_node, f"argument of '{callee}' must be {ptype}, got {describe(value)}"
+                )
             args.append(value)
 
         callee_kind = spec.kind
         if self.kind in (FunctionType.Orchestration, FunctionType.Group):
             callee_params = program.sources[callee].tree.args.args[1:]
-            for arg_node, arg, direction, param in zip(node.args, args, program.param_dirs[callee], callee_params):
+            for arg_node, arg, direction, param in zip(
+                node.args, args, program.param_dirs[callee], callee_params
+            ):
                 if direction is not ParamDirection.In:
-                    self.check_writable(arg, arg_node, f"'{callee}' writes its {direction.name} parameter "
-                                                       f"'{param.arg}', given")
+                    self.check_writable(
+                        arg,
+                        arg_node,
+                        f"'{callee}' writes its {direction.name} parameter '{param.arg}', given",
+                    )
         if self.kind is FunctionType.Orchestration:
             if callee_kind not in KERNEL_KINDS + (FunctionType.Group,):
-                raise self.error(node, f"orchestration functions launch incore, aic, aiv or group functions; '{callee}' is {callee_kind.name}")
+                raise self.error(
+                    node,
+                    f"orchestration functions launch incore, aic, aiv or group functions; '{callee}' is {callee_kind.name}",
+                )
             results = self.launch(node, callee, args, result_types, name)
         elif self.kind is FunctionType.Group:
             if callee_kind not in (FunctionType.AIC, FunctionType.AIV):
-                raise self.error(node, f"a group calls its AIC and AIV functions; '{callee}' is {callee_kind.name}")
-            results = self.create("func.call", args, result_types, {"callee": self.builder.symbol(callee)}, node, name)
+                raise self.error(
+                    node,
+                    f"a group calls its AIC and AIV functions; '{callee}' is {callee_kind.name}",
+                )
+            results = self.create(
+                "func.call", args, result_types, {"callee": self.builder.symbol(callee)}, node, name
+            )
         elif self.kind is FunctionType.Pipeline:
             if callee_kind is not FunctionType.Orchestration:
-                raise self.error(node, f"a pipeline calls orchestration stages; '{callee}' is {callee_kind.name}")
+                raise self.error(
+                    node, f"a pipeline calls orchestration stages; '{callee}' is {callee_kind.name}"
+                )
             # Result j is typed like the argument of the j-th Out/InOut
             # parameter (whole or split).
-            outs = [arg for arg, d in zip(args, program.param_dirs[callee]) if d is not ParamDirection.In]
-            staged_types = [arg.type for arg in outs] if len(outs) == len(result_types) else result_types
-            results = self.create("bp.stage", args, staged_types, {"callee": self.builder.symbol(callee)}, node, name)
+            outs = [
+                arg
+                for arg, d in zip(args, program.param_dirs[callee])
+                if d is not ParamDirection.In
+            ]
+            staged_types = (
+                [arg.type for arg in outs] if len(outs) == len(result_types) else result_types
+            )
+            results = self.create(
+                "bp.stage", args, staged_types, {"callee": self.builder.symbol(callee)}, node, name
+            )
         else:
             raise self.error(node, f"{self.kind.name} functions cannot call other functions")
         if self.kind in (FunctionType.Orchestration, FunctionType.Group):
             # Result j is the tensor of the j-th Out/InOut argument, written.
-            outs = [arg for arg, d in zip(args, program.param_dirs[callee]) if d is not ParamDirection.In]
+            outs = [
+                arg
+                for arg, d in zip(args, program.param_dirs[callee])
+                if d is not ParamDirection.In
+            ]
             if len(outs) == len(results):
                 for result, out in zip(results, outs):
                     self.tensor_roots[result.handle] = self.root_of(out)
@@ -778,7 +943,10 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         dynamic = isinstance(core_num, Value)
         if dynamic:
             operands = [core_num] + operands
-        attrs = {"callee": b.symbol(callee), "operandSegmentSizes": b.i32_array([int(dynamic), len(args)])}
+        attrs = {
+            "callee": b.symbol(callee),
+            "operandSegmentSizes": b.i32_array([int(dynamic), len(args)]),
+        }
         if not dynamic:
             attrs["core_num"] = b.i64(core_num)
         if sync_start:

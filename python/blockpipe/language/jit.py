@@ -72,11 +72,14 @@ class JitFunction:
         pypto's `config=` (a RunConfig) is accepted: blockpipe runs on
         cpu-sim."""
         if self._kind != "entry":
-            raise TypeError(f"'{self._fn.__name__}' is a @pl.jit.{self._kind} function: call it from a "
-                            "@pl.jit function")
+            raise TypeError(
+                f"'{self._fn.__name__}' is a @pl.jit.{self._kind} function: call it from a "
+                "@pl.jit function"
+            )
         if kwargs:
-            raise TypeError(f"'{self._fn.__name__}' takes its arguments by position; got "
-                            f"{', '.join(kwargs)}")
+            raise TypeError(
+                f"'{self._fn.__name__}' takes its arguments by position; got {', '.join(kwargs)}"
+            )
         arrays = [_as_array(a, i) for i, a in enumerate(args)]
         compiled = self._compiled(arrays)
         compiled.run(self._fn.__name__, *arrays)
@@ -96,8 +99,10 @@ class JitFunction:
 
         params = self._params()
         if arrays is not None and len(arrays) != len(params):
-            raise TypeError(f"'{self._fn.__name__}' takes {len(params)} arguments "
-                            f"({', '.join(p for p, _ in params)}), got {len(arrays)}")
+            raise TypeError(
+                f"'{self._fn.__name__}' takes {len(params)} arguments "
+                f"({', '.join(p for p, _ in params)}), got {len(arrays)}"
+            )
         types_ = self._specialize(params, arrays)
         key = tuple(_key(t) for t in types_)
         compiled = self._cache.get(key)
@@ -116,12 +121,18 @@ class JitFunction:
         annotations = _annotations(self._fn)
         args = source.tree.args
         if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
-            raise _error(source, source.tree, f"@pl.jit function '{self._fn.__name__}' takes plain "
-                                              "positional parameters only")
+            raise _error(
+                source,
+                source.tree,
+                f"@pl.jit function '{self._fn.__name__}' takes plain positional parameters only",
+            )
         return [(a.arg, annotations.get(a.arg)) for a in args.args]
 
     def _directions(self) -> List[ParamDirection]:
-        return [ann.direction if isinstance(ann, ParamType) else ParamDirection.In for _, ann in self._params()]
+        return [
+            ann.direction if isinstance(ann, ParamType) else ParamDirection.In
+            for _, ann in self._params()
+        ]
 
     def _bound_dynamic(self) -> Dict[str, Dict[int, Optional[str]]]:
         """The `x.bind_dynamic(axis, M)` statements of the body: per
@@ -129,10 +140,15 @@ class JitFunction:
         source = self._source()
         found: Dict[str, Dict[int, Optional[str]]] = {}
         for node in ast.walk(source.tree):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr == "bind_dynamic" and isinstance(node.func.value, ast.Name)
-                    and len(node.args) == 2 and isinstance(node.args[0], ast.Constant)
-                    and isinstance(node.args[0].value, int)):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "bind_dynamic"
+                and isinstance(node.func.value, ast.Name)
+                and len(node.args) == 2
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, int)
+            ):
                 var = _evaluate_name(node.args[1], source.globals)
                 name = var.name if isinstance(var, NamedDim) else None
                 found.setdefault(node.func.value.id, {})[node.args[0].value] = name
@@ -153,9 +169,13 @@ class JitFunction:
                 direction, ann = ann.direction, ann.inner
             arg = arrays[index] if arrays is not None else None
             where = f"parameter '{pname}' of '{self._fn.__name__}'"
-            if isinstance(ann, ScalarType) or (ann is None and arg is not None and not isinstance(arg, np.ndarray)):
+            if isinstance(ann, ScalarType) or (
+                ann is None and arg is not None and not isinstance(arg, np.ndarray)
+            ):
                 if ann is None:
-                    raise TypeError(f"{where} takes a scalar: annotate it, e.g. pl.Scalar[pl.INT64]")
+                    raise TypeError(
+                        f"{where} takes a scalar: annotate it, e.g. pl.Scalar[pl.INT64]"
+                    )
                 if arg is not None and isinstance(arg, np.ndarray):
                     raise TypeError(f"{where} is {ann}, got an array")
                 types_.append(ann)
@@ -165,7 +185,9 @@ class JitFunction:
             if arg is not None and not isinstance(arg, np.ndarray):
                 raise TypeError(f"{where} is a tensor, got {type(arg).__name__}")
             if ann is None and arg is None:
-                raise TypeError(f"{where} has no annotation: compile it with arguments, or annotate it")
+                raise TypeError(
+                    f"{where} has no annotation: compile it with arguments, or annotate it"
+                )
             if arg is not None:
                 dtype = dtype_of_array(arg)
                 if dtype is None:
@@ -173,13 +195,17 @@ class JitFunction:
                 if ann is not None and ann.dtype is not dtype:
                     raise TypeError(f"{where} is {ann.dtype.name} but the argument is {dtype.name}")
                 if ann is not None and len(ann.shape) != arg.ndim:
-                    raise TypeError(f"{where} is {len(ann.shape)}-D but the argument has shape "
-                                    f"{list(arg.shape)}")
+                    raise TypeError(
+                        f"{where} is {len(ann.shape)}-D but the argument has shape "
+                        f"{list(arg.shape)}"
+                    )
             else:
                 dtype = ann.dtype
             rank = len(ann.shape) if ann is not None else arg.ndim
             names = list(ann.dim_names) if ann is not None and ann.dim_names else [None] * rank
-            dynamic_axes = {a % rank: n for a, n in bound.get(pname, {}).items() if -rank <= a < rank}
+            dynamic_axes = {
+                a % rank: n for a, n in bound.get(pname, {}).items() if -rank <= a < rank
+            }
             shape = []
             for axis in range(rank):
                 declared = ann.shape[axis] if ann is not None else None
@@ -188,11 +214,15 @@ class JitFunction:
                     names[axis] = names[axis] or dynamic_axes.get(axis)
                     continue
                 if arg is not None and declared is not None and declared != arg.shape[axis]:
-                    raise ValueError(f"{where}: dimension {axis} is {declared} in its annotation but "
-                                     f"{arg.shape[axis]} in the argument")
+                    raise ValueError(
+                        f"{where}: dimension {axis} is {declared} in its annotation but "
+                        f"{arg.shape[axis]} in the argument"
+                    )
                 shape.append(int(arg.shape[axis]) if arg is not None else declared)
             tensor = TensorType(tuple(shape), dtype, tuple(names) if any(names) else ())
-            types_.append(tensor if direction is ParamDirection.In else ParamType(direction, tensor))
+            types_.append(
+                tensor if direction is ParamDirection.In else ParamType(direction, tensor)
+            )
         return types_
 
     def _program(self, types_: List[Any]) -> Program:
@@ -224,7 +254,11 @@ class JitFunction:
         for node in ast.walk(source.tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 target = source.globals.get(node.func.id)
-                if isinstance(target, JitFunction) and target._kind != "entry" and target not in found:
+                if (
+                    isinstance(target, JitFunction)
+                    and target._kind != "entry"
+                    and target not in found
+                ):
                     found.append(target)
         return found
 
@@ -240,23 +274,44 @@ class JitFunction:
         tree.args.args.insert(0, first)
         callees = {jf._fn.__name__ for jf in self._callees()}
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in callees:
-                attr = ast.Attribute(value=ast.Name("self", ast.Load()), attr=node.func.id, ctx=ast.Load())
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in callees
+            ):
+                attr = ast.Attribute(
+                    value=ast.Name("self", ast.Load()), attr=node.func.id, ctx=ast.Load()
+                )
                 for n in ast.walk(attr):
                     ast.copy_location(n, node.func)
                 node.func = attr
-        self_calls = tuple(n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call)
-                           and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
-                           and n.func.value.id == "self")
+        self_calls = tuple(
+            n.func.attr
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and isinstance(n.func.value, ast.Name)
+            and n.func.value.id == "self"
+        )
         has_scope = any(isinstance(n, (ast.With, ast.For)) for n in ast.walk(tree))
         kind = {"incore": FunctionType.InCore, "opaque": FunctionType.Opaque}.get(self._kind)
         if kind is None:  # the entry: an orchestration whose scopes become kernels
-            kind = FunctionType.Opaque if has_scope and _outlines(tree, source.globals) \
+            kind = (
+                FunctionType.Opaque
+                if has_scope and _outlines(tree, source.globals)
                 else FunctionType.Orchestration
+            )
         pyfunc = _types.SimpleNamespace(__name__=self._fn.__name__, __annotations__=annotations)
         spec = FunctionSpec(pyfunc, kind)
-        spec.source = Source(tree, source.file, source.line_offset, source.col_offset, source.globals,
-                             self_calls, source.pops)
+        spec.source = Source(
+            tree,
+            source.file,
+            source.line_offset,
+            source.col_offset,
+            source.globals,
+            self_calls,
+            source.pops,
+        )
         return spec
 
 
@@ -273,7 +328,9 @@ def _outlines(tree: ast.FunctionDef, namespace: Dict[str, Any]) -> bool:
             expr = node.iter
         if isinstance(expr, ast.Call):
             op = ops.op_of(_evaluate_name(expr.func, namespace))
-            if op is not None and (op.qualname == "at" or op.qualname == "spmd" and not _launches_only(node.body)):
+            if op is not None and (
+                op.qualname == "at" or op.qualname == "spmd" and not _launches_only(node.body)
+            ):
                 return True
     return False
 
@@ -318,7 +375,12 @@ def _key(t) -> tuple:
     if isinstance(t, ParamType):
         return (t.direction.name,) + _key(t.inner)
     if isinstance(t, TensorType):
-        return ("tensor", t.dtype.name, tuple(None if d is dynamic else d for d in t.shape), t.dim_names)
+        return (
+            "tensor",
+            t.dtype.name,
+            tuple(None if d is dynamic else d for d in t.shape),
+            t.dim_names,
+        )
     return ("scalar", str(t))
 
 
@@ -327,10 +389,14 @@ def _as_array(arg, index: int):
     written in place reach the tensor), else the argument itself."""
     if type(arg).__module__.startswith("torch") and hasattr(arg, "numpy"):
         if getattr(arg, "device", None) is not None and str(arg.device) != "cpu":
-            raise ValueError(f"argument {index} is a torch tensor on {arg.device}; blockpipe's cpu-sim "
-                             "takes CPU tensors")
+            raise ValueError(
+                f"argument {index} is a torch tensor on {arg.device}; blockpipe's cpu-sim "
+                "takes CPU tensors"
+            )
         if not arg.is_contiguous():
-            raise ValueError(f"argument {index} is a non-contiguous torch tensor; pass .contiguous()")
+            raise ValueError(
+                f"argument {index} is a non-contiguous torch tensor; pass .contiguous()"
+            )
         if str(arg.dtype) == "torch.bfloat16":
             import ml_dtypes
             import torch

@@ -64,8 +64,9 @@ class ProgramLowering:
             self.sources[name] = parse_function(spec, self.program.source_file)
             if spec.unsupported:
                 src = self.sources[name]
-                line, col = src.position(src.tree.decorator_list[0] if src.tree.decorator_list
-                                         else src.tree)
+                line, col = src.position(
+                    src.tree.decorator_list[0] if src.tree.decorator_list else src.tree
+                )
                 raise CompileError(spec.unsupported, file=src.file, line=line, column=col)
         outline_program(self.functions, self.sources, self.program.scope, _located_error)
         placed = [f for f in self.functions.values() if f.device is not None]
@@ -76,11 +77,16 @@ class ProgramLowering:
             if spec.device >= devices:
                 src = self.sources[spec.name]
                 # The decorator that places it, where there is one.
-                line, col = src.position(src.tree.decorator_list[0] if src.tree.decorator_list
-                                         else src.tree)
-                raise CompileError(f"'{spec.name}' is placed on device {spec.device}, outside the "
-                                   f"mesh of {devices} devices (compile(..., devices={devices}))",
-                                   file=src.file, line=line, column=col)
+                line, col = src.position(
+                    src.tree.decorator_list[0] if src.tree.decorator_list else src.tree
+                )
+                raise CompileError(
+                    f"'{spec.name}' is placed on device {spec.device}, outside the "
+                    f"mesh of {devices} devices (compile(..., devices={devices}))",
+                    file=src.file,
+                    line=line,
+                    column=col,
+                )
         if devices is not None:
             self.builder.set_module_attr("bp.num_devices", self.builder.i64(devices))
         self.devices = devices
@@ -123,7 +129,9 @@ class ProgramLowering:
                 else:
                     t = TileType(tuple(rest[0]), dtype_named(rest[1]), space)
             elif kind == "tensor":
-                t = TensorType(tuple(dynamic if d is None else d for d in rest[0]), dtype_named(rest[1]))
+                t = TensorType(
+                    tuple(dynamic if d is None else d for d in rest[0]), dtype_named(rest[1])
+                )
             else:
                 t = ScalarType(dtype_named(rest[0]))
             self._frontend_types[desc] = t
@@ -142,11 +150,14 @@ class ProgramLowering:
             if state.get(name) == 2:
                 return
             if state.get(name) == 1:
-                cycle = " -> ".join(stack[stack.index(name):] + [name])
+                cycle = " -> ".join(stack[stack.index(name) :] + [name])
                 src = self.sources[name]
                 line, col = src.position(src.tree)
                 raise CompileError(
-                    f"recursive calls are not supported: {cycle}", file=src.file, line=line, column=col
+                    f"recursive calls are not supported: {cycle}",
+                    file=src.file,
+                    line=line,
+                    column=col,
                 )
             state[name] = 1
             for callee in ordered(self.sources[name].self_calls):
@@ -160,8 +171,9 @@ class ProgramLowering:
         return order
 
 
-def lower_program(program: Program, core, devices: Optional[int] = None,
-                  named_dims: Optional[dict] = None) -> "Any":
+def lower_program(
+    program: Program, core, devices: Optional[int] = None, named_dims: Optional[dict] = None
+) -> "Any":
     """Returns the compile session holding the program's module (not yet
     verified: its `run_pipeline` does that).
     `devices` is the size of the mesh the program runs on (default: one
@@ -182,4 +194,6 @@ def program_ir(program: Program, locations: bool = False) -> str:
     from blockpipe import _core
 
     text = lower_program(program, _core).text(True)
-    return _core.run_passes(text, "bp-infer-pipe-types,bp-infer-memory-spaces", program.source_file, locations)
+    return _core.run_passes(
+        text, "bp-infer-pipe-types,bp-infer-memory-spaces", program.source_file, locations
+    )

@@ -24,8 +24,11 @@ class MemorySpaces:
         assert isinstance(tile, TileType)
         if tile.space is None or tile.space is space:
             return value
-        if (tile.space, space) not in LEGAL_MOVES and (tile.space, MemorySpace.Mat) in LEGAL_MOVES and (
-                MemorySpace.Mat, space) in LEGAL_MOVES:
+        if (
+            (tile.space, space) not in LEGAL_MOVES
+            and (tile.space, MemorySpace.Mat) in LEGAL_MOVES
+            and (MemorySpace.Mat, space) in LEGAL_MOVES
+        ):
             # Vec -> Mat -> Left/Right: a vector result as a matmul operand
             # (in a mixed kernel, the Vec -> Mat move is the pipe crossing).
             value = self.demand(value, MemorySpace.Mat, node, what)

@@ -66,8 +66,15 @@ def _assigned(stmts) -> List[str]:
     out: List[str] = []
     for stmt in stmts:
         for node in ast.walk(stmt):
-            targets = node.targets if isinstance(node, ast.Assign) else (
-                [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For)) else [])
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else (
+                    [node.target]
+                    if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For))
+                    else []
+                )
+            )
             for target in targets:
                 for name in _target_names(target):
                     if name not in out:
@@ -90,18 +97,26 @@ def _target_names(target: ast.AST) -> List[str]:
 def _at(node: ast.AST, namespace) -> bool:
     from blockpipe.language import ops
 
-    return isinstance(node, ast.Call) and ops.op_of(_static(node.func, namespace)) is ops.OPS.get("at")
+    return isinstance(node, ast.Call) and ops.op_of(_static(node.func, namespace)) is ops.OPS.get(
+        "at"
+    )
 
 
 def _spmd(node: ast.AST, namespace) -> bool:
     from blockpipe.language import ops
 
-    return isinstance(node, ast.Call) and ops.op_of(_static(node.func, namespace)) is ops.OPS.get("spmd")
+    return isinstance(node, ast.Call) and ops.op_of(_static(node.func, namespace)) is ops.OPS.get(
+        "spmd"
+    )
 
 
 def _self_call(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and isinstance(node.func.value, ast.Name) and node.func.value.id == "self")
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "self"
+    )
 
 
 def _launches_only(body) -> bool:
@@ -119,8 +134,13 @@ def _launches_only(body) -> bool:
 class Outliner:
     """Outlines the scopes of one function."""
 
-    def __init__(self, spec: FunctionSpec, source: Source, scope: Dict[str, Any],
-                 taken: Callable[[str], bool]):
+    def __init__(
+        self,
+        spec: FunctionSpec,
+        source: Source,
+        scope: Dict[str, Any],
+        taken: Callable[[str], bool],
+    ):
         self.spec = spec
         self.source = source
         self.namespace = dict(source.globals)
@@ -162,10 +182,12 @@ class Outliner:
                 written += [n for n in kernel_written if n not in written]
         if not self.kernels:
             if self.spec.kind is FunctionType.Opaque:
-                raise self.error(self.tree.decorator_list[0] if self.tree.decorator_list else self.tree,
-                                 f"Opaque function '{self.spec.name}' has no scope to run: put "
-                                 "its work in 'with pl.at(level=pl.Level.CORE_GROUP):' or "
-                                 "'for i in pl.spmd(n):'")
+                raise self.error(
+                    self.tree.decorator_list[0] if self.tree.decorator_list else self.tree,
+                    f"Opaque function '{self.spec.name}' has no scope to run: put "
+                    "its work in 'with pl.at(level=pl.Level.CORE_GROUP):' or "
+                    "'for i in pl.spmd(n):'",
+                )
             return None
         tree = copy.copy(self.tree)
         tree.body = body
@@ -173,25 +195,41 @@ class Outliner:
         annotations = dict(self.spec.pyfunc.__annotations__)
         for name in written:
             annotations[name] = self._written(self.annotations[name])
-        orchestration = FunctionSpec(self._pyfunc(self.spec.name, annotations), FunctionType.Orchestration)
+        orchestration = FunctionSpec(
+            self._pyfunc(self.spec.name, annotations), FunctionType.Orchestration
+        )
         return [(orchestration, self._source(tree))] + self.kernels
 
     # ------------------------------------------------------------------ scopes
 
     def _scope(self, stmt: ast.stmt):
-        if isinstance(stmt, ast.With) and len(stmt.items) == 1 and _at(stmt.items[0].context_expr, self.namespace):
+        if (
+            isinstance(stmt, ast.With)
+            and len(stmt.items) == 1
+            and _at(stmt.items[0].context_expr, self.namespace)
+        ):
             call = stmt.items[0].context_expr
             name_hint, split = self._at_args(call)
             if stmt.items[0].optional_vars is not None:
-                raise self.error(stmt.items[0].optional_vars, "'with pl.at(...) as name' is not supported")
+                raise self.error(
+                    stmt.items[0].optional_vars, "'with pl.at(...) as name' is not supported"
+                )
             return self._outline(stmt, stmt.body, None, None, name_hint, split)
         if self.spec.kind is not FunctionType.Opaque:
             return None  # an orchestration's pl.spmd launches kernels
-        if isinstance(stmt, ast.With) and len(stmt.items) == 1 and _spmd(stmt.items[0].context_expr, self.namespace) \
-                and not _launches_only(stmt.body):
+        if (
+            isinstance(stmt, ast.With)
+            and len(stmt.items) == 1
+            and _spmd(stmt.items[0].context_expr, self.namespace)
+            and not _launches_only(stmt.body)
+        ):
             call, hint, split = self._spmd_args(stmt.items[0].context_expr)
             return self._outline(stmt, stmt.body, call, None, hint, split)
-        if isinstance(stmt, ast.For) and _spmd(stmt.iter, self.namespace) and not _launches_only(stmt.body):
+        if (
+            isinstance(stmt, ast.For)
+            and _spmd(stmt.iter, self.namespace)
+            and not _launches_only(stmt.body)
+        ):
             if not isinstance(stmt.target, ast.Name):
                 raise self.error(stmt.target, "the variable of pl.spmd must be a name")
             call, hint, split = self._spmd_args(stmt.iter)
@@ -216,12 +254,18 @@ class Outliner:
             if kw.arg == "name_hint":
                 value = _static(kw.value, self.namespace)
                 if not isinstance(value, str) or not value.isidentifier():
-                    raise self.error(kw.value, "name_hint must be an identifier known at compile time")
+                    raise self.error(
+                        kw.value, "name_hint must be an identifier known at compile time"
+                    )
                 return value
         return None
 
     def _at_args(self, call: ast.Call) -> Tuple[Optional[str], Optional[Split]]:
-        level = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "level"), None)
+        level = (
+            call.args[0]
+            if call.args
+            else next((k.value for k in call.keywords if k.arg == "level"), None)
+        )
         if level is None:
             raise self.error(call, "pl.at needs level=pl.Level.CORE_GROUP")
         found = _static(level, self.namespace)
@@ -229,10 +273,15 @@ class Outliner:
             raise self.error(level, found.message)
         if found is not Level.CORE_GROUP:
             what = f"pl.Level.{found.name}" if isinstance(found, Level) else ast.unparse(level)
-            raise self.error(level, f"pl.at(level={what}) is not supported by blockpipe: it outlines "
-                                    "pl.Level.CORE_GROUP scopes into kernels")
+            raise self.error(
+                level,
+                f"pl.at(level={what}) is not supported by blockpipe: it outlines "
+                "pl.Level.CORE_GROUP scopes into kernels",
+            )
         if len(call.args) > 1:
-            raise self.error(call.args[1], "pl.at(level, role) is not supported by blockpipe: role=")
+            raise self.error(
+                call.args[1], "pl.at(level, role) is not supported by blockpipe: role="
+            )
         split: Optional[Split] = None
         for kw in call.keywords:
             if kw.arg in _AT_UNSUPPORTED:
@@ -245,24 +294,37 @@ class Outliner:
 
     def _optimizations(self, node: ast.AST) -> Optional[Split]:
         if not isinstance(node, (ast.List, ast.Tuple)):
-            raise self.error(node, "pl.at's optimizations= must be a list such as [pl.split(pl.SplitMode.UP_DOWN)]")
+            raise self.error(
+                node,
+                "pl.at's optimizations= must be a list such as [pl.split(pl.SplitMode.UP_DOWN)]",
+            )
         from blockpipe.language import ops
 
         mode: Optional[SplitMode] = None
         slot_num: Optional[int] = None
         seen = set()
         for entry in node.elts:
-            op = ops.op_of(_static(entry.func, self.namespace)) if isinstance(entry, ast.Call) else None
+            op = (
+                ops.op_of(_static(entry.func, self.namespace))
+                if isinstance(entry, ast.Call)
+                else None
+            )
             kind = next((k for k in ("split", "cross_core_slot") if op is ops.OPS[k]), None)
             if kind is None:
-                raise self.error(entry, "each entry of pl.at's optimizations= must be pl.split(mode) or "
-                                        "pl.cross_core_slot(slot_num=n)")
+                raise self.error(
+                    entry,
+                    "each entry of pl.at's optimizations= must be pl.split(mode) or "
+                    "pl.cross_core_slot(slot_num=n)",
+                )
             if kind in seen:
                 raise self.error(entry, f"pl.at's optimizations= has pl.{kind} twice")
             seen.add(kind)
             if kind == "split":
-                mode_node = entry.args[0] if entry.args else next(
-                    (k.value for k in entry.keywords if k.arg == "mode"), None)
+                mode_node = (
+                    entry.args[0]
+                    if entry.args
+                    else next((k.value for k in entry.keywords if k.arg == "mode"), None)
+                )
                 mode = _static(mode_node, self.namespace) if mode_node is not None else None
                 if not isinstance(mode, SplitMode):
                     raise self.error(entry, "pl.split takes a pl.SplitMode known at compile time")
@@ -274,7 +336,9 @@ class Outliner:
                         raise self.error(kw.value, "pl.at's optimizations= gives slot_num twice")
                     slot_num = _static(kw.value, self.namespace)
                     if isinstance(slot_num, bool) or not isinstance(slot_num, int) or slot_num <= 0:
-                        raise self.error(kw.value, f"pl.{kind}'s slot_num must be a positive integer")
+                        raise self.error(
+                            kw.value, f"pl.{kind}'s slot_num must be a positive integer"
+                        )
                 elif kw.arg != "mode" or kind != "split":
                     raise self.error(kw.value, f"pl.{kind} has no argument '{kw.arg}'")
             if kind == "cross_core_slot" and slot_num is None:
@@ -291,51 +355,91 @@ class Outliner:
             # kernel takes the name with a suffix.
             name = f"{name}_kernel"
         if self.taken(name) or name in (k.name for k, _ in self.kernels):
-            raise self.error(stmt, f"the kernel outlined here would be named '{name}', which the program "
-                                   "already has; give the scope a name_hint=")
+            raise self.error(
+                stmt,
+                f"the kernel outlined here would be named '{name}', which the program "
+                "already has; give the scope a name_hint=",
+            )
         used = _names(body)
         assigned = _assigned(body)
         params = [p for p in self.params if p in used]
         # A name set outside the scope but not a parameter: its type is
         # known only while the function is built.
-        outer = [n for n in _assigned(self.tree.body[:self.tree.body.index(stmt)]) if n not in self.params]
+        outer = [
+            n
+            for n in _assigned(self.tree.body[: self.tree.body.index(stmt)])
+            if n not in self.params
+        ]
         for n in used:
             if n in outer and n not in assigned:
-                use = next(node for s in body for node in ast.walk(s) if isinstance(node, ast.Name) and node.id == n)
-                raise self.error(use, f"'{n}' is set outside the scope at line {self.source.position(stmt)[0]}; "
-                                      "a scope reads the function's parameters only")
+                use = next(
+                    node
+                    for s in body
+                    for node in ast.walk(s)
+                    if isinstance(node, ast.Name) and node.id == n
+                )
+                raise self.error(
+                    use,
+                    f"'{n}' is set outside the scope at line {self.source.position(stmt)[0]}; "
+                    "a scope reads the function's parameters only",
+                )
         written = [p for p in params if p in assigned]
         for p in written:
             ann = self.annotations[p]
             if not isinstance(ann, (TensorType, ParamType)):
-                node = next(node for s in body for node in ast.walk(s) if isinstance(node, ast.Name) and node.id == p)
-                raise self.error(node, f"the scope assigns '{p}', a scalar parameter; name the result otherwise")
+                node = next(
+                    node
+                    for s in body
+                    for node in ast.walk(s)
+                    if isinstance(node, ast.Name) and node.id == p
+                )
+                raise self.error(
+                    node, f"the scope assigns '{p}', a scalar parameter; name the result otherwise"
+                )
 
         loc = stmt
         kernel_body: List[ast.stmt] = []
         if block_var is not None:
-            kernel_body.append(self._located(ast.parse(f"{block_var} = pl.tile.get_block_idx()").body[0], loc))
+            kernel_body.append(
+                self._located(ast.parse(f"{block_var} = pl.tile.get_block_idx()").body[0], loc)
+            )
             self._bind_pl(kernel_body[-1])
         kernel_body += body
         if written:
             ret = ast.Return(value=self._names_expr(written, loc))
             kernel_body.append(self._located(ret, body[-1]))
-        args = ast.arguments(posonlyargs=[], args=[ast.arg("self")] + [ast.arg(p) for p in params],
-                             vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+        args = ast.arguments(
+            posonlyargs=[],
+            args=[ast.arg("self")] + [ast.arg(p) for p in params],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        )
         for a in args.args:
             self._located(a, loc)
-        fdef = ast.FunctionDef(name=name, args=args, body=kernel_body, decorator_list=[], returns=None)
+        fdef = ast.FunctionDef(
+            name=name, args=args, body=kernel_body, decorator_list=[], returns=None
+        )
         ast.copy_location(fdef, loc)  # its body keeps the user's positions
         annotations = {p: self._kernel_param(p, p in written) for p in params}
-        kernel = FunctionSpec(self._pyfunc(name, annotations), FunctionType.InCore, tensor_ops=True,
-                              split=split.mode if split is not None else SplitMode.NONE,
-                              slot_num=split.slot_num if split is not None else None)
+        kernel = FunctionSpec(
+            self._pyfunc(name, annotations),
+            FunctionType.InCore,
+            tensor_ops=True,
+            split=split.mode if split is not None else SplitMode.NONE,
+            slot_num=split.slot_num if split is not None else None,
+        )
         source = self._source(fdef)
         self.kernels.append((kernel, source))
 
         # The launch where the scope was.
-        call = ast.Call(func=ast.Attribute(value=ast.Name("self", ast.Load()), attr=name, ctx=ast.Load()),
-                        args=[ast.Name(p, ast.Load()) for p in params], keywords=[])
+        call = ast.Call(
+            func=ast.Attribute(value=ast.Name("self", ast.Load()), attr=name, ctx=ast.Load()),
+            args=[ast.Name(p, ast.Load()) for p in params],
+            keywords=[],
+        )
         launch_stmt: ast.stmt
         if written:
             target = self._names_expr(written, loc, ast.Store())
@@ -345,10 +449,15 @@ class Outliner:
         if spmd_call is not None:
             spmd = copy.deepcopy(spmd_call)
         else:
-            spmd = ast.Call(func=ast.Attribute(value=ast.Name("pl", ast.Load()), attr="spmd", ctx=ast.Load()),
-                            args=[ast.Constant(1)], keywords=[])
+            spmd = ast.Call(
+                func=ast.Attribute(value=ast.Name("pl", ast.Load()), attr="spmd", ctx=ast.Load()),
+                args=[ast.Constant(1)],
+                keywords=[],
+            )
             self._bind_pl(spmd)
-        launch = ast.With(items=[ast.withitem(context_expr=spmd, optional_vars=None)], body=[launch_stmt])
+        launch = ast.With(
+            items=[ast.withitem(context_expr=spmd, optional_vars=None)], body=[launch_stmt]
+        )
         return self._located(launch, loc), written
 
     # ----------------------------------------------------------------- helpers
@@ -370,7 +479,9 @@ class Outliner:
         ctx = ctx or ast.Load()
         if len(names) == 1:
             return self._located(ast.Name(names[0], ctx), loc)
-        return self._located(ast.Tuple([self._located(ast.Name(n, ctx), loc) for n in names], ctx), loc)
+        return self._located(
+            ast.Tuple([self._located(ast.Name(n, ctx), loc) for n in names], ctx), loc
+        )
 
     @staticmethod
     def _located(node, loc):
@@ -391,7 +502,11 @@ class Outliner:
         it first), any other one an input."""
         ann = self.annotations[name]
         inner = ann.inner if isinstance(ann, ParamType) else ann
-        return ParamType(ParamDirection.InOut, inner) if written and isinstance(inner, TensorType) else inner
+        return (
+            ParamType(ParamDirection.InOut, inner)
+            if written and isinstance(inner, TensorType)
+            else inner
+        )
 
     def _pyfunc(self, name: str, annotations: Dict[str, Any]):
         return _types.SimpleNamespace(__name__=name, __annotations__=annotations)
@@ -402,12 +517,18 @@ class Outliner:
         return Source(tree, s.file, s.line_offset, s.col_offset, s.globals, calls, False)
 
 
-def outline_program(functions: Dict[str, FunctionSpec], sources: Dict[str, Source], scope: Dict[str, Any],
-                    compile_error: Callable[[Source, LoweringError], Exception]):
+def outline_program(
+    functions: Dict[str, FunctionSpec],
+    sources: Dict[str, Source],
+    scope: Dict[str, Any],
+    compile_error: Callable[[Source, LoweringError], Exception],
+):
     """Replaces each Opaque function, and each orchestration with a scope to
     outline, by an orchestration and its kernels (in place, keeping the
     program's order)."""
-    if not any(s.kind in (FunctionType.Opaque, FunctionType.Orchestration) for s in functions.values()):
+    if not any(
+        s.kind in (FunctionType.Opaque, FunctionType.Orchestration) for s in functions.values()
+    ):
         return
     out_specs: Dict[str, FunctionSpec] = {}
     out_sources: Dict[str, Source] = {}
@@ -415,8 +536,9 @@ def outline_program(functions: Dict[str, FunctionSpec], sources: Dict[str, Sourc
         replaced = None
         if spec.kind in (FunctionType.Opaque, FunctionType.Orchestration):
             try:
-                replaced = Outliner(spec, sources[name], scope,
-                                    lambda n: n in functions or n in out_specs).run()
+                replaced = Outliner(
+                    spec, sources[name], scope, lambda n: n in functions or n in out_specs
+                ).run()
             except LoweringError as err:
                 raise compile_error(sources[name], err) from None
         if replaced is None:

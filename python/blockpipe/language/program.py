@@ -81,21 +81,32 @@ def function(
     if isinstance(attrs, dict) and set(attrs) <= {"split", "dual_aiv_dispatch"}:
         split = attrs.get("split", SplitMode.NONE)
         if not isinstance(split, SplitMode):
-            raise TypeError(f"pl.function(attrs={{'split': ...}}) takes a pl.SplitMode, got {split!r}")
+            raise TypeError(
+                f"pl.function(attrs={{'split': ...}}) takes a pl.SplitMode, got {split!r}"
+            )
         if type in (FunctionType.Orchestration, FunctionType.Pipeline):
-            raise TypeError(f"pl.function(attrs={attrs!r}) is for kernels (InCore, AIC, AIV, Group), "
-                            f"not {type.name} functions")
+            raise TypeError(
+                f"pl.function(attrs={attrs!r}) is for kernels (InCore, AIC, AIV, Group), "
+                f"not {type.name} functions"
+            )
         if not isinstance(attrs.get("dual_aiv_dispatch", False), bool):
             raise TypeError("pl.function(attrs={'dual_aiv_dispatch': ...}) takes True or False")
         dual = attrs.get("dual_aiv_dispatch", False)
         attrs = None
-    for keyword, value in (("attrs", attrs), ("level", level), ("role", role),
-                           ("strict_ssa", strict_ssa)):
+    for keyword, value in (
+        ("attrs", attrs),
+        ("level", level),
+        ("role", role),
+        ("strict_ssa", strict_ssa),
+    ):
         if unsupported is None and value is not None:
             unsupported = unsupported_in(value) or Unsupported(f"pl.function({keyword}=...)")
     if unsupported is not None:
+
         def defer(fn: Callable) -> Callable:
-            fn.__bp_function__ = FunctionSpec(fn, FunctionType.InCore, unsupported=unsupported.message)
+            fn.__bp_function__ = FunctionSpec(
+                fn, FunctionType.InCore, unsupported=unsupported.message
+            )
             return fn
 
         return defer(_fn) if _fn is not None else defer
@@ -113,8 +124,9 @@ def function(
         raise TypeError(f"pl.function(schedule=...) takes a string, got {schedule!r}")
 
     def mark(fn: Callable) -> Callable:
-        fn.__bp_function__ = FunctionSpec(fn, type, device, microbatches, schedule, split=split,
-                                          dual_aiv_dispatch=dual)
+        fn.__bp_function__ = FunctionSpec(
+            fn, type, device, microbatches, schedule, split=split, dual_aiv_dispatch=dual
+        )
         return fn
 
     return mark(_fn) if _fn is not None else mark
@@ -153,6 +165,8 @@ def program(cls: type) -> Program:
     except TypeError:
         source_file = "<unknown>"
     caller = inspect.currentframe().f_back
-    scope = dict(caller.f_locals) if caller is not None and caller.f_code.co_name != "<module>" else {}
+    scope = (
+        dict(caller.f_locals) if caller is not None and caller.f_code.co_name != "<module>" else {}
+    )
     del caller
     return Program(cls.__name__, cls, functions, source_file, scope)

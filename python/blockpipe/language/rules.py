@@ -12,10 +12,12 @@ from blockpipe.language.types import MemorySpace
 
 # The moves bp.move allows, (from, to).
 LEGAL_MOVES: FrozenSet[Tuple[MemorySpace, MemorySpace]] = frozenset(
-    (MemorySpace(src), MemorySpace(dst)) for src, dst in _core.legal_moves())
+    (MemorySpace(src), MemorySpace(dst)) for src, dst in _core.legal_moves()
+)
 # "Mat->Left, Mat->Right, ..." in the DSL's names, in the dialect's order.
-LEGAL_MOVES_TEXT = ", ".join(f"{MemorySpace(src).name}->{MemorySpace(dst).name}"
-                             for src, dst in _core.legal_moves())
+LEGAL_MOVES_TEXT = ", ".join(
+    f"{MemorySpace(src).name}->{MemorySpace(dst).name}" for src, dst in _core.legal_moves()
+)
 
 
 @functools.lru_cache(maxsize=None)
@@ -31,8 +33,10 @@ def broadcasts(lhs: Tuple[int, ...], rhs: Tuple[int, ...]) -> bool:
 
 def broadcast_hint(lhs: Tuple[int, ...]) -> str:
     """The broadcast forms an rhs could take against `lhs`, for an error."""
-    forms = [f"{list(shape)} (broadcast along {'rows' if shape == (lhs[0], 1) else 'columns'})"
-             for shape in broadcast_shapes(tuple(lhs))]
+    forms = [
+        f"{list(shape)} (broadcast along {'rows' if shape == (lhs[0], 1) else 'columns'})"
+        for shape in broadcast_shapes(tuple(lhs))
+    ]
     return f"; the second operand may also be {' or '.join(forms)}" if forms else ""
 
 

@@ -95,13 +95,24 @@ def parse_function(spec: FunctionSpec, default_file: str) -> Source:
                 globals_[name] = cell.cell_contents
             except ValueError:
                 pass
-    return Source(parsed.tree, parsed.file, parsed.line_offset, parsed.col_offset, globals_,
-                  parsed.self_calls, parsed.pops)
+    return Source(
+        parsed.tree,
+        parsed.file,
+        parsed.line_offset,
+        parsed.col_offset,
+        globals_,
+        parsed.self_calls,
+        parsed.pops,
+    )
 
 
 def _has_pops(tree: ast.FunctionDef) -> bool:
-    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-               and node.func.attr.startswith("tpop_from_") for node in ast.walk(tree))
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr.startswith("tpop_from_")
+        for node in ast.walk(tree)
+    )
 
 
 def _self_calls(tree: ast.FunctionDef) -> List[str]:
@@ -115,6 +126,8 @@ def _self_calls(tree: ast.FunctionDef) -> List[str]:
         ):
             names.append(node.func.attr)
     return names
+
+
 def assigned_names(stmts: Sequence[ast.stmt]) -> List[str]:
     names: List[str] = []
     for stmt in stmts:
@@ -135,8 +148,13 @@ def assignment_of(stmts: Sequence[ast.stmt], name: str) -> Optional[ast.AST]:
     """The first statement among `stmts` (or nested in them) that assigns `name`."""
     for stmt in stmts:
         for node in ast.walk(stmt):
-            targets = node.targets if isinstance(node, ast.Assign) else (
-                [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
-            if any(isinstance(sub, ast.Name) and sub.id == name for t in targets for sub in ast.walk(t)):
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else ([node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
+            )
+            if any(
+                isinstance(sub, ast.Name) and sub.id == name for t in targets for sub in ast.walk(t)
+            ):
                 return node
     return None

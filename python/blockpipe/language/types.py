@@ -30,8 +30,9 @@ def _table() -> dict:
     enumerator."""
     from blockpipe import _core
 
-    return {d["enumerator"]: DType(d["enumerator"], d["numpy"], d["is_float"])
-            for d in _core.dtypes()}
+    return {
+        d["enumerator"]: DType(d["enumerator"], d["numpy"], d["is_float"]) for d in _core.dtypes()
+    }
 
 
 _TABLE = _table()
@@ -235,15 +236,19 @@ def _check_shape(shape, allow_dynamic: bool, what: str) -> Tuple[Dim, ...]:
         elif isinstance(d, numbers.Integral) and not isinstance(d, bool) and d > 0:
             dims.append(int(d))  # also a numpy integer, such as np.prod(...)
         else:
-            raise TypeError(f"{what} dimensions must be positive integers"
-                            f"{' or pl.dynamic' if allow_dynamic else ''}, got {d!r}")
+            raise TypeError(
+                f"{what} dimensions must be positive integers"
+                f"{' or pl.dynamic' if allow_dynamic else ''}, got {d!r}"
+            )
     return tuple(dims)
 
 
 def _check_dtype(dtype, what: str) -> DType:
     if not isinstance(dtype, DType):
-        raise TypeError(f"{what} dtype must be one of pl.FP32, pl.FP16, pl.BF16, pl.INT32, "
-                        f"pl.INT64, pl.INDEX, got {dtype!r}")
+        raise TypeError(
+            f"{what} dtype must be one of pl.FP32, pl.FP16, pl.BF16, pl.INT32, "
+            f"pl.INT64, pl.INDEX, got {dtype!r}"
+        )
     return dtype
 
 
@@ -254,12 +259,18 @@ class _TensorFactory:
         if not isinstance(item, tuple) or len(item) != 2:
             raise TypeError("use pl.Tensor[[dims...], dtype]")
         shape, dtype = item
-        names = tuple(d.name if isinstance(d, NamedDim) else None for d in shape) \
-            if isinstance(shape, (list, tuple)) else ()
+        names = (
+            tuple(d.name if isinstance(d, NamedDim) else None for d in shape)
+            if isinstance(shape, (list, tuple))
+            else ()
+        )
         if isinstance(shape, (list, tuple)):
             shape = [dynamic if isinstance(d, NamedDim) else d for d in shape]
-        return TensorType(_check_shape(shape, True, "Tensor"), _check_dtype(dtype, "Tensor"),
-                          names if any(names) else ())
+        return TensorType(
+            _check_shape(shape, True, "Tensor"),
+            _check_dtype(dtype, "Tensor"),
+            names if any(names) else (),
+        )
 
 
 class _TileFactory:

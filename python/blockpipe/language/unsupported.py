@@ -15,7 +15,8 @@ from typing import Callable, Optional
 # pypto's names directly under `pl` (its `pypto.language`), and the
 # DSL entry points its system tests use; those blockpipe defines shadow
 # these.
-PYPTO_NAMES = frozenset("""
+PYPTO_NAMES = frozenset(
+    """
     function inline program InlineFunction parse parser loads parse_program
     loads_program Tensor Tile Scalar Tuple DynVar InOut IntLike Out dynamic
     const range parallel unroll while_ yield_ cond static_print static_assert
@@ -34,7 +35,8 @@ PYPTO_NAMES = frozenset("""
     DN NZ FP4 FP8E4M3FN FP8E5M2 FP16 FP32 BF16 HF4 HF8 INT4 INT8 INT16 INT32
     INT64 UINT4 UINT8 UINT16 UINT32 UINT64 BOOL INDEX
     jit at split SplitMode Level split_aiv aiv_shard aic_gather pipeline
-""".split())
+""".split()
+)
 
 # Members of pypto's enums that blockpipe's enums of the same name lack.
 PYPTO_MEMBERS: dict = {}

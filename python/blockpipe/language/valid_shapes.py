@@ -30,11 +30,13 @@ Valid = Tuple[Size, ...]
 
 # The operations whose result holds, element for element, what their
 # operands hold there.
-ELEMENTWISE = frozenset("""
+ELEMENTWISE = frozenset(
+    """
     bp.add bp.sub bp.mul bp.div bp.maximum bp.minimum bp.exp bp.sqrt bp.relu
     bp.neg bp.abs bp.recip bp.rsqrt bp.log bp.tanh bp.sigmoid bp.cmp
     bp.select bp.cast bp.move builtin.unrealized_conversion_cast
-""".split())
+""".split()
+)
 # The operations whose lowering takes the valid shape into account, or that
 # do not look at the elements.
 AWARE = frozenset("bp.store bp.fillpad bp.tpush bp.tfree bp.transpose".split())
@@ -71,9 +73,12 @@ def propagate(cx, op: str, operands: Sequence[Value], results: List[Value], node
         return results
     if op not in ELEMENTWISE:
         first = narrowed[0]
-        raise cx.error(node, f"{op.split('.')[-1]} of a tile with a valid_shape ({describe(first.valid)}) is not "
-                             "supported by blockpipe: pl.fillpad the tile first, which sets the elements "
-                             "outside the valid region and makes all of it valid")
+        raise cx.error(
+            node,
+            f"{op.split('.')[-1]} of a tile with a valid_shape ({describe(first.valid)}) is not "
+            "supported by blockpipe: pl.fillpad the tile first, which sets the elements "
+            "outside the valid region and makes all of it valid",
+        )
     out = []
     for result in results:
         if not isinstance(result.type, TileType) or result.type.unknown:
@@ -82,15 +87,21 @@ def propagate(cx, op: str, operands: Sequence[Value], results: List[Value], node
         shape = result.type.shape
         # The operand of the result's shape, else a broadcast one: its valid
         # sizes, whole along the dims it is broadcast over.
-        source = next((v for v in narrowed if not v.type.unknown and v.type.shape == shape), narrowed[0])
-        valid = tuple(s if (not source.type.unknown and source.type.shape[i] == d) else d
-                      for i, (s, d) in enumerate(zip(source.valid, shape)))
+        source = next(
+            (v for v in narrowed if not v.type.unknown and v.type.shape == shape), narrowed[0]
+        )
+        valid = tuple(
+            s if (not source.type.unknown and source.type.shape[i] == d) else d
+            for i, (s, d) in enumerate(zip(source.valid, shape))
+        )
         out.append(with_valid(result, valid))
     return out
 
 
 def describe(valid: Valid) -> str:
-    return "[" + ", ".join(str(s) if isinstance(s, int) else "a run-time value" for s in valid) + "]"
+    return (
+        "[" + ", ".join(str(s) if isinstance(s, int) else "a run-time value" for s in valid) + "]"
+    )
 
 
 def join(cx, name: str, a: Value, b: Value, node) -> Optional[Valid]:
@@ -99,10 +110,13 @@ def join(cx, name: str, a: Value, b: Value, node) -> Optional[Valid]:
     error."""
     if same(of(a), of(b)):
         return of(a)
-    raise cx.error(node, f"'{name}' has a different valid_shape where control flow joins "
-                         f"({describe(of(a)) if of(a) else 'all of it'} and "
-                         f"{describe(of(b)) if of(b) else 'all of it'}); pl.fillpad it first, "
-                         "or give it the same valid shape on both sides")
+    raise cx.error(
+        node,
+        f"'{name}' has a different valid_shape where control flow joins "
+        f"({describe(of(a)) if of(a) else 'all of it'} and "
+        f"{describe(of(b)) if of(b) else 'all of it'}); pl.fillpad it first, "
+        "or give it the same valid shape on both sides",
+    )
 
 
 def pad_for(cx, value: Value, pad, node) -> Value:

@@ -114,8 +114,12 @@ def main() -> None:
             compiled(x, d, q)
         except RuntimeError as err:
             untouched = bool((q == -7).all())
-            report(out, case, f"rank {distributed.rank()}: the call failed after "
-                   f"{time.monotonic() - start:.2f} s, outputs untouched: {untouched}: {err}")
+            report(
+                out,
+                case,
+                f"rank {distributed.rank()}: the call failed after "
+                f"{time.monotonic() - start:.2f} s, outputs untouched: {untouched}: {err}",
+            )
             raise
     elif case == "dies":
         compiled, x, y = joined_ring(rng)
@@ -131,8 +135,12 @@ def main() -> None:
         try:
             compiled(x, y)  # the others wait for rank 1
         except RuntimeError as err:
-            report(out, case, f"rank {distributed.rank()}: the call failed after "
-                   f"{time.monotonic() - start:.2f} s: {err}")
+            report(
+                out,
+                case,
+                f"rank {distributed.rank()}: the call failed after "
+                f"{time.monotonic() - start:.2f} s: {err}",
+            )
             raise
     else:
         raise SystemExit(f"unknown case {case!r}")

@@ -42,7 +42,9 @@ class Op:
         params = list(inspect.signature(impl).parameters.values())[2:]
         self.signature = inspect.Signature(params)
         self.required = tuple(p.name for p in params if p.default is inspect.Parameter.empty)
-        self.optional = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+        self.optional = {
+            p.name: p.default for p in params if p.default is not inspect.Parameter.empty
+        }
 
     def lower(self, cx, node: ast.Call, name: Optional[str], expected):
         if self.kinds is not None:
@@ -74,7 +76,9 @@ def operation(name: Optional[str] = None, kinds: Optional[Tuple] = None):
 
         @functools.wraps(impl)
         def public(*args, **kwargs):
-            raise RuntimeError(f"pl.{qualname} can only be used inside a @pl.function of a @pl.program")
+            raise RuntimeError(
+                f"pl.{qualname} can only be used inside a @pl.function of a @pl.program"
+            )
 
         public.__name__ = qualname.rsplit(".", 1)[-1]
         public.__qualname__ = qualname
@@ -103,11 +107,14 @@ def names_in(namespace) -> List[str]:
 from blockpipe.language.ops import cube, memory, orchestration, p2p, pipes, vector  # noqa: E402,F401
 
 
-
 def _namespace(prefix: str) -> _types.SimpleNamespace:
-    return _types.SimpleNamespace(**{
-        qualname[len(prefix):]: public for qualname, public in PUBLIC.items() if qualname.startswith(prefix)
-    })
+    return _types.SimpleNamespace(
+        **{
+            qualname[len(prefix) :]: public
+            for qualname, public in PUBLIC.items()
+            if qualname.startswith(prefix)
+        }
+    )
 
 
 class _System(_types.SimpleNamespace):

@@ -8,7 +8,9 @@ from blockpipe.language.types import BF16, FP16, FunctionType, MemorySpace, Tile
 
 
 @operation(kinds=(FunctionType.InCore, FunctionType.AIC))
-def matmul(cx, call, lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=False, acc=None):
+def matmul(
+    cx, call, lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=False, acc=None
+):
     """The matrix product lhs @ rhs, in Acc memory: `pl.matmul(a, b)`.
 
     lhs: an [M, K] tile, placed in Left memory (a loaded tile lands there; a
@@ -61,23 +63,36 @@ def matmul(cx, call, lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_m
         out = cx.dtype_arg(out_dtype, "pl.matmul's out_dtype")
         if out != acc_dtype:
             if not (acc_dtype.is_float and out in (FP16, BF16)):
-                raise cx.error(out_dtype, f"pl.matmul accumulates {a.type.dtype.name} in {acc_dtype.name}; "
-                                          f"its result is {acc_dtype.name}, or FP16/BF16 for float operands, "
-                                          f"not {out.name}")
+                raise cx.error(
+                    out_dtype,
+                    f"pl.matmul accumulates {a.type.dtype.name} in {acc_dtype.name}; "
+                    f"its result is {acc_dtype.name}, or FP16/BF16 for float operands, "
+                    f"not {out.name}",
+                )
             result_type = TileType(result_type.shape, out, MemorySpace.Acc)
             results = [result_type]
     operands = [a, b]
     if acc is not None:
         c = cx.tile_arg(acc, "pl.matmul's acc")
-        if (out_dtype is None and not c.type.unknown and acc_dtype is not None and acc_dtype.is_float
-                and c.type.dtype in (FP16, BF16)):
+        if (
+            out_dtype is None
+            and not c.type.unknown
+            and acc_dtype is not None
+            and acc_dtype.is_float
+            and c.type.dtype in (FP16, BF16)
+        ):
             # A chain kept in FP16/BF16 (its first pl.matmul had out_dtype=).
             result_type = TileType(result_type.shape, c.type.dtype, MemorySpace.Acc)
-        if not (c.type.unknown or result_type.unknown) and (c.type.shape, c.type.dtype) != (
-                result_type.shape, result_type.dtype) or (
-                c.type.space not in (None, MemorySpace.Acc)):
-            raise cx.error(acc, f"pl.matmul's acc must be {result_type}, got {c.type}; a chain "
-                                "starts from a pl.matmul result or from pl.full")
+        if (
+            not (c.type.unknown or result_type.unknown)
+            and (c.type.shape, c.type.dtype) != (result_type.shape, result_type.dtype)
+            or (c.type.space not in (None, MemorySpace.Acc))
+        ):
+            raise cx.error(
+                acc,
+                f"pl.matmul's acc must be {result_type}, got {c.type}; a chain "
+                "starts from a pl.matmul result or from pl.full",
+            )
         c = cx.demand(c, MemorySpace.Acc, acc, "pl.matmul's acc")
         operands.append(valid_shapes.pad_for(cx, c, 0, call.node))
     if acc is not None and results is None:
@@ -85,7 +100,9 @@ def matmul(cx, call, lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_m
     (result,) = cx.create("bp.matmul", operands, results, attrs, call.node, call.name)
     if (rows is not None or cols is not None) and not result.type.unknown:
         m, n = result.type.shape
-        result = valid_shapes.with_valid(result, (m if rows is None else rows, n if cols is None else cols))
+        result = valid_shapes.with_valid(
+            result, (m if rows is None else rows, n if cols is None else cols)
+        )
     return result
 
 
@@ -94,6 +111,9 @@ def matmul_acc(cx, call, acc, lhs, rhs, a_trans=False, b_trans=False, init_cond=
     """acc + lhs @ rhs: pypto's spelling of `pl.matmul(lhs, rhs, acc=acc)`
     (b_trans as there). Valid in InCore and AIC functions."""
     if init_cond is not None:
-        raise cx.error(init_cond, "pl.matmul_acc(init_cond=...) is not supported by blockpipe; start the "
-                                  "chain from pl.matmul or pl.full")
+        raise cx.error(
+            init_cond,
+            "pl.matmul_acc(init_cond=...) is not supported by blockpipe; start the "
+            "chain from pl.matmul or pl.full",
+        )
     return matmul.__bp_op__.impl(cx, call, lhs, rhs, a_trans=a_trans, b_trans=b_trans, acc=acc)

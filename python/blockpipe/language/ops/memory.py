@@ -45,7 +45,10 @@ def load(cx, call, tensor, offsets, shapes, valid_shape=None, target_memory=None
     first = offsets_arg(cx, offsets, t.type, "pl.load")
     shape = cx.shape_arg(shapes, "pl.load's shapes")
     if len(shape) != len(t.type.shape):
-        raise cx.error(shapes, f"pl.load's shapes has {len(shape)} dimensions but the tensor has {len(t.type.shape)}")
+        raise cx.error(
+            shapes,
+            f"pl.load's shapes has {len(shape)} dimensions but the tensor has {len(t.type.shape)}",
+        )
     explicit = cx.space_arg(target_memory, "target_memory")
     if explicit is MemorySpace.Acc:
         raise cx.error(target_memory, "cannot load into Acc memory; Acc tiles come from pl.matmul")
@@ -77,19 +80,32 @@ def store(cx, call, tile, offsets, output):
     return store_tile(cx, call, value, out, first, tile, output, "pl.store", ("tile", "output"))
 
 
-def store_tile(cx, call, value: Value, out: Value, first: List[Value], tile_node, output_node, op: str,
-               operands: Tuple[str, str]):
+def store_tile(
+    cx,
+    call,
+    value: Value,
+    out: Value,
+    first: List[Value],
+    tile_node,
+    output_node,
+    op: str,
+    operands: Tuple[str, str],
+):
     """bp.store of `value` into `out` at `first`, for `op` ("pl.store"),
     which calls its tile and its output `operands` in errors."""
     if value.type.space is not MemorySpace.Acc:
         value = cx.demand(value, MemorySpace.Vec, tile_node, f"{op}'s {operands[0]}")
-    cx.check_dtype(value.type.dtype, out.type.dtype, call.node, f"{op}'s {operands[0]} and {operands[1]}")
+    cx.check_dtype(
+        value.type.dtype, out.type.dtype, call.node, f"{op}'s {operands[0]} and {operands[1]}"
+    )
     cx.check_writable(out, output_node, f"{op} into")
     # A tile with a valid shape writes only its valid region.
     valid = [cx.index_value(v, call.node) for v in value.valid or ()]
     attrs = segments(cx, 1, 1, len(first), len(valid))
     bare = valid_shapes.with_valid(value, None)
-    (result,) = cx.create("bp.store", [bare, out] + first + valid, None, attrs, call.node, call.name)
+    (result,) = cx.create(
+        "bp.store", [bare, out] + first + valid, None, attrs, call.node, call.name
+    )
     cx.tensor_roots[result.handle] = cx.root_of(out)
     return result
 
@@ -112,7 +128,9 @@ def valid_arg(cx, node, dims, what: str) -> Optional[tuple]:
             raise cx.error(node, f"{what}'s valid_shape must be a list such as [rows, 64]")
         sizes = [(v, node) for v in value]
     if len(sizes) != len(dims):
-        raise cx.error(node, f"{what}'s valid_shape has {len(sizes)} dimensions but the shape has {len(dims)}")
+        raise cx.error(
+            node, f"{what}'s valid_shape has {len(sizes)} dimensions but the shape has {len(dims)}"
+        )
     valid = []
     for (size, at), dim in zip(sizes, dims):
         if is_int(size):
@@ -144,13 +162,18 @@ def move(cx, call, tile, target_memory):
     if value.type.space is None:
         # Placed by bp-infer-memory-spaces: where the move needs it, and the
         # move goes if that is `space` itself.
-        (moved,) = cx.create("bp.move", [value], [value.type.with_space(space)], {}, call.node, call.name)
+        (moved,) = cx.create(
+            "bp.move", [value], [value.type.with_space(space)], {}, call.node, call.name
+        )
         return moved
     if value.type.space is space:
         return value
     if (value.type.space, space) not in LEGAL_MOVES:
-        raise cx.error(call.node, f"cannot move a tile from {value.type.space.name} to {space.name} memory "
-                                  f"(legal: {LEGAL_MOVES_TEXT})")
+        raise cx.error(
+            call.node,
+            f"cannot move a tile from {value.type.space.name} to {space.name} memory "
+            f"(legal: {LEGAL_MOVES_TEXT})",
+        )
     return cx.demand(value, space, call.node, "pl.move's result")
 
 
@@ -174,7 +197,9 @@ def dim(cx, call, tensor, axis):
     index %= rank
     if t.type.shape[index] is not dynamic:
         return t.type.shape[index]
-    (result,) = cx.create("bp.dim", [t], None, {"index": cx.builder.i64(index)}, call.node, call.name)
+    (result,) = cx.create(
+        "bp.dim", [t], None, {"index": cx.builder.i64(index)}, call.node, call.name
+    )
     return result
 
 
@@ -191,7 +216,10 @@ def offsets_arg(cx, node, tensor: TensorType, what: str) -> List[Value]:
             raise cx.error(node, f"{what} offsets must be a list such as [row, 0]")
         offsets = [(v, node) for v in value]
     if len(offsets) != len(tensor.shape):
-        raise cx.error(node, f"{what} needs {len(tensor.shape)} offsets, one per tensor dimension, got {len(offsets)}")
+        raise cx.error(
+            node,
+            f"{what} needs {len(tensor.shape)} offsets, one per tensor dimension, got {len(offsets)}",
+        )
     return [cx.index_value(v, e) for v, e in offsets]
 
 
@@ -199,11 +227,19 @@ def load_whole(cx, tensor: Value, node) -> Value:
     """A tensor used where a tile is expected, in a kernel outlined from a
     pl.at or pl.spmd scope: the whole tensor as a tile."""
     if any(d is dynamic for d in tensor.type.shape):
-        raise cx.error(node, f"a tensor used as a tile needs a static shape, got {list(tensor.type.shape)}; "
-                             "take a window with pl.slice(tensor, shape, offsets)")
+        raise cx.error(
+            node,
+            f"a tensor used as a tile needs a static shape, got {list(tensor.type.shape)}; "
+            "take a window with pl.slice(tensor, shape, offsets)",
+        )
     zeros = [cx.index_value(0, node) for _ in tensor.type.shape]
-    (result,) = cx.create("bp.load", [tensor] + zeros, [TileType(tuple(tensor.type.shape), tensor.type.dtype, None)],
-                          segments(cx, 1, len(zeros), 0), node)
+    (result,) = cx.create(
+        "bp.load",
+        [tensor] + zeros,
+        [TileType(tuple(tensor.type.shape), tensor.type.dtype, None)],
+        segments(cx, 1, len(zeros), 0),
+        node,
+    )
     return result
 
 
@@ -231,17 +267,25 @@ def slice_(cx, call, tensor, shape, offset, valid_shape=None, drop_dims=None, pa
     if isinstance(value, Value) and isinstance(value.type, TileType):
         if valid_shape is not None or pad_value is not None:
             what = "valid_shape" if valid_shape is not None else "pad_value"
-            raise cx.error(call.node, f"pl.slice({what}=...) of a tile is not supported by blockpipe; "
-                                      "pl.tile.set_validshape the window")
+            raise cx.error(
+                call.node,
+                f"pl.slice({what}=...) of a tile is not supported by blockpipe; "
+                "pl.tile.set_validshape the window",
+            )
         return tile_window(cx, call, value, dims, offset)
     t = cx.tensor_arg(tensor, "pl.slice's tensor")
     first = offsets_arg(cx, offset, t.type, "pl.slice")
     if len(dims) != len(t.type.shape):
-        raise cx.error(shape, f"pl.slice's shape has {len(dims)} dimensions but the tensor has {len(t.type.shape)}")
+        raise cx.error(
+            shape,
+            f"pl.slice's shape has {len(dims)} dimensions but the tensor has {len(t.type.shape)}",
+        )
     valid = valid_arg(cx, valid_shape, dims, "pl.slice")
     pad = pad_arg(cx, pad_value)
     if pad is not None and valid is None:
-        raise cx.error(pad_value, "pl.slice's pad_value fills what lies outside a valid_shape; give one")
+        raise cx.error(
+            pad_value, "pl.slice's pad_value fills what lies outside a valid_shape; give one"
+        )
     result = window_load(cx, t, first, dims, call.node, call.name, valid=valid)
     if pad not in (None, 0):
         valid = result.valid
@@ -257,15 +301,31 @@ def pad_arg(cx, node):
     from blockpipe.language.types import PadValue
 
     value = cx.static(node)
-    pads = {PadValue.null: 0, PadValue.zero: 0, PadValue.max: "max", PadValue.min: "min",
-            0: 0, float("inf"): "max", float("-inf"): "min"}
-    if isinstance(value, bool) or not isinstance(value, (PadValue, int, float)) or value not in pads:
-        raise cx.error(node, f"a pad value is pl.PadValue.zero, .max or .min (or 0, math.inf, -math.inf), "
-                             f"got {value!r}")
+    pads = {
+        PadValue.null: 0,
+        PadValue.zero: 0,
+        PadValue.max: "max",
+        PadValue.min: "min",
+        0: 0,
+        float("inf"): "max",
+        float("-inf"): "min",
+    }
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (PadValue, int, float))
+        or value not in pads
+    ):
+        raise cx.error(
+            node,
+            f"a pad value is pl.PadValue.zero, .max or .min (or 0, math.inf, -math.inf), "
+            f"got {value!r}",
+        )
     return pads[value]
 
 
-def window_load(cx, t: Value, first: List[Value], dims, node, name, space=None, valid=None) -> Value:
+def window_load(
+    cx, t: Value, first: List[Value], dims, node, name, space=None, valid=None
+) -> Value:
     """The window `dims` at `first` of the tensor `t` as a tile: the leading
     dims of a window deeper than 2-D must be 1 and are dropped (a [1, 64, 64]
     window of a [B, 64, 64] tensor is a [64, 64] tile). With `valid`, only
@@ -274,16 +334,27 @@ def window_load(cx, t: Value, first: List[Value], dims, node, name, space=None, 
     while len(dims) > 2 and dims[0] == 1:
         if valid is not None:
             if valid[0] != 1:
-                raise cx.error(node, "a valid_shape of a window deeper than 2-D must be 1 in its leading "
-                                     f"dimensions, got {valid_shapes.describe(valid)}")
+                raise cx.error(
+                    node,
+                    "a valid_shape of a window deeper than 2-D must be 1 in its leading "
+                    f"dimensions, got {valid_shapes.describe(valid)}",
+                )
             valid = valid[1:]
         dims = dims[1:]
     if len(dims) > 2:
-        raise cx.error(node, f"tiles are 1-D or 2-D: a window of {list(dims)} needs its leading "
-                             "dimensions to be 1")
+        raise cx.error(
+            node,
+            f"tiles are 1-D or 2-D: a window of {list(dims)} needs its leading dimensions to be 1",
+        )
     sizes = [cx.index_value(v, node) for v in valid or ()]
-    (result,) = cx.create("bp.load", [t] + first + sizes, [TileType(dims, t.type.dtype, space)],
-                          segments(cx, 1, len(first), len(sizes)), node, name)
+    (result,) = cx.create(
+        "bp.load",
+        [t] + first + sizes,
+        [TileType(dims, t.type.dtype, space)],
+        segments(cx, 1, len(first), len(sizes)),
+        node,
+        name,
+    )
     return valid_shapes.with_valid(result, valid)
 
 
@@ -291,14 +362,24 @@ def tile_window(cx, call, value: Value, dims, offset) -> Value:
     """pl.slice of a tile: the window `dims` at `offset` (bp.extract)."""
     from blockpipe.language.ops.vector import vector_operand
 
-    t = cx.typed_tile(vector_operand(cx, value, call.node, "pl.slice's tile"), call.node, "pl.slice of a tile")
+    t = cx.typed_tile(
+        vector_operand(cx, value, call.node, "pl.slice's tile"), call.node, "pl.slice of a tile"
+    )
     if len(dims) != len(t.type.shape):
-        raise cx.error(call.node, f"pl.slice's shape has {len(dims)} dimensions but the tile has "
-                                  f"{len(t.type.shape)}")
+        raise cx.error(
+            call.node,
+            f"pl.slice's shape has {len(dims)} dimensions but the tile has {len(t.type.shape)}",
+        )
     first = tile_offsets(cx, offset, t, "pl.slice")
     valid = valid_shapes.of_window(cx, t, first, dims, call.node)
-    (result,) = cx.create("bp.extract", [valid_shapes.with_valid(t, None)] + first,
-                          [TileType(tuple(dims), t.type.dtype, MemorySpace.Vec)], {}, call.node, call.name)
+    (result,) = cx.create(
+        "bp.extract",
+        [valid_shapes.with_valid(t, None)] + first,
+        [TileType(tuple(dims), t.type.dtype, MemorySpace.Vec)],
+        {},
+        call.node,
+        call.name,
+    )
     return valid_shapes.with_valid(result, valid)
 
 
@@ -306,10 +387,18 @@ def tile_window_at(cx, node, value: Value, first: List[Value], dims, name) -> Va
     """`t[i:i + 8, :]` of a tile: the window `dims` at `first` (bp.extract)."""
     from blockpipe.language.ops.vector import vector_operand
 
-    t = cx.typed_tile(vector_operand(cx, value, node, "the indexed tile"), node, "a window of a tile")
+    t = cx.typed_tile(
+        vector_operand(cx, value, node, "the indexed tile"), node, "a window of a tile"
+    )
     valid = valid_shapes.of_window(cx, t, first, dims, node)
-    (result,) = cx.create("bp.extract", [valid_shapes.with_valid(t, None)] + first,
-                          [TileType(tuple(dims), t.type.dtype, MemorySpace.Vec)], {}, node, name)
+    (result,) = cx.create(
+        "bp.extract",
+        [valid_shapes.with_valid(t, None)] + first,
+        [TileType(tuple(dims), t.type.dtype, MemorySpace.Vec)],
+        {},
+        node,
+        name,
+    )
     return valid_shapes.with_valid(result, valid)
 
 
@@ -332,22 +421,38 @@ def assemble(cx, call, target, source, offset):
     if isinstance(dest, Value) and isinstance(dest.type, TileType):
         from blockpipe.language.ops.vector import vector_operand
 
-        whole = cx.typed_tile(vector_operand(cx, dest, call.node, "pl.assemble's target"), call.node,
-                              "pl.assemble into a tile")
-        part = cx.typed_tile(vector_operand(cx, cx.tile_arg(source, "pl.assemble's source"), call.node,
-                                            "pl.assemble's source"), call.node, "pl.assemble into a tile")
+        whole = cx.typed_tile(
+            vector_operand(cx, dest, call.node, "pl.assemble's target"),
+            call.node,
+            "pl.assemble into a tile",
+        )
+        part = cx.typed_tile(
+            vector_operand(
+                cx, cx.tile_arg(source, "pl.assemble's source"), call.node, "pl.assemble's source"
+            ),
+            call.node,
+            "pl.assemble into a tile",
+        )
         if len(part.type.shape) != len(whole.type.shape):
-            raise cx.error(source, f"pl.assemble's source {list(part.type.shape)} and target "
-                                   f"{list(whole.type.shape)} differ in rank")
-        cx.check_dtype(part.type.dtype, whole.type.dtype, call.node, "pl.assemble's source and target")
+            raise cx.error(
+                source,
+                f"pl.assemble's source {list(part.type.shape)} and target "
+                f"{list(whole.type.shape)} differ in rank",
+            )
+        cx.check_dtype(
+            part.type.dtype, whole.type.dtype, call.node, "pl.assemble's source and target"
+        )
         first = tile_offsets(cx, offset, whole, "pl.assemble")
-        (result,) = cx.create("bp.insert", [part, whole] + first, [whole.type], {},
-                              call.node, call.name)
+        (result,) = cx.create(
+            "bp.insert", [part, whole] + first, [whole.type], {}, call.node, call.name
+        )
         return result
     value = cx.tile_arg(source, "pl.assemble's source")
     out = cx.tensor_arg(target, "pl.assemble's target")
     first = offsets_arg(cx, offset, out.type, "pl.assemble")
-    return store_tile(cx, call, value, out, first, source, target, "pl.assemble", ("source", "target"))
+    return store_tile(
+        cx, call, value, out, first, source, target, "pl.assemble", ("source", "target")
+    )
 
 
 def _set_validshape(cx, call, tile, valid_rows, valid_cols):
@@ -357,9 +462,13 @@ def _set_validshape(cx, call, tile, valid_rows, valid_cols):
     operations keep the valid shape, reductions and matmuls use only the
     valid region, pl.store writes only it. Nothing is copied. Valid in
     InCore, AIC and AIV functions."""
-    t = cx.typed_tile(cx.tile_arg(tile, "pl.tile.set_validshape's tile"), call.node, "pl.tile.set_validshape")
+    t = cx.typed_tile(
+        cx.tile_arg(tile, "pl.tile.set_validshape's tile"), call.node, "pl.tile.set_validshape"
+    )
     if len(t.type.shape) != 2:
-        raise cx.error(call.node, f"pl.tile.set_validshape takes a 2-D tile, got {list(t.type.shape)}")
+        raise cx.error(
+            call.node, f"pl.tile.set_validshape takes a 2-D tile, got {list(t.type.shape)}"
+        )
     sizes = ast.copy_location(ast.List(elts=[valid_rows, valid_cols], ctx=ast.Load()), call.node)
     return valid_shapes.with_valid(t, valid_arg(cx, sizes, t.type.shape, "pl.tile.set_validshape"))
 

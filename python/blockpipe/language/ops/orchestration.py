@@ -34,7 +34,9 @@ def spmd(cx, call, core_num, sync_start=False, name_hint=None, optimizations=Non
         with pl.spmd(rows // 16):
             out = self.add_rows(x, y, out)
     """
-    raise cx.error(call.node, "pl.spmd is only valid as 'with pl.spmd(n):' or 'for i in pl.spmd(n):'")
+    raise cx.error(
+        call.node, "pl.spmd is only valid as 'with pl.spmd(n):' or 'for i in pl.spmd(n):'"
+    )
 
 
 @operation(name="range")
@@ -83,7 +85,9 @@ def split_aiv(cx, call, n, mode):
     (data-parallel halves), or NONE: task-parallel lanes, both running the
     body for work they divide by the lane index (no pl.aiv_shard there).
     """
-    raise cx.error(call.node, "pl.split_aiv is only valid as 'for aiv_id in pl.split_aiv(2, mode=...):'")
+    raise cx.error(
+        call.node, "pl.split_aiv is only valid as 'for aiv_id in pl.split_aiv(2, mode=...):'"
+    )
 
 
 @operation(kinds=KERNEL_KINDS)
@@ -99,28 +103,44 @@ def aiv_shard(cx, call, x):
 
     mode = cx.lane
     if mode is None:
-        raise cx.error(call.node, "pl.aiv_shard is only valid inside a 'for aiv_id in pl.split_aiv(...)' region")
+        raise cx.error(
+            call.node,
+            "pl.aiv_shard is only valid inside a 'for aiv_id in pl.split_aiv(...)' region",
+        )
     if mode is SplitMode.NONE:
-        raise cx.error(call.node, "pl.aiv_shard in a pl.split_aiv(mode=pl.SplitMode.NONE) region would hand the "
-                                  "whole tile to both lanes, which blockpipe does not support; use an UP_DOWN or "
-                                  "LEFT_RIGHT region")
+        raise cx.error(
+            call.node,
+            "pl.aiv_shard in a pl.split_aiv(mode=pl.SplitMode.NONE) region would hand the "
+            "whole tile to both lanes, which blockpipe does not support; use an UP_DOWN or "
+            "LEFT_RIGHT region",
+        )
     value = cx.typed_tile(cx.tile_arg(x, "pl.aiv_shard's tile"), call.node, "pl.aiv_shard's tile")
     shape = value.type.shape
     axis = 0 if mode is SplitMode.UP_DOWN else 1
     if len(shape) != 2 or shape[axis] % 2:
-        raise cx.error(call.node, f"pl.aiv_shard under {mode.name} halves the {('rows', 'columns')[axis]} of a "
-                                  f"2-D tile with an even number of them, not a {list(shape)} tile")
+        raise cx.error(
+            call.node,
+            f"pl.aiv_shard under {mode.name} halves the {('rows', 'columns')[axis]} of a "
+            f"2-D tile with an even number of them, not a {list(shape)} tile",
+        )
     half = shape[axis] // 2
     dims = list(shape)
     dims[axis] = half
     zero = cx.index_value(0, call.node)
-    start = cx.index_value(cx.arith_binop(ast.Mult(), cx.lane_value, half, call.node, None), call.node)
+    start = cx.index_value(
+        cx.arith_binop(ast.Mult(), cx.lane_value, half, call.node, None), call.node
+    )
     first = [start, zero] if axis == 0 else [zero, start]
     t = vector_operand(cx, value, call.node, "pl.aiv_shard's tile")
     valid = valid_shapes.of_window(cx, t, first, dims, call.node)
-    (result,) = cx.create("bp.extract", [valid_shapes.with_valid(t, None)] + first,
-                          [TileType(tuple(dims), t.type.dtype, MemorySpace.Vec)],
-                          {"bp.aiv_shard": cx.builder.split_mode(mode.name.lower())}, call.node, call.name)
+    (result,) = cx.create(
+        "bp.extract",
+        [valid_shapes.with_valid(t, None)] + first,
+        [TileType(tuple(dims), t.type.dtype, MemorySpace.Vec)],
+        {"bp.aiv_shard": cx.builder.split_mode(mode.name.lower())},
+        call.node,
+        call.name,
+    )
     return valid_shapes.with_valid(result, valid)
 
 
@@ -145,17 +165,22 @@ def create_tensor(cx, call, shape, dtype):
         else:
             sizes.append(cx.index_value(value, elt))
             dims.append(dynamic)
-    (result,) = cx.create("bp.tensor_create", sizes, [TensorType(tuple(dims), element)], {}, call.node, call.name)
+    (result,) = cx.create(
+        "bp.tensor_create", sizes, [TensorType(tuple(dims), element)], {}, call.node, call.name
+    )
     return result
 
 
 def _block_query(op: str, doc: str):
     def lower(cx, call):
         if op == "get_subblock_idx" and cx.spec.dual_aiv_dispatch:
-            raise cx.error(call.node, f"'{cx.spec.name}' has attrs={{'dual_aiv_dispatch': True}}, which blockpipe "
-                                      "runs once per block on sub-block 0: pl.tile.get_subblock_idx() would always "
-                                      "be 0 here, unlike pypto's second lane; split the work with "
-                                      "attrs={'split': pl.SplitMode...} or pl.split_aiv instead")
+            raise cx.error(
+                call.node,
+                f"'{cx.spec.name}' has attrs={{'dual_aiv_dispatch': True}}, which blockpipe "
+                "runs once per block on sub-block 0: pl.tile.get_subblock_idx() would always "
+                "be 0 here, unlike pypto's second lane; split the work with "
+                "attrs={'split': pl.SplitMode...} or pl.split_aiv instead",
+            )
         (result,) = cx.create(f"bp.{op}", [], None, {}, call.node, call.name)
         return result
 
@@ -165,16 +190,33 @@ def _block_query(op: str, doc: str):
 
 
 get_block_idx = _block_query(
-    "get_block_idx", "The index of the block this kernel runs as, 0 .. core_num - 1 of its pl.spmd launch.")
-get_block_num = _block_query("get_block_num", "The number of blocks of this kernel's launch (core_num).")
+    "get_block_idx",
+    "The index of the block this kernel runs as, 0 .. core_num - 1 of its pl.spmd launch.",
+)
+get_block_num = _block_query(
+    "get_block_num", "The number of blocks of this kernel's launch (core_num)."
+)
 get_subblock_idx = _block_query(
-    "get_subblock_idx", "The index of the vector sub-block running this AIV function within its core group:\n"
-    "    0 or 1 in a kernel split UP_DOWN or LEFT_RIGHT (or with pl.split_aiv regions), else 0.")
+    "get_subblock_idx",
+    "The index of the vector sub-block running this AIV function within its core group:\n"
+    "    0 or 1 in a kernel split UP_DOWN or LEFT_RIGHT (or with pl.split_aiv regions), else 0.",
+)
 
 
 @operation()
-def at(cx, call, level, role=None, optimizations=None, deps=None, no_dep_args=None, dumps=None,
-       allow_early_resolve=False, name_hint=None, windowize=False):
+def at(
+    cx,
+    call,
+    level,
+    role=None,
+    optimizations=None,
+    deps=None,
+    no_dep_args=None,
+    dumps=None,
+    allow_early_resolve=False,
+    name_hint=None,
+    windowize=False,
+):
     """A scope outlined into a kernel: `with pl.at(level=pl.Level.CORE_GROUP):`
     in an Opaque or orchestration function (pypto's form).
 
@@ -188,8 +230,11 @@ def at(cx, call, level, role=None, optimizations=None, deps=None, no_dep_args=No
         AIV sub-blocks. role=, deps=, no_dep_args=, dumps=,
         allow_early_resolve= and windowize= are pypto's and not supported.
     """
-    raise cx.error(call.node, "pl.at is only valid as 'with pl.at(level=pl.Level.CORE_GROUP):' at the top "
-                              "of an Opaque or orchestration function")
+    raise cx.error(
+        call.node,
+        "pl.at is only valid as 'with pl.at(level=pl.Level.CORE_GROUP):' at the top "
+        "of an Opaque or orchestration function",
+    )
 
 
 @operation()
@@ -207,7 +252,9 @@ def cross_core_slot(cx, call, slot_num):
     the compiler puts between the scope's cube and vector work (default: the
     target's). At most the target's pipe.max_slot_num; the compiler raises
     it to the tiles one side holds at once when that is more."""
-    raise cx.error(call.node, "pl.cross_core_slot(slot_num=) is only valid in pl.at(..., optimizations=[...])")
+    raise cx.error(
+        call.node, "pl.cross_core_slot(slot_num=) is only valid in pl.at(..., optimizations=[...])"
+    )
 
 
 @operation()
@@ -219,7 +266,9 @@ def const(cx, call, value, dtype):
     number = cx.static(value)
     kind = cx.static(dtype)
     if isinstance(number, bool) or not isinstance(number, (int, float)):
-        raise cx.error(value, f"pl.const's value must be a number known at compile time, got {number!r}")
+        raise cx.error(
+            value, f"pl.const's value must be a number known at compile time, got {number!r}"
+        )
     if not isinstance(kind, DType):
         raise cx.error(dtype, f"pl.const's dtype must be a pl dtype, got {kind!r}")
     return cx.constant(number, kind, value)
@@ -247,14 +296,22 @@ def syncall(cx, call, core_type=None, mode=None, gm_workspace=None, used_cores=N
     kinds = {None: None, "aiv_only": False, "aiv": False, "aic_only": True, "aic": True}
     value = cx.static(core_type) if core_type is not None else None
     if value not in kinds:
-        raise cx.error(core_type, f"pl.system.syncall's core_type is \"aiv_only\" or \"aic_only\", got {value!r}"
-                                  + ("; a barrier across both halves is not supported by blockpipe"
-                                     if value == "mix" else ""))
+        raise cx.error(
+            core_type,
+            f'pl.system.syncall\'s core_type is "aiv_only" or "aic_only", got {value!r}'
+            + (
+                "; a barrier across both halves is not supported by blockpipe"
+                if value == "mix"
+                else ""
+            ),
+        )
     cube = kinds[value]
     if cube is None:
         cube = cx.kind is FunctionType.AIC
     if mode is not None and cx.static(mode) not in ("hard", "soft"):
-        raise cx.error(mode, f"pl.system.syncall's mode is \"hard\" or \"soft\", got {cx.static(mode)!r}")
+        raise cx.error(
+            mode, f'pl.system.syncall\'s mode is "hard" or "soft", got {cx.static(mode)!r}'
+        )
     if gm_workspace is not None:
         cx.tensor_arg(gm_workspace, "pl.system.syncall's gm_workspace")
     if used_cores is not None:

@@ -42,8 +42,14 @@ def send(cx, call, tensor, source_target_pairs, channel=0):
         pl.send(h, [[0, 1], [1, 2]], channel=1)
     """
     t = cx.tensor_arg(tensor, "pl.send's tensor")
-    cx.create("bp.send", [t], [], transfer_attrs(cx, "send", source_target_pairs, channel, call.node),
-              call.node, call.name)
+    cx.create(
+        "bp.send",
+        [t],
+        [],
+        transfer_attrs(cx, "send", source_target_pairs, channel, call.node),
+        call.node,
+        call.name,
+    )
     return None
 
 
@@ -56,8 +62,14 @@ def recv(cx, call, tensor, source_target_pairs, channel=0):
     """
     dest = cx.tensor_arg(tensor, "pl.recv's tensor")
     cx.check_writable(dest, tensor, "pl.recv writes into")
-    (result,) = cx.create("bp.recv", [dest], None,
-                          transfer_attrs(cx, "recv", source_target_pairs, channel, call.node), call.node, call.name)
+    (result,) = cx.create(
+        "bp.recv",
+        [dest],
+        None,
+        transfer_attrs(cx, "recv", source_target_pairs, channel, call.node),
+        call.node,
+        call.name,
+    )
     return result
 
 
@@ -75,24 +87,37 @@ def collective_permute(cx, call, tensor, out, source_target_pairs, channel=0):
     t = cx.tensor_arg(tensor, "pl.collective_permute's tensor")
     dest = cx.tensor_arg(out, "pl.collective_permute's out")
     if not same_type(t.type, dest.type):
-        raise cx.error(out, f"pl.collective_permute's out must be {t.type} like its tensor, got {dest.type}")
+        raise cx.error(
+            out, f"pl.collective_permute's out must be {t.type} like its tensor, got {dest.type}"
+        )
     cx.check_writable(dest, out, "pl.collective_permute writes into")
-    (result,) = cx.create("bp.collective_permute", [t, dest], None,
-                          transfer_attrs(cx, "collective_permute", source_target_pairs, channel, call.node),
-                          call.node, call.name)
+    (result,) = cx.create(
+        "bp.collective_permute",
+        [t, dest],
+        None,
+        transfer_attrs(cx, "collective_permute", source_target_pairs, channel, call.node),
+        call.node,
+        call.name,
+    )
     return result
 
 
 def transfer_attrs(cx, what: str, pairs_node, channel_node, node) -> Dict[str, Any]:
     """source_target_pairs and channel of a transfer, as attributes."""
     if cx.program.devices is None:
-        raise cx.error(node, f"pl.{what} moves tensors between the devices of a mesh; compile "
-                             "the program for one with blockpipe.compile(..., devices=N)")
+        raise cx.error(
+            node,
+            f"pl.{what} moves tensors between the devices of a mesh; compile "
+            "the program for one with blockpipe.compile(..., devices=N)",
+        )
     pairs = static_pairs(cx, pairs_node, what)
     channel = cx.static_int(channel_node, f"pl.{what}'s channel")
     if channel < 0:
         raise cx.error(channel_node, f"pl.{what}'s channel must be >= 0, got {channel}")
-    return {"source_target_pairs": cx.builder.pairs(pairs), "channel_handle": cx.builder.channel(channel)}
+    return {
+        "source_target_pairs": cx.builder.pairs(pairs),
+        "channel_handle": cx.builder.channel(channel),
+    }
 
 
 def static_pairs(cx, node, what: str) -> List[Tuple[int, int]]:
@@ -102,18 +127,23 @@ def static_pairs(cx, node, what: str) -> List[Tuple[int, int]]:
         value = cx.source.globals[node.id]
     items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else value
     if not isinstance(items, (list, tuple)):
-        raise cx.error(node, f"pl.{what}'s source_target_pairs must be a list of "
-                             "[source, target] device pairs known at compile time")
+        raise cx.error(
+            node,
+            f"pl.{what}'s source_target_pairs must be a list of "
+            "[source, target] device pairs known at compile time",
+        )
     pairs = []
     for item in items:
         elts = item.elts if isinstance(item, (ast.List, ast.Tuple)) else item
         if not isinstance(elts, (list, tuple)) or len(elts) != 2:
-            raise cx.error(item if isinstance(item, ast.AST) else node,
-                           f"each of pl.{what}'s source_target_pairs is a [source, target] pair")
+            raise cx.error(
+                item if isinstance(item, ast.AST) else node,
+                f"each of pl.{what}'s source_target_pairs is a [source, target] pair",
+            )
         pair = tuple(cx.static_int(e, "a device id") if isinstance(e, ast.AST) else e for e in elts)
         if not all(isinstance(d, int) and not isinstance(d, bool) for d in pair):
             raise cx.error(node, f"pl.{what}'s device ids must be integers, got {list(pair)}")
-        if not all(-2**63 <= d < 2**63 for d in pair):
+        if not all(-(2**63) <= d < 2**63 for d in pair):
             raise cx.error(node, f"pl.{what}'s device ids {list(pair)} are not devices of the mesh")
         pairs.append(pair)
     return pairs

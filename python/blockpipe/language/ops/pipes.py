@@ -72,27 +72,49 @@ def _consumer_buffer(cx, node, side: FunctionType, direction: int, dir_mask: int
     value = None if node is None else cx.expr(node)
     if not isinstance(value, PipeBuffer):
         # 0, pl.const(0, ...) or a scalar address: no buffer to check.
-        if value is None or isinstance(value, (int, Value)) and not (
-                isinstance(value, Value) and not isinstance(value.type, ScalarType)):
+        if (
+            value is None
+            or isinstance(value, (int, Value))
+            and not (isinstance(value, Value) and not isinstance(value.type, ScalarType))
+        ):
             return None
         raise cx.error(node, f"{what} must be a pl.reserve_buffer, a pl.import_peer_buffer or 0")
     if not dir_mask & direction:
-        raise cx.error(node, f"{what} is given but the pipe's dir_mask {dir_mask} does not carry that direction")
+        raise cx.error(
+            node,
+            f"{what} is given but the pipe's dir_mask {dir_mask} does not carry that direction",
+        )
     consumer = FunctionType.AIV if direction == 1 else FunctionType.AIC
     if side is consumer and value.owner != cx.spec.name:
-        raise cx.error(node, f"{what}: the {side.name} consumes this direction and reserves its buffer "
-                             f"with pl.reserve_buffer, not pl.import_peer_buffer")
+        raise cx.error(
+            node,
+            f"{what}: the {side.name} consumes this direction and reserves its buffer "
+            f"with pl.reserve_buffer, not pl.import_peer_buffer",
+        )
     if side is not consumer and value.owner == cx.spec.name:
-        raise cx.error(node, f"{what}: the {consumer.name} consumes this direction; import its buffer "
-                             "with pl.import_peer_buffer")
+        raise cx.error(
+            node,
+            f"{what}: the {consumer.name} consumes this direction; import its buffer "
+            "with pl.import_peer_buffer",
+        )
     return value
 
 
 def _initialize(side: FunctionType):
     what = "aic_initialize_pipe" if side is FunctionType.AIC else "aiv_initialize_pipe"
 
-    def lower(cx, call, c2v_consumer_buf=None, v2c_consumer_buf=None, dir_mask=None, slot_size=None,
-              slot_num=None, pipe_id=0, id=None, local_slot_num=None):  # noqa: A002 - pypto's keyword
+    def lower(
+        cx,
+        call,
+        c2v_consumer_buf=None,
+        v2c_consumer_buf=None,
+        dir_mask=None,
+        slot_size=None,
+        slot_num=None,
+        pipe_id=0,
+        id=None,
+        local_slot_num=None,
+    ):  # noqa: A002 - pypto's keyword
         for node, keyword in ((dir_mask, "dir_mask"), (slot_size, "slot_size")):
             if node is None:
                 raise cx.error(call.node, f"pl.{what} is missing argument '{keyword}'")
@@ -116,14 +138,21 @@ def _initialize(side: FunctionType):
         if local_slot_num is not None:
             local = cx.static_int(local_slot_num, "local_slot_num")
             if local <= 0 or (slots is not None and local > slots):
-                raise cx.error(local_slot_num, f"local_slot_num must be in [1, slot_num], got {local}")
-        for node, direction, keyword in ((c2v_consumer_buf, 1, "c2v_consumer_buf"),
-                                         (v2c_consumer_buf, 2, "v2c_consumer_buf")):
+                raise cx.error(
+                    local_slot_num, f"local_slot_num must be in [1, slot_num], got {local}"
+                )
+        for node, direction, keyword in (
+            (c2v_consumer_buf, 1, "c2v_consumer_buf"),
+            (v2c_consumer_buf, 2, "v2c_consumer_buf"),
+        ):
             buffer = _consumer_buffer(cx, node, side, direction, mask_bits, keyword)
             held = local or slots
             if buffer is not None and buffer.size is not None and buffer.size < size * (held or 1):
-                raise cx.error(node, f"'{buffer.name}' holds {buffer.size} bytes, less than "
-                                     f"{held or 1} slot(s) of {size} bytes")
+                raise cx.error(
+                    node,
+                    f"'{buffer.name}' holds {buffer.size} bytes, less than "
+                    f"{held or 1} slot(s) of {size} bytes",
+                )
         cx.create("bp.initialize_pipe", [], [], attrs, call.node)
         return None
 
@@ -162,15 +191,21 @@ def _pipe_id(cx, call, pipe_id, aiv_idx, split=None, pipe_id_alias=None) -> int:
     after checking `split=` against the function's split mode."""
     index = cx.static_int(aiv_idx, "aiv_idx")
     if index != 0:
-        raise cx.error(aiv_idx, "a pipe's AIV end is sub-block 0, or both sub-blocks when the function is "
-                                "split (attrs={'split': ...}); aiv_idx must be 0")
+        raise cx.error(
+            aiv_idx,
+            "a pipe's AIV end is sub-block 0, or both sub-blocks when the function is "
+            "split (attrs={'split': ...}); aiv_idx must be 0",
+        )
     if split is not None:
         mode = cx.static_int(split, "split")
         if mode != cx.spec.split.value:
             names = {m.value: m.name for m in SplitMode}
-            raise cx.error(split, f"split={mode} ({names.get(mode, 'not a pl.SplitMode')}) disagrees with the "
-                                  f"function's split mode {cx.spec.split.name}; set "
-                                  "@pl.function(attrs={'split': pl.SplitMode...}) on the function")
+            raise cx.error(
+                split,
+                f"split={mode} ({names.get(mode, 'not a pl.SplitMode')}) disagrees with the "
+                f"function's split mode {cx.spec.split.name}; set "
+                "@pl.function(attrs={'split': pl.SplitMode...}) on the function",
+            )
     if pipe_id_alias is not None:
         if not (isinstance(pipe_id, int) and pipe_id == 0):
             raise cx.error(pipe_id_alias, "give the pipe as pipe_id= or id=, not both")
@@ -225,10 +260,14 @@ def _pop(side: FunctionType, direction: str):
             # function's peers in a group push into its pipes); else the
             # compiler's bp-infer-pipe-types infers it.
             popped = cx.builder.popped_type(cx.group_peers(), pipe, direction, default_space.value)
-            tile = (cx.program.frontend_type(cx.builder.describe(popped)) if popped is not None
-                    else TileType(None, None, default_space))
-        (result,) = cx.create("bp.tpop", [], [tile], _ring(cx, direction, pipe),
-                              call.node, call.name)
+            tile = (
+                cx.program.frontend_type(cx.builder.describe(popped))
+                if popped is not None
+                else TileType(None, None, default_space)
+            )
+        (result,) = cx.create(
+            "bp.tpop", [], [tile], _ring(cx, direction, pipe), call.node, call.name
+        )
         cx.popped.append((result, direction, pipe, call.node))
         return result
 
@@ -262,13 +301,21 @@ def _free(side: FunctionType, direction: str):
         if tile is not None:
             popped = next((p for p in cx.popped if p[0].handle == value.handle), None)
             if popped is None:
-                raise cx.error(tile, f"pl.{what} frees a tile popped with pl.{pop}; this is not one")
+                raise cx.error(
+                    tile, f"pl.{what} frees a tile popped with pl.{pop}; this is not one"
+                )
             if popped[1:3] != (direction, pipe):
                 raise cx.error(tile, f"this tile was popped from pipe {popped[2]}, not pipe {pipe}")
         else:
             # The oldest slot of the ring still held.
-            popped = next((p for p in cx.popped if p[1:3] == (direction, pipe) and p[0].handle not in cx.freed),
-                          None)
+            popped = next(
+                (
+                    p
+                    for p in cx.popped
+                    if p[1:3] == (direction, pipe) and p[0].handle not in cx.freed
+                ),
+                None,
+            )
         if popped is not None:
             cx.freed[popped[0].handle] = cx.source.position(call.node)[0]
         cx.create("bp.tfree", [], [], _ring(cx, direction, pipe), call.node)

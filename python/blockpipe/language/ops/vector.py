@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from blockpipe.language import valid_shapes
 from blockpipe.language.ops import operation
-from blockpipe.language.types import INDEX, INT32, DType, FunctionType, MemorySpace, ScalarType, TileType
+from blockpipe.language.types import (
+    INDEX,
+    INT32,
+    DType,
+    FunctionType,
+    MemorySpace,
+    ScalarType,
+    TileType,
+)
 from blockpipe.language.rules import broadcast_hint, broadcasts, requires_float
 from blockpipe.language.values import Value, describe
 
@@ -16,6 +24,7 @@ def ast_text(node) -> str:
     import ast
 
     return ast.unparse(node) if isinstance(node, ast.AST) else repr(node)
+
 
 VECTOR_KINDS = (FunctionType.InCore, FunctionType.AIV)
 
@@ -93,16 +102,22 @@ def _reduction(op: str, what: str):
     parts, shape = ("rows", "[M, 1]") if op.startswith("row") else ("columns", "[1, N]")
 
     def lower(cx, call, tile, tmp_tile=None):
-        t = vector_operand(cx, cx.tile_arg(tile, f"pl.{op}'s operand"), call.node, f"pl.{op}'s operand")
+        t = vector_operand(
+            cx, cx.tile_arg(tile, f"pl.{op}'s operand"), call.node, f"pl.{op}'s operand"
+        )
         if not t.type.unknown and len(t.type.shape) != 2:
-            raise cx.error(call.node, f"pl.{op} reduces the {parts} of a 2-D tile, got {list(t.type.shape)}")
+            raise cx.error(
+                call.node, f"pl.{op} reduces the {parts} of a 2-D tile, got {list(t.type.shape)}"
+            )
         # Of a tile with a valid shape, the valid region is reduced: the
         # rest holds the reduction's identity.
         valid = t.valid
         t = valid_shapes.pad_for(cx, t, IDENTITY[op.split("_")[1]], call.node)
         (result,) = cx.create(f"bp.{op}", [t], None, {}, call.node, call.name)
         if valid is not None:
-            result = valid_shapes.with_valid(result, (valid[0], 1) if op.startswith("row") else (1, valid[1]))
+            result = valid_shapes.with_valid(
+                result, (valid[0], 1) if op.startswith("row") else (1, valid[1])
+            )
         return result
 
     lower.__name__ = op
@@ -132,9 +147,19 @@ def _cmp(name: str):
     def lower(cx, call, lhs, rhs, cmp_type=0):
         kind = cx.static_int(cmp_type, "cmp_type")
         if not 0 <= kind < len(CMP_TYPES):
-            raise cx.error(cmp_type, f"cmp_type must be 0 (EQ), 1 (NE), 2 (LT), 3 (LE), 4 (GT) or 5 (GE), got {kind}")
-        return binary(cx, "cmp", cx.tile_arg(lhs, f"pl.{name}'s lhs"), cx.expr(rhs), call.node, call.name,
-                      {"predicate": cx.builder.cmp_predicate(CMP_TYPES[kind])})
+            raise cx.error(
+                cmp_type,
+                f"cmp_type must be 0 (EQ), 1 (NE), 2 (LT), 3 (LE), 4 (GT) or 5 (GE), got {kind}",
+            )
+        return binary(
+            cx,
+            "cmp",
+            cx.tile_arg(lhs, f"pl.{name}'s lhs"),
+            cx.expr(rhs),
+            call.node,
+            call.name,
+            {"predicate": cx.builder.cmp_predicate(CMP_TYPES[kind])},
+        )
 
     lower.__name__ = name.rsplit(".", 1)[-1]
     lower.__doc__ = """Elementwise comparison, 1 where it holds and 0 elsewhere, in
@@ -160,12 +185,20 @@ def select(cx, mask, lhs, rhs, node, name):
     lhs = cx.typed_tile(vector_operand(cx, lhs, node, "the selected tile"), node, "a selection")
     if isinstance(rhs, Value) and isinstance(rhs.type, TileType):
         rhs = vector_operand(cx, rhs, node, "the other tile")
-        if not rhs.type.unknown and (rhs.type.shape, rhs.type.dtype) != (lhs.type.shape, lhs.type.dtype):
-            raise cx.error(node, f"both choices must be tiles of one shape and dtype, got {lhs.type} and {rhs.type}")
+        if not rhs.type.unknown and (rhs.type.shape, rhs.type.dtype) != (
+            lhs.type.shape,
+            lhs.type.dtype,
+        ):
+            raise cx.error(
+                node,
+                f"both choices must be tiles of one shape and dtype, got {lhs.type} and {rhs.type}",
+            )
     else:
         rhs = cx.as_value(rhs, node, like=lhs.type)
     if not mask.type.unknown and mask.type.shape != lhs.type.shape:
-        raise cx.error(node, f"the mask is {list(mask.type.shape)} but the tiles are {list(lhs.type.shape)}")
+        raise cx.error(
+            node, f"the mask is {list(mask.type.shape)} but the tiles are {list(lhs.type.shape)}"
+        )
     (result,) = cx.create("bp.select", [mask, lhs, rhs], None, {}, node, name)
     return result
 
@@ -178,14 +211,26 @@ def where(cx, call, mask, lhs, rhs):
     mask: a tile of the result's shape (any dtype). lhs: a tile. rhs: a tile of
     lhs's shape and dtype, or a scalar. Valid in InCore and AIV functions.
     """
-    return select(cx, cx.tile_arg(mask, "pl.where's mask"), cx.tile_arg(lhs, "pl.where's lhs"),
-                  cx.expr(rhs), call.node, call.name)
+    return select(
+        cx,
+        cx.tile_arg(mask, "pl.where's mask"),
+        cx.tile_arg(lhs, "pl.where's lhs"),
+        cx.expr(rhs),
+        call.node,
+        call.name,
+    )
 
 
 def _sel(name: str):
     def lower(cx, call, mask, lhs, rhs, tmp=None):
-        return select(cx, cx.tile_arg(mask, f"pl.{name}'s mask"), cx.tile_arg(lhs, f"pl.{name}'s lhs"),
-                      cx.expr(rhs), call.node, call.name)
+        return select(
+            cx,
+            cx.tile_arg(mask, f"pl.{name}'s mask"),
+            cx.tile_arg(lhs, f"pl.{name}'s lhs"),
+            cx.expr(rhs),
+            call.node,
+            call.name,
+        )
 
     lower.__name__ = name.rsplit(".", 1)[-1]
     lower.__doc__ = f"""pypto's `pl.{name}(mask, lhs, rhs, tmp)`: pl.where(mask, lhs, rhs);
@@ -195,8 +240,14 @@ def _sel(name: str):
 
 def _sels(name: str):
     def lower(cx, call, mask, src, tmp, scalar):
-        return select(cx, cx.tile_arg(mask, f"pl.{name}'s mask"), cx.tile_arg(src, f"pl.{name}'s src"),
-                      cx.expr(scalar), call.node, call.name)
+        return select(
+            cx,
+            cx.tile_arg(mask, f"pl.{name}'s mask"),
+            cx.tile_arg(src, f"pl.{name}'s src"),
+            cx.expr(scalar),
+            call.node,
+            call.name,
+        )
 
     lower.__name__ = name.rsplit(".", 1)[-1]
     lower.__doc__ = f"""pypto's `pl.{name}(mask, src, tmp, scalar)`: pl.where(mask, src,
@@ -230,8 +281,14 @@ def tri(cx, call, diagonal, shape, valid_shape=None, dtype=None, upper=False):
     if not isinstance(is_upper, bool):
         raise cx.error(upper, "pl.tile.tri's upper must be True or False")
     attrs = {"upper": cx.builder.unit()} if is_upper else {}
-    (result,) = cx.create("bp.tri", [cx.index_value(cx.expr(diagonal), diagonal)],
-                          [TileType(dims, kind, MemorySpace.Vec)], attrs, call.node, call.name)
+    (result,) = cx.create(
+        "bp.tri",
+        [cx.index_value(cx.expr(diagonal), diagonal)],
+        [TileType(dims, kind, MemorySpace.Vec)],
+        attrs,
+        call.node,
+        call.name,
+    )
     return result
 
 
@@ -248,15 +305,20 @@ def cast(cx, call, tile, target_type=None, mode=None, out_dtype=None):
     if (target_type is None) == (out_dtype is None):
         raise cx.error(call.node, "pl.cast takes the dtype once: pl.cast(t, pl.FP16)")
     if mode is not None and cx.static(mode) not in ("round", "rint"):
-        raise cx.error(mode, f"pl.cast(mode={ast_text(mode)}) is not supported by blockpipe: it "
-                             "rounds to nearest even (mode='round')")
+        raise cx.error(
+            mode,
+            f"pl.cast(mode={ast_text(mode)}) is not supported by blockpipe: it "
+            "rounds to nearest even (mode='round')",
+        )
     out_dtype = target_type if target_type is not None else out_dtype
     t = vector_operand(cx, cx.tile_arg(tile, "pl.cast's operand"), call.node, "pl.cast's operand")
     t = cx.typed_tile(t, call.node, "pl.cast")
     dtype = cx.dtype_arg(out_dtype, "pl.cast's target_type")
     if dtype is INDEX:
         raise cx.error(out_dtype, "tiles cannot hold INDEX elements")
-    (result,) = cx.create("bp.cast", [t], [TileType(t.type.shape, dtype, MemorySpace.Vec)], {}, call.node, call.name)
+    (result,) = cx.create(
+        "bp.cast", [t], [TileType(t.type.shape, dtype, MemorySpace.Vec)], {}, call.node, call.name
+    )
     return result
 
 
@@ -282,25 +344,36 @@ def full(cx, call, shape, dtype, value, target_memory=None):
     element = cx.dtype_arg(dtype, "pl.full's dtype")
     number = cx.static(value)
     if isinstance(number, bool) or not isinstance(number, (int, float)):
-        raise cx.error(value, f"pl.full's value must be a number known at compile time, got {number!r}")
+        raise cx.error(
+            value, f"pl.full's value must be a number known at compile time, got {number!r}"
+        )
     if element.is_float:
         attr = cx.float_attr(number, element, value)
     else:
         if isinstance(number, float) and not number.is_integer():
-            raise cx.error(value, f"pl.full's value {number} is not an integer but dtype is {element.name}")
+            raise cx.error(
+                value, f"pl.full's value {number} is not an integer but dtype is {element.name}"
+            )
         attr = cx.int_attr(number, element, value)
     # A vec tile, or an acc tile that starts a matmul chain: from
     # target_memory=, else from how it is used (as loads are).
     explicit = cx.space_arg(target_memory, "target_memory")
     if explicit not in (None, MemorySpace.Vec, MemorySpace.Acc):
-        raise cx.error(target_memory, "pl.full makes Vec tiles, or Acc tiles that start a "
-                                      f"pl.matmul(..., acc=...) chain; got {explicit.name}")
+        raise cx.error(
+            target_memory,
+            "pl.full makes Vec tiles, or Acc tiles that start a "
+            f"pl.matmul(..., acc=...) chain; got {explicit.name}",
+        )
     if cx.kind is FunctionType.AIC and explicit is MemorySpace.Vec:
-        raise cx.error(call.node, "an AIC function can only make Acc tiles with pl.full (the starting "
-                                  "value of a pl.matmul(..., acc=...) chain)")
+        raise cx.error(
+            call.node,
+            "an AIC function can only make Acc tiles with pl.full (the starting "
+            "value of a pl.matmul(..., acc=...) chain)",
+        )
     # Without target_memory=, bp-infer-memory-spaces decides from its uses.
-    (result,) = cx.create("bp.full", [], [TileType(dims, element, explicit)], {"value": attr},
-                          call.node, call.name)
+    (result,) = cx.create(
+        "bp.full", [], [TileType(dims, element, explicit)], {"value": attr}, call.node, call.name
+    )
     return result
 
 
@@ -313,7 +386,11 @@ def binary(cx, op: str, lhs: Value, rhs, node, name, attrs=None):
     cx.require_kind(node, op, VECTOR_KINDS)
     lhs = vector_operand(cx, lhs, node, f"pl.{op}'s operands")
     tile = lhs.type.with_space(MemorySpace.Vec)
-    if isinstance(rhs, Value) and isinstance(rhs.type, TileType) and (tile.unknown or rhs.type.unknown):
+    if (
+        isinstance(rhs, Value)
+        and isinstance(rhs.type, TileType)
+        and (tile.unknown or rhs.type.unknown)
+    ):
         # Shapes and dtypes still to be inferred: the dialect checks them
         # once bp-infer-pipe-types has.
         rhs = vector_operand(cx, rhs, node, f"pl.{op}'s operands")
@@ -330,19 +407,35 @@ def binary(cx, op: str, lhs: Value, rhs, node, name, attrs=None):
             lhs = spread(cx, lhs, rhs, node, None)
             tile = lhs.type.with_space(MemorySpace.Vec)
         if rhs.type.shape != tile.shape and not broadcasts(tile.shape, rhs.type.shape):
-            raise cx.error(node, f"pl.{op} operand shapes differ: {list(tile.shape)} and "
-                                 f"{list(rhs.type.shape)}{broadcast_hint(tile.shape)}")
+            raise cx.error(
+                node,
+                f"pl.{op} operand shapes differ: {list(tile.shape)} and "
+                f"{list(rhs.type.shape)}{broadcast_hint(tile.shape)}",
+            )
         cx.check_dtype(tile.dtype, rhs.type.dtype, node, f"pl.{op}'s operands")
     else:
         if not isinstance(rhs, Value):  # a number takes the tile's dtype
-            tile = cx.typed_tile(lhs, node, f"pl.{op} with a number").type.with_space(MemorySpace.Vec)
-        if isinstance(rhs, Value) and isinstance(rhs.type, ScalarType) and not tile.unknown and rhs.type.dtype != tile.dtype:
-            raise cx.error(node, f"pl.{op}'s scalar is {rhs.type.dtype.name} but the tile is {tile.dtype.name}")
+            tile = cx.typed_tile(lhs, node, f"pl.{op} with a number").type.with_space(
+                MemorySpace.Vec
+            )
+        if (
+            isinstance(rhs, Value)
+            and isinstance(rhs.type, ScalarType)
+            and not tile.unknown
+            and rhs.type.dtype != tile.dtype
+        ):
+            raise cx.error(
+                node, f"pl.{op}'s scalar is {rhs.type.dtype.name} but the tile is {tile.dtype.name}"
+            )
         if op == "div" and not tile.dtype.is_float and rhs == 0 and not isinstance(rhs, Value):
-            raise cx.error(node, f"integer division by zero: pl.div of a tile of {tile.dtype.name} by 0")
+            raise cx.error(
+                node, f"integer division by zero: pl.div of a tile of {tile.dtype.name} by 0"
+            )
         rhs = cx.as_value(rhs, node, like=tile)
         if not isinstance(rhs.type, ScalarType):
-            raise cx.error(node, f"pl.{op}'s second operand must be a tile or a scalar, got {rhs.type}")
+            raise cx.error(
+                node, f"pl.{op}'s second operand must be a tile or a scalar, got {rhs.type}"
+            )
     (result,) = cx.create(f"bp.{op}", [lhs, rhs], None, attrs or {}, node, name)
     return result
 
@@ -352,7 +445,9 @@ def scalar_first(cx, op: str, scalar, tile: Value, node, name):
     the tile ops take their scalar second, so these become
     neg(tile) + scalar and full(scalar) / tile."""
     cx.require_kind(node, op, VECTOR_KINDS)
-    tile = cx.typed_tile(vector_operand(cx, tile, node, f"pl.{op}'s operands"), node, f"a number {op} a tile")
+    tile = cx.typed_tile(
+        vector_operand(cx, tile, node, f"pl.{op}'s operands"), node, f"a number {op} a tile"
+    )
     if op == "sub":
         return binary(cx, "add", unary(cx, "neg", tile, node, None), scalar, node, name)
     dtype = tile.type.dtype
@@ -360,7 +455,9 @@ def scalar_first(cx, op: str, scalar, tile: Value, node, name):
     if not dtype.is_float and isinstance(value, float) and not value.is_integer():
         raise cx.error(node, f"{value} is not an integer but the tile is {dtype.name}")
     attr = cx.float_attr(value, dtype, node) if dtype.is_float else cx.int_attr(value, dtype, node)
-    (filled,) = cx.create("bp.full", [], [TileType(tile.type.shape, dtype, MemorySpace.Vec)], {"value": attr}, node)
+    (filled,) = cx.create(
+        "bp.full", [], [TileType(tile.type.shape, dtype, MemorySpace.Vec)], {"value": attr}, node
+    )
     if isinstance(scalar, Value):
         filled = binary(cx, "mul", filled, scalar, node, None)
     return binary(cx, "div", filled, tile, node, name)
@@ -387,16 +484,22 @@ def transpose(cx, call, tile, axis1=0, axis2=1):
 
         kt = pl.transpose(pl.load(k, [0, 0], [64, 128]))   # [128, 64]
     """
-    t = vector_operand(cx, cx.tile_arg(tile, "pl.transpose's operand"), call.node, "pl.transpose's operand")
+    t = vector_operand(
+        cx, cx.tile_arg(tile, "pl.transpose's operand"), call.node, "pl.transpose's operand"
+    )
     axes = []
     for node in (axis1, axis2):
         axis = cx.static(node) if not isinstance(node, int) else node
         if isinstance(axis, bool) or not isinstance(axis, int) or not -2 <= axis < 2:
-            raise cx.error(node if not isinstance(node, int) else call.node,
-                           f"pl.transpose's axes are those of a 2-D tile (0, 1, -2, -1), got {axis!r}")
+            raise cx.error(
+                node if not isinstance(node, int) else call.node,
+                f"pl.transpose's axes are those of a 2-D tile (0, 1, -2, -1), got {axis!r}",
+            )
         axes.append(axis % 2)
     if axes[0] == axes[1]:
-        raise cx.error(call.node, f"pl.transpose swaps two different axes, got {axes[0]} and {axes[1]}")
+        raise cx.error(
+            call.node, f"pl.transpose swaps two different axes, got {axes[0]} and {axes[1]}"
+        )
     if not t.type.unknown and len(t.type.shape) != 2:
         raise cx.error(call.node, f"pl.transpose transposes a 2-D tile, got {list(t.type.shape)}")
     (result,) = cx.create("bp.transpose", [t], None, {}, call.node, call.name)
@@ -404,6 +507,7 @@ def transpose(cx, call, tile, axis1=0, axis2=1):
 
 
 # ----------------------------------------------- row and column broadcasts
+
 
 def _expand(op: str, axis: str, combine: str):
     """pypto's row_expand_* / col_expand_*: `combine` of a tile with a
@@ -413,14 +517,19 @@ def _expand(op: str, axis: str, combine: str):
 
     def lower(cx, call, tile, vec, tmp=None):
         t = vector_operand(cx, cx.tile_arg(tile, f"pl.{op}'s tile"), call.node, f"pl.{op}'s tile")
-        v = vector_operand(cx, cx.tile_arg(vec, f"pl.{op}'s {axis} vector"), call.node, f"pl.{op}'s vector")
+        v = vector_operand(
+            cx, cx.tile_arg(vec, f"pl.{op}'s {axis} vector"), call.node, f"pl.{op}'s vector"
+        )
         if not (t.type.unknown or v.type.unknown):
             if len(t.type.shape) != 2:
                 raise cx.error(tile, f"pl.{op} takes a 2-D tile, got {list(t.type.shape)}")
             want = (t.type.shape[0], 1) if row else (1, t.type.shape[1])
             if tuple(v.type.shape) != want:
-                raise cx.error(vec, f"pl.{op}'s {axis} vector must be {list(want)} for a tile of "
-                                    f"{list(t.type.shape)}, got {list(v.type.shape)}")
+                raise cx.error(
+                    vec,
+                    f"pl.{op}'s {axis} vector must be {list(want)} for a tile of "
+                    f"{list(t.type.shape)}, got {list(v.type.shape)}",
+                )
         if combine == "expand":
             return spread(cx, v, t, call.node, call.name)
         if combine == "expdif":
@@ -428,8 +537,10 @@ def _expand(op: str, axis: str, combine: str):
         return binary(cx, combine, t, v, call.node, call.name)
 
     lower.__name__ = op
-    what = {"expand": f"the {shape} vector repeated over the tile's shape",
-            "expdif": "exp(tile - vector)"}.get(combine, f"pl.{combine} of the tile and the vector")
+    what = {
+        "expand": f"the {shape} vector repeated over the tile's shape",
+        "expdif": "exp(tile - vector)",
+    }.get(combine, f"pl.{combine} of the tile and the vector")
     lower.__doc__ = f"""{what}, the {shape} vector broadcast along the
     tile's {"columns" if row else "rows"}: `pl.{op}(t, v)`. pypto's scratch
     `tmp` is accepted and not needed. Valid in InCore and AIV functions.
@@ -442,14 +553,23 @@ def spread(cx, vec, like: Value, node, name) -> Value:
     dtype of `like` (-0.0 + v is v exactly, for every v)."""
     dtype = like.type.dtype
     zero = cx.float_attr(-0.0, dtype, node) if dtype.is_float else cx.int_attr(0, dtype, node)
-    (base,) = cx.create("bp.full", [], [TileType(like.type.shape, dtype, MemorySpace.Vec)], {"value": zero}, node)
+    (base,) = cx.create(
+        "bp.full", [], [TileType(like.type.shape, dtype, MemorySpace.Vec)], {"value": zero}, node
+    )
     return binary(cx, "add", base, vec, node, name)
 
 
 for _axis in ("row", "col"):
-    for _combine, _binop in (("", "expand"), ("_add", "add"), ("_sub", "sub"), ("_mul", "mul"),
-                             ("_div", "div"), ("_max", "maximum"), ("_min", "minimum"),
-                             ("_expdif", "expdif")):
+    for _combine, _binop in (
+        ("", "expand"),
+        ("_add", "add"),
+        ("_sub", "sub"),
+        ("_mul", "mul"),
+        ("_div", "div"),
+        ("_max", "maximum"),
+        ("_min", "minimum"),
+        ("_expdif", "expdif"),
+    ):
         _name = f"{_axis}_expand{_combine}"
         globals()[_name] = _expand(_name, _axis, _binop)
 
@@ -459,8 +579,13 @@ def expands(cx, call, target, scalar):
     """A tile of `target`'s shape and dtype with every element `scalar`
     (a number, or a pl.Scalar known at run time): `pl.expands(t, 0.5)`.
     Valid in InCore and AIV functions."""
-    t = cx.typed_tile(vector_operand(cx, cx.tile_arg(target, "pl.expands's target"), call.node,
-                                     "pl.expands's target"), call.node, "pl.expands")
+    t = cx.typed_tile(
+        vector_operand(
+            cx, cx.tile_arg(target, "pl.expands's target"), call.node, "pl.expands's target"
+        ),
+        call.node,
+        "pl.expands",
+    )
     value = cx.expr(scalar)
     dtype = t.type.dtype
     if not isinstance(value, Value):
@@ -468,9 +593,19 @@ def expands(cx, call, target, scalar):
             raise cx.error(scalar, f"pl.expands takes a number or a scalar, got {describe(value)}")
         if not dtype.is_float and isinstance(value, float) and not value.is_integer():
             raise cx.error(scalar, f"{value} is not an integer but the tile is {dtype.name}")
-        attr = cx.float_attr(value, dtype, scalar) if dtype.is_float else cx.int_attr(int(value), dtype, scalar)
-        (result,) = cx.create("bp.full", [], [TileType(t.type.shape, dtype, MemorySpace.Vec)], {"value": attr},
-                              call.node, call.name)
+        attr = (
+            cx.float_attr(value, dtype, scalar)
+            if dtype.is_float
+            else cx.int_attr(int(value), dtype, scalar)
+        )
+        (result,) = cx.create(
+            "bp.full",
+            [],
+            [TileType(t.type.shape, dtype, MemorySpace.Vec)],
+            {"value": attr},
+            call.node,
+            call.name,
+        )
         return result
     return spread(cx, value, t, call.node, call.name)
 
@@ -487,7 +622,9 @@ def reshape(cx, call, tile, shape):
     value = cx.tile_operand(cx.expr(tile), tile)
     if not (isinstance(value, Value) and isinstance(value.type, TileType)):
         raise cx.error(tile, f"pl.reshape's operand must be a tile, got {describe(value)}")
-    t = cx.typed_tile(vector_operand(cx, value, call.node, "pl.reshape's operand"), call.node, "pl.reshape")
+    t = cx.typed_tile(
+        vector_operand(cx, value, call.node, "pl.reshape's operand"), call.node, "pl.reshape"
+    )
     dims = cx.shape_arg(shape, "pl.reshape's shape")
     have = 1
     for d in t.type.shape:
@@ -496,8 +633,17 @@ def reshape(cx, call, tile, shape):
     for d in dims:
         want *= d
     if have != want:
-        raise cx.error(shape, f"pl.reshape cannot make {list(dims)} ({want} elements) of a tile of "
-                              f"{list(t.type.shape)} ({have} elements)")
-    (result,) = cx.create("bp.reshape", [t], [TileType(tuple(dims), t.type.dtype, MemorySpace.Vec)], {},
-                          call.node, call.name)
+        raise cx.error(
+            shape,
+            f"pl.reshape cannot make {list(dims)} ({want} elements) of a tile of "
+            f"{list(t.type.shape)} ({have} elements)",
+        )
+    (result,) = cx.create(
+        "bp.reshape",
+        [t],
+        [TileType(tuple(dims), t.type.dtype, MemorySpace.Vec)],
+        {},
+        call.node,
+        call.name,
+    )
     return result
