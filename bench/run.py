@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs blockpipe's benchmarks and prints one JSON object per result line.
 
-    .venv/bin/python bench/run.py [--quick] [--build-dir DIR] [NAME...]
+    .venv/bin/python bench/run.py [--quick] [--build-dir DIR] [--save [PATH]] [NAME...]
 
 A benchmark NAME is either
   * a C++ executable `bench_NAME` in the build's bin/ directory (built by
@@ -14,12 +14,18 @@ With no NAME every benchmark found is run. Each line carries at least
 bench, case, value, unit, anchor, anchor_value and ratio (ours / anchor,
 measured in the same process run; see each benchmark for which way is
 better). Exits non-zero when a benchmark fails or a NAME is unknown.
+
+--save also writes the lines to a JSON-lines file (default
+bench/results/DATE-COMMIT.jsonl), after a header line naming the machine,
+the load and the commit (run_header); PATH must end in .jsonl.
 """
 
 import argparse
+import datetime
 import importlib.util
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +33,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = ROOT / "bench"
 REQUIRED = ("bench", "case", "value", "unit", "anchor", "anchor_value", "ratio")
+RESULTS_DIR = BENCH_DIR / "results"
+# The CPU features that choose the generated kernels' and the anchors' code paths.
+ISA_FLAGS = (
+    "sse4_2 avx avx2 fma f16c avx512f avx512bw avx512vl avx512_bf16 avx512_fp16 amx_tile asimd sve"
+).split()
 
 
 def cpp_benchmarks(bin_dir):
@@ -85,7 +96,94 @@ def run_python(name, path, quick):
         yield check(dict(line), name)
 
 
+def machine(cpuinfo=Path("/proc/cpuinfo")):
+    """The CPU model, the ISA_FLAGS it has, and the core count."""
+    model, flags = None, set()
+    try:
+        text = cpuinfo.read_text()
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key == "model name" and model is None:
+            model = value.strip()
+        elif key in ("flags", "Features") and not flags:
+            flags = set(value.split())
+    return {
+        "cpu_model": model,
+        "isa": [f for f in ISA_FLAGS if f in flags],
+        "cores": os.cpu_count(),
+    }
+
+
+def git_commit(root=ROOT):
+    """HEAD's short hash, with -dirty when tracked files differ from it; None outside git."""
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")  # a status must not take the index lock
+
+    def git(*args):
+        return subprocess.run(
+            ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    try:
+        head = git("rev-parse", "--short", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("-dirty" if dirty else "")
+
+
+def run_header(command, load_start, load_end, note=None, date=None):
+    """The first line of a results file: what ran, where, on which commit.
+
+    load_start and load_end are os.getloadavg() before and after the run."""
+    return {
+        "kind": "run",
+        "date": date or datetime.date.today().isoformat(),
+        "commit": git_commit(),
+        **machine(),
+        "load_avg": {
+            "start": [round(x, 2) for x in load_start],
+            "end": [round(x, 2) for x in load_end],
+        },
+        "command": command,
+        "note": note,
+    }
+
+
+def default_save_path(header, directory=None):
+    """bench/results/DATE-COMMIT.jsonl, or DATE-COMMIT-N.jsonl when that exists."""
+    directory = RESULTS_DIR if directory is None else directory
+    stem = f"{header['date']}-{header['commit'] or 'unknown'}"
+    path, n = directory / f"{stem}.jsonl", 2
+    while path.exists():
+        path, n = directory / f"{stem}-{n}.jsonl", n + 1
+    return path
+
+
+def save(path, header, results):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as out:
+        for line in (header, *results):
+            out.write(json.dumps(line) + "\n")
+
+
+def read_results(path):
+    """(header, result lines) of a file written by save()."""
+    with open(path) as lines:
+        header, *results = [json.loads(line) for line in lines if line.strip()]
+    return header, results
+
+
+# --save without a PATH.
+DEFAULT_SAVE = ""
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    load_start = os.getloadavg()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", metavar="NAME")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, for smoke tests")
@@ -96,7 +194,20 @@ def main(argv=None):
         help="build tree whose bin/ holds bench_* (default: build)",
     )
     parser.add_argument("--list", action="store_true", help="list benchmarks")
+    parser.add_argument(
+        "--save",
+        nargs="?",
+        const=DEFAULT_SAVE,
+        metavar="PATH",
+        help="also write the results, after a header naming the machine and commit, to PATH "
+        "(a .jsonl file; default bench/results/DATE-COMMIT.jsonl)",
+    )
+    parser.add_argument("--note", help="a note for the saved header (what else ran, ...)")
     args = parser.parse_args(argv)
+    if args.save and not args.save.endswith(".jsonl"):
+        # `--save kernel`: argparse took a benchmark NAME for the optional PATH.
+        args.names.insert(0, args.save)
+        args.save = DEFAULT_SAVE
 
     cpp = cpp_benchmarks(args.build_dir / "bin")
     py = python_benchmarks()
@@ -116,20 +227,30 @@ def main(argv=None):
         return 2
 
     status = 0
-    for name in names:
-        try:
-            lines = (
-                run_cpp(name, cpp[name], args.quick)
-                if name in cpp
-                else run_python(name, py[name], args.quick)
-            )
-            for line in lines:
-                print(json.dumps(line), flush=True)
-        except Skipped as skipped:
-            print(skipped, file=sys.stderr)
-        except Exception as error:  # report and go on with the others
-            print(f"benchmark {name} failed: {error}", file=sys.stderr)
-            status = 1
+    results = []
+    try:
+        for name in names:
+            try:
+                lines = (
+                    run_cpp(name, cpp[name], args.quick)
+                    if name in cpp
+                    else run_python(name, py[name], args.quick)
+                )
+                for line in lines:
+                    print(json.dumps(line), flush=True)
+                    results.append(line)
+            except Skipped as skipped:
+                print(skipped, file=sys.stderr)
+            except Exception as error:  # report and go on with the others
+                print(f"benchmark {name} failed: {error}", file=sys.stderr)
+                status = 1
+    finally:  # what was measured is kept, even when interrupted
+        if args.save is not None:
+            command = shlex.join(["bench/run.py", *argv])
+            header = run_header(command, load_start, os.getloadavg(), args.note)
+            path = Path(args.save) if args.save else default_save_path(header)
+            save(path, header, results)
+            print(f"saved {len(results)} results to {path}", file=sys.stderr)
     return status
 
 
