@@ -11,6 +11,7 @@ flagship's frontend + passes + codegen <= 50 ms, a warm compile <= 10 ms
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import pathlib
@@ -68,14 +69,14 @@ def run(quick: bool):
     repeats = 5 if quick else 21
     for path, program in _programs():
         source = path.read_text()
-        anchor = _median_ms(lambda: compile(source, str(path), "exec"), repeats)
-        front = _median_ms(lambda: _front_to_cpp(program), repeats)
+        anchor = _median_ms(functools.partial(compile, source, str(path), "exec"), repeats)
+        front = _median_ms(functools.partial(_front_to_cpp, program), repeats)
         flagship = path.stem == FLAGSHIP
         yield _line(
             f"{path.stem}: frontend+passes+codegen", front, anchor, 50 if flagship else None
         )
         blockpipe.compile(program, quiet=True)  # fill the cache
-        warm = _median_ms(lambda: blockpipe.compile(program, quiet=True), repeats)
+        warm = _median_ms(functools.partial(blockpipe.compile, program, quiet=True), repeats)
         yield _line(f"{path.stem}: warm-cache compile()", warm, anchor, 10 if flagship else None)
         if flagship:
             with tempfile.TemporaryDirectory() as cache:

@@ -97,8 +97,9 @@ def bf16_bits(values: np.ndarray) -> np.ndarray:
 def prepare(out: pathlib.Path, size: int):
     root = pathlib.Path(__file__).resolve().parents[1]
     sys.path.insert(0, str(root / "scripts"))
-    import blockpipe
     import st_bundle
+
+    import blockpipe
 
     out.mkdir(parents=True, exist_ok=True)
     rt = st_bundle.runtime_build(
@@ -142,6 +143,22 @@ def ours_ms(bundle: pathlib.Path, name: str, outputs: pathlib.Path) -> float:
     return float(re.search(r"median ([\d.]+) ms", proc.stderr).group(1))
 
 
+def addmm_ms(res, x, w):
+    """The median time of CALLS torch.addmm calls in ms (CUDA events), and
+    the last call's result."""
+    import torch
+
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(CALLS):
+        start.record()
+        y = torch.addmm(res, x, w)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times), y
+
+
 def run(bundle: pathlib.Path):
     import torch
 
@@ -177,24 +194,12 @@ def run(bundle: pathlib.Path):
 
         torch.backends.cuda.matmul.allow_tf32 = False  # exact FP32, as ours without TF32
         x, w, res = to_gpu(inputs["x"]), to_gpu(inputs["w"]), to_gpu(inputs["res"])
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-
-        def anchor_ms():
-            times = []
-            for _ in range(CALLS):
-                start.record()
-                y = torch.addmm(res, x, w)
-                end.record()
-                end.synchronize()
-                times.append(start.elapsed_time(end))
-            return statistics.median(times), y
-
-        anchor_ms()  # warm-up: cuBLAS picks its kernel
+        addmm_ms(res, x, w)  # warm-up: cuBLAS picks its kernel
         outputs = bundle / name / "outputs.npz"
         ours, anchors = [], []
         for _ in range(ROUNDS):
             ours.append(ours_ms(bundle, name, outputs))
-            ms, reference = anchor_ms()
+            ms, reference = addmm_ms(res, x, w)
             anchors.append(ms)
         got = np.load(outputs)["out"]
         want = reference.float().cpu().numpy()

@@ -23,7 +23,6 @@ import types
 
 import numpy as np
 
-
 # ------------------------------------------------------- torch, on numpy
 
 
@@ -313,7 +312,7 @@ def run_file(path: str) -> int:
         except CompileError as exc:
             print(f"SKIP {label}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
             continue
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - report and go on with the next case
             print(f"FAIL {label}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
             traceback.print_exc()
             failures += 1
@@ -378,7 +377,7 @@ def _run_test(label: str, method, kwargs) -> int:
     except (CompileError, NotSupportedError) as exc:
         print(f"SKIP {label}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
         return 0
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - report and go on with the next case
         print(f"FAIL {label}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
         traceback.print_exc()
         return 1

@@ -131,8 +131,8 @@ def _cpu_identity() -> str:
             text = pathlib.Path("/proc/cpuinfo").read_text()
         except OSError:
             pass
-        model = next((l for l in text.splitlines() if l.startswith("model name")), "")
-        flags = next((l for l in text.splitlines() if l.startswith("flags")), "")
+        model = next((line for line in text.splitlines() if line.startswith("model name")), "")
+        flags = next((line for line in text.splitlines() if line.startswith("flags")), "")
         _fingerprints["cpu"] = hashlib.sha256(
             f"{os.uname().machine}\n{model}\n{flags}".encode()
         ).hexdigest()

@@ -16,8 +16,8 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from blockpipe.build import build_library, cache_root
 from blockpipe import errors
+from blockpipe.build import build_library, cache_root
 from blockpipe.errors import CompileError
 from blockpipe.language.program import Program
 
@@ -103,7 +103,7 @@ class CompiledProgram:
         self._device = None
         self._mesh = None
         self._library = None
-        self._plans: Dict[Optional[str], "_CallPlan"] = {}
+        self._plans: Dict[Optional[str], _CallPlan] = {}
         # The single-device entry's calls in one step, once run made one.
         self._call = None
 

@@ -100,7 +100,7 @@ class CompileError(Exception):
         super().__init__(self._render())
 
     @classmethod
-    def from_diagnostics(cls, diagnostics: Iterable[Diagnostic], fallback: str) -> "CompileError":
+    def from_diagnostics(cls, diagnostics: Iterable[Diagnostic], fallback: str) -> CompileError:
         diagnostics = list(diagnostics)
         first = next((d for d in diagnostics if d.severity == "error"), None)
         if first is None:

@@ -116,7 +116,7 @@ def test_every_binary_op_with_a_column_vector():
     build(ColumnOps)(x, v, y)
     y = y.reshape(9, 24, 40)
     f, g = x.astype(np.float32), v.astype(np.float32)
-    half = lambda a: a.astype(np.float16).astype(np.float32)  # noqa: E731
+    half = lambda a: a.astype(np.float16).astype(np.float32)  # noqa: E731 - a one-line local helper
     np.testing.assert_array_equal(y[0], half(f + g))
     np.testing.assert_array_equal(y[1], half(f - g))
     np.testing.assert_allclose(y[2], f / g, rtol=1e-6)

@@ -67,8 +67,9 @@ def test_a_program_named_like_libc_gets_its_own_library_name(tmp_path):
     # And it runs, loaded by that name.
     sys.path.insert(0, str(tmp_path))
     try:
-        import blockpipe
         from c_program import C
+
+        import blockpipe
 
         compiled = blockpipe.compile(C, output_dir=tmp_path / "again", quiet=True)
         assert compiled.library_path.name == "libc_program.so"

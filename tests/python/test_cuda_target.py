@@ -14,15 +14,15 @@ import subprocess
 import numpy as np
 import pytest
 
-import blockpipe
-import blockpipe.language as pl
-from blockpipe.build import nvcc_path, runtime_location
-from blockpipe.compiler import _write_tree, compile_to_cpp
-
 import test_compile
 import test_language_if
 import test_split
 import test_split_aiv
+
+import blockpipe
+import blockpipe.language as pl
+from blockpipe.build import nvcc_path, runtime_location
+from blockpipe.compiler import _write_tree, compile_to_cpp
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NVCC = nvcc_path()

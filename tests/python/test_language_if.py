@@ -85,7 +85,7 @@ def test_if_ops_carry_the_users_lines():
     text = lower_program(Accumulate, _core).text(True)
     lines, first = inspect.getsourcelines(Accumulate.cls)
     at = {
-        key: first + next(i for i, l in enumerate(lines) if key in l)
+        key: first + next(i for i, line in enumerate(lines) if key in line)
         for key in ("if k == 0:", "acc = pl.add(acc, t)", "if blk % 2 == 1:")
     }
     file = re.escape(__file__)
@@ -443,7 +443,7 @@ def test_tile_popped_in_a_branch_and_used_after_the_if_is_reported_at_its_line()
             return y
 
     lines, first = inspect.getsourcelines(P.cls)
-    matmul_line = first + next(i for i, l in enumerate(lines) if "pl.matmul" in l)
+    matmul_line = first + next(i for i, line in enumerate(lines) if "pl.matmul" in line)
     with pytest.raises(CompileError) as info:
         blockpipe.compile(P, quiet=True)
     err = info.value

@@ -60,7 +60,7 @@ def test_flagship_lowers_to_mixed_kernel_and_launch():
 def test_locations_are_the_users_file_line_and_names():
     text = lower_program(DownProjResidual, _core).text(True)
     lines, first = inspect.getsourcelines(DownProjResidual.cls)
-    matmul_line = first + next(i for i, l in enumerate(lines) if "acc = pl.matmul" in l)
+    matmul_line = first + next(i for i, line in enumerate(lines) if "acc = pl.matmul" in line)
     assert re.search(rf'loc\("acc"\("{re.escape(__file__)}":{matmul_line}:\d+\)\)', text), text
 
 

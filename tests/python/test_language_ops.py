@@ -7,10 +7,9 @@ import pydoc
 
 import pytest
 
-import blockpipe
-
 import located
 
+import blockpipe
 import blockpipe.language as pl
 from blockpipe.language import ops
 from blockpipe.language.lowering import program_ir

@@ -136,7 +136,7 @@ def test_a_function_decorated_with_a_lacking_pl_jit_kind_raises_when_called():
 
 def test_names_pypto_does_not_have_stay_attribute_errors():
     with pytest.raises(AttributeError, match="has no attribute 'lod'"):
-        pl.lod  # noqa: B018
+        pl.lod  # noqa: B018 - the attribute access is the test
     with pytest.raises(AttributeError):
-        pl.FunctionType.Opaqe  # noqa: B018
+        pl.FunctionType.Opaqe  # noqa: B018 - the attribute access is the test
     assert pl.Mem.Vec is pl.MemorySpace.Vec

@@ -267,7 +267,7 @@ class UnevenPushes:
     ):
         pl.aic_initialize_pipe(dir_mask=1, slot_size=SLOT, slot_num=4)
         t = pl.load(a, [0, 0], [N, N], target_memory=pl.Mem.Mat)
-        l = pl.move(t, target_memory=pl.Mem.Left)
+        l = pl.move(t, target_memory=pl.Mem.Left)  # noqa: E741 - l and r: the Left and Right operands
         r = pl.move(t, target_memory=pl.Mem.Right)
         for i in pl.range(pushes):
             pl.tpush_to_aiv(pl.matmul(l, r))  # pushed here

@@ -3,7 +3,6 @@ list or tuple of integers) are unrolled, as Python would run them; against
 numpy. A loop too long to unroll is a CompileError at the line."""
 
 import numpy as np
-import pytest
 
 import located
 

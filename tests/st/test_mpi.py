@@ -22,7 +22,7 @@ from blockpipe import _runtime, distributed
 HERE = pathlib.Path(__file__).resolve().parent
 JOB = HERE / "mpi" / "job.py"
 sys.path.insert(0, str(HERE.parents[1] / "examples"))
-import pipeline_mlp as mlp  # noqa: E402
+import pipeline_mlp as mlp  # noqa: E402 - importable once examples/ is on sys.path
 
 pytestmark = pytest.mark.skipif(
     not _runtime.mpi_available() or shutil.which("mpirun") is None,

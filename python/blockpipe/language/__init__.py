@@ -4,13 +4,11 @@ The operations (`pl.load`, `pl.matmul`, `pl.tpush_to_aiv`, ...) are documented
 functions grouped by area in `blockpipe.language.ops`; `help(pl.load)` shows
 one."""
 
+from blockpipe.language.jit import inline, jit  # noqa: F401 - re-exported as pl.<name>
 from blockpipe.language.ops import TOP_LEVEL as _TOP_LEVEL
-from blockpipe.language.ops import system, tensor, tile  # noqa: F401
-from blockpipe.language.unsupported import PYPTO_NAMES as _PYPTO_NAMES
-from blockpipe.language.unsupported import Unsupported as _Unsupported
-from blockpipe.language.jit import inline, jit  # noqa: F401
-from blockpipe.language.program import Program, function, program  # noqa: F401
-from blockpipe.language.types import (  # noqa: F401
+from blockpipe.language.ops import system, tensor, tile  # noqa: F401 - re-exported as pl.<name>
+from blockpipe.language.program import Program, function, program  # noqa: F401 - re-exported as pl.<name>
+from blockpipe.language.types import (  # noqa: F401 - re-exported as pl.<name>
     BF16,
     FP16,
     FP32,
@@ -31,6 +29,8 @@ from blockpipe.language.types import (  # noqa: F401
     TileView,
     dynamic,
 )
+from blockpipe.language.unsupported import PYPTO_NAMES as _PYPTO_NAMES
+from blockpipe.language.unsupported import Unsupported as _Unsupported
 
 globals().update(_TOP_LEVEL)
 

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from blockpipe.language import ops, valid_shapes
 from blockpipe.language.source import assigned_names, assignment_of
-from blockpipe.language.types import FunctionType, ScalarType, SplitMode, TensorType, INDEX
+from blockpipe.language.types import INDEX, FunctionType, ScalarType, SplitMode, TensorType
 from blockpipe.language.unsupported import Unsupported
 from blockpipe.language.values import (
     KERNEL_KINDS,

@@ -455,7 +455,7 @@ class Expressions:
     def binop(self, node: ast.BinOp, name):
         lhs = self.expr(node.left)
         rhs = self.expr(node.right)
-        is_tile = lambda v: isinstance(v, Value) and isinstance(v.type, TileType)  # noqa: E731
+        is_tile = lambda v: isinstance(v, Value) and isinstance(v.type, TileType)  # noqa: E731 - a one-line local predicate
         if is_tile(lhs) or is_tile(rhs):
             op = self._TILE_BINOPS.get(type(node.op))
             if op is None:
@@ -544,7 +544,7 @@ class Expressions:
             # remainder of the other sign gets the divisor added.
             (rem,) = self.create("arith.remsi", [a, b], None, {}, node)
             zero = self.constant(0, stype.dtype, node)
-            predicate = lambda op: self.builder.cmpi(self._CMPI_PREDICATES[op])  # noqa: E731
+            predicate = lambda op: self.builder.cmpi(self._CMPI_PREDICATES[op])  # noqa: E731 - a one-line local helper
             if isinstance(rhs, int):
                 # A divisor of known sign: only a remainder of the other sign moves.
                 (adjust,) = self.create(

@@ -11,15 +11,13 @@ import typing
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from blockpipe.errors import CompileError
-from blockpipe.language import ops
+from blockpipe.language import ops, valid_shapes
 from blockpipe.language.consteval import ConstEval
 from blockpipe.language.control_flow import ControlFlow
 from blockpipe.language.expressions import Expressions
 from blockpipe.language.memory_spaces import MemorySpaces
 from blockpipe.language.program import FunctionSpec
 from blockpipe.language.source import Source
-from blockpipe.language import valid_shapes
-from blockpipe.language.unsupported import Unsupported
 from blockpipe.language.types import (
     INDEX,
     DType,
@@ -33,6 +31,7 @@ from blockpipe.language.types import (
     TileView,
     dynamic,
 )
+from blockpipe.language.unsupported import Unsupported
 from blockpipe.language.values import (
     KERNEL_KINDS,
     IRType,
@@ -50,7 +49,7 @@ if TYPE_CHECKING:
 class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
     """Builds one function: statements in order, values in `env`."""
 
-    def __init__(self, program: "ProgramLowering", spec: FunctionSpec, source: Source):
+    def __init__(self, program: ProgramLowering, spec: FunctionSpec, source: Source):
         self.program = program
         self.spec = spec
         self.kind = spec.kind

@@ -248,7 +248,7 @@ class JitFunction:
         cls = type(self._fn.__name__, (), {})
         return Program(self._fn.__name__, cls, functions, source_file, {})
 
-    def _callees(self) -> List["JitFunction"]:
+    def _callees(self) -> List[JitFunction]:
         source = self._source()
         found = []
         for node in ast.walk(source.tree):

@@ -173,7 +173,7 @@ class ProgramLowering:
 
 def lower_program(
     program: Program, core, devices: Optional[int] = None, named_dims: Optional[dict] = None
-) -> "Any":
+) -> Any:
     """Returns the compile session holding the program's module (not yet
     verified: its `run_pipeline` does that).
     `devices` is the size of the mesh the program runs on (default: one

@@ -20,7 +20,7 @@ LEGAL_MOVES_TEXT = ", ".join(
 )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def broadcast_shapes(lhs: Tuple[int, ...]) -> List[Tuple[int, ...]]:
     """The shapes a binary op's rhs tile may have besides `lhs` itself."""
     return [tuple(shape) for shape in _core.binary_broadcast_shapes(list(lhs))]
@@ -40,7 +40,7 @@ def broadcast_hint(lhs: Tuple[int, ...]) -> str:
     return f"; the second operand may also be {' or '.join(forms)}" if forms else ""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def requires_float(op: str) -> bool:
     """Whether the unary operation `op` ("exp") needs a floating-point tile."""
     return _core.unary_requires_float(f"bp.{op}")

@@ -53,7 +53,7 @@ class _Parsed:
 # redefined function has a new one). Bounded: a long session redefining
 # functions does not grow it without end.
 _PARSED_LIMIT = 512
-_parsed_by_code: "OrderedDict[Any, _Parsed]" = OrderedDict()
+_parsed_by_code: OrderedDict[Any, _Parsed] = OrderedDict()
 
 
 def _parse_source(spec: FunctionSpec, default_file: str) -> _Parsed:

@@ -55,7 +55,7 @@ class _Dynamic:
     def __repr__(self) -> str:
         return "pl.dynamic"
 
-    def __call__(self, name: str) -> "NamedDim":
+    def __call__(self, name: str) -> NamedDim:
         if not isinstance(name, str) or not name.isidentifier():
             raise TypeError(f"pl.dynamic(name) takes an identifier, got {name!r}")
         return NamedDim(name)
@@ -198,7 +198,7 @@ class TileType:
         """Whether its shape and dtype are still to be inferred."""
         return self.dtype is None
 
-    def with_space(self, space: MemorySpace) -> "TileType":
+    def with_space(self, space: MemorySpace) -> TileType:
         return TileType(self.shape, self.dtype, space)
 
     def __str__(self) -> str:

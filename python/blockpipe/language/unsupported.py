@@ -60,14 +60,14 @@ class Unsupported:
     def message(self) -> str:
         return f"{self._name} is not supported by blockpipe"
 
-    def __getattr__(self, attr: str) -> "Unsupported":
+    def __getattr__(self, attr: str) -> Unsupported:
         # Private names are never pypto's API, and tools probe for them
         # (pytest's fixture markers, copy, pickle).
         if attr.startswith("_"):
             raise AttributeError(attr)
         return Unsupported(f"{self._name}.{attr}")
 
-    def __getitem__(self, item) -> "Unsupported":
+    def __getitem__(self, item) -> Unsupported:
         return self
 
     def __call__(self, *args, **kwargs):

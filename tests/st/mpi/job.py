@@ -27,12 +27,12 @@ from blockpipe import build, distributed
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "examples"))
-import pipeline_mlp as mlp  # noqa: E402
+import pipeline_mlp as mlp  # noqa: E402 - importable once examples/ is on sys.path
 
 DEVICES = 4
 N = 16
 T = pl.Tensor[[N, N], pl.FP32]
-I = pl.Tensor[[N, N], pl.INT32]
+I = pl.Tensor[[N, N], pl.INT32]  # noqa: E741 - T and I: the FP32 and INT32 tensor types
 RING = [[0, 1], [1, 2], [2, 3], [3, 0]]
 
 

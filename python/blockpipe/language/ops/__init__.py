@@ -104,7 +104,7 @@ def names_in(namespace) -> List[str]:
 
 
 # Importing the areas fills OPS.
-from blockpipe.language.ops import cube, memory, orchestration, p2p, pipes, vector  # noqa: E402,F401
+from blockpipe.language.ops import cube, memory, orchestration, p2p, pipes, vector  # noqa: E402,F401 - they fill OPS
 
 
 def _namespace(prefix: str) -> _types.SimpleNamespace:

@@ -8,8 +8,8 @@ import ast
 from typing import List, Optional, Tuple
 
 from blockpipe.language import valid_shapes
-from blockpipe.language.rules import LEGAL_MOVES, LEGAL_MOVES_TEXT
 from blockpipe.language.ops import operation
+from blockpipe.language.rules import LEGAL_MOVES, LEGAL_MOVES_TEXT
 from blockpipe.language.types import MemorySpace, ScalarType, TensorType, TileType, dynamic
 from blockpipe.language.values import KERNEL_KINDS, LoweringError, Value, is_int
 

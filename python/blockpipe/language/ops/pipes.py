@@ -11,9 +11,9 @@ import ast
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from blockpipe.language.types import FunctionType, MemorySpace, ScalarType, SplitMode, TileType
 from blockpipe.language.ops import operation
 from blockpipe.language.ops.vector import vector_operand
+from blockpipe.language.types import FunctionType, MemorySpace, ScalarType, SplitMode, TileType
 from blockpipe.language.values import Value
 
 
@@ -112,9 +112,9 @@ def _initialize(side: FunctionType):
         slot_size=None,
         slot_num=None,
         pipe_id=0,
-        id=None,
+        id=None,  # noqa: A002 - pypto's keyword
         local_slot_num=None,
-    ):  # noqa: A002 - pypto's keyword
+    ):
         for node, keyword in ((dir_mask, "dir_mask"), (slot_size, "slot_size")):
             if node is None:
                 raise cx.error(call.node, f"pl.{what} is missing argument '{keyword}'")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from blockpipe.language import valid_shapes
 from blockpipe.language.ops import operation
+from blockpipe.language.rules import broadcast_hint, broadcasts, requires_float
 from blockpipe.language.types import (
     INDEX,
     INT32,
@@ -16,7 +17,6 @@ from blockpipe.language.types import (
     ScalarType,
     TileType,
 )
-from blockpipe.language.rules import broadcast_hint, broadcasts, requires_float
 from blockpipe.language.values import Value, describe
 
 
