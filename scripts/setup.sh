@@ -13,6 +13,9 @@ apt_packages=(
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin zlib1g-dev
+  # Debian 12's clang-format (14): the C++ half of the lint gate,
+  # scripts/format.sh, which wants that version.
+  clang-format
 )
 python_bin=$(command -v python3 || true)
 # Debian's own interpreter needs its venv and header packages; others (e.g. a
