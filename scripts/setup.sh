@@ -9,7 +9,7 @@ cd "$root"
 say() { printf '[setup] %s\n' "$*" >&2; }
 
 apt_packages=(
-  cmake ninja-build g++ clang clang-19 libclang-rt-19-dev
+  cmake ninja-build ccache g++ clang clang-19 libclang-rt-19-dev
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin zlib1g-dev

@@ -4,16 +4,24 @@
 # environment, examples compile, build (against the CMake package installed
 # inside it) and match numpy, the command line and the tools run, and the
 # programs it builds link the installed runtime.
-# Usage: pip_install.sh SOURCE_DIR WORK PYTHON
+# Usage: pip_install.sh SOURCE_DIR WORK PYTHON [BUILD_DIR [BUILD_TYPE [NAME=VALUE...]]]
+#   BUILD_DIR: the package's CMake build directory (default WORK/build), kept
+#   between runs; BUILD_TYPE replaces the package's Release, and NAME=VALUE
+#   are CMake definitions (ctest gives the main build's type, compilers and
+#   pybind11, so that ccache finds the same compiles there).
 set -euo pipefail
-src=$1 work=$2 python=$3
+src=$1 work=$2 python=$3 build=${4:-$2/build}
+settings=(--config-settings=build-dir="$build")
+[ -z "${5:-}" ] || settings+=(--config-settings=cmake.build-type="$5")
+for define in "${@:6}"; do
+  settings+=(--config-settings=cmake.define."$define")
+done
 venv=$work/venv
 rm -rf "$venv" "$work/run" "$work/cache"
 mkdir -p "$work/run"
 "$python" -m venv "$venv"
-# The CMake build directory is kept between runs (incremental rebuilds).
 "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-  --config-settings=build-dir="$work/build" "$src"
+  "${settings[@]}" "$src"
 
 cd "$work/run"  # outside the source tree
 export BLOCKPIPE_CACHE_DIR=$work/cache BLOCKPIPE_QUIET=1
