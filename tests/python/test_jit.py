@@ -153,3 +153,75 @@ def test_torch_tensors_when_installed():
     out = torch.zeros(128, 64)
     add(a, b, out)
     assert torch.equal(out, a + b)
+
+
+@pl.jit
+def double(a: pl.Tensor[[M, 64], pl.FP32], out: pl.Out[pl.Tensor[[M, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.add(a, a)
+    return out
+
+
+def test_all_of_a_dynamic_dim_is_its_run_time_extent():
+    """`out[:]` of a tensor whose dim 0 is dynamic is all of its rows,
+    whatever their number: computed in strips of 64 rows here, the last one
+    partial, nothing past the end read or written."""
+    double._cache.clear()
+    for rows in (1, 48, 64, 65, 200):
+        a = np.random.default_rng(rows).standard_normal((rows, 64), dtype=np.float32)
+        out = np.full_like(a, 7.0)
+        double(a, out)
+        np.testing.assert_array_equal(out, a + a)
+    assert len(double._cache) == 1
+
+
+@pl.jit
+def row_wise(
+    a: pl.Tensor[[M, 32], pl.FP32],
+    bias: pl.Tensor[[1, 32], pl.FP32],
+    out: pl.Out[pl.Tensor[[M, 32], pl.FP32]],
+    sums: pl.Out[pl.Tensor[[M, 1], pl.FP32]],
+):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:, :] = pl.exp(a - pl.row_max(a)) + bias
+    with pl.at(level=pl.Level.CORE_GROUP):
+        sums[:] = pl.row_sum(a[:, :] * 2.0)
+    return out, sums
+
+
+def test_row_wise_operations_over_a_dynamic_dim_match_numpy():
+    """Row reductions, broadcasts of a row or column vector and whole
+    subscripts (`a[:, :]`) are computed strip by strip."""
+    bias = np.arange(32, dtype=np.float32).reshape(1, 32) / 32
+    for rows in (3, 300):
+        a = np.random.default_rng(rows).standard_normal((rows, 32), dtype=np.float32)
+        out, sums = np.zeros_like(a), np.full((rows, 1), 5.0, np.float32)
+        row_wise(a, bias, out, sums)
+        np.testing.assert_allclose(out, np.exp(a - a.max(axis=1, keepdims=True)) + bias, rtol=1e-6)
+        np.testing.assert_allclose(sums, (2 * a).sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-5)
+
+
+def column_sums(a: pl.Tensor[[M, 16], pl.FP32], out: pl.Out[pl.Tensor[[M, 16], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = a - pl.col_sum(a)  # error: col_sum mixes the rows of its operands
+    return out
+
+
+def tile_from_before(a: pl.Tensor[[M, 16], pl.FP32], out: pl.Out[pl.Tensor[[M, 16], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.slice(a, [16, 16], [0, 0])
+        out[:] = a + t  # error: not the tile 't'
+    return out
+
+
+@pytest.mark.parametrize("function", [column_sums, tile_from_before])
+def test_what_would_mix_the_strips_is_a_compile_error(function):
+    import inspect
+
+    lines, first = inspect.getsourcelines(function)
+    line = next(i for i, text in enumerate(lines) if "# error: " in text)
+    expected = lines[line].split("# error: ")[1].strip()
+    with pytest.raises(blockpipe.CompileError) as info:
+        pl.jit(function)(np.zeros((32, 16), np.float32), np.zeros((32, 16), np.float32))
+    assert info.value.line == first + line, str(info.value)
+    assert expected in info.value.message, info.value.message

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Optional, Union
 
-from blockpipe.language import ops
+from blockpipe.language import ops, strips
 from blockpipe.language.consteval import python_number
 from blockpipe.language.types import FP32, INDEX, DType, ScalarType, TensorType, TileType, dynamic
 from blockpipe.language.values import (
@@ -261,6 +261,10 @@ class Expressions:
             return base[index]
         if not (isinstance(base, Value) and isinstance(base.type, (TensorType, TileType))):
             raise self.error(node, f"cannot index {describe(base)}")
+        if isinstance(base.type, TensorType) and strips.is_whole(node):
+            strip = strips.window(self, base, node)
+            if strip is not None:
+                return strip
         offsets, dims = self.window(node, base)
         if isinstance(base.type, TensorType):
             return ops.memory.window_load(self, base, offsets, dims, node, name)
@@ -453,8 +457,10 @@ class Expressions:
     }
 
     def binop(self, node: ast.BinOp, name):
-        lhs = self.expr(node.left)
-        rhs = self.expr(node.right)
+        # In a kernel outlined from a scope a tensor is a tile here too
+        # (`a - pl.row_max(a)`).
+        lhs = self.tile_operand(self.expr(node.left), node.left)
+        rhs = self.tile_operand(self.expr(node.right), node.right)
         is_tile = lambda v: isinstance(v, Value) and isinstance(v.type, TileType)  # noqa: E731 - a one-line local predicate
         if is_tile(lhs) or is_tile(rhs):
             op = self._TILE_BINOPS.get(type(node.op))

@@ -11,7 +11,7 @@ import typing
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from blockpipe.errors import CompileError
-from blockpipe.language import ops, valid_shapes
+from blockpipe.language import ops, strips, valid_shapes
 from blockpipe.language.consteval import ConstEval
 from blockpipe.language.control_flow import ControlFlow
 from blockpipe.language.expressions import Expressions
@@ -82,6 +82,9 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         # Each tensor value's tensor (handle of a parameter): stores, loops
         # and ifs return the tensor they were given.
         self.tensor_roots: Dict[int, int] = {}
+        # Inside `out[:] = ...` of a tensor whose dim 0 is dynamic: the rows
+        # being computed (strips.py).
+        self.strip: Optional[strips.Strip] = None
 
     # ----------------------------------------------------------------- errors
 
@@ -342,6 +345,8 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
         base = self.expr(target.value)
         if not (isinstance(base, Value) and isinstance(base.type, (TensorType, TileType))):
             raise self.error(target.value, f"cannot assign into a window of {describe(base)}")
+        if strips.applies(self, target, base):
+            return strips.assign(self, target, value_node, stmt, base)
         first, dims = self.window(target, base)
         value = self.tile_operand(self.expr(value_node), value_node)
         if not (isinstance(value, Value) and isinstance(value.type, TileType)):
@@ -774,6 +779,8 @@ class FunctionLowering(Expressions, ControlFlow, ConstEval, MemorySpaces):
                 raise self.error(node, f"tiles are 1-D or 2-D, got {list(result.shape)}")
             if isinstance(result, TileType) and result.dtype is INDEX:
                 raise self.error(node, "tiles cannot hold INDEX elements; use pl.INT64")
+        if self.strip is not None:
+            strips.check(self, op, node)
         if self.lane is not None:
             attrs = dict(attrs, **{"bp.lane": self.builder.unit()})
         program = self.program

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional, Tuple
 
-from blockpipe.language import valid_shapes
+from blockpipe.language import strips, valid_shapes
 from blockpipe.language.ops import operation
 from blockpipe.language.rules import LEGAL_MOVES, LEGAL_MOVES_TEXT
 from blockpipe.language.types import MemorySpace, ScalarType, TensorType, TileType, dynamic
@@ -225,12 +225,18 @@ def offsets_arg(cx, node, tensor: TensorType, what: str) -> List[Value]:
 
 def load_whole(cx, tensor: Value, node) -> Value:
     """A tensor used where a tile is expected, in a kernel outlined from a
-    pl.at or pl.spmd scope: the whole tensor as a tile."""
+    pl.at or pl.spmd scope: the whole tensor as a tile (inside an
+    assignment to all of a tensor whose dim 0 is dynamic, the rows being
+    computed: strips.py)."""
+    strip = strips.window(cx, tensor, node)
+    if strip is not None:
+        return strip
     if any(d is dynamic for d in tensor.type.shape):
         raise cx.error(
             node,
             f"a tensor used as a tile needs a static shape, got {list(tensor.type.shape)}; "
-            "take a window with pl.slice(tensor, shape, offsets)",
+            "take a window with pl.slice(tensor, shape, offsets), or assign all of a tensor "
+            "whose dimension 0 is dynamic (out[:] = ...), which is computed in strips of rows",
         )
     zeros = [cx.index_value(0, node) for _ in tensor.type.shape]
     (result,) = cx.create(

@@ -77,7 +77,7 @@ def recv(cx, call, tensor, source_target_pairs, channel=0):
 def collective_permute(cx, call, tensor, out, source_target_pairs, channel=0):
     """Every pair's source sends `tensor`, every target receives it into
     `out` (StableHLO's collective_permute); returns `out`. A device that is
-    no pair's target keeps `out` as it was.
+    no pair's target gets zeros in `out`.
 
     Example::
 
