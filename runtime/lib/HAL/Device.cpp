@@ -112,6 +112,7 @@ struct Registry {
 #if BLOCKPIPE_HAVE_CUDA_DRIVER
     drivers["cuda"] = createCudaDevice;
 #endif
+    drivers["cuda-emu"] = createCudaEmuDevice;
   }
 };
 

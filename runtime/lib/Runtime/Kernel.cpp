@@ -40,9 +40,11 @@ Kernel Kernel::makeGroup(std::string name, bp_kernel_fn aic, bp_kernel_fn aiv,
 }
 
 Kernel Kernel::makeCuda(std::string name, KernelKind kind,
-                        bp_cuda_launch_fn launch, int64_t funcId) {
+                        bp_cuda_launch_fn launch, int64_t funcId,
+                        bool emulated) {
   Kernel kernel{std::move(name), funcId, kind, nullptr, nullptr};
   kernel.cuda = launch;
+  kernel.cudaEmulated = emulated;
   return kernel;
 }
 
@@ -174,9 +176,14 @@ int64_t KernelRegistry::loadLibrary(const std::string &path) {
       dlsym(handle, BP_KERNEL_TABLE_SYMBOL));
   auto cudaTable = reinterpret_cast<bp_cuda_kernel_table_fn>(
       dlsym(handle, BP_CUDA_KERNEL_TABLE_SYMBOL));
+  const bool emulated = !cudaTable;
+  if (!cudaTable)
+    cudaTable = reinterpret_cast<bp_cuda_kernel_table_fn>(
+        dlsym(handle, BP_CUDA_EMU_KERNEL_TABLE_SYMBOL));
   if (!table && !cudaTable)
-    throw Error("kernel library '" + path + "' exports neither " +
-                BP_KERNEL_TABLE_SYMBOL + " nor " + BP_CUDA_KERNEL_TABLE_SYMBOL);
+    throw Error("kernel library '" + path + "' exports none of " +
+                BP_KERNEL_TABLE_SYMBOL + ", " + BP_CUDA_KERNEL_TABLE_SYMBOL +
+                " and " + BP_CUDA_EMU_KERNEL_TABLE_SYMBOL);
   auto addFrom = [&](int64_t i, const char *name, Kernel kernel) {
     if (!name)
       throw Error("kernel library '" + path + "': entry " + std::to_string(i) +
@@ -203,7 +210,8 @@ int64_t KernelRegistry::loadLibrary(const std::string &path) {
     const bp_cuda_kernel_desc &d = descs[i];
     KernelKind kind = kindFromTable(d.kind, d.name, path);
     addFrom(i, d.name,
-            Kernel::makeCuda(d.name ? d.name : "", kind, d.launch, d.func_id));
+            Kernel::makeCuda(d.name ? d.name : "", kind, d.launch, d.func_id,
+                             emulated));
   }
   return count;
 }

@@ -14,6 +14,12 @@ DeviceSpec orThrow(target::Expected<DeviceSpec> spec) {
 } // namespace
 
 DeviceSpec builtinSpec(const std::string &name) {
+  if (name == "cuda-emu") {
+    // The cuda target's spec, run by the emulation's driver.
+    DeviceSpec spec = orThrow(DeviceSpec::builtin("cuda"));
+    spec.driver = "cuda-emu";
+    return spec;
+  }
   return orThrow(DeviceSpec::builtin(name));
 }
 

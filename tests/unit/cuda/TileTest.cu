@@ -126,8 +126,8 @@ TEST(CudaTile, ElementwiseRowSumAndTransposeMatchTheHost) {
   DeviceArray<float> dx(x), dy(std::vector<float>(40 * 24, 0.0f));
   Launch launch(1);
   allowShared(elementwiseKernel, 1);
-  elementwiseKernel<<<1, 128, sharedBytes(1)>>>(dx.data, dy.data,
-                                                launch.params);
+  CUDA_OK(tile::startKernel(elementwiseKernel, 1, 128, sharedBytes(1), nullptr,
+                            dx.data, dy.data, launch.params));
   CUDA_OK(cudaDeviceSynchronize());
   EXPECT_EQ(launch.error().failed, 0u) << launch.error().message;
   std::vector<float> y = dy.read();
@@ -173,8 +173,8 @@ void checkMatmul(float tolerance) {
   DeviceArray<float> dc(std::vector<float>(M * N, 0.0f));
   Launch launch(1);
   allowShared(matmulKernel<T, M, K, N>, 1);
-  matmulKernel<T, M, K, N>
-      <<<1, 128, sharedBytes(1)>>>(da.data, db.data, dc.data, launch.params);
+  CUDA_OK(tile::startKernel(matmulKernel<T, M, K, N>, 1, 128, sharedBytes(1),
+                            nullptr, da.data, db.data, dc.data, launch.params));
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_EQ(launch.error().failed, 0u) << launch.error().message;
   std::vector<float> c = dc.read();
@@ -258,8 +258,9 @@ TEST(CudaTile, SplitPipeCarriesTilesToBothSubblocksOfEachBlock) {
   DeviceArray<unsigned char> pipes(
       std::vector<unsigned char>(kBlocks * 2 * kSlot));
   Launch launch(kBlocks, 2);
-  pipeKernel<<<kBlocks, 384, tile::sharedMemoryBytes(3, 4096, 4096)>>>(
-      dx.data, dy.data, pipes.data, kRounds, true, launch.params);
+  CUDA_OK(tile::startKernel(
+      pipeKernel, kBlocks, 384, tile::sharedMemoryBytes(3, 4096, 4096), nullptr,
+      dx.data, dy.data, pipes.data, kRounds, true, launch.params));
   CUDA_OK(cudaDeviceSynchronize());
   EXPECT_EQ(launch.error().failed, 0u) << launch.error().message;
   EXPECT_EQ(dy.read(), x);
@@ -271,8 +272,9 @@ TEST(CudaTile, PushToAHalfThatReturnedFailsNamingTheLine) {
   DeviceArray<float> dx(x), dy(std::vector<float>(x.size(), 0.0f));
   DeviceArray<unsigned char> pipes(std::vector<unsigned char>(2 * kSlot));
   Launch launch(1, 2);
-  pipeKernel<<<1, 384, tile::sharedMemoryBytes(3, 4096, 4096)>>>(
-      dx.data, dy.data, pipes.data, 10, false, launch.params);
+  CUDA_OK(tile::startKernel(
+      pipeKernel, 1, 384, tile::sharedMemoryBytes(3, 4096, 4096), nullptr,
+      dx.data, dy.data, pipes.data, int64_t(10), false, launch.params));
   CUDA_OK(cudaDeviceSynchronize());
   bp_cuda_error error = launch.error();
   ASSERT_EQ(error.failed, 1u);
@@ -296,8 +298,9 @@ __global__ void windowKernel(bp_cuda_launch_params p) {
 TEST(CudaTile, AWindowOutOfBoundsFailsTheLaunchWithTheUsersLine) {
   REQUIRE_GPU();
   Launch launch(4);
-  windowKernel<<<4, 128, tile::sharedMemoryBytes(1, 1024, 1024)>>>(
-      launch.params);
+  CUDA_OK(tile::startKernel(windowKernel, 4, 128,
+                            tile::sharedMemoryBytes(1, 1024, 1024), nullptr,
+                            launch.params));
   CUDA_OK(cudaDeviceSynchronize());
   bp_cuda_error error = launch.error();
   ASSERT_EQ(error.failed, 1u);

@@ -1,6 +1,8 @@
-// The CUDA driver through the device interface. Where the runtime has it
-// but the machine has no GPU, making a device says why; the GPU parts then
-// report themselves skipped, never passed.
+// The CUDA driver through the device interface, on a GPU ("cuda", where
+// the runtime has that driver) and on the CPU emulation ("cuda-emu",
+// always: the same driver code on the emulated CUDA runtime). Where the
+// runtime has the cuda driver but the machine has no GPU, making a device
+// says why, and the GPU instances report themselves skipped, never passed.
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>
@@ -46,12 +48,23 @@ TEST(CudaDriver, WithoutAGpuMakingADeviceSaysWhy) {
                "cuda device 3: no CUDA device is available"));
 }
 
-/// Tests that need a GPU: skipped (and reported so) without one.
-class CudaDriverOnGpu : public ::testing::Test {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true; // the runtime's fibers are off
+#else
+constexpr bool kSanitized = false;
+#endif
+
+/// The driver tests, on each CUDA driver this runtime has.
+class CudaDriverOn : public ::testing::TestWithParam<std::string> {
 protected:
   void SetUp() override {
-    if (!haveCudaDriver())
-      GTEST_SKIP() << "runtime built without the CUDA toolkit";
+    if (GetParam() == "cuda-emu") {
+      if (kSanitized)
+        GTEST_SKIP() << "cuda-emu switches stacks, which a sanitizer build "
+                        "of the runtime does not";
+      device = createDevice("cuda-emu");
+      return;
+    }
     std::string why;
     device = gpuDevice(why);
     if (!device)
@@ -60,7 +73,21 @@ protected:
   std::unique_ptr<Device> device;
 };
 
-TEST_F(CudaDriverOnGpu, MovesBytesThroughGm) {
+std::vector<std::string> cudaDrivers() {
+  std::vector<std::string> drivers = {"cuda-emu"};
+  if (haveCudaDriver())
+    drivers.push_back("cuda");
+  return drivers;
+}
+
+INSTANTIATE_TEST_SUITE_P(Drivers, CudaDriverOn,
+                         ::testing::ValuesIn(cudaDrivers()),
+                         [](const ::testing::TestParamInfo<std::string> &p) {
+                           return p.param == "cuda" ? std::string("Gpu")
+                                                    : std::string("Emu");
+                         });
+
+TEST_P(CudaDriverOn, MovesBytesThroughGm) {
   std::vector<int32_t> in(1 << 16), out(in.size(), -1);
   for (size_t i = 0; i < in.size(); ++i)
     in[i] = int32_t(i * 7);
@@ -87,13 +114,33 @@ TEST_F(CudaDriverOnGpu, MovesBytesThroughGm) {
 
 int32_t noop(void **, const bp_block_context *) { return BP_OK; }
 
-TEST_F(CudaDriverOnGpu, RefusesHostKernels) {
+TEST_P(CudaDriverOn, RefusesHostKernels) {
   Kernel host = Kernel::makeAiv("scale", noop);
   LaunchSpec spec;
   EXPECT_TRUE(contains(errorOf([&] { device->run(host, spec, {}); }),
                        "launch of kernel 'scale' on cuda device 0"));
   EXPECT_TRUE(contains(errorOf([&] { device->run(host, spec, {}); }),
                        "it was compiled for host devices"));
+}
+
+int32_t startNothing(void **, const bp_cuda_launch *) { return 0; }
+
+TEST_P(CudaDriverOn, RefusesKernelsBuiltForTheOtherDriver) {
+  // A GPU's kernels cannot run on the emulation, nor the emulation's on a
+  // GPU: each driver says which build the kernel needs.
+  const bool emulation = GetParam() == "cuda-emu";
+  Kernel other = Kernel::makeCuda("scale", KernelKind::AIV, startNothing, -1,
+                                  /*emulated=*/!emulation);
+  LaunchSpec spec;
+  const std::string error = errorOf([&] { device->run(other, spec, {}); });
+  EXPECT_TRUE(contains(error, "launch of kernel 'scale' on cuda device 0"))
+      << error;
+  EXPECT_TRUE(contains(error, emulation
+                                  ? "built with nvcc for a GPU; build the "
+                                    "program for device 'cuda-emu'"
+                                  : "built for the CPU emulation of CUDA; run "
+                                    "it on device 'cuda-emu'"))
+      << error;
 }
 
 } // namespace

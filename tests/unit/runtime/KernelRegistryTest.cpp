@@ -39,6 +39,7 @@ TEST(KernelRegistry, LoadsACudaKernelTableThatAHostDeviceRefuses) {
   EXPECT_EQ(matmul.name, "matmul");
   EXPECT_EQ(matmul.kind, KernelKind::Group);
   ASSERT_NE(matmul.cuda, nullptr);
+  EXPECT_FALSE(matmul.cudaEmulated);
   EXPECT_EQ(matmul.aic, nullptr);
   EXPECT_EQ(matmul.aiv, nullptr);
   LaunchSpec spec;
@@ -53,6 +54,16 @@ TEST(KernelRegistry, LoadsACudaKernelTableThatAHostDeviceRefuses) {
   EXPECT_TRUE(contains(errorOf([&] { mixed.validate(); }),
                        "kernel 'mixed' (aiv) is a CUDA kernel and must not "
                        "have host entry points"));
+}
+
+TEST(KernelRegistry, KnowsAKernelTableBuiltForTheCudaEmulation) {
+  // Built with BLOCKPIPE_CUDA_EMU, the same source exports its table as
+  // bp_cuda_emu_kernel_table: its kernels run on cuda-emu only.
+  CpuSimDevice device;
+  EXPECT_EQ(device.kernels().loadLibrary(BP_TEST_CUDA_EMU_KERNEL_LIBRARY), 1);
+  const Kernel &matmul = device.kernels().byName("matmul");
+  ASSERT_NE(matmul.cuda, nullptr);
+  EXPECT_TRUE(matmul.cudaEmulated);
 }
 
 TEST(KernelRegistry, LoadsAKernelLibraryAndRunsIt) {

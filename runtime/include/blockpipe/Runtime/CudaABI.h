@@ -94,6 +94,18 @@ typedef struct bp_cuda_kernel_desc {
 typedef const bp_cuda_kernel_desc *(*bp_cuda_kernel_table_fn)(int64_t *count);
 #define BP_CUDA_KERNEL_TABLE_SYMBOL "bp_cuda_kernel_table"
 
+/* A library built for cuda-emu (the CPU emulation of CUDA, compiled with
+ * BLOCKPIPE_CUDA_EMU) exports its table under another name, so that each
+ * driver finds only the kernels it can run: the same generated source
+ * defines bp_cuda_emu_kernel_table there. */
+#define BP_CUDA_EMU_KERNEL_TABLE_SYMBOL "bp_cuda_emu_kernel_table"
+#if defined(BLOCKPIPE_CUDA_EMU)
+#define bp_cuda_kernel_table bp_cuda_emu_kernel_table
+#define BP_CUDA_EMULATED_BUILD true
+#else
+#define BP_CUDA_EMULATED_BUILD false
+#endif
+
 /* A block's dynamic shared memory: a header (BP_CUDA_SHARED_HEADER_BYTES),
  * then per warp group its stack of shared tiles (Mat, Left, Right) and its
  * scratch area (register tiles staged for operations that read other

@@ -40,6 +40,9 @@ struct Kernel {
   /// A CUDA kernel: the host launcher of all its halves (then aic and aiv
   /// are null).
   bp_cuda_launch_fn cuda = nullptr;
+  /// Whether `cuda` was built for cuda-emu (the CPU emulation of CUDA)
+  /// rather than with nvcc for a GPU: each runs only on its own driver.
+  bool cudaEmulated = false;
 
   static Kernel makeAic(std::string name, bp_kernel_fn fn, int64_t funcId = -1);
   static Kernel makeAiv(std::string name, bp_kernel_fn fn, int64_t funcId = -1);
@@ -50,9 +53,12 @@ struct Kernel {
                                  int64_t funcId = -1);
   static Kernel makeGroup(std::string name, bp_kernel_fn aic, bp_kernel_fn aiv,
                           int64_t funcId = -1);
-  /// A kernel of any kind compiled for CUDA, started by `launch`.
+  /// A kernel of any kind compiled for CUDA, started by `launch`;
+  /// `emulated` defaults to how the calling code is built (a program's
+  /// orchestration built for cuda-emu makes emulated kernels).
   static Kernel makeCuda(std::string name, KernelKind kind,
-                         bp_cuda_launch_fn launch, int64_t funcId = -1);
+                         bp_cuda_launch_fn launch, int64_t funcId = -1,
+                         bool emulated = BP_CUDA_EMULATED_BUILD);
 
   /// Throws Error naming the kernel when its entry points do not fit its kind.
   void validate() const;

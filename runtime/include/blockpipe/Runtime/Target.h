@@ -23,6 +23,7 @@ using target::dtypeBytes;
 using target::dtypeName;
 
 /// A bundled spec; SpecError names the bundled ones when there is none.
+/// "cuda-emu" is the cuda spec on the driver that emulates CUDA on the CPU.
 DeviceSpec builtinSpec(const std::string &name = "cpu-sim");
 /// SpecError names the file and the field.
 DeviceSpec specFromFile(const std::string &path);

@@ -23,6 +23,10 @@
 // Waits on the host sleep: the device is set to blocking synchronization
 // (cudaDeviceScheduleBlockingSync) when this process is the first to use it.
 //
+// Compiled with BLOCKPIPE_CUDA_EMU against the emulated CUDA runtime
+// (blockpipe/CudaEmu), this file is the "cuda-emu" driver: the same code
+// on host memory, running libraries built for the emulation.
+//
 //===----------------------------------------------------------------------===//
 
 #include "CudaDevice.h"
@@ -46,9 +50,16 @@ namespace blockpipe::runtime {
 
 namespace {
 
+#if defined(BLOCKPIPE_CUDA_EMU)
+constexpr bool kEmulated = true;
 /// How long a block may wait on a pipe before it fails the launch (the
-/// halves waiting on each other).
+/// halves waiting on each other): the emulation runs the other half
+/// hundreds of times slower than a GPU.
+constexpr int64_t kPipeWaitTimeoutNs = 300'000'000'000;
+#else
+constexpr bool kEmulated = false;
 constexpr int64_t kPipeWaitTimeoutNs = 10'000'000'000;
+#endif
 
 /// A launch's error when only the host's cancel marked it failed.
 constexpr const char *kCancelledOnHost = "cancelled";
@@ -519,6 +530,13 @@ CudaDevice::launch(const Kernel &kernel, const LaunchSpec &spec,
                       ": it was compiled for host devices (compile "
                       "the program for target '" +
                       spec_.name + "')");
+  if (kernel.cudaEmulated != kEmulated)
+    throw LaunchError(
+        what + ": it was built " +
+        (kernel.cudaEmulated
+             ? "for the CPU emulation of CUDA; run it on device 'cuda-emu'"
+             : "with nvcc for a GPU; build the program for device 'cuda-emu' "
+               "(BLOCKPIPE_CUDA_EMU=1) to run it there"));
   if (spec.syncStart && spec.blockNum > smCount_)
     throw LaunchError(what + ": sync_start needs all " +
                       std::to_string(spec.blockNum) +
@@ -667,8 +685,13 @@ void CudaDevice::completeLaunches() {
 
 } // namespace
 
+#if defined(BLOCKPIPE_CUDA_EMU)
+std::unique_ptr<Device> createCudaEmuDevice(DeviceSpec spec,
+                                            DeviceOptions options) {
+#else
 std::unique_ptr<Device> createCudaDevice(DeviceSpec spec,
                                          DeviceOptions options) {
+#endif
   return std::make_unique<CudaDevice>(std::move(spec), std::move(options));
 }
 

@@ -1,7 +1,9 @@
 //===- CudaDevice.h - The CUDA driver ---------------------------*- C++ -*-===//
 //
 // Registered as driver "cuda" where the runtime is built with the CUDA
-// toolkit (BLOCKPIPE_HAVE_CUDA_DRIVER).
+// toolkit (BLOCKPIPE_HAVE_CUDA_DRIVER), and, compiled again against the
+// emulated CUDA runtime (blockpipe/CudaEmu, BLOCKPIPE_CUDA_EMU), as driver
+// "cuda-emu" everywhere.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,11 @@ namespace blockpipe::runtime {
 /// is no such GPU or it cannot run the target's kernels.
 std::unique_ptr<Device> createCudaDevice(DeviceSpec spec,
                                          DeviceOptions options);
+
+/// The same on the CPU emulation of CUDA: runs libraries whose kernels
+/// were built for cuda-emu.
+std::unique_ptr<Device> createCudaEmuDevice(DeviceSpec spec,
+                                            DeviceOptions options);
 
 } // namespace blockpipe::runtime
 

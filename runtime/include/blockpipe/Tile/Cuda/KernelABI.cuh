@@ -94,12 +94,6 @@ __device__ inline cuda::atomic_ref<T, Scope> atomicAt(T *word) {
   return cuda::atomic_ref<T, Scope>(*word);
 }
 
-__device__ inline uint64_t globalTimerNs() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 /// Records the launch's first failure (thread 0 of the group writes it) and
 /// returns `code` on every thread.
 __device__ inline int32_t fail(const bp_device_context *ctx, int32_t code,
@@ -553,7 +547,7 @@ __device__ inline void setUpSharedMemory(int groups, int64_t stackBytes,
                                          int64_t scratchBytes) {
   if (threadIdx.x == 0) {
     SharedHeader &header = shared_header();
-    unsigned char *next = bp_dynamic_smem + BP_CUDA_SHARED_HEADER_BYTES;
+    unsigned char *next = dynamicSharedMemory() + BP_CUDA_SHARED_HEADER_BYTES;
     for (int g = 0; g < groups; ++g) {
       header.stack[g] = next;
       header.stackBytes[g] = stackBytes;
@@ -592,10 +586,10 @@ inline int32_t launch(void (*entry)(Params...), const bp_cuda_launch &launch,
   }
   bp_cuda_launch_params params = launch.params;
   params.subblock_num = subblocks;
-  entry<<<dim3(unsigned(launch.block_num)),
-          dim3(unsigned(groups * kGroupThreads)), size_t(sharedBytes),
-          static_cast<cudaStream_t>(launch.stream)>>>(args..., params);
-  return int32_t(cudaGetLastError());
+  return int32_t(
+      startKernel(entry, dim3(unsigned(launch.block_num)),
+                  dim3(unsigned(groups * kGroupThreads)), size_t(sharedBytes),
+                  static_cast<cudaStream_t>(launch.stream), args..., params));
 }
 
 } // namespace blockpipe::tile

@@ -26,6 +26,7 @@
 #define BLOCKPIPE_TILE_CUDA_TILE_CUH
 
 #include "blockpipe/Runtime/CudaABI.h"
+#include "blockpipe/Tile/Cuda/Intrinsics.cuh"
 #include "blockpipe/Tile/Functors.h"
 #include "blockpipe/Tile/Types.h"
 
@@ -51,10 +52,8 @@ struct SharedHeader {
 static_assert(sizeof(SharedHeader) <= BP_CUDA_SHARED_HEADER_BYTES,
               "the header fits the bytes CudaABI.h gives it");
 
-extern __shared__ unsigned char bp_dynamic_smem[];
-
 __device__ inline SharedHeader &shared_header() {
-  return *reinterpret_cast<SharedHeader *>(bp_dynamic_smem);
+  return *reinterpret_cast<SharedHeader *>(dynamicSharedMemory());
 }
 
 /// This thread's place in its warp group, and the group's index.
@@ -64,10 +63,7 @@ __device__ inline int group_index() { return int(threadIdx.x) / kGroupThreads; }
 /// A barrier of the calling warp group only (named barrier 1 + group; 0 is
 /// __syncthreads'), so the halves of a block never wait for each other.
 __device__ inline void group_sync() {
-  asm volatile("bar.sync %0, %1;"
-               :
-               : "r"(group_index() + 1), "n"(kGroupThreads)
-               : "memory");
+  namedBarrier<kGroupThreads>(group_index() + 1);
 }
 
 /// Whether `ok` holds on every thread of the group.

@@ -1,0 +1,3 @@
+// TileTest.cu built by the host compiler for cuda-emu (the CUDA tile
+// library run on the CPU); see CMakeLists.txt.
+#include "TileTest.cu"
