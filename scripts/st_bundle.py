@@ -6,6 +6,13 @@ Python environment):
     # there (Python 3 with numpy, and the GPU's driver):
     python3 gpu-bundle/run.py
 
+With `--device cuda-emu` the cuda programs are built for the CPU emulation
+of CUDA and the bundle runs here, with this build's bp-run and runtime
+(tests/st/CMakeLists.txt runs it so in every test run):
+
+    .venv/bin/python scripts/st_bundle.py --target cuda --device cuda-emu \
+        -o emu-bundle && .venv/bin/python emu-bundle/run.py
+
 The system tests run here as usual, on cpu-sim, with the plugin
 tests/st/bundle.py recording every program call of each passing test: the
 program compiled for the target, the call's inputs, and what the test
@@ -23,13 +30,14 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-# What a GPU run must cover (issue: every example, the flagship, explicit
-# pipes both ways, dynamic core_num, waves of more blocks than SMs, a
-# failing block's located error).
+# What a CUDA run must cover: every example, the flagship, explicit pipes
+# both ways, dynamic core_num, waves of more blocks than SMs, a failing
+# block's located error, and the mesh programs.
 DEFAULT_TESTS = [
     "tests/st/test_examples.py",
     "tests/st/test_variations.py",
     "tests/st/test_errors.py",
+    "tests/st/test_mesh.py",
 ]
 
 
@@ -38,10 +46,11 @@ def run(command, **kwargs):
     subprocess.run([str(c) for c in command], check=True, **kwargs)
 
 
-def runtime_build(target: str, build: pathlib.Path) -> pathlib.Path:
+def runtime_build(device: str, build: pathlib.Path) -> pathlib.Path:
     """The build whose bin/bp-run and lib/libblockpipe_runtime.so go in the
-    bundle: the project's own for cpu-sim, else a runtime-only one."""
-    if target == "cpu-sim":
+    bundle: the project's own for a device of this machine (cpu-sim,
+    cuda-emu), else a runtime-only one."""
+    if device in ("cpu-sim", "cuda-emu"):
         return build
     rt = build / "rt"
     if not (rt / "build.ninja").is_file():
@@ -79,6 +88,12 @@ def copy_runtime(rt: pathlib.Path, out: pathlib.Path, programs):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", default="cuda")
+    parser.add_argument(
+        "--device", help="the device kind to build for (default: the target's; cuda-emu)"
+    )
+    parser.add_argument(
+        "--run", action="store_true", help="then run the bundle here (its exit status)"
+    )
     parser.add_argument("-o", "--output", required=True, type=pathlib.Path)
     parser.add_argument(
         "--build",
@@ -97,12 +112,14 @@ def main():
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    rt = runtime_build(args.target, args.build.resolve())
+    device = args.device or args.target
+    rt = runtime_build(device, args.build.resolve())
 
     env = dict(
         os.environ,
         BLOCKPIPE_BUNDLE=str(out),
         BLOCKPIPE_BUNDLE_TARGET=args.target,
+        BLOCKPIPE_BUNDLE_DEVICE=device,
         PYTHONPATH=os.pathsep.join(
             p for p in (str(ROOT / "tests" / "st"), os.environ.get("PYTHONPATH")) if p
         ),
@@ -127,9 +144,17 @@ def main():
     copy_runtime(rt, out, list((out / "programs").glob("*/lib*.so")))
     shutil.copy2(ROOT / "tests" / "st" / "bundle_run.py", out / "run.py")
     (out / "target").write_text(args.target + "\n")
+    (out / "device").write_text(device + "\n")
     cases = len(list((out / "cases").glob("*/case.json")))
-    print(f"{out}: {cases} cases for target {args.target}; run them with: python3 {out}/run.py")
+    print(
+        f"{out}: {cases} cases for target {args.target} on {device}; "
+        f"run them with: python3 {out}/run.py",
+        flush=True,
+    )
+    if args.run:
+        return subprocess.run([sys.executable, str(out / "run.py")]).returncode
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -15,7 +15,13 @@ __all__ = [
 
 
 def compile(
-    program, output_dir=None, target="cpu-sim", dump_passes=False, quiet=None, devices=None
+    program,
+    output_dir=None,
+    target="cpu-sim",
+    dump_passes=False,
+    quiet=None,
+    devices=None,
+    device=None,
 ):
     """Compiles and builds a @pl.program; returns a CompiledProgram.
 
@@ -30,6 +36,7 @@ def compile(
         dump_passes=dump_passes,
         quiet=quiet,
         devices=devices,
+        device=device,
     )
 
 

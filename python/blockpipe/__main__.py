@@ -66,6 +66,10 @@ def main(argv=None) -> int:
         "--target", default="cpu-sim", help="the bundled device spec to compile for (cpu-sim, cuda)"
     )
     comp.add_argument(
+        "--device",
+        help="the device kind to build for: the target's own (default), or cuda-emu for cuda",
+    )
+    comp.add_argument(
         "--dump-passes", action="store_true", help="also write the IR after each pass"
     )
     run = sub.add_parser("run", help="call the main() function of FILE.py")
@@ -155,8 +159,9 @@ def main(argv=None) -> int:
                     output_dir=args.output,
                     target=args.target,
                     dump_passes=args.dump_passes,
+                    device=args.device,
                 )
-            except ValueError as err:  # an unknown target
+            except ValueError as err:  # an unknown target or device
                 print(f"error: {err}", file=sys.stderr)
                 return 2
             # The directory is then all bp-run needs: kernel_config.json and

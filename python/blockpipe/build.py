@@ -153,7 +153,7 @@ def _runtime_identity(runtime: RuntimeLocation) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def cache_key(files: Dict[str, str]) -> str:
+def cache_key(files: Dict[str, str], emulated: bool = False) -> str:
     digest = hashlib.sha256()
     key = {
         "format": _CACHE_FORMAT,
@@ -169,7 +169,9 @@ def cache_key(files: Dict[str, str]) -> str:
         "cpu": _cpu_identity(),
         "runtime": _runtime_identity(runtime_location()),
     }
-    if any(path.endswith(".cu") for path in files):
+    if emulated:
+        key["cuda_emu"] = True  # the host compiler's, against the emulation
+    elif any(path.endswith(".cu") for path in files):
         key["nvcc"] = _nvcc_identity()  # a cuda program's kernels are nvcc's
     digest.update(json.dumps(key, sort_keys=True).encode())
     return digest.hexdigest()[:32]
@@ -207,12 +209,17 @@ def _valid_entry(entry: pathlib.Path, library_name: str) -> Optional[pathlib.Pat
 
 
 def build_library(
-    source_dir: pathlib.Path, files: Dict[str, str], project: str, quiet: Optional[bool] = None
+    source_dir: pathlib.Path,
+    files: Dict[str, str],
+    project: str,
+    quiet: Optional[bool] = None,
+    emulated: bool = False,
 ) -> pathlib.Path:
     """The shared library built from `source_dir` (whose content is `files`),
-    from the cache when an intact entry exists."""
+    from the cache when an intact entry exists. `emulated`: a cuda program's
+    kernels built by the host compiler for the cuda-emu device."""
     library_name = f"lib{project}.so"
-    key = cache_key(files)
+    key = cache_key(files, emulated)
     root = cache_root()
     entry = root / "builds" / key
     library = _valid_entry(entry, library_name)
@@ -246,6 +253,7 @@ def build_library(
                     "Ninja",
                     f"-Dblockpipe_DIR={runtime_location().cmake}",
                     *BUILD_FLAGS,
+                    *(["-DBLOCKPIPE_CUDA_EMU=ON"] if emulated else []),
                 ],
                 project,
             )

@@ -79,6 +79,7 @@ class CompiledProgram:
         devices: Optional[int],
         dumps: Optional[Tuple[str, List[Tuple[str, str]]]] = None,
         named_dims: Optional[dict] = None,
+        device: Optional[str] = None,
     ):
         self.program = program
         # Per function, its parameters' pl.dynamic("M") dims, which must
@@ -88,6 +89,9 @@ class CompiledProgram:
         self.artifacts = artifacts
         self.library_path = library
         self.target = target
+        # The device kind that runs it: the target's own, or cuda-emu for a
+        # cuda program built for the CPU emulation of CUDA.
+        self.device = device or target
         self._requested_devices = devices
         # (input IR, [(pass, IR after it), ...]): printed only when asked for
         # (dump_passes, or ir() / passes later, which compile once more).
@@ -190,7 +194,10 @@ class CompiledProgram:
             # Under mpirun each rank opens the same mesh and hosts a share
             # of its devices.
             self._mesh = _runtime.Mesh(
-                self.devices, label=self.program.name, transport=distributed.transport()
+                self.devices,
+                label=self.program.name,
+                transport=distributed.transport(),
+                target=self.device,
             )
         if pipeline:
             _runtime.run_pipeline(self._mesh, self._library, entry, runtime_params, prepared)
@@ -202,7 +209,7 @@ class CompiledProgram:
             if self._device is None:
                 # A device of the target the program was compiled for: the
                 # runtime says so when it has no driver for it.
-                self._device = _runtime.Device(label=self.program.name, target=self.target)
+                self._device = _runtime.Device(label=self.program.name, target=self.device)
             _runtime.run_orchestration(
                 self._device, self._library, entry["symbol"], runtime_params, prepared
             )
@@ -351,6 +358,26 @@ def compile_to_cpp(
     return files, input_ir, pass_ir
 
 
+# The device kinds that run each target's programs; the first is the default.
+DEVICES = {"cpu-sim": ("cpu-sim",), "cuda": ("cuda", "cuda-emu")}
+
+
+def _device_for(target: str, device: Optional[str]) -> str:
+    """The device kind a `target` program is built for: `device` when given,
+    else cuda-emu for cuda under BLOCKPIPE_CUDA_EMU=1, else the target's."""
+    kinds = DEVICES.get(target, (target,))
+    if device is None:
+        if target == "cuda" and os.environ.get("BLOCKPIPE_CUDA_EMU") == "1":
+            return "cuda-emu"
+        return kinds[0]
+    if device not in kinds:
+        raise ValueError(
+            f"device '{device}' does not run programs compiled for target '{target}'; "
+            f"those run on: {', '.join(kinds)}"
+        )
+    return device
+
+
 def compile(
     program: Program,
     output_dir: Optional[os.PathLike] = None,
@@ -358,6 +385,7 @@ def compile(
     dump_passes: bool = False,
     quiet: Optional[bool] = None,
     devices: Optional[int] = None,
+    device: Optional[str] = None,
 ) -> CompiledProgram:
     """Compiles a `@pl.program` and builds it; see CompiledProgram.
 
@@ -371,6 +399,12 @@ def compile(
     each pass is written to `passes/NN_<pass>.mlir` as well. `quiet`
     silences the build status line (default: shown only on a terminal).
     Errors in the program raise CompileError at the user's line.
+
+    `device` is the kind of device that will run it: the target's own (the
+    default), or for target "cuda" also "cuda-emu", the CUDA target's code
+    built by the host compiler against a CPU emulation of CUDA (a test
+    vehicle: no GPU needed, no timing that means anything; the default
+    under BLOCKPIPE_CUDA_EMU=1).
     """
     if not isinstance(program, Program):
         raise TypeError(f"blockpipe.compile takes a @pl.program class, got {program!r}")
@@ -384,6 +418,7 @@ def compile(
         raise ValueError(
             f"unknown target '{target}'; available: {', '.join(_core.bundled_targets())}"
         )
+    device = _device_for(target, device)
     project = _project_name(program.name)
     named_dims: dict = {}
     files, input_ir, pass_ir = compile_to_cpp(
@@ -403,7 +438,7 @@ def compile(
     # Codegen may adjust the name for C++ (a program called `Div` builds
     # namespace and library `div_`, clear of the C library's div).
     library_project = json.loads(files["kernel_config.json"])["library"]
-    library = build_library(out, files, library_project, quiet=quiet)
+    library = build_library(out, files, library_project, quiet=quiet, emulated=device == "cuda-emu")
     return CompiledProgram(
         program,
         out.resolve(),
@@ -413,6 +448,7 @@ def compile(
         devices,
         (input_ir, pass_ir) if dump_passes else None,
         named_dims,
+        device,
     )
 
 

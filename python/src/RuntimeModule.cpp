@@ -821,7 +821,8 @@ PYBIND11_MODULE(_runtime, m) {
       .def(py::init([](int64_t devices, std::optional<std::string> specPath,
                        std::optional<int32_t> parallelism, std::string label,
                        int64_t depth, int64_t timeoutMs,
-                       const std::string &transport) {
+                       const std::string &transport,
+                       std::optional<std::string> target) {
              rt::MeshOptions options;
              if (transport == "mpi" ||
                  (transport == "auto" && rt::MpiWorld::launched()))
@@ -837,8 +838,12 @@ PYBIND11_MODULE(_runtime, m) {
                options.device.parallelism = *parallelism;
              options.channel.depth = depth;
              options.channel.timeout = std::chrono::milliseconds(timeoutMs);
+             if (specPath && target)
+               throw std::invalid_argument(
+                   "Mesh: give spec_path or target (a bundled spec), not both");
              rt::DeviceSpec spec =
-                 specPath ? rt::specFromFile(*specPath) : rt::builtinSpec();
+                 specPath ? rt::specFromFile(*specPath)
+                          : rt::builtinSpec(target.value_or("cpu-sim"));
              return rt::Mesh::open(std::move(spec), {devices},
                                    std::move(options));
            }),
@@ -846,7 +851,7 @@ PYBIND11_MODULE(_runtime, m) {
            py::arg("parallelism") = py::none(), py::arg("label") = "",
            py::arg("depth") = rt::ChannelOptions().depth,
            py::arg("timeout_ms") = rt::ChannelOptions().timeout.count(),
-           py::arg("transport") = "auto")
+           py::arg("transport") = "auto", py::arg("target") = py::none())
       .def_property_readonly("size", &rt::Mesh::size)
       .def("is_local", &rt::Mesh::isLocal, py::arg("index"))
       .def("rank_of", &rt::Mesh::rankOf, py::arg("index"))

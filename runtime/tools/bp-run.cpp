@@ -16,6 +16,8 @@
 // device across the --repeat calls: the inputs are uploaded once, each
 // call's time is its launches alone (what a program whose data lives on
 // the device pays), and the outputs are downloaded after the last call.
+// --target cuda-emu (or BLOCKPIPE_CUDA_EMU=1 for a cuda program) runs a
+// program built for the CPU emulation of CUDA.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +35,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
@@ -313,12 +316,14 @@ int run(const Options &options) {
   }
 
   // The device(s) and the program's library.
-  rt::DeviceSpec spec =
-      !options.spec.empty()
-          ? rt::specFromFile(options.spec)
-          : rt::builtinSpec(!options.target.empty()
-                                ? options.target
-                                : config.at("target").get<std::string>());
+  std::string target = !options.target.empty()
+                           ? options.target
+                           : config.at("target").get<std::string>();
+  const char *emulate = std::getenv("BLOCKPIPE_CUDA_EMU");
+  if (target == "cuda" && emulate && std::string(emulate) == "1")
+    target = "cuda-emu";
+  rt::DeviceSpec spec = !options.spec.empty() ? rt::specFromFile(options.spec)
+                                              : rt::builtinSpec(target);
   rt::DeviceOptions deviceOptions = rt::deviceOptionsFromEnvironment();
   if (options.sanitize)
     deviceOptions.sanitize = true;

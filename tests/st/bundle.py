@@ -24,6 +24,7 @@ import pytest
 
 BUNDLE = os.environ.get("BLOCKPIPE_BUNDLE")
 TARGET = os.environ.get("BLOCKPIPE_BUNDLE_TARGET", "cpu-sim")
+DEVICE = os.environ.get("BLOCKPIPE_BUNDLE_DEVICE") or TARGET
 
 
 def _slug(text: str) -> str:
@@ -45,9 +46,10 @@ def _as_float(array: np.ndarray) -> np.ndarray:
 
 
 class Recorder:
-    def __init__(self, root: pathlib.Path, target: str):
+    def __init__(self, root: pathlib.Path, target: str, device: str):
         self.root = root
         self.target = target
+        self.device = device
         # id(CompiledProgram) -> (the program, its dir, why it cannot run
         # there); the program is kept so that its id stays its own.
         self.programs = {}
@@ -68,7 +70,7 @@ class Recorder:
         reason = None
         if compiled.config.get("pipelines"):
             reason = "bp-run does not run pipelines yet"
-        elif self.target == compiled.target:
+        elif self.target == compiled.target and self.device == compiled.device:
             where.mkdir(parents=True, exist_ok=True)
             shutil.copy2(compiled.output_dir / "kernel_config.json", where)
             shutil.copy2(compiled.library_path, where)
@@ -78,6 +80,7 @@ class Recorder:
                     compiled.program,
                     output_dir=where,
                     target=self.target,
+                    device=self.device,
                     quiet=True,
                     devices=compiled._requested_devices,
                 )
@@ -171,7 +174,7 @@ class Recorder:
         self.outputs = {}
 
 
-_recorder = Recorder(pathlib.Path(BUNDLE), TARGET) if BUNDLE else None
+_recorder = Recorder(pathlib.Path(BUNDLE), TARGET, DEVICE) if BUNDLE else None
 
 
 def pytest_configure(config):

@@ -32,17 +32,30 @@ void blockpipe::codegen::emitCMakeLists(const Program &program,
     line("# Kernels are CUDA C++ (target cuda): nvcc builds them for sm_90, "
          "with PTX");
     line("# for later GPUs; set CMAKE_CUDA_ARCHITECTURES to choose others.");
+    line(
+        "# With -DBLOCKPIPE_CUDA_EMU=ON the host compiler builds them instead, "
+        "against");
+    line("# the CPU emulation of CUDA, for the runtime's cuda-emu device (a "
+         "test vehicle:");
+    line("# no nvcc, no GPU, and no timing that means anything).");
   }
   line("cmake_minimum_required(VERSION 3.20)");
   if (program.cuda) {
-    line("if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND");
-    line("   EXISTS /usr/local/cuda/bin/nvcc)");
-    line("  set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)");
+    line("option(BLOCKPIPE_CUDA_EMU \"Build the kernels for cuda-emu with the "
+         "host compiler\" OFF)");
+    line("if(BLOCKPIPE_CUDA_EMU)");
+    line("  project(" + name + " LANGUAGES CXX)");
+    line("else()");
+    line("  if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} "
+         "AND");
+    line("     EXISTS /usr/local/cuda/bin/nvcc)");
+    line("    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)");
+    line("  endif()");
+    line("  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)");
+    line("    set(CMAKE_CUDA_ARCHITECTURES 90-real 90-virtual)");
+    line("  endif()");
+    line("  project(" + name + " LANGUAGES CXX CUDA)");
     line("endif()");
-    line("if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)");
-    line("  set(CMAKE_CUDA_ARCHITECTURES 90-real 90-virtual)");
-    line("endif()");
-    line("project(" + name + " LANGUAGES CXX CUDA)");
   } else {
     line("project(" + name + " LANGUAGES CXX)");
   }
@@ -58,8 +71,11 @@ void blockpipe::codegen::emitCMakeLists(const Program &program,
   line("endif()");
   line();
   line("find_package(blockpipe REQUIRED CONFIG)");
-  if (program.cuda)
-    line("find_package(CUDAToolkit REQUIRED)");
+  if (program.cuda) {
+    line("if(NOT BLOCKPIPE_CUDA_EMU)");
+    line("  find_package(CUDAToolkit REQUIRED)");
+    line("endif()");
+  }
   line();
   line("add_library(" + name + " SHARED");
   std::vector<std::string> sources;
@@ -80,13 +96,26 @@ void blockpipe::codegen::emitCMakeLists(const Program &program,
     // Entry files include the kernel bodies' headers by their path here.
     line("target_include_directories(" + name +
          " PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})");
+    line("if(BLOCKPIPE_CUDA_EMU)");
+    line("  # The CUDA sources are C++ against the emulation's headers.");
+    std::string cu;
+    for (const std::string &source : sources)
+      if (llvm::StringRef(source).ends_with(".cu"))
+        cu += " " + source;
+    line("  set_source_files_properties(" + cu.substr(1) +
+         " PROPERTIES LANGUAGE CXX)");
+    line("  target_link_libraries(" + name +
+         " PUBLIC blockpipe::runtime PRIVATE blockpipe::cuda_emu)");
+    line("  target_compile_options(" + name + " PRIVATE -Wall -Wextra)");
+    line("else()");
     // The CUDA runtime linked in: the library runs wherever the GPU
     // driver is, with no libcudart to find.
-    line("target_link_libraries(" + name +
+    line("  target_link_libraries(" + name +
          " PUBLIC blockpipe::runtime PRIVATE CUDA::cudart_static)");
-    line("target_compile_options(" + name + " PRIVATE");
-    line("  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>");
-    line("  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)");
+    line("  target_compile_options(" + name + " PRIVATE");
+    line("    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>");
+    line("    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)");
+    line("endif()");
   } else {
     line("target_link_libraries(" + name + " PUBLIC blockpipe::runtime)");
     line("target_compile_options(" + name + " PRIVATE -Wall -Wextra)");

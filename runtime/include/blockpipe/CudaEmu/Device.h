@@ -8,9 +8,12 @@
 // Every thread of a thread block is a fiber; the blocks resident on an
 // emulated SM and their threads take turns on one host thread, each running
 // until it waits (a barrier, __nanosleep, a spin on an atomic, a warp
-// collective) or returns. The turns go round the threads in a fixed order,
-// so a run is reproducible, and different blocks' threads interleave, as
-// blocks resident together do on a GPU. A barrier releases its threads when
+// collective) or returns. The turns go round the threads in a fixed order
+// (each block's from its highest thread index down), so a run is
+// reproducible, and different blocks' threads interleave, as blocks
+// resident together do on a GPU: a block that writes another's memory (a
+// wrong pipe-buffer slice) or reads shared memory before the barrier that
+// orders it after the write shows it. A barrier releases its threads when
 // all it counts have arrived (`__syncthreads`: every thread of the block
 // that has not returned; a named barrier: the count given); a block whose
 // threads all wait on barriers that cannot complete fails the launch, as

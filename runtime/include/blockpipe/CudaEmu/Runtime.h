@@ -112,8 +112,8 @@ constexpr int kMaxThreadsPerBlock = 1024;
 constexpr size_t kDefaultSharedBytes = 48 * 1024;
 constexpr size_t kMaxSharedBytes = 232448; // 227 KiB, sm_90's opt-in limit
 /// SMs of the emulated GPU: thread blocks resident at once on a launch's
-/// thread (a launch of more blocks runs in waves).
-constexpr int kMultiProcessors = 4;
+/// thread, one per SM (a launch of more blocks runs in waves).
+constexpr int kMultiProcessors = 16;
 
 const char *cudaGetErrorName(cudaError_t error);
 /// The error's text; for a launch failure, what the emulator saw (the

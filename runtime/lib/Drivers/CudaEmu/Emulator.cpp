@@ -7,8 +7,11 @@
 // A stream is a thread that runs its work in order. A launch on it runs its
 // blocks kMultiProcessors at a time ("resident"), in block order; the
 // threads of the resident blocks take turns in a fixed order (block by
-// block, thread by thread), each until it waits or returns. A round in
-// which every thread only slept or spun sleeps the host thread, with a
+// block, and within a block from the highest thread index down), each until
+// it waits or returns. Starting from the top makes a missing barrier show:
+// code that has thread 0 write shared memory for the others (the usual
+// pattern) and forgets to wait lets them read it before thread 0 ran. A round
+// in which every thread only slept or spun sleeps the host thread, with a
 // growing backoff, so a launch waiting on the host never spins a core.
 //
 //===----------------------------------------------------------------------===//
@@ -312,8 +315,8 @@ cudaError_t Grid::run(Fiber &scheduler) {
       if (!block->resident)
         continue;
       anyResident = true;
-      for (unsigned i = 0; i < block->threads && failure_.empty(); ++i) {
-        EmuThread &t = *block->slots[i];
+      for (unsigned k = 0; k < block->threads && failure_.empty(); ++k) {
+        EmuThread &t = *block->slots[block->threads - 1 - k];
         if (t.status == EmuThread::Sleeping && t.sleepRounds > 0) {
           --t.sleepRounds;
           continue;
@@ -707,7 +710,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device) {
     return fail(cudaErrorInvalidDevice);
   *prop = cudaDeviceProp{};
   std::snprintf(prop->name, sizeof prop->name,
-                "cuda-emu (the CUDA target emulated on the CPU)");
+                "cuda-emu, the CPU emulation of CUDA");
   prop->multiProcessorCount = kMultiProcessors;
   prop->major = 9;
   prop->minor = 0;

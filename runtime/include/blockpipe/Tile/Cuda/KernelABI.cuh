@@ -219,6 +219,10 @@ struct SlotAccess {
   int32_t status = BP_OK;
   unsigned char *data = nullptr;
   int64_t capacity = 0;
+  /// The AIC's side of a split pipe: where in the slot the second half of
+  /// the tile goes (each subblock's half starts at half the slot, as on the
+  /// host); 0 when the tile is contiguous.
+  int64_t secondHalf = 0;
   uint32_t *flags[2] = {nullptr, nullptr};
   int count = 0;
   int peerLane = 0;
@@ -256,6 +260,8 @@ __device__ inline SlotAccess slotAccess(bp_device_context *ctx, int32_t pipe,
   access.capacity = p.slot_size;
   if (aic) {
     access.count = p.split ? 2 : 1;
+    if (p.split)
+      access.secondHalf = p.slot_size / 2;
     for (int l = 0; l < access.count; ++l)
       access.flags[l] = slotFlag(ctx, pipe, ring, l, slot);
     access.peerLane = 1; // AIV subblock 0 (and 1 when split)
@@ -276,12 +282,32 @@ template <typename TileT>
 __device__ inline int32_t checkFits(const bp_device_context *ctx,
                                     const SlotAccess &access, const char *op,
                                     const char *where, int32_t pipe) {
-  if (TileT::bytes <= access.capacity)
+  if (TileT::bytes <= access.capacity &&
+      !(access.secondHalf && TileT::numel % 2))
     return BP_OK;
   DeviceMessage m = describe(op, where, pipe);
+  if (TileT::bytes <= access.capacity) {
+    m << ": a tile of " << int64_t(TileT::numel)
+      << " elements cannot go half to each subblock of a split pipe";
+    return fail(ctx, BP_ERR_INVALID, m);
+  }
   m << ": a tile of " << int64_t(TileT::bytes) << " bytes does not fit "
     << access.capacity << " bytes";
   return fail(ctx, BP_ERR_INVALID, m);
+}
+
+/// Where element `e` of a tile goes in the slot: `index(e)` of the tile's
+/// layout in the slot, its second half moved to half the slot for the AIC's
+/// side of a split pipe.
+template <typename TileT, typename Index>
+__device__ inline int64_t slotIndex(const SlotAccess &access, Index index,
+                                    int64_t e) {
+  const int64_t at = index(e);
+  constexpr int64_t half = TileT::numel / 2;
+  if (access.secondHalf == 0 || at < half)
+    return at;
+  return at - half +
+         access.secondHalf / int64_t(sizeof(typename TileT::value_type));
 }
 
 /// Pushes `tile`, each element to `index(e)` of the slot.
@@ -297,7 +323,9 @@ __device__ inline int32_t push(bp_device_context *ctx, int32_t pipe,
   BP_CHECK(waitFlags(ctx, access.flags, access.count, 0u, access.peerLane,
                      "tpush", where, pipe));
   T *slot = reinterpret_cast<T *>(access.data);
-  forEach<TileT>([&](int64_t i, int64_t e) { slot[index(e)] = tile.get(i); });
+  forEach<TileT>([&](int64_t i, int64_t e) {
+    slot[slotIndex<TileT>(access, index, e)] = tile.get(i);
+  });
   publishFlags(access.flags, access.count, 1u);
   ++ctx->pipes[pipe].pushed[access.ring];
   return BP_OK;
@@ -315,7 +343,9 @@ __device__ inline int32_t pop(bp_device_context *ctx, int32_t pipe, int32_t dir,
                      "tpop", where, pipe));
   const T *slot = reinterpret_cast<const T *>(access.data);
   beginWrite(tile);
-  forEach<TileT>([&](int64_t i, int64_t e) { tile.set(i, slot[index(e)]); });
+  forEach<TileT>([&](int64_t i, int64_t e) {
+    tile.set(i, slot[slotIndex<TileT>(access, index, e)]);
+  });
   endWrite(tile);
   ++ctx->pipes[pipe].popped[access.ring];
   return BP_OK;
