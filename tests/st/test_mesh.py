@@ -275,3 +275,38 @@ def test_device_id_as_a_kernel_scalar(compute):
     compute.run("own_block", r, y)
     for d in range(DEVICES):
         np.testing.assert_array_equal(y[d], r[d, d * TILE : (d + 1) * TILE])
+
+
+@pl.program
+class EveryDeviceFails:
+    @pl.function(type=pl.FunctionType.InCore)
+    def shifted(self, r: R, d: pl.Scalar[pl.INDEX], out: pl.Out[S]) -> S:
+        # Past the end of r on every device.
+        t = pl.load(r, [ROWS + d * TILE, 0], [TILE, COLS])
+        return pl.store(t, [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, r: R, y: pl.Out[S]) -> S:
+        t = pl.create_tensor([TILE, COLS], dtype=pl.FP32)
+        with pl.spmd(1):
+            t = self.shifted(r, pl.device_id(), t)
+        y = pl.collective_permute(t, y, source_target_pairs=RING)
+        return y
+
+
+def test_a_call_whose_every_device_fails_ends_naming_each():
+    """Each device's recv waits for a send its source will never make, as
+    that source failed too: the call still ends, with every device's
+    failure, and the outputs stay untouched."""
+    program = blockpipe.compile(EveryDeviceFails, devices=DEVICES, quiet=True)
+    r = np.ones((DEVICES, ROWS, COLS), np.float32)
+    y = np.full((DEVICES, TILE, COLS), 7.0, np.float32)
+    with pytest.raises(RuntimeError) as info:
+        program(r, y)
+    message = str(info.value)
+    assert f"mesh program failed on {DEVICES} of {DEVICES} devices" in message, message
+    for d in range(DEVICES):
+        assert f"device {d}: task 1 (kernel 'shifted'): kernel 'shifted' block 0" in message, (
+            message
+        )
+    np.testing.assert_array_equal(y, 7.0)

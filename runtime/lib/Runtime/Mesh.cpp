@@ -341,6 +341,10 @@ void Mesh::run(const std::function<void(TaskGraph &)> &submit,
     });
 
   bool interrupted = false;
+  // A device whose program failed stops its other tasks: the transfers it
+  // still waits for may be from devices that failed too (each waiting for
+  // the other's send), and once it ends its channels fail its peers.
+  std::vector<bool> stopped(n, false);
   {
     std::unique_lock<std::mutex> lock(doneMutex);
     while (finished.size() < n) {
@@ -350,6 +354,11 @@ void Mesh::run(const std::function<void(TaskGraph &)> &submit,
         interrupted = true;
         cancel("interrupted");
       }
+      for (size_t i = 0; i < n; ++i)
+        if (!stopped[i] && graphs[i]->failed()) {
+          stopped[i] = true;
+          graphs[i]->cancel("device " + std::to_string(local[i]) + " failed");
+        }
       for (Channel *channel : state.channelsAmong(ids))
         channel->expire(Clock::now());
       lock.lock();

@@ -509,6 +509,11 @@ void TaskGraph::cancel(const std::string &why) {
     canceller(why);
 }
 
+bool TaskGraph::failed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !failures_.empty();
+}
+
 void TaskGraph::collectLocked() {
   if (cancelled_ && failures_.empty() && skipped_)
     failures_.push_back("cancelled: " + *cancelled_);

@@ -37,7 +37,12 @@ bool haveGpu() {
       GTEST_SKIP() << "no CUDA device on this machine";                        \
   } while (0)
 
-#define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
+#define CUDA_OK(call)                                                          \
+  do {                                                                         \
+    const cudaError_t status_ = (call);                                        \
+    ASSERT_EQ(status_, cudaSuccess)                                            \
+        << #call << ": " << cudaGetErrorString(status_);                       \
+  } while (0)
 
 template <typename T> struct DeviceArray {
   explicit DeviceArray(const std::vector<T> &host) : size(host.size()) {
@@ -175,7 +180,7 @@ void checkMatmul(float tolerance) {
   allowShared(matmulKernel<T, M, K, N>, 1);
   CUDA_OK(tile::startKernel(matmulKernel<T, M, K, N>, 1, 128, sharedBytes(1),
                             nullptr, da.data, db.data, dc.data, launch.params));
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  CUDA_OK(cudaDeviceSynchronize());
   EXPECT_EQ(launch.error().failed, 0u) << launch.error().message;
   std::vector<float> c = dc.read();
   for (int64_t i = 0; i < M; ++i)

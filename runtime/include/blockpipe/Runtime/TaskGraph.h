@@ -188,6 +188,9 @@ public:
   /// pipes wake) and tasks submitted until the next wait() are skipped. The
   /// device's other work is left alone.
   void cancel(const std::string &why);
+  /// Whether a task has failed since the last wait() (not counting tasks
+  /// skipped or cancelled).
+  bool failed() const;
 
   /// The tasks `task` waited for (derived and explicit), for inspection.
   std::vector<TaskId> dependenciesOf(TaskId task) const;

@@ -10,7 +10,11 @@
 // block, and within a block from the highest thread index down), each until
 // it waits or returns. Starting from the top makes a missing barrier show:
 // code that has thread 0 write shared memory for the others (the usual
-// pattern) and forgets to wait lets them read it before thread 0 ran. A round
+// pattern) and forgets to wait lets them read it before thread 0 ran.
+// Blocks go at different paces (a block's threads take a turn every first,
+// second or third round, by block index), so resident blocks drift apart
+// as they do on a GPU instead of moving in lockstep: a block that writes
+// into another's memory (a wrong pipe-buffer slice) shows it. A round
 // in which every thread only slept or spun sleeps the host thread, with a
 // growing backoff, so a launch waiting on the host never spins a core.
 //
@@ -19,6 +23,9 @@
 #include "blockpipe/CudaEmu/Device.h"
 
 #include "../CpuSim/Fiber.h"
+
+#include <signal.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
@@ -124,6 +131,7 @@ class Grid;
 struct Block {
   Grid *grid = nullptr;
   uint3 index{};
+  unsigned pace = 1; // its threads take a turn every `pace` rounds
   unsigned threads = 0;
   unsigned live = 0;
   unsigned char *shared = nullptr;
@@ -214,12 +222,88 @@ void threadMain(void *arg) {
   std::abort(); // a returned thread never runs again
 }
 
+//===----------------------------------------------------------------------===//
+// Invalid memory accesses
+//===----------------------------------------------------------------------===//
+
+// A kernel thread that touches memory that is not there (a wild index, a
+// pointer read from shared memory before it was written) gets SIGSEGV or
+// SIGBUS on the host. On a GPU that is an illegal-address failure of the
+// launch; here too: the handler, on the host thread's alternate stack,
+// records it naming the thread and the address, and switches to the
+// scheduler, which never resumes the thread. A fault outside a kernel
+// thread goes to the handler that was there before.
+struct sigaction previousSegv, previousBus;
+
+void chain(int signal, siginfo_t *info, void *context) {
+  const struct sigaction &previous =
+      signal == SIGSEGV ? previousSegv : previousBus;
+  if (previous.sa_flags & SA_SIGINFO) {
+    previous.sa_sigaction(signal, info, context);
+    return;
+  }
+  if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
+    previous.sa_handler(signal);
+    return;
+  }
+  // The default action: returning re-runs the faulting access.
+  ::signal(signal, SIG_DFL);
+}
+
+void onFault(int signal, siginfo_t *info, void *context) {
+  EmuThread *t = runningThread;
+  if (!t || !schedulerFiber) {
+    chain(signal, info, context);
+    return;
+  }
+  char address[32];
+  std::snprintf(address, sizeof address, "%p", info->si_addr);
+  t->block->grid->fail(describeThread(*t) + ": invalid memory access at " +
+                       address +
+                       " (an illegal address on a GPU: an index out of its "
+                       "buffer, or a pointer read before it was written)");
+  t->status = EmuThread::Trapped;
+  t->fiber.switchTo(*schedulerFiber);
+  std::abort(); // a failed launch never resumes its threads
+}
+
+/// Installs the handler once, and gives the calling host thread an
+/// alternate stack for it (a kernel thread's own stack may be what
+/// overflowed).
+void guardMemoryAccesses() {
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    struct sigaction action {};
+    action.sa_sigaction = onFault;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGSEGV, &action, &previousSegv);
+    sigaction(SIGBUS, &action, &previousBus);
+  });
+  thread_local bool haveStack = false;
+  if (haveStack)
+    return;
+  constexpr size_t kBytes = 64 * 1024;
+  void *memory = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED)
+    return; // faults then end the process, as without the emulation
+  stack_t stack{};
+  stack.ss_sp = memory;
+  stack.ss_size = kBytes;
+  if (sigaltstack(&stack, nullptr) == 0)
+    haveStack = true; // the stream's thread keeps it until it ends
+  else
+    munmap(memory, kBytes);
+}
+
 void Grid::start(Block &block, uint64_t linear) {
   const unsigned threads = blockDim_.x * blockDim_.y * blockDim_.z;
   block.grid = this;
   block.index = {unsigned(linear % gridDim_.x),
                  unsigned(linear / gridDim_.x % gridDim_.y),
                  unsigned(linear / (uint64_t(gridDim_.x) * gridDim_.y))};
+  block.pace = unsigned(1 + linear % 3);
   block.threads = threads;
   block.live = threads;
   for (Barrier &b : block.barriers)
@@ -276,6 +360,7 @@ std::string Grid::stuck(const Block &block) const {
 
 cudaError_t Grid::run(Fiber &scheduler) {
   schedulerFiber = &scheduler;
+  guardMemoryAccesses();
   const uint64_t blocks =
       uint64_t(gridDim_.x) * uint64_t(gridDim_.y) * uint64_t(gridDim_.z);
   const size_t residentCount =
@@ -309,12 +394,16 @@ cudaError_t Grid::run(Fiber &scheduler) {
       start(*block, next++);
 
   auto backoff = std::chrono::microseconds(20);
-  for (;;) {
-    bool anyResident = false, progress = false;
+  for (uint64_t round = 0;; ++round) {
+    bool anyResident = false, progress = false, waited = false;
     for (Block *block : resident) {
       if (!block->resident)
         continue;
       anyResident = true;
+      if (round % block->pace != 0) {
+        waited = true; // its turn comes in a later round
+        continue;
+      }
       for (unsigned k = 0; k < block->threads && failure_.empty(); ++k) {
         EmuThread &t = *block->slots[block->threads - 1 - k];
         if (t.status == EmuThread::Sleeping && t.sleepRounds > 0) {
@@ -353,7 +442,7 @@ cudaError_t Grid::run(Fiber &scheduler) {
     }
     if (!anyResident)
       return cudaSuccess;
-    if (progress) {
+    if (progress || waited) {
       backoff = std::chrono::microseconds(20);
     } else {
       // Everyone sleeps or spins on something another thread of the host
