@@ -627,7 +627,9 @@ std::string CudaDevice::launchError(CudaLaunch &launch,
   if (status != cudaSuccess)
     return "kernel '" + launch.kernel.name + "' on " + describe() + " (" +
            gpuName_ + "): " + cudaText(status) +
-           " (the GPU reported it; its context is unusable from here on)";
+           (kEmulated ? std::string(" (the emulation reported it)")
+                      : std::string(" (the GPU reported it; its context is "
+                                    "unusable from here on)"));
   bp_cuda_error &e = *launch.resources.hostError;
   if (!e.failed)
     return "";
