@@ -4,9 +4,9 @@
 #include "blockpipe/Drivers/CpuSim/CpuSimDevice.h"
 #include "blockpipe/Runtime/Error.h"
 
-#if BLOCKPIPE_HAVE_CUDA_DRIVER
+// The cuda driver where the CUDA toolkit is; cuda-emu (the same source on
+// the emulated CUDA runtime) everywhere.
 #include "../Drivers/Cuda/CudaDevice.h"
-#endif
 
 #include <limits>
 #include <map>
