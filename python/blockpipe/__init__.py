@@ -8,10 +8,15 @@ __all__ = [
     "CompileWarning",
     "CompiledProgram",
     "Diagnostic",
+    "ExecutionError",
     "SanitizerWarning",
     "compile",
     "verify_ir",
 ]
+
+# Submodules reachable as attributes once `import blockpipe` ran (loaded on
+# first use: each pulls in the runtime or numpy).
+_SUBMODULES = ("build", "distributed", "errors", "trace", "traceplot")
 
 
 def compile(
@@ -45,6 +50,15 @@ def __getattr__(name):
         from blockpipe.compiler import CompiledProgram
 
         return CompiledProgram
+    if name == "ExecutionError":
+        # What a program's failed call raises (a RuntimeError).
+        from blockpipe import _runtime
+
+        return _runtime.ExecutionError
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"blockpipe.{name}")
     raise AttributeError(f"module 'blockpipe' has no attribute {name!r}")
 
 

@@ -51,12 +51,30 @@ def _numpy_dtype(name: str) -> Optional[np.dtype]:
 def dtype_of_array(array: np.ndarray):
     """The pl dtype of a numpy array's elements, or None (INDEX is never an
     array's)."""
+    from blockpipe.language import types
     from blockpipe.language.values import dtype_named
 
     for name, entry in _DTYPES.items():
-        if entry["enumerator"] != "INDEX" and _numpy_dtype(name) == array.dtype:
-            return dtype_named(entry["enumerator"])
+        enumerator = entry["enumerator"]
+        if enumerator == "INDEX" or _numpy_dtype(name) != array.dtype:
+            continue
+        # The runtime's table may know dtypes the language has no pl.X for.
+        if enumerator == "BOOL" or hasattr(types, enumerator):
+            return dtype_named(enumerator)
     return None
+
+
+def array_dtype_names() -> List[str]:
+    """The numpy dtypes whose arrays programs take, for messages."""
+    from blockpipe.language import types
+
+    return [
+        str(_numpy_dtype(name))
+        for name, entry in _DTYPES.items()
+        if entry["enumerator"] != "INDEX"
+        and hasattr(types, entry["enumerator"])
+        and _numpy_dtype(name) is not None
+    ]
 
 
 # The range of each integer scalar parameter's C++ type.
@@ -161,15 +179,49 @@ class CompiledProgram:
             )
         return entries[name]
 
-    def __call__(self, *args):
+    def _positional(self, orchestration: Optional[str], args: tuple, kwargs: dict) -> tuple:
+        """`args` with the keyword arguments in their parameters' places;
+        ValueError naming the parameter for a name it does not have, one
+        given twice, or one left without a value."""
+        entry = self._entry(orchestration)
+        names = [p["name"] for p in entry.get("signature", [])]
+        label = f"{self.program.name}.{entry['name']}"
+        if len(args) > len(names):
+            raise ValueError(
+                f"{label} takes {len(names)} arguments ({', '.join(names)}), got {len(args)}"
+            )
+        missing = object()
+        values = list(args) + [missing] * (len(names) - len(args))
+        for name, value in kwargs.items():
+            if name not in names:
+                raise ValueError(
+                    f"{label} has no parameter '{name}'; its parameters: {', '.join(names)}"
+                )
+            index = names.index(name)
+            if values[index] is not missing:
+                raise ValueError(
+                    f"{label}: parameter '{name}' is given twice (by position and by name)"
+                )
+            values[index] = value
+        absent = [n for n, v in zip(names, values) if v is missing]
+        if absent:
+            raise ValueError(
+                f"{label}: no argument for parameter{'s' if len(absent) > 1 else ''} "
+                + ", ".join(f"'{n}'" for n in absent)
+            )
+        return tuple(values)
+
+    def __call__(self, *args, **kwargs):
         """Runs the program's `main`, its only pipeline, or its only
-        orchestration."""
+        orchestration. Arguments go by position or by parameter name."""
+        if kwargs:
+            args = self._positional(None, args, kwargs)
         call = self._call
         if call is not None:
             return call(args)
         return self.run(None, *args)
 
-    def run(self, orchestration: Optional[str], *args):
+    def run(self, orchestration: Optional[str], *args, **kwargs):
         """Runs `orchestration` (or a pipeline) on `args`; Out/InOut arrays
         are written in place, once the whole call succeeded, and returned
         (one array, a tuple, or None).
@@ -177,6 +229,8 @@ class CompiledProgram:
         Under mpirun a mesh or Pipeline call is collective: every rank makes
         it with the same arguments, runs its devices' part, and ends with
         the whole Out arrays (see blockpipe.distributed)."""
+        if kwargs:
+            args = self._positional(orchestration, args, kwargs)
         plan = self._plans.get(orchestration)
         if plan is None:
             plan = self._plans[orchestration] = _CallPlan(self, self._entry(orchestration))

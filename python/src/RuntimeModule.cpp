@@ -707,7 +707,10 @@ void runPipelineEntry(const rt::Mesh &mesh, const Library &library,
 PYBIND11_MODULE(_runtime, m) {
   m.doc() = "blockpipe's cpu-sim runtime: devices and generated programs";
 
-  py::register_exception<rt::Error>(m, "RuntimeError", PyExc_RuntimeError);
+  // What a failed call raises: public as blockpipe.ExecutionError (a
+  // RuntimeError, so `except RuntimeError` catches it too).
+  py::register_exception<rt::Error>(m, "ExecutionError", PyExc_RuntimeError)
+      .attr("__module__") = "blockpipe";
 
   // The runtime's warnings (the sanitizer's outputs left unwritten) wait
   // here for take_warnings(), which turns them into Python warnings.

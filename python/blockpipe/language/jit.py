@@ -159,7 +159,7 @@ class JitFunction:
         its static dims checked against the argument's, its dynamic ones
         kept; the argument's own shape and dtype where there is no
         annotation."""
-        from blockpipe.compiler import dtype_of_array
+        from blockpipe.compiler import array_dtype_names, dtype_of_array
 
         bound = self._bound_dynamic()
         types_ = []
@@ -191,7 +191,10 @@ class JitFunction:
             if arg is not None:
                 dtype = dtype_of_array(arg)
                 if dtype is None:
-                    raise TypeError(f"{where}: arrays of {arg.dtype} are not supported")
+                    raise ValueError(
+                        f"{where}: arrays of {arg.dtype} are not supported (arrays of "
+                        f"{', '.join(array_dtype_names())} are)"
+                    )
                 if ann is not None and ann.dtype is not dtype:
                     raise TypeError(f"{where} is {ann.dtype.name} but the argument is {dtype.name}")
                 if ann is not None and len(ann.shape) != arg.ndim:
@@ -362,7 +365,7 @@ def _annotations(fn: Callable) -> Dict[str, Any]:
 def _file_of(fn: Callable) -> str:
     try:
         return inspect.getsourcefile(fn) or "<unknown>"
-    except TypeError:
+    except (TypeError, OSError):
         return "<unknown>"
 
 

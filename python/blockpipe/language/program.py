@@ -162,7 +162,7 @@ def program(cls: type) -> Program:
         raise TypeError(f"program {cls.__name__} has no @pl.function methods")
     try:
         source_file = inspect.getsourcefile(cls) or "<unknown>"
-    except TypeError:
+    except (TypeError, OSError):  # python -c, exec: no file; compile() says so
         source_file = "<unknown>"
     caller = inspect.currentframe().f_back
     scope = (

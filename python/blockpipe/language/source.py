@@ -66,8 +66,12 @@ def _parse_source(spec: FunctionSpec, default_file: str) -> _Parsed:
     try:
         lines, first_line = inspect.getsourcelines(fn)
         file = inspect.getsourcefile(fn) or default_file
-    except (OSError, TypeError) as exc:
-        raise CompileError(f"cannot read the source of function '{spec.name}': {exc}") from None
+    except (OSError, TypeError):
+        raise CompileError(
+            f"cannot read the source of function '{spec.name}': blockpipe compiles a function "
+            "from its source text, and Python keeps none for code run by `python -c`, exec() or "
+            "an interactive prompt; define the program in a .py file and import or run that"
+        ) from None
     source = "".join(lines)
     dedented = textwrap.dedent(source)
     indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0

@@ -1,0 +1,147 @@
+"""What a new user tripped on first, each now a clear answer: numpy's
+default float64 into @pl.jit, programs defined under `python -c`, keyword
+arguments, the public run-time error class, and `blockpipe.trace` after a
+plain `import blockpipe`."""
+
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import blockpipe
+import blockpipe.language as pl
+
+ROWS, COLS = 32, 16
+T = pl.Tensor[[ROWS, COLS], pl.FP32]
+
+
+@pl.program
+class Scale:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: T, s: pl.Scalar[pl.FP32], y: pl.Out[T]) -> T:
+        row = pl.tile.get_block_idx() * 16
+        return pl.store(pl.mul(pl.load(x, [row, 0], [16, COLS]), s), [row, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: T, s: pl.Scalar[pl.FP32], y: pl.Out[T]) -> T:
+        with pl.spmd(ROWS // 16):
+            y = self.k(x, s, y)
+        return y
+
+
+@pl.jit
+def add(a: T, b: T, out: pl.Out[T]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.add(a, b)
+    return out
+
+
+@pytest.fixture(scope="module")
+def scale():
+    return blockpipe.compile(Scale, quiet=True)
+
+
+def test_float64_into_jit_is_a_value_error_naming_the_parameter():
+    a = np.ones((ROWS, COLS))  # numpy's default: float64
+    with pytest.raises(ValueError) as info:
+        add(a, a, np.zeros_like(a))
+    message = str(info.value)
+    assert "parameter 'a' of 'add'" in message and "float64" in message, message
+    assert "float32" in message, message  # what it takes instead
+    for dtype in (np.int8, np.uint8):
+        small = np.ones((ROWS, COLS), dtype)
+        with pytest.raises(ValueError, match="parameter 'a' of 'add'"):
+            add(small, small, np.zeros((ROWS, COLS), np.float32))
+
+
+def test_arguments_by_name_are_checked_like_positional_ones(scale):
+    x = np.arange(ROWS * COLS, dtype=np.float32).reshape(ROWS, COLS)
+    y = np.zeros_like(x)
+    assert scale(x=x, s=3.0, y=y) is y
+    np.testing.assert_array_equal(y, 3 * x)
+    y[:] = 0
+    scale.run("main", x, y=y, s=2.0)
+    np.testing.assert_array_equal(y, 2 * x)
+    with pytest.raises(
+        ValueError, match="Scale.main has no parameter 'z'; its parameters: x, s, y"
+    ):
+        scale(x=x, s=1.0, z=y)
+    with pytest.raises(ValueError, match="parameter 'x' is given twice"):
+        scale(x, x=x, s=1.0, y=y)
+    with pytest.raises(ValueError, match="no argument for parameter 'y'"):
+        scale(x=x, s=1.0)
+    with pytest.raises(ValueError, match="parameter 'y' must have dtype float32, got float64"):
+        scale(x=x, s=1.0, y=np.zeros((ROWS, COLS)))
+
+
+def test_a_failed_call_raises_the_public_execution_error(scale):
+    x = np.ones((ROWS, COLS), np.float32)
+    y = np.full_like(x, 7.0)
+    bad = np.ones((COLS, ROWS), np.float32).T  # the right shape, not C-contiguous
+    with pytest.raises(ValueError):
+        scale(bad, 1.0, y)
+
+    @pl.program
+    class PastTheEnd:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: T, y: pl.Out[T]) -> T:
+            row = pl.tile.get_block_idx() * 16
+            return pl.store(pl.load(x, [row + 16, 0], [16, COLS]), [row, 0], y)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: T, y: pl.Out[T]) -> T:
+            with pl.spmd(2):
+                y = self.k(x, y)
+            return y
+
+    program = blockpipe.compile(PastTheEnd, quiet=True)
+    with pytest.raises(blockpipe.ExecutionError) as info:
+        program(x, y)
+    assert isinstance(info.value, RuntimeError)
+    assert type(info.value).__module__ == "blockpipe"
+    assert type(info.value).__name__ == "ExecutionError"
+    assert "kernel 'k' block 1" in str(info.value), str(info.value)
+    np.testing.assert_array_equal(y, 7.0)
+
+
+def test_a_program_defined_under_python_c_says_what_is_needed(tmp_path):
+    source = (pathlib.Path(__file__).read_text().split("@pl.program\n")[1]).split("\n\n\n")[0]
+    script = (
+        "import blockpipe, blockpipe.language as pl\n"
+        f"ROWS, COLS = {ROWS}, {COLS}\n"
+        "T = pl.Tensor[[ROWS, COLS], pl.FP32]\n"
+        "@pl.program\n" + source + "\n"
+        "try:\n"
+        "    blockpipe.compile(Scale, quiet=True)\n"
+        "except blockpipe.CompileError as e:\n"
+        "    print('CompileError:', e)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "cannot read the source of function 'k'" in proc.stdout, proc.stdout
+    assert "`python -c`, exec()" in proc.stdout and "define the program in a .py file" in (
+        proc.stdout
+    ), proc.stdout
+
+
+def test_trace_and_the_other_submodules_after_a_plain_import():
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import blockpipe\n"
+            "blockpipe.trace.flush\n"
+            "print(blockpipe.build.runtime_location().cmake.name, "
+            "blockpipe.ExecutionError.__name__)\n",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["blockpipe", "ExecutionError"], proc.stdout
+    with pytest.raises(AttributeError, match="has no attribute 'tracing'"):
+        blockpipe.tracing  # noqa: B018
