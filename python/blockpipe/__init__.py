@@ -1,6 +1,13 @@
 """blockpipe: a compiler backend and runtime for SPMD accelerator kernels."""
 
-from blockpipe.errors import BuildError, CompileError, CompileWarning, Diagnostic, SanitizerWarning
+from blockpipe.errors import (
+    BuildError,
+    CompileError,
+    CompileWarning,
+    Diagnostic,
+    SanitizerWarning,
+    user_traceback,
+)
 
 __all__ = [
     "BuildError",
@@ -19,6 +26,7 @@ __all__ = [
 _SUBMODULES = ("build", "distributed", "errors", "trace", "traceplot")
 
 
+@user_traceback
 def compile(
     program,
     output_dir=None,

@@ -142,3 +142,42 @@ def _source_excerpt(file: Optional[str], line: Optional[int], column: Optional[i
 class BuildError(Exception):
     """The C++ build of a generated program failed; the message holds the
     command and its output."""
+
+
+_PACKAGE_DIR = __file__.rsplit("/", 1)[0] + "/"
+
+
+def _internal(filename: str) -> bool:
+    return filename.startswith(_PACKAGE_DIR)
+
+
+def user_traceback(function):
+    """Decorates a public entry point (compile(), a @pl.jit call): a
+    CompileError or BuildError it raises keeps only the user's frames in its
+    traceback, as JAX filters its own, and this wrapper's raise, whose line
+    says how to see them all (BLOCKPIPE_TRACEBACK=full). The message
+    already names the user's file and line."""
+    import functools
+    import os
+    import types
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except (CompileError, BuildError) as error:
+            if os.environ.get("BLOCKPIPE_TRACEBACK") == "full":
+                raise
+            kept = []
+            tb = error.__traceback__
+            while tb is not None:
+                if not _internal(tb.tb_frame.f_code.co_filename):
+                    kept.append(tb)
+                tb = tb.tb_next
+            filtered = None
+            for tb in reversed(kept):
+                filtered = types.TracebackType(filtered, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
+            # The one frame of blockpipe's left: this line, which says why.
+            raise error.with_traceback(filtered) from None  # BLOCKPIPE_TRACEBACK=full: all frames
+
+    return wrapper

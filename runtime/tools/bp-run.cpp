@@ -64,6 +64,35 @@ constexpr const char *kUsage =
     "              [--scalar NAME=VALUE]... [--outputs FILE.npz | DIR]\n"
     "              [--sanitize] [--trace FILE] [--repeat N [--resident]]\n";
 
+constexpr const char *kOptions = R"(
+Runs an orchestration of a compiled program (PROGRAM_DIR holds its
+kernel_config.json and lib<library>.so) with the runtime alone.
+
+  PROGRAM_DIR             the compiled program's directory
+  --entry NAME            the orchestration to run (default: main)
+  --target NAME           the device: a bundled spec (cpu-sim, cuda) or
+                          cuda-emu, the CPU emulation of CUDA (default: the
+                          program's target; BLOCKPIPE_CUDA_EMU=1 turns cuda
+                          into cuda-emu)
+  --spec FILE             the device from a device spec file instead
+  --library FILE          the program's library (default: PROGRAM_DIR's)
+  --inputs FILE.npz       tensors by parameter name (np.savez members)
+  --input NAME=FILE.npy   one tensor (repeatable)
+  --scalar NAME=VALUE     one scalar parameter (repeatable)
+  --outputs FILE.npz|DIR  where the Out and InOut tensors go once the call
+                          succeeded (an .npz, or DIR/NAME.npy each)
+  --sanitize              the pipe sanitizer (as BLOCKPIPE_SANITIZE=1)
+  --trace FILE            a Chrome trace of the run (as BLOCKPIPE_TRACE)
+  --repeat N              run N times; print the median time
+  --resident              with --repeat: tensors stay on the device across
+                          the calls (each call's time is its launches alone)
+  -h, --help              this text
+
+Out tensors not given start as zeros. Exit status: 0 on success, 1 when the
+program fails (the message names the device, kernel and block), 2 for bad
+arguments.
+)";
+
 struct Options {
   fs::path program;
   std::string entry, target, spec, library, inputsNpz, outputs, trace;
@@ -94,6 +123,7 @@ Options parseOptions(int argc, char **argv) {
     };
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
+      std::fputs(kOptions, stdout);
       std::exit(0);
     } else if (arg == "--entry") {
       options.entry = value();

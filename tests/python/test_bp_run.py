@@ -8,6 +8,7 @@ packages; its outputs are compared with numpy.
 
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -257,3 +258,18 @@ def test_resident_tensors_stay_on_the_device_across_repeats(tmp_path):
     log = bp_run(*args, "--resident", "--outputs", tmp_path / "resident.npz")
     assert "bp-run: main on cpu-sim device 0: 4 runs, median" in log, log
     np.testing.assert_allclose(np.load(tmp_path / "resident.npz")["y"], y + 4 * x, rtol=1e-5)
+
+
+def test_help_describes_every_option():
+    """Each option of the usage lines has a line of its own in --help."""
+    proc = subprocess.run([str(BP_RUN), "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    usage, _, described = proc.stdout.partition("\n\n")
+    options = set(re.findall(r"--[a-z]+", usage))
+    assert len(options) >= 12, usage
+    lines = [line.strip() for line in described.splitlines()]
+    for option in sorted(options):
+        assert any(
+            line.startswith(option + " ") or line.startswith(f"-h, {option}") for line in lines
+        ), f"{option} is not described:\n{described}"
+    assert "BLOCKPIPE_CUDA_EMU" in described and "Exit status" in described, described

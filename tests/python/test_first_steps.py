@@ -145,3 +145,33 @@ def test_trace_and_the_other_submodules_after_a_plain_import():
     assert proc.stdout.split() == ["blockpipe", "ExecutionError"], proc.stdout
     with pytest.raises(AttributeError, match="has no attribute 'tracing'"):
         blockpipe.tracing  # noqa: B018
+
+
+@pl.program
+class Misspelt:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: T, y: pl.Out[T]) -> T:
+        return pl.store(pl.lod(x, [0, 0], [16, COLS]), [0, 0], y)  # error: 'pl.lod'
+
+
+def _frames(error: BaseException):
+    import traceback
+
+    return [frame.filename for frame in traceback.extract_tb(error.__traceback__)]
+
+
+def test_a_compile_error_shows_the_users_frames_only(monkeypatch):
+    """As JAX filters its own frames: the traceback ends at the user's call;
+    BLOCKPIPE_TRACEBACK=full shows blockpipe's too."""
+    package = str(pathlib.Path(blockpipe.__file__).parent)
+    with pytest.raises(blockpipe.CompileError) as info:
+        blockpipe.compile(Misspelt, quiet=True)
+    assert "test_first_steps.py" in str(info.value) and "pl.lod" in str(info.value)
+    frames = _frames(info.value)
+    # The user's frames, then only the filter's raise (whose line says how
+    # to see everything).
+    assert frames[:-1] == [__file__] and frames[-1].endswith("blockpipe/errors.py"), frames
+    monkeypatch.setenv("BLOCKPIPE_TRACEBACK", "full")
+    with pytest.raises(blockpipe.CompileError) as info:
+        blockpipe.compile(Misspelt, quiet=True)
+    assert len([f for f in _frames(info.value) if f.startswith(package)]) > 3

@@ -33,7 +33,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from blockpipe.errors import CompileError
+from blockpipe.errors import CompileError, user_traceback
 from blockpipe.language.program import FunctionSpec, Program
 from blockpipe.language.source import Source, parse_function
 from blockpipe.language.types import (
@@ -66,6 +66,7 @@ class JitFunction:
 
     # ------------------------------------------------------------ calling
 
+    @user_traceback
     def __call__(self, *args, config: Any = None, **kwargs):
         """Runs the function on numpy arrays (or torch CPU tensors) and
         scalars; Out/InOut arguments are written in place and returned.
@@ -88,6 +89,7 @@ class JitFunction:
             return None
         return outs[0] if len(outs) == 1 else tuple(outs)
 
+    @user_traceback
     def compile(self, *args):
         """The CompiledProgram for these arguments (or, without any, for
         the annotations alone, which must then give every parameter)."""
