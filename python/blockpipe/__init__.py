@@ -18,6 +18,7 @@ __all__ = [
     "ExecutionError",
     "SanitizerWarning",
     "compile",
+    "device_info",
     "verify_ir",
 ]
 
@@ -68,6 +69,25 @@ def __getattr__(name):
 
         return importlib.import_module(f"blockpipe.{name}")
     raise AttributeError(f"module 'blockpipe' has no attribute {name!r}")
+
+
+def device_info(target: str = "cpu-sim") -> dict:
+    """What a program compiled for `target` is checked against, from the
+    target's bundled device spec: `core_groups` (blocks that run at once),
+    `aiv_per_core_group`, `local_memory_bytes` per memory space (vec, mat,
+    left, right, acc: every tile must fit), `block_stack_bytes` (what one
+    block's tiles may take together), `gm_bytes`, `gm_alignment`, and the
+    `pipe` limits (slots, pipes per block); `description` says what the
+    target is."""
+    import json
+
+    from blockpipe import _core
+
+    if target not in _core.bundled_targets():
+        raise ValueError(
+            f"unknown target '{target}'; available: {', '.join(_core.bundled_targets())}"
+        )
+    return json.loads(_core.bundled_spec_json(target))
 
 
 def verify_ir(text: str, filename: str = "<string>") -> str:

@@ -117,6 +117,15 @@ PYBIND11_MODULE(_core, m) {
   m.def("default_pipeline_passes", &blockpipe::defaultPipelinePassNames);
   m.def("bundled_targets", &blockpipe::target::DeviceSpec::builtinNames,
         "The names of the bundled device specs (compile(target=...)).");
+  m.def(
+      "bundled_spec_json",
+      [](const std::string &name) {
+        auto json = blockpipe::target::DeviceSpec::builtinJson(name);
+        if (!json)
+          throw py::value_error(json.error());
+        return *json;
+      },
+      py::arg("name"), "The bundled device spec `name` as its JSON text.");
   m.def("dtypes", &dtypes,
         "The element types: name, enumerator, bytes, is_float, mlir, numpy.");
   m.def("legal_moves", &legalMoves,

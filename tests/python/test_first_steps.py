@@ -3,6 +3,7 @@ default float64 into @pl.jit, programs defined under `python -c`, keyword
 arguments, the public run-time error class, and `blockpipe.trace` after a
 plain `import blockpipe`."""
 
+import json
 import pathlib
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 import blockpipe
 import blockpipe.language as pl
 
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 ROWS, COLS = 32, 16
 T = pl.Tensor[[ROWS, COLS], pl.FP32]
 
@@ -175,3 +177,15 @@ def test_a_compile_error_shows_the_users_frames_only(monkeypatch):
     with pytest.raises(blockpipe.CompileError) as info:
         blockpipe.compile(Misspelt, quiet=True)
     assert len([f for f in _frames(info.value) if f.startswith(package)]) > 3
+
+
+def test_device_info_tells_what_programs_are_checked_against():
+    spec = json.loads((ROOT / "runtime" / "specs" / "cuda.json").read_text())
+    info = blockpipe.device_info("cuda")
+    assert info == spec
+    assert info["local_memory_bytes"]["left"] == spec["local_memory_bytes"]["left"]
+    cpu = blockpipe.device_info()
+    assert cpu["name"] == "cpu-sim" and cpu["core_groups"] > 0, cpu
+    assert set(cpu["local_memory_bytes"]) == {"vec", "mat", "left", "right", "acc"}, cpu
+    with pytest.raises(ValueError, match="unknown target 'tpu'; available: cpu-sim, cuda"):
+        blockpipe.device_info("tpu")
