@@ -293,6 +293,20 @@ class EveryDeviceFails:
         y = pl.collective_permute(t, y, source_target_pairs=RING)
         return y
 
+    @pl.function(type=pl.FunctionType.InCore)
+    def spread(self, r: R, d: pl.Scalar[pl.INDEX], out: pl.Out[S]) -> S:
+        # Within r on devices 0 and 1, past its end on devices 2 and 3.
+        t = pl.load(r, [d * (ROWS - TILE), 0], [TILE, COLS])
+        return pl.store(t, [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def some_fail(self, r: R, y: pl.Out[S]) -> S:
+        t = pl.create_tensor([TILE, COLS], dtype=pl.FP32)
+        with pl.spmd(1):
+            t = self.spread(r, pl.device_id(), t)
+        y = pl.collective_permute(t, y, source_target_pairs=RING)
+        return y
+
 
 def test_a_call_whose_every_device_fails_ends_naming_each():
     """Each device's recv waits for a send its source will never make, as
@@ -309,4 +323,26 @@ def test_a_call_whose_every_device_fails_ends_naming_each():
         assert f"device {d}: task 1 (kernel 'shifted'): kernel 'shifted' block 0" in message, (
             message
         )
+    np.testing.assert_array_equal(y, 7.0)
+
+
+def test_a_mesh_failure_tells_its_root_causes_first_and_once():
+    """Devices 2 and 3 fail on their own; device 0 only because its recv
+    from device 3 cannot happen (device 1's send to 2 is buffered, so it
+    succeeds): one line per failing device, the two causes first, each told
+    once."""
+    program = blockpipe.compile(EveryDeviceFails, devices=DEVICES, quiet=True)
+    r = np.ones((DEVICES, ROWS, COLS), np.float32)
+    y = np.full((DEVICES, TILE, COLS), 7.0, np.float32)
+    with pytest.raises(RuntimeError) as info:
+        program.run("some_fail", r, y)
+    message = str(info.value)
+    lines = message.splitlines()
+    assert lines[0] == f"mesh program failed on 3 of {DEVICES} devices:", lines
+    devices = [line.split(":")[0].strip() for line in lines[1:]]
+    assert sorted(devices[:2]) == ["device 2", "device 3"] and devices[2:] == ["device 0"], lines
+    for line in lines[1:3]:
+        assert "kernel 'spread' block 0" in line and "outside the tensor's" in line, line
+    assert lines[3].endswith("from device 3 to device 0: device 3 failed (above)"), lines
+    assert message.count("outside the tensor's") == 2, message
     np.testing.assert_array_equal(y, 7.0)

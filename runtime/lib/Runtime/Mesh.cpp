@@ -367,16 +367,43 @@ void Mesh::run(const std::function<void(TaskGraph &)> &submit,
   for (std::thread &waiter : waiters)
     waiter.join();
 
-  // Failures in the order the devices ended: the first is most often the
-  // cause of the others.
-  std::string message;
-  size_t failures = 0;
-  for (const auto &[index, error] : finished) {
-    if (error.empty())
-      continue;
-    message += (failures++ ? "; device " : "device ") +
-               std::to_string(local[index]) + ": " + error;
+  // One entry per failing device, root causes first: a device whose error
+  // is another's failure reaching it over a channel comes after the ones
+  // that failed on their own (otherwise in the order the devices ended),
+  // and each error is told once: where it reached another device, that
+  // device's entry says "(above)".
+  std::vector<std::pair<int64_t, std::string>> failed;
+  for (const auto &[index, error] : finished)
+    if (!error.empty())
+      failed.emplace_back(local[index], error);
+  auto failedText = [](int64_t device) {
+    return "device " + std::to_string(device) + " failed";
+  };
+  auto reachedBy = [&](const std::string &error) {
+    for (const auto &[device, text] : failed)
+      if (error.find(failedText(device) + ": ") != std::string::npos)
+        return true;
+    return false;
+  };
+  std::stable_partition(failed.begin(), failed.end(),
+                        [&](const auto &f) { return !reachedBy(f.second); });
+  std::vector<std::string> entries;
+  for (size_t i = 0; i < failed.size(); ++i) {
+    std::string text = failed[i].second;
+    for (size_t j = 0; j < i; ++j) {
+      const std::string whole =
+          failedText(failed[j].first) + ": " + failed[j].second;
+      for (size_t at; (at = text.find(whole)) != std::string::npos;)
+        text.replace(at, whole.size(),
+                     failedText(failed[j].first) + " (above)");
+    }
+    entries.push_back("device " + std::to_string(failed[i].first) + ": " +
+                      text);
   }
+  const size_t failures = entries.size();
+  std::string message; // one line, for the other ranks
+  for (const std::string &entry : entries)
+    message += (message.empty() ? "" : "; ") + entry;
   // The other ranks' parts: every rank ends the run knowing all of them.
   const std::vector<std::string> remote =
       transport.endRun(message, options.interrupted);
@@ -384,20 +411,26 @@ void Mesh::run(const std::function<void(TaskGraph &)> &submit,
     std::string ranksText;
     for (const std::string &failure : remote)
       ranksText += (ranksText.empty() ? "" : "; ") + failure;
+    // This rank's own failure, if any, counts too.
     throw TaskError(
-        "mesh program failed on " + std::to_string(remote.size()) + " of " +
+        "mesh program failed on " +
+        std::to_string(remote.size() + (failures ? 1 : 0)) + " of " +
         std::to_string(transport.ranks()) + " ranks: " + ranksText +
         (failures ? "; and on this rank (" + std::to_string(transport.rank()) +
                         "): " + message
                   : std::string()));
   }
-  if (failures)
+  if (failures) {
+    std::string lines;
+    for (const std::string &entry : entries)
+      lines += "\n  " + entry;
     throw TaskError("mesh program failed on " + std::to_string(failures) +
                     " of " + std::to_string(ids.size()) + " devices" +
                     (transport.ranks() > 1
                          ? " (rank " + std::to_string(transport.rank()) + ")"
                          : std::string()) +
-                    ": " + message);
+                    ":" + lines);
+  }
 }
 
 void Mesh::shareByDevice(void *data, int64_t bytesPerDevice) const {

@@ -403,11 +403,19 @@ void TaskGraph::failLocked(Task &task, const std::string &error, bool skipped) {
   task.state = Task::State::Failed;
   task.error = error;
   --unfinished_;
-  if (skipped)
+  if (skipped) {
     ++skipped_;
-  else
-    failures_.push_back("task " + std::to_string(task.id) + " (" +
-                        task.label() + "): " + error);
+  } else {
+    // A kernel's failure is the device's own; a host task's (a transfer)
+    // is often another device's reaching it: the kernel's leads.
+    std::string failure =
+        "task " + std::to_string(task.id) + " (" + task.label() + "): " + error;
+    if (task.host)
+      failures_.push_back(std::move(failure));
+    else
+      failures_.insert(failures_.begin() + ptrdiff_t(kernelFailures_++),
+                       std::move(failure));
+  }
   for (TaskId dependent : task.dependents) {
     Task &next = *tasks_.at(dependent);
     if (next.state == Task::State::Waiting)
@@ -529,6 +537,7 @@ void TaskGraph::collectLocked() {
     message +=
         "; " + std::to_string(skipped_) + " dependent tasks were skipped";
   failures_.clear();
+  kernelFailures_ = 0;
   skipped_ = 0;
   throw TaskError(message);
 }

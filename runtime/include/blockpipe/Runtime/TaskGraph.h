@@ -245,7 +245,8 @@ private:
   std::map<TaskId, std::unique_ptr<Task>> tasks_;
   TaskId nextId_ = 1;
   int64_t unfinished_ = 0;
-  std::vector<std::string> failures_;
+  std::vector<std::string> failures_; // kernel failures first
+  size_t kernelFailures_ = 0;
   int64_t skipped_ = 0;
   /// How to cancel each running task (its launch, its host task).
   std::map<TaskId, std::function<void(const std::string &)>> running_;
