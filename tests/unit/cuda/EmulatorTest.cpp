@@ -270,4 +270,32 @@ TEST(CudaEmu, StreamsRunInOrderAndEventsCompleteWhenReached) {
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
+TEST(CudaEmu, EachFailedLaunchIsDescribedWhereItIsReported) {
+  // Two streams, two failing launches: each event's error comes with its
+  // own launch's description, whichever failed last.
+  cudaStream_t streams[2];
+  cudaEvent_t events[2];
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking),
+              cudaSuccess);
+    ASSERT_EQ(cudaEventCreateWithFlags(&events[i], cudaEventDisableTiming),
+              cudaSuccess);
+    ASSERT_EQ(tile::startKernel(trapIn, 8, 32, 0, streams[i],
+                                int32_t(i == 0 ? 3 : 7)),
+              cudaSuccess);
+    ASSERT_EQ(cudaEventRecord(events[i], streams[i]), cudaSuccess);
+  }
+  for (int i : {1, 0, 1}) {
+    ASSERT_EQ(cudaEventSynchronize(events[i]), cudaErrorLaunchFailure);
+    const std::string error = cudaGetErrorString(cudaErrorLaunchFailure);
+    EXPECT_TRUE(contains(error, i == 0 ? "block (3, 0, 0) thread (5, 0, 0)"
+                                       : "block (7, 0, 0) thread (5, 0, 0)"))
+        << "event " << i << ": " << error;
+  }
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(cudaEventDestroy(events[i]), cudaSuccess);
+    EXPECT_EQ(cudaStreamDestroy(streams[i]), cudaSuccess);
+  }
+}
+
 } // namespace

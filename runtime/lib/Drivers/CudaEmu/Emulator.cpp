@@ -39,6 +39,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace bp_cuda_emu {
@@ -68,14 +69,26 @@ cudaError_t fail(cudaError_t error) {
   return error;
 }
 
-/// The most recent launch failure's description (cudaGetErrorString).
-std::mutex failureMutex;
-std::string lastFailure;
+/// What the emulation saw of a launch that failed: set on the stream's
+/// thread by the launch, carried with its error to the event or the
+/// synchronization that reports it, and from there to the host thread that
+/// is told (cudaGetErrorString reads that thread's).
+thread_local std::string launchFailure;
+thread_local std::string reportedFailure;
 
-void recordFailure(const std::string &what) {
-  std::lock_guard<std::mutex> lock(failureMutex);
-  lastFailure = what;
-}
+/// An error as a stream or event reports it, with the launch failure's
+/// description.
+struct Outcome {
+  cudaError_t error = cudaSuccess;
+  std::string failure;
+
+  /// The error, the host thread now knowing the failure's description.
+  cudaError_t report() const {
+    if (error != cudaSuccess)
+      reportedFailure = failure;
+    return error;
+  }
+};
 
 //===----------------------------------------------------------------------===//
 // Memory
@@ -175,7 +188,7 @@ public:
         body_(body) {}
 
   /// Runs every block; the launch's error (cudaSuccess or a launch
-  /// failure whose description recordFailure got).
+  /// failure whose description goes to launchFailure).
   cudaError_t run(Fiber &scheduler);
 
   void fail(const std::string &what) {
@@ -437,7 +450,7 @@ cudaError_t Grid::run(Fiber &scheduler) {
         fail(why);
     }
     if (!failure_.empty()) {
-      recordFailure(failure_);
+      launchFailure = failure_;
       return cudaErrorLaunchFailure;
     }
     if (!anyResident)
@@ -474,24 +487,24 @@ public:
   void reset() {
     std::lock_guard<std::mutex> lock(mutex_);
     done_ = false;
-    status_ = cudaSuccess;
+    status_ = Outcome{};
   }
-  void complete(cudaError_t status) {
+  void complete(Outcome status) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       done_ = true;
-      status_ = status;
+      status_ = std::move(status);
     }
     cv_.notify_all();
   }
   cudaError_t query() {
     std::lock_guard<std::mutex> lock(mutex_);
-    return done_ ? status_ : cudaErrorNotReady;
+    return done_ ? status_.report() : cudaErrorNotReady;
   }
   cudaError_t wait() {
     std::unique_lock<std::mutex> lock(mutex_);
     cv_.wait(lock, [&] { return done_; });
-    return status_;
+    return status_.report();
   }
 
 private:
@@ -499,7 +512,7 @@ private:
   std::mutex mutex_;
   std::condition_variable cv_;
   bool done_ = true; // an event never recorded is complete
-  cudaError_t status_ = cudaSuccess;
+  Outcome status_;
 };
 
 class Stream {
@@ -526,17 +539,13 @@ public:
   cudaError_t synchronize() {
     std::unique_lock<std::mutex> lock(mutex_);
     idle_.wait(lock, [&] { return queue_.empty() && !busy_; });
-    const cudaError_t error = error_;
-    error_ = cudaSuccess;
-    return error;
+    return std::exchange(error_, Outcome{}).report();
   }
   /// The error of the work since the last event or synchronization (run
   /// on the stream's thread by an event record).
-  cudaError_t takeError() {
+  Outcome takeError() {
     std::lock_guard<std::mutex> lock(mutex_);
-    const cudaError_t error = error_;
-    error_ = cudaSuccess;
-    return error;
+    return std::exchange(error_, Outcome{});
   }
 
 private:
@@ -552,11 +561,12 @@ private:
         queue_.pop_front();
         busy_ = true;
       }
+      launchFailure.clear();
       const cudaError_t status = item();
       {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (status != cudaSuccess && error_ == cudaSuccess)
-          error_ = status;
+        if (status != cudaSuccess && error_.error == cudaSuccess)
+          error_ = Outcome{status, launchFailure};
         busy_ = false;
       }
       idle_.notify_all();
@@ -568,7 +578,7 @@ private:
   std::deque<std::function<cudaError_t()>> queue_;
   bool busy_ = false;
   bool stopping_ = false;
-  cudaError_t error_ = cudaSuccess;
+  Outcome error_; // the first since the last event or synchronization
   std::thread worker_;
 };
 
@@ -769,8 +779,9 @@ const char *cudaGetErrorString(cudaError_t error) {
   case cudaErrorLaunchFailure: {
     // Kept per thread so that the text stays valid while it is read.
     thread_local std::string text;
-    std::lock_guard<std::mutex> lock(failureMutex);
-    text = "unspecified launch failure (cuda-emu: " + lastFailure + ")";
+    text = "unspecified launch failure";
+    if (!reportedFailure.empty())
+      text += " (cuda-emu: " + reportedFailure + ")";
     return text.c_str();
   }
   }
@@ -832,12 +843,18 @@ cudaError_t cudaDeviceSynchronize() {
     streams = allStreams();
   }
   cudaError_t first = cudaSuccess;
+  std::string firstFailure;
   for (Stream *stream : streams) {
     const cudaError_t error = stream->synchronize();
-    if (first == cudaSuccess)
+    if (first == cudaSuccess && error != cudaSuccess) {
       first = error;
+      firstFailure = reportedFailure;
+    }
   }
-  return first == cudaSuccess ? cudaSuccess : fail(first);
+  if (first == cudaSuccess)
+    return cudaSuccess;
+  reportedFailure = firstFailure;
+  return fail(first);
 }
 
 cudaError_t cudaMalloc(void **ptr, size_t bytes) {
