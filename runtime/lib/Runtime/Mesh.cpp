@@ -341,7 +341,8 @@ void Mesh::run(const std::function<void(TaskGraph &)> &submit,
     });
 
   bool interrupted = false;
-  // A device whose program failed stops its other tasks: the transfers it
+  // A device whose program failed stops its transfers and the tasks not yet
+  // started (its running kernels end on their own): the transfers it
   // still waits for may be from devices that failed too (each waiting for
   // the other's send), and once it ends its channels fail its peers.
   std::vector<bool> stopped(n, false);
@@ -357,7 +358,8 @@ void Mesh::run(const std::function<void(TaskGraph &)> &submit,
       for (size_t i = 0; i < n; ++i)
         if (!stopped[i] && graphs[i]->failed()) {
           stopped[i] = true;
-          graphs[i]->cancel("device " + std::to_string(local[i]) + " failed");
+          graphs[i]->stopTransfers("device " + std::to_string(local[i]) +
+                                   " failed");
         }
       for (Channel *channel : state.channelsAmong(ids))
         channel->expire(Clock::now());

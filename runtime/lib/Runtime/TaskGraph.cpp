@@ -517,6 +517,25 @@ void TaskGraph::cancel(const std::string &why) {
     canceller(why);
 }
 
+void TaskGraph::stopTransfers(const std::string &why) {
+  std::vector<std::function<void(const std::string &)>> running;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto &[id, task] : tasks_)
+      if (task->state == Task::State::Waiting)
+        failLocked(*task, "cancelled: " + why, true);
+    for (auto &[id, canceller] : running_) {
+      auto task = tasks_.find(id);
+      if (task != tasks_.end() && task->second->host)
+        running.push_back(canceller);
+    }
+    if (unfinished_ == 0)
+      idle_.notify_all();
+  }
+  for (auto &canceller : running)
+    canceller(why);
+}
+
 bool TaskGraph::failed() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return !failures_.empty();

@@ -188,6 +188,10 @@ public:
   /// pipes wake) and tasks submitted until the next wait() are skipped. The
   /// device's other work is left alone.
   void cancel(const std::string &why);
+  /// Fails the tasks not yet started (skipped) and ends the running host
+  /// tasks (transfers) with `why`; running launches finish on their own, so
+  /// a kernel that fails still reports its own error.
+  void stopTransfers(const std::string &why);
   /// Whether a task has failed since the last wait() (not counting tasks
   /// skipped or cancelled).
   bool failed() const;
