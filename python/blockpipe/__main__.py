@@ -53,6 +53,28 @@ def _pick(programs, wanted, path):
     return next(iter(programs.values()))
 
 
+def ops_markdown() -> str:
+    """The op table (BPOpTable.td) as a Markdown table: every spelling of
+    each op, its class, the dtypes it takes and what it computes."""
+    from blockpipe.language import op_table
+
+    lines = [
+        "| Operation | Class | Dtypes | Computes | NumPy |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for record in op_table.RECORDS.values():
+        names = ", ".join(
+            f"`pl.{record['pl_name']}`" if where == "pl" else f"`pl.{where}.{record['pl_name']}`"
+            for where in record["spellings"].split()
+        )
+        numpy = record["numpy"].replace("|", "\\|")
+        summary = record["summary"].replace("|", "\\|")
+        lines.append(
+            f"| {names} | {record['class']} | {record['dtypes']} | {summary} | `{numpy}` |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m blockpipe", description=__doc__.split("\n\n")[0]
@@ -93,7 +115,15 @@ def main(argv=None) -> int:
     launch.add_argument("--hostfile", help="OpenMPI hostfile: the hosts and their slots")
     launch.add_argument("program", help="the script every rank runs")
     launch.add_argument("program_args", nargs=argparse.REMAINDER, help="its arguments")
+    sub.add_parser(
+        "ops",
+        help="list the op table's operations: names, class, dtypes, what each computes",
+    )
     args = parser.parse_args(argv)
+
+    if args.command == "ops":
+        print(ops_markdown())
+        return 0
 
     if args.command == "launch":
         from blockpipe import distributed

@@ -12,6 +12,7 @@
 #include "Diagnostics.h"
 
 #include "blockpipe/Dialect/BPDialect.h"
+#include "blockpipe/Dialect/OpTable.h"
 
 #include "blockpipe/Compiler/Compiler.h"
 #include "blockpipe/Target/DType.h"
@@ -59,6 +60,23 @@ py::list dtypes() {
         py::arg("name") = info.name, py::arg("enumerator") = info.enumerator,
         py::arg("bytes") = info.bytes, py::arg("is_float") = info.isFloat,
         py::arg("mlir") = info.mlir, py::arg("numpy") = info.numpy));
+  return out;
+}
+
+/// The op table (blockpipe/Dialect/OpTable.h), one dict per op.
+py::list opTable() {
+  py::list out;
+  for (const bp::OpRecord &op : bp::getOpTable())
+    out.append(py::dict(
+        py::arg("name") = op.name,
+        py::arg("class") = bp::stringifyOpClass(op.opClass).str(),
+        py::arg("dtypes") = bp::stringifyDTypeRule(op.dtypes).str(),
+        py::arg("functor") = op.functor, py::arg("numpy") = op.numpy,
+        py::arg("pl_name") = op.plName, py::arg("spellings") = op.spellings,
+        py::arg("params") = op.params, py::arg("commutative") = op.commutative,
+        py::arg("identity") = op.identity, py::arg("check") = op.check,
+        py::arg("summary") = op.summary,
+        py::arg("description") = op.description));
   return out;
 }
 
@@ -132,11 +150,10 @@ PYBIND11_MODULE(_core, m) {
         "The moves bp.move allows, as (from, to) memory space names.");
   m.def("binary_broadcast_shapes", &binaryBroadcastShapes, py::arg("lhs"),
         "The shapes a binary op's rhs tile may have besides lhs's own.");
-  m.def(
-      "unary_requires_float",
-      [](const std::string &op) { return bp::unaryOpRequiresFloat(op); },
-      py::arg("op"),
-      "Whether the unary op (e.g. 'bp.exp') needs a floating-point tile.");
+  m.def("op_table", &opTable,
+        "The op table (BPOpTable.td), one dict per op: name, class, dtypes, "
+        "functor, numpy, pl_name, spellings, params, commutative, identity, "
+        "check, summary, description.");
 
   py::class_<SourceLoc>(m, "SourceLoc")
       .def(py::init<std::string, unsigned, unsigned, std::string>(),

@@ -317,7 +317,9 @@ def test_generated_loops_keep_the_users_names(tmp_path):
     # The loop variable and the carried tile are the user's; the tile that
     # starts the loop is the loop's variable (no copy).
     assert "for (int64_t blk = 1; blk < 2; blk += 1) {" in source, source
-    assert "tile::add(acc_1, acc, t);" in source and "acc = acc_1;" in source, source
+    assert "tile::binary<tile::op::Add>(acc_1, acc, t);" in source and "acc = acc_1;" in source, (
+        source
+    )
     x = np.random.default_rng(5).standard_normal((ROWS, COLS), dtype=np.float32)
     y = np.zeros((16, COLS), dtype=np.float32)
     program(x, y)

@@ -18,6 +18,7 @@
 #include "CppTypes.h"
 #include "FunctionBody.h"
 
+#include "blockpipe/Dialect/OpTable.h"
 #include "blockpipe/Runtime/CudaABI.h"
 
 #include "mlir/IR/Matchers.h"
@@ -89,17 +90,17 @@ static bool mayWrite(Operation *op) {
   return !effects || !effects.onlyHasEffect<MemoryEffects::Read>();
 }
 
-/// Whether `op` is a tile-tile elementwise op the tile library also runs on
-/// views of GM and into windows of GM: add, sub, mul, maximum, minimum and
-/// floating-point div (an integer div checks its divisor on tiles first),
-/// on 2-D operands of the result's shape and element type.
+/// Whether `op` is a tile-tile op of the op table's binary class that the
+/// tile library also runs on views of GM and into windows of GM: one whose
+/// operands need no run-time check (an integer div checks its divisor on
+/// tiles first), on 2-D operands of the result's shape and element type.
 static bool runsOnViews(Operation *op) {
-  if (!llvm::isa<bp::AddOp, bp::SubOp, bp::MulOp, bp::DivOp, bp::MaximumOp,
-                 bp::MinimumOp>(op))
+  const bp::OpRecord *record = bp::lookupOpRecord(op->getName().getStringRef());
+  if (!record || record->opClass != bp::OpClass::Binary)
     return false;
   auto type = llvm::cast<bp::TileType>(op->getResult(0).getType());
-  if (type.getRank() != 2 || (llvm::isa<bp::DivOp>(op) &&
-                              !llvm::isa<FloatType>(type.getElementType())))
+  if (type.getRank() != 2 ||
+      (*record->check && llvm::isa<IntegerType>(type.getElementType())))
     return false;
   return llvm::all_of(op->getOperands(), [&](Value operand) {
     auto tile = llvm::dyn_cast<bp::TileType>(operand.getType());
@@ -224,6 +225,9 @@ public:
 
 private:
   LogicalResult emitSideOp(Operation *op) override;
+  /// An op of the op table: one call of its class's tile-library loop with
+  /// its record's functor.
+  LogicalResult emitTableOp(Operation *op, const bp::OpRecord &record);
   void guardDivisor(const std::string &what,
                     const std::string &divisor) override {
     checkAtRunTime("BP_CHECK(bp_check_divisor(" + ctx() + ", \"" +
@@ -733,7 +737,65 @@ KernelBody::tileWindow(Operation *op, Value whole, Type windowType,
   return {expr(offsets[0]), expr(offsets[1])};
 }
 
+LogicalResult KernelBody::emitTableOp(Operation *op,
+                                      const bp::OpRecord &record) {
+  const std::string functor = std::string("tile::op::") + record.functor;
+  auto type = llvm::cast<bp::TileType>(op->getResult(0).getType());
+  std::string operands;
+  for (Value operand : op->getOperands())
+    operands += ", " + expr(operand);
+  switch (record.opClass) {
+  case bp::OpClass::Unary:
+  case bp::OpClass::RowReduction:
+  case bp::OpClass::ColReduction: {
+    const char *loop = record.opClass == bp::OpClass::Unary ? "unary"
+                       : record.opClass == bp::OpClass::RowReduction
+                           ? "row_reduce"
+                           : "col_reduce";
+    std::string name = declareTile(op->getResult(0), "t");
+    out.line(std::string("tile::") + loop + "<" + functor + ">(" + name +
+             operands + ");");
+    return success();
+  }
+  case bp::OpClass::Binary:
+  case bp::OpClass::Scalar:
+    break;
+  }
+  if (*record.check && llvm::isa<IntegerType>(type.getElementType())) {
+    // Operands the functor refuses (a zero divisor) trap or mean nothing:
+    // a run-time error names the op and the user's line instead.
+    // The record's check reads "<what>: <why>"; the line goes after <what>.
+    auto [what, why] = llvm::StringRef(record.check).split(": ");
+    std::string message = what.str();
+    if (std::optional<std::string> line = userLine(op->getLoc()))
+      message += " at " + *line;
+    checkAtRunTime("BP_CHECK(bp_require(" + ctx() + ", tile::operands_valid<" +
+                   functor + ">(" + operands.substr(2) + "), \"" +
+                   escapeCppString(message + ": " + why.str()) + "\"));");
+  }
+  std::string name;
+  if (bp::StoreOp store = storeInPlace(op)) {
+    // Written straight into the store's window, checked first.
+    auto w = window(store, store.getDest(), store.getOffsets(), type);
+    if (failed(w))
+      return failure();
+    checkWindow(store, "store to", store.getDest(), store.getOffsets(), type,
+                store.getValid());
+    name = "tile::window<" + std::to_string(type.getDimSize(0)) + ", " +
+           std::to_string(type.getDimSize(1)) + ">(" + (*w)[0] + ", " +
+           (*w)[3] + ", " + (*w)[1] + ", " + (*w)[2] + ")";
+    storedInPlace.insert(store);
+  } else {
+    name = declareTile(op->getResult(0), "t");
+  }
+  out.line("tile::binary<" + functor + ">(" + name + operands + ");");
+  return success();
+}
+
 LogicalResult KernelBody::emitSideOp(Operation *op) {
+  if (const bp::OpRecord *record =
+          bp::lookupOpRecord(op->getName().getStringRef()))
+    return emitTableOp(op, *record);
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](bp::GetBlockIdxOp op) {
         out.line("const int64_t " + declare(op, "block_idx") + " = " + ctx() +
@@ -873,10 +935,11 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
       })
       .Case([&](bp::CmpOp op) {
         std::string name = declareTile(op, "mask");
-        out.line("tile::cmp_" +
-                 bp::stringifyCmpPredicate(op.getPredicate()).str() + "(" +
-                 name + ", " + expr(op.getLhs()) + ", " + expr(op.getRhs()) +
-                 ");");
+        std::string predicate =
+            bp::stringifyCmpPredicate(op.getPredicate()).str();
+        predicate[0] = char(std::toupper(predicate[0]));
+        out.line("tile::binary<tile::op::Cmp" + predicate + ">(" + name + ", " +
+                 expr(op.getLhs()) + ", " + expr(op.getRhs()) + ");");
         return success();
       })
       .Case([&](bp::SelectOp op) {
@@ -903,53 +966,12 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         out.line("tile::move(" + name + ", " + expr(op.getSource()) + ");");
         return success();
       })
-      .Case<bp::AddOp, bp::SubOp, bp::MulOp, bp::DivOp, bp::MaximumOp,
-            bp::MinimumOp>([&](Operation *op) {
-        auto type = llvm::cast<bp::TileType>(op->getResult(0).getType());
-        if (llvm::isa<bp::DivOp>(op) &&
-            llvm::isa<IntegerType>(type.getElementType())) {
-          // An integer divisor of zero (or the lowest value by -1) traps.
-          std::string what = "integer division";
-          if (std::optional<std::string> line = userLine(op->getLoc()))
-            what += " at " + *line;
-          checkAtRunTime(
-              "BP_CHECK(bp_require(" + ctx() + ", tile::divisible(" +
-              expr(op->getOperand(0)) + ", " + expr(op->getOperand(1)) +
-              "), \"" +
-              escapeCppString(what + ": a divisor is zero, or the lowest value "
-                                     "is divided by -1") +
-              "\"));");
-        }
-        std::string name;
-        if (bp::StoreOp store = storeInPlace(op)) {
-          // Written straight into the store's window, checked first.
-          auto w = window(store, store.getDest(), store.getOffsets(), type);
-          if (failed(w))
-            return failure();
-          checkWindow(store, "store to", store.getDest(), store.getOffsets(),
-                      type, store.getValid());
-          name = "tile::window<" + std::to_string(type.getDimSize(0)) + ", " +
-                 std::to_string(type.getDimSize(1)) + ">(" + (*w)[0] + ", " +
-                 (*w)[3] + ", " + (*w)[1] + ", " + (*w)[2] + ")";
-          storedInPlace.insert(store);
-        } else {
-          name = declareTile(op->getResult(0), "t");
-        }
+      .Case<bp::TransposeOp, bp::CastOp, bp::ReshapeOp>([&](Operation *op) {
+        std::string name = declareTile(op->getResult(0), "t");
         out.line("tile::" + op->getName().stripDialect().str() + "(" + name +
-                 ", " + expr(op->getOperand(0)) + ", " +
-                 expr(op->getOperand(1)) + ");");
+                 ", " + expr(op->getOperand(0)) + ");");
         return success();
       })
-      .Case<bp::ExpOp, bp::SqrtOp, bp::ReluOp, bp::NegOp, bp::AbsOp,
-            bp::RecipOp, bp::RsqrtOp, bp::LogOp, bp::TanhOp, bp::SigmoidOp,
-            bp::RowSumOp, bp::RowMaxOp, bp::RowMinOp, bp::ColSumOp,
-            bp::ColMaxOp, bp::TransposeOp, bp::CastOp, bp::ReshapeOp>(
-          [&](Operation *op) {
-            std::string name = declareTile(op->getResult(0), "t");
-            out.line("tile::" + op->getName().stripDialect().str() + "(" +
-                     name + ", " + expr(op->getOperand(0)) + ");");
-            return success();
-          })
       .Case([&](bp::ExtractOp op) {
         auto at = tileWindow(op, op.getSource(), op.getType(), op.getOffsets(),
                              "slice of");

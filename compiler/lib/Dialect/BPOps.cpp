@@ -1,6 +1,7 @@
 //===- BPOps.cpp - Verifiers of bp operations -----------------------------===//
 
 #include "blockpipe/Dialect/BPDialect.h"
+#include "blockpipe/Dialect/OpTable.h"
 #include "blockpipe/Target/PipeLayout.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -62,17 +63,6 @@ bool mlir::bp::isValidBinaryRhsShape(ArrayRef<int64_t> lhs,
 Type mlir::bp::getMatmulAccumulatorType(Type operand) {
   Builder b(operand.getContext());
   return isa<FloatType>(operand) ? Type(b.getF32Type()) : b.getI32Type();
-}
-
-bool mlir::bp::unaryOpRequiresFloat(StringRef name) {
-  auto needsFloat = [&](auto op) {
-    using Op = decltype(op);
-    return name == Op::getOperationName() && Op::kRequiresFloat;
-  };
-  return needsFloat(ExpOp()) || needsFloat(SqrtOp()) || needsFloat(ReluOp()) ||
-         needsFloat(NegOp()) || needsFloat(AbsOp()) || needsFloat(RecipOp()) ||
-         needsFloat(RsqrtOp()) || needsFloat(LogOp()) || needsFloat(TanhOp()) ||
-         needsFloat(SigmoidOp());
 }
 
 std::optional<MemorySpace>
@@ -638,12 +628,6 @@ static LogicalResult verifyBinary(Operation *op, TileType lhs, Type rhs) {
   LogicalResult OP::verify() {                                                 \
     return verifyBinary(*this, getLhs().getType(), getRhs().getType());        \
   }
-BP_BINARY_VERIFIER(AddOp)
-BP_BINARY_VERIFIER(SubOp)
-BP_BINARY_VERIFIER(MulOp)
-BP_BINARY_VERIFIER(DivOp)
-BP_BINARY_VERIFIER(MaximumOp)
-BP_BINARY_VERIFIER(MinimumOp)
 BP_BINARY_VERIFIER(CmpOp)
 #undef BP_BINARY_VERIFIER
 
@@ -673,28 +657,6 @@ LogicalResult TriOp::verify() {
     return emitOpError("result must be a 2-D tile");
   return success();
 }
-
-template <typename UnaryOp> static LogicalResult verifyUnary(UnaryOp op) {
-  TileType tile = op.getSource().getType();
-  if (failed(verifyVecTile(op, tile, "operand")))
-    return failure();
-  if (UnaryOp::kRequiresFloat && !tile.hasUnknownType() &&
-      !isa<FloatType>(tile.getElementType()))
-    return op.emitOpError()
-           << "needs a floating-point tile, got " << tile.getElementType();
-  return success();
-}
-
-LogicalResult ExpOp::verify() { return verifyUnary(*this); }
-LogicalResult SqrtOp::verify() { return verifyUnary(*this); }
-LogicalResult ReluOp::verify() { return verifyUnary(*this); }
-LogicalResult NegOp::verify() { return verifyUnary(*this); }
-LogicalResult AbsOp::verify() { return verifyUnary(*this); }
-LogicalResult RecipOp::verify() { return verifyUnary(*this); }
-LogicalResult RsqrtOp::verify() { return verifyUnary(*this); }
-LogicalResult LogOp::verify() { return verifyUnary(*this); }
-LogicalResult TanhOp::verify() { return verifyUnary(*this); }
-LogicalResult SigmoidOp::verify() { return verifyUnary(*this); }
 
 /// What a reduction along `axis` reduces (1: each row, 0: each column).
 static const char *reducedParts(unsigned axis) {
@@ -745,42 +707,65 @@ static LogicalResult inferReduction(StringRef opName,
   return success();
 }
 
-#define BP_ROW_REDUCTION_INFERENCE(OP)                                         \
-  LogicalResult OP::inferReturnTypes(                                          \
-      MLIRContext *, std::optional<Location> location, ValueRange operands,    \
-      DictionaryAttr, OpaqueProperties, RegionRange,                           \
-      SmallVectorImpl<Type> &results) {                                        \
-    return inferReduction(getOperationName(), location, operands, results,     \
-                          /*axis=*/1);                                         \
-  }
-BP_ROW_REDUCTION_INFERENCE(RowSumOp)
-BP_ROW_REDUCTION_INFERENCE(RowMaxOp)
-BP_ROW_REDUCTION_INFERENCE(RowMinOp)
-#undef BP_ROW_REDUCTION_INFERENCE
+/// Fails at `op` unless `element` is of the kind `rule` allows.
+static LogicalResult verifyDTypeRule(Operation *op, DTypeRule rule,
+                                     TileType tile) {
+  if (tile.hasUnknownType())
+    return success(); // checked again once it has its type
+  Type element = tile.getElementType();
+  if (rule == DTypeRule::Float && !isa<FloatType>(element))
+    return op->emitOpError() << "needs a floating-point tile, got " << element;
+  if (rule == DTypeRule::Integer && !isa<IntegerType>(element))
+    return op->emitOpError() << "needs an integer tile, got " << element;
+  return success();
+}
 
-#define BP_COL_REDUCTION_INFERENCE(OP)                                         \
-  LogicalResult OP::inferReturnTypes(                                          \
-      MLIRContext *, std::optional<Location> location, ValueRange operands,    \
-      DictionaryAttr, OpaqueProperties, RegionRange,                           \
-      SmallVectorImpl<Type> &results) {                                        \
-    return inferReduction(getOperationName(), location, operands, results,     \
-                          /*axis=*/0);                                         \
+LogicalResult mlir::bp::verifyTableOp(Operation *op) {
+  const OpRecord *record = lookupOpRecord(op->getName().getStringRef());
+  if (!record)
+    return op->emitOpError("is not in the op table");
+  auto operand = [&](unsigned i) { return op->getOperand(i).getType(); };
+  auto source = dyn_cast<TileType>(operand(0));
+  if (!source)
+    return op->emitOpError("operand #0 must be a tile");
+  switch (record->opClass) {
+  case OpClass::Unary:
+    if (failed(verifyVecTile(op, source, "operand")))
+      return failure();
+    break;
+  case OpClass::Binary:
+  case OpClass::Scalar:
+    if (failed(verifyBinary(op, source, operand(1))))
+      return failure();
+    break;
+  case OpClass::RowReduction:
+  case OpClass::ColReduction: {
+    auto result = dyn_cast<TileType>(op->getResult(0).getType());
+    if (!result)
+      return op->emitOpError("result must be a tile");
+    if (failed(
+            verifyReduction(op, source, result, reducedAxis(record->opClass))))
+      return failure();
+    break;
   }
-BP_COL_REDUCTION_INFERENCE(ColSumOp)
-BP_COL_REDUCTION_INFERENCE(ColMaxOp)
-#undef BP_COL_REDUCTION_INFERENCE
+  }
+  return verifyDTypeRule(op, record->dtypes, source);
+}
 
-#define BP_REDUCTION_VERIFIER(OP, AXIS)                                        \
-  LogicalResult OP::verify() {                                                 \
-    return verifyReduction(*this, getSource().getType(),                       \
-                           getResult().getType(), AXIS);                       \
-  }
-BP_REDUCTION_VERIFIER(RowSumOp, 1)
-BP_REDUCTION_VERIFIER(RowMaxOp, 1)
-BP_REDUCTION_VERIFIER(RowMinOp, 1)
-BP_REDUCTION_VERIFIER(ColSumOp, 0)
-BP_REDUCTION_VERIFIER(ColMaxOp, 0)
-#undef BP_REDUCTION_VERIFIER
+LogicalResult mlir::bp::inferTableOpResults(StringRef opName,
+                                            std::optional<Location> location,
+                                            ValueRange operands,
+                                            SmallVectorImpl<Type> &results) {
+  const OpRecord *record = lookupOpRecord(opName);
+  if (record && (record->opClass == OpClass::RowReduction ||
+                 record->opClass == OpClass::ColReduction))
+    return inferReduction(opName, location, operands, results,
+                          reducedAxis(record->opClass));
+  if (operands.empty())
+    return emitOptionalError(location, "'", opName, "' op takes operands");
+  results.push_back(operands[0].getType()); // elementwise: the tile's type
+  return success();
+}
 
 /// NxM, in vec memory, of the operand's element type.
 LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockpipe/Dialect/BPDialect.h"
+#include "blockpipe/Dialect/OpTable.h"
 #include "blockpipe/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -200,13 +201,15 @@ LogicalResult check(func::FuncOp kernel, const Split &split, Halves &halves) {
                << " moves elements between the halves; split none";
       return WalkResult::interrupt();
     }
-    if (isa<RowSumOp, RowMaxOp, RowMinOp>(op) &&
+    const OpRecord *record = lookupOpRecord(op->getName().getStringRef());
+    if (record && record->opClass == OpClass::RowReduction &&
         halves.axisOf(op->getOperand(0)) == 1u) {
       fail(op) << "a row reduction would see half of each row; split "
                   "up_down instead";
       return WalkResult::interrupt();
     }
-    if (isa<ColSumOp, ColMaxOp>(op) && halves.axisOf(op->getOperand(0)) == 0u) {
+    if (record && record->opClass == OpClass::ColReduction &&
+        halves.axisOf(op->getOperand(0)) == 0u) {
       fail(op) << "a column reduction would see half of each column; split "
                   "left_right instead";
       return WalkResult::interrupt();

@@ -38,9 +38,3 @@ def broadcast_hint(lhs: Tuple[int, ...]) -> str:
         for shape in broadcast_shapes(tuple(lhs))
     ]
     return f"; the second operand may also be {' or '.join(forms)}" if forms else ""
-
-
-@functools.cache
-def requires_float(op: str) -> bool:
-    """Whether the unary operation `op` ("exp") needs a floating-point tile."""
-    return _core.unary_requires_float(f"bp.{op}")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple, Union
 
+from blockpipe.language import op_table
 from blockpipe.language.types import TileType
 from blockpipe.language.values import Value, same_value
 
@@ -29,13 +30,9 @@ Size = Union[int, Value]
 Valid = Tuple[Size, ...]
 
 # The operations whose result holds, element for element, what their
-# operands hold there.
-ELEMENTWISE = frozenset(
-    """
-    bp.add bp.sub bp.mul bp.div bp.maximum bp.minimum bp.exp bp.sqrt bp.relu
-    bp.neg bp.abs bp.recip bp.rsqrt bp.log bp.tanh bp.sigmoid bp.cmp
-    bp.select bp.cast bp.move builtin.unrealized_conversion_cast
-""".split()
+# operands hold there: the op table's elementwise classes, and these.
+ELEMENTWISE = op_table.ELEMENTWISE | frozenset(
+    "bp.cmp bp.select bp.cast bp.move builtin.unrealized_conversion_cast".split()
 )
 # The operations whose lowering takes the valid shape into account, or that
 # do not look at the elements.

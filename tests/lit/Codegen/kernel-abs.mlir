@@ -7,7 +7,7 @@ module {
   // CHECK-LABEL: // ---- FILE: kernels/aiv/magnitude.cpp
   // CHECK: tile::load(a, x, 16, 0, 0);
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> m;
-  // CHECK-NEXT: tile::abs(m, a);
+  // CHECK-NEXT: tile::unary<tile::op::Abs>(m, a);
   // CHECK-NEXT: tile::store(out, 16, 0, 0, m);
   // CHECK-NOT: tile::neg
   // CHECK-NOT: tile::maximum

@@ -9,10 +9,10 @@ module {
   // Files come out sorted by path.
   // CHECK-LABEL: // ---- FILE: kernels/aiv/div_columns.cpp
   // CHECK: tile::Tile<int32_t, 1, 8, tile::Space::Vec> d;
-  // CHECK: BP_CHECK(bp_require(bp_ctx, tile::divisible(a, d),
+  // CHECK: BP_CHECK(bp_require(bp_ctx, tile::operands_valid<tile::op::Div>(a, d),
   // CHECK-NEXT: "integer division
   // CHECK-NEXT: tile::Tile<int32_t, 4, 8, tile::Space::Vec> q;
-  // CHECK-NEXT: tile::div(q, a, d);
+  // CHECK-NEXT: tile::binary<tile::op::Div>(q, a, d);
   func.func @div_columns(%x: !bp.tensor<4x8xi32>, %div: !bp.tensor<1x8xi32>,
                          %out: !bp.tensor<4x8xi32> {bp.dir = #bp<dir out>})
       -> !bp.tensor<4x8xi32> attributes {bp.kind = #bp<kind aiv>} {
@@ -30,19 +30,19 @@ module {
   // CHECK-NEXT: tile::Tile<float, 1, 32, tile::Space::Vec> g;
   // CHECK-NEXT: tile::load(g, gamma, 32, 0, 0);
   // CHECK-NEXT: tile::Tile<float, 16, 32, tile::Space::Vec> sq;
-  // CHECK-NEXT: tile::mul(sq, a, a);
+  // CHECK-NEXT: tile::binary<tile::op::Mul>(sq, a, a);
   // CHECK-NEXT: tile::Tile<float, 16, 1, tile::Space::Vec> s;
-  // CHECK-NEXT: tile::row_sum(s, sq);
+  // CHECK-NEXT: tile::row_reduce<tile::op::Add>(s, sq);
   // CHECK-NEXT: tile::Tile<float, 16, 1, tile::Space::Vec> m;
-  // CHECK-NEXT: tile::div(m, s, 32.0f);
+  // CHECK-NEXT: tile::binary<tile::op::Div>(m, s, 32.0f);
   // CHECK-NEXT: tile::Tile<float, 16, 1, tile::Space::Vec> me;
-  // CHECK-NEXT: tile::add(me, m, 9.99999997e-07f);
+  // CHECK-NEXT: tile::binary<tile::op::Add>(me, m, 9.99999997e-07f);
   // CHECK-NEXT: tile::Tile<float, 16, 1, tile::Space::Vec> r;
-  // CHECK-NEXT: tile::sqrt(r, me);
+  // CHECK-NEXT: tile::unary<tile::op::Sqrt>(r, me);
   // CHECK-NEXT: tile::Tile<float, 16, 32, tile::Space::Vec> n;
-  // CHECK-NEXT: tile::div(n, a, r);
+  // CHECK-NEXT: tile::binary<tile::op::Div>(n, a, r);
   // CHECK-NEXT: tile::Tile<float, 16, 32, tile::Space::Vec> y;
-  // CHECK-NEXT: tile::mul(y, n, g);
+  // CHECK-NEXT: tile::binary<tile::op::Mul>(y, n, g);
   // CHECK-NEXT: tile::store(out, 32, 0, 0, y);
   func.func @rms_norm(%x: !bp.tensor<16x32xf32>, %gamma: !bp.tensor<1x32xf32>,
                       %out: !bp.tensor<16x32xf32> {bp.dir = #bp<dir out>})

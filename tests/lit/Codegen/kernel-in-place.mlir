@@ -23,25 +23,25 @@ module {
   // CHECK-NEXT: BP_CHECK(bp_tpop_copy_at(bp_ctx, 0, BP_PIPE_C2V, summed.data, sizeof(summed.data),
   // A result used twice is a tile, stored from there.
   // CHECK:      tile::Tile<float, 16, 16, tile::Space::Vec> twice;
-  // CHECK-NEXT: tile::mul(twice, late, late);
+  // CHECK-NEXT: tile::binary<tile::op::Mul>(twice, late, late);
   // CHECK:      tile::store(out, 16, 0, 0, twice);
   // CHECK:      tile::store(out, 16, 16, 0, twice);
   // A load of the tensor the result goes to is read in place, so the result
   // is a tile, stored after.
   // CHECK:      const auto own = tile::view<16, 16>(out, 16, 32, 0);
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> shifted;
-  // CHECK-NEXT: tile::sub(shifted, own, late);
+  // CHECK-NEXT: tile::binary<tile::op::Sub>(shifted, own, late);
   // CHECK-NEXT: tile::store(out, 16, 48, 0, shifted);
   // A window known only after the op: a tile, then the store.
   // CHECK:      tile::Tile<float, 16, 16, tile::Space::Vec> later;
-  // CHECK-NEXT: tile::maximum(later, late, late);
+  // CHECK-NEXT: tile::binary<tile::op::Max>(later, late, late);
   // CHECK:      const int64_t row = block * 16;
   // CHECK:      tile::store(out, 16, row, 0, later);
   // A load with a store to its tensor in between is copied.
   // CHECK:      tile::Tile<float, 16, 16, tile::Space::Vec> before;
   // CHECK-NEXT: tile::load(before, io, 16, 0, 0);
   // CHECK-NEXT: tile::store(io, 16, 16, 0, late);
-  // CHECK-NEXT: tile::div(tile::window<16, 16>(io, 16, 32, 0), before, late);
+  // CHECK-NEXT: tile::binary<tile::op::Div>(tile::window<16, 16>(io, 16, 32, 0), before, late);
   func.func @copies(%io: !bp.tensor<64x16xf32> {bp.dir = #bp<dir inout>},
                     %out: !bp.tensor<64x16xf32> {bp.dir = #bp<dir out>},
                     %buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer})
@@ -79,7 +79,7 @@ module {
   // CHECK:      tile::Tile<int32_t, 16, 16, tile::Space::Vec> a;
   // CHECK-NEXT: tile::load(a, x, 16, 0, 0);
   // CHECK:      tile::Tile<int32_t, 16, 16, tile::Space::Vec> q;
-  // CHECK-NEXT: tile::div(q, a, b);
+  // CHECK-NEXT: tile::binary<tile::op::Div>(q, a, b);
   // CHECK-NEXT: tile::store(out, 16, 0, 0, q);
   func.func @integers(%x: !bp.tensor<16x16xi32>, %y: !bp.tensor<16x16xi32>,
                       %out: !bp.tensor<16x16xi32> {bp.dir = #bp<dir out>})
@@ -99,7 +99,7 @@ module {
   // CHECK-NEXT: BP_CHECK(bp_check_window(bp_ctx, "load from 'res' at kernel-in-place.mlir:{{[0-9]+}}", 0, row, 16, 64));
   // CHECK-NEXT: const auto t = tile::view<16, 16>(res, 16, row, 0);
   // CHECK-NEXT: BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at kernel-in-place.mlir:{{[0-9]+}}", 0, row, 16, 64));
-  // CHECK-NEXT: tile::add(tile::window<16, 16>(out, 16, row, 0), acc, t);
+  // CHECK-NEXT: tile::binary<tile::op::Add>(tile::window<16, 16>(out, 16, row, 0), acc, t);
   // CHECK-NEXT: BP_CHECK(bp_tfree_at(bp_ctx, 0, BP_PIPE_C2V, "kernel-in-place.mlir:{{[0-9]+}}"));
   // CHECK-NEXT: return BP_OK;
   // CUDA-LABEL: // ---- FILE: kernels/aiv/residual.cuh

@@ -6,12 +6,12 @@
 
 module {
   // CHECK-LABEL: // ---- FILE: kernels/aiv/quotients.cpp
-  // CHECK: BP_CHECK(bp_require(bp_ctx, tile::divisible(a, b),
+  // CHECK: BP_CHECK(bp_require(bp_ctx, tile::operands_valid<tile::op::Div>(a, b),
   // CHECK-NEXT: "integer division at kernel-integer-division.mlir:20: a divisor is zero, or the lowest value is divided by -1"));
   // CHECK-NEXT: tile::Tile<int32_t, 16, 16, tile::Space::Vec> q;
-  // CHECK-NEXT: tile::div(q, a, b);
+  // CHECK-NEXT: tile::binary<tile::op::Div>(q, a, b);
   // CHECK-NOT: bp_require
-  // CHECK: tile::div(r, f, f);
+  // CHECK: tile::binary<tile::op::Div>(r, f, f);
   func.func @quotients(%x: !bp.tensor<16x16xi32>, %y: !bp.tensor<16x16xf32>,
                        %out: !bp.tensor<16x16xi32> {bp.dir = #bp<dir out>})
       -> !bp.tensor<16x16xi32> attributes {bp.kind = #bp<kind aiv>} {

@@ -9,15 +9,15 @@ module {
   // CHECK: tile::Tile<float, 16, 16, tile::Space::Vec> a;
   // CHECK-NEXT: tile::load(a, x, 16, 0, 0);
   // CHECK-NEXT: tile::Tile<float, 16, 1, tile::Space::Vec> r;
-  // CHECK-NEXT: tile::row_max(r, a);
+  // CHECK-NEXT: tile::row_reduce<tile::op::Max>(r, a);
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> d;
-  // CHECK-NEXT: tile::sub(d, a, r);
+  // CHECK-NEXT: tile::binary<tile::op::Sub>(d, a, r);
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> e;
-  // CHECK-NEXT: tile::exp(e, d);
+  // CHECK-NEXT: tile::unary<tile::op::Exp>(e, d);
   // CHECK-NEXT: tile::Tile<float, 16, 1, tile::Space::Vec> s;
-  // CHECK-NEXT: tile::row_sum(s, e);
+  // CHECK-NEXT: tile::row_reduce<tile::op::Add>(s, e);
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> y;
-  // CHECK-NEXT: tile::div(y, e, s);
+  // CHECK-NEXT: tile::binary<tile::op::Div>(y, e, s);
   // CHECK-NEXT: tile::store(out, 16, 0, 0, y);
   func.func @softmax(%x: !bp.tensor<16x16xf32>,
                      %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})

@@ -17,7 +17,7 @@ module {
   // it in place.
   // CHECK-NEXT:   const auto t = tile::view<16, 16>(x, 16, row, 0);
   // CHECK-NEXT:   tile::Tile<float, 16, 16, tile::Space::Vec> next;
-  // CHECK-NEXT:   tile::add(next, acc, t);
+  // CHECK-NEXT:   tile::binary<tile::op::Add>(next, acc, t);
   // CHECK-NEXT:   acc = next;
   // CHECK-NEXT: }
   // `acc` only starts the second loop: it is that loop's variable for its
@@ -30,7 +30,7 @@ module {
   // CHECK-NEXT:   acc = acc_next;
   // CHECK-NEXT: }
   // The sum goes straight into the stored window.
-  // CHECK-NEXT: tile::add(tile::window<16, 16>(out, 16, 0, 0), r_0, acc);
+  // CHECK-NEXT: tile::binary<tile::op::Add>(tile::window<16, 16>(out, 16, 0, 0), r_0, acc);
   // CHECK-NEXT: return BP_OK;
   func.func @row_sums(%x: !bp.tensor<64x16xf32>,
                       %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})

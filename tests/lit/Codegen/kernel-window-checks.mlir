@@ -60,7 +60,7 @@ module {
   // RANGE-NEXT: BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at kernel-window-checks.mlir:90", 0, by_block, 64,
   // RANGE: BP_CHECK(bp_check_window(bp_ctx, "load from 'x' at kernel-window-checks.mlir:96", 0, either, 64,
   // RANGE: BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at kernel-window-checks.mlir:101", 0, last, 64,
-  // RANGE: tile::add(tile::window<64, 64>(out, 64, last, 0), bc, d);
+  // RANGE: tile::binary<tile::op::Add>(tile::window<64, 64>(out, 64, last, 0), bc, d);
   func.func @bounded_windows(%x: !bp.tensor<1024x64xf32>, %y: !bp.tensor<?x64xf32>,
                              %n: index, %first: i1,
                              %out: !bp.tensor<1024x64xf32> {bp.dir = #bp<dir out>})

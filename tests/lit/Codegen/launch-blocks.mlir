@@ -45,7 +45,7 @@
 // CHECK-NEXT: const int64_t row = block_idx * 16;
 // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> t;
 // CHECK-NEXT: tile::load(t, x, 16, row, 0);
-// CHECK-NEXT: tile::add(tile::window<16, 16>(out, 16, row, 0), t, t);
+// CHECK-NEXT: tile::binary<tile::op::Add>(tile::window<16, 16>(out, 16, row, 0), t, t);
 // CHECK-NEXT: return BP_OK;
 
 // One row further down, the last block's window would end past the tensor:

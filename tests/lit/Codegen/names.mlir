@@ -18,13 +18,13 @@ module {
   // CHECK-NEXT: BP_CHECK(bp_check_window(bp_ctx, "load from 't' at names.mlir:{{[0-9]+}}", 0, row, 16, 64));
   // CHECK-NEXT: const auto t_1 = tile::view<16, 16>(t, 16, row, 0);
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> int_;
-  // CHECK-NEXT: tile::mul(int_, from_loc, s);
+  // CHECK-NEXT: tile::binary<tile::op::Mul>(int_, from_loc, s);
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> y;
-  // CHECK-NEXT: tile::add(y, int_, t_1);
+  // CHECK-NEXT: tile::binary<tile::op::Add>(y, int_, t_1);
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> y_1;
-  // CHECK-NEXT: tile::add(y_1, y, y);
+  // CHECK-NEXT: tile::binary<tile::op::Add>(y_1, y, y);
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> gr_uf6_udf_e;
-  // CHECK-NEXT: tile::relu(gr_uf6_udf_e, y_1);
+  // CHECK-NEXT: tile::unary<tile::op::Relu>(gr_uf6_udf_e, y_1);
   // CHECK-NEXT: BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at names.mlir:{{[0-9]+}}", 0, row, 16, 64));
   // CHECK-NEXT: tile::store(out, 16, row, 0, gr_uf6_udf_e);
   func.func @scale(%x: !bp.tensor<64x16xf32>, %arg1: !bp.tensor<64x16xf32>,

@@ -114,10 +114,10 @@ __global__ void elementwiseKernel(const float *x, float *y,
     tile::Tile<float, 24, 40, tile::Space::Vec> a(bp_smem);
     tile::load(a, x, 40, 0, 0);
     tile::Tile<float, 24, 1, tile::Space::Vec> s(bp_smem);
-    tile::row_sum(s, a);
+    tile::row_reduce<tile::op::Add>(s, a);
     tile::Tile<float, 24, 40, tile::Space::Vec> e(bp_smem);
-    tile::exp(e, a);
-    tile::add(e, e, s);
+    tile::unary<tile::op::Exp>(e, a);
+    tile::binary<tile::op::Add>(e, e, s);
     tile::Tile<float, 40, 24, tile::Space::Vec> t(bp_smem);
     tile::transpose(t, e);
     tile::store(y, 24, 0, 0, t);

@@ -11,7 +11,7 @@ extern "C" int32_t scale_by_two(void **args, const bp_block_context *ctx) {
   float *out = static_cast<float *>(args[1]);
   bt::Tile<float, 8, 16> tile;
   bt::load(tile, in, 16, ctx->block_idx * 8, 0);
-  bt::mul(tile, tile, 2.0f);
+  bt::binary<bt::op::Mul>(tile, tile, 2.0f);
   bt::store(out, 16, ctx->block_idx * 8, 0, tile);
   return BP_OK;
 }

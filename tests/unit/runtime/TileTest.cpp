@@ -73,37 +73,37 @@ template <typename T, int64_t R, int64_t C> void checkElementwise() {
                     i);
     }
   };
-  bt::add(*out, *a, *b);
+  bt::binary<bt::op::Add>(*out, *a, *b);
   ref([](double x, double y) { return x + y; }, "add");
-  bt::sub(*out, *a, *b);
+  bt::binary<bt::op::Sub>(*out, *a, *b);
   ref([](double x, double y) { return x - y; }, "sub");
-  bt::mul(*out, *a, *b);
+  bt::binary<bt::op::Mul>(*out, *a, *b);
   ref([](double x, double y) { return x * y; }, "mul");
-  bt::maximum(*out, *a, *b);
+  bt::binary<bt::op::Max>(*out, *a, *b);
   ref([](double x, double y) { return x > y ? x : y; }, "maximum");
-  bt::minimum(*out, *a, *b);
+  bt::binary<bt::op::Min>(*out, *a, *b);
   ref([](double x, double y) { return x < y ? x : y; }, "minimum");
   if (!std::is_integral<T>::value) {
-    bt::div(*out, *a, *b);
+    bt::binary<bt::op::Div>(*out, *a, *b);
     ref([](double x, double y) { return x / y; }, "div");
   }
-  bt::add(*out, *a, bt::compute_t<T>(3));
+  bt::binary<bt::op::Add>(*out, *a, bt::compute_t<T>(3));
   ref([](double x, double) { return x + 3; }, "add scalar");
-  bt::mul(*out, *a, bt::compute_t<T>(-2));
+  bt::binary<bt::op::Mul>(*out, *a, bt::compute_t<T>(-2));
   ref([](double x, double) { return x * -2; }, "mul scalar");
-  bt::maximum(*out, *a, bt::compute_t<T>(0));
+  bt::binary<bt::op::Max>(*out, *a, bt::compute_t<T>(0));
   ref([](double x, double) { return x > 0 ? x : 0; }, "maximum scalar");
-  bt::relu(*out, *a);
+  bt::unary<bt::op::Relu>(*out, *a);
   ref([](double x, double) { return x > 0 ? x : 0; }, "relu");
-  bt::neg(*out, *a);
+  bt::unary<bt::op::Neg>(*out, *a);
   ref([](double x, double) { return -x; }, "neg");
   if (!std::is_integral<T>::value) {
-    bt::exp(*out, *a);
+    bt::unary<bt::op::Exp>(*out, *a);
     ref([](double x, double) { return std::exp(x); }, "exp");
   }
   // In place.
   *out = *a;
-  bt::add(*out, *out, *out);
+  bt::binary<bt::op::Add>(*out, *out, *out);
   ref([](double x, double) { return 2 * x; }, "add in place");
 
   // The tile-tile forms on views of GM and into windows of GM: a and b lie
@@ -133,21 +133,21 @@ template <typename T, int64_t R, int64_t C> void checkElementwise() {
               << what << ": written outside the window at " << i << ", " << j;
       }
   };
-  bt::add(wo, va, vb);
+  bt::binary<bt::op::Add>(wo, va, vb);
   fromWindow("add views into a window");
   ref([](double x, double y) { return x + y; }, "add views into a window");
-  bt::sub(*out, va, *b);
+  bt::binary<bt::op::Sub>(*out, va, *b);
   ref([](double x, double y) { return x - y; }, "sub of a view");
-  bt::mul(wo, *a, vb);
+  bt::binary<bt::op::Mul>(wo, *a, vb);
   fromWindow("mul into a window");
   ref([](double x, double y) { return x * y; }, "mul into a window");
-  bt::maximum(*out, *a, vb);
+  bt::binary<bt::op::Max>(*out, *a, vb);
   ref([](double x, double y) { return x > y ? x : y; }, "maximum of a view");
-  bt::minimum(wo, va, *b);
+  bt::binary<bt::op::Min>(wo, va, *b);
   fromWindow("minimum into a window");
   ref([](double x, double y) { return x < y ? x : y; }, "minimum of a view");
   if (!std::is_integral<T>::value) {
-    bt::div(wo, va, vb);
+    bt::binary<bt::op::Div>(wo, va, vb);
     fromWindow("div views into a window");
     ref([](double x, double y) { return x / y; }, "div views into a window");
   }
@@ -180,40 +180,40 @@ template <typename T, int64_t R, int64_t C> void checkBroadcast() {
   const bool integral = std::is_integral<T>::value;
   if constexpr (C > 1) {
     auto row = [&](int64_t i, int64_t) { return toDouble(rows->data[i]); };
-    bt::add(*out, *a, *rows);
+    bt::binary<bt::op::Add>(*out, *a, *rows);
     ref(row, add, "add row");
-    bt::sub(*out, *a, *rows);
+    bt::binary<bt::op::Sub>(*out, *a, *rows);
     ref(row, sub, "sub row");
-    bt::mul(*out, *a, *rows);
+    bt::binary<bt::op::Mul>(*out, *a, *rows);
     ref(row, mul, "mul row");
-    bt::maximum(*out, *a, *rows);
+    bt::binary<bt::op::Max>(*out, *a, *rows);
     ref(row, max, "maximum row");
-    bt::minimum(*out, *a, *rows);
+    bt::binary<bt::op::Min>(*out, *a, *rows);
     ref(row, min, "minimum row");
     if (!integral) {
-      bt::div(*out, *a, *rows);
+      bt::binary<bt::op::Div>(*out, *a, *rows);
       ref(row, div, "div row");
     }
   }
   if constexpr (R > 1) {
     auto col = [&](int64_t, int64_t j) { return toDouble(cols->data[j]); };
-    bt::add(*out, *a, *cols);
+    bt::binary<bt::op::Add>(*out, *a, *cols);
     ref(col, add, "add column");
-    bt::sub(*out, *a, *cols);
+    bt::binary<bt::op::Sub>(*out, *a, *cols);
     ref(col, sub, "sub column");
-    bt::mul(*out, *a, *cols);
+    bt::binary<bt::op::Mul>(*out, *a, *cols);
     ref(col, mul, "mul column");
-    bt::maximum(*out, *a, *cols);
+    bt::binary<bt::op::Max>(*out, *a, *cols);
     ref(col, max, "maximum column");
-    bt::minimum(*out, *a, *cols);
+    bt::binary<bt::op::Min>(*out, *a, *cols);
     ref(col, min, "minimum column");
     if (!integral) {
-      bt::div(*out, *a, *cols);
+      bt::binary<bt::op::Div>(*out, *a, *cols);
       ref(col, div, "div column");
     }
     // In place, as generated code may write over the lhs.
     *out = *a;
-    bt::mul(*out, *out, *cols);
+    bt::binary<bt::op::Mul>(*out, *out, *cols);
     ref(col, mul, "mul column in place");
   }
 }
@@ -222,8 +222,8 @@ template <typename T, int64_t R, int64_t C> void checkReduce() {
   std::mt19937 rng(R * 7 + C);
   auto a = randomTile<T, R, C>(rng);
   Tile<T, R, 1> sums, maxes;
-  bt::row_sum(sums, *a);
-  bt::row_max(maxes, *a);
+  bt::row_reduce<bt::op::Add>(sums, *a);
+  bt::row_reduce<bt::op::Max>(maxes, *a);
   for (int64_t r = 0; r < R; ++r) {
     double sum = 0, max = -1e300, scale = 0;
     for (int64_t c = 0; c < C; ++c) {
@@ -653,14 +653,14 @@ template <typename T> void checkAbs(std::vector<double> values) {
                                                 : dist(rng));
   for (int i = 0; i < 32; ++i)
     a.data[i] = fromDouble<T>(values[i]);
-  bt::abs(out, a);
+  bt::unary<bt::op::Abs>(out, a);
   for (int i = 0; i < 32; ++i) {
     const T want = T(std::abs(bt::compute_t<T>(a.data[i])));
     ASSERT_EQ(std::memcmp(&out.data[i], &want, sizeof(T)), 0)
         << "abs(" << toDouble(a.data[i]) << ") gave " << toDouble(out.data[i])
         << " at " << i;
   }
-  bt::abs(a, a);
+  bt::unary<bt::op::Abs>(a, a);
   ASSERT_EQ(std::memcmp(a.data, out.data, sizeof(a.data)), 0) << "in place";
 }
 
@@ -706,34 +706,34 @@ TEST(Tile, DivisibleFindsWhatWouldTrap) {
   }
   rows.data[0] = 2;
   rows.data[1] = 5;
-  EXPECT_TRUE(bt::divisible(a, b));
-  EXPECT_TRUE(bt::divisible(a, rows));
-  EXPECT_TRUE(bt::divisible(a, 7));
-  EXPECT_FALSE(bt::divisible(a, 0));
+  EXPECT_TRUE(bt::operands_valid<bt::op::Div>(a, b));
+  EXPECT_TRUE(bt::operands_valid<bt::op::Div>(a, rows));
+  EXPECT_TRUE(bt::operands_valid<bt::op::Div>(a, 7));
+  EXPECT_FALSE(bt::operands_valid<bt::op::Div>(a, 0));
   b.data[4] = 0; // one zero divisor
-  EXPECT_FALSE(bt::divisible(a, b));
+  EXPECT_FALSE(bt::operands_valid<bt::op::Div>(a, b));
   rows.data[1] = 0;
-  EXPECT_FALSE(bt::divisible(a, rows));
+  EXPECT_FALSE(bt::operands_valid<bt::op::Div>(a, rows));
   bt::Tile<int32_t, 1, 3, bt::Space::Vec> cols;
   cols.data[0] = 1;
   cols.data[1] = 2;
   cols.data[2] = 5;
-  EXPECT_TRUE(bt::divisible(a, cols));
+  EXPECT_TRUE(bt::operands_valid<bt::op::Div>(a, cols));
   cols.data[2] = 0;
-  EXPECT_FALSE(bt::divisible(a, cols));
+  EXPECT_FALSE(bt::operands_valid<bt::op::Div>(a, cols));
   cols.data[2] = -1; // a divisor of -1 is fine until the lowest value
   // The lowest value by -1 overflows; by -2 it does not.
-  EXPECT_TRUE(bt::divisible(a, cols));
+  EXPECT_TRUE(bt::operands_valid<bt::op::Div>(a, cols));
   a.data[0] = std::numeric_limits<int32_t>::lowest();
-  EXPECT_FALSE(bt::divisible(a, -1));
-  EXPECT_TRUE(bt::divisible(a, -2));
+  EXPECT_FALSE(bt::operands_valid<bt::op::Div>(a, -1));
+  EXPECT_TRUE(bt::operands_valid<bt::op::Div>(a, -2));
   a.data[2] = std::numeric_limits<int32_t>::lowest(); // column 2, by -1
-  EXPECT_FALSE(bt::divisible(a, cols));
+  EXPECT_FALSE(bt::operands_valid<bt::op::Div>(a, cols));
   // Floating point never traps: x / 0 is inf or NaN.
   bt::Tile<float, 1, 2, bt::Space::Vec> f;
   f.data[0] = 1.0f;
   f.data[1] = 0.0f;
-  EXPECT_TRUE(bt::divisible(f, 0.0f));
+  EXPECT_TRUE(bt::operands_valid<bt::op::Div>(f, 0.0f));
 }
 
 TEST(Tile, MaximumMinimumReluAndRowMaxPropagateNaN) {
@@ -743,9 +743,9 @@ TEST(Tile, MaximumMinimumReluAndRowMaxPropagateNaN) {
   float av[3] = {nan, 1.0f, -2.0f}, bv[3] = {1.0f, nan, 3.0f};
   std::memcpy(a.data, av, sizeof av);
   std::memcpy(b.data, bv, sizeof bv);
-  bt::maximum(mx, a, b);
-  bt::minimum(mn, a, b);
-  bt::relu(r, a);
+  bt::binary<bt::op::Max>(mx, a, b);
+  bt::binary<bt::op::Min>(mn, a, b);
+  bt::unary<bt::op::Relu>(r, a);
   // NaN on either side gives NaN; otherwise the usual answer.
   EXPECT_TRUE(std::isnan(mx.data[0]) && std::isnan(mx.data[1]));
   EXPECT_TRUE(std::isnan(mn.data[0]) && std::isnan(mn.data[1]));
@@ -753,7 +753,7 @@ TEST(Tile, MaximumMinimumReluAndRowMaxPropagateNaN) {
   EXPECT_EQ(mn.data[2], -2.0f);
   EXPECT_TRUE(std::isnan(r.data[0]));
   EXPECT_EQ(r.data[2], 0.0f);
-  bt::row_max(rm, b); // the NaN is not in column 0
+  bt::row_reduce<bt::op::Max>(rm, b); // the NaN is not in column 0
   EXPECT_TRUE(std::isnan(rm.data[0]));
 }
 

@@ -102,9 +102,6 @@ bool isValidBinaryRhsShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs);
 /// i32 for integers.
 Type getMatmulAccumulatorType(Type operand);
 
-/// Whether the unary op `name` ("bp.exp") needs a floating-point tile.
-bool unaryOpRequiresFloat(StringRef name);
-
 /// The memory space `operand`'s op needs that tile in: vec for vector ops,
 /// left / right / acc for matmul's lhs / rhs / acc. None where the op takes
 /// several spaces (a store takes vec or acc, a tpush its half's tiles, a

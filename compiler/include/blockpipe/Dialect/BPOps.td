@@ -284,61 +284,6 @@ def BP_MoveOp : BP_Op<"move", [Pure, BP_KernelOnly]> {
 // Vector compute
 //===----------------------------------------------------------------------===//
 
-class BP_BinaryOp<string mnemonic, string what>
-    : BP_Op<mnemonic, [Pure, BP_KernelOnly, BP_VectorOp,
-                       AllTypesMatch<["lhs", "result"]>]> {
-  let summary = "elementwise " # what;
-  let description = [{
-    Elementwise on `vec` tiles. The right operand is a tile of the same type,
-    an Mx1 tile whose row i applies to all of row i of an MxN left operand
-    (N > 1), a 1xN tile whose column j applies to all of column j of an MxN
-    left operand (M > 1; a gamma or bias vector), or a scalar of the tile's
-    element type, broadcast to every element. The result has the left
-    operand's type.
-
-    ```mlir
-    %c = bp.}] # mnemonic # [{ %a, %b : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
-    %d = bp.}] # mnemonic # [{ %a, %s : !bp.tile<16x16xf32, vec>, f32
-    %e = bp.}] # mnemonic # [{ %a, %r : !bp.tile<16x16xf32, vec>, !bp.tile<16x1xf32, vec>
-    %f = bp.}] # mnemonic # [{ %a, %g : !bp.tile<16x16xf32, vec>, !bp.tile<1x16xf32, vec>
-    ```
-  }];
-  let arguments = (ins BP_Tile:$lhs, AnyTypeOf<[BP_Tile, BP_Scalar]>:$rhs);
-  let results = (outs BP_Tile:$result);
-  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))";
-  let hasVerifier = 1;
-}
-
-def BP_AddOp : BP_BinaryOp<"add", "addition">;
-def BP_SubOp : BP_BinaryOp<"sub", "subtraction">;
-def BP_MulOp : BP_BinaryOp<"mul", "multiplication">;
-def BP_DivOp : BP_BinaryOp<"div", "division">;
-def BP_MaximumOp : BP_BinaryOp<"maximum", "maximum">;
-def BP_MinimumOp : BP_BinaryOp<"minimum", "minimum">;
-
-class BP_UnaryOp<string mnemonic, string what, bit floatOnly = 0>
-    : BP_Op<mnemonic, [Pure, BP_KernelOnly, BP_VectorOp,
-                       SameOperandsAndResultType]> {
-  let summary = "elementwise " # what;
-  let arguments = (ins BP_Tile:$source);
-  let results = (outs BP_Tile:$result);
-  let assemblyFormat = "$source attr-dict `:` qualified(type($source))";
-  let hasVerifier = 1;
-  let extraClassDeclaration = "static constexpr bool kRequiresFloat = " #
-                              !if(floatOnly, "true", "false") # ";";
-}
-
-def BP_ExpOp : BP_UnaryOp<"exp", "exponential", 1>;
-def BP_SqrtOp : BP_UnaryOp<"sqrt", "square root", 1>;
-def BP_ReluOp : BP_UnaryOp<"relu", "max(x, 0)">;
-def BP_NegOp : BP_UnaryOp<"neg", "negation">;
-def BP_AbsOp : BP_UnaryOp<"abs", "absolute value">;
-def BP_RecipOp : BP_UnaryOp<"recip", "reciprocal 1 / x", 1>;
-def BP_RsqrtOp : BP_UnaryOp<"rsqrt", "reciprocal square root 1 / sqrt(x)", 1>;
-def BP_LogOp : BP_UnaryOp<"log", "natural logarithm", 1>;
-def BP_TanhOp : BP_UnaryOp<"tanh", "hyperbolic tangent", 1>;
-def BP_SigmoidOp : BP_UnaryOp<"sigmoid", "logistic sigmoid 1 / (1 + exp(-x))", 1>;
-
 // The result type of these ops follows from their operands; a builder may
 // leave it out (InferTypeOpInterface). Whether a given result type is right
 // is the verifier's to say, with its own message, so any result type is
@@ -350,32 +295,7 @@ defvar BP_AnyResultTypeIsCompatible = [{
   }
 }];
 
-class BP_RowReductionOp<string mnemonic, string what>
-    : BP_Op<mnemonic, [Pure, BP_KernelOnly, BP_VectorOp, BP_InferResultType]> {
-  let summary = "row " # what # " of a 2-D vec tile into an Mx1 tile";
-  let arguments = (ins BP_Tile:$source);
-  let results = (outs BP_Tile:$result);
-  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
-  let hasVerifier = 1;
-  let extraClassDeclaration = BP_AnyResultTypeIsCompatible;
-}
-
-def BP_RowSumOp : BP_RowReductionOp<"row_sum", "sum">;
-def BP_RowMaxOp : BP_RowReductionOp<"row_max", "maximum">;
-def BP_RowMinOp : BP_RowReductionOp<"row_min", "minimum">;
-
-class BP_ColReductionOp<string mnemonic, string what>
-    : BP_Op<mnemonic, [Pure, BP_KernelOnly, BP_VectorOp, BP_InferResultType]> {
-  let summary = "column " # what # " of a 2-D vec tile into a 1xN tile";
-  let arguments = (ins BP_Tile:$source);
-  let results = (outs BP_Tile:$result);
-  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
-  let hasVerifier = 1;
-  let extraClassDeclaration = BP_AnyResultTypeIsCompatible;
-}
-
-def BP_ColSumOp : BP_ColReductionOp<"col_sum", "sum">;
-def BP_ColMaxOp : BP_ColReductionOp<"col_max", "maximum">;
+include "blockpipe/Dialect/BPOpTable.td"
 
 def BP_CmpOp : BP_Op<"cmp", [Pure, BP_KernelOnly, BP_VectorOp,
                              AllTypesMatch<["lhs", "result"]>]> {

@@ -4,6 +4,10 @@
 #define BLOCKPIPE_DIALECT_BPTRAITS_H
 
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/Types.h"
+#include "mlir/IR/ValueRange.h"
+
+#include <optional>
 
 namespace mlir::bp {
 
@@ -42,6 +46,24 @@ template <typename ConcreteType>
 class HostOnly : public OpTrait::TraitBase<ConcreteType, HostOnly> {
 public:
   static LogicalResult verifyTrait(Operation *op) { return verifyHostOnly(op); }
+};
+
+/// Checks an op of the op table (OpTable.h) by its record: operand and
+/// result shapes by its class, element types by its dtype rule.
+LogicalResult verifyTableOp(Operation *op);
+
+/// The result types of the op table's op `opName` for `operands`, as its
+/// class makes them (the reductions: Mx1 or 1xN, vec, of the operand's
+/// element type).
+LogicalResult inferTableOpResults(StringRef opName,
+                                  std::optional<Location> location,
+                                  ValueRange operands,
+                                  SmallVectorImpl<Type> &results);
+
+template <typename ConcreteType>
+class TableOp : public OpTrait::TraitBase<ConcreteType, TableOp> {
+public:
+  static LogicalResult verifyTrait(Operation *op) { return verifyTableOp(op); }
 };
 
 /// Marker: the op runs on the cube unit.

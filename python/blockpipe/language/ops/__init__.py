@@ -35,12 +35,20 @@ class Op:
     `impl(cx, call, **arguments)` gets the function's lowering, the `Call`,
     and each argument as written (an AST node) or its default."""
 
-    def __init__(self, impl: Callable, qualname: str, kinds: Optional[Tuple] = None):
+    def __init__(
+        self,
+        impl: Callable,
+        qualname: str,
+        kinds: Optional[Tuple] = None,
+        signature: Optional[inspect.Signature] = None,
+    ):
         self.impl = impl
         self.qualname = qualname
         self.kinds = kinds
-        params = list(inspect.signature(impl).parameters.values())[2:]
-        self.signature = inspect.Signature(params)
+        if signature is None:
+            signature = inspect.Signature(list(inspect.signature(impl).parameters.values())[2:])
+        params = list(signature.parameters.values())
+        self.signature = signature
         self.required = tuple(p.name for p in params if p.default is inspect.Parameter.empty)
         self.optional = {
             p.name: p.default for p in params if p.default is not inspect.Parameter.empty
@@ -62,16 +70,20 @@ OPS: Dict[str, Op] = {}
 PUBLIC: Dict[str, Callable] = {}
 
 
-def operation(name: Optional[str] = None, kinds: Optional[Tuple] = None):
+def operation(
+    name: Optional[str] = None,
+    kinds: Optional[Tuple] = None,
+    signature: Optional[inspect.Signature] = None,
+):
     """Declares a DSL operation. The decorated `impl(cx, call, ...)` lowers
-    it; the returned public function has the signature after `call` and the
-    docstring, and raises when called outside a blockpipe function.
-    `kinds`: the function kinds it is valid in, checked before its
-    arguments."""
+    it; the returned public function has the signature after `call` (or
+    `signature`, for an `impl(cx, call, **arguments)`) and the docstring,
+    and raises when called outside a blockpipe function. `kinds`: the
+    function kinds it is valid in, checked before its arguments."""
 
     def declare(impl: Callable) -> Callable:
         qualname = name or impl.__name__
-        op = Op(impl, qualname, kinds)
+        op = Op(impl, qualname, kinds, signature)
         OPS[qualname] = op
 
         @functools.wraps(impl)
@@ -103,8 +115,8 @@ def names_in(namespace) -> List[str]:
     return [n for n in dir(namespace) if not n.startswith("_")]
 
 
-# Importing the areas fills OPS.
-from blockpipe.language.ops import cube, memory, orchestration, p2p, pipes, vector  # noqa: E402,F401 - they fill OPS
+# Importing the areas fills OPS; `table` makes the op table's operations.
+from blockpipe.language.ops import cube, memory, orchestration, p2p, pipes, table, vector  # noqa: E402,F401 - they fill OPS
 
 
 def _namespace(prefix: str) -> _types.SimpleNamespace:

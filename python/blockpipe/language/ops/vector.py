@@ -1,13 +1,14 @@
-"""Vector: elementwise arithmetic, unary functions, row reductions, casts
-and filled tiles, on Vec tiles (a tile in another space is moved to Vec
-where a legal move exists). Valid in InCore and AIV functions; the operators
-`+ - * /` on tiles mean pl.add, pl.sub, pl.mul and pl.div."""
+"""Vector: the lowering of elementwise ops (which the op table's
+operations in `table` and the operators `+ - * /` on tiles share),
+comparisons and selections, masks, casts, transposes, row and column
+broadcasts and filled tiles, on Vec tiles (a tile in another space is moved
+to Vec where a legal move exists). Valid in InCore and AIV functions."""
 
 from __future__ import annotations
 
-from blockpipe.language import valid_shapes
+from blockpipe.language import op_table
 from blockpipe.language.ops import operation
-from blockpipe.language.rules import broadcast_hint, broadcasts, requires_float
+from blockpipe.language.rules import broadcast_hint, broadcasts
 from blockpipe.language.types import (
     INDEX,
     INT32,
@@ -28,116 +29,6 @@ def ast_text(node) -> str:
 
 VECTOR_KINDS = (FunctionType.InCore, FunctionType.AIV)
 
-
-def _binary_doc(op: str, formula: str) -> str:
-    return f"""Elementwise {formula}: `pl.{op}(a, b)`.
-
-    lhs, rhs: tiles of one dtype, or a tile and a scalar (a number, or a
-        pl.Scalar of the tile's dtype), on either side. The second tile may
-        also broadcast: an [M, 1] tile along the rows of an [M, N] tile, a
-        [1, N] tile along its columns.
-
-    Returns a Vec tile of the first tile's shape and dtype. Valid in InCore
-    and AIV functions.
-
-    Example::
-
-        y = pl.{op}(x, bias)     # bias: [16, 1], x: [16, 64]
-    """
-
-
-def _binary(op: str, formula: str):
-    def lower(cx, call, lhs, rhs):
-        a = cx.tile_operand(cx.expr(lhs), lhs)
-        b = cx.tile_operand(cx.expr(rhs), rhs)
-        if not (isinstance(a, Value) and isinstance(a.type, TileType)):
-            rhs_is_tile = isinstance(b, Value) and isinstance(b.type, TileType)
-            if op in ("add", "mul", "maximum", "minimum") and rhs_is_tile:
-                a, b = b, a
-            elif op in ("sub", "div") and rhs_is_tile:
-                return scalar_first(cx, op, a, b, call.node, call.name)
-            else:
-                raise cx.error(lhs, f"pl.{op}'s first operand must be a tile, got {describe(a)}")
-        return binary(cx, op, a, b, call.node, call.name)
-
-    lower.__name__ = op
-    lower.__doc__ = _binary_doc(op, formula)
-    return operation()(lower)
-
-
-add = _binary("add", "sum a + b")
-sub = _binary("sub", "difference a - b")
-mul = _binary("mul", "product a * b")
-div = _binary("div", "quotient a / b (integer division truncates toward zero)")
-maximum = _binary("maximum", "maximum max(a, b)")
-minimum = _binary("minimum", "minimum min(a, b)")
-
-
-def _unary(op: str, formula: str):
-    def lower(cx, call, tile):
-        return unary(cx, op, cx.tile_arg(tile, f"pl.{op}'s operand"), call.node, call.name)
-
-    lower.__name__ = op
-    lower.__doc__ = f"""Elementwise {formula}: `pl.{op}(t)`.
-
-    tile: a tile{" of a floating-point dtype" if requires_float(op) else ""}. Returns a Vec tile of its shape
-    and dtype. Valid in InCore and AIV functions.
-    """
-    return operation()(lower)
-
-
-exp = _unary("exp", "e**x")
-sqrt = _unary("sqrt", "square root")
-relu = _unary("relu", "max(x, 0)")
-neg = _unary("neg", "negation -x")
-abs = _unary("abs", "absolute value |x|")  # noqa: A001 - pypto's name
-recip = _unary("recip", "reciprocal 1 / x")
-rsqrt = _unary("rsqrt", "reciprocal square root 1 / sqrt(x)")
-log = _unary("log", "natural logarithm ln(x)")
-tanh = _unary("tanh", "hyperbolic tangent")
-sigmoid = _unary("sigmoid", "logistic sigmoid 1 / (1 + exp(-x))")
-
-
-def _reduction(op: str, what: str):
-    parts, shape = ("rows", "[M, 1]") if op.startswith("row") else ("columns", "[1, N]")
-
-    def lower(cx, call, tile, tmp_tile=None):
-        t = vector_operand(
-            cx, cx.tile_arg(tile, f"pl.{op}'s operand"), call.node, f"pl.{op}'s operand"
-        )
-        if not t.type.unknown and len(t.type.shape) != 2:
-            raise cx.error(
-                call.node, f"pl.{op} reduces the {parts} of a 2-D tile, got {list(t.type.shape)}"
-            )
-        # Of a tile with a valid shape, the valid region is reduced: the
-        # rest holds the reduction's identity.
-        valid = t.valid
-        t = valid_shapes.pad_for(cx, t, IDENTITY[op.split("_")[1]], call.node)
-        (result,) = cx.create(f"bp.{op}", [t], None, {}, call.node, call.name)
-        if valid is not None:
-            result = valid_shapes.with_valid(
-                result, (valid[0], 1) if op.startswith("row") else (1, valid[1])
-            )
-        return result
-
-    lower.__name__ = op
-    lower.__doc__ = f"""The {what} of each {parts[:-1]} of a 2-D tile: [M, N] -> {shape}.
-
-    Combine the result with the tile by broadcasting, e.g.
-    `pl.sub(x, pl.{op}(x))`. pypto's scratch `tmp_tile` is accepted and not
-    needed. Valid in InCore and AIV functions.
-    """
-    return operation(kinds=VECTOR_KINDS)(lower)
-
-
-# What a reduction adds nothing with.
-IDENTITY = {"sum": 0, "max": "min", "min": "max"}
-
-row_sum = _reduction("row_sum", "sum")
-row_max = _reduction("row_max", "maximum")
-row_min = _reduction("row_min", "minimum")
-col_sum = _reduction("col_sum", "sum")
-col_max = _reduction("col_max", "maximum")
 
 # pypto's cmp_type values, in bp.cmp's order.
 CMP_TYPES = ("eq", "ne", "lt", "le", "gt", "ge")
@@ -396,7 +287,8 @@ def binary(cx, op: str, lhs: Value, rhs, node, name, attrs=None):
         rhs = vector_operand(cx, rhs, node, f"pl.{op}'s operands")
     elif isinstance(rhs, Value) and isinstance(rhs.type, TileType):
         rhs = vector_operand(cx, rhs, node, f"pl.{op}'s operands")
-        if op in ("add", "mul", "maximum", "minimum") and broadcasts(rhs.type.shape, tile.shape):
+        record = op_table.record(op)
+        if record and record["commutative"] and broadcasts(rhs.type.shape, tile.shape):
             # gamma * x: the tile ops broadcast their second operand only,
             # and these are commutative.
             lhs, rhs = rhs, lhs
@@ -441,9 +333,9 @@ def binary(cx, op: str, lhs: Value, rhs, node, name, attrs=None):
 
 
 def scalar_first(cx, op: str, scalar, tile: Value, node, name):
-    """`scalar - tile` and `scalar / tile` (as in 1.0 / (1.0 + pl.exp(-x))):
+    """`scalar - tile` and `scalar op tile` (as in 1.0 / (1.0 + pl.exp(-x))):
     the tile ops take their scalar second, so these become
-    neg(tile) + scalar and full(scalar) / tile."""
+    neg(tile) + scalar and op(full(scalar), tile)."""
     cx.require_kind(node, op, VECTOR_KINDS)
     tile = cx.typed_tile(
         vector_operand(cx, tile, node, f"pl.{op}'s operands"), node, f"a number {op} a tile"
@@ -460,15 +352,16 @@ def scalar_first(cx, op: str, scalar, tile: Value, node, name):
     )
     if isinstance(scalar, Value):
         filled = binary(cx, "mul", filled, scalar, node, None)
-    return binary(cx, "div", filled, tile, node, name)
+    return binary(cx, op, filled, tile, node, name)
 
 
 def unary(cx, op: str, tile: Value, node, name):
     """`op` on a tile (also for `-t`)."""
     cx.require_kind(node, op, VECTOR_KINDS)
     tile = vector_operand(cx, tile, node, f"pl.{op}'s operand")
-    if requires_float(op) and not tile.type.unknown and not tile.type.dtype.is_float:
-        raise cx.error(node, f"pl.{op} needs a floating-point tile, got {tile.type.dtype.name}")
+    if not tile.type.unknown and not op_table.allows(op, tile.type.dtype):
+        kind = "a floating-point" if op_table.dtype_rule(op) == "float" else "an integer"
+        raise cx.error(node, f"pl.{op} needs {kind} tile, got {tile.type.dtype.name}")
     (result,) = cx.create(f"bp.{op}", [tile], None, {}, node, name)
     return result
 

@@ -114,104 +114,85 @@ inline void unary(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a, Op op) {
 
 } // namespace detail
 
-#define BP_TILE_BINARY(name, functor)                                          \
-  template <typename T, int64_t R, int64_t C, Space D, Space A, Space B>       \
-  inline void name(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,           \
-                   const Tile<T, R, C, B> &b) {                                \
-    detail::binary(dst, a, b, detail::functor{});                              \
-  }                                                                            \
-  template <typename T, int64_t R, int64_t C, Space D, Space A, Space B,       \
-            typename = std::enable_if_t<(C > 1)>>                              \
-  inline void name(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,           \
-                   const Tile<T, R, 1, B> &b) {                                \
-    detail::binaryRow(dst, a, b, detail::functor{});                           \
-  }                                                                            \
-  template <typename T, int64_t R, int64_t C, Space D, Space A, Space B,       \
-            typename = std::enable_if_t<(R > 1)>>                              \
-  inline void name(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,           \
-                   const Tile<T, 1, C, B> &b) {                                \
-    detail::binaryCol(dst, a, b, detail::functor{});                           \
-  }                                                                            \
-  template <typename T, int64_t R, int64_t C, Space D, Space A>                \
-  inline void name(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,           \
-                   compute_t<T> s) {                                           \
-    detail::binaryScalar(dst, a, s, detail::functor{});                        \
-  }                                                                            \
-  template <typename D, typename A, typename B,                                \
-            typename = std::enable_if_t<detail::viewOperands<D, A, B>()>>      \
-  inline void name(D &&dst, const A &a, const B &b) {                          \
-    detail::binaryRows(dst, a, b, detail::functor{});                          \
-  }
+/// dst = F applied to each element of a (the op table's unary class).
+template <typename F, typename T, int64_t R, int64_t C, Space D, Space A>
+inline void unary(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
+  detail::unary(dst, a, F{});
+}
 
-BP_TILE_BINARY(add, Add)
-BP_TILE_BINARY(sub, Sub)
-BP_TILE_BINARY(mul, Mul)
-BP_TILE_BINARY(div, Div)
-BP_TILE_BINARY(maximum, Max)
-BP_TILE_BINARY(minimum, Min)
-BP_TILE_BINARY(cmp_eq, CmpEq)
-BP_TILE_BINARY(cmp_ne, CmpNe)
-BP_TILE_BINARY(cmp_lt, CmpLt)
-BP_TILE_BINARY(cmp_le, CmpLe)
-BP_TILE_BINARY(cmp_gt, CmpGt)
-BP_TILE_BINARY(cmp_ge, CmpGe)
+// dst = F(a, b) element by element (the op table's binary and scalar
+// classes): b a tile of a's shape, an R x 1 tile applied along each row, a
+// 1 x C tile applied down each column, or a scalar; or, tile-tile, views of
+// GM as operands and a window of GM as destination.
+template <typename F, typename T, int64_t R, int64_t C, Space D, Space A,
+          Space B>
+inline void binary(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,
+                   const Tile<T, R, C, B> &b) {
+  detail::binary(dst, a, b, F{});
+}
+template <typename F, typename T, int64_t R, int64_t C, Space D, Space A,
+          Space B, typename = std::enable_if_t<(C > 1)>>
+inline void binary(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,
+                   const Tile<T, R, 1, B> &b) {
+  detail::binaryRow(dst, a, b, F{});
+}
+template <typename F, typename T, int64_t R, int64_t C, Space D, Space A,
+          Space B, typename = std::enable_if_t<(R > 1)>>
+inline void binary(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,
+                   const Tile<T, 1, C, B> &b) {
+  detail::binaryCol(dst, a, b, F{});
+}
+template <typename F, typename T, int64_t R, int64_t C, Space D, Space A>
+inline void binary(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,
+                   compute_t<T> s) {
+  detail::binaryScalar(dst, a, s, F{});
+}
+template <typename F, typename D, typename A, typename B,
+          typename = std::enable_if_t<detail::viewOperands<D, A, B>()>>
+inline void binary(D &&dst, const A &a, const B &b) {
+  detail::binaryRows(dst, a, b, F{});
+}
 
-#undef BP_TILE_BINARY
-
-/// Whether div(dst, a, b) is defined for every element (always for floating
-/// point, which gives inf or NaN); generated code checks it before an
-/// integer division.
-template <typename T, int64_t R, int64_t C, Space A, Space B>
-inline bool divisible(const Tile<T, R, C, A> &a, const Tile<T, R, C, B> &b) {
+// Whether F is defined for every pair of elements binary<F>(dst, a, b)
+// would take (always, for an F without `valid`); generated code checks it
+// before an integer division.
+template <typename F, typename T, int64_t R, int64_t C, Space A, Space B>
+inline bool operands_valid(const Tile<T, R, C, A> &a,
+                           const Tile<T, R, C, B> &b) {
   for (int64_t i = 0; i < R * C; ++i)
-    if (!detail::divisible(a.data[i], b.data[i]))
+    if (!operandValid<F>(compute_t<T>(a.data[i]), compute_t<T>(b.data[i])))
       return false;
   return true;
 }
-template <typename T, int64_t R, int64_t C, Space A, Space B,
+template <typename F, typename T, int64_t R, int64_t C, Space A, Space B,
           typename = std::enable_if_t<(C > 1)>>
-inline bool divisible(const Tile<T, R, C, A> &a, const Tile<T, R, 1, B> &b) {
+inline bool operands_valid(const Tile<T, R, C, A> &a,
+                           const Tile<T, R, 1, B> &b) {
   for (int64_t i = 0; i < R; ++i)
     for (int64_t j = 0; j < C; ++j)
-      if (!detail::divisible(a.data[i * C + j], b.data[i]))
+      if (!operandValid<F>(compute_t<T>(a.data[i * C + j]),
+                           compute_t<T>(b.data[i])))
         return false;
   return true;
 }
-template <typename T, int64_t R, int64_t C, Space A, Space B,
+template <typename F, typename T, int64_t R, int64_t C, Space A, Space B,
           typename = std::enable_if_t<(R > 1)>>
-inline bool divisible(const Tile<T, R, C, A> &a, const Tile<T, 1, C, B> &b) {
+inline bool operands_valid(const Tile<T, R, C, A> &a,
+                           const Tile<T, 1, C, B> &b) {
   for (int64_t i = 0; i < R; ++i)
     for (int64_t j = 0; j < C; ++j)
-      if (!detail::divisible(a.data[i * C + j], b.data[j]))
+      if (!operandValid<F>(compute_t<T>(a.data[i * C + j]),
+                           compute_t<T>(b.data[j])))
         return false;
   return true;
 }
-template <typename T, int64_t R, int64_t C, Space A>
-inline bool divisible(const Tile<T, R, C, A> &a, compute_t<T> s) {
+template <typename F, typename T, int64_t R, int64_t C, Space A>
+inline bool operands_valid(const Tile<T, R, C, A> &a, compute_t<T> s) {
   for (int64_t i = 0; i < R * C; ++i)
-    if (!detail::divisible(compute_t<T>(a.data[i]), s))
+    if (!operandValid<F>(compute_t<T>(a.data[i]), s))
       return false;
   return true;
 }
-
-#define BP_TILE_UNARY(name, functor)                                           \
-  template <typename T, int64_t R, int64_t C, Space D, Space A>                \
-  inline void name(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {         \
-    detail::unary(dst, a, detail::functor{});                                  \
-  }
-
-BP_TILE_UNARY(exp, Exp)
-BP_TILE_UNARY(relu, Relu)
-BP_TILE_UNARY(neg, Neg)
-BP_TILE_UNARY(abs, Abs)
-BP_TILE_UNARY(sqrt, Sqrt)
-BP_TILE_UNARY(recip, Recip)
-BP_TILE_UNARY(rsqrt, Rsqrt)
-BP_TILE_UNARY(log, Log)
-BP_TILE_UNARY(tanh, Tanh)
-BP_TILE_UNARY(sigmoid, Sigmoid)
-
-#undef BP_TILE_UNARY
 
 /// dst = mask ? a : b elementwise (a mask element is true when nonzero).
 template <typename T, typename M, int64_t R, int64_t C, Space D, Space K,

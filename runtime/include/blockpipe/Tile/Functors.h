@@ -2,7 +2,14 @@
 //
 // The one definition of each element operation's arithmetic, NaN and
 // integer rules: both tile libraries (the host one and the CUDA one, whose
-// loops differ) apply these functors to compute_t<T> values.
+// loops differ) apply these functors to compute_t<T> values. Each op of the
+// op table (compiler/include/blockpipe/Dialect/BPOpTable.td) names its
+// functor here, and generated code calls its class's loop with it:
+// `tile::unary<tile::op::Exp>(dst, src)`.
+//
+// A binary functor whose result is undefined for some integer operands (a
+// division by zero) says which are valid with a static `valid(x, y)`;
+// generated code checks the operands with `tile::operands_valid<F>` first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +21,63 @@
 #include <cmath>
 #include <type_traits>
 
-namespace blockpipe::tile::detail {
+namespace blockpipe::tile {
+
+namespace detail {
+
+/// Whether `x` is a NaN (never, for integers).
+template <typename U> BP_TILE_HD inline bool isNaN(U x) {
+  if constexpr (std::is_floating_point_v<U>)
+    return x != x;
+  return false;
+}
+
+/// Whether x / y is defined for integers: not by zero, and not the lowest
+/// value by -1 (its quotient overflows). Both trap on x86.
+template <typename U> BP_TILE_HD inline bool divisible(U x, U y) {
+  if constexpr (std::is_integral_v<U>) {
+    if (y == U(0))
+      return false;
+    if constexpr (std::is_signed_v<U>) {
+      using Bits = std::make_unsigned_t<U>;
+      const U lowest = U(Bits(1) << (sizeof(U) * 8 - 1));
+      return !(y == U(-1) && x == lowest);
+    }
+  }
+  return true;
+}
+
+/// Whether element (i, j) of a tri() mask is 1: j <= i + diagonal (lower)
+/// or j >= i + diagonal (upper).
+BP_TILE_HD inline bool inTriangle(int64_t i, int64_t j, int64_t diagonal,
+                                  bool upper) {
+  return upper ? j >= i + diagonal : j <= i + diagonal;
+}
+
+/// Where element (r, c) of an R x C tile goes when a left_right split pipe
+/// carries it (pack_column_halves): the left C/2 columns row-major, then
+/// the right ones.
+template <int64_t R, int64_t C>
+BP_TILE_HD constexpr int64_t columnHalvesIndex(int64_t r, int64_t c) {
+  constexpr int64_t H = C / 2;
+  return ((c / H) * R + r) * H + c % H;
+}
+
+template <typename F, typename = void> struct HasValid : std::false_type {};
+template <typename F>
+struct HasValid<F, std::void_t<decltype(F::valid(0, 0))>> : std::true_type {};
+
+} // namespace detail
+
+/// Whether the binary functor F is defined for (x, y).
+template <typename F, typename U>
+BP_TILE_HD inline bool operandValid(U x, U y) {
+  if constexpr (detail::HasValid<F>::value)
+    return F::valid(x, y);
+  return true;
+}
+
+namespace op {
 
 struct Add {
   template <typename U> BP_TILE_HD U operator()(U x, U y) const {
@@ -35,24 +98,21 @@ struct Div {
   template <typename U> BP_TILE_HD U operator()(U x, U y) const {
     return x / y;
   }
+  template <typename U> BP_TILE_HD static bool valid(U x, U y) {
+    return detail::divisible(x, y);
+  }
 };
-/// Whether `x` is a NaN (never, for integers).
-template <typename U> BP_TILE_HD inline bool isNaN(U x) {
-  if constexpr (std::is_floating_point_v<U>)
-    return x != x;
-  return false;
-}
 
 // A NaN operand gives NaN, whichever side it is on, as numpy's maximum and
 // minimum do.
 struct Max {
   template <typename U> BP_TILE_HD U operator()(U x, U y) const {
-    return (x > y || isNaN(x)) ? x : y;
+    return (x > y || detail::isNaN(x)) ? x : y;
   }
 };
 struct Min {
   template <typename U> BP_TILE_HD U operator()(U x, U y) const {
-    return (x < y || isNaN(x)) ? x : y;
+    return (x < y || detail::isNaN(x)) ? x : y;
   }
 };
 
@@ -71,21 +131,6 @@ BP_TILE_COMPARISON(CmpLe, x <= y)
 BP_TILE_COMPARISON(CmpGt, x > y)
 BP_TILE_COMPARISON(CmpGe, x >= y)
 #undef BP_TILE_COMPARISON
-
-/// Whether x / y is defined for integers: not by zero, and not the lowest
-/// value by -1 (its quotient overflows). Both trap on x86.
-template <typename U> BP_TILE_HD inline bool divisible(U x, U y) {
-  if constexpr (std::is_integral_v<U>) {
-    if (y == U(0))
-      return false;
-    if constexpr (std::is_signed_v<U>) {
-      using Bits = std::make_unsigned_t<U>;
-      const U lowest = U(Bits(1) << (sizeof(U) * 8 - 1));
-      return !(y == U(-1) && x == lowest);
-    }
-  }
-  return true;
-}
 
 struct Exp {
   template <typename U> BP_TILE_HD U operator()(U x) const {
@@ -152,22 +197,8 @@ struct Sigmoid {
   }
 };
 
-/// Whether element (i, j) of a tri() mask is 1: j <= i + diagonal (lower)
-/// or j >= i + diagonal (upper).
-BP_TILE_HD inline bool inTriangle(int64_t i, int64_t j, int64_t diagonal,
-                                  bool upper) {
-  return upper ? j >= i + diagonal : j <= i + diagonal;
-}
+} // namespace op
 
-/// Where element (r, c) of an R x C tile goes when a left_right split pipe
-/// carries it (pack_column_halves): the left C/2 columns row-major, then
-/// the right ones.
-template <int64_t R, int64_t C>
-BP_TILE_HD constexpr int64_t columnHalvesIndex(int64_t r, int64_t c) {
-  constexpr int64_t H = C / 2;
-  return ((c / H) * R + r) * H + c % H;
-}
-
-} // namespace blockpipe::tile::detail
+} // namespace blockpipe::tile
 
 #endif // BLOCKPIPE_TILE_FUNCTORS_H

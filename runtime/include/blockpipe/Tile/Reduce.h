@@ -1,4 +1,4 @@
-//===- Reduce.h - Row reductions and transposes -----------------*- C++ -*-===//
+//===- Reduce.h - Row and column reductions, transposes ---------*- C++ -*-===//
 
 #ifndef BLOCKPIPE_TILE_REDUCE_H
 #define BLOCKPIPE_TILE_REDUCE_H
@@ -7,19 +7,6 @@
 #include "blockpipe/Tile/Tile.h"
 
 namespace blockpipe::tile {
-
-/// dst[r] = sum of src[r, :], accumulated in compute_t<T>.
-template <typename T, int64_t R, int64_t C, Space D, Space S>
-inline void row_sum(Tile<T, R, 1, D> &dst, const Tile<T, R, C, S> &src) {
-  using U = compute_t<T>;
-  for (int64_t r = 0; r < R; ++r) {
-    const T *row = src.data + r * C;
-    U acc = U(0);
-    for (int64_t c = 0; c < C; ++c)
-      acc += U(row[c]);
-    dst.data[r] = T(acc);
-  }
-}
 
 namespace detail {
 
@@ -54,28 +41,18 @@ inline void foldColumns(Tile<T, 1, C, D> &dst, const Tile<T, R, C, S> &src,
 
 } // namespace detail
 
-/// dst[r] = max of src[r, :]; NaN when the row holds a NaN (as numpy).
-template <typename T, int64_t R, int64_t C, Space D, Space S>
-inline void row_max(Tile<T, R, 1, D> &dst, const Tile<T, R, C, S> &src) {
-  detail::foldRows(dst, src, detail::Max{});
+/// dst[r] = F folded over src[r, :] from src[r, 0], in compute_t<T> (the
+/// op table's row reductions: row_sum is row_reduce<op::Add>; a NaN makes a
+/// maximum or minimum NaN, as in numpy).
+template <typename F, typename T, int64_t R, int64_t C, Space D, Space S>
+inline void row_reduce(Tile<T, R, 1, D> &dst, const Tile<T, R, C, S> &src) {
+  detail::foldRows(dst, src, F{});
 }
 
-/// dst[r] = min of src[r, :]; NaN when the row holds a NaN (as numpy).
-template <typename T, int64_t R, int64_t C, Space D, Space S>
-inline void row_min(Tile<T, R, 1, D> &dst, const Tile<T, R, C, S> &src) {
-  detail::foldRows(dst, src, detail::Min{});
-}
-
-/// dst[c] = sum of src[:, c], accumulated in compute_t<T> row by row.
-template <typename T, int64_t R, int64_t C, Space D, Space S>
-inline void col_sum(Tile<T, 1, C, D> &dst, const Tile<T, R, C, S> &src) {
-  detail::foldColumns(dst, src, detail::Add{});
-}
-
-/// dst[c] = max of src[:, c]; NaN when the column holds a NaN.
-template <typename T, int64_t R, int64_t C, Space D, Space S>
-inline void col_max(Tile<T, 1, C, D> &dst, const Tile<T, R, C, S> &src) {
-  detail::foldColumns(dst, src, detail::Max{});
+/// dst[c] = F folded over src[:, c] from src[0, c], row by row.
+template <typename F, typename T, int64_t R, int64_t C, Space D, Space S>
+inline void col_reduce(Tile<T, 1, C, D> &dst, const Tile<T, R, C, S> &src) {
+  detail::foldColumns(dst, src, F{});
 }
 
 /// dst[c, r] = src[r, c], blocked so that both sides stay in cache.

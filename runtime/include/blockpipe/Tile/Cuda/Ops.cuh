@@ -204,100 +204,76 @@ __device__ inline void unary(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,
 
 } // namespace detail
 
-#define BP_TILE_BINARY(name, functor)                                          \
-  template <typename T, int64_t R, int64_t C, Space D, Space A, Space B>       \
-  __device__ inline void name(Tile<T, R, C, D> &dst,                           \
-                              const Tile<T, R, C, A> &a,                       \
-                              const Tile<T, R, C, B> &b) {                     \
-    detail::binary(dst, a, b, detail::functor{});                              \
-  }                                                                            \
-  template <typename T, int64_t R, int64_t C, Space D, Space A, Space B,       \
-            typename = std::enable_if_t<(C > 1)>>                              \
-  __device__ inline void name(Tile<T, R, C, D> &dst,                           \
-                              const Tile<T, R, C, A> &a,                       \
-                              const Tile<T, R, 1, B> &b) {                     \
-    detail::binaryBroadcast<true>(dst, a, b, detail::functor{});               \
-  }                                                                            \
-  template <typename T, int64_t R, int64_t C, Space D, Space A, Space B,       \
-            typename = std::enable_if_t<(R > 1)>>                              \
-  __device__ inline void name(Tile<T, R, C, D> &dst,                           \
-                              const Tile<T, R, C, A> &a,                       \
-                              const Tile<T, 1, C, B> &b) {                     \
-    detail::binaryBroadcast<false>(dst, a, b, detail::functor{});              \
-  }                                                                            \
-  template <typename T, int64_t R, int64_t C, Space D, Space A>                \
-  __device__ inline void name(Tile<T, R, C, D> &dst,                           \
-                              const Tile<T, R, C, A> &a, compute_t<T> s) {     \
-    detail::binaryScalar(dst, a, s, detail::functor{});                        \
-  }
+/// dst = F applied to each element of a (the op table's unary class).
+template <typename F, typename T, int64_t R, int64_t C, Space D, Space A>
+__device__ inline void unary(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a) {
+  detail::unary(dst, a, F{});
+}
 
-BP_TILE_BINARY(add, Add)
-BP_TILE_BINARY(sub, Sub)
-BP_TILE_BINARY(mul, Mul)
-BP_TILE_BINARY(div, Div)
-BP_TILE_BINARY(maximum, Max)
-BP_TILE_BINARY(minimum, Min)
-BP_TILE_BINARY(cmp_eq, CmpEq)
-BP_TILE_BINARY(cmp_ne, CmpNe)
-BP_TILE_BINARY(cmp_lt, CmpLt)
-BP_TILE_BINARY(cmp_le, CmpLe)
-BP_TILE_BINARY(cmp_gt, CmpGt)
-BP_TILE_BINARY(cmp_ge, CmpGe)
+// dst = F(a, b) element by element (the op table's binary and scalar
+// classes): b a tile of a's shape, an R x 1 tile applied along each row, a
+// 1 x C tile applied down each column, or a scalar.
+template <typename F, typename T, int64_t R, int64_t C, Space D, Space A,
+          Space B>
+__device__ inline void binary(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,
+                              const Tile<T, R, C, B> &b) {
+  detail::binary(dst, a, b, F{});
+}
+template <typename F, typename T, int64_t R, int64_t C, Space D, Space A,
+          Space B, typename = std::enable_if_t<(C > 1)>>
+__device__ inline void binary(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,
+                              const Tile<T, R, 1, B> &b) {
+  detail::binaryBroadcast<true>(dst, a, b, F{});
+}
+template <typename F, typename T, int64_t R, int64_t C, Space D, Space A,
+          Space B, typename = std::enable_if_t<(R > 1)>>
+__device__ inline void binary(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,
+                              const Tile<T, 1, C, B> &b) {
+  detail::binaryBroadcast<false>(dst, a, b, F{});
+}
+template <typename F, typename T, int64_t R, int64_t C, Space D, Space A>
+__device__ inline void binary(Tile<T, R, C, D> &dst, const Tile<T, R, C, A> &a,
+                              compute_t<T> s) {
+  detail::binaryScalar(dst, a, s, F{});
+}
 
-#undef BP_TILE_BINARY
-
-/// Whether div(dst, a, b) is defined for every element (always for floating
-/// point); generated code checks it before an integer division.
-template <typename T, int64_t R, int64_t C, Space A, Space B>
-__device__ inline bool divisible(const Tile<T, R, C, A> &a,
-                                 const Tile<T, R, C, B> &b) {
+/// Whether F is defined for every pair of elements binary<F>(dst, a, b)
+/// would take (always, for an F without `valid`); generated code checks it
+/// before an integer division.
+template <typename F, typename T, int64_t R, int64_t C, Space A, Space B>
+__device__ inline bool operands_valid(const Tile<T, R, C, A> &a,
+                                      const Tile<T, R, C, B> &b) {
+  using U = compute_t<T>;
   bool ok = true;
   detail::forEach<Tile<T, R, C, A>>([&](int64_t i, int64_t) {
-    ok = ok && detail::divisible(a.get(i), b.get(i));
+    ok = ok && operandValid<F>(U(a.get(i)), U(b.get(i)));
   });
   return group_all(ok);
 }
-template <typename T, int64_t R, int64_t C, Space A, typename BTile,
+template <typename F, typename T, int64_t R, int64_t C, Space A, typename BTile,
           typename = std::enable_if_t<
               (BTile::rows == R && BTile::cols == 1 && C > 1) ||
               (BTile::rows == 1 && BTile::cols == C && R > 1)>>
-__device__ inline bool divisible(const Tile<T, R, C, A> &a, const BTile &b) {
+__device__ inline bool operands_valid(const Tile<T, R, C, A> &a,
+                                      const BTile &b) {
+  using U = compute_t<T>;
   constexpr bool byRow = BTile::cols == 1;
   const T *all = detail::everyElement(b);
   bool ok = true;
   detail::forEach<Tile<T, R, C, A>>([&](int64_t i, int64_t e) {
-    ok = ok && detail::divisible(a.get(i), all[byRow ? e / C : e % C]);
+    ok = ok && operandValid<F>(U(a.get(i)), U(all[byRow ? e / C : e % C]));
   });
   return group_all(ok);
 }
-template <typename T, int64_t R, int64_t C, Space A>
-__device__ inline bool divisible(const Tile<T, R, C, A> &a, compute_t<T> s) {
+template <typename F, typename T, int64_t R, int64_t C, Space A>
+__device__ inline bool operands_valid(const Tile<T, R, C, A> &a,
+                                      compute_t<T> s) {
   bool ok = true;
   detail::forEach<Tile<T, R, C, A>>([&](int64_t i, int64_t) {
-    ok = ok && detail::divisible(compute_t<T>(a.get(i)), s);
+    ok = ok && operandValid<F>(compute_t<T>(a.get(i)), s);
   });
   return group_all(ok);
 }
-
-#define BP_TILE_UNARY(name, functor)                                           \
-  template <typename T, int64_t R, int64_t C, Space D, Space A>                \
-  __device__ inline void name(Tile<T, R, C, D> &dst,                           \
-                              const Tile<T, R, C, A> &a) {                     \
-    detail::unary(dst, a, detail::functor{});                                  \
-  }
-
-BP_TILE_UNARY(exp, Exp)
-BP_TILE_UNARY(relu, Relu)
-BP_TILE_UNARY(neg, Neg)
-BP_TILE_UNARY(abs, Abs)
-BP_TILE_UNARY(sqrt, Sqrt)
-BP_TILE_UNARY(recip, Recip)
-BP_TILE_UNARY(rsqrt, Rsqrt)
-BP_TILE_UNARY(log, Log)
-BP_TILE_UNARY(tanh, Tanh)
-BP_TILE_UNARY(sigmoid, Sigmoid)
-
-#undef BP_TILE_UNARY
 
 /// dst = mask ? a : b elementwise (a mask element is true when nonzero).
 template <typename T, typename M, int64_t R, int64_t C, Space D, Space K,
@@ -346,20 +322,19 @@ __device__ inline void tri(Tile<T, R, C, D> &dst, int64_t diagonal,
 
 namespace detail {
 
-/// dst[r] = op folded over src[r, :] from src[r, 0] (or from `init`), in
-/// the host library's order.
+/// dst[r] = op folded over src[r, :] from src[r, 0], in the host
+/// library's order.
 template <typename Op, typename T, int64_t R, int64_t C, Space D, Space S>
 __device__ inline void foldRows(Tile<T, R, 1, D> &dst,
-                                const Tile<T, R, C, S> &src, Op op,
-                                bool fromZero) {
+                                const Tile<T, R, C, S> &src, Op op) {
   using U = compute_t<T>;
   const T *all = everyElement(src);
   beginWrite(dst);
   forEach<Tile<T, R, 1, D>>([&](int64_t i, int64_t r) {
     const T *row = all + r * C;
-    U acc = fromZero ? U(0) : U(row[0]);
-    for (int64_t c = fromZero ? 0 : 1; c < C; ++c)
-      acc = fromZero ? U(acc + U(row[c])) : op(U(row[c]), acc);
+    U acc = U(row[0]);
+    for (int64_t c = 1; c < C; ++c)
+      acc = op(U(row[c]), acc);
     dst.set(i, T(acc));
   });
   endWrite(dst);
@@ -382,39 +357,19 @@ __device__ inline void foldColumns(Tile<T, 1, C, D> &dst,
 
 } // namespace detail
 
-/// dst[r] = sum of src[r, :], accumulated in compute_t<T>.
-template <typename T, int64_t R, int64_t C, Space D, Space S>
-__device__ inline void row_sum(Tile<T, R, 1, D> &dst,
-                               const Tile<T, R, C, S> &src) {
-  detail::foldRows(dst, src, detail::Add{}, /*fromZero=*/true);
+/// dst[r] = F folded over src[r, :] from src[r, 0], in compute_t<T> (the
+/// op table's row reductions).
+template <typename F, typename T, int64_t R, int64_t C, Space D, Space S>
+__device__ inline void row_reduce(Tile<T, R, 1, D> &dst,
+                                  const Tile<T, R, C, S> &src) {
+  detail::foldRows(dst, src, F{});
 }
 
-/// dst[r] = max of src[r, :]; NaN when the row holds a NaN (as numpy).
-template <typename T, int64_t R, int64_t C, Space D, Space S>
-__device__ inline void row_max(Tile<T, R, 1, D> &dst,
-                               const Tile<T, R, C, S> &src) {
-  detail::foldRows(dst, src, detail::Max{}, false);
-}
-
-/// dst[r] = min of src[r, :]; NaN when the row holds a NaN (as numpy).
-template <typename T, int64_t R, int64_t C, Space D, Space S>
-__device__ inline void row_min(Tile<T, R, 1, D> &dst,
-                               const Tile<T, R, C, S> &src) {
-  detail::foldRows(dst, src, detail::Min{}, false);
-}
-
-/// dst[c] = sum of src[:, c], accumulated in compute_t<T> row by row.
-template <typename T, int64_t R, int64_t C, Space D, Space S>
-__device__ inline void col_sum(Tile<T, 1, C, D> &dst,
-                               const Tile<T, R, C, S> &src) {
-  detail::foldColumns(dst, src, detail::Add{});
-}
-
-/// dst[c] = max of src[:, c]; NaN when the column holds a NaN.
-template <typename T, int64_t R, int64_t C, Space D, Space S>
-__device__ inline void col_max(Tile<T, 1, C, D> &dst,
-                               const Tile<T, R, C, S> &src) {
-  detail::foldColumns(dst, src, detail::Max{});
+/// dst[c] = F folded over src[:, c] from src[0, c], row by row.
+template <typename F, typename T, int64_t R, int64_t C, Space D, Space S>
+__device__ inline void col_reduce(Tile<T, 1, C, D> &dst,
+                                  const Tile<T, R, C, S> &src) {
+  detail::foldColumns(dst, src, F{});
 }
 
 /// dst[c, r] = src[r, c].

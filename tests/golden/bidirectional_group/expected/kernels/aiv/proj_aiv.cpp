@@ -15,7 +15,7 @@ int32_t proj_aiv(const bp_block_context *bp_ctx, uint8_t *__gm_pipe_buffer) {
   tile::Tile<float, 32, 32, tile::Space::Vec> v;
   BP_CHECK(bp_tpop_copy_at(bp_ctx, 0, BP_PIPE_C2V, v.data, sizeof(v.data), "input.mlir:28"));
   tile::Tile<float, 32, 32, tile::Space::Vec> y;
-  tile::add(y, v, 1.0f);
+  tile::binary<tile::op::Add>(y, v, 1.0f);
   BP_CHECK(bp_tfree_at(bp_ctx, 0, BP_PIPE_C2V, "input.mlir:30"));
   BP_CHECK(bp_tpush_at(bp_ctx, 0, BP_PIPE_V2C, y.data, sizeof(y.data), "input.mlir:31"));
   return BP_OK;

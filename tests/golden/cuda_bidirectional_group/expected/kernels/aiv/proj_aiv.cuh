@@ -19,7 +19,7 @@ __device__ inline int32_t proj_aiv(bp_device_context *bp_ctx, uint8_t *__gm_pipe
   tile::Tile<float, 32, 32, tile::Space::Vec> v(bp_smem);
   BP_CHECK(bp_tpop_tile(bp_ctx, 0, BP_PIPE_C2V, v, "input.mlir:30"));
   tile::Tile<float, 32, 32, tile::Space::Vec> y(bp_smem);
-  tile::add(y, v, 1.0f);
+  tile::binary<tile::op::Add>(y, v, 1.0f);
   BP_CHECK(bp_tfree(bp_ctx, 0, BP_PIPE_C2V, "input.mlir:32"));
   BP_CHECK(bp_tpush_tile(bp_ctx, 0, BP_PIPE_V2C, y, "input.mlir:33"));
   return BP_OK;

@@ -26,7 +26,7 @@ __device__ inline int32_t down_proj_aiv(bp_device_context *bp_ctx, float *res, f
   tile::Tile<float, 32, 32, tile::Space::Vec> t(bp_smem);
   tile::load(t, res, 32, row, 0);
   tile::Tile<float, 32, 32, tile::Space::Vec> y(bp_smem);
-  tile::add(y, acc, t);
+  tile::binary<tile::op::Add>(y, acc, t);
   BP_CHECK(bp_tfree(bp_ctx, 0, BP_PIPE_C2V, "input.mlir:21"));
   tile::store(out, 32, row, 0, y);
   return BP_OK;

@@ -19,8 +19,8 @@ int32_t class_(const bp_block_context *bp_ctx, float *int_, float *v_x,
   tile::load(rt, int_, 16, tile_1, 0);
   const auto v1st = tile::view<16, 16>(v_x, 16, tile_1, 0);
   tile::Tile<float, 16, 16, tile::Space::Vec> return_;
-  tile::mul(return_, rt, x_u22_u3b_u20_abort_u28_u29_u3b_u20_u2f_u2a_);
-  tile::add(tile::window<16, 16>(gr_uf6_udf_e, 16, tile_1, 0), return_, v1st);
+  tile::binary<tile::op::Mul>(return_, rt, x_u22_u3b_u20_abort_u28_u29_u3b_u20_u2f_u2a_);
+  tile::binary<tile::op::Add>(tile::window<16, 16>(gr_uf6_udf_e, 16, tile_1, 0), return_, v1st);
   return BP_OK;
 }
 

@@ -12,7 +12,7 @@ namespace tile = ::blockpipe::tile;
 int32_t double_([[maybe_unused]] const bp_block_context *bp_ctx, float *x, float *out) {
   tile::Tile<float, 16, 16, tile::Space::Vec> a;
   tile::load(a, x, 16, 0, 0);
-  tile::add(tile::window<16, 16>(out, 16, 0, 0), a, a);
+  tile::binary<tile::op::Add>(tile::window<16, 16>(out, 16, 0, 0), a, a);
   return BP_OK;
 }
 

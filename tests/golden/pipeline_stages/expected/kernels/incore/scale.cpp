@@ -12,7 +12,7 @@ namespace tile = ::blockpipe::tile;
 int32_t scale([[maybe_unused]] const bp_block_context *bp_ctx, float *x, float *w, float *out) {
   const auto a = tile::view<8, 16>(x, 16, 0, 0);
   const auto b = tile::view<8, 16>(w, 16, 0, 0);
-  tile::mul(tile::window<8, 16>(out, 16, 0, 0), a, b);
+  tile::binary<tile::op::Mul>(tile::window<8, 16>(out, 16, 0, 0), a, b);
   return BP_OK;
 }
 

@@ -18,10 +18,10 @@ int32_t scale_add(const bp_block_context *bp_ctx, float *x, float *y, float alph
   tile::load(a, x, 32, row, 0);
   const auto b = tile::view<32, 32>(y, 32, row, 0);
   tile::Tile<float, 32, 32, tile::Space::Vec> r;
-  tile::relu(r, a);
+  tile::unary<tile::op::Relu>(r, a);
   tile::Tile<float, 32, 32, tile::Space::Vec> s;
-  tile::mul(s, r, alpha);
-  tile::add(tile::window<32, 32>(out, 32, row, 0), s, b);
+  tile::binary<tile::op::Mul>(s, r, alpha);
+  tile::binary<tile::op::Add>(tile::window<32, 32>(out, 32, row, 0), s, b);
   return BP_OK;
 }
 

@@ -21,7 +21,7 @@ int32_t down_proj_aiv(const bp_block_context *bp_ctx, float *res, float *out,
   BP_CHECK(bp_check_window(bp_ctx, "load from 'res' at input.mlir:19", 0, row, 32, 128));
   const auto t = tile::view<32, 32>(res, 32, row, 0);
   BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at input.mlir:21", 0, row, 32, 128));
-  tile::add(tile::window<32, 32>(out, 32, row, 0), acc, t);
+  tile::binary<tile::op::Add>(tile::window<32, 32>(out, 32, row, 0), acc, t);
   BP_CHECK(bp_tfree_at(bp_ctx, 0, BP_PIPE_C2V, "input.mlir:17"));
   return BP_OK;
 }

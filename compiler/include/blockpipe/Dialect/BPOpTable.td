@@ -1,0 +1,272 @@
+//===- BPOpTable.td - The op table: vector ops declared once -*- tablegen -*-===//
+//
+// Each op here is one record of BP_TableOp. Its class says its operands,
+// result type and verifier rules; its fields say the element types it takes,
+// the tile-library functor it applies (blockpipe/Tile/Functors.h), its NumPy
+// reference, its Python names and its documentation. bp-tblgen writes the
+// records into the table (blockpipe/Dialect/OpTable.h) that the verifier,
+// codegen and the Python package read: adding an op of an existing class
+// adds its record, its functor and its tests, and nothing else.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKPIPE_DIALECT_BPOPTABLE_TD
+#define BLOCKPIPE_DIALECT_BPOPTABLE_TD
+
+// Verifies an op by its record's class and dtype rule.
+def BP_TableOpTrait : BP_NativeOpTrait<"TableOp">;
+
+class BP_TableOp<string mnemonic, string cls, list<Trait> traits = []>
+    : BP_Op<mnemonic, traits # [Pure, BP_KernelOnly, BP_VectorOp,
+                                BP_TableOpTrait]> {
+  // unary, binary (tile or scalar rhs), scalar (scalar rhs only),
+  // row_reduction, col_reduction.
+  string opClass = cls;
+  // The element types it takes: any, float or integer.
+  string dtypes = "any";
+  // The functor of the tile library it applies to each element (unary,
+  // binary, scalar) or folds over each row or column (reductions).
+  string functor = "";
+  // What NumPy computes for it: an expression over x (the tile) and, for
+  // binary and scalar ops, y (the other operand).
+  string numpy = "";
+  // Its name under `pl` (pypto's: `and_` for and).
+  string plName = mnemonic;
+  // Where pypto has it: pl.X, pl.tile.X, pl.tensor.X.
+  list<string> spellings = ["pl", "tile", "tensor"];
+  // Its Python parameters: the operands in order, then pypto's optional
+  // ones (a `tmp` or `tmp_tile` scratch is accepted and not needed; any
+  // other must keep its default).
+  string params = "";
+  // Whether x op y == y op x (a scalar or broadcast first operand swaps).
+  bit commutative = 0;
+  // Reductions: what the padding outside a valid shape holds (zero, one,
+  // lowest, highest).
+  string identity = "";
+  // Integer operands the functor's `valid` refuses: the run-time error,
+  // "<what>: <why>" (the user's line goes after <what>). Empty: every
+  // operand is valid.
+  string check = "";
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise, one operand
+//===----------------------------------------------------------------------===//
+
+class BP_UnaryTableOp<string mnemonic, string what>
+    : BP_TableOp<mnemonic, "unary", [SameOperandsAndResultType]> {
+  let summary = "elementwise " # what;
+  let description = [{
+    Applies the op to every element of a `vec` tile; the result has the
+    operand's type.
+  }];
+  let params = "tile";
+  let arguments = (ins BP_Tile:$source);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source))";
+}
+
+def BP_ExpOp : BP_UnaryTableOp<"exp", "exponential e**x"> {
+  let dtypes = "float";
+  let functor = "Exp";
+  let numpy = "np.exp(x)";
+}
+def BP_SqrtOp : BP_UnaryTableOp<"sqrt", "square root"> {
+  let dtypes = "float";
+  let functor = "Sqrt";
+  let numpy = "np.sqrt(x)";
+}
+def BP_ReluOp : BP_UnaryTableOp<"relu", "max(x, 0)"> {
+  let functor = "Relu";
+  let numpy = "np.maximum(x, 0).astype(x.dtype)";
+  let spellings = ["pl", "tile"];
+}
+def BP_NegOp : BP_UnaryTableOp<"neg", "negation -x"> {
+  let functor = "Neg";
+  let numpy = "np.negative(x)";
+}
+def BP_AbsOp : BP_UnaryTableOp<"abs", "absolute value |x|"> {
+  let functor = "Abs";
+  let numpy = "np.abs(x)";
+}
+def BP_RecipOp : BP_UnaryTableOp<"recip", "reciprocal 1 / x"> {
+  let dtypes = "float";
+  let functor = "Recip";
+  let numpy = "np.reciprocal(x)";
+  let params = "tile, high_precision=False";
+}
+def BP_RsqrtOp : BP_UnaryTableOp<"rsqrt",
+                                 "reciprocal square root 1 / sqrt(x)"> {
+  let dtypes = "float";
+  let functor = "Rsqrt";
+  let numpy = "1 / np.sqrt(x)";
+  let params = "tile, tmp=None, high_precision=False";
+}
+def BP_LogOp : BP_UnaryTableOp<"log", "natural logarithm ln(x)"> {
+  let dtypes = "float";
+  let functor = "Log";
+  let numpy = "np.log(x)";
+  let params = "tile, high_precision=False";
+}
+def BP_TanhOp : BP_UnaryTableOp<"tanh", "hyperbolic tangent"> {
+  let dtypes = "float";
+  let functor = "Tanh";
+  let numpy = "np.tanh(x)";
+  let spellings = ["pl"];
+}
+def BP_SigmoidOp : BP_UnaryTableOp<"sigmoid",
+                                   "logistic sigmoid 1 / (1 + exp(-x))"> {
+  let dtypes = "float";
+  let functor = "Sigmoid";
+  let numpy = "1 / (1 + np.exp(-x))";
+  let spellings = ["pl"];
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise, two operands
+//===----------------------------------------------------------------------===//
+
+class BP_BinaryTableOp<string mnemonic, string what>
+    : BP_TableOp<mnemonic, "binary", [AllTypesMatch<["lhs", "result"]>]> {
+  let summary = "elementwise " # what;
+  let description = [{
+    Elementwise on `vec` tiles. The right operand is a tile of the same type,
+    an Mx1 tile whose row i applies to all of row i of an MxN left operand
+    (N > 1), a 1xN tile whose column j applies to all of column j of an MxN
+    left operand (M > 1; a gamma or bias vector), or a scalar of the tile's
+    element type, broadcast to every element. The result has the left
+    operand's type.
+
+    ```mlir
+    %c = bp.}] # mnemonic # [{ %a, %b : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+    %d = bp.}] # mnemonic # [{ %a, %s : !bp.tile<16x16xf32, vec>, f32
+    %e = bp.}] # mnemonic # [{ %a, %r : !bp.tile<16x16xf32, vec>, !bp.tile<16x1xf32, vec>
+    %f = bp.}] # mnemonic # [{ %a, %g : !bp.tile<16x16xf32, vec>, !bp.tile<1x16xf32, vec>
+    ```
+  }];
+  let params = "lhs, rhs";
+  let arguments = (ins BP_Tile:$lhs, AnyTypeOf<[BP_Tile, BP_Scalar]>:$rhs);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))";
+}
+
+def BP_AddOp : BP_BinaryTableOp<"add", "sum x + y"> {
+  let functor = "Add";
+  let numpy = "x + y";
+  let commutative = 1;
+}
+def BP_SubOp : BP_BinaryTableOp<"sub", "difference x - y"> {
+  let functor = "Sub";
+  let numpy = "x - y";
+}
+def BP_MulOp : BP_BinaryTableOp<"mul", "product x * y"> {
+  let functor = "Mul";
+  let numpy = "x * y";
+  let commutative = 1;
+}
+def BP_DivOp : BP_BinaryTableOp<
+    "div", "quotient x / y (integer division truncates toward zero)"> {
+  let functor = "Div";
+  let numpy = "np.trunc(x / y).astype(x.dtype) if x.dtype.kind in 'iu' " #
+              "else x / y";
+  let params = "lhs, rhs, high_precision=False";
+  let check = "integer division: a divisor is zero, or the lowest value " #
+              "is divided by -1";
+}
+def BP_MaximumOp : BP_BinaryTableOp<"maximum", "maximum max(x, y)"> {
+  let functor = "Max";
+  let numpy = "np.maximum(x, y)";
+  let commutative = 1;
+}
+def BP_MinimumOp : BP_BinaryTableOp<"minimum", "minimum min(x, y)"> {
+  let functor = "Min";
+  let numpy = "np.minimum(x, y)";
+  let commutative = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise with a scalar operand
+//===----------------------------------------------------------------------===//
+
+class BP_ScalarTableOp<string mnemonic, string what>
+    : BP_TableOp<mnemonic, "scalar", [AllTypesMatch<["lhs", "result"]>]> {
+  let summary = "elementwise " # what;
+  let description = [{
+    Elementwise on a `vec` tile and a scalar of its element type; the result
+    has the tile's type.
+  }];
+  let params = "lhs, rhs";
+  let arguments = (ins BP_Tile:$lhs, BP_Scalar:$rhs);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `,` type($rhs)";
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+// The result type follows from the operand (Mx1 or 1xN, vec, of its element
+// type); a builder may leave it out. Whether a given result type is right is
+// the verifier's to say, with its own message.
+class BP_ReductionTableOp<string mnemonic, string cls, string summaryText>
+    : BP_TableOp<mnemonic, cls, [InferTypeOpInterface]> {
+  let summary = summaryText;
+  let description = [{
+    Folds the op's functor over each row (row reductions) or column (column
+    reductions) of a 2-D `vec` tile, from its first element, in the compute
+    type (fp32 for the 16-bit floats). A NaN in a row or column makes a
+    maximum or minimum NaN, as in NumPy.
+  }];
+  let params = "tile, tmp_tile=None";
+  let arguments = (ins BP_Tile:$source);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let extraClassDeclaration = [{
+    static ::mlir::LogicalResult inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> location,
+        ::mlir::ValueRange operands, ::mlir::DictionaryAttr,
+        ::mlir::OpaqueProperties, ::mlir::RegionRange,
+        ::llvm::SmallVectorImpl<::mlir::Type> &results) {
+      return ::mlir::bp::inferTableOpResults(getOperationName(), location,
+                                             operands, results);
+    }
+    static bool isCompatibleReturnTypes(::mlir::TypeRange, ::mlir::TypeRange) {
+      return true;
+    }
+  }];
+}
+
+class BP_RowReductionTableOp<string mnemonic, string what>
+    : BP_ReductionTableOp<mnemonic, "row_reduction",
+                          "row " # what # " of a 2-D vec tile into an Mx1 tile">;
+class BP_ColReductionTableOp<string mnemonic, string what>
+    : BP_ReductionTableOp<mnemonic, "col_reduction",
+                          "column " # what # " of a 2-D vec tile into a 1xN tile">;
+
+def BP_RowSumOp : BP_RowReductionTableOp<"row_sum", "sum"> {
+  let functor = "Add";
+  let numpy = "np.sum(x, axis=1, keepdims=True, dtype=np.float32 if x.dtype.kind == 'f' else x.dtype).astype(x.dtype)";
+  let identity = "zero";
+}
+def BP_RowMaxOp : BP_RowReductionTableOp<"row_max", "maximum"> {
+  let functor = "Max";
+  let numpy = "np.max(x, axis=1, keepdims=True)";
+  let identity = "lowest";
+}
+def BP_RowMinOp : BP_RowReductionTableOp<"row_min", "minimum"> {
+  let functor = "Min";
+  let numpy = "np.min(x, axis=1, keepdims=True)";
+  let identity = "highest";
+}
+def BP_ColSumOp : BP_ColReductionTableOp<"col_sum", "sum"> {
+  let functor = "Add";
+  let numpy = "np.sum(x, axis=0, keepdims=True, dtype=np.float32 if x.dtype.kind == 'f' else x.dtype).astype(x.dtype)";
+  let identity = "zero";
+}
+def BP_ColMaxOp : BP_ColReductionTableOp<"col_max", "maximum"> {
+  let functor = "Max";
+  let numpy = "np.max(x, axis=0, keepdims=True)";
+  let identity = "lowest";
+}
+
+#endif // BLOCKPIPE_DIALECT_BPOPTABLE_TD
