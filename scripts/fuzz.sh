@@ -96,6 +96,8 @@ seed_manifest() {
     cp "$config" "$1/$(basename "$(dirname "$(dirname "$config")")").json"
   done
   json_dict "$1"/*.json runtime/lib/Target/Manifest.cpp \
+    runtime/lib/Target/ManifestReader.h \
+    runtime/lib/Target/ManifestSections.cpp \
     runtime/lib/Target/DeviceSpec.cpp runtime/include/blockpipe/Target/DType.h \
     >"$2"
 }

@@ -14,6 +14,9 @@
 //   Reduce.h       row_sum, row_max, transpose
 //   Cast.h         cast
 //   Matmul.h       matmul, matmul_acc
+//   Panels.h       Panels, PanelsRef, PanelCache: a matmul's right operand
+//                  in the micro-kernel's layout
+//   MatmulKernels.h  the matmul arithmetic (micro-kernel, portable loop)
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,4 +1,12 @@
 //===- Scheduler.cpp - Core groups, waves and worker threads --------------===//
+//
+// The scheduler's mechanism: worker threads, the launch queue, wake-ups and
+// the core groups blocks hold. How a block runs on its group is in
+// SchedulerBlocks.cpp, blocks that take turns on one thread in
+// SchedulerTurns.cpp, and the estimates behind the choices in
+// SchedulerPolicy.cpp.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Scheduler.h"
 #include "DeviceImpl.h"
@@ -7,22 +15,13 @@
 #include "blockpipe/Runtime/Error.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
-#include <thread>
 
 namespace blockpipe::runtime::detail {
 
 namespace {
-/// Kernel bodies keep their tiles on the stack, at most the spec's
-/// block_stack_bytes (codegen refuses more): room for that several times
-/// over, for the tile library's own locals and the calls around the body.
-size_t workerStackBytes(const DeviceSpec &spec) {
-  return size_t(std::max<int64_t>(spec.blockStackBytes, 1 << 20)) * 4;
-}
-
 pthread_t startThread(void *(*entry)(void *), void *arg, size_t stackBytes) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -42,13 +41,6 @@ struct VectorArg {
   int32_t unit;
 };
 } // namespace
-
-static int32_t effectiveParallelism(int32_t coreGroups, int32_t requested) {
-  int32_t n = requested;
-  if (n <= 0)
-    n = int32_t(std::max(1u, std::thread::hardware_concurrency()));
-  return std::min(n, coreGroups);
-}
 
 Scheduler::Scheduler(DeviceImpl &device, int32_t coreGroups,
                      int32_t parallelism)
@@ -130,7 +122,7 @@ void Scheduler::submit(const std::shared_ptr<LaunchState> &launch,
     // waking a leader for it would only cost the caller a futex call.
     if (wake && launch->spec.callerWaits && launch->parts.size() == 1 &&
         !launch->spec.syncStart)
-      wake = !endsAlone(launch->parts[0].fn, launch->spec.blockNum);
+      wake = !policy_.endsAlone(launch->parts[0].fn, launch->spec.blockNum);
   }
   if (wake)
     wakeLeaders(false);
@@ -357,7 +349,7 @@ void Scheduler::help(
       // sleeping one a wake-up): the caller runs them all, and wakes nobody.
       const bool alone =
           !until && !device_.tracer.enabled() &&
-          endsAlone(launch->parts[0].fn, blockNum - launch->nextBlock);
+          policy_.endsAlone(launch->parts[0].fn, blockNum - launch->nextBlock);
       assignment = claimChunkLocked(launch, until ? 1 : INT64_MAX, alone);
       assignment.alone = alone;
       if (launch->nextBlock == blockNum) {
@@ -460,233 +452,6 @@ void Scheduler::startDeferredParts(Group &g, uint32_t units) {
   }
 }
 
-bool Scheduler::cooperate(const bp_block_context *ctx) {
-  Group &g = groups_[size_t(ctx->core_group)];
-  const LaunchState &launch =
-      *static_cast<BlockRef *>(ctx->runtime_block)->launch;
-  // Only the part on the leader's thread, and only while every other part
-  // of the block waits to start.
-  if (!Fiber::available() || launch.spec.syncStart || launch.parts.size() < 2 ||
-      g.turns.active || ctx->core_type != launch.parts[0].coreType ||
-      ctx->subblock_idx != launch.parts[0].subblock)
-    return false;
-  uint32_t units = 0;
-  for (size_t k = 1; k < launch.parts.size(); ++k)
-    units |= 1u << (launch.parts[k].lane - 1);
-  if (g.deferred.load(std::memory_order_acquire) != units || !turnsPay(launch))
-    return false;
-  Group::Turns &turns = g.turns;
-  try {
-    for (int32_t u = 0; u < 2; ++u)
-      if (units & (1u << u))
-        turns.part[u].start(&Scheduler::turnEntry, &turns,
-                            workerStackBytes(device_.spec));
-  } catch (const std::exception &) {
-    return false; // no stack: the parts run on their threads
-  }
-  // Nobody else starts the block's deferred parts: they have not started,
-  // and the leader's part is the one that would.
-  g.deferred.fetch_and(~units, std::memory_order_acq_rel);
-  turns.active = true;
-  turns.units = units;
-  turns.started = turns.finished = 0;
-  turns.current = -1;
-  turns.switches = 0;
-  turns.rounds = 0;
-  turns.overlapNs = 0;
-  turns.lastTurnNs = -1;
-  turns.timed = true;
-  turns.lastSwitchNs = nowNs();
-  turns.scheduler = this;
-  turns.group = ctx->core_group;
-  return true;
-}
-
-void Scheduler::switchTurn(Group &g, int32_t to) {
-  Group::Turns &turns = g.turns;
-  // The leader's part and the others alternate: each round of two turns
-  // could have overlapped on two cores by the shorter of the two. Timed
-  // for a block's first kTimedSwitches turns, then for two turns in every
-  // kTimedEvery (a clock read costs as much as a switch). The shorter turn
-  // of a round is what counts, so a thread preempted during one turn does
-  // not make the block look like one whose parts both compute at length.
-  int64_t now = 0;
-  if (turns.timed) {
-    now = nowNs();
-    const int64_t turn = now - turns.lastSwitchNs;
-    if (turns.lastTurnNs >= 0) {
-      turns.overlapNs += std::min(turns.lastTurnNs, turn);
-      ++turns.rounds;
-    }
-    turns.lastTurnNs = turn;
-  } else {
-    turns.lastTurnNs = -1;
-  }
-  ++turns.switches;
-  turns.timed =
-      turns.switches < kTimedSwitches || turns.switches % kTimedEvery < 2;
-  if (turns.timed)
-    turns.lastSwitchNs = now ? now : nowNs();
-  Fiber &from = turns.current < 0 ? turns.home : turns.part[turns.current];
-  turns.current = to;
-  if (to >= 0)
-    turns.started |= 1u << to;
-  from.switchTo(to < 0 ? turns.home : turns.part[to]);
-}
-
-void Scheduler::turnEntry(void *arg) {
-  auto &turns = *static_cast<Group::Turns *>(arg);
-  Scheduler &self = *turns.scheduler;
-  Group &g = self.groups_[size_t(turns.group)];
-  const int32_t u = turns.current;
-  VectorUnit &unit = g.vector[u];
-  self.runPart(*unit.launch, *unit.part, unit.ctx, /*counted=*/true);
-  turns.finished |= 1u << u;
-  g.pending.fetch_sub(1, std::memory_order_acq_rel);
-  self.switchTurn(g, -1);
-  std::abort(); // an ended part is never resumed
-}
-
-bool Scheduler::turnsPay(const LaunchState &launch) {
-  switch (device_.options.partThreads) {
-  case DeviceOptions::PartThreads::Shared:
-    return true;
-  case DeviceOptions::PartThreads::Own:
-    return false;
-  case DeviceOptions::PartThreads::Auto:
-    break;
-  }
-  if (!coreFreeBesideCaller())
-    return true;
-  const bp_kernel_fn fn = launch.parts[0].fn;
-  const int64_t overlap = overlapNsPerRound_.get(fn);
-  if (overlap < kHandOffNs)
-    return true; // short, or unknown: taking turns measures it
-  // One block in kProbeEvery takes turns anyway: what a kernel's blocks do
-  // may change with their arguments.
-  return overlapNsPerRound_.bump(fn) % kProbeEvery == kProbeEvery - 1;
-}
-
-void Scheduler::recordTurns(const LaunchState &launch,
-                            const Group::Turns &turns) {
-  if (turns.rounds > 0)
-    overlapNsPerRound_.add(launch.parts[0].fn, turns.overlapNs / turns.rounds);
-}
-
-void Scheduler::runDeferredParts(Group &g) {
-  if (g.turns.active) {
-    // The leader's part returned: the others run to their ends (a part
-    // still waiting on it sees it gone).
-    Group::Turns &turns = g.turns;
-    {
-      PartScope working;
-      for (uint32_t left; (left = turns.units & ~turns.finished) != 0;)
-        switchTurn(g, (left & 1u) ? 0 : 1);
-    }
-    recordTurns(*g.vector[(turns.units & 1u) ? 0 : 1].launch, turns);
-    turns.active = false;
-    return;
-  }
-  if (!g.deferred.load(std::memory_order_acquire))
-    return;
-  if (coreFreeBesideCaller()) {
-    startDeferredParts(g, UINT32_MAX);
-    return;
-  }
-  // One at a time: a part that waits on another one starts it first.
-  for (int32_t u = 0; u < 2; ++u) {
-    const uint32_t bit = 1u << u;
-    if (!(g.deferred.fetch_and(~bit, std::memory_order_acq_rel) & bit))
-      continue;
-    VectorUnit &unit = g.vector[u];
-    runPart(*unit.launch, *unit.part, unit.ctx);
-    g.pending.fetch_sub(1, std::memory_order_acq_rel);
-  }
-}
-
-bool Scheduler::runAssignment(Assignment &assignment, bool &draining) {
-  LaunchState &launch = *assignment.launch;
-  if (launch.parts.size() == 1 && !launch.spec.syncStart &&
-      !device_.tracer.enabled()) {
-    const int64_t ran = runPlainBlocks(assignment);
-    return launch.finishBlocks(ran, assignment.count);
-  }
-  int64_t ran = 0;
-  for (int64_t b = 0; b < assignment.count; ++b) {
-    switch (
-        runBlock(assignment.launch, assignment.block + b, assignment.group)) {
-    case BlockEnd::Skipped:
-      break;
-    case BlockEnd::Ran:
-      ++ran;
-      break;
-    case BlockEnd::Draining: // a chunk of one block (claimChunkLocked)
-      draining = true;
-      return false;
-    }
-  }
-  return launch.finishBlocks(ran, assignment.count);
-}
-
-int64_t Scheduler::runPlainBlocks(Assignment &assignment) {
-  LaunchState &launch = *assignment.launch;
-  const Part &part = launch.parts[0];
-  BlockRef ref{&launch, nullptr};
-  bp_block_context ctx{};
-  ctx.block_num = int32_t(launch.spec.blockNum);
-  ctx.subblock_num = launch.spec.aivSubblocks;
-  ctx.core_group = assignment.group;
-  ctx.api = runtimeApi();
-  ctx.runtime_block = &ref;
-  ctx.core_type = part.coreType;
-  ctx.subblock_idx = part.subblock;
-  const bp_kernel_fn fn = part.fn;
-  void **args = launch.args.data();
-  int64_t ran = 0;
-  bool outlasted = false;
-  PartScope working;
-  const int64_t start = nowNs();
-  // Nothing but the call per block: the handler is outside the loop (a
-  // block that throws counts as run, and the failure cancels the rest).
-  try {
-    for (; ran < assignment.count; ++ran) {
-      if (launch.cancelled.load(std::memory_order_acquire))
-        break; // the rest are skipped
-      // Alone, the estimate is checked after the first block and then every
-      // 64 (a clock read costs as much as several empty blocks).
-      if (assignment.alone && (ran == 1 || ran % 64 == 0) &&
-          nowNs() - start > 2 * kAloneNs) {
-        outlasted = true;
-        break;
-      }
-      ctx.block_idx = int32_t(assignment.block + ran);
-      if (const int32_t status = fn(args, &ctx); status != BP_OK)
-        partFailed(launch, part, ctx, status);
-    }
-  } catch (...) {
-    partThrew(launch, part, ctx);
-    ++ran;
-  }
-  if (outlasted)
-    giveBack(assignment, ran);
-  if (ran > 0)
-    blockNs_.add(fn, (nowNs() - start) / ran);
-  return ran;
-}
-
-void Scheduler::giveBack(Assignment &assignment, int64_t started) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    LaunchState &launch = *assignment.launch;
-    // Nobody else claimed blocks of the launch since this assignment took
-    // all that were left.
-    launch.nextBlock = assignment.block + started;
-    queue_.push_front(assignment.launch);
-  }
-  assignment.count = started;
-  assignment.alone = false;
-}
-
 bool Scheduler::letGo() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (draining_ >= parallelism_)
@@ -694,19 +459,6 @@ bool Scheduler::letGo() {
   ++draining_;
   --running_;
   return true;
-}
-
-void Scheduler::endBlock(LaunchState &launch, int64_t block,
-                         BlockPipes *pipes) {
-  if (launch.sanitize) {
-    device_.pipeRegions.release(launch.id, block);
-    // A failed launch leaves loose ends of its own; report only these.
-    std::string loose = pipes->looseEnds();
-    if (!loose.empty() && !launch.cancelled.load(std::memory_order_acquire))
-      launch.fail("sanitizer: kernel '" + launch.kernel.name + "' block " +
-                  std::to_string(block) + ": " + loose);
-  }
-  launch.releaseBlockPipes(block);
 }
 
 void Scheduler::finishDraining(int32_t group) {
@@ -725,173 +477,6 @@ void Scheduler::finishDraining(int32_t group) {
     wakeLeaders(false);
   if (launch->finishBlocks(1, 1))
     launch->complete();
-}
-
-Scheduler::BlockEnd
-Scheduler::runBlock(const std::shared_ptr<LaunchState> &launchPtr,
-                    int64_t block, int32_t coreGroup) {
-  LaunchState &launch = *launchPtr;
-  const int64_t blockNum = launch.spec.blockNum;
-
-  if (launch.spec.syncStart) {
-    uint32_t seen = launch.barrier.fetch_add(1, std::memory_order_acq_rel) + 1;
-    if ((seen & ~kCancelledBit) == uint32_t(blockNum)) {
-      launch.barrier.notify_all();
-    } else {
-      while (!(seen & kCancelledBit) &&
-             (seen & ~kCancelledBit) < uint32_t(blockNum)) {
-        AsleepScope asleep;
-        launch.barrier.wait(seen, std::memory_order_acquire);
-        seen = launch.barrier.load(std::memory_order_acquire);
-      }
-    }
-  }
-  if (launch.cancelled.load(std::memory_order_acquire))
-    return BlockEnd::Skipped;
-
-  // What kernels reach through their context: on this thread's stack, but
-  // in a group launch the core group's, since the block's vector parts may
-  // outlast the leader's part (letGo).
-  Group &group = groups_[size_t(coreGroup)];
-  BlockRef local{&launch, nullptr};
-  BlockRef &ref = launch.parts.size() > 1 ? group.ref : local;
-  ref = BlockRef{&launch, nullptr};
-  if (launch.usesPipes())
-    ref.pipes = &launch.blockPipes(block, coreGroup);
-
-  bp_block_context ctx{};
-  ctx.block_idx = int32_t(block);
-  ctx.block_num = int32_t(blockNum);
-  ctx.subblock_num = launch.spec.aivSubblocks;
-  ctx.core_group = coreGroup;
-  ctx.api = runtimeApi();
-  ctx.runtime_block = &ref;
-
-  const size_t parts = launch.parts.size();
-  size_t dispatched = 0;
-  uint32_t deferred = 0;
-  if (parts > 1) {
-    group.pending.store(uint32_t(parts), std::memory_order_relaxed);
-    try {
-      for (size_t k = 1; k < parts; ++k) {
-        const Part &part = launch.parts[k];
-        const int32_t unitIndex = part.lane - 1;
-        ensureVectorUnit(coreGroup, unitIndex);
-        VectorUnit &unit = group.vector[unitIndex];
-        unit.launch = &launch;
-        unit.part = &part;
-        unit.ctx = ctx;
-        unit.ctx.core_type = part.coreType;
-        unit.ctx.subblock_idx = part.subblock;
-        deferred |= 1u << unitIndex;
-        ++dispatched;
-      }
-    } catch (const std::exception &e) {
-      launch.fail(launch.where(block, BP_CORE_AIV, 0) + ": " + e.what());
-      group.pending.fetch_sub(uint32_t(parts - 1 - dispatched),
-                              std::memory_order_acq_rel);
-    }
-    // A gang's parts all start now: they may meet at syncall.
-    group.deferred.store(deferred, std::memory_order_release);
-    if (launch.spec.syncStart)
-      startDeferredParts(group, deferred);
-  }
-
-  const Part &first = launch.parts[0];
-  ctx.core_type = first.coreType;
-  ctx.subblock_idx = first.subblock;
-  runPart(launch, first, ctx);
-
-  if (parts > 1) {
-    runDeferredParts(group);
-    // Vector parts still running (the AIV half consuming the last tiles):
-    // outside a gang, the leader may go on to another block meanwhile.
-    if (group.pending.load(std::memory_order_acquire) > 1 &&
-        !launch.spec.syncStart && letGo()) {
-      group.draining = launchPtr;
-      group.drainingBlock = block;
-      if (group.pending.fetch_sub(1, std::memory_order_acq_rel) != 1)
-        return BlockEnd::Draining;
-      // They ended meanwhile: finish the block here.
-      group.draining.reset();
-      if (ref.pipes)
-        endBlock(launch, block, ref.pipes);
-      std::lock_guard<std::mutex> lock(mutex_);
-      --draining_;
-      ++running_;
-      return BlockEnd::Ran;
-    }
-    uint32_t pending;
-    while ((pending = group.pending.load(std::memory_order_acquire)) != 1)
-      spinThenWait(group.pending, pending, device_.options.spin,
-                   group.pendingSpin);
-    group.pending.store(0, std::memory_order_relaxed);
-  }
-  if (ref.pipes)
-    endBlock(launch, block, ref.pipes);
-  return BlockEnd::Ran;
-}
-
-void Scheduler::callPart(LaunchState &launch, const Part &part,
-                         const bp_block_context &ctx) {
-  try {
-    if (const int32_t status = part.fn(launch.args.data(), &ctx);
-        status != BP_OK)
-      partFailed(launch, part, ctx, status);
-  } catch (...) {
-    partThrew(launch, part, ctx);
-  }
-}
-
-void Scheduler::partFailed(LaunchState &launch, const Part &part,
-                           const bp_block_context &ctx, int32_t status) {
-  launch.fail(launch.where(ctx.block_idx, part.coreType, part.subblock) +
-              ": returned error code " + std::to_string(status));
-}
-
-void Scheduler::partThrew(LaunchState &launch, const Part &part,
-                          const bp_block_context &ctx) {
-  const std::string where =
-      launch.where(ctx.block_idx, part.coreType, part.subblock);
-  try {
-    throw;
-  } catch (const std::exception &e) {
-    launch.fail(where + ": threw: " + e.what());
-  } catch (...) {
-    launch.fail(where + ": threw a non-standard exception");
-  }
-}
-
-void Scheduler::runPart(LaunchState &launch, const Part &part,
-                        const bp_block_context &ctx, bool counted) {
-  Tracer &tracer = device_.tracer;
-  const bool tracing = tracer.enabled();
-  const double start = tracing ? tracer.now() : 0;
-  const int64_t block = ctx.block_idx;
-
-  if (!launch.cancelled.load(std::memory_order_acquire)) {
-    std::optional<PartScope> working;
-    if (!counted)
-      working.emplace();
-    callPart(launch, part, ctx);
-  }
-  if (auto *pipes = static_cast<BlockRef *>(ctx.runtime_block)->pipes)
-    pipes->laneExited(part.coreType, part.subblock);
-
-  if (tracing) {
-    TraceEvent event;
-    event.name = launch.kernel.name;
-    event.cat = "block";
-    event.ts = start;
-    event.dur = tracer.now() - start;
-    event.pid = tracer.pid();
-    event.tid = DeviceImpl::traceLane(ctx.core_group, part.lane);
-    event.intArgs = {{"block", block},
-                     {"launch", int64_t(launch.id)},
-                     {"subblock", part.subblock}};
-    event.strArgs = {{"core", part.coreType == BP_CORE_AIC ? "AIC" : "AIV"}};
-    tracer.record(std::move(event));
-  }
 }
 
 } // namespace blockpipe::runtime::detail

@@ -31,6 +31,9 @@
 // targeted at a thread that has work, and none is sent while an idle
 // leader spins: it sees the work itself.
 //
+// The estimates and thresholds behind those choices (when a caller runs a
+// launch alone, when a block's parts take turns) are SchedulerPolicy.h's.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef BLOCKPIPE_RUNTIME_LIB_SCHEDULER_H
@@ -39,6 +42,7 @@
 #include "Fiber.h"
 #include "LaunchState.h"
 #include "Pipe.h"
+#include "SchedulerPolicy.h"
 #include "Spin.h"
 
 #include <pthread.h>
@@ -94,7 +98,7 @@ public:
   // block whose parts hand each other small tiles wants. Blocks whose parts
   // both compute at length between hand-offs run on two cores when one is
   // free: each kernel's share of work that could overlap is measured in
-  // its cooperative blocks (turnsPay).
+  // its cooperative blocks (SchedulerPolicy::turnsPay).
 
   /// Whether the calling part's block takes turns on one thread.
   bool takesTurns(const bp_block_context *ctx) const {
@@ -181,15 +185,7 @@ private:
       Fiber part[2];                                 // vector unit u's part
       uint32_t units = 0, started = 0, finished = 0; // bit u: unit u
       int32_t current = -1;                          // -1: the leader's
-      int64_t switches = 0;
-      // Timing (switchTurn): rounds of two timed turns, the sum of their
-      // shorter turns, whether the running turn is timed, when it began,
-      // and the turn before it (-1: not timed).
-      int64_t rounds = 0;
-      int64_t overlapNs = 0;
-      bool timed = true;
-      int64_t lastSwitchNs = 0;
-      int64_t lastTurnNs = -1;
+      TurnTiming timing; // for SchedulerPolicy::turnsPay
       Scheduler *scheduler = nullptr;
       int32_t group = -1;
     } turns;
@@ -272,12 +268,6 @@ private:
   /// Where a vector part of a block that takes turns starts (`arg`: the
   /// Group::Turns); it never returns.
   static void turnEntry(void *arg);
-  /// Whether `launch`'s blocks should take turns: always without a free
-  /// core; with one, unless its kernel's blocks that took turns showed more
-  /// work that two cores could overlap than hand-offs between cores cost.
-  bool turnsPay(const LaunchState &launch);
-  /// What a block that took turns showed, for turnsPay.
-  void recordTurns(const LaunchState &launch, const Group::Turns &turns);
 
   static void *leaderEntry(void *self);
   static void *vectorEntry(void *arg);
@@ -315,78 +305,8 @@ private:
   std::mutex sleepersMutex_;
   std::deque<Sleeper *> sleepers_;
 
-  /// A figure per kernel entry point: direct-mapped by address, racy by
-  /// design (a figure only steers scheduling), a moving average so that a
-  /// few blocks of a kernel that changed bring the choice back.
-  class KernelFigures {
-  public:
-    /// `fn`'s figure, or -1 when its entry holds another kernel's.
-    int64_t get(bp_kernel_fn fn) const {
-      const Entry &e = entry(fn);
-      return e.fn.load(std::memory_order_relaxed) == fn
-                 ? e.value.load(std::memory_order_relaxed)
-                 : -1;
-    }
-    /// Folds `value` into `fn`'s figure (3/4 old, 1/4 new); a kernel new to
-    /// its entry starts from `value`.
-    void add(bp_kernel_fn fn, int64_t value) {
-      Entry &e = entry(fn);
-      if (e.fn.load(std::memory_order_relaxed) != fn) {
-        e.fn.store(fn, std::memory_order_relaxed);
-        e.value.store(value, std::memory_order_relaxed);
-        return;
-      }
-      const int64_t old = e.value.load(std::memory_order_relaxed);
-      e.value.store((3 * old + value) / 4, std::memory_order_relaxed);
-    }
-    /// A counter of `fn`'s entry, bumped; its value before.
-    int64_t bump(bp_kernel_fn fn) {
-      return entry(fn).count.fetch_add(1, std::memory_order_relaxed);
-    }
-
-  private:
-    struct Entry {
-      std::atomic<bp_kernel_fn> fn{nullptr};
-      std::atomic<int64_t> value{0};
-      std::atomic<int64_t> count{0};
-    };
-    static constexpr size_t kEntries = 64;
-    Entry &entry(bp_kernel_fn fn) {
-      return entries_[(reinterpret_cast<uintptr_t>(fn) >> 4) % kEntries];
-    }
-    const Entry &entry(bp_kernel_fn fn) const {
-      return entries_[(reinterpret_cast<uintptr_t>(fn) >> 4) % kEntries];
-    }
-    Entry entries_[kEntries];
-  };
-
-  /// What a block of a single-part kernel took lately. A caller runs a
-  /// launch alone when its blocks are expected to take less than bringing
-  /// in another thread would (help).
-  KernelFigures blockNs_;
-  static constexpr int64_t kAloneNs = 2'000;
-  /// Expected nanoseconds for `blocks` blocks of `fn`; -1 when unknown.
-  int64_t expectedNs(bp_kernel_fn fn, int64_t blocks) const {
-    const int64_t perBlock = blockNs_.get(fn);
-    return perBlock < 0 ? -1 : perBlock * blocks;
-  }
-  /// Whether `blocks` blocks of `fn` are expected to end within kAloneNs:
-  /// sooner on one thread than another thread could join in.
-  bool endsAlone(bp_kernel_fn fn, int64_t blocks) const {
-    const int64_t expected = expectedNs(fn, blocks);
-    return expected >= 0 && expected < kAloneNs;
-  }
-
-  /// In a kernel's blocks that took turns, the work two cores could have
-  /// overlapped per round of two turns; its count: the blocks turnsPay
-  /// sent to threads of their own.
-  KernelFigures overlapNsPerRound_;
-  /// A hand-off between parts on two cores: a cache line's round trip or
-  /// more each way, and now and then a wake-up.
-  static constexpr int64_t kHandOffNs = 1'000;
-  static constexpr int64_t kTimedSwitches = 16;
-  static constexpr int64_t kTimedEvery = 15;
-  static constexpr int64_t kProbeEvery = 16;
+  /// When a caller runs a launch alone, when a block's parts take turns.
+  SchedulerPolicy policy_;
 
   std::vector<pthread_t> leaders_;
   std::unique_ptr<Group[]> groups_;

@@ -7,7 +7,8 @@
 //   Ops.cuh        the host library's memory, element-wise, reduction and
 //                  cast operations
 //   Matmul.cuh     matmul, matmul_acc (tensor cores for fp16 / bf16)
-//   KernelABI.cuh  the block's context, pipes, checks, kernel entry helpers
+//   KernelABI.cuh  the block's context, pipes, checks, kernel entry helpers:
+//                  DeviceContext.cuh, Pipes.cuh, Checks.cuh, KernelEntry.cuh
 //
 //===----------------------------------------------------------------------===//
 
