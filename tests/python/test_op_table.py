@@ -275,3 +275,41 @@ def test_a_pypto_option_blockpipe_lacks_is_named():
         blockpipe.CompileError, match=r"pl.tile.log\(high_precision=True\) is not supported"
     ):
         blockpipe.compile(P, quiet=True)
+
+
+def test_a_shift_out_of_the_width_fails_the_call_at_its_line():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(
+            self,
+            x: pl.Tensor[[8, 16], pl.INT32],
+            s: pl.Tensor[[8, 16], pl.INT32],
+            out: pl.Out[pl.Tensor[[8, 16], pl.INT32]],
+        ) -> pl.Tensor[[8, 16], pl.INT32]:
+            t = pl.shl(pl.load(x, [0, 0], [8, 16]), pl.load(s, [0, 0], [8, 16]))
+            return pl.store(t, [0, 0], out)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(
+            self,
+            x: pl.Tensor[[8, 16], pl.INT32],
+            s: pl.Tensor[[8, 16], pl.INT32],
+            out: pl.Out[pl.Tensor[[8, 16], pl.INT32]],
+        ) -> pl.Tensor[[8, 16], pl.INT32]:
+            out = self.k(x, s, out)
+            return out
+
+    compiled = blockpipe.compile(P, quiet=True)
+    x = np.arange(128, dtype=np.int32).reshape(8, 16)
+    s = np.full((8, 16), 3, np.int32)
+    out = np.zeros((8, 16), np.int32)
+    compiled(x, s, out)
+    np.testing.assert_array_equal(out, x << 3)
+    s[5, 7] = 32
+    out[:] = -1
+    with pytest.raises(
+        blockpipe.ExecutionError, match=r"integer shift at test_op_table.py:\d+: a shift amount"
+    ):
+        compiled(x, s, out)
+    assert (out == -1).all()  # a failed call leaves its outputs untouched

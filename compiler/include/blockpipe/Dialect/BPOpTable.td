@@ -122,6 +122,23 @@ def BP_SigmoidOp : BP_UnaryTableOp<"sigmoid",
   let spellings = ["pl"];
 }
 
+def BP_SinOp : BP_UnaryTableOp<"sin", "sine"> {
+  let dtypes = "float";
+  let functor = "Sin";
+  let numpy = "np.sin(x)";
+}
+def BP_CosOp : BP_UnaryTableOp<"cos", "cosine"> {
+  let dtypes = "float";
+  let functor = "Cos";
+  let numpy = "np.cos(x)";
+}
+def BP_NotOp : BP_UnaryTableOp<"not", "bitwise not ~x"> {
+  let dtypes = "integer";
+  let functor = "Not";
+  let numpy = "np.invert(x)";
+  let plName = "not_";
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise, two operands
 //===----------------------------------------------------------------------===//
@@ -184,6 +201,59 @@ def BP_MinimumOp : BP_BinaryTableOp<"minimum", "minimum min(x, y)"> {
   let commutative = 1;
 }
 
+def BP_FmodOp : BP_BinaryTableOp<
+    "fmod", "remainder of x / y with the sign of x (C's fmod and %)"> {
+  let functor = "Fmod";
+  let numpy = "np.fmod(x, y)";
+  let check = "integer remainder: a divisor is zero, or the lowest value " #
+              "is divided by -1";
+}
+def BP_RemOp : BP_BinaryTableOp<
+    "rem", "remainder x % y, truncated as in C (pypto's TREM; as fmod)"> {
+  let functor = "Fmod";
+  let numpy = "np.fmod(x, y)";
+  let params = "lhs, rhs, tmp=None";
+  let spellings = ["pl", "tile"];
+  let check = "integer remainder: a divisor is zero, or the lowest value " #
+              "is divided by -1";
+}
+def BP_AndOp : BP_BinaryTableOp<"and", "bitwise and x & y"> {
+  let dtypes = "integer";
+  let functor = "And";
+  let numpy = "np.bitwise_and(x, y)";
+  let plName = "and_";
+  let commutative = 1;
+}
+def BP_OrOp : BP_BinaryTableOp<"or", "bitwise or x | y"> {
+  let dtypes = "integer";
+  let functor = "Or";
+  let numpy = "np.bitwise_or(x, y)";
+  let plName = "or_";
+  let commutative = 1;
+}
+def BP_XorOp : BP_BinaryTableOp<"xor", "bitwise exclusive or x ^ y"> {
+  let dtypes = "integer";
+  let functor = "Xor";
+  let numpy = "np.bitwise_xor(x, y)";
+  let params = "lhs, rhs, tmp=None";
+  let commutative = 1;
+}
+def BP_ShlOp : BP_BinaryTableOp<"shl", "left shift x << y"> {
+  let dtypes = "integer";
+  let functor = "Shl";
+  let numpy = "np.left_shift(x, y)";
+  let check = "integer shift: a shift amount is negative or not less " #
+              "than the element's width in bits";
+}
+def BP_ShrOp : BP_BinaryTableOp<
+    "shr", "right shift x >> y (arithmetic for signed elements)"> {
+  let dtypes = "integer";
+  let functor = "Shr";
+  let numpy = "np.right_shift(x, y)";
+  let check = "integer shift: a shift amount is negative or not less " #
+              "than the element's width in bits";
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise with a scalar operand
 //===----------------------------------------------------------------------===//
@@ -199,6 +269,82 @@ class BP_ScalarTableOp<string mnemonic, string what>
   let arguments = (ins BP_Tile:$lhs, BP_Scalar:$rhs);
   let results = (outs BP_Tile:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `,` type($rhs)";
+}
+
+def BP_AddsOp : BP_ScalarTableOp<"adds", "sum x + s"> {
+  let functor = "Add";
+  let numpy = "x + y";
+}
+def BP_SubsOp : BP_ScalarTableOp<"subs", "difference x - s"> {
+  let functor = "Sub";
+  let numpy = "x - y";
+}
+def BP_MulsOp : BP_ScalarTableOp<"muls", "product x * s"> {
+  let functor = "Mul";
+  let numpy = "x * y";
+}
+def BP_DivsOp : BP_ScalarTableOp<
+    "divs", "quotient x / s (integer division truncates toward zero)"> {
+  let functor = "Div";
+  let numpy = "np.trunc(x / y).astype(x.dtype) if x.dtype.kind in 'iu' " #
+              "else x / y";
+  let check = "integer division: a divisor is zero, or the lowest value " #
+              "is divided by -1";
+}
+def BP_MaximumsOp : BP_ScalarTableOp<"maximums", "maximum max(x, s)"> {
+  let functor = "Max";
+  let numpy = "np.maximum(x, y)";
+  let spellings = ["pl", "tile"];
+}
+def BP_MinimumsOp : BP_ScalarTableOp<"minimums", "minimum min(x, s)"> {
+  let functor = "Min";
+  let numpy = "np.minimum(x, y)";
+  let spellings = ["pl", "tile"];
+}
+def BP_FmodsOp : BP_ScalarTableOp<"fmods",
+                                  "remainder of x / s with the sign of x"> {
+  let functor = "Fmod";
+  let numpy = "np.fmod(x, y)";
+  let check = "integer remainder: a divisor is zero, or the lowest value " #
+              "is divided by -1";
+}
+def BP_AndsOp : BP_ScalarTableOp<"ands", "bitwise and x & s"> {
+  let dtypes = "integer";
+  let functor = "And";
+  let numpy = "np.bitwise_and(x, y)";
+}
+def BP_OrsOp : BP_ScalarTableOp<"ors", "bitwise or x | s"> {
+  let dtypes = "integer";
+  let functor = "Or";
+  let numpy = "np.bitwise_or(x, y)";
+}
+def BP_XorsOp : BP_ScalarTableOp<"xors", "bitwise exclusive or x ^ s"> {
+  let dtypes = "integer";
+  let functor = "Xor";
+  let numpy = "np.bitwise_xor(x, y)";
+  let params = "lhs, rhs, tmp=None";
+}
+def BP_ShlsOp : BP_ScalarTableOp<"shls", "left shift x << s"> {
+  let dtypes = "integer";
+  let functor = "Shl";
+  let numpy = "np.left_shift(x, y)";
+  let check = "integer shift: a shift amount is negative or not less " #
+              "than the element's width in bits";
+}
+def BP_ShrsOp : BP_ScalarTableOp<"shrs", "right shift x >> s"> {
+  let dtypes = "integer";
+  let functor = "Shr";
+  let numpy = "np.right_shift(x, y)";
+  let check = "integer shift: a shift amount is negative or not less " #
+              "than the element's width in bits";
+}
+def BP_LreluOp : BP_ScalarTableOp<"lrelu",
+                                  "leaky relu: x where x > 0, else slope * x"> {
+  let dtypes = "float";
+  let functor = "LeakyRelu";
+  let numpy = "np.where(x > 0, x, y * x)";
+  let params = "tile, slope";
+  let spellings = ["pl", "tile"];
 }
 
 //===----------------------------------------------------------------------===//

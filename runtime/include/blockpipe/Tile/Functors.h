@@ -116,6 +116,59 @@ struct Min {
   }
 };
 
+/// The remainder of x / y with the sign of x: C's fmod, and % on integers.
+struct Fmod {
+  template <typename U> BP_TILE_HD U operator()(U x, U y) const {
+    if constexpr (std::is_integral_v<U>)
+      return U(x % y);
+    else
+      return U(std::fmod(x, y));
+  }
+  template <typename U> BP_TILE_HD static bool valid(U x, U y) {
+    return detail::divisible(x, y);
+  }
+};
+struct And {
+  template <typename U> BP_TILE_HD U operator()(U x, U y) const {
+    return U(x & y);
+  }
+};
+struct Or {
+  template <typename U> BP_TILE_HD U operator()(U x, U y) const {
+    return U(x | y);
+  }
+};
+struct Xor {
+  template <typename U> BP_TILE_HD U operator()(U x, U y) const {
+    return U(x ^ y);
+  }
+};
+/// x << y on the bits (no signed overflow); defined for 0 <= y < width.
+struct Shl {
+  template <typename U> BP_TILE_HD U operator()(U x, U y) const {
+    using Bits = std::make_unsigned_t<U>;
+    return U(Bits(Bits(x) << y));
+  }
+  template <typename U> BP_TILE_HD static bool valid(U, U y) {
+    return y >= U(0) && y < U(sizeof(U) * 8);
+  }
+};
+/// x >> y, arithmetic for signed x; defined for 0 <= y < width.
+struct Shr {
+  template <typename U> BP_TILE_HD U operator()(U x, U y) const {
+    return U(x >> y);
+  }
+  template <typename U> BP_TILE_HD static bool valid(U, U y) {
+    return y >= U(0) && y < U(sizeof(U) * 8);
+  }
+};
+/// x where x > 0, else slope * x (NaN stays NaN).
+struct LeakyRelu {
+  template <typename U> BP_TILE_HD U operator()(U x, U slope) const {
+    return x > U(0) ? x : U(slope * x);
+  }
+};
+
 // Comparisons give 1 where they hold and 0 elsewhere (false for a NaN
 // operand, but for ne), in the operands' type.
 #define BP_TILE_COMPARISON(name, expression)                                   \
@@ -158,6 +211,19 @@ struct Abs {
       return U(std::abs(x));
     }
   }
+};
+struct Sin {
+  template <typename U> BP_TILE_HD U operator()(U x) const {
+    return U(std::sin(x));
+  }
+};
+struct Cos {
+  template <typename U> BP_TILE_HD U operator()(U x) const {
+    return U(std::cos(x));
+  }
+};
+struct Not {
+  template <typename U> BP_TILE_HD U operator()(U x) const { return U(~x); }
 };
 struct Sqrt {
   template <typename U> BP_TILE_HD U operator()(U x) const {
