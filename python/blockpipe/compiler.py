@@ -254,7 +254,14 @@ class CompiledProgram:
                 target=self.device,
             )
         if pipeline:
-            _runtime.run_pipeline(self._mesh, self._library, entry, runtime_params, prepared)
+            _runtime.run_pipeline(
+                self._mesh,
+                self._library,
+                self.artifacts["kernel_config.json"],
+                entry["name"],
+                runtime_params,
+                prepared,
+            )
         elif mesh:
             _runtime.run_mesh_orchestration(
                 self._mesh, self._library, entry["symbol"], runtime_params, prepared

@@ -234,5 +234,6 @@ PYBIND11_MODULE(_runtime, m) {
         py::arg("library"), py::arg("entry"), py::arg("params"),
         py::arg("args"));
   m.def("run_pipeline", &runPipelineEntry, py::arg("mesh"), py::arg("library"),
-        py::arg("config"), py::arg("params"), py::arg("args"));
+        py::arg("manifest"), py::arg("name"), py::arg("params"),
+        py::arg("args"));
 }

@@ -205,14 +205,14 @@ void runMeshOrchestration(const rt::Mesh &mesh, const Library &library,
                           const std::string &entry,
                           const std::vector<Param> &params, py::list args);
 
-/// Runs pipeline `config` (its kernel_config.json entry) of `library` on
-/// `mesh` with `args` (whole arrays; split ones are cut into microbatches
-/// on the way to their stage's device, the others uploaded once per call
-/// to each device that reads them). Out arrays are written once the whole
-/// call succeeded.
+/// Runs pipeline `name` of `library`, as `manifest` (its kernel_config.json
+/// text) describes it, on `mesh` with `args` (whole arrays; split ones are
+/// cut into microbatches on the way to their stage's device, the others
+/// uploaded once per call to each device that reads them). Out arrays are
+/// written once the whole call succeeded.
 void runPipelineEntry(const rt::Mesh &mesh, const Library &library,
-                      py::dict config, const std::vector<Param> &params,
-                      py::list args);
+                      const std::string &manifest, const std::string &name,
+                      const std::vector<Param> &params, py::list args);
 
 } // namespace blockpipe::runtime_module
 

@@ -5,17 +5,17 @@
 //          [--scalar NAME=VALUE]... [--outputs FILE.npz | DIR] [--sanitize]
 //          [--trace FILE] [--repeat N [--resident]]
 //
-// Runs an orchestration of a program compiled and built elsewhere (its
-// directory holds kernel_config.json and the built lib<library>.so) with the
-// runtime alone: no compiler, no Python. Tensors come from .npy files or
-// .npz members named as the parameters; Out tensors not given start as
-// zeros. Once the call succeeded, every Out and InOut tensor is written to
-// the .npz (or to DIR/<name>.npy). Exit status: 0 on success, 1 when the
-// program fails (the runtime's message names the device, kernel and
-// block), 2 for bad arguments. With --resident, the tensors stay on the
-// device across the --repeat calls: the inputs are uploaded once, each
-// call's time is its launches alone (what a program whose data lives on
-// the device pays), and the outputs are downloaded after the last call.
+// Runs an orchestration or a pipeline of a program compiled and built
+// elsewhere (its directory holds kernel_config.json and the built
+// lib<library>.so) with the runtime alone: no compiler, no Python. Tensors come
+// from .npy files or .npz members named as the parameters; Out tensors not
+// given start as zeros. Once the call succeeded, every Out and InOut tensor is
+// written to the .npz (or to DIR/<name>.npy). Exit status: 0 on success, 1 when
+// the program fails (the runtime's message names the device, kernel and block),
+// 2 for bad arguments. With --resident, the tensors stay on the device across
+// the --repeat calls: the inputs are uploaded once, each call's time is its
+// launches alone (what a program whose data lives on the device pays), and the
+// outputs are downloaded after the last call.
 // --target cuda-emu (or BLOCKPIPE_CUDA_EMU=1 for a cuda program) runs a
 // program built for the CPU emulation of CUDA.
 //
@@ -27,10 +27,9 @@
 #include "blockpipe/Runtime/HostCall.h"
 #include "blockpipe/Runtime/Mesh.h"
 #include "blockpipe/Runtime/Npy.h"
+#include "blockpipe/Runtime/PipelineCall.h"
 
 #include "../lib/Runtime/Format.h"
-
-#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -48,7 +47,7 @@
 
 namespace rt = blockpipe::runtime;
 namespace fs = std::filesystem;
-using nlohmann::json;
+namespace target = blockpipe::target;
 
 namespace {
 
@@ -65,11 +64,12 @@ constexpr const char *kUsage =
     "              [--sanitize] [--trace FILE] [--repeat N [--resident]]\n";
 
 constexpr const char *kOptions = R"(
-Runs an orchestration of a compiled program (PROGRAM_DIR holds its
+Runs an orchestration or a pipeline of a compiled program (PROGRAM_DIR holds its
 kernel_config.json and lib<library>.so) with the runtime alone.
 
   PROGRAM_DIR             the compiled program's directory
-  --entry NAME            the orchestration to run (default: main)
+  --entry NAME            the orchestration or pipeline to run (default:
+                          main, or the program's only one)
   --target NAME           the device: a bundled spec (cpu-sim, cuda) or
                           cuda-emu, the CPU emulation of CUDA (default: the
                           program's target; BLOCKPIPE_CUDA_EMU=1 turns cuda
@@ -167,37 +167,45 @@ Options parseOptions(int argc, char **argv) {
   return options;
 }
 
-json readConfig(const fs::path &dir) {
+target::Manifest readConfig(const fs::path &dir) {
   const fs::path path = dir / "kernel_config.json";
-  std::ifstream in(path);
-  if (!in)
+  if (!fs::is_regular_file(path))
     throw UsageError(path.string() +
                      ": no such file (is it a compiled program's directory?)");
-  try {
-    return json::parse(in);
-  } catch (const json::exception &e) {
-    throw rt::Error(path.string() + ": " + e.what());
-  }
+  return rt::readManifestFile(path.string());
 }
 
+/// What bp-run runs: an orchestration, or a pipeline of stages.
+struct Entry {
+  std::string name;
+  /// The orchestration's entry symbol (empty for a pipeline).
+  std::string symbol;
+  const std::vector<target::ManifestParam> *signature = nullptr;
+  const target::ManifestPipeline *pipeline = nullptr;
+};
+
 /// The entry to run: the one named, else main, else the only one.
-const json &pickEntry(const json &config, const std::string &name,
-                      const fs::path &dir) {
-  const json &orchestrations = config.at("orchestrations");
+Entry pickEntry(const target::Manifest &config, const std::string &name,
+                const fs::path &dir) {
   std::string names;
-  for (const json &o : orchestrations)
-    names += (names.empty() ? "" : ", ") + o.at("name").get<std::string>();
-  for (const json &p : config.value("pipelines", json::array()))
-    if (p.at("name") == (name.empty() ? "main" : name))
-      throw UsageError("'" + p.at("name").get<std::string>() +
-                       "' is a pipeline; bp-run runs orchestrations (" + names +
-                       ")");
-  const std::string wanted = !name.empty()                ? name
-                             : orchestrations.size() == 1 ? ""
-                                                          : "main";
-  for (const json &o : orchestrations)
-    if (wanted.empty() || o.at("name") == wanted)
-      return o;
+  size_t count = 0;
+  for (const target::ManifestOrchestration &o : config.orchestrations)
+    if (!o.device) { // stages run within their pipeline
+      names += (names.empty() ? "" : ", ") + o.name;
+      ++count;
+    }
+  for (const target::ManifestPipeline &p : config.pipelines) {
+    names += (names.empty() ? "" : ", ") + p.name + " (a pipeline)";
+    ++count;
+  }
+  std::string wanted = !name.empty() ? name : "main";
+  if (name.empty() && count == 1)
+    wanted = config.pipelines.empty() ? "" : config.pipelines[0].name;
+  if (const target::ManifestPipeline *p = config.findPipeline(wanted))
+    return {p->name, "", &p->signature, p};
+  for (const target::ManifestOrchestration &o : config.orchestrations)
+    if ((wanted.empty() && !o.device) || o.name == wanted)
+      return {o.name, o.symbol, &o.signature, nullptr};
   throw UsageError(dir.string() + ": no orchestration '" + wanted +
                    "' (it has: " + (names.empty() ? "none" : names) + ")");
 }
@@ -240,32 +248,33 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 }
 
 int run(const Options &options) {
-  const json config = readConfig(options.program);
-  const json &entry = pickEntry(config, options.entry, options.program);
-  const std::string entryName = entry.at("name");
-  const int64_t devices = config.at("mesh").at("devices").get<int64_t>();
-  const bool mesh = devices > 1;
-  if (mesh && options.resident)
+  const target::Manifest config = readConfig(options.program);
+  const Entry entry = pickEntry(config, options.entry, options.program);
+  const std::string &entryName = entry.name;
+  const int64_t devices = config.mesh.devices;
+  // A pipeline's arrays are whole (no device axis): it cuts them itself.
+  const bool mesh = devices > 1 && !entry.pipeline;
+  if ((mesh || entry.pipeline) && options.resident)
     throw UsageError("--resident runs a program of one device; '" +
-                     options.program.string() + "' runs on a mesh of " +
-                     std::to_string(devices));
+                     options.program.string() + "' runs on " +
+                     std::to_string(devices) + " devices");
 
   // Parameters and their host buffers.
   std::vector<rt::HostParam> params;
   std::vector<std::vector<int64_t>> shapes;
-  for (const json &p : entry.at("signature")) {
+  for (const target::ManifestParam &p : *entry.signature) {
     rt::HostParam param;
-    param.name = p.at("name");
-    param.isTensor = p.at("kind") == "tensor";
-    param.dtype = rt::dtypeFromName(p.at("dtype").get<std::string>());
-    param.direction = p.value("dir", "in");
-    param.writtenWhole = p.value("written_whole", false);
-    param.inPlace = p.value("in_place", false);
+    param.name = p.name;
+    param.isTensor = p.kind == target::ParamKind::Tensor;
+    param.dtype = p.dtype;
+    param.direction = target::paramDirName(p.dir);
+    param.writtenWhole = p.writtenWhole;
+    param.inPlace = p.inPlace;
     std::vector<int64_t> shape;
     if (mesh)
       shape.push_back(devices);
-    for (const json &d : p.value("shape", json::array()))
-      shape.push_back(d.is_null() ? -1 : d.get<int64_t>());
+    for (const std::optional<int64_t> &d : p.shape)
+      shape.push_back(d.value_or(-1));
     params.push_back(param);
     shapes.push_back(shape);
   }
@@ -346,9 +355,7 @@ int run(const Options &options) {
   }
 
   // The device(s) and the program's library.
-  std::string target = !options.target.empty()
-                           ? options.target
-                           : config.at("target").get<std::string>();
+  std::string target = !options.target.empty() ? options.target : config.target;
   const char *emulate = std::getenv("BLOCKPIPE_CUDA_EMU");
   if (target == "cuda" && emulate && std::string(emulate) == "1")
     target = "cuda-emu";
@@ -359,31 +366,49 @@ int run(const Options &options) {
     deviceOptions.sanitize = true;
   if (!options.trace.empty())
     deviceOptions.tracePath = options.trace;
-  deviceOptions.label = config.value("project", "");
+  deviceOptions.label = config.project;
   const std::string library =
       !options.library.empty()
           ? options.library
-          : (options.program /
-             ("lib" + config.at("library").get<std::string>() + ".so"))
-                .string();
+          : (options.program / ("lib" + config.library + ".so")).string();
   void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *why = dlerror();
     throw rt::Error("cannot load " + library + ": " +
                     (why ? why : "unknown error"));
   }
-  const std::string symbol = entry.at("symbol");
-  auto function =
-      reinterpret_cast<rt::OrchestrationEntry>(dlsym(handle, symbol.c_str()));
-  if (!function)
-    throw rt::Error(library + " has no symbol '" + symbol + "'");
+  auto lookup = [&](const std::string &symbol) {
+    auto function =
+        reinterpret_cast<rt::OrchestrationEntry>(dlsym(handle, symbol.c_str()));
+    if (!function)
+      throw rt::Error(library + " has no symbol '" + symbol + "'");
+    return function;
+  };
+  rt::OrchestrationEntry function =
+      entry.pipeline ? nullptr : lookup(entry.symbol);
 
   // Every repetition starts from the inputs given; the outputs are the
   // last one's.
   const std::vector<rt::NpyArray> initial = arrays;
   std::vector<double> seconds;
   std::string where;
-  if (!mesh) {
+  if (entry.pipeline) {
+    rt::MeshOptions meshOptions;
+    meshOptions.device = deviceOptions;
+    where = "a pipeline over " + std::to_string(devices) + " " + spec.name +
+            " devices";
+    rt::Mesh devicesMesh =
+        rt::Mesh::open(std::move(spec), {devices}, std::move(meshOptions));
+    for (int64_t r = 0; r < options.repeat; ++r) {
+      for (size_t i = 0; r > 0 && i < arrays.size(); ++i)
+        arrays[i].data = initial[i].data;
+      const auto start = std::chrono::steady_clock::now();
+      rt::runPipelineCall(devicesMesh, *entry.pipeline, lookup, args);
+      seconds.push_back(std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - start)
+                            .count());
+    }
+  } else if (!mesh) {
     std::unique_ptr<rt::Device> device =
         rt::createDevice(std::move(spec), deviceOptions);
     where = device->describe();

@@ -273,3 +273,49 @@ def test_help_describes_every_option():
             line.startswith(option + " ") or line.startswith(f"-h, {option}") for line in lines
         ), f"{option} is not described:\n{described}"
     assert "BLOCKPIPE_CUDA_EMU" in described and "Exit status" in described, described
+
+
+@pytest.mark.parametrize("placement", ["2_stages", "interleaved"])
+def test_runs_a_compiled_pipeline_like_the_python_call(tmp_path, placement):
+    """examples/pipeline_mlp.py's pipelines, run by bp-run from the manifest
+    (stages, schedule, split and resident parameters) with the runtime's
+    pipeline runner, the same one the Python call uses."""
+    import importlib.util
+    import shutil
+
+    spec = importlib.util.spec_from_file_location("pipeline_mlp", ROOT / "examples/pipeline_mlp.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    if placement == "2_stages":
+        program, weights = example.two_stage_mlp(), 2
+    else:
+        program, weights = example.four_stage_mlp((0, 1, 0, 1), schedule="interleaved"), 4
+    compiled = blockpipe.compile(program, output_dir=tmp_path / "prog", quiet=True)
+    shutil.copy2(compiled.library_path, tmp_path / "prog" / compiled.library_path.name)
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((example.MICROBATCHES * example.ROWS, example.WIDTH), dtype=np.float32)
+    w = [rng.standard_normal((example.WIDTH, example.WIDTH), dtype=np.float32) / 8]
+    w += [rng.standard_normal(w[0].shape, dtype=np.float32) / 8 for _ in range(weights - 1)]
+    expected = np.zeros_like(x)
+    compiled(x, *w, expected)
+    np.testing.assert_allclose(expected, example.reference(x, w), rtol=1e-5, atol=1e-4)
+
+    names = ["x"] + [f"w{i}" for i in range(weights)]
+    np.savez(tmp_path / "in.npz", **dict(zip(names, [x, *w])))
+    log = bp_run(
+        tmp_path / "prog", "--inputs", tmp_path / "in.npz", "--outputs", tmp_path / "out.npz"
+    )
+    assert "forward on a pipeline over" in log, log
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npz")["y"], expected)
+
+
+def test_a_pipeline_is_not_run_resident(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("pipeline_mlp", ROOT / "examples/pipeline_mlp.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    blockpipe.compile(example.two_stage_mlp(), output_dir=tmp_path / "prog", quiet=True)
+    log = bp_run(tmp_path / "prog", "--resident", expect=2)
+    assert "--resident runs a program of one device" in log, log

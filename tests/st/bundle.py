@@ -68,9 +68,7 @@ class Recorder:
         name = _slug(f"{self.test}-{compiled.program.name}-{len(self.programs)}")
         where = self.root / "programs" / name
         reason = None
-        if compiled.config.get("pipelines"):
-            reason = "bp-run does not run pipelines yet"
-        elif self.target == compiled.target and self.device == compiled.device:
+        if self.target == compiled.target and self.device == compiled.device:
             where.mkdir(parents=True, exist_ok=True)
             shutil.copy2(compiled.output_dir / "kernel_config.json", where)
             shutil.copy2(compiled.library_path, where)
@@ -105,6 +103,8 @@ class Recorder:
             "scalars": {},
             "checks": {},
             "skip": reason,
+            # bp-run's outputs are read back by dtype (bf16 comes as uint16).
+            "dtypes": {p["name"]: p.get("dtype") for p in params},
         }
         inputs = {}
         for param, arg in zip(params, args):

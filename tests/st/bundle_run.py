@@ -48,9 +48,7 @@ def run_case(directory, bp_run, env, sanitize, device):
     if case.get("skip"):
         return "SKIP", name, case["skip"]
     program = HERE / case["program"]
-    config = json.loads((program / "kernel_config.json").read_text())
-    entry = next(e for e in config.get("orchestrations", []) if e["name"] == case["entry"])
-    dtypes = {p["name"]: p.get("dtype") for p in entry["signature"]}
+    dtypes = case["dtypes"]
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "outputs.npz"
         command = [

@@ -60,12 +60,10 @@ def test_the_cases_pass_against_the_tests_numpy_references(bundle, tmp_path):
     assert two_pipes["status"] == "PASS", two_pipes
     error = by_case["test_errors.py::test_the_block_past_the_end_fails_naming_its_line[0]"]
     assert error["status"] == "PASS" and "block 5" in error["detail"], error
-    # bp-run does not run pipelines: skipped, and said so.
-    skipped = [r for r in results if r["status"] == "SKIP"]
-    assert skipped and all(
-        "pipeline_mlp" in r["case"] and "pipelines" in r["detail"] for r in skipped
-    ), skipped
-    assert f"{len(results) - len(skipped)} passed, 0 failed, {len(skipped)} skipped" in proc.stdout
+    # bp-run runs pipelines too: every pipeline_mlp case passes.
+    pipelines = [r for r in results if "pipeline_mlp" in r["case"]]
+    assert len(pipelines) == 3 and all(r["status"] == "PASS" for r in pipelines), pipelines
+    assert f"{len(results)} passed, 0 failed, 0 skipped" in proc.stdout
 
 
 def test_an_output_that_differs_fails_its_case(bundle):

@@ -83,6 +83,12 @@ void checkKernels(const Manifest &manifest, Errors &errors) {
 const char *coreTypeName(CoreType type) { return nameOf(kCoreTypes, type); }
 const char *paramKindName(ParamKind kind) { return nameOf(kParamKinds, kind); }
 const char *paramDirName(ParamDir dir) { return nameOf(kParamDirs, dir); }
+const char *stageInputName(StageInput input) {
+  return nameOf(detail::kStageInputs, input);
+}
+const char *pipelineScheduleName(PipelineSchedule schedule) {
+  return nameOf(detail::kSchedules, schedule);
+}
 
 const ManifestKernel *Manifest::findKernel(std::string_view name) const {
   for (const ManifestKernel &kernel : kernels)
@@ -96,6 +102,13 @@ Manifest::findOrchestration(std::string_view name) const {
   for (const ManifestOrchestration &orch : orchestrations)
     if (orch.name == name)
       return &orch;
+  return nullptr;
+}
+
+const ManifestPipeline *Manifest::findPipeline(std::string_view name) const {
+  for (const ManifestPipeline &pipeline : pipelines)
+    if (pipeline.name == name)
+      return &pipeline;
   return nullptr;
 }
 

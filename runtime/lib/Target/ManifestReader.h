@@ -52,6 +52,14 @@ inline constexpr NameTable<ParamKind> kParamKinds[] = {
 inline constexpr NameTable<ParamDir> kParamDirs[] = {
     {"in", ParamDir::In}, {"out", ParamDir::Out}, {"inout", ParamDir::InOut}};
 
+inline constexpr NameTable<StageInput> kStageInputs[] = {
+    {"param", StageInput::Param},
+    {"activation", StageInput::Activation},
+    {"output", StageInput::Output}};
+inline constexpr NameTable<PipelineSchedule> kSchedules[] = {
+    {"gpipe", PipelineSchedule::GPipe},
+    {"interleaved", PipelineSchedule::Interleaved}};
+
 template <typename E, size_t N>
 inline const char *nameOf(const NameTable<E> (&table)[N], E value) {
   for (const NameTable<E> &entry : table)

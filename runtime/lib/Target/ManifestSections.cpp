@@ -68,6 +68,7 @@ ManifestParam readParam(const json &value, const std::string &path,
   if (param.writtenWhole && param.dir != ParamDir::Out)
     reader.fail("written_whole", "only an out tensor is written whole");
   param.inPlace = reader.optionalBoolean("in_place");
+  param.split = reader.optionalBoolean("split");
   if (param.inPlace &&
       (param.kind != ParamKind::Tensor || param.dir == ParamDir::In))
     reader.fail("in_place", "only an out or inout tensor is written in place");
@@ -360,19 +361,57 @@ ManifestOrchestration readOrchestration(const json &value,
   return orch;
 }
 
-/// A pipeline of "pipelines": its schedule and its stages in order.
+/// A stage's "input" or "output": null, or a tensor's dtype and shape.
+static std::optional<ManifestTensor>
+readStageTensor(ObjectReader &stage, const std::string &key, Errors &errors) {
+  const json *value = stage.require(key);
+  if (!value || value->is_null())
+    return std::nullopt;
+  ObjectReader reader(*value, stage.fieldPath(key), errors);
+  ManifestTensor tensor;
+  tensor.dtype = readDType(reader);
+  for (const std::optional<int64_t> &dim : readShape(reader, errors)) {
+    if (!dim && errors.ok())
+      reader.fail("shape", "a stage's activation has a static shape");
+    tensor.shape.push_back(dim.value_or(0));
+  }
+  reader.rejectUnknown();
+  return tensor;
+}
+
+/// One of a stage's "args": where it comes from.
+static ManifestStageArg readStageArg(const json &value, const std::string &path,
+                                     const ManifestPipeline &pipeline,
+                                     Errors &errors) {
+  ObjectReader reader(value, path, errors);
+  ManifestStageArg arg;
+  arg.from = reader.oneOf("from", kStageInputs);
+  if (reader.find("param")) {
+    arg.param = reader.integer("param", 0);
+    if (reader.ok() && *arg.param >= int64_t(pipeline.signature.size()))
+      reader.fail("param", "the pipeline has " +
+                               std::to_string(pipeline.signature.size()) +
+                               " parameters, got " +
+                               std::to_string(*arg.param));
+  } else if (reader.ok() && arg.from == StageInput::Param) {
+    reader.fail("param", "missing (an argument from a parameter names it)");
+  }
+  arg.split = reader.optionalBoolean("split");
+  reader.rejectUnknown();
+  return arg;
+}
+
+/// A pipeline of "pipelines": its schedule, its parameters and its stages
+/// in order, each with where its arguments come from.
 ManifestPipeline readPipeline(const json &value, const std::string &path,
                               const Manifest &manifest, Errors &errors) {
   ManifestPipeline pipeline;
   ObjectReader reader(value, path, errors);
   pipeline.name = reader.name("name");
   pipeline.microbatches = reader.integer("microbatches", 1);
-  pipeline.schedule = reader.string("schedule");
+  pipeline.schedule = reader.oneOf("schedule", kSchedules);
   pipeline.channel = reader.integer("channel", 0);
-  if (reader.ok() && pipeline.schedule != "gpipe" &&
-      pipeline.schedule != "interleaved")
-    reader.fail("schedule", "expected \"gpipe\" or \"interleaved\", got " +
-                                quote(pipeline.schedule));
+  pipeline.signature = readSignature(reader, /*kernelAbi=*/false, errors);
   const json *stages = reader.ok() ? reader.array("stages") : nullptr;
   if (!stages)
     return pipeline;
@@ -387,10 +426,22 @@ ManifestPipeline readPipeline(const json &value, const std::string &path,
     stage.directory = item.string("directory");
     if (item.ok() && !manifest.findOrchestration(stage.name))
       item.fail("name", "no orchestration is called " + quote(stage.name));
+    if (const json *args = item.ok() ? item.array("args") : nullptr)
+      for (const json &arg : *args) {
+        stage.args.push_back(readStageArg(
+            arg, elementPath(item.fieldPath("args"), stage.args.size()),
+            pipeline, errors));
+        if (!errors.ok())
+          return pipeline;
+      }
+    stage.input = readStageTensor(item, "input", errors);
+    stage.output = readStageTensor(item, "output", errors);
+    item.rejectUnknown();
     if (!item.ok())
       return pipeline;
     pipeline.stages.push_back(std::move(stage));
   }
+  reader.rejectUnknown();
   return pipeline;
 }
 

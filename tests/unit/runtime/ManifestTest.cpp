@@ -427,11 +427,48 @@ TEST(Manifest, PipelineStagesInOrder) {
   const ManifestPipeline &pipeline = manifest->pipelines[0];
   EXPECT_EQ(pipeline.name, "forward");
   EXPECT_EQ(pipeline.microbatches, 4);
-  EXPECT_EQ(pipeline.schedule, "gpipe");
+  EXPECT_EQ(pipeline.schedule, PipelineSchedule::GPipe);
   ASSERT_EQ(pipeline.stages.size(), 2u);
   EXPECT_EQ(pipeline.stages[0].name, "first");
   EXPECT_EQ(pipeline.stages[0].device, 0);
   EXPECT_EQ(pipeline.stages[1].symbol, "bp_orchestration_second");
   EXPECT_EQ(pipeline.stages[1].device, 1);
   EXPECT_EQ(pipeline.stages[1].directory, "stages/second");
+  // Where each stage argument comes from, and the activations' types.
+  ASSERT_EQ(pipeline.signature.size(), 4u);
+  EXPECT_TRUE(pipeline.signature[0].split);
+  EXPECT_FALSE(pipeline.signature[1].split);
+  const ManifestStage &second = pipeline.stages[1];
+  ASSERT_EQ(second.args.size(), 3u);
+  EXPECT_EQ(second.args[0].from, StageInput::Activation);
+  EXPECT_EQ(second.args[1].from, StageInput::Param);
+  EXPECT_EQ(second.args[2].from, StageInput::Output);
+  EXPECT_EQ(second.args[2].param, 3);
+  EXPECT_TRUE(second.args[2].split);
+  ASSERT_TRUE(second.input.has_value());
+  EXPECT_FALSE(pipeline.stages[0].input.has_value());
+  EXPECT_EQ(second.input->shape, pipeline.stages[0].output->shape);
+}
+
+// A schedule or a stage input the runner does not know is an error naming
+// it: never a silent GPipe or a silent parameter.
+TEST(Manifest, UnknownScheduleOrStageInputIsAnError) {
+  std::ifstream in(std::string(BP_GOLDEN_DIR) +
+                   "/pipeline_stages/expected/kernel_config.json");
+  json config = json::parse(in);
+  json schedule = config;
+  schedule["pipelines"][0]["schedule"] = "1f1b";
+  EXPECT_EQ(errorOf(schedule),
+            "kernel_config.json: pipelines[0].schedule: unknown schedule "
+            "'1f1b' (gpipe, interleaved)");
+  json from = config;
+  from["pipelines"][0]["stages"][1]["args"][0]["from"] = "elsewhere";
+  EXPECT_EQ(errorOf(from), "kernel_config.json: pipelines[0].stages[1].args[0]."
+                           "from: unknown from 'elsewhere' (param, "
+                           "activation, output)");
+  json param = config;
+  param["pipelines"][0]["stages"][0]["args"][0]["param"] = 9;
+  EXPECT_EQ(errorOf(param),
+            "kernel_config.json: pipelines[0].stages[0].args[0]."
+            "param: the pipeline has 4 parameters, got 9");
 }

@@ -67,6 +67,8 @@ struct ManifestParam {
   /// An orchestration's out or inout tensor its call can write in place:
   /// the call fails, if at all, before anything writes it.
   bool inPlace = false;
+  /// A pipeline's parameter split into its microbatches along axis 0.
+  bool split = false;
 };
 
 /// One half of a group kernel: the aic or aiv function and the entry that
@@ -160,23 +162,55 @@ struct ManifestMesh {
   std::vector<ManifestTransfer> transfers;
 };
 
-/// A pipeline stage: the orchestration it runs and its device (the other
-/// fields of "pipelines" are read by the runner that binds arguments).
+/// Where a stage's argument comes from.
+enum class StageInput {
+  Param,      // a pipeline parameter: resident, or split into microbatches
+  Activation, // the previous stage's output, received from its device
+  Output,     // the stage's own output (the last one's: an Out parameter)
+};
+/// "param", "activation", "output".
+const char *stageInputName(StageInput input);
+
+struct ManifestStageArg {
+  StageInput from = StageInput::Param;
+  /// The pipeline parameter (Param, and Output of the last stage).
+  std::optional<int64_t> param;
+  /// A Param split into microbatches.
+  bool split = false;
+};
+
+/// A tensor travelling between stages: its element type and static shape.
+struct ManifestTensor {
+  DType dtype = DType::FP32;
+  std::vector<int64_t> shape;
+};
+
+/// A pipeline stage: the orchestration it runs, its device and where each
+/// of its arguments comes from.
 struct ManifestStage {
   std::string name;
   std::string symbol;
   int64_t device = 0;
   /// Its sub-build, stages/<ident>.
   std::string directory;
+  std::vector<ManifestStageArg> args;
+  /// The activation it receives (none for the first stage) and the one it
+  /// produces.
+  std::optional<ManifestTensor> input, output;
 };
+
+enum class PipelineSchedule { GPipe, Interleaved };
+/// "gpipe", "interleaved".
+const char *pipelineScheduleName(PipelineSchedule schedule);
 
 struct ManifestPipeline {
   std::string name;
   int64_t microbatches = 1;
-  /// "gpipe" or "interleaved".
-  std::string schedule;
+  PipelineSchedule schedule = PipelineSchedule::GPipe;
   /// Boundary s travels on channel `channel + s`.
   int64_t channel = 0;
+  /// The pipeline function's parameters (split ones hold every microbatch).
+  std::vector<ManifestParam> signature;
   std::vector<ManifestStage> stages;
 };
 
@@ -194,9 +228,10 @@ struct Manifest {
   std::vector<ManifestPipeline> pipelines;
   ManifestMesh mesh;
 
-  /// The kernel or orchestration named `name`, or null.
+  /// The kernel, orchestration or pipeline named `name`, or null.
   const ManifestKernel *findKernel(std::string_view name) const;
   const ManifestOrchestration *findOrchestration(std::string_view name) const;
+  const ManifestPipeline *findPipeline(std::string_view name) const;
 };
 
 /// The manifest in `text`; `source` (a file name) starts error messages.
