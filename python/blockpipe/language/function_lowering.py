@@ -1,7 +1,8 @@
 """Lowering one `@pl.function`: its signature, its statements in order, and
 calls. Statements, calls, the DSL operations' argument checks and op building,
-expressions, control flow, compile-time evaluation and memory spaces are in
-the mixins this class combines; each DSL operation is a function in `ops/`."""
+expressions, arithmetic, control flow, compile-time evaluation and memory
+spaces are in the mixins this class combines; each DSL operation is a function
+in `ops/`."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from blockpipe.errors import CompileError
 from blockpipe.language import strips
+from blockpipe.language.arithmetic import Arithmetic
 from blockpipe.language.calls import Calls
 from blockpipe.language.consteval import ConstEval
 from blockpipe.language.control_flow import ControlFlow
@@ -42,7 +44,7 @@ if TYPE_CHECKING:
 
 
 class FunctionLowering(
-    Statements, Calls, OpBuilding, Expressions, ControlFlow, ConstEval, MemorySpaces
+    Statements, Calls, OpBuilding, Expressions, Arithmetic, ControlFlow, ConstEval, MemorySpaces
 ):
     """Builds one function: statements in order, values in `env`."""
 
