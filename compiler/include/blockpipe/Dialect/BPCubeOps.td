@@ -1,0 +1,35 @@
+//===- BPCubeOps.td - bp cube ops --------------------------*- tablegen -*-===//
+
+#ifndef BLOCKPIPE_DIALECT_BPCUBEOPS_TD
+#define BLOCKPIPE_DIALECT_BPCUBEOPS_TD
+
+//===----------------------------------------------------------------------===//
+// Cube compute
+//===----------------------------------------------------------------------===//
+
+def BP_MatmulOp : BP_Op<"matmul", [Pure, BP_KernelOnly, BP_CubeOp,
+                                   BP_InferResultType]> {
+  let summary = "tile matrix product on the cube unit";
+  let description = [{
+    `result = lhs x rhs (+ acc)` with lhs in `left` (MxK), rhs in `right`
+    (KxN, or NxK with `transposed`: lhs x rhs^T) and the result in `acc`
+    (MxN). Float inputs accumulate in f32, integer inputs in i32.
+
+    ```mlir
+    %c = bp.matmul %a, %b : !bp.tile<32x64xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xf32, acc>
+    %t = bp.matmul %a, %bt transposed : !bp.tile<32x64xf16, left>, !bp.tile<32x64xf16, right> -> !bp.tile<32x32xf32, acc>
+    %d = bp.matmul %a, %b acc(%c : !bp.tile<32x32xf32, acc>) : !bp.tile<32x64xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xf32, acc>
+    ```
+  }];
+  let arguments = (ins BP_Tile:$lhs, BP_Tile:$rhs, Optional<BP_Tile>:$acc,
+                       UnitAttr:$transpose_rhs);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transposed` $transpose_rhs^)? (`acc` `(` $acc^ `:` qualified(type($acc)) `)`)? attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))
+    `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = BP_AnyResultTypeIsCompatible;
+}
+
+#endif // BLOCKPIPE_DIALECT_BPCUBEOPS_TD

@@ -1,0 +1,172 @@
+//===- BPVectorOps.td - bp vector ops ----------------------*- tablegen -*-===//
+
+#ifndef BLOCKPIPE_DIALECT_BPVECTOROPS_TD
+#define BLOCKPIPE_DIALECT_BPVECTOROPS_TD
+
+//===----------------------------------------------------------------------===//
+// Vector compute besides the op table's
+//===----------------------------------------------------------------------===//
+
+def BP_CmpOp : BP_Op<"cmp", [Pure, BP_KernelOnly, BP_VectorOp,
+                             AllTypesMatch<["lhs", "result"]>]> {
+  let summary = "elementwise comparison: 1 where it holds, else 0";
+  let description = [{
+    Compares a `vec` tile with a tile of the same type or a scalar of its
+    element type; the result, of the left operand's type, holds 1 where the
+    predicate holds and 0 elsewhere (a mask for `bp.select`).
+
+    ```mlir
+    %m = bp.cmp lt, %a, %b : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>
+    %n = bp.cmp ge, %a, %s : !bp.tile<16x16xf32, vec>, f32
+    ```
+  }];
+  let arguments = (ins BP_CmpPredicateAttr:$predicate, BP_Tile:$lhs,
+                       AnyTypeOf<[BP_Tile, BP_Scalar]>:$rhs);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))";
+  let hasVerifier = 1;
+}
+
+def BP_SelectOp : BP_Op<"select", [Pure, BP_KernelOnly, BP_VectorOp,
+                                   AllTypesMatch<["lhs", "result"]>]> {
+  let summary = "elementwise choice by a mask";
+  let description = [{
+    Where `mask` (a `vec` tile of the same shape, any element type) is
+    nonzero, the element of `lhs`; elsewhere that of `rhs`, a tile of `lhs`'s
+    type or a scalar of its element type.
+
+    ```mlir
+    %y = bp.select %m, %a, %ninf : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xf32, vec>, f32
+    ```
+  }];
+  let arguments = (ins BP_Tile:$mask, BP_Tile:$lhs,
+                       AnyTypeOf<[BP_Tile, BP_Scalar]>:$rhs);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$mask `,` $lhs `,` $rhs attr-dict `:` qualified(type($mask)) `,` qualified(type($lhs)) `,` qualified(type($rhs))";
+  let hasVerifier = 1;
+}
+
+def BP_TriOp : BP_Op<"tri", [Pure, BP_KernelOnly, BP_VectorOp]> {
+  let summary = "a triangular mask tile";
+  let description = [{
+    1 at (i, j) where `j <= i + diagonal` (lower, the default; a causal
+    mask with diagonal 0) or, with `upper`, where `j >= i + diagonal`; 0
+    elsewhere.
+
+    ```mlir
+    %m = bp.tri %d : !bp.tile<16x64xf32, vec>
+    %u = bp.tri %d upper : !bp.tile<16x16xi32, vec>
+    ```
+  }];
+  let arguments = (ins Index:$diagonal, UnitAttr:$upper);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$diagonal (`upper` $upper^)? attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def BP_TransposeOp
+    : BP_Op<"transpose", [Pure, BP_KernelOnly, BP_VectorOp, BP_InferResultType]> {
+  let summary = "the transpose of a 2-D vec tile: MxN -> NxM";
+  let arguments = (ins BP_Tile:$source);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+  let extraClassDeclaration = BP_AnyResultTypeIsCompatible;
+}
+
+def BP_ReshapeOp : BP_Op<"reshape", [Pure, BP_KernelOnly, BP_VectorOp]> {
+  let summary = "the same elements of a vec tile in another shape";
+  let description = [{
+    Reads the source in row-major order into a result of the same element
+    type and number of elements.
+
+    ```mlir
+    %r = bp.reshape %t : !bp.tile<16x64xf32, vec> -> !bp.tile<64x16xf32, vec>
+    ```
+  }];
+  let arguments = (ins BP_Tile:$source);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def BP_ExtractOp : BP_Op<"extract", [Pure, BP_KernelOnly, BP_VectorOp]> {
+  let summary = "a window of a vec tile as a smaller vec tile";
+  let description = [{
+    The result's shape at `offsets` (one index per dimension) in the
+    source. Constant offsets are checked here; others when the kernel runs.
+
+    ```mlir
+    %w = bp.extract %t[%c0, %c16] : !bp.tile<16x64xf32, vec> -> !bp.tile<16x16xf32, vec>
+    ```
+  }];
+  let arguments = (ins BP_Tile:$source, Variadic<Index>:$offsets);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source `[` $offsets `]` attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def BP_InsertOp : BP_Op<"insert", [Pure, BP_KernelOnly, BP_VectorOp,
+                                   AllTypesMatch<["dest", "result"]>]> {
+  let summary = "a vec tile with a window replaced by a smaller tile";
+  let description = [{
+    `dest` with the window of `source`'s shape at `offsets` replaced by
+    `source` (same element type). Constant offsets are checked here; others
+    when the kernel runs.
+
+    ```mlir
+    %r = bp.insert %w into %t[%c0, %c16] : !bp.tile<16x16xf32, vec> into !bp.tile<16x64xf32, vec>
+    ```
+  }];
+  let arguments = (ins BP_Tile:$source, BP_Tile:$dest, Variadic<Index>:$offsets);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source `into` $dest `[` $offsets `]` attr-dict `:` qualified(type($source)) `into` qualified(type($dest))";
+  let hasVerifier = 1;
+}
+
+def BP_CastOp : BP_Op<"cast", [Pure, BP_KernelOnly, BP_VectorOp]> {
+  let summary = "convert the element type of a vec tile";
+  let arguments = (ins BP_Tile:$source);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def BP_FillPadOp : BP_Op<"fillpad", [Pure, BP_KernelOnly,
+                                     AllTypesMatch<["source", "result"]>]> {
+  let summary = "a tile with every element outside a valid region set";
+  let description = [{
+    `source` with the elements outside its leading `valid` rows and columns
+    (one size per tile dim, at most the tile's) set to `pad`, a scalar of
+    the tile's element type: the identity a reduction or a matmul needs
+    over a tile of which only that region holds data.
+
+    ```mlir
+    %p = bp.fillpad %t [%rows, %cols], %ninf : !bp.tile<16x16xf32, vec>, f32
+    ```
+  }];
+  let arguments = (ins BP_Tile:$source, Variadic<Index>:$valid,
+                       BP_Scalar:$pad);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source `[` $valid `]` `,` $pad attr-dict `:` qualified(type($source)) `,` type($pad)";
+  let hasVerifier = 1;
+}
+
+def BP_FullOp : BP_Op<"full", [Pure, BP_KernelOnly]> {
+  let summary = "a vec or acc tile with every element set to a constant";
+  let description = [{
+    A vec tile (vector unit) or an acc tile (cube unit: the starting value of
+    a chain of `bp.matmul ... acc(...)`, such as zeros).
+
+    ```mlir
+    %z = bp.full 0.000000e+00 : f32 -> !bp.tile<16x16xf32, vec>
+    %acc = bp.full 0.000000e+00 : f32 -> !bp.tile<16x16xf32, acc>
+    ```
+  }];
+  let arguments = (ins TypedAttrInterface:$value);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$value attr-dict `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+#endif // BLOCKPIPE_DIALECT_BPVECTOROPS_TD

@@ -1,0 +1,97 @@
+//===- BPCubeOps.cpp - Verifiers of the cube ops --------------------------===//
+
+#include "BPOpsCommon.h"
+
+using namespace mlir;
+using namespace mlir::bp;
+
+//===----------------------------------------------------------------------===//
+// Cube compute
+//===----------------------------------------------------------------------===//
+
+/// lhs (MxK) x rhs (KxN): an MxN acc tile of the accumulator type; left to
+/// the verifier when the operands are not 2-D tiles.
+LogicalResult
+MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                           ValueRange operands, DictionaryAttr attributes,
+                           OpaqueProperties properties, RegionRange,
+                           SmallVectorImpl<Type> &results) {
+  auto lhs = dyn_cast<TileType>(operands[0].getType());
+  auto rhs = dyn_cast<TileType>(operands[1].getType());
+  bool transposed = false;
+  if (auto *props = properties.as<Properties *>())
+    transposed = bool(props->transpose_rhs);
+  else if (attributes)
+    transposed = bool(attributes.get("transpose_rhs"));
+  if (lhs && rhs && (lhs.hasUnknownType() || rhs.hasUnknownType())) {
+    // Typed by bp-infer-pipe-types.
+    results.push_back(TileType::get(lhs.getContext(), MemorySpace::Acc));
+    return success();
+  }
+  if (!lhs || !rhs || lhs.getRank() != 2 || rhs.getRank() != 2)
+    return emitOptionalError(location, "'", getOperationName(),
+                             "' op operands and result must be 2-D tiles");
+  SmallVector<int64_t> shape = {lhs.getDimSize(0),
+                                rhs.getDimSize(transposed ? 0 : 1)};
+  results.push_back(TileType::get(
+      shape, getMatmulAccumulatorType(lhs.getElementType()), MemorySpace::Acc));
+  return success();
+}
+
+LogicalResult MatmulOp::verify() {
+  TileType lhs = getLhs().getType(), rhs = getRhs().getType();
+  TileType result = getResult().getType();
+  auto expectSpace = [&](OpOperand &operand, StringRef name) -> LogicalResult {
+    TileType tile = cast<TileType>(operand.get().getType());
+    MemorySpace space = *getRequiredMemorySpace(operand);
+    if (tile.getMemorySpace() == space || tile.hasUndecidedSpace())
+      return success();
+    return emitOpError() << name << " must be in "
+                         << stringifyMemorySpace(space) << " memory, got "
+                         << stringifyMemorySpace(tile.getMemorySpace());
+  };
+  if (failed(expectSpace(getLhsMutable(), "lhs")) ||
+      failed(expectSpace(getRhsMutable(), "rhs")))
+    return failure();
+  if (result.getMemorySpace() != MemorySpace::Acc)
+    return emitOpError() << "result must be in acc memory, got "
+                         << stringifyMemorySpace(result.getMemorySpace());
+  auto unknown = [](Value value) {
+    return cast<TileType>(value.getType()).hasUnknownType();
+  };
+  if (unknown(getLhs()) || unknown(getRhs()) || unknown(getResult()) ||
+      (getAcc() && unknown(getAcc())))
+    return success(); // checked again once bp-infer-pipe-types types them
+  if (lhs.getRank() != 2 || rhs.getRank() != 2 || result.getRank() != 2)
+    return emitOpError("operands and result must be 2-D tiles");
+  int64_t rhsInner = getTransposeRhs() ? 1 : 0;
+  if (lhs.getDimSize(1) != rhs.getDimSize(rhsInner))
+    return emitOpError() << "inner dimensions differ: lhs is "
+                         << formatShape(lhs.getShape()) << ", rhs is "
+                         << formatShape(rhs.getShape())
+                         << (getTransposeRhs() ? " (transposed)" : "");
+  SmallVector<int64_t> expected = {lhs.getDimSize(0),
+                                   rhs.getDimSize(1 - rhsInner)};
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "result must be " << formatShape(expected)
+                         << ", got " << formatShape(result.getShape());
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOpError() << "operand element types differ: "
+                         << lhs.getElementType() << " and "
+                         << rhs.getElementType();
+  // Float products accumulate in f32; a 16-bit float result is that sum
+  // rounded once (the cube's output conversion).
+  Type accType = getMatmulAccumulatorType(lhs.getElementType());
+  Type resultType = result.getElementType();
+  if (resultType != accType &&
+      !(isa<FloatType>(accType) && (resultType.isF16() || resultType.isBF16())))
+    return emitOpError() << "accumulates " << lhs.getElementType() << " in "
+                         << accType << ", got " << resultType;
+  if (getAcc()) {
+    auto acc = cast<TileType>(getAcc().getType());
+    if ((acc.hasUndecidedSpace() ? acc.withMemorySpace(MemorySpace::Acc)
+                                 : acc) != result)
+      return emitOpError("acc operand must have the result's type");
+  }
+  return success();
+}

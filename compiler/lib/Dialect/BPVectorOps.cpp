@@ -1,0 +1,157 @@
+//===- BPVectorOps.cpp - Verifiers of the vector ops besides the table's --===//
+
+#include "BPOpsCommon.h"
+
+using namespace mlir;
+using namespace mlir::bp;
+
+//===----------------------------------------------------------------------===//
+// Vector compute
+//===----------------------------------------------------------------------===//
+
+LogicalResult TriOp::verify() {
+  TileType tile = getResult().getType();
+  if (failed(verifyVecTile(*this, tile, "result")))
+    return failure();
+  if (tile.hasUnknownType() || tile.getRank() != 2)
+    return emitOpError("result must be a 2-D tile");
+  return success();
+}
+
+/// NxM, in vec memory, of the operand's element type.
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            ValueRange operands, DictionaryAttr,
+                                            OpaqueProperties, RegionRange,
+                                            SmallVectorImpl<Type> &results) {
+  auto source = dyn_cast<TileType>(operands[0].getType());
+  if (source && source.hasUnknownType()) { // typed by bp-infer-pipe-types
+    results.push_back(TileType::get(source.getContext(), MemorySpace::Vec));
+    return success();
+  }
+  if (!source || source.getRank() != 2)
+    return emitOptionalError(location, "'", getOperationName(),
+                             "' op transposes a 2-D tile");
+  SmallVector<int64_t> shape = {source.getDimSize(1), source.getDimSize(0)};
+  results.push_back(
+      TileType::get(shape, source.getElementType(), MemorySpace::Vec));
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  TileType source = getSource().getType(), result = getResult().getType();
+  if (failed(verifyVecTile(*this, source, "operand")) ||
+      failed(verifyVecTile(*this, result, "result")))
+    return failure();
+  if (source.hasUnknownType() || result.hasUnknownType())
+    return success(); // checked again once they have their types
+  if (source.getRank() != 2)
+    return emitOpError("transposes a 2-D tile");
+  if (result.getElementType() != source.getElementType())
+    return emitOpError("result element type must match the operand's");
+  SmallVector<int64_t> expected = {source.getDimSize(1), source.getDimSize(0)};
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "the transpose of "
+                         << formatShape(source.getShape()) << " is "
+                         << formatShape(expected) << ", got "
+                         << formatShape(result.getShape());
+  return success();
+}
+
+LogicalResult ReshapeOp::verify() {
+  TileType from = getSource().getType(), to = getResult().getType();
+  if (failed(verifyVecTile(*this, from, "operand")) ||
+      failed(verifyVecTile(*this, to, "result")))
+    return failure();
+  if (from.hasUnknownType() || to.hasUnknownType())
+    return success(); // checked again once they have their types
+  if (from.getElementType() != to.getElementType())
+    return emitOpError("result element type must match the operand's");
+  if (ShapedType::getNumElements(from.getShape()) !=
+      ShapedType::getNumElements(to.getShape()))
+    return emitOpError() << "cannot reshape " << formatShape(from.getShape())
+                         << " (" << ShapedType::getNumElements(from.getShape())
+                         << " elements) to " << formatShape(to.getShape())
+                         << " (" << ShapedType::getNumElements(to.getShape())
+                         << " elements)";
+  return success();
+}
+
+/// A window of `window`'s shape at `offsets` inside `whole` (both tiles).
+static LogicalResult verifyTileWindow(Operation *op, TileType whole,
+                                      TileType window, OperandRange offsets) {
+  if (whole.hasUnknownType() || window.hasUnknownType())
+    return success(); // checked again once they have their types
+  if (whole.getElementType() != window.getElementType())
+    return op->emitOpError()
+           << "element types differ: " << whole.getElementType() << " and "
+           << window.getElementType();
+  if (whole.getRank() != window.getRank())
+    return op->emitOpError()
+           << "the window " << formatShape(window.getShape())
+           << " and the tile " << formatShape(whole.getShape())
+           << " must have the same rank";
+  if (offsets.size() != static_cast<size_t>(whole.getRank()))
+    return op->emitOpError()
+           << "expects " << whole.getRank()
+           << " offsets, one per tile dimension, got " << offsets.size();
+  for (auto [dim, offset] : llvm::enumerate(offsets)) {
+    int64_t size = window.getDimSize(dim), extent = whole.getDimSize(dim);
+    if (size > extent)
+      return op->emitOpError()
+             << "window " << formatShape(window.getShape())
+             << " is larger than the tile " << formatShape(whole.getShape())
+             << " in dimension " << dim;
+    std::optional<int64_t> start = getConstantIndex(offset);
+    if (start && (*start < 0 || *start > extent - size))
+      return op->emitOpError() << "window [" << *start << ", " << *start + size
+                               << ") of dimension " << dim
+                               << " is outside the tile's size " << extent;
+  }
+  return success();
+}
+
+LogicalResult ExtractOp::verify() {
+  TileType source = getSource().getType(), result = getResult().getType();
+  if (failed(verifyVecTile(*this, source, "operand")) ||
+      failed(verifyVecTile(*this, result, "result")))
+    return failure();
+  return verifyTileWindow(*this, source, result, getOffsets());
+}
+
+LogicalResult InsertOp::verify() {
+  TileType source = getSource().getType(), dest = getDest().getType();
+  if (failed(verifyVecTile(*this, source, "source")) ||
+      failed(verifyVecTile(*this, dest, "destination")))
+    return failure();
+  return verifyTileWindow(*this, dest, source, getOffsets());
+}
+
+LogicalResult CastOp::verify() {
+  TileType from = getSource().getType(), to = getResult().getType();
+  if (failed(verifyVecTile(*this, from, "operand")) ||
+      failed(verifyVecTile(*this, to, "result")))
+    return failure();
+  if (!from.hasUnknownType() && !to.hasUnknownType() &&
+      from.getShape() != to.getShape())
+    return emitOpError() << "changes only the element type; shapes "
+                         << formatShape(from.getShape()) << " and "
+                         << formatShape(to.getShape()) << " differ";
+  return success();
+}
+
+LogicalResult FullOp::verify() {
+  TileType tile = getResult().getType();
+  if (tile.getMemorySpace() != MemorySpace::Vec &&
+      tile.getMemorySpace() != MemorySpace::Acc && !tile.hasUndecidedSpace())
+    return emitOpError() << "result must be a vec or acc tile, got "
+                         << stringifyMemorySpace(tile.getMemorySpace())
+                         << " memory";
+  Type valueType = getValue().getType();
+  if (valueType != tile.getElementType() ||
+      !isa<FloatAttr, IntegerAttr>(getValue()))
+    return emitOpError() << "value of type " << valueType
+                         << " does not match the tile's element type "
+                         << tile.getElementType();
+  return success();
+}

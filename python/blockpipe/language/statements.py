@@ -1,0 +1,276 @@
+"""Statements: a block in order, assignments (to names, to windows of
+tensors, annotated ones), expression statements and return; loops, ifs
+and `with` blocks are control_flow.py's."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, List, Sequence
+
+from blockpipe.language import ops, strips, valid_shapes
+from blockpipe.language.types import (
+    ParamType,
+    ScalarType,
+    TensorType,
+    TileType,
+    TileView,
+)
+from blockpipe.language.values import (
+    LoweringError,
+    Value,
+    describe,
+    same_type,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+class Statements:
+    """The part of a function's lowering that lowers statements."""
+
+    def block(self, stmts: Sequence[ast.stmt], top_level: bool = False) -> None:
+        for stmt in stmts:
+            if self.saw_return:
+                raise self.error(stmt, "statements after return are not supported")
+            self.statement(stmt, top_level)
+
+    def statement(self, stmt: ast.stmt, top_level: bool) -> None:
+        if isinstance(stmt, ast.Expr):
+            if isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+                return  # docstring
+            if not isinstance(stmt.value, ast.Call):
+                raise self.error(stmt, "an expression statement must be a call")
+            self.expr(stmt.value, statement=True)
+        elif isinstance(stmt, ast.Assign):
+            self.assign(stmt)
+        elif isinstance(stmt, ast.AnnAssign):
+            self.ann_assign(stmt)
+        elif isinstance(stmt, ast.AugAssign):
+            if not isinstance(stmt.target, ast.Name):
+                raise self.error(stmt, "only names can be assigned")
+            binop = ast.BinOp(
+                left=ast.Name(stmt.target.id, ast.Load()), op=stmt.op, right=stmt.value
+            )
+            ast.copy_location(binop, stmt)
+            ast.copy_location(binop.left, stmt.target)
+            self.bind(stmt.target.id, self.expr(binop, name=stmt.target.id), stmt)
+        elif isinstance(stmt, ast.Return):
+            if not top_level:
+                raise self.error(stmt, "return is only supported at the end of the function body")
+            self.ret(stmt)
+        elif isinstance(stmt, ast.For):
+            self.for_loop(stmt)
+        elif isinstance(stmt, ast.If):
+            self.if_stmt(stmt)
+        elif isinstance(stmt, ast.With):
+            self.with_block(stmt)
+        elif isinstance(stmt, ast.Pass):
+            return
+        else:
+            what = type(stmt).__name__.lower()
+            raise self.error(stmt, f"unsupported Python construct '{what}' in a blockpipe function")
+
+    def bind(self, name: str, value, node: ast.AST) -> None:
+        if name == "self":
+            raise self.error(node, "cannot assign to self")
+        if isinstance(value, list):
+            raise self.error(node, f"'{name}' would hold several values; unpack them into names")
+        self.env[name] = value
+        self.assigned_at[name] = node
+
+    def assign(self, stmt: ast.Assign) -> None:
+        if len(stmt.targets) != 1:
+            raise self.error(stmt, "chained assignment is not supported")
+        target = stmt.targets[0]
+        if isinstance(target, ast.Name):
+            self.bind(target.id, self.expr(stmt.value, name=target.id), target)
+        elif isinstance(target, (ast.Tuple, ast.List)) and all(
+            isinstance(e, ast.Name) for e in target.elts
+        ):
+            values = self.expr(stmt.value, name=None, multi=True)
+            if not isinstance(values, list) or len(values) != len(target.elts):
+                count = len(values) if isinstance(values, list) else 1
+                raise self.error(
+                    stmt, f"cannot unpack {count} value(s) into {len(target.elts)} names"
+                )
+            for elt, value in zip(target.elts, values):
+                self.bind(elt.id, value, elt)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            self.bind(target.value.id, self.store_window(target, stmt.value, stmt), target.value)
+        else:
+            raise self.error(
+                target, "only names, a tuple of names or a window x[a:b, ...] can be assigned"
+            )
+
+    def store_window(self, target: ast.Subscript, value_node: ast.expr, stmt: ast.stmt) -> Value:
+        """`x[i:i + 16, :] = t`: the tile `t` stored into that window of the
+        tensor x (or written into that window of the tile x); returns the
+        written tensor (tile)."""
+        base = self.expr(target.value)
+        if not (isinstance(base, Value) and isinstance(base.type, (TensorType, TileType))):
+            raise self.error(target.value, f"cannot assign into a window of {describe(base)}")
+        if strips.applies(self, target, base):
+            return strips.assign(self, target, value_node, stmt, base)
+        first, dims = self.window(target, base)
+        value = self.tile_operand(self.expr(value_node), value_node)
+        if not (isinstance(value, Value) and isinstance(value.type, TileType)):
+            raise self.error(value_node, f"a window is assigned a tile, got {describe(value)}")
+        if not value.type.unknown:
+            shape = tuple(value.type.shape)
+            lead = len(dims) - len(shape)
+            if lead < 0 or any(d != 1 for d in dims[:lead]) or tuple(dims[lead:]) != shape:
+                raise self.error(
+                    stmt,
+                    f"the window {list(dims)} of '{target.value.id}' does not fit a tile of "
+                    f"{list(shape)}",
+                )
+        call = ops.Call(stmt, None, None)
+        if isinstance(base.type, TileType):
+            from blockpipe.language.ops.vector import vector_operand
+
+            whole = vector_operand(self, base, stmt, "the assigned tile")
+            part = vector_operand(self, value, stmt, "the assigned tile")
+            self.check_dtype(part.type.dtype, whole.type.dtype, stmt, "the window and the tile")
+            (result,) = self.create("bp.insert", [part, whole] + first, [whole.type], {}, stmt)
+            return result
+        from blockpipe.language.ops.memory import store_tile
+
+        return store_tile(
+            self,
+            call,
+            value,
+            base,
+            first,
+            value_node,
+            target.value,
+            "the assignment",
+            ("tile", "window"),
+        )
+
+    def tile_view(self, annotation: ast.expr):
+        """An annotation without its pl.TileView(...) entry (the 4th of a
+        pl.Tile[...]), and that entry's call, if any."""
+        if not (
+            isinstance(annotation, ast.Subscript)
+            and isinstance(annotation.slice, ast.Tuple)
+            and len(annotation.slice.elts) == 4
+            and isinstance(annotation.slice.elts[3], ast.Call)
+        ):
+            return annotation, None
+        view = annotation.slice.elts[3]
+        try:
+            is_view = self.static(view.func) is TileView
+        except LoweringError:
+            is_view = False
+        if not is_view:
+            return annotation, None
+        entries = ast.copy_location(
+            ast.Tuple(elts=annotation.slice.elts[:3], ctx=ast.Load()), annotation.slice
+        )
+        stripped = ast.copy_location(
+            ast.Subscript(value=annotation.value, slice=entries, ctx=ast.Load()), annotation
+        )
+        return stripped, view
+
+    def view_valid(self, view: ast.Call, tile: TileType):
+        """The valid shape a pl.TileView(...) call declares for `tile`."""
+        from blockpipe.language.ops.memory import valid_arg
+
+        valid = view.args[0] if view.args else None
+        for keyword in view.keywords:
+            if keyword.arg == "valid_shape" and valid is None:
+                valid = keyword.value
+            else:
+                raise self.error(
+                    keyword.value, f"pl.TileView({keyword.arg}=...) is not supported by blockpipe"
+                )
+        if valid is None:
+            return None
+        if tile.unknown:
+            raise self.error(
+                view, "a pl.TileView(valid_shape=...) needs the tile's shape in the annotation"
+            )
+        return valid_arg(self, valid, tile.shape, "pl.TileView")
+
+    def ann_assign(self, stmt: ast.AnnAssign) -> None:
+        if not isinstance(stmt.target, ast.Name) or stmt.value is None:
+            raise self.error(stmt, "an annotated assignment needs a name and a value")
+        annotation, view = self.tile_view(stmt.annotation)
+        ann = self.static(annotation)
+        if isinstance(ann, ParamType):
+            ann = ann.inner
+        if not isinstance(ann, (TensorType, TileType, ScalarType)):
+            raise self.error(stmt.annotation, f"unsupported annotation {ann!r}")
+        value = self.expr(stmt.value, name=stmt.target.id, expected=ann)
+        vtype = value.type if isinstance(value, Value) else None
+        if (
+            isinstance(ann, TileType)
+            and isinstance(vtype, TileType)
+            and vtype.unknown
+            and not (ann.space is not None and vtype.space is not None and ann.space != vtype.space)
+        ):
+            # A popped tile's type, still to be inferred: bp-infer-pipe-types
+            # checks that it is the annotation's.
+            target = TileType(ann.shape, ann.dtype, ann.space or vtype.space)
+            (value,) = self.create(
+                "builtin.unrealized_conversion_cast", [value], [target], {}, stmt
+            )
+        elif isinstance(ann, TileType) and isinstance(vtype, TileType):
+            if (
+                ann.shape != vtype.shape
+                or ann.dtype != vtype.dtype
+                or (ann.space is not None and vtype.space is not None and ann.space != vtype.space)
+            ):
+                raise self.error(stmt, f"value of type {vtype} does not match the annotation {ann}")
+        elif isinstance(ann, TensorType) and isinstance(vtype, TensorType):
+            if ann.dtype != vtype.dtype or len(ann.shape) != len(vtype.shape):
+                raise self.error(stmt, f"value of type {vtype} does not match the annotation {ann}")
+        elif vtype is not None and type(ann) is not type(vtype):
+            raise self.error(stmt, f"value of type {vtype} does not match the annotation {ann}")
+        elif isinstance(ann, ScalarType):
+            # The annotation gives a scalar its type: `r: pl.Scalar[pl.INT32] = blk * 8`.
+            if isinstance(value, Value):
+                value = self.convert_scalar(value, ann, stmt)
+            elif ann.dtype.is_float:
+                value = float(value)
+            elif isinstance(value, float):
+                if not value.is_integer():
+                    raise self.error(stmt, f"{value} is not an integer but the annotation is {ann}")
+                value = int(value)
+        if view is not None and isinstance(ann, TileType):
+            value = valid_shapes.with_valid(value, self.view_valid(view, ann))
+        self.bind(stmt.target.id, value, stmt.target)
+
+    def ret(self, stmt: ast.Return) -> None:
+        if stmt.value is None:
+            values: List[Value] = []
+        elif isinstance(stmt.value, ast.Tuple):
+            values = [self.as_value(self.expr(e), e) for e in stmt.value.elts]
+        else:
+            # `return self.kernel(...)` of a kernel with several results
+            # returns them all.
+            value = self.expr(stmt.value, multi=isinstance(stmt.value, ast.Call))
+            values = [
+                self.as_value(v, stmt.value)
+                for v in (value if isinstance(value, list) else [value])
+            ]
+        types = [v.type for v in values]
+        if self.result_types is not None:
+            if len(types) != len(self.result_types) or any(
+                not same_type(a, b) for a, b in zip(types, self.result_types)
+            ):
+                got = ", ".join(str(t) for t in types) or "nothing"
+                want = ", ".join(str(t) for t in self.result_types) or "nothing"
+                raise self.error(
+                    stmt, f"'{self.spec.name}' returns {got} but is declared to return {want}"
+                )
+        else:
+            self.result_types = types
+            self.builder.set_function_results(
+                self.spec.name, [self.program.ir_type(t) for t in types]
+            )
+            params, _ = self.program.signatures[self.spec.name]
+            self.program.signatures[self.spec.name] = (params, types)
+        self.builder.create("func.return", [v.handle for v in values], [], {}, self.loc(stmt))
+        self.saw_return = True
