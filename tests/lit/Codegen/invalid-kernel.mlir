@@ -1,4 +1,4 @@
-// Codegen's errors in kernel functions (EmitKernels.cpp): incore, aic and aiv
+// Codegen's errors in kernel functions (KernelBody*.cpp): incore, aic and aiv
 // bodies the dialect accepts but codegen cannot emit. bp-translate stops at
 // its first error, so every case is a file of its own (split-file) and checks
 // the located error it gets.

@@ -1,4 +1,4 @@
-// Codegen's errors in orchestration functions (EmitOrchestration.cpp):
+// Codegen's errors in orchestration functions (OrchestrationBody.cpp):
 // orchestrations the dialect accepts but codegen cannot emit, among them the
 // device-to-device transfers codegen does not target yet. bp-translate stops
 // at its first error, so every case is a file of its own (split-file) and
