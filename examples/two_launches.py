@@ -56,7 +56,7 @@ def main():
     # Each launch's pipe buffer is the kernel's per-block size (one named
     # constant) scaled by its own block count.
     orchestration = compiled.artifacts["orchestration/main.cpp"]
-    per_block = compiled.config["orchestrations"][0]["launches"][0]["pipe_buffer_per_block_bytes"]
+    per_block = compiled.manifest.orchestrations[0].launches[0].pipe_buffer_per_block_bytes
     name = re.search(rf"constexpr int64_t (\w+) = {per_block};", orchestration).group(1)
     assert f", {name} * 2);" in orchestration and f", {name} * 8);" in orchestration
     print("OK two_launches")

@@ -114,14 +114,17 @@ class CompiledProgram:
         # (input IR, [(pass, IR after it), ...]): printed only when asked for
         # (dump_passes, or ir() / passes later, which compile once more).
         self._dumps = dumps
-        self.config = json.loads(artifacts["kernel_config.json"])
-        self._orchestrations = {o["name"]: o for o in self.config.get("orchestrations", [])}
+        from blockpipe import _core
+
+        # kernel_config.json, read by the runtime's one reader.
+        self.manifest = _core.parse_manifest(artifacts["kernel_config.json"])
+        self._orchestrations = {o.name: o for o in self.manifest.orchestrations}
         # Pipelines run their stages (orchestrations placed on devices) on
         # microbatches; their arrays are whole (no device axis).
-        self._pipelines = {p["name"]: p for p in self.config.get("pipelines", [])}
+        self._pipelines = {p.name: p for p in self.manifest.pipelines}
         # A mesh program runs on `devices` devices; its arrays carry the
         # device on axis 0.
-        self.devices = self.config["mesh"]["devices"]
+        self.devices = self.manifest.mesh.devices
         self._device = None
         self._mesh = None
         self._library = None
@@ -159,7 +162,7 @@ class CompiledProgram:
 
     # ----------------------------------------------------------------- run
 
-    def _entry(self, name: Optional[str]) -> dict:
+    def _entry(self, name: Optional[str]):
         entries = {**self._orchestrations, **self._pipelines}
         if name is None:
             if "main" in entries:
@@ -184,8 +187,8 @@ class CompiledProgram:
         ValueError naming the parameter for a name it does not have, one
         given twice, or one left without a value."""
         entry = self._entry(orchestration)
-        names = [p["name"] for p in entry.get("signature", [])]
-        label = f"{self.program.name}.{entry['name']}"
+        names = [p.name for p in entry.signature]
+        label = f"{self.program.name}.{entry.name}"
         if len(args) > len(names):
             raise ValueError(
                 f"{label} takes {len(names)} arguments ({', '.join(names)}), got {len(args)}"
@@ -237,7 +240,7 @@ class CompiledProgram:
         entry, pipeline, mesh = plan.entry, plan.pipeline, plan.mesh
         prepared = plan.check.prepare(args)
         if plan.named_dims:
-            self._check_named_dims(entry["name"], args, 1 if mesh else 0)
+            self._check_named_dims(entry.name, args, 1 if mesh else 0)
         _runtime = plan.runtime
         if self._library is None:
             self._library = _runtime.Library(str(self.library_path))
@@ -258,13 +261,13 @@ class CompiledProgram:
                 self._mesh,
                 self._library,
                 self.artifacts["kernel_config.json"],
-                entry["name"],
+                entry.name,
                 runtime_params,
                 prepared,
             )
         elif mesh:
             _runtime.run_mesh_orchestration(
-                self._mesh, self._library, entry["symbol"], runtime_params, prepared
+                self._mesh, self._library, entry.symbol, runtime_params, prepared
             )
         else:
             if self._device is None:
@@ -272,13 +275,13 @@ class CompiledProgram:
                 # runtime says so when it has no driver for it.
                 self._device = _runtime.Device(label=self.program.name, target=self.device)
             _runtime.run_orchestration(
-                self._device, self._library, entry["symbol"], runtime_params, prepared
+                self._device, self._library, entry.symbol, runtime_params, prepared
             )
             if orchestration is None and not plan.named_dims:
                 self._call = _runtime.Call(
                     self._device,
                     self._library,
-                    entry["symbol"],
+                    entry.symbol,
                     runtime_params,
                     plan.check,
                     plan.outs,
@@ -330,48 +333,41 @@ class _CallPlan:
     arguments (the runtime's ArgCheck, which raises ValueError naming the
     parameter)."""
 
-    def __init__(self, program: CompiledProgram, entry: dict):
+    def __init__(self, program: CompiledProgram, entry):
         from blockpipe import _runtime
 
         self.entry = entry
-        self.params = entry["signature"]
-        self.pipeline = entry["name"] in program._pipelines
+        self.params = entry.signature
+        self.pipeline = entry.name in program._pipelines
         self.mesh = program.devices > 1 and not self.pipeline
         self.runtime = _runtime
         self.runtime_params = _runtime.ParamList(
             [
                 _runtime.Param(
-                    p["name"],
-                    p["kind"] == "tensor",
-                    p["dtype"],
-                    p.get("dir", "in"),
-                    p.get("written_whole", False),
-                    p.get("in_place", False),
+                    p.name, p.kind == "tensor", p.dtype, p.dir, p.written_whole, p.in_place
                 )
                 for p in self.params
             ]
         )
-        self.named_dims = bool(program._named_dims.get(entry["name"]))
-        self.outs = [
-            i for i, p in enumerate(self.params) if p["kind"] == "tensor" and p.get("dir") != "in"
-        ]
+        self.named_dims = bool(program._named_dims.get(entry.name))
+        self.outs = [i for i, p in enumerate(self.params) if p.kind == "tensor" and p.dir != "in"]
         specs = []
         for p in self.params:
-            limits = _INT_LIMITS.get(p["dtype"])
+            limits = _INT_LIMITS.get(p.dtype)
             specs.append(
                 {
-                    "name": p["name"],
-                    "tensor": p["kind"] == "tensor",
-                    "dtype": p["dtype"],
-                    "numpy": _numpy_dtype(p["dtype"]),
-                    "shape": list(p.get("shape") or []),
-                    "output": p.get("dir", "in") != "in",
-                    "is_float": p["dtype"] in _FLOAT_SCALARS,
+                    "name": p.name,
+                    "tensor": p.kind == "tensor",
+                    "dtype": p.dtype,
+                    "numpy": _numpy_dtype(p.dtype),
+                    "shape": list(p.shape),
+                    "output": p.dir != "in",
+                    "is_float": p.dtype in _FLOAT_SCALARS,
                     "limits": (int(limits.min), int(limits.max)) if limits is not None else None,
                 }
             )
         self.check = _runtime.ArgCheck(
-            f"{program.program.name}.{entry['name']}", specs, program.devices if self.mesh else 0
+            f"{program.program.name}.{entry.name}", specs, program.devices if self.mesh else 0
         )
 
 
@@ -498,7 +494,9 @@ def compile(
     _write_tree(out, artifacts)
     # Codegen may adjust the name for C++ (a program called `Div` builds
     # namespace and library `div_`, clear of the C library's div).
-    library_project = json.loads(files["kernel_config.json"])["library"]
+    from blockpipe import _core
+
+    library_project = _core.parse_manifest(files["kernel_config.json"]).library
     library = build_library(out, files, library_project, quiet=quiet, emulated=device == "cuda-emu")
     return CompiledProgram(
         program,

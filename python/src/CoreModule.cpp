@@ -121,6 +121,10 @@ template <typename T> std::string printed(T entity) {
 
 } // namespace
 
+namespace blockpipe::python {
+void bindManifest(py::module_ &m);
+} // namespace blockpipe::python
+
 PYBIND11_MODULE(_core, m) {
   m.doc() = "blockpipe's compiler core: the bp dialect and its passes";
   m.def("parse_and_verify", &parseAndVerify, py::arg("text"),
@@ -150,6 +154,7 @@ PYBIND11_MODULE(_core, m) {
         "The moves bp.move allows, as (from, to) memory space names.");
   m.def("binary_broadcast_shapes", &binaryBroadcastShapes, py::arg("lhs"),
         "The shapes a binary op's rhs tile may have besides lhs's own.");
+  bindManifest(m);
   m.def("op_table", &opTable,
         "The op table (BPOpTable.td), one dict per op: name, class, dtypes, "
         "functor, numpy, pl_name, spellings, params, commutative, identity, "

@@ -17,6 +17,7 @@ import pytest
 
 import blockpipe
 import blockpipe.language as pl
+from blockpipe import _core
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("BLOCKPIPE_BUILD_DIR", ROOT / "build"))
@@ -53,10 +54,9 @@ def bp_run(*args, expect=0):
 def test_runs_an_example_from_an_npz(tmp_path):
     program = compile_example("down_proj_residual", tmp_path / "prog")
     rng = np.random.default_rng(3)
-    import json
 
-    sig = json.loads((program / "kernel_config.json").read_text())["orchestrations"][0]["signature"]
-    shapes = {p["name"]: tuple(p["shape"]) for p in sig}
+    sig = _core.parse_manifest((program / "kernel_config.json").read_text()).orchestrations[0]
+    shapes = {p.name: tuple(p.shape) for p in sig.signature}
     x = rng.standard_normal(shapes["x"], dtype=np.float32)
     w = rng.standard_normal(shapes["w"], dtype=np.float32)
     res = rng.standard_normal(shapes["res"], dtype=np.float32)

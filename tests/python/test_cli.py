@@ -1,6 +1,5 @@
 """The command line (`python -m blockpipe`) and the names of what it builds."""
 
-import json
 import pathlib
 import subprocess
 import sys
@@ -8,6 +7,8 @@ import textwrap
 
 import numpy as np
 import pytest
+
+from blockpipe import _core
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -59,9 +60,9 @@ def test_a_program_named_like_libc_gets_its_own_library_name(tmp_path):
     script.write_text(PROGRAM_C)
     result = blockpipe_cli("compile", script, "-o", tmp_path / "out")
     assert result.returncode == 0, result.stderr
-    config = json.loads((tmp_path / "out" / "kernel_config.json").read_text())
-    assert config["project"] == "c"
-    assert config["library"] == "c_program"
+    config = _core.parse_manifest((tmp_path / "out" / "kernel_config.json").read_text())
+    assert config.project == "c"
+    assert config.library == "c_program"
     assert "libc_program.so" in result.stdout
 
     # And it runs, loaded by that name.
@@ -93,5 +94,7 @@ def test_compile_for_the_cuda_target(tmp_path):
         pytest.skip("no CUDA toolkit (nvcc) on this machine to build the cuda project")
     result = blockpipe_cli("compile", script, "-o", tmp_path / "out", "--target", "cuda")
     assert result.returncode == 0, result.stderr
-    assert json.loads((tmp_path / "out" / "kernel_config.json").read_text())["target"] == "cuda"
+    assert (
+        _core.parse_manifest((tmp_path / "out" / "kernel_config.json").read_text()).target == "cuda"
+    )
     assert (tmp_path / "out" / "kernels" / "incore" / "k.cu").is_file()

@@ -1,7 +1,6 @@
 """blockpipe.compile(): artifacts, per-pass IR, input validation, and the
 C++ build cache."""
 
-import json
 import os
 import pathlib
 import re
@@ -15,6 +14,7 @@ import pytest
 import blockpipe
 import blockpipe.build as build
 import blockpipe.language as pl
+from blockpipe import _core
 
 ROWS, COLS = 32, 16
 
@@ -63,8 +63,8 @@ def test_artifacts_and_output_dir(compiled):
     for rel in ("kernel_config.json", "orchestration/main.cpp", "CMakeLists.txt"):
         assert (out / rel).read_text() == compiled.artifacts[rel]
     assert any(rel.startswith("kernels/incore/") for rel in compiled.artifacts)
-    config = json.loads(compiled.artifacts["kernel_config.json"])
-    assert config["orchestrations"][0]["name"] == "main"
+    config = _core.parse_manifest(compiled.artifacts["kernel_config.json"])
+    assert config.orchestrations[0].name == "main"
     dumps = sorted(p.name for p in (out / "passes").iterdir())
     assert dumps[0] == "00_input.mlir" and dumps[1] == "01_bp-register-target.mlir"
     assert dumps[2] == "02_bp-infer-pipe-types.mlir"
@@ -604,7 +604,7 @@ def test_the_chosen_target_reaches_the_compiler(tmp_path):
 
     files, _, passes = compile_to_cpp(Scale, "cuda", project="scale", capture=True)
     assert 'name = "cuda", driver = "cuda"' in passes[-1][1]
-    assert json.loads(files["kernel_config.json"])["target"] == "cuda"
+    assert _core.parse_manifest(files["kernel_config.json"]).target == "cuda"
     assert "kernels/incore/scale_1.cu" in files and "kernels/incore/scale_1.cpp" not in files
     with pytest.raises(ValueError, match="unknown target 'tpu'"):
         blockpipe.compile(Scale, output_dir=tmp_path, target="tpu", quiet=True)

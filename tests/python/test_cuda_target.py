@@ -21,6 +21,7 @@ import test_split_aiv
 
 import blockpipe
 import blockpipe.language as pl
+from blockpipe import _core
 from blockpipe.build import nvcc_path, runtime_location
 from blockpipe.compiler import _write_tree, compile_to_cpp
 
@@ -117,11 +118,10 @@ def test_a_group_runs_its_halves_as_warp_groups_of_one_block(tmp_path):
     assert "/*groups=*/3, /*subblocks=*/2" in entry, entry
     # Each block slices the pipe buffer by block_idx, by the per-block size
     # kernel_config.json records.
-    import json
 
-    config = json.loads(files["kernel_config.json"])
-    group = next(k for k in config["kernels"] if k["name"] == "kernel")
-    per_block = group["pipe_layout"]["per_block_bytes"]
+    config = _core.parse_manifest(files["kernel_config.json"])
+    group = next(k for k in config.kernels if k.name == "kernel")
+    per_block = group.pipe_layout.per_block_bytes
     assert f"static_cast<int64_t>(bp_ctx->block_idx) * {per_block};" in entry, entry
 
 
@@ -133,7 +133,7 @@ def test_running_without_a_gpu_says_why(tmp_path):
     from blockpipe import _runtime
 
     program = blockpipe.compile(test_compile.Scale, output_dir=tmp_path, target="cuda", quiet=True)
-    assert program.config["target"] == "cuda"
+    assert program.manifest.target == "cuda"
     assert program.library_path.is_file()
     x = np.arange(test_compile.ROWS * test_compile.COLS, dtype=np.float32).reshape(
         test_compile.ROWS, test_compile.COLS

@@ -6,13 +6,12 @@ nothing staged in GM and nothing copied back. An output whose bytes overlap
 another argument's is staged all the same, and so is every output of a
 program that can fail midway, which leaves it untouched."""
 
-import json
-
 import numpy as np
 import pytest
 
 import blockpipe
 import blockpipe.language as pl
+from blockpipe import _core
 
 ROWS, COLS = 64, 32
 
@@ -69,9 +68,9 @@ class Shifted:
 
 
 def in_place_flags(output_dir):
-    manifest = json.loads((output_dir / "kernel_config.json").read_text())
-    (main,) = manifest["orchestrations"]
-    return {p["name"]: p.get("in_place", False) for p in main["signature"]}
+    manifest = _core.parse_manifest((output_dir / "kernel_config.json").read_text())
+    (main,) = manifest.orchestrations
+    return {p.name: p.in_place for p in main.signature}
 
 
 def residual_inputs(seed):

@@ -10,6 +10,7 @@ import pytest
 
 import blockpipe
 import blockpipe.language as pl
+from blockpipe import _core
 
 
 def line_of(text: str) -> int:
@@ -325,12 +326,11 @@ def test_an_output_the_kernel_reads_is_passed_read_write(sanitize, tmp_path):
 def test_an_output_written_whole_is_marked_and_its_old_contents_never_matter(tmp_path):
     # kernel_config.json tells callers which outputs the launches write
     # whole (they are then not uploaded): 5 blocks cover y, 4 do not.
-    import json
 
     def written_whole(directory):
-        config = json.loads(next(directory.rglob("kernel_config.json")).read_text())
-        main = next(o for o in config["orchestrations"] if o["name"] == "main")
-        return {p["name"]: p.get("written_whole", False) for p in main["signature"]}
+        config = _core.parse_manifest(next(directory.rglob("kernel_config.json")).read_text())
+        main = next(o for o in config.orchestrations if o.name == "main")
+        return {p.name: p.written_whole for p in main.signature}
 
     five, _ = compile_collecting(make_rows_program(5), tmp_path / "five")
     assert written_whole(tmp_path / "five") == {"x": False, "y": True}

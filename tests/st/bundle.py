@@ -94,24 +94,24 @@ class Recorder:
 
     def call(self, compiled, orchestration, args, run):
         entry = compiled._entry(orchestration)
-        params = entry["signature"]
+        params = entry.signature
         where, reason = self.program_dir(compiled)
         case = {
             "name": f"{self.test}[{len(self.cases)}]",
             "program": os.path.relpath(where, self.root),
-            "entry": entry["name"],
+            "entry": entry.name,
             "scalars": {},
             "checks": {},
             "skip": reason,
             # bp-run's outputs are read back by dtype (bf16 comes as uint16).
-            "dtypes": {p["name"]: p.get("dtype") for p in params},
+            "dtypes": {p.name: p.dtype for p in params},
         }
         inputs = {}
         for param, arg in zip(params, args):
-            if param["kind"] != "tensor":
-                case["scalars"][param["name"]] = arg.item() if isinstance(arg, np.generic) else arg
+            if param.kind != "tensor":
+                case["scalars"][param.name] = arg.item() if isinstance(arg, np.generic) else arg
             elif isinstance(arg, np.ndarray):
-                inputs[param["name"]] = _storable(np.array(arg))
+                inputs[param.name] = _storable(np.array(arg))
         case["inputs"] = inputs
         try:
             result = run()
@@ -126,9 +126,9 @@ class Recorder:
             raise
         case["results"] = {}
         for param, arg in zip(params, args):
-            if param["kind"] == "tensor" and param.get("dir", "in") != "in":
-                case["results"][param["name"]] = np.array(_as_float(arg))
-                self.outputs[id(arg)] = (case, param["name"])
+            if param.kind == "tensor" and param.dir != "in":
+                case["results"][param.name] = np.array(_as_float(arg))
+                self.outputs[id(arg)] = (case, param.name)
         self.cases.append(case)
         return result
 

@@ -4,7 +4,6 @@ errors of a pipeline (a stage boundary that does not match, the interleaved
 schedule with one stage per device)."""
 
 import importlib.util
-import json
 import pathlib
 
 import numpy as np
@@ -68,13 +67,13 @@ def test_four_stages_on_two_devices(schedule, microbatches):
 
 def test_the_manifest_records_stages_schedule_and_sub_builds():
     compiled = blockpipe.compile(mlp.four_stage_mlp((0, 1, 0, 1), 4, "interleaved"))
-    (pipeline,) = compiled.config["pipelines"]
-    assert pipeline["schedule"] == "interleaved" and pipeline["microbatches"] == 4
-    assert [s["device"] for s in pipeline["stages"]] == [0, 1, 0, 1]
-    assert [p["split"] for p in pipeline["signature"]] == [True, False, False, False, False, True]
-    for stage in pipeline["stages"]:
-        assert (compiled.output_dir / stage["directory"] / "CMakeLists.txt").is_file()
-        assert (compiled.output_dir / stage["directory"] / f"{stage['name']}.cpp").is_file()
+    (pipeline,) = compiled.manifest.pipelines
+    assert pipeline.schedule == "interleaved" and pipeline.microbatches == 4
+    assert [s.device for s in pipeline.stages] == [0, 1, 0, 1]
+    assert [p.split for p in pipeline.signature] == [True, False, False, False, False, True]
+    for stage in pipeline.stages:
+        assert (compiled.output_dir / stage.directory / "CMakeLists.txt").is_file()
+        assert (compiled.output_dir / stage.directory / f"{stage.name}.cpp").is_file()
     # The transfers between stages, as bp-verify-p2p checked them.
     final = compiled.ir("final")
     for pair in ("[[0, 1]]", "[[1, 0]]"):
@@ -217,4 +216,4 @@ def test_out_arrays_are_written_only_after_the_whole_call():
     with pytest.raises(ValueError, match="w1"):
         compiled(x, w[0], w[1][:, :8].copy(), y)
     assert (y == 3.0).all()
-    assert json.loads(compiled.artifacts["kernel_config.json"])["mesh"]["devices"] == 2
+    assert compiled.manifest.mesh.devices == 2

@@ -55,12 +55,12 @@ def test_mixed_kernel_core_num(core_num):
     compiled = blockpipe.compile(program, quiet=True)
     compiled(x, w, r, y)
     np.testing.assert_allclose(y, x @ w + r, rtol=1e-5, atol=1e-4)
-    launch = compiled.config["orchestrations"][0]["launches"][0]
-    assert launch["core_num"] == core_num
+    launch = compiled.manifest.orchestrations[0].launches[0]
+    assert launch.core_num == core_num
     # The buffer is the kernel's named per-block size times core_num.
     orchestration = compiled.artifacts["orchestration/main.cpp"]
     named = re.search(r"constexpr int64_t (\w+) = (\d+);", orchestration)
-    assert named and int(named.group(2)) == launch["pipe_buffer_per_block_bytes"]
+    assert named and int(named.group(2)) == launch.pipe_buffer_per_block_bytes
     assert re.search(
         rf'createPipeBuffer\(\s*"gm_pipe_buffer_0", {named.group(1)} \* {core_num}\);',
         orchestration,
@@ -75,7 +75,7 @@ def test_sync_start():
     r = np.zeros((rows, COLS), dtype=np.float32)
     y = np.zeros((rows, COLS), dtype=np.float32)
     compiled = blockpipe.compile(program, quiet=True)
-    assert compiled.config["orchestrations"][0]["launches"][0]["sync_start"] is True
+    assert compiled.manifest.orchestrations[0].launches[0].sync_start is True
     compiled(x, w, r, y)
     np.testing.assert_allclose(y, x @ w, rtol=1e-5, atol=1e-4)
 
@@ -149,12 +149,12 @@ def test_two_pipes_and_slot_num(core_num, slot_num):
     compiled(a, b, out)
     expected = np.concatenate([a[i * n : (i + 1) * n] @ b @ b @ b for i in range(core_num)])
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)
-    kernel = next(k for k in compiled.config["kernels"] if k["name"] == "cube")
-    pipes = kernel["pipe_layout"]["pipes"]
-    assert [p["id"] for p in pipes] == [0, 1]
+    kernel = next(k for k in compiled.manifest.kernels if k.name == "cube")
+    pipes = kernel.pipe_layout.pipes
+    assert [p.id for p in pipes] == [0, 1]
     slots = slot_num or 8
-    assert all(p["slot_num"] == slots for p in pipes)
-    assert kernel["pipe_layout"]["per_block_bytes"] == 2 * slots * n * n * 4
+    assert all(p.slot_num == slots for p in pipes)
+    assert kernel.pipe_layout.per_block_bytes == 2 * slots * n * n * 4
 
 
 @pl.program

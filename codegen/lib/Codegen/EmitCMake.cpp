@@ -102,8 +102,9 @@ void blockpipe::codegen::emitCMakeLists(const Program &program,
     for (const std::string &source : sources)
       if (llvm::StringRef(source).ends_with(".cu"))
         cu += " " + source;
-    line("  set_source_files_properties(" + cu.substr(1) +
-         " PROPERTIES LANGUAGE CXX)");
+    if (!cu.empty()) // a pipeline's kernels are in its stages' builds
+      line("  set_source_files_properties(" + cu.substr(1) +
+           " PROPERTIES LANGUAGE CXX)");
     line("  target_link_libraries(" + name +
          " PUBLIC blockpipe::runtime PRIVATE blockpipe::cuda_emu)");
     line("  target_compile_options(" + name + " PRIVATE -Wall -Wextra)");
