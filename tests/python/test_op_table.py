@@ -313,3 +313,27 @@ def test_a_shift_out_of_the_width_fails_the_call_at_its_line():
     ):
         compiled(x, s, out)
     assert (out == -1).all()  # a failed call leaves its outputs untouched
+
+
+def test_an_integer_op_on_a_float_tile_is_an_error_at_its_line():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(
+            self, x: pl.Tensor[[8, 16], pl.FP32], out: pl.Out[pl.Tensor[[8, 16], pl.FP32]]
+        ) -> pl.Tensor[[8, 16], pl.FP32]:
+            t = pl.load(x, [0, 0], [8, 16])
+            return pl.store(pl.and_(t, t), [0, 0], out)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(
+            self, x: pl.Tensor[[8, 16], pl.FP32], out: pl.Out[pl.Tensor[[8, 16], pl.FP32]]
+        ) -> pl.Tensor[[8, 16], pl.FP32]:
+            out = self.k(x, out)
+            return out
+
+    with pytest.raises(
+        blockpipe.CompileError, match="pl.and_ needs an integer tile, got FP32"
+    ) as info:
+        blockpipe.compile(P, quiet=True)
+    assert info.value.file.endswith("test_op_table.py") and "bp." not in str(info.value)

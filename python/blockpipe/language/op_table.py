@@ -43,6 +43,14 @@ def allows(op: str, dtype) -> bool:
     return rule == "any" or (rule == "float") == dtype.is_float
 
 
+def check_dtype(cx, op: str, dtype, node) -> None:
+    """A CompileError at `node` unless `op` takes tiles of `dtype`."""
+    if allows(op, dtype):
+        return
+    kind = "a floating-point" if dtype_rule(op) == "float" else "an integer"
+    raise cx.error(node, f"pl.{record(op)['pl_name']} needs {kind} tile, got {dtype.name}")
+
+
 def numpy_reference(op: str):
     """The op's NumPy reference as a function of x (and y): what the
     op's tests compare with."""

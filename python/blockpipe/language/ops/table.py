@@ -101,8 +101,8 @@ def _lower_reduction(cx, call, qualname, mnemonic, operands, arguments):
             f"pl.{qualname} reduces the {'rows' if rows else 'columns'} of a 2-D tile, "
             f"got {list(t.type.shape)}",
         )
-    if not t.type.unknown and not op_table.allows(mnemonic, t.type.dtype):
-        raise cx.error(call.node, _dtype_message(qualname, record, t.type.dtype))
+    if not t.type.unknown:
+        op_table.check_dtype(cx, mnemonic, t.type.dtype, call.node)
     # Of a tile with a valid shape, the valid region is reduced: the rest
     # holds the reduction's identity.
     valid = t.valid
@@ -111,11 +111,6 @@ def _lower_reduction(cx, call, qualname, mnemonic, operands, arguments):
     if valid is not None:
         result = valid_shapes.with_valid(result, (valid[0], 1) if rows else (1, valid[1]))
     return result
-
-
-def _dtype_message(qualname, record, dtype) -> str:
-    kind = "a floating-point" if record["dtypes"] == "float" else "an integer"
-    return f"pl.{qualname} needs {kind} tile, got {dtype.name}"
 
 
 _LOWER = {

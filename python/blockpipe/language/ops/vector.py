@@ -277,6 +277,8 @@ def binary(cx, op: str, lhs: Value, rhs, node, name, attrs=None):
     cx.require_kind(node, op, VECTOR_KINDS)
     lhs = vector_operand(cx, lhs, node, f"pl.{op}'s operands")
     tile = lhs.type.with_space(MemorySpace.Vec)
+    if not tile.unknown:
+        op_table.check_dtype(cx, op, tile.dtype, node)
     if (
         isinstance(rhs, Value)
         and isinstance(rhs.type, TileType)
@@ -359,9 +361,8 @@ def unary(cx, op: str, tile: Value, node, name):
     """`op` on a tile (also for `-t`)."""
     cx.require_kind(node, op, VECTOR_KINDS)
     tile = vector_operand(cx, tile, node, f"pl.{op}'s operand")
-    if not tile.type.unknown and not op_table.allows(op, tile.type.dtype):
-        kind = "a floating-point" if op_table.dtype_rule(op) == "float" else "an integer"
-        raise cx.error(node, f"pl.{op} needs {kind} tile, got {tile.type.dtype.name}")
+    if not tile.type.unknown:
+        op_table.check_dtype(cx, op, tile.type.dtype, node)
     (result,) = cx.create(f"bp.{op}", [tile], None, {}, node, name)
     return result
 
