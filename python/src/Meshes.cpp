@@ -6,15 +6,8 @@
 
 namespace blockpipe::runtime_module {
 
-void runMeshOrchestration(const rt::Mesh &mesh, const Library &library,
-                          const std::string &entry,
-                          const std::vector<Param> &params, py::list args) {
-  const int64_t devices = mesh.size();
-  HostArgs host = readArgs(params, args, devices);
-  auto function =
-      reinterpret_cast<rt::OrchestrationEntry>(library.symbol(entry));
-  std::vector<std::unique_ptr<rt::DeviceCall>> calls(
-      static_cast<size_t>(devices));
+void runInterruptibly(
+    const std::function<void(const rt::MeshRunOptions &)> &run) {
   bool interrupted = false;
   rt::MeshRunOptions options;
   options.poll = std::chrono::milliseconds(50);
@@ -27,6 +20,26 @@ void runMeshOrchestration(const rt::Mesh &mesh, const Library &library,
   };
   try {
     py::gil_scoped_release release;
+    run(options);
+  } catch (const rt::Error &) {
+    if (interrupted)
+      throw py::error_already_set(); // the pending KeyboardInterrupt
+    throw;
+  }
+  if (interrupted)
+    throw py::error_already_set();
+}
+
+void runMeshOrchestration(const rt::Mesh &mesh, const Library &library,
+                          const std::string &entry,
+                          const std::vector<Param> &params, py::list args) {
+  const int64_t devices = mesh.size();
+  HostArgs host = readArgs(params, args, devices);
+  auto function =
+      reinterpret_cast<rt::OrchestrationEntry>(library.symbol(entry));
+  std::vector<std::unique_ptr<rt::DeviceCall>> calls(
+      static_cast<size_t>(devices));
+  runInterruptibly([&](const rt::MeshRunOptions &options) {
     mesh.run(
         [&](rt::TaskGraph &graph) {
           const int64_t d = graph.meshIndex();
@@ -35,13 +48,7 @@ void runMeshOrchestration(const rt::Mesh &mesh, const Library &library,
           function(&graph, calls[size_t(d)]->argv());
         },
         options);
-  } catch (const rt::Error &) {
-    if (interrupted)
-      throw py::error_already_set(); // the pending KeyboardInterrupt
-    throw;
-  }
-  if (interrupted)
-    throw py::error_already_set();
+  });
   for (int64_t d = 0; d < devices; ++d)
     if (mesh.isLocal(d))
       calls[size_t(d)]->copyBack(mesh.device(d));

@@ -20,29 +20,12 @@ void runPipelineEntry(const rt::Mesh &mesh, const Library &library,
   if (!pipeline)
     throw rt::Error("kernel_config.json has no pipeline '" + name + "'");
   HostArgs host = readArgs(params, args, 0);
-  bool interrupted = false;
-  rt::MeshRunOptions options;
-  options.poll = std::chrono::milliseconds(50);
-  options.interrupted = [&] {
-    py::gil_scoped_acquire gil;
-    if (PyErr_CheckSignals() == 0)
-      return false;
-    interrupted = true;
-    return true;
-  };
   auto entry = [&](const std::string &symbol) {
     return reinterpret_cast<rt::OrchestrationEntry>(library.symbol(symbol));
   };
-  try {
-    py::gil_scoped_release release;
+  runInterruptibly([&](const rt::MeshRunOptions &options) {
     rt::runPipelineCall(mesh, *pipeline, entry, host.args, options);
-  } catch (const rt::Error &) {
-    if (interrupted)
-      throw py::error_already_set(); // the pending KeyboardInterrupt
-    throw;
-  }
-  if (interrupted)
-    throw py::error_already_set();
+  });
 }
 
 } // namespace blockpipe::runtime_module

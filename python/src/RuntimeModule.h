@@ -22,6 +22,8 @@
 #include "blockpipe/Runtime/Trace.h"
 #include "blockpipe/Runtime/Warning.h"
 
+#include <functional>
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -107,6 +109,12 @@ struct HostArgs {
 
 /// Reads `args` (validated by the caller) against `params`; with `devices`
 /// > 0 every array has the device on an extra leading axis.
+/// Calls `run` with the GIL released and mesh options whose `interrupted`
+/// polls for Ctrl-C every 50 ms; a Ctrl-C cancels the run and raises
+/// KeyboardInterrupt.
+void runInterruptibly(
+    const std::function<void(const rt::MeshRunOptions &)> &run);
+
 HostArgs readArgs(const std::vector<Param> &params, py::list args,
                   int64_t devices);
 

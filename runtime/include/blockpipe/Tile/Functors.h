@@ -63,6 +63,11 @@ BP_TILE_HD constexpr int64_t columnHalvesIndex(int64_t r, int64_t c) {
   return ((c / H) * R + r) * H + c % H;
 }
 
+/// Whether x << y and x >> y are defined: 0 <= y < the width of U.
+template <typename U> BP_TILE_HD inline bool shiftable(U y) {
+  return y >= U(0) && y < U(sizeof(U) * 8);
+}
+
 template <typename F, typename = void> struct HasValid : std::false_type {};
 template <typename F>
 struct HasValid<F, std::void_t<decltype(F::valid(0, 0))>> : std::true_type {};
@@ -150,7 +155,7 @@ struct Shl {
     return U(Bits(Bits(x) << y));
   }
   template <typename U> BP_TILE_HD static bool valid(U, U y) {
-    return y >= U(0) && y < U(sizeof(U) * 8);
+    return detail::shiftable(y);
   }
 };
 /// x >> y, arithmetic for signed x; defined for 0 <= y < width.
@@ -159,7 +164,7 @@ struct Shr {
     return U(x >> y);
   }
   template <typename U> BP_TILE_HD static bool valid(U, U y) {
-    return y >= U(0) && y < U(sizeof(U) * 8);
+    return detail::shiftable(y);
   }
 };
 /// x where x > 0, else slope * x (NaN stays NaN).
