@@ -4,6 +4,8 @@
 
 #include "Program.h"
 
+#include "blockpipe/Dialect/KernelPlan.h"
+
 #include "mlir/AsmParser/AsmParserState.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -22,6 +24,10 @@ FailureOr<FileMap> blockpipe::codegen::emitCpp(ModuleOp module,
            << "' (driver '" << target.getDriver()
            << "'), for which this build has no code generator (cpu-sim, "
               "cuda)";
+  if (!bp::isPlanned(module))
+    return module.emitError("codegen: the module has not been through "
+                            "bp-plan-kernels, whose decisions codegen reads "
+                            "(run it, or the default pipeline, first)");
   // A `?` memory space and a `*` tile type are bp-infer-memory-spaces' and
   // bp-infer-pipe-types' to decide.
   WalkResult undecided = module.walk([&](Operation *op) {

@@ -10,6 +10,8 @@
 #include "CppTypes.h"
 #include "Program.h"
 
+#include "blockpipe/Dialect/KernelPlan.h"
+
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <nlohmann/json.hpp>
@@ -169,7 +171,8 @@ static Json pipelinesOf(const Program &program) {
 
 /// Whether a call of `orch` on one device can fail only before anything
 /// writes its outputs: its body is checks and allocations, then one launch
-/// of a kernel that cannot fail midway (kernelMayFailMidway), then nothing.
+/// of a kernel that cannot fail midway (bp-plan-kernels' bp.may_fail_midway),
+/// then nothing.
 /// Its Out and InOut tensors may then be written in place: a call that
 /// fails leaves them untouched all the same.
 static bool failsOnlyBeforeWriting(const Program &program,
@@ -194,7 +197,7 @@ static bool failsOnlyBeforeWriting(const Program &program,
     return false;
   func::FuncOp callee = program.lookup(launch->getCallee());
   const KernelInfo *kernel = callee ? program.kernelFor(callee) : nullptr;
-  return kernel && !kernelMayFailMidway(program, *kernel);
+  return kernel && !bp::mayFailMidway(kernel->func);
 }
 
 void blockpipe::codegen::emitKernelConfig(const Program &program,

@@ -167,7 +167,6 @@ public:
     return success();
   }
   bool tilesOnThreadStack() const override { return true; }
-  bool accessesMemoryInPlace() const override { return true; }
   bool pipesMoveTiles() const override { return false; }
   llvm::StringRef contextParameter() const override {
     return "const bp_block_context *bp_ctx";

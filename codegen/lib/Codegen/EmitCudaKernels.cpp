@@ -315,7 +315,6 @@ public:
     return emitCudaKernelSources(program, files);
   }
   bool tilesOnThreadStack() const override { return false; }
-  bool accessesMemoryInPlace() const override { return false; }
   bool pipesMoveTiles() const override { return true; }
   llvm::StringRef contextParameter() const override {
     return "bp_device_context *bp_ctx";

@@ -25,21 +25,6 @@ std::optional<std::string> blockpipe::codegen::userLine(Location loc) {
       .str();
 }
 
-void FunctionBody::findDeadOps(Region &region) {
-  for (Block &block : llvm::reverse(region.getBlocks())) {
-    for (Operation &op : llvm::reverse(block)) {
-      for (Region &inner : op.getRegions())
-        findDeadOps(inner);
-      if (op.hasTrait<OpTrait::IsTerminator>() || !wouldOpBeTriviallyDead(&op))
-        continue;
-      bool used = llvm::any_of(
-          op.getUsers(), [&](Operation *user) { return !dead.contains(user); });
-      if (!used)
-        dead.insert(&op);
-    }
-  }
-}
-
 bool FunctionBody::hasLiveUse(Value value) const {
   return llvm::any_of(value.getUsers(),
                       [&](Operation *user) { return !dead.contains(user); });
@@ -134,13 +119,11 @@ LogicalResult FunctionBody::emitArith(Operation *op) {
   auto cast = [&](const std::string &e) {
     return "static_cast<" + *type + ">(" + e + ")";
   };
-  // Integer division by a value known only at run time: a zero divisor
-  // would trap (SIGFPE) instead of failing with the user's line. One whose
-  // range excludes zero (`n + 1` for a loop's n >= 0) cannot.
+  // Integer division by a value that may be zero (bp-plan-kernels): it
+  // would trap (SIGFPE) instead of failing with the user's line.
   if (llvm::isa<arith::DivSIOp, arith::RemSIOp, arith::DivUIOp, arith::RemUIOp,
                 arith::CeilDivSIOp, arith::FloorDivSIOp>(op) &&
-      !matchPattern(op->getOperand(1), m_Constant()) &&
-      !ranges.provablyNonZero(op->getOperand(1))) {
+      bp::isCheckedAtRunTime(op, 1)) {
     std::string what = "integer division";
     if (std::optional<std::string> line = userLine(op->getLoc()))
       what += " at " + *line;
@@ -403,10 +386,9 @@ void FunctionBody::assignTile(const std::string &var,
 
 LogicalResult FunctionBody::emitFor(scf::ForOp op) {
   Block *body = op.getBody();
-  // A step known only at run time that is not positive would loop forever
-  // (zero) or run past the bounds (negative): checked before the loop.
-  if (!matchPattern(op.getStep(), m_Constant()) &&
-      !ranges.provablyWithin(op.getStep(), 1, INT64_MAX)) {
+  // A step that may not be positive would loop forever (zero) or run past
+  // the bounds (negative): checked before the loop.
+  if (bp::isCheckedAtRunTime(op, op.getStepMutable().getOperandNumber())) {
     std::string what = "loop";
     if (std::optional<std::string> line = userLine(op->getLoc()))
       what += " at " + *line;

@@ -13,7 +13,7 @@
 
 #include "CppWriter.h"
 #include "Program.h"
-#include "ValueRanges.h"
+#include "blockpipe/Dialect/KernelPlan.h"
 
 #include "blockpipe/Codegen/Naming.h"
 
@@ -28,9 +28,8 @@ std::optional<std::string> userLine(mlir::Location loc);
 
 class FunctionBody {
 public:
-  FunctionBody(const Program &program, mlir::func::FuncOp func,
-               std::optional<int64_t> blocks = std::nullopt)
-      : program(program), func(func), ranges(func, blocks) {
+  FunctionBody(const Program &program, mlir::func::FuncOp func)
+      : program(program), func(func) {
     out.indent();
   }
   virtual ~FunctionBody() = default;
@@ -48,7 +47,9 @@ protected:
   virtual void guardStep(const std::string &what, const std::string &step) = 0;
 
   /// Marks pure ops whose results are never used (transitively).
-  void findDeadOps(mlir::Region &region);
+  void findDeadOps(mlir::Region &region) {
+    dead = mlir::bp::findDeadOps(region);
+  }
   bool isDead(mlir::Operation *op) const { return dead.contains(op); }
   bool hasLiveUse(mlir::Value value) const;
 
@@ -83,9 +84,6 @@ protected:
 
   const Program &program;
   mutable mlir::func::FuncOp func;
-  /// What the function's integers can be: checks they prove unnecessary are
-  /// left out.
-  ValueRanges ranges;
   /// The statements, written at one level of indentation.
   CppWriter out;
   NameScope scope;

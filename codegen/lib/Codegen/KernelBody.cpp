@@ -9,7 +9,6 @@
 
 #include "KernelBody.h"
 #include "CppTypes.h"
-#include "KernelAnalysis.h"
 
 #include "blockpipe/Runtime/CudaABI.h"
 
@@ -55,62 +54,6 @@ void KernelBody::declareTileVariable(bp::TileType type,
   out.line(declPrefix + cppTileType(type) + " " + name + "(bp_smem);");
   if (init)
     out.line("tile::copyElements(" + name + ", " + *init + ");");
-}
-
-bool KernelBody::popsInPlace(bp::TPopOp pop) {
-  if (!target.accessesMemoryInPlace() || packsColumnHalves(pop) ||
-      bp::getSplitMode(kernel.func) != bp::SplitMode::None)
-    return false;
-  auto type = llvm::cast<bp::TileType>(pop.getType());
-  if (type.getRank() != 2)
-    return false;
-  const int64_t bytes = bp::getElementByteSize(type.getElementType()) *
-                        type.getDimSize(0) * type.getDimSize(1);
-  bool fits = false;
-  func.walk([&](bp::InitializePipeOp init) {
-    if (int64_t(init.getId()) == int64_t(pop.getPipe()))
-      fits = init.getSlotSize() >= bytes;
-  });
-  bp::TFreeOp free = matchingFree(pop);
-  if (!fits || !free)
-    return false;
-  return llvm::all_of(pop.getResult().getUses(), [&](OpOperand &use) {
-    Operation *user = use.getOwner();
-    if (user->getBlock() != pop->getBlock() || !user->isBeforeInBlock(free))
-      return false;
-    auto store = llvm::dyn_cast<bp::StoreOp>(user);
-    return runsOnViews(user) ||
-           (store && store.getValue() == use.get() && store.getValid().empty());
-  });
-}
-
-bp::StoreOp KernelBody::storeInPlace(Operation *op) {
-  if (!target.accessesMemoryInPlace() || !runsOnViews(op) ||
-      !op->getResult(0).hasOneUse())
-    return {};
-  auto store =
-      llvm::dyn_cast<bp::StoreOp>(*op->getResult(0).getUsers().begin());
-  if (!store || store->getBlock() != op->getBlock() ||
-      store.getValue() != op->getResult(0) || !store.getValid().empty())
-    return {};
-  for (Value operand : store->getOperands()) {
-    Operation *def = operand.getDefiningOp();
-    if (def && def != op && def->getBlock() == op->getBlock() &&
-        !def->isBeforeInBlock(op))
-      return {}; // the window is known only later
-  }
-  for (Operation *x = op->getNextNode(); x != store; x = x->getNextNode())
-    if (!isMemoryEffectFree(x) &&
-        !llvm::isa<bp::TPopOp, bp::TPushOp, bp::TFreeOp>(x))
-      return {};
-  Value written = tensorRoot(store.getDest());
-  for (Value operand : op->getOperands()) {
-    auto load = operand.getDefiningOp<bp::LoadOp>();
-    if (load && elementwiseReadsInPlace(load) &&
-        tensorRoot(load.getSource()) == written)
-      return {}; // it would be overwritten while it is read
-  }
-  return store;
 }
 
 std::string KernelBody::dimExpr(Value tensor, unsigned k) const {
@@ -214,8 +157,7 @@ LogicalResult KernelBody::emit(CppWriter &file) {
                              ", as its program launches it") +
              "\"));");
   }
-  if (target.accessesMemoryInPlace())
-    declarePanelCaches();
+  declarePanelCaches();
   if (failed(emitBlock(func.getBody().front())))
     return failure();
   out.line("return BP_OK;");
@@ -250,8 +192,8 @@ void KernelBody::declarePanelCaches() {
   // group ever kept some).
   std::map<std::tuple<unsigned, int64_t, int64_t>, std::string> caches;
   func.walk([&](bp::LoadOp load) {
-    if (dead.contains(load) || loadFormOf(load) != LoadForm::RightPanels ||
-        !sharesPanels(func, load))
+    if (dead.contains(load) ||
+        bp::getPlacement(load) != bp::Placement::SharedPanels)
       return;
     auto arg = llvm::cast<BlockArgument>(load.getSource());
     auto type = llvm::cast<bp::TileType>(load.getType());
@@ -316,11 +258,10 @@ FailureOr<std::array<std::string, 4>> KernelBody::window(Operation *op,
 }
 
 std::pair<std::string, std::string>
-KernelBody::validRegion(Operation *op, llvm::StringRef what, ValueRange valid,
+KernelBody::validRegion(Operation *op, llvm::StringRef what, OperandRange valid,
                         bp::TileType tile) {
   for (auto [dim, size] : llvm::enumerate(valid)) {
-    if (matchPattern(size, m_Constant()) ||
-        ranges.provablyWithin(size, 0, tile.getDimSize(dim)))
+    if (!bp::isCheckedAtRunTime(op, valid.getBeginOperandIndex() + dim))
       continue; // the verifier checked it, or every value fits
     std::string where = what.str();
     if (std::optional<std::string> line = userLine(op->getLoc()))
@@ -337,8 +278,8 @@ KernelBody::validRegion(Operation *op, llvm::StringRef what, ValueRange valid,
 }
 
 void KernelBody::checkWindow(Operation *op, llvm::StringRef access,
-                             Value tensor, ValueRange offsets,
-                             bp::TileType tile, ValueRange valid) {
+                             Value tensor, OperandRange offsets,
+                             bp::TileType tile, OperandRange valid) {
   auto type = llvm::cast<bp::GMTensorType>(tensor.getType());
   int64_t rank = type.getRank();
   // The window's extent per dim: 1 for the leading dims of a 2-D slice, then
@@ -362,15 +303,12 @@ void KernelBody::checkWindow(Operation *op, llvm::StringRef access,
   }
   std::string what;
   for (int64_t k = 0; k < rank; ++k) {
-    if (!type.isDynamicDim(k) && !runtimeSize[size_t(k)]) {
-      if (matchPattern(offsets[k], m_Constant()))
-        continue; // the verifier checked it
-      // An offset whose every value keeps the window inside (a loop's
-      // `k * 64` for k in [0, 4) into 256 rows) needs no check either.
-      if (ranges.provablyWithin(offsets[k], 0,
-                                type.getDimSize(k) - sizes[size_t(k)]))
-        continue;
-    }
+    // A constant offset the verifier checked, or one whose every value
+    // keeps the window inside (a loop's `k * 64` for k in [0, 4) into 256
+    // rows), needs no check.
+    if (!bp::isCheckedAtRunTime(op,
+                                offsets.getBeginOperandIndex() + unsigned(k)))
+      continue;
     if (what.empty()) {
       Value root = tensorRoot(tensor);
       std::string name = program.nameOf(root).value_or(expr(root));
@@ -390,13 +328,12 @@ void KernelBody::checkWindow(Operation *op, llvm::StringRef access,
 
 std::pair<std::string, std::string>
 KernelBody::tileWindow(Operation *op, Value whole, Type windowType,
-                       ValueRange offsets, llvm::StringRef access) {
+                       OperandRange offsets, llvm::StringRef access) {
   auto tile = llvm::cast<bp::TileType>(whole.getType());
   auto window = llvm::cast<bp::TileType>(windowType);
   for (auto [dim, offset] : llvm::enumerate(offsets)) {
     int64_t size = window.getDimSize(dim), extent = tile.getDimSize(dim);
-    if (matchPattern(offset, m_Constant()) ||
-        ranges.provablyWithin(offset, 0, extent - size))
+    if (!bp::isCheckedAtRunTime(op, offsets.getBeginOperandIndex() + dim))
       continue; // the verifier checked it, or every value fits
     std::string what = access.str() + " tile '" + expr(whole) + "'";
     if (std::optional<std::string> line = userLine(op->getLoc()))

@@ -39,7 +39,7 @@ struct CppParam {
 class KernelBody : public FunctionBody {
 public:
   KernelBody(const Program &program, const KernelInfo &kernel)
-      : FunctionBody(program, kernel.func, kernel.launchBlocks), kernel(kernel),
+      : FunctionBody(program, kernel.func), kernel(kernel),
         target(KernelTarget::of(program)) {}
 
   /// Writes `int32_t <ident>(...) { ... }` to `file`.
@@ -50,10 +50,6 @@ public:
   /// scratch area its register tiles may need.
   int64_t sharedStackBytes() const { return stackBytes; }
   int64_t sharedScratchBytes() const { return scratchBytes; }
-  /// After emit: whether the body checks something at run time that can
-  /// fail the launch after its blocks started (the entry's check of the
-  /// block count aside).
-  bool checksMidway() const { return midwayChecks; }
 
 private:
   mlir::LogicalResult emitSideOp(mlir::Operation *op) override;
@@ -86,20 +82,20 @@ private:
   /// its (row, col).
   std::pair<std::string, std::string>
   tileWindow(mlir::Operation *op, mlir::Value whole, mlir::Type window,
-             mlir::ValueRange offsets, llvm::StringRef access);
-  /// Checks at run time each dim of the window neither the verifier nor the
-  /// offset's range proves in bounds (an offset computed at run time, or a
-  /// dynamic dim): out of bounds fails the launch naming `access` and the
-  /// user's line, before any byte moves. With `valid`, the window is the
-  /// tile's valid region.
+             mlir::OperandRange offsets, llvm::StringRef access);
+  /// Checks at run time each dim of the window whose offset bp-plan-kernels
+  /// marked checked (an offset no proof keeps in bounds, a dynamic dim):
+  /// out of bounds fails the launch naming `access` and the user's line,
+  /// before any byte moves. With `valid`, the window is the tile's valid
+  /// region.
   void checkWindow(mlir::Operation *op, llvm::StringRef access,
-                   mlir::Value tensor, mlir::ValueRange offsets,
-                   mlir::bp::TileType tile, mlir::ValueRange valid);
-  /// The (rows, cols) of a valid region, each size the verifier could not
-  /// check checked at run time against the tile's extent.
+                   mlir::Value tensor, mlir::OperandRange offsets,
+                   mlir::bp::TileType tile, mlir::OperandRange valid);
+  /// The (rows, cols) of a valid region, each size bp-plan-kernels marked
+  /// checked checked at run time against the tile's extent.
   std::pair<std::string, std::string> validRegion(mlir::Operation *op,
                                                   llvm::StringRef what,
-                                                  mlir::ValueRange valid,
+                                                  mlir::OperandRange valid,
                                                   mlir::bp::TileType tile);
   std::string declareTile(mlir::Value value, llvm::StringRef fallback) {
     std::string name = declare(value, fallback);
@@ -134,10 +130,7 @@ private:
     return "bp_ctx";
   }
   /// Writes `line`, a BP_CHECK of something that may fail at run time.
-  void checkAtRunTime(const std::string &line) {
-    out.line(line);
-    midwayChecks = true;
-  }
+  void checkAtRunTime(const std::string &line) { out.line(line); }
 
   /// A pipe call's suffix and context: "_at(bp_ctx" when the op has a
   /// line in the user's program to pass (see site), else "(bp_ctx".
@@ -156,21 +149,8 @@ private:
     return line ? ", \"" + escapeCppString(*line) + "\"" : "";
   }
 
-  /// Whether `pop` reads its slot in place (bp_tpop and a tile::view of the
-  /// slot) rather than copying it into a tile: on cpu-sim, for a pipe that
-  /// is not split, when the slot holds the whole tile and every use of the
-  /// tile is a runsOnViews op or a full store in the pop's block, before
-  /// the tfree that gives the slot back (matchingFree).
-  bool popsInPlace(mlir::bp::TPopOp pop);
-  /// The store through which elementwise op `op` writes its result straight
-  /// into GM (a tile::window), when that is the result's only use: a full
-  /// store in the op's block whose window is known at the op, with nothing
-  /// between them that may touch memory but pipe ops (whose slots no tensor
-  /// shares), and no operand read in place from the tensor it writes.
-  mlir::bp::StoreOp storeInPlace(mlir::Operation *op);
-
   /// Declares a tile::PanelCache for every (tensor, panel shape) that
-  /// sharesPanels loads read, and records which cache each load goes
+  /// shared_panels loads read, and records which cache each load goes
   /// through.
   void declarePanelCaches();
 
@@ -179,11 +159,8 @@ private:
   llvm::DenseMap<mlir::Value, CppParam> params;
   /// The PanelCache variable each sharing load goes through.
   llvm::DenseMap<mlir::Operation *, std::string> panelCacheOf;
-  /// Stores their value's elementwise op already made (storeInPlace).
-  llvm::DenseSet<mlir::Operation *> storedInPlace;
   mutable llvm::StringSet<> usedNames;
   bool usesContext = false;
-  bool midwayChecks = false;
   bool declaresTiles = false;
   int64_t stackBytes = 0, scratchBytes = 0;
 };

@@ -8,7 +8,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "CppTypes.h"
-#include "KernelAnalysis.h"
 #include "KernelBody.h"
 
 #include "mlir/IR/Matchers.h"
@@ -49,7 +48,7 @@ LogicalResult KernelBody::emitTableOp(Operation *op,
   case bp::OpClass::Scalar:
     break;
   }
-  if (*record.check && llvm::isa<IntegerType>(type.getElementType())) {
+  if (bp::isCheckedAtRunTime(op, op->getNumOperands() > 1 ? 1 : 0)) {
     // Operands the functor refuses (a zero divisor) trap or mean nothing:
     // a run-time error names the op and the user's line instead.
     // The record's check reads "<what>: <why>"; the line goes after <what>.
@@ -62,7 +61,8 @@ LogicalResult KernelBody::emitTableOp(Operation *op,
                    escapeCppString(message + ": " + why.str()) + "\"));");
   }
   std::string name;
-  if (bp::StoreOp store = storeInPlace(op)) {
+  if (bp::getPlacement(op) == bp::Placement::IntoStore) {
+    auto store = llvm::cast<bp::StoreOp>(*op->getResult(0).getUsers().begin());
     // Written straight into the store's window, checked first.
     auto w = window(store, store.getDest(), store.getOffsets(), type);
     if (failed(w))
@@ -72,7 +72,6 @@ LogicalResult KernelBody::emitTableOp(Operation *op,
     name = "tile::window<" + std::to_string(type.getDimSize(0)) + ", " +
            std::to_string(type.getDimSize(1)) + ">(" + (*w)[0] + ", " +
            (*w)[3] + ", " + (*w)[1] + ", " + (*w)[2] + ")";
-    storedInPlace.insert(store);
   } else {
     name = declareTile(op->getResult(0), "t");
   }
@@ -117,9 +116,8 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         auto type = llvm::cast<bp::TileType>(op.getType());
         const std::string at =
             (*w)[0] + ", " + (*w)[3] + ", " + (*w)[1] + ", " + (*w)[2];
-        LoadForm form =
-            target.accessesMemoryInPlace() ? loadFormOf(op) : LoadForm::Tile;
-        if (form == LoadForm::InPlace) {
+        std::optional<bp::Placement> placement = bp::getPlacement(op);
+        if (placement == bp::Placement::InPlace) {
           out.line("const auto " + declare(op, "t") + " = tile::view<" +
                    std::to_string(type.getDimSize(0)) + ", " +
                    std::to_string(type.getDimSize(1)) + ">(" + at + ");");
@@ -133,7 +131,7 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
                    own + ", " + at + ");");
           return success();
         }
-        if (form == LoadForm::RightPanels) {
+        if (placement == bp::Placement::Panels) {
           std::string name = declare(op, "t");
           out.line(panelsType(type) + " " + name + ";");
           out.line("tile::load(" + name + ", " + at + ");");
@@ -149,7 +147,10 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         return success();
       })
       .Case([&](bp::StoreOp op) -> LogicalResult {
-        if (storedInPlace.contains(op)) {
+        // Written by its value's op, straight into the window.
+        Operation *producer = op.getValue().getDefiningOp();
+        if (producer &&
+            bp::getPlacement(producer) == bp::Placement::IntoStore) {
           aliasTensor(op.getResult(), op.getDest());
           return success();
         }
@@ -191,9 +192,8 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
           for (int64_t j = int64_t(k) + 1; j < shape.getRank(); ++j)
             factors.push_back(dimExpr(tensor, unsigned(j)));
           terms.push_back(llvm::join(factors, " * "));
-          if (!shape.isDynamicDim(k) &&
-              (matchPattern(index, m_Constant()) ||
-               ranges.provablyWithin(index, 0, shape.getDimSize(k) - 1)))
+          if (!bp::isCheckedAtRunTime(
+                  op, op.getIndices().getBeginOperandIndex() + unsigned(k)))
             continue; // the verifier checked it, or every value fits
           if (what.empty()) {
             Value root = tensorRoot(tensor);
@@ -246,7 +246,7 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
       .Case([&](bp::MoveOp op) {
         // On cpu-sim a move into a matmul's operand needs no copy: the
         // matmul reads the source (a tile, a view, panels) where it is.
-        if (target.accessesMemoryInPlace() && soleMatmulUse(op.getResult())) {
+        if (bp::getPlacement(op) == bp::Placement::InPlace) {
           out.line("const auto &" + declare(op, "t") + " = " +
                    expr(op.getSource()) + ";");
           return success();
@@ -376,7 +376,7 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         return success();
       })
       .Case([&](bp::TPopOp op) {
-        if (popsInPlace(op)) {
+        if (bp::getPlacement(op) == bp::Placement::InPlace) {
           auto type = op.getType();
           std::string name = declare(op, "t");
           std::string slot = scope.unique(name + "_slot");

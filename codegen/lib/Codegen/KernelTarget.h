@@ -35,11 +35,6 @@ public:
   /// warp group's shared-memory stack when it is declared, and copies go
   /// element by element.
   virtual bool tilesOnThreadStack() const = 0;
-  /// Whether GM and pipe slots are host memory a body may read and write
-  /// in place (cpu-sim): loads as views or panels, elementwise results into
-  /// windows of GM, pops as views of their slot, and matmul operands read
-  /// where they are.
-  virtual bool accessesMemoryInPlace() const = 0;
   /// Whether pipe ops move whole tiles through the device pipe ABI (cuda)
   /// rather than bytes through the host one.
   virtual bool pipesMoveTiles() const = 0;

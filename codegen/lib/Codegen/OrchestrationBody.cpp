@@ -182,7 +182,8 @@ LogicalResult OrchestrationBody::emit() {
 void OrchestrationBody::checkCoreNum(bp::LaunchOp launch) {
   Value coreNum = launch.getDynamicCoreNum();
   if (!coreNum || !checkedCoreNums.insert(launch).second ||
-      ranges.provablyWithin(coreNum, 1, INT64_MAX))
+      !bp::isCheckedAtRunTime(
+          launch, launch.getDynamicCoreNumMutable()[0].getOperandNumber()))
     return;
   std::string what =
       "core_num of the launch of '" + launch.getCallee().str() + "'";

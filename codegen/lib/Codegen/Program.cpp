@@ -5,6 +5,7 @@
 #include "CppTypes.h"
 
 #include "blockpipe/Codegen/Naming.h"
+#include "blockpipe/Dialect/KernelPlan.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringSet.h"
@@ -308,29 +309,10 @@ FailureOr<Program> Program::build(ModuleOp module, const EmitOptions &options) {
       }
     }
   }
-  // The block count each kernel is launched with, where every use of it is
-  // a launch with the same constant (a half: as part of its groups).
-  for (KernelInfo &info : program.kernels) {
-    std::optional<int64_t> blocks;
-    bool agree = true;
-    std::optional<SymbolTable::UseRange> uses =
-        SymbolTable::getSymbolUses(info.func, module);
-    if (!uses)
-      continue;
-    for (const SymbolTable::SymbolUse &use : *uses) {
-      std::optional<int64_t> count;
-      if (auto launch = llvm::dyn_cast<bp::LaunchOp>(use.getUser()))
-        count = launch.getStaticCoreNum();
-      if (!count || (blocks && *blocks != *count))
-        agree = false;
-      blocks = count;
-    }
-    if (agree && blocks && *blocks > 0)
-      info.launchBlocks = blocks;
-  }
-  // Per group half: the block count it runs, and whether it needs an entry
-  // of its own (not when only ever launched as part of its group, whose
-  // entries run it).
+  for (KernelInfo &info : program.kernels)
+    info.launchBlocks = bp::getLaunchBlocks(info.func);
+  // Per group half: whether it needs an entry of its own (not when only
+  // ever launched as part of its group, whose entries run it).
   llvm::StringSet<> launched;
   module.walk(
       [&](bp::LaunchOp launch) { launched.insert(launch.getCallee()); });
@@ -349,8 +331,6 @@ FailureOr<Program> Program::build(ModuleOp module, const EmitOptions &options) {
           uses && llvm::all_of(*uses, [&](const SymbolTable::SymbolUse &use) {
             return use.getUser()->getParentOp() == group.func.getOperation();
           });
-      halfInfo.launchBlocks =
-          onlyGroup ? group.launchBlocks : std::optional<int64_t>();
       if (onlyGroup)
         halfInfo.launchedAs = group.name;
       if (!launched.contains(halfInfo.name)) {

@@ -62,6 +62,7 @@ struct KernelInfo {
   /// launched with others, computed ones or not at all (a host program's
   /// launches are unknown). The body is generated for that count: its entry
   /// refuses any other, and windows proven in bounds for it are not checked.
+  /// bp-plan-kernels decides it (bp.launch_blocks).
   std::optional<int64_t> launchBlocks;
   /// The name launches use for it: its own, or its group's for a half.
   std::string launchedAs;
@@ -149,12 +150,6 @@ mlir::LogicalResult emitOrchestrationSources(const Program &program,
                                              FileMap &files);
 void emitKernelConfig(const Program &program, FileMap &files);
 
-/// Whether a launch of `kernel` (a group: either half) can fail after its
-/// blocks started, so after they may have written its outputs: a check its
-/// body makes at run time, or a pipe wait that is not matched by
-/// construction. The entry's check of the block count comes first, before
-/// any write.
-bool kernelMayFailMidway(const Program &program, const KernelInfo &kernel);
 void emitCMakeLists(const Program &program, FileMap &files);
 
 } // namespace blockpipe::codegen

@@ -4,7 +4,8 @@
 //   bp-translate --bp-to-cpp -o - [input.mlir]
 //
 // Reads a module (after the default pipeline, or runs it with
-// --bp-default-pipeline), writes the project of docs/architecture.md ("From a
+// --bp-default-pipeline; one without bp-plan-kernels' decisions gets them
+// first), writes the project of docs/architecture.md ("From a
 // program to a run") under DIR, and with --bp-dump-passes the IR after each
 // pass to DIR/passes/. With `-o -` the files go to stdout instead, each after
 // a line `// ---- FILE: <path>`. Errors are printed at the user's location;
@@ -14,6 +15,7 @@
 
 #include "blockpipe/Codegen/Codegen.h"
 #include "blockpipe/Dialect/BPDialect.h"
+#include "blockpipe/Dialect/KernelPlan.h"
 #include "blockpipe/Transforms/Passes.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -115,6 +117,14 @@ int main(int argc, char **argv) {
       options.dumpDir = dir.str().str();
     }
     mlir::bp::buildDefaultPipeline(pm, options);
+    if (mlir::failed(pm.run(*module)))
+      return 1;
+  }
+  // Codegen reads bp-plan-kernels' decisions; IR written by hand (lit
+  // tests) or by another pipeline gets them here.
+  if (!mlir::bp::isPlanned(*module)) {
+    mlir::PassManager pm(&context);
+    pm.addPass(mlir::bp::createBPPlanKernels());
     if (mlir::failed(pm.run(*module)))
       return 1;
   }

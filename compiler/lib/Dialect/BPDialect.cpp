@@ -319,6 +319,68 @@ LogicalResult BPDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
 
+  if (name == kPlannedAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<UnitAttr>(value))
+      return op->emitError()
+             << "'" << name << "' must be a unit attribute on a module";
+    return success();
+  }
+
+  if (name == kLaunchBlocksAttrName || name == kMayFailMidwayAttrName) {
+    bool onKernel = false;
+    if (func)
+      if (std::optional<FunctionKind> kind = getFunctionKind(func))
+        onKernel = isKernelKind(*kind) || *kind == FunctionKind::Group;
+    auto n = dyn_cast<IntegerAttr>(value);
+    bool wellTyped = name == kMayFailMidwayAttrName ? isa<UnitAttr>(value)
+                                                    : n && n.getInt() > 0;
+    if (!onKernel || !wellTyped)
+      return op->emitError()
+             << "'" << name << "' must be "
+             << (name == kMayFailMidwayAttrName ? "a unit attribute"
+                                                : "a positive integer")
+             << " on a kernel (incore, aic, aiv or group function)";
+    return success();
+  }
+
+  if (name == kPlacementAttrName) {
+    auto placement = dyn_cast<PlacementAttr>(value);
+    if (!placement)
+      return op->emitError() << "'" << name << "' must be a #bp<placement ...>";
+    bool fits = false;
+    switch (placement.getValue()) {
+    case Placement::InPlace:
+      fits = isa<LoadOp, MoveOp, TPopOp>(op);
+      break;
+    case Placement::Panels:
+    case Placement::SharedPanels:
+      fits = isa<LoadOp>(op);
+      break;
+    case Placement::IntoStore:
+      fits = op->getNumResults() == 1 && op->getResult(0).hasOneUse() &&
+             isa<StoreOp>(*op->getResult(0).getUsers().begin());
+      break;
+    }
+    if (!fits)
+      return op->emitError()
+             << "'" << name << "' " << placement
+             << " does not apply to this op (in_place: a load, move or "
+                "tpop; panels, shared_panels: a load; into_store: an op "
+                "whose only use is a store)";
+    return success();
+  }
+
+  if (name == kCheckedAttrName) {
+    auto checked = dyn_cast<DenseI64ArrayAttr>(value);
+    if (!checked || !llvm::all_of(checked.asArrayRef(), [&](int64_t index) {
+          return index >= 0 && index < int64_t(op->getNumOperands());
+        }))
+      return op->emitError() << "'" << name
+                             << "' must be an array<i64> of the op's operand "
+                                "indices";
+    return success();
+  }
+
   return op->emitError() << "unknown bp attribute '" << name << "'";
 }
 

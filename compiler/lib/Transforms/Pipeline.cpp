@@ -98,6 +98,8 @@ std::unique_ptr<Pass> makePass(size_t index,
     return createBPVerifyP2P();
   case 11:
     return createBPVerifyCapacity();
+  case 12:
+    return createBPPlanKernels();
   }
   return nullptr;
 }
@@ -139,7 +141,7 @@ void mlir::bp::registerDefaultPipeline() {
       "kernels, inject the GM pipe buffer, normalize return order, join "
       "pipeline stages, decompose and verify point-to-point transfers, check "
       "tiles against the "
-      "target's local memories",
+      "target's local memories, plan kernel bodies",
       [](OpPassManager &pm, const DefaultPipelineCLOptions &cl) {
         DefaultPipelineOptions options;
         options.dumpDir = cl.dumpDir;

@@ -3,7 +3,8 @@
 // for rows left unwritten, an incore kernel mixing
 // cube and vector work is split (and a split vector half shared by both AIV
 // subblocks), its pipe gets the per-block buffer, returns
-// are normalized, and the permute is decomposed and verified.
+// are normalized, the permute is decomposed and verified, and the kernel
+// bodies are planned (see plan-kernels.mlir).
 // RUN: bp-opt --bp-default-pipeline %s | FileCheck %s
 // With dump-dir, the IR after each pass is written to NN_<pass>.mlir.
 // RUN: rm -rf %t.passes
@@ -25,6 +26,8 @@
 // DUMP-NEXT: 09_bp-pipeline-stages.mlir
 // DUMP-NEXT: 10_bp-decompose-collective-permute.mlir
 // DUMP-NEXT: 11_bp-verify-p2p.mlir
+// DUMP-NEXT: 12_bp-verify-capacity.mlir
+// DUMP-NEXT: 13_bp-plan-kernels.mlir
 
 // After expand-mixed-kernel the halves exist but have no buffer yet.
 // AFTER-EXPAND: bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096){{$}}
@@ -33,13 +36,15 @@ module attributes {bp.num_devices = 2 : i64} {
 
 // CHECK-LABEL: func.func @kernel_aic(
 // CHECK-SAME: %{{[^:]*}}: !bp.tensor<32768xi8> {bp.gm_pipe_buffer}
-// CHECK-SAME: bp.pipe_buffer_bytes = 32768
+// CHECK-SAME: bp.launch_blocks = 2 : i64, bp.may_fail_midway, bp.pipe_buffer_bytes = 32768
 // CHECK: bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096) buffer(%{{.*}} : !bp.tensor<32768xi8>) offset(0)
+// CHECK: bp.load {{.*}} {bp.placement = #bp<placement in_place>}
+// CHECK: bp.load {{.*}} {bp.placement = #bp<placement shared_panels>}
 // CHECK: bp.tpush c2v
 // CHECK-LABEL: func.func @kernel_aiv(
 // CHECK: bp.tpop c2v
 // CHECK-LABEL: func.func @kernel(
-// CHECK-SAME: bp.kind = #bp<kind group>, bp.matched_pipes, bp.pipe_buffer_bytes = 32768
+// CHECK-SAME: bp.kind = #bp<kind group>, bp.launch_blocks = 2 : i64, bp.matched_pipes, bp.pipe_buffer_bytes = 32768
 func.func @kernel(%x: !bp.tensor<64x64xf32>, %w: !bp.tensor<64x32xf32>,
                   %out: !bp.tensor<64x32xf32> {bp.dir = #bp<dir out>})
     -> !bp.tensor<64x32xf32> attributes {bp.kind = #bp<kind incore>} {

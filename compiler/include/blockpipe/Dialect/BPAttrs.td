@@ -91,6 +91,24 @@ def BP_ParamDir : I32EnumAttr<"ParamDir", "direction of a tensor parameter", [
 }
 def BP_ParamDirAttr : EnumAttr<BP_Dialect, BP_ParamDir, "dir">;
 
+// How a kernel body holds an op's tile (bp-plan-kernels' `bp.placement`);
+// an op without one holds its result in a tile of its own.
+def BP_Placement : I32EnumAttr<"Placement", "where a kernel op's tile lives", [
+  // A load or a pop read where the data is (a view of GM or of the pipe
+  // slot); a move into a matmul operand is the source itself.
+  I32EnumAttrCase<"InPlace", 0, "in_place">,
+  // A load of a matmul's right operand packed into the micro-kernel's panels.
+  I32EnumAttrCase<"Panels", 1, "panels">,
+  // Panels packed once per launch and read by every block that loads them.
+  I32EnumAttrCase<"SharedPanels", 2, "shared_panels">,
+  // An elementwise op writing its result straight into its store's window.
+  I32EnumAttrCase<"IntoStore", 3, "into_store">
+]> {
+  let cppNamespace = "::mlir::bp";
+  let genSpecializedAttr = 0;
+}
+def BP_PlacementAttr : EnumAttr<BP_Dialect, BP_Placement, "placement">;
+
 // StableHLO's channel handle: `type` is 0 (invalid), 1 (device to device),
 // 2 (device to host) or 3 (host to device).
 def BP_ChannelHandleAttr : AttrDef<BP_Dialect, "ChannelHandle"> {

@@ -71,6 +71,18 @@ def BP_Dialect : Dialect {
     /// tile across (bp-expand-mixed-kernel), whose halves go to the two
     /// subblocks.
     static constexpr ::llvm::StringLiteral kAivShardAttrName = "bp.aiv_shard";
+    /// bp-plan-kernels' decisions, which codegen only reads (KernelPlan.h):
+    /// a unit attribute on the module once they are made; a kernel's
+    /// `bp.launch_blocks` (the block count of every launch of it) and
+    /// `bp.may_fail_midway`; an op's `bp.placement` (#bp<placement ...>)
+    /// and `bp.checked` (the operands checked at run time).
+    static constexpr ::llvm::StringLiteral kPlannedAttrName = "bp.planned";
+    static constexpr ::llvm::StringLiteral kLaunchBlocksAttrName =
+        "bp.launch_blocks";
+    static constexpr ::llvm::StringLiteral kMayFailMidwayAttrName =
+        "bp.may_fail_midway";
+    static constexpr ::llvm::StringLiteral kPlacementAttrName = "bp.placement";
+    static constexpr ::llvm::StringLiteral kCheckedAttrName = "bp.checked";
     /// The module's #bp.target (set by bp-register-target).
     static constexpr ::llvm::StringLiteral kTargetAttrName = "bp.target";
     /// Per-block bytes of the `__gm_pipe_buffer` a function takes (set by

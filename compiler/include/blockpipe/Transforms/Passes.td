@@ -426,6 +426,48 @@ def BPVerifyCapacity : Pass<"bp-verify-capacity", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::bp::BPDialect"];
 }
 
+def BPPlanKernels : Pass<"bp-plan-kernels", "::mlir::ModuleOp"> {
+  let summary = "Decide how kernel bodies hold their tiles and what they "
+                "check at run time";
+  let description = [{
+    Makes the decisions codegen used to make while writing C++, and records
+    each as an attribute codegen only reads (KernelPlan.h); the module gets
+    `bp.planned`. Running it again decides afresh.
+
+    - `bp.launch_blocks = N` on a kernel every launch of which runs the same
+      constant N blocks (a group half only its group calls: its group's N).
+      Its entry refuses any other count, and windows are proven in bounds
+      for N.
+    - `bp.checked = array<i64: ...>` on an op: the operands checked at run
+      time, each one neither a constant nor proven in range by MLIR's
+      integer range analysis (block_idx in [0, N)): a load's or store's
+      window offsets (always, along a dynamic dim or a valid size known only
+      at run time) and valid sizes, a read's indices, a tile window's
+      offsets, a fillpad's valid sizes, an integer op of the op table with a
+      check (its second operand: a divisor, a shift amount), an integer
+      division's divisor, a loop's step, a launch's core_num. Dead ops (no
+      effect but reads, results unused) are left out, as codegen leaves
+      them out.
+    - `bp.placement` where GM is host memory (every driver but cuda):
+      `in_place` on a full 2-D load whose only use reads it where it is (a
+      matmul's left operand, or a binary elementwise op, with nothing
+      between that may write memory), on a move into a matmul operand, and
+      on a pop whose slot holds the whole tile and is read before its tfree;
+      `panels` on a matmul's right operand loaded into the micro-kernel's
+      layout, `shared_panels` when the tensor is an input the launch only
+      reads (packed once per launch); `into_store` on a binary elementwise
+      op writing straight into the window of its only use, a full store.
+    - `bp.may_fail_midway` on a kernel whose launch can fail after its
+      blocks started writing: it checks something at run time, synchronizes
+      all blocks, or waits on a pipe (a group: a half that checks, or uses a
+      pipe whose pushes and pops bp-expand-mixed-kernel did not match, or
+      matched but steered by scalars read from GM). A call of an
+      orchestration that only launches kernels that cannot may write its
+      outputs in place.
+  }];
+  let dependentDialects = ["::mlir::bp::BPDialect"];
+}
+
 def BPRegisterTarget : Pass<"bp-register-target", "::mlir::ModuleOp"> {
   let summary = "Attach the target's device spec to the module";
   let description = [{

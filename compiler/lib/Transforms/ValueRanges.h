@@ -1,10 +1,10 @@
 //===- ValueRanges.h - What a function's integers can be --------*- C++ -*-===//
 //
-// MLIR's integer range analysis over one function, so that codegen can leave
-// out run-time checks the ranges prove unnecessary (a window offset of a loop
-// over constant bounds, a divisor that cannot be zero). Every answer is a
-// proof or a "don't know": a value the analysis did not reach, or produced by
-// an op it does not model (bp ops, parameters), has no range, and so has no
+// MLIR's integer range analysis over one function, so that bp-plan-kernels
+// can leave out run-time checks the ranges prove unnecessary (a window offset
+// of a loop over constant bounds, a divisor that cannot be zero). Every answer
+// is a proof or a "don't know": a value the analysis did not reach, or produced
+// by an op it does not model (bp ops, parameters), has no range, and so has no
 // value of a function where the generated C++ could compute other values than
 // MLIR's semantics give (an i1 read as signed, a loop step known only at run
 // time). The one bp fact it knows is a kernel's block index, when every
@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef BLOCKPIPE_CODEGEN_VALUERANGES_H
-#define BLOCKPIPE_CODEGEN_VALUERANGES_H
+#ifndef BLOCKPIPE_TRANSFORMS_VALUERANGES_H
+#define BLOCKPIPE_TRANSFORMS_VALUERANGES_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/InferIntRangeInterface.h"
@@ -25,7 +25,7 @@ namespace mlir {
 class DataFlowSolver;
 } // namespace mlir
 
-namespace blockpipe::codegen {
+namespace mlir::bp {
 
 class ValueRanges {
 public:
@@ -48,6 +48,6 @@ private:
   std::unique_ptr<mlir::DataFlowSolver> solver;
 };
 
-} // namespace blockpipe::codegen
+} // namespace mlir::bp
 
-#endif // BLOCKPIPE_CODEGEN_VALUERANGES_H
+#endif // BLOCKPIPE_TRANSFORMS_VALUERANGES_H

@@ -1,20 +1,21 @@
-//===- KernelAnalysis.h - What a kernel body may do in place ----*- C++ -*-===//
+//===- KernelPlacement.h - Where a kernel body holds its tiles --*- C++ -*-===//
 //
-// Questions the kernel body emitter asks of the IR before it writes a
-// statement: which loads are read in place or packed into panels, which
-// panels blocks of a launch can share, which tfree gives back a popped
-// slot. They read the IR only; the target decides whether to ask them.
+// The questions bp-plan-kernels asks of a kernel's IR to place its tiles:
+// which loads are read in place or packed into panels, which panels blocks
+// of a launch can share, which pops read their slot in place, which
+// elementwise ops write straight into their store's window. They read the
+// IR only; the pass asks them where GM is host memory (cpu-sim).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef BLOCKPIPE_CODEGEN_KERNELANALYSIS_H
-#define BLOCKPIPE_CODEGEN_KERNELANALYSIS_H
+#ifndef BLOCKPIPE_TRANSFORMS_KERNELPLACEMENT_H
+#define BLOCKPIPE_TRANSFORMS_KERNELPLACEMENT_H
 
 #include "blockpipe/Dialect/BPDialect.h"
 
 #include <optional>
 
-namespace blockpipe::codegen {
+namespace mlir::bp {
 
 /// The matmul a tile feeds as its left or right operand when that is its
 /// only use, directly or through moves (each the only use of the last), all
@@ -25,7 +26,7 @@ struct MatmulUse {
 };
 std::optional<MatmulUse> soleMatmulUse(mlir::Value tile);
 
-/// How a load's tile is held on cpu-sim.
+/// How a load's tile is held where GM is host memory.
 enum class LoadForm {
   /// A tile, copied from GM.
   Tile,
@@ -80,6 +81,24 @@ bool isReadOnlyInput(mlir::func::FuncOp func, mlir::BlockArgument arg);
 /// packed once per launch rather than once per block.
 bool sharesPanels(mlir::func::FuncOp func, mlir::bp::LoadOp load);
 
-} // namespace blockpipe::codegen
+/// Whether `pop` reads its slot in place (a view of the slot) rather than
+/// copying it into a tile: for a pipe that is not split, when the slot
+/// holds the whole tile and every use of the tile is a runsOnViews op or a
+/// full store in the pop's block, before the tfree that gives the slot back
+/// (matchingFree).
+bool popsInPlace(mlir::func::FuncOp func, mlir::bp::TPopOp pop);
 
-#endif // BLOCKPIPE_CODEGEN_KERNELANALYSIS_H
+/// The GM tensor `value` stands for: through stores (their results are
+/// their destination), loops' carried values and ifs' results.
+mlir::Value tensorRoot(mlir::Value value);
+
+/// The store through which elementwise op `op` writes its result straight
+/// into GM (a window of the tensor), when that is the result's only use: a
+/// full store in the op's block whose window is known at the op, with
+/// nothing between them that may touch memory but pipe ops (whose slots no
+/// tensor shares), and no operand read in place from the tensor it writes.
+mlir::bp::StoreOp storeInPlace(mlir::Operation *op);
+
+} // namespace mlir::bp
+
+#endif // BLOCKPIPE_TRANSFORMS_KERNELPLACEMENT_H

@@ -14,7 +14,7 @@
 #include <cstdint>
 
 using namespace mlir;
-using namespace blockpipe::codegen;
+using namespace mlir::bp;
 
 /// Whether the C++ codegen writes for `op` computes what MLIR defines, as
 /// far as integer ranges go. The one known difference is i1: MLIR reads it
