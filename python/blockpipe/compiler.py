@@ -39,13 +39,15 @@ def _numpy_dtype(name: str) -> Optional[np.dtype]:
     entry = _DTYPES.get(name)
     if entry is None:
         return None
-    if not hasattr(np, entry["numpy"]):
-        try:
-            import ml_dtypes
-        except ImportError:  # pragma: no cover - ml_dtypes is a dependency
-            return None
-        return np.dtype(getattr(ml_dtypes, entry["numpy"]))
-    return np.dtype(entry["numpy"])
+    try:
+        return np.dtype(entry["numpy"])
+    except TypeError:
+        pass
+    try:
+        import ml_dtypes
+    except ImportError:  # pragma: no cover - ml_dtypes is a dependency
+        return None
+    return np.dtype(getattr(ml_dtypes, entry["numpy"]))
 
 
 def dtype_of_array(array: np.ndarray):
@@ -78,9 +80,16 @@ def array_dtype_names() -> List[str]:
 
 
 # The range of each integer scalar parameter's C++ type.
-_INT_LIMITS = {
-    name: np.iinfo(_numpy_dtype(name)) for name, d in _DTYPES.items() if not d["is_float"]
-}
+def _int_limits(name: str) -> Tuple[int, int]:
+    """The values an integer scalar of `name` holds (a bool: 0 and 1)."""
+    dtype = _numpy_dtype(name)
+    if dtype.kind == "b":
+        return (0, 1)
+    info = np.iinfo(dtype)
+    return (int(info.min), int(info.max))
+
+
+_INT_LIMITS = {name: _int_limits(name) for name, d in _DTYPES.items() if not d["is_float"]}
 
 
 class CompiledProgram:
@@ -363,7 +372,7 @@ class _CallPlan:
                     "shape": list(p.shape),
                     "output": p.dir != "in",
                     "is_float": p.dtype in _FLOAT_SCALARS,
-                    "limits": (int(limits.min), int(limits.max)) if limits is not None else None,
+                    "limits": limits,
                 }
             )
         self.check = _runtime.ArgCheck(

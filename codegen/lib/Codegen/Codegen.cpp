@@ -57,7 +57,8 @@ FailureOr<FileMap> blockpipe::codegen::emitCpp(ModuleOp module,
   if (failed(emitKernelSources(*program, files)) ||
       failed(emitOrchestrationSources(*program, files)))
     return failure();
-  emitKernelConfig(*program, files);
+  if (failed(emitKernelConfig(*program, files)))
+    return failure();
   // Last: it lists the sources emitted above.
   emitCMakeLists(*program, files);
   return files;

@@ -56,6 +56,12 @@ std::optional<std::string> blockpipe::codegen::dtypeName(Type type) {
   return std::nullopt;
 }
 
+std::optional<blockpipe::target::DType> blockpipe::codegen::dtypeOf(Type type) {
+  if (const blockpipe::target::DTypeInfo *info = dtypeInfoOf(type))
+    return info->dtype;
+  return std::nullopt;
+}
+
 std::optional<std::string> blockpipe::codegen::dtypeEnumerator(Type type) {
   if (const blockpipe::target::DTypeInfo *info = dtypeInfoOf(type))
     return std::string(info->enumerator);

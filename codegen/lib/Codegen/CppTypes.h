@@ -4,6 +4,7 @@
 #define BLOCKPIPE_CODEGEN_CPPTYPES_H
 
 #include "blockpipe/Dialect/BPDialect.h"
+#include "blockpipe/Target/DType.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -24,6 +25,9 @@ inline constexpr llvm::StringLiteral kScalarTypeNames =
 
 /// The kernel_config.json / runtime DType name (`fp32`, `int64`, ...).
 std::optional<std::string> dtypeName(mlir::Type type);
+
+/// The runtime DType of an element or scalar type.
+std::optional<blockpipe::target::DType> dtypeOf(mlir::Type type);
 
 /// The runtime enumerator (`FP32`, `INT64`, ...).
 std::optional<std::string> dtypeEnumerator(mlir::Type type);

@@ -3,7 +3,8 @@
 // The manifest the runtime, the Python package and users read to find what
 // the generated library exports: kernels with their entry symbols and
 // argument signatures, orchestrations, and every pipe's place in a block's
-// slice of the pipe buffer. Schema: codegen/kernel_config.md.
+// slice of the pipe buffer. Codegen fills a target::Manifest, the schema
+// (codegen/kernel_config.md), and writes it with its toJson().
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,70 +12,98 @@
 #include "Program.h"
 
 #include "blockpipe/Dialect/KernelPlan.h"
+#include "blockpipe/Target/Manifest.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include <nlohmann/json.hpp>
+#include <map>
 
 using namespace mlir;
 using namespace blockpipe::codegen;
-using Json = nlohmann::ordered_json;
+namespace manifest = blockpipe::target;
 
-static Json shapeOf(bp::GMTensorType type) {
-  Json shape = Json::array();
+static std::vector<std::optional<int64_t>> shapeOf(bp::GMTensorType type) {
+  std::vector<std::optional<int64_t>> shape;
   for (int64_t dim : type.getShape())
-    shape.push_back(ShapedType::isDynamic(dim) ? Json(nullptr) : Json(dim));
+    shape.push_back(ShapedType::isDynamic(dim) ? std::nullopt
+                                               : std::optional<int64_t>(dim));
   return shape;
 }
 
+/// The runtime's dtype of `type`, or an error at `where` naming `what`.
+static FailureOr<manifest::DType> dtypeAt(Operation *where,
+                                          const std::string &what, Type type) {
+  if (std::optional<manifest::DType> dtype = dtypeOf(type))
+    return *dtype;
+  std::string names;
+  for (const manifest::DTypeInfo &info : manifest::kDTypes)
+    names += (names.empty() ? "" : ", ") + std::string(info.mlir);
+  return where->emitError("codegen: ")
+         << what << " has element type " << type
+         << ", which the runtime cannot hold (it holds " << names << ")";
+}
+
 /// One entry per parameter, with its slot in the kernel ABI's `args`.
-static Json signatureOf(const Program &program, func::FuncOp func,
-                        std::optional<unsigned> pipeArg, bool kernelAbi) {
-  Json signature = Json::array();
+static FailureOr<std::vector<manifest::ManifestParam>>
+signatureOf(const Program &program, func::FuncOp func,
+            std::optional<unsigned> pipeArg, bool kernelAbi) {
+  std::vector<manifest::ManifestParam> signature;
   std::vector<unsigned> slots = abiSlots(func);
   for (BlockArgument arg : func.getArguments()) {
     unsigned i = arg.getArgNumber();
-    Json entry;
+    manifest::ManifestParam param;
     std::optional<std::string> name = program.nameOf(arg);
-    entry["name"] = pipeArg == i ? "__gm_pipe_buffer"
-                                 : (name ? *name : "arg" + std::to_string(i));
+    param.name = pipeArg == i ? "__gm_pipe_buffer"
+                              : (name ? *name : "arg" + std::to_string(i));
+    Type element = arg.getType();
     if (auto tensor = llvm::dyn_cast<bp::GMTensorType>(arg.getType())) {
-      entry["kind"] = pipeArg == i ? "pipe_buffer" : "tensor";
-      std::string dir = "in";
+      param.kind = pipeArg == i ? manifest::ParamKind::PipeBuffer
+                                : manifest::ParamKind::Tensor;
+      param.dir = manifest::ParamDir::In;
       if (auto attr = func.getArgAttrOfType<bp::ParamDirAttr>(
               i, bp::BPDialect::kParamDirAttrName))
-        dir = bp::stringifyParamDir(attr.getValue()).str();
-      entry["dir"] = pipeArg == i ? "inout" : dir;
-      entry["dtype"] = dtypeName(tensor.getElementType()).value_or("unknown");
-      entry["shape"] = shapeOf(tensor);
-      if (func.getArgAttr(i, bp::BPDialect::kWrittenWholeAttrName))
-        entry["written_whole"] = true;
+        param.dir =
+            attr.getValue() == bp::ParamDir::Out     ? manifest::ParamDir::Out
+            : attr.getValue() == bp::ParamDir::InOut ? manifest::ParamDir::InOut
+                                                     : manifest::ParamDir::In;
+      if (pipeArg == i)
+        param.dir = manifest::ParamDir::InOut;
+      element = tensor.getElementType();
+      param.shape = shapeOf(tensor);
+      param.writtenWhole =
+          bool(func.getArgAttr(i, bp::BPDialect::kWrittenWholeAttrName));
     } else {
-      entry["kind"] = "scalar";
-      entry["dir"] = "in";
-      entry["dtype"] = dtypeName(arg.getType()).value_or("unknown");
+      param.kind = manifest::ParamKind::Scalar;
+      param.dir = manifest::ParamDir::In;
     }
+    FailureOr<manifest::DType> dtype = dtypeAt(
+        func,
+        "parameter '" + param.name + "' of '" + func.getSymName().str() + "'",
+        element);
+    if (failed(dtype))
+      return failure();
+    param.dtype = *dtype;
     // Orchestration entries take one pointer per parameter (a Tensor
     // carries its own shape); kernels follow tensors with dynamic dims.
-    entry["abi_slot"] = kernelAbi ? slots[i] : i;
-    signature.push_back(entry);
+    param.abiSlot = kernelAbi ? slots[i] : i;
+    signature.push_back(std::move(param));
   }
   return signature;
 }
 
-/// The pipes initialized under `func` (its halves too for a group), by id.
-static Json pipesOf(const Program &program, const KernelInfo &kernel) {
-  std::map<int64_t, Json> pipes;
+/// The pipes initialized under `kernel` (its halves too for a group), by id.
+static std::vector<manifest::ManifestPipe> pipesOf(const KernelInfo &kernel) {
+  std::map<int64_t, manifest::ManifestPipe> pipes;
   auto collect = [&](func::FuncOp func) {
     func.walk([&](bp::InitializePipeOp op) {
-      Json pipe;
-      pipe["id"] = op.getId();
-      pipe["dir_mask"] = op.getDirBits();
-      pipe["slot_size"] = op.getSlotSize();
-      pipe["slot_num"] = op.getResolvedSlotNum();
-      pipe["offset"] = op.getOffset().value_or(0);
-      pipe["bytes"] = op.getFootprintBytes();
-      pipes.emplace(op.getId(), pipe);
+      manifest::ManifestPipe pipe;
+      pipe.id = op.getId();
+      pipe.dirMask = op.getDirBits();
+      pipe.slotSize = op.getSlotSize();
+      pipe.slotNum = op.getResolvedSlotNum();
+      pipe.offset = op.getOffset().value_or(0);
+      pipe.bytes = op.getFootprintBytes();
+      pipes.emplace(pipe.id, pipe);
     });
   };
   if (kernel.kind == bp::FunctionKind::Group) {
@@ -85,86 +114,95 @@ static Json pipesOf(const Program &program, const KernelInfo &kernel) {
   } else {
     collect(kernel.func);
   }
-  Json list = Json::array();
+  std::vector<manifest::ManifestPipe> list;
   for (auto &[id, pipe] : pipes)
     list.push_back(pipe);
-  (void)program;
   return list;
 }
 
-static Json tensorOf(Type type) {
+/// A stage's activation: its element type and static shape.
+static FailureOr<manifest::ManifestTensor> tensorOf(Operation *where,
+                                                    Type type) {
   auto tensor = llvm::cast<bp::GMTensorType>(type);
-  return {{"dtype", dtypeName(tensor.getElementType()).value_or("unknown")},
-          {"shape", shapeOf(tensor)}};
+  FailureOr<manifest::DType> dtype =
+      dtypeAt(where, "the activation", tensor.getElementType());
+  if (failed(dtype))
+    return failure();
+  return manifest::ManifestTensor{*dtype, tensor.getShape().vec()};
 }
 
 /// Each pipeline: its parameters (split into microbatches or resident) and
 /// its stages in order, with where each stage argument comes from.
-static Json pipelinesOf(const Program &program) {
-  Json pipelines = Json::array();
+static FailureOr<std::vector<manifest::ManifestPipeline>>
+pipelinesOf(const Program &program) {
+  std::vector<manifest::ManifestPipeline> pipelines;
   for (const PipelineInfo &pipeline : program.pipelines) {
     func::FuncOp func = pipeline.func;
-    Json entry;
-    entry["name"] = pipeline.name;
+    manifest::ManifestPipeline entry;
+    entry.name = pipeline.name;
     auto m =
         func->getAttrOfType<IntegerAttr>(bp::BPDialect::kMicrobatchesAttrName);
-    entry["microbatches"] = m ? m.getInt() : 1;
+    entry.microbatches = m ? m.getInt() : 1;
     auto schedule =
         func->getAttrOfType<StringAttr>(bp::BPDialect::kScheduleAttrName);
-    entry["schedule"] = schedule ? schedule.getValue().str() : "gpipe";
-    entry["channel"] =
+    entry.schedule = schedule && schedule.getValue() == "interleaved"
+                         ? manifest::PipelineSchedule::Interleaved
+                         : manifest::PipelineSchedule::GPipe;
+    entry.channel =
         func->getAttrOfType<IntegerAttr>(bp::BPDialect::kStageChannelAttrName)
             .getInt();
-    Json signature = signatureOf(program, func, std::nullopt, false);
-    for (Json &param : signature)
-      param["split"] = false;
-    Json stages = Json::array();
+    FailureOr<std::vector<manifest::ManifestParam>> signature =
+        signatureOf(program, func, std::nullopt, false);
+    if (failed(signature))
+      return failure();
+    entry.signature = std::move(*signature);
     for (bp::StageOp stage : pipeline.stages) {
       func::FuncOp callee = program.lookup(stage.getCallee());
       const OrchestrationInfo *orch = program.orchestrationFor(callee);
-      Json info;
-      info["name"] = orch->name;
-      info["symbol"] = orch->entry;
-      info["device"] =
+      manifest::ManifestStage info;
+      info.name = orch->name;
+      info.symbol = orch->entry;
+      info.device =
           callee->getAttrOfType<IntegerAttr>(bp::BPDialect::kDeviceAttrName)
               .getInt();
-      info["directory"] = orch->stageDir;
-      Json args = Json::array();
-      Json input = nullptr, output = nullptr;
+      info.directory = orch->stageDir;
       for (auto [i, arg] : llvm::enumerate(stage.getArgs())) {
-        Json from;
+        manifest::ManifestStageArg from;
         auto param = llvm::dyn_cast<BlockArgument>(arg);
         auto dir = callee.getArgAttrOfType<bp::ParamDirAttr>(
             unsigned(i), bp::BPDialect::kParamDirAttrName);
         bool isOut = dir && dir.getValue() != bp::ParamDir::In;
         bool isParam = param && param.getOwner()->getParentOp() == func;
-        if (isOut)
-          output = tensorOf(callee.getArgumentTypes()[i]);
+        Type type = callee.getArgumentTypes()[i];
+        if (isOut) {
+          FailureOr<manifest::ManifestTensor> output = tensorOf(stage, type);
+          if (failed(output))
+            return failure();
+          info.output = *output;
+        }
         if (isParam) {
           // The last stage's output is the pipeline's Out parameter.
-          bool split = stage.isSplitArg(unsigned(i), callee);
-          from["from"] = isOut ? "output" : "param";
-          from["param"] = param.getArgNumber();
-          from["split"] = split;
-          if (split)
-            signature[param.getArgNumber()]["split"] = true;
+          from.from = isOut ? manifest::StageInput::Output
+                            : manifest::StageInput::Param;
+          from.param = param.getArgNumber();
+          from.split = stage.isSplitArg(unsigned(i), callee);
+          if (from.split)
+            entry.signature[param.getArgNumber()].split = true;
         } else if (isOut) {
-          from["from"] = "output";
+          from.from = manifest::StageInput::Output;
         } else {
           // The previous stage's output, received or on the same device.
-          from["from"] = "activation";
-          input = tensorOf(callee.getArgumentTypes()[i]);
+          from.from = manifest::StageInput::Activation;
+          FailureOr<manifest::ManifestTensor> input = tensorOf(stage, type);
+          if (failed(input))
+            return failure();
+          info.input = *input;
         }
-        args.push_back(from);
+        info.args.push_back(from);
       }
-      info["args"] = args;
-      info["input"] = input;
-      info["output"] = output;
-      stages.push_back(info);
+      entry.stages.push_back(std::move(info));
     }
-    entry["signature"] = signature;
-    entry["stages"] = stages;
-    pipelines.push_back(entry);
+    pipelines.push_back(std::move(entry));
   }
   return pipelines;
 }
@@ -200,125 +238,128 @@ static bool failsOnlyBeforeWriting(const Program &program,
   return kernel && !bp::mayFailMidway(kernel->func);
 }
 
-void blockpipe::codegen::emitKernelConfig(const Program &program,
-                                          FileMap &files) {
-  Json config;
-  config["schema_version"] = 1;
-  config["generator"] = "bp-translate";
+LogicalResult blockpipe::codegen::emitKernelConfig(const Program &program,
+                                                   FileMap &files) {
+  manifest::Manifest config;
+  config.generator = "bp-translate";
   // The module's target (bp-register-target): its name, and the whole spec
   // so that a runtime can tell a device of another spec.
   bp::TargetAttr target = bp::TargetAttr::lookup(program.module);
-  config["target"] = target.getName().str();
-  config["target_spec"] = Json::parse(target.getSpec().toJson());
-  config["project"] = program.project;
-  config["library"] = program.library;
-  config["kernel_table_symbol"] = "bp_kernel_table";
+  config.target = target.getName().str();
+  config.targetSpec = target.getSpec();
+  config.project = program.project;
+  config.library = program.library;
+  config.kernelTableSymbol = "bp_kernel_table";
 
-  Json kernels = Json::array();
   for (const KernelInfo &kernel : program.kernels) {
-    Json entry;
-    entry["func_id"] = kernel.funcId;
-    entry["name"] = kernel.name;
-    entry["core_type"] = bp::stringifyFunctionKind(kernel.kind).str();
-    if (kernel.kind == bp::FunctionKind::Group) {
-      Json halves;
-      halves["aic"] = {
-          {"function", kernel.aicHalf->func.getSymName().str()},
-          {"symbol", kernel.aicEntry},
-          {"source", program.kernelFor(kernel.aicHalf->func)->source}};
-      halves["aiv"] = {
-          {"function", kernel.aivHalf->func.getSymName().str()},
-          {"symbol", kernel.aivEntry},
-          {"source", program.kernelFor(kernel.aivHalf->func)->source}};
-      entry["halves"] = halves;
-    } else {
-      entry["source"] = kernel.source;
-      // null: a group half launched only through its group.
-      entry["symbol"] = kernel.entry.empty() ? Json() : Json(kernel.entry);
+    manifest::ManifestKernel entry;
+    entry.funcId = kernel.funcId;
+    entry.name = kernel.name;
+    switch (kernel.kind) {
+    case bp::FunctionKind::AIC:
+      entry.coreType = manifest::CoreType::Aic;
+      break;
+    case bp::FunctionKind::AIV:
+      entry.coreType = manifest::CoreType::Aiv;
+      break;
+    case bp::FunctionKind::Group:
+      entry.coreType = manifest::CoreType::Group;
+      break;
+    default:
+      entry.coreType = manifest::CoreType::Incore;
+      break;
     }
-    entry["signature"] =
+    if (kernel.kind == bp::FunctionKind::Group) {
+      entry.aic = manifest::ManifestKernelHalf{
+          kernel.aicHalf->func.getSymName().str(), kernel.aicEntry,
+          program.kernelFor(kernel.aicHalf->func)->source};
+      entry.aiv = manifest::ManifestKernelHalf{
+          kernel.aivHalf->func.getSymName().str(), kernel.aivEntry,
+          program.kernelFor(kernel.aivHalf->func)->source};
+    } else {
+      entry.source = kernel.source;
+      // Empty (null): a group half launched only through its group.
+      entry.symbol = kernel.entry;
+    }
+    FailureOr<std::vector<manifest::ManifestParam>> signature =
         signatureOf(program, kernel.func, kernel.pipeBufferArg, true);
-    Json layout;
-    layout["arg_index"] =
-        kernel.pipeBufferArg ? Json(*kernel.pipeBufferArg) : Json(nullptr);
-    layout["abi_slot"] =
-        kernel.pipeBufferArg
-            ? Json(abiSlots(kernel.func)[*kernel.pipeBufferArg])
-            : Json(nullptr);
-    layout["per_block_bytes"] = kernel.pipeBufferBytes;
-    layout["pipes"] = pipesOf(program, kernel);
-    entry["pipe_layout"] = layout;
+    if (failed(signature))
+      return failure();
+    entry.signature = std::move(*signature);
+    if (kernel.pipeBufferArg) {
+      entry.pipeLayout.argIndex = *kernel.pipeBufferArg;
+      entry.pipeLayout.abiSlot = abiSlots(kernel.func)[*kernel.pipeBufferArg];
+    }
+    entry.pipeLayout.perBlockBytes = kernel.pipeBufferBytes;
+    entry.pipeLayout.pipes = pipesOf(kernel);
     if (kernel.aivSubblocks() == 2)
-      entry["split"] = bp::stringifySplitMode(bp::getSplitMode(kernel.func));
-    if (kernel.launchBlocks)
-      entry["launch_blocks"] = *kernel.launchBlocks;
-    kernels.push_back(entry);
+      entry.split = bp::getSplitMode(kernel.func) == bp::SplitMode::UpDown
+                        ? manifest::SplitMode::UpDown
+                        : manifest::SplitMode::LeftRight;
+    entry.launchBlocks = kernel.launchBlocks;
+    config.kernels.push_back(std::move(entry));
   }
-  config["kernels"] = kernels;
 
-  Json orchestrations = Json::array();
   for (const OrchestrationInfo &orch : program.orchestrations) {
-    Json entry;
-    entry["name"] = orch.name;
-    entry["symbol"] = orch.entry;
-    entry["function"] = program.project + "::" + orch.ident;
-    entry["source"] = orch.source;
-    entry["header"] = orch.header;
+    manifest::ManifestOrchestration entry;
+    entry.name = orch.name;
+    entry.symbol = orch.entry;
+    entry.function = program.project + "::" + orch.ident;
+    entry.source = orch.source;
+    entry.header = orch.header;
     if (auto device = orch.func->getAttrOfType<IntegerAttr>(
             bp::BPDialect::kDeviceAttrName))
-      entry["device"] = device.getInt();
-    else
-      entry["device"] = nullptr;
-    Json signature = signatureOf(program, orch.func, std::nullopt, false);
+      entry.device = device.getInt();
+    FailureOr<std::vector<manifest::ManifestParam>> signature =
+        signatureOf(program, orch.func, std::nullopt, false);
+    if (failed(signature))
+      return failure();
+    entry.signature = std::move(*signature);
     if (failsOnlyBeforeWriting(program, orch))
-      for (Json &param : signature)
-        if (param["kind"] == "tensor" && param["dir"] != "in")
-          param["in_place"] = true;
-    entry["signature"] = signature;
-    Json launches = Json::array();
+      for (manifest::ManifestParam &param : entry.signature)
+        param.inPlace = param.kind == manifest::ParamKind::Tensor &&
+                        param.dir != manifest::ParamDir::In;
     orch.func.walk([&](bp::LaunchOp op) {
-      Json launch;
-      launch["kernel"] = op.getCallee().str();
-      if (std::optional<int64_t> coreNum = op.getStaticCoreNum())
-        launch["core_num"] = *coreNum;
-      else
-        launch["core_num"] = "dynamic";
-      launch["sync_start"] = op.getSyncStart();
+      manifest::ManifestLaunch launch;
+      launch.kernel = op.getCallee().str();
+      launch.coreNum = op.getStaticCoreNum();
+      launch.syncStart = op.getSyncStart();
       func::FuncOp callee = program.lookup(op.getCallee());
       const KernelInfo *kernel = callee ? program.kernelFor(callee) : nullptr;
-      launch["pipe_buffer_per_block_bytes"] =
-          kernel ? kernel->pipeBufferBytes : 0;
-      launches.push_back(launch);
+      launch.pipeBufferPerBlockBytes = kernel ? kernel->pipeBufferBytes : 0;
+      entry.launches.push_back(launch);
     });
-    entry["launches"] = launches;
-    orchestrations.push_back(entry);
+    config.orchestrations.push_back(std::move(entry));
   }
-  config["orchestrations"] = orchestrations;
-  config["pipelines"] = pipelinesOf(program);
+  FailureOr<std::vector<manifest::ManifestPipeline>> pipelines =
+      pipelinesOf(program);
+  if (failed(pipelines))
+    return failure();
+  config.pipelines = std::move(*pipelines);
 
   // The mesh the program runs on, and every channel its transfers use.
-  Json mesh;
   auto devices = program.module->getAttrOfType<IntegerAttr>(
       bp::BPDialect::kNumDevicesAttrName);
-  mesh["devices"] = devices ? devices.getInt() : 1;
-  Json channels = Json::array();
+  config.mesh.devices = devices ? devices.getInt() : 1;
   ModuleOp module = program.module;
-  module.walk([&](bp::SendOp op) {
-    Json channel;
-    channel["channel"] = op.getChannelHandle().getHandle();
-    Json pairs = Json::array();
+  WalkResult walked = module.walk([&](bp::SendOp op) {
+    manifest::ManifestTransfer transfer;
+    transfer.channel = op.getChannelHandle().getHandle();
     SmallVector<int64_t> ids(op.getSourceTargetPairs().getValues<int64_t>());
     for (size_t i = 0; i + 1 < ids.size(); i += 2)
-      pairs.push_back({ids[i], ids[i + 1]});
-    channel["source_target_pairs"] = pairs;
+      transfer.sourceTargetPairs.emplace_back(ids[i], ids[i + 1]);
     auto type = op.getOperand().getType();
-    channel["dtype"] = dtypeName(type.getElementType()).value_or("unknown");
-    channel["shape"] = shapeOf(type);
-    channels.push_back(channel);
+    FailureOr<manifest::DType> dtype =
+        dtypeAt(op, "the sent tensor", type.getElementType());
+    if (failed(dtype))
+      return WalkResult::interrupt();
+    transfer.dtype = *dtype;
+    transfer.shape = shapeOf(type);
+    config.mesh.transfers.push_back(std::move(transfer));
+    return WalkResult::advance();
   });
-  mesh["transfers"] = channels;
-  config["mesh"] = mesh;
-  // Invalid UTF-8 in a user name is replaced, never a crash.
-  files["kernel_config.json"] =
-      config.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  if (walked.wasInterrupted())
+    return failure();
+  files["kernel_config.json"] = config.toJson();
+  return success();
 }

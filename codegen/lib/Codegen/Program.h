@@ -148,7 +148,7 @@ std::optional<std::string> nameFromLoc(mlir::Location loc);
 mlir::LogicalResult emitKernelSources(const Program &program, FileMap &files);
 mlir::LogicalResult emitOrchestrationSources(const Program &program,
                                              FileMap &files);
-void emitKernelConfig(const Program &program, FileMap &files);
+mlir::LogicalResult emitKernelConfig(const Program &program, FileMap &files);
 
 void emitCMakeLists(const Program &program, FileMap &files);
 

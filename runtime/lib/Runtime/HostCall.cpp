@@ -42,6 +42,9 @@ template <typename T> std::array<unsigned char, 8> pack(DType dtype, T value) {
   case DType::UINT8:
     store(uint8_t(value));
     break;
+  case DType::BOOL:
+    store(bool(value != 0));
+    break;
   }
   return out;
 }

@@ -29,6 +29,8 @@ std::string showJson(const nlohmann::json &value);
 /// The spec in `root`; errors start with `origin`.
 Expected<DeviceSpec> deviceSpecFromJson(const nlohmann::json &root,
                                         const std::string &origin);
+/// The spec as the JSON value toJson() prints.
+nlohmann::json deviceSpecToJson(const DeviceSpec &spec);
 } // namespace detail
 
 const char *const DeviceSpec::kMemorySpaces[5] = {"vec", "mat", "left", "right",
@@ -337,23 +339,28 @@ std::optional<int64_t> DeviceSpec::localMemory(const std::string &space) const {
   return it->second;
 }
 
+nlohmann::json detail::deviceSpecToJson(const DeviceSpec &spec) {
+  return {{"name", spec.name},
+          {"description", spec.description},
+          {"driver", spec.driver},
+          {"core_groups", spec.coreGroups},
+          {"aiv_per_core_group", spec.aivPerCoreGroup},
+          {"gm_bytes", spec.gmBytes},
+          {"gm_alignment", spec.gmAlignment},
+          {"block_stack_bytes", spec.blockStackBytes},
+          {"local_memory_bytes", spec.localMemoryBytes},
+          {"pipe",
+           {{"default_slot_num_one_direction",
+             spec.pipe.defaultSlotNumOneDirection},
+            {"default_slot_num_both_directions",
+             spec.pipe.defaultSlotNumBothDirections},
+            {"max_pipes_per_block", spec.pipe.maxPipesPerBlock},
+            {"max_slot_num", spec.pipe.maxSlotNum}}}};
+}
+
 std::string DeviceSpec::toJson() const {
-  json root = {
-      {"name", name},
-      {"description", description},
-      {"driver", driver},
-      {"core_groups", coreGroups},
-      {"aiv_per_core_group", aivPerCoreGroup},
-      {"gm_bytes", gmBytes},
-      {"gm_alignment", gmAlignment},
-      {"block_stack_bytes", blockStackBytes},
-      {"local_memory_bytes", localMemoryBytes},
-      {"pipe",
-       {{"default_slot_num_one_direction", pipe.defaultSlotNumOneDirection},
-        {"default_slot_num_both_directions", pipe.defaultSlotNumBothDirections},
-        {"max_pipes_per_block", pipe.maxPipesPerBlock},
-        {"max_slot_num", pipe.maxSlotNum}}}};
-  return root.dump(2, ' ', false, json::error_handler_t::replace);
+  return detail::deviceSpecToJson(*this).dump(2, ' ', false,
+                                              json::error_handler_t::replace);
 }
 
 bool DeviceSpec::operator==(const DeviceSpec &o) const {

@@ -31,6 +31,7 @@ std::string parseJson(std::string_view text, nlohmann::json &root);
 std::string showJson(const nlohmann::json &value);
 Expected<DeviceSpec> deviceSpecFromJson(const nlohmann::json &root,
                                         const std::string &origin);
+nlohmann::json deviceSpecToJson(const DeviceSpec &spec);
 
 using nlohmann::json;
 

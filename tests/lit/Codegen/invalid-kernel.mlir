@@ -6,6 +6,7 @@
 // RUN: rm -rf %t && split-file %s %t
 // RUN: not bp-translate --bp-to-cpp -o - %t/tile-param.mlir 2>&1 | FileCheck %t/tile-param.mlir
 // RUN: not bp-translate --bp-to-cpp -o - %t/wide-scalar-param.mlir 2>&1 | FileCheck %t/wide-scalar-param.mlir
+// RUN: not bp-translate --bp-to-cpp -o - %t/i16-scalar-param.mlir 2>&1 | FileCheck %t/i16-scalar-param.mlir
 // RUN: not bp-translate --bp-to-cpp -o - %t/pipe-without-buffer.mlir 2>&1 | FileCheck %t/pipe-without-buffer.mlir
 // RUN: not bp-translate --bp-to-cpp -o - %t/call.mlir 2>&1 | FileCheck %t/call.mlir
 // RUN: not bp-translate --bp-to-cpp -o - %t/while.mlir 2>&1 | FileCheck %t/while.mlir
@@ -20,6 +21,14 @@ func.func @scale(%x: !bp.tensor<16xf32>, %t: !bp.tile<16xf32, vec>) attributes {
 //--- wide-scalar-param.mlir
 // CHECK: wide-scalar-param.mlir:[[@LINE+1]]:1: error: codegen: parameter 0 of 'wide' has unsupported type 'i128'; kernel parameters are GM tensors or scalars (index, i1, i8, i16, i32, i64, f16, bf16, f32 or f64)
 func.func @wide(%n: i128) attributes {bp.kind = #bp<kind incore>} {
+  return
+}
+
+//--- i16-scalar-param.mlir
+// C++ has a type for it, but the runtime's dtype table (kernel_config.json,
+// argument checks) has none.
+// CHECK: i16-scalar-param.mlir:[[@LINE+1]]:1: error: codegen: parameter 'n' of 'narrow' has element type 'i16', which the runtime cannot hold (it holds f32, f16, bf16, i32, i64, i8, ui8, f64, i1)
+func.func @narrow(%n: i16) attributes {bp.kind = #bp<kind aiv>} {
   return
 }
 

@@ -17,7 +17,7 @@
 
 namespace blockpipe::target {
 
-enum class DType { FP32, FP16, BF16, INT32, INT64, INT8, UINT8, FP64 };
+enum class DType { FP32, FP16, BF16, INT32, INT64, INT8, UINT8, FP64, BOOL };
 
 struct DTypeInfo {
   DType dtype;
@@ -38,6 +38,9 @@ inline constexpr DTypeInfo kDTypes[] = {
     {DType::INT8, "int8", "INT8", 1, false, "i8", "int8"},
     {DType::UINT8, "uint8", "UINT8", 1, false, "ui8", "uint8"},
     {DType::FP64, "fp64", "FP64", 8, true, "f64", "float64"},
+    // A scalar parameter of i1 (a flag a kernel takes); one byte, as C++'s
+    // bool and numpy's.
+    {DType::BOOL, "bool", "BOOL", 1, false, "i1", "bool"},
 };
 
 constexpr const DTypeInfo &dtypeInfo(DType dtype) {

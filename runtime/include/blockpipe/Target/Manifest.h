@@ -3,8 +3,9 @@
 // Codegen writes kernel_config.json next to the C++ it emits (schema:
 // codegen/kernel_config.md): the target and its whole device spec, the
 // kernels with their entry symbols, signatures and pipe layouts, and the
-// orchestrations with their launches. This is its reader for C++ code that
-// loads a generated library.
+// orchestrations with their launches. Manifest is the schema: codegen fills
+// one and writes it with toJson(); every reader (the runtime, bp-run, the
+// Python bindings) reads it back with parseManifest.
 //
 // Parsing is strict, like the device spec's: a missing, unknown or
 // ill-typed field, or a value codegen never writes (a dtype outside the
@@ -227,6 +228,10 @@ struct Manifest {
   std::vector<ManifestOrchestration> orchestrations;
   std::vector<ManifestPipeline> pipelines;
   ManifestMesh mesh;
+
+  /// kernel_config.json's text, as codegen writes it and parseManifest
+  /// reads it back.
+  std::string toJson() const;
 
   /// The kernel, orchestration or pipeline named `name`, or null.
   const ManifestKernel *findKernel(std::string_view name) const;
