@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import runpy
 import sys
 import tempfile
@@ -97,6 +98,7 @@ def run_script(script: str, args: Sequence[str], target: str) -> int:
         print(f"error: {script}: no such file", file=sys.stderr)
         return 2
     _prepare([path], target)
+    has_main = re.search(r"""__name__\s*==\s*["']__main__["']""", path.read_text()) is not None
     argv = sys.argv
     sys.argv = [str(path), *args]
     start = time.time()
@@ -116,6 +118,8 @@ def run_script(script: str, args: Sequence[str], target: str) -> int:
             traceback.print_exc()
     finally:
         sys.argv = argv
+    if status == "ok" and not has_main:
+        detail = "no __main__ block: its definitions load, nothing runs"
     print(f"{'ok  ' if status == 'ok' else status} {script}" + (f": {detail}" if detail else ""))
     counts = {"ok": "1 passed", outcome.FAIL: "1 failed", outcome.SKIP: "1 skipped"}
     print(f"== {counts[status]} in {time.time() - start:.1f}s ==")

@@ -119,3 +119,16 @@ def install() -> None:
     if _installed is None:
         _installed = PyptoFinder(with_torch=not _torch_installed())
         sys.meta_path.insert(0, _installed)
+
+
+def uninstall() -> None:
+    """Takes the finder off sys.meta_path and forgets the modules it made."""
+    global _installed
+    if _installed is None:
+        return
+    sys.meta_path.remove(_installed)
+    for name in list(sys.modules):
+        root = name.split(".", 1)[0]
+        if root in ("pypto", "harness") or (root == "torch" and _installed.with_torch):
+            del sys.modules[name]
+    _installed = None

@@ -228,8 +228,9 @@ class CompiledProgram:
     """What pypto's ir.compile and runtime.run return: called with torch
     tensors (outputs written in place) and pypto's `config=`."""
 
-    def __init__(self, compiled):
+    def __init__(self, compiled, program=None):
         self.compiled = compiled
+        self.program = program
         self.output_dir = str(compiled.output_dir)
 
     def __call__(self, *args, config: Any = None, **kwargs):
@@ -239,7 +240,7 @@ class CompiledProgram:
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
-        return missing("pypto.ir.compiled_program.CompiledProgram", name)
+        raise NotSupportedError(f"blockpipe lacks pypto's CompiledProgram.{name}")
 
 
 def compile(program, output_dir: Optional[str] = None, **options) -> CompiledProgram:  # noqa: A001 - pypto's name
@@ -247,7 +248,7 @@ def compile(program, output_dir: Optional[str] = None, **options) -> CompiledPro
     strategy, backend and pass options do not apply)."""
     import blockpipe
 
-    return CompiledProgram(blockpipe.compile(program, target=TARGET, quiet=True))
+    return CompiledProgram(blockpipe.compile(program, target=TARGET, quiet=True), program)
 
 
 def run(program, *tensors, config: Optional[RunConfig] = None) -> CompiledProgram:
