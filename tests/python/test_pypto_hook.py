@@ -46,8 +46,10 @@ def test_pypto_runtime_and_enums(hooked):
         BackendType.Ascend950 is BackendType.Ascend950 and BackendType.Ascend950.name == "Ascend950"
     )
     from pypto import ir
+    from pypto.ir.compiled_program import CompiledProgram
 
     assert ir.compile is importlib.import_module("pypto.ir").compile
+    assert isinstance(object.__new__(blockpipe.CompiledProgram), CompiledProgram)
 
 
 def test_a_name_blockpipe_lacks_is_a_placeholder_until_used(hooked):

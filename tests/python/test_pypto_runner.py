@@ -42,6 +42,13 @@ class TwoOutputs:
         return s, t
 
 
+class Unfinished(PTOTestCase):
+    # Abstract (no compute_expected): not a case.
+
+    def get_name(self) -> str:
+        return "unfinished"
+
+
 class TwoOutputsTest(PTOTestCase):
     __test__ = False
 
@@ -97,6 +104,13 @@ from harness.core.harness import (
 SEEN_INIT_ARGS = []
 
 
+def pytest_generate_tests(metafunc):
+    # As pypto's cross-core tests do: the backend from --platform.
+    if "backend_type" in metafunc.fixturenames:
+        platform = metafunc.config.getoption("--platform")
+        metafunc.parametrize("backend_type", [platform], ids=[platform])
+
+
 def four():
     SEEN_INIT_ARGS.append("called")
     return torch.full([16, 16], 4.0)
@@ -142,7 +156,8 @@ class TestAddOne:
         assert SEEN_INIT_ARGS
 
     @pytest.mark.parametrize("platform", ONBOARD_PLATFORMS)
-    def test_config(self, test_config, platform):
+    def test_config(self, test_config, platform, backend_type):
+        assert backend_type == "a2a3"
         assert test_config.rtol > 0 and test_config.platform
         assert DataType.UINT16.torch_dtype == torch.int16
         assert isinstance(DataType.UINT32.torch_dtype, torch.dtype)

@@ -224,9 +224,18 @@ def as_array(value, index: int = 0, dtype=None):
     return array
 
 
-class CompiledProgram:
+class _CompiledProgramType(type):
+    def __instancecheck__(cls, obj) -> bool:
+        # A @pl.jit function's cache holds blockpipe's own CompiledPrograms.
+        from blockpipe.compiler import CompiledProgram as Compiled
+
+        return type.__instancecheck__(cls, obj) or isinstance(obj, Compiled)
+
+
+class CompiledProgram(metaclass=_CompiledProgramType):
     """What pypto's ir.compile and runtime.run return: called with torch
-    tensors (outputs written in place) and pypto's `config=`."""
+    tensors (outputs written in place) and pypto's `config=`. blockpipe's
+    own CompiledProgram is an instance too."""
 
     def __init__(self, compiled, program=None):
         self.compiled = compiled
