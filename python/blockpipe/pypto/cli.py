@@ -35,7 +35,8 @@ def _prepare(paths: Sequence[pathlib.Path], target: str) -> None:
     front: List[str] = []
     for path in paths:
         root = checkout_root(path)
-        for directory in (path.resolve().parent, root):
+        here = path.resolve() if path.is_dir() else path.resolve().parent
+        for directory in (here, root):
             if directory is not None and str(directory) not in front:
                 front.append(str(directory))
     sys.path[:0] = [d for d in front if d not in sys.path]
@@ -54,7 +55,7 @@ def run_tests(
         print(f"error: no such file: {', '.join(absent)}", file=sys.stderr)
         return 2
     _prepare(paths, target)
-    roots = {checkout_root(p) or p.resolve().parent for p in paths}
+    roots = {checkout_root(p) or (p.resolve() if p.is_dir() else p.resolve().parent) for p in paths}
     rootdir = os.path.commonpath([str(r) for r in roots])
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     reporter = plugin.Reporter(show_tracebacks=tracebacks)
