@@ -130,6 +130,9 @@ def main(argv=None) -> int:
     )
     tests.add_argument("--target", default="cpu-sim", help="the target to run on")
     tests.add_argument("--tb", action="store_true", help="print each FAIL's traceback")
+    tests.add_argument(
+        "--reasons", action="store_true", help="end with the SKIP and FAIL reasons, by cases"
+    )
     sub.add_parser(
         "ops",
         help="list the op table's operations: names, class, dtypes, what each computes",
@@ -145,7 +148,7 @@ def main(argv=None) -> int:
 
         if args.command == "pypto":
             return cli.run_script(args.script, args.script_args, args.target)
-        return cli.run_tests(args.files, args.keyword, args.target, args.tb)
+        return cli.run_tests(args.files, args.keyword, args.target, args.tb, args.reasons)
 
     if args.command == "launch":
         from blockpipe import distributed

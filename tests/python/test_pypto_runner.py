@@ -281,6 +281,20 @@ def test_a_suite_runs_with_pypto_fixtures_marks_and_one_case_per_platform_set(tm
     assert "== 2 passed, 6 skipped, 1 xfailed in " in result.stdout
 
 
+def test_reasons_are_ranked_by_cases(tmp_path):
+    root = checkout(tmp_path)
+    suite = root / "tests" / "st" / "test_suite.py"
+    result = blockpipe("pypto-test", suite, "-k", "skipped or lacks", "--reasons")
+    assert result.returncode == 0, result.stdout + result.stderr
+    ranked = result.stdout.split("-- SKIP and FAIL reasons, by cases --\n")[1].splitlines()
+    assert ranked[:-1] == [
+        "    1 SKIP not today",
+        "    1 SKIP always",
+        "    1 SKIP blockpipe lacks pl.not_a_pypto_name_either",
+    ], result.stdout
+    assert ranked[-1].startswith("== 3 skipped in ")
+
+
 def test_k_selects_cases_as_pytest_does(tmp_path):
     root = checkout(tmp_path)
     suite = root / "tests" / "st" / "test_suite.py"

@@ -43,7 +43,11 @@ def _prepare(paths: Sequence[pathlib.Path], target: str) -> None:
 
 
 def run_tests(
-    files: Sequence[str], keyword: Optional[str], target: str, tracebacks: bool = False
+    files: Sequence[str],
+    keyword: Optional[str],
+    target: str,
+    tracebacks: bool = False,
+    reasons: bool = False,
 ) -> int:
     import pytest
 
@@ -84,6 +88,9 @@ def run_tests(
         if keyword:
             args += ["-k", keyword]
         code = pytest.main(args, plugins=[plugin, reporter])
+    if reasons and reporter.reasons:
+        print("-- SKIP and FAIL reasons, by cases --")
+        print("\n".join(reporter.ranked_reasons()))
     print(reporter.summary(time.time() - start))
     if reporter.counts["failed"]:
         return 1

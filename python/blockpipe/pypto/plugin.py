@@ -8,6 +8,7 @@ case that says SKIP for what blockpipe lacks (`outcome.classify`).
 
 from __future__ import annotations
 
+import collections
 import inspect
 import re
 from typing import Dict, List, Optional
@@ -202,12 +203,16 @@ class Reporter:
         self.show_tracebacks = show_tracebacks
         self.counts = {"passed": 0, "failed": 0, "skipped": 0, "xfailed": 0}
         self.lines: List[str] = []
+        # (status, reason without its file:line) -> cases
+        self.reasons: collections.Counter = collections.Counter()
         self._reports: Dict[str, list] = {}
         self._collect_errors: Dict[str, BaseException] = {}
 
     def emit(self, status: str, name: str, detail: str = "", longrepr: str = "") -> None:
         text = f"{'ok  ' if status == 'ok' else status} {name}" + (f": {detail}" if detail else "")
         print(text, flush=True)
+        if status in (SKIP, FAIL) and detail:
+            self.reasons[(status, re.sub(r" \([^()]*:\d+\)$", "", detail))] += 1
         if longrepr and self.show_tracebacks:
             print("    " + str(longrepr).replace("\n", "\n    "), flush=True)
         self.lines.append(text)
@@ -268,6 +273,12 @@ class Reporter:
     def _count(self, status: str) -> None:
         key = {"ok": "passed", FAIL: "failed", SKIP: "skipped", "xfail": "xfailed"}[status]
         self.counts[key] += 1
+
+    def ranked_reasons(self, top: int = 15) -> List[str]:
+        """The SKIP and FAIL reasons, most cases first."""
+        return [
+            f"{n:5d} {status} {reason}" for (status, reason), n in self.reasons.most_common(top)
+        ]
 
     def summary(self, seconds: float) -> str:
         parts = [f"{n} {k}" for k, n in self.counts.items() if n]
