@@ -212,7 +212,7 @@ class Reporter:
         text = f"{'ok  ' if status == 'ok' else status} {name}" + (f": {detail}" if detail else "")
         print(text, flush=True)
         if status in (SKIP, FAIL) and detail:
-            self.reasons[(status, re.sub(r" \([^()]*:\d+\)$", "", detail))] += 1
+            self.reasons[(status, re.sub(r"(\s*\([^()]*:\d+\))+$", "", detail))] += 1
         if longrepr and self.show_tracebacks:
             print("    " + str(longrepr).replace("\n", "\n    "), flush=True)
         self.lines.append(text)
