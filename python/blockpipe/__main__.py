@@ -5,6 +5,8 @@
     python -m blockpipe trace-plot TRACE.json -o PICTURE.png
     python -m blockpipe trace-merge TRACE.json... -o MERGED.json
     python -m blockpipe launch -n P [--hostfile F] PROG.py [ARGS...]
+    python -m blockpipe pypto SCRIPT.py [ARGS...]
+    python -m blockpipe pypto-test FILE.py... [-k EXPR]
 
 `compile` writes the generated project of one @pl.program of FILE.py to DIR
 and builds it, for a bundled target (cpu-sim, the default, or cuda). `run` loads FILE.py and calls its `main()` (as examples have);
@@ -14,7 +16,9 @@ device's bubble (the share of the run it was idle). `trace-merge` joins
 the parts the ranks of an MPI job wrote (`trace.rank<r>.json`; given
 `trace.json`, its rank parts) into one timeline with a lane per rank and
 device. `launch` runs PROG.py on P ranks with mpirun (see
-blockpipe.distributed).
+blockpipe.distributed). `pypto` runs a pypto script unmodified and
+`pypto-test` pypto's test files (see blockpipe.pypto): one line per case
+(ok / FAIL / SKIP and why), a count, exit status 1 on a FAIL.
 """
 
 from __future__ import annotations
@@ -115,6 +119,20 @@ def main(argv=None) -> int:
     launch.add_argument("--hostfile", help="OpenMPI hostfile: the hosts and their slots")
     launch.add_argument("program", help="the script every rank runs")
     launch.add_argument("program_args", nargs=argparse.REMAINDER, help="its arguments")
+    script = sub.add_parser("pypto", help="run a pypto script unmodified on blockpipe")
+    script.add_argument("script", help="the pypto script, run as __main__")
+    script.add_argument("script_args", nargs=argparse.REMAINDER, help="its arguments")
+    script.add_argument("--target", default="cpu-sim", help="the target to run on")
+    tests = sub.add_parser("pypto-test", help="run pypto test files unmodified on blockpipe")
+    tests.add_argument("files", nargs="+", help="pypto test files (test_*.py)")
+    tests.add_argument(
+        "-k", dest="keyword", help="only the cases this pytest -k expression selects"
+    )
+    tests.add_argument("--target", default="cpu-sim", help="the target to run on")
+    tests.add_argument("--tb", action="store_true", help="print each FAIL's traceback")
+    tests.add_argument(
+        "--reasons", action="store_true", help="end with the SKIP and FAIL reasons, by cases"
+    )
     sub.add_parser(
         "ops",
         help="list the op table's operations: names, class, dtypes, what each computes",
@@ -124,6 +142,13 @@ def main(argv=None) -> int:
     if args.command == "ops":
         print(ops_markdown())
         return 0
+
+    if args.command in ("pypto", "pypto-test"):
+        from blockpipe.pypto import cli
+
+        if args.command == "pypto":
+            return cli.run_script(args.script, args.script_args, args.target)
+        return cli.run_tests(args.files, args.keyword, args.target, args.tb, args.reasons)
 
     if args.command == "launch":
         from blockpipe import distributed
