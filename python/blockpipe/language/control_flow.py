@@ -50,7 +50,7 @@ class ControlFlow:
         if intrinsic == "split_aiv":
             self.split_aiv_region(stmt)
             return
-        if intrinsic not in ("range", "pipeline"):
+        if intrinsic not in ("range", "parallel", "pipeline"):
             raise self.error(
                 stmt.iter,
                 "for loops iterate over pl.range(...), pl.spmd(...), or range(...) "
@@ -79,7 +79,8 @@ class ControlFlow:
                 keywords[0],
                 f"pl.{intrinsic} takes no argument '{keywords[0].arg}'"
                 + (
-                    " (carried values are the names the body reassigns)"
+                    " here: write 'for i, (a, b) in pl.range(n, init_values=(x, y)):' "
+                    "(or let the body reassign the names it carries)"
                     if keywords[0].arg == "init_values"
                     else ""
                 ),

@@ -37,12 +37,14 @@ from blockpipe.errors import CompileError, user_traceback
 from blockpipe.language.program import FunctionSpec, Program
 from blockpipe.language.source import Source, parse_function
 from blockpipe.language.types import (
+    SHAPELESS,
     NamedDim,
     ParamDirection,
     ParamType,
     ScalarType,
     TensorType,
     dynamic,
+    param_annotation,
 )
 
 _KINDS = ("entry", "incore", "opaque")
@@ -167,8 +169,21 @@ class JitFunction:
         types_ = []
         for index, (pname, ann) in enumerate(params):
             direction = ParamDirection.In
+            ann = param_annotation(ann)
             if isinstance(ann, ParamType):
                 direction, ann = ann.direction, ann.inner
+            if ann is SHAPELESS:  # `pl.Tensor`: the argument's shape and dtype
+                ann = None
+                if arrays is None:
+                    raise TypeError(
+                        f"parameter '{pname}' of '{self._fn.__name__}' is a pl.Tensor without "
+                        "shape: compile it with arguments, or annotate its shape and dtype"
+                    )
+                if not isinstance(arrays[index], np.ndarray):
+                    raise TypeError(
+                        f"parameter '{pname}' of '{self._fn.__name__}' is a pl.Tensor, got "
+                        f"{type(arrays[index]).__name__}"
+                    )
             arg = arrays[index] if arrays is not None else None
             where = f"parameter '{pname}' of '{self._fn.__name__}'"
             if isinstance(ann, ScalarType) or (

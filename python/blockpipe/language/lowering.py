@@ -23,6 +23,7 @@ from blockpipe.language.function_lowering import FunctionLowering
 from blockpipe.language.outline import outline_program
 from blockpipe.language.program import Program
 from blockpipe.language.source import Source, parse_function
+from blockpipe.language.specialize import Specializations
 from blockpipe.language.types import (
     MemorySpace,
     ParamDirection,
@@ -58,6 +59,7 @@ class ProgramLowering:
         self.builder = core.CompileSession(program.source_file)
         self._ir_types: Dict[IRType, Any] = {}
         self._frontend_types: Dict[tuple, IRType] = {}
+        self.specializations = Specializations(self)
 
     def run(self):
         for name, spec in self.functions.items():
@@ -69,6 +71,7 @@ class ProgramLowering:
                 )
                 raise CompileError(spec.unsupported, file=src.file, line=line, column=col)
         outline_program(self.functions, self.sources, self.program.scope, _located_error)
+        self.specializations.find()
         placed = [f for f in self.functions.values() if f.device is not None]
         devices = self.devices
         if devices is None and placed:
@@ -94,9 +97,16 @@ class ProgramLowering:
         # so that a pop finds its peer's pushes built; the module keeps the
         # functions in callees-first program order.
         for name in self._callees_first(pops_last=True):
-            FunctionLowering(self, self.functions[name], self.sources[name]).lower()
+            if name not in self.specializations.generic:
+                self._lower(name)
+        self.specializations.lower_pending(self._lower)
+        for name in self.specializations.unused():
+            del self.functions[name]
         self.builder.order_functions(self._callees_first())
         return self.builder
+
+    def _lower(self, name: str) -> None:
+        FunctionLowering(self, self.functions[name], self.sources[name]).lower()
 
     def ir_type(self, t: IRType):
         """The session's type for a frontend type."""
@@ -160,8 +170,10 @@ class ProgramLowering:
                     column=col,
                 )
             state[name] = 1
-            for callee in ordered(self.sources[name].self_calls):
-                if callee in self.functions:
+            callees = list(self.sources[name].self_calls)
+            callees += self.specializations.calls.get(name, [])
+            for callee in ordered(callees):
+                if callee in self.functions and callee not in self.specializations.unused():
                     visit(callee, stack + [name])
             state[name] = 2
             order.append(name)

@@ -99,8 +99,10 @@ def parse_function(spec: FunctionSpec, default_file: str) -> Source:
                 globals_[name] = cell.cell_contents
             except ValueError:
                 pass
+    from blockpipe.language.rewrites import rewrite
+
     return Source(
-        parsed.tree,
+        rewrite(parsed.tree, globals_),
         parsed.file,
         parsed.line_offset,
         parsed.col_offset,

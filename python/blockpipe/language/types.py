@@ -218,12 +218,26 @@ class ScalarType:
         return f"Scalar[{self.dtype.name}]"
 
 
+class ShapelessTensor:
+    """A parameter annotated `pl.Tensor` (or `pl.Out[pl.Tensor]`) without
+    shape or dtype: a @pl.jit function's call gives them (its arguments'),
+    and a @pl.jit.incore one's each call site (its arguments' types)."""
+
+    def __repr__(self) -> str:
+        return "pl.Tensor"
+
+    __str__ = __repr__
+
+
+SHAPELESS = ShapelessTensor()
+
+
 @dataclass(frozen=True)
 class ParamType:
-    """`pl.Out[...]` / `pl.InOut[...]` around a tensor type."""
+    """`pl.Out[...]` / `pl.InOut[...]` around a tensor type (or SHAPELESS)."""
 
     direction: ParamDirection
-    inner: TensorType
+    inner: Union[TensorType, ShapelessTensor]
 
 
 def _check_shape(shape, allow_dynamic: bool, what: str) -> Tuple[Dim, ...]:
@@ -307,6 +321,8 @@ class _DirectionFactory:
     def __getitem__(self, inner) -> ParamType:
         if (found := unsupported_in(inner)) is not None:
             return found  # reported where the program is compiled
+        if inner is Tensor:  # `pl.Out[pl.Tensor]`: shaped by the call
+            return ParamType(self.direction, SHAPELESS)
         if not isinstance(inner, TensorType):
             raise TypeError(f"pl.{self.direction.name}[...] takes a pl.Tensor, got {inner!r}")
         return ParamType(self.direction, inner)
@@ -317,3 +333,20 @@ Tile = _TileFactory()
 Scalar = _ScalarFactory()
 Out = _DirectionFactory(ParamDirection.Out)
 InOut = _DirectionFactory(ParamDirection.InOut)
+
+
+def param_annotation(ann):
+    """A parameter's annotation in the form the lowering reads: a bare
+    `pl.Tensor` is SHAPELESS, a bare dtype (`scale: pl.FP32`, pypto's
+    spelling) a scalar of it."""
+    if ann is Tensor:
+        return SHAPELESS
+    if isinstance(ann, DType):
+        return ScalarType(ann)
+    return ann
+
+
+def is_shapeless(ann) -> bool:
+    """Whether a parameter annotated `ann` takes its type from its call."""
+    ann = param_annotation(ann)
+    return ann is SHAPELESS or (isinstance(ann, ParamType) and ann.inner is SHAPELESS)

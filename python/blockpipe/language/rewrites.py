@@ -1,0 +1,227 @@
+"""pypto's spellings rewritten, on the parsed source, into the forms the
+lowering reads; every statement keeps the user's position.
+
+- A statement `pl.store(tile, offsets, out)` (or `pl.assemble(out, tile,
+  offsets)`) whose result is not assigned updates `out` as if
+  `out = pl.store(...)` were written: loops carry it, ifs merge it, a
+  scope that does it writes `out`.
+- `for i, (a, b) in pl.range(n, init_values=(x, y)):` whose body ends in
+  `r, s = pl.yield_(e, f)` is `a, b = x, y` before the loop, the body
+  assigning `a, b` the yielded values, and `r, s = a, b` after it (the
+  loop's results, pypto's names for them); `v = pl.yield_(e)` in an if is
+  `v = e`.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from typing import Any, Dict, List, Optional
+
+# Operations whose statement form writes one of their arguments: the
+# argument's position and keyword names.
+_WRITES = {
+    "store": (2, ("output", "output_tensor")),
+    "tile.store": (2, ("output", "output_tensor")),
+    "tensor.store": (2, ("output", "output_tensor")),
+    "assemble": (0, ("target",)),
+    "tile.assemble": (0, ("target",)),
+    "tensor.assemble": (0, ("target",)),
+}
+
+
+def yield_(*values):
+    """pypto's `pl.yield_(v, ...)`: the values a loop with `init_values=`
+    carries to its next iteration (the last statement of its body; the
+    names it assigns hold the loop's results after it), or the value a
+    branch of an if gives the name it assigns (`r = pl.yield_(v)` there is
+    `r = v`)."""
+    from blockpipe.language.unsupported import NotSupportedError
+
+    raise NotSupportedError("pl.yield_ is only valid inside a blockpipe function")
+
+
+yield_.__bp_marker__ = "yield_"
+
+
+def _static(node: ast.AST, namespace: Dict[str, Any]):
+    if isinstance(node, ast.Name):
+        return namespace.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = _static(node.value, namespace)
+        return None if base is None else getattr(base, node.attr, None)
+    return None
+
+
+def _qualname(node: ast.AST, namespace: Dict[str, Any]) -> Optional[str]:
+    """The DSL operation a call names (`"store"`, `"yield_"`), or None."""
+    from blockpipe.language import ops
+
+    if not isinstance(node, ast.Call):
+        return None
+    try:
+        target = _static(node.func, namespace)
+    except Exception:  # noqa: BLE001 - a user's attribute may raise anything
+        return None
+    op = ops.op_of(target)
+    if op is not None:
+        return op.qualname
+    return getattr(target, "__bp_marker__", None)
+
+
+def _located(node: ast.AST, loc: ast.AST) -> ast.AST:
+    for n in ast.walk(node):
+        ast.copy_location(n, loc)
+        if hasattr(loc, "end_lineno"):
+            n.end_lineno, n.end_col_offset = loc.end_lineno, loc.end_col_offset
+    return node
+
+
+def _assign(target: ast.expr, value: ast.expr, loc: ast.AST) -> ast.Assign:
+    """`target = value` at `loc`; `value` keeps its own positions (a new
+    target, a Name made here, takes loc's)."""
+    if not hasattr(target, "lineno"):
+        _located(target, loc)
+    return ast.copy_location(ast.Assign(targets=[target], value=value), loc)
+
+
+def needs_rewrite(tree: ast.FunctionDef, namespace: Dict[str, Any]) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and _qualname(node.value, namespace) in _WRITES:
+            return True
+        if isinstance(node, ast.Call) and _qualname(node, namespace) in ("yield_", "parallel"):
+            return True
+    return False
+
+
+def rewrite(tree: ast.FunctionDef, namespace: Dict[str, Any]) -> ast.FunctionDef:
+    """A copy of `tree` with pypto's spellings rewritten (the tree itself
+    when it has none)."""
+    if not needs_rewrite(tree, namespace):
+        return tree
+    tree = copy.deepcopy(tree)
+    _Rewriter(namespace).visit(tree)
+    return tree
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self, namespace: Dict[str, Any]):
+        self.namespace = namespace
+        self.count = 0
+
+    def visit_Expr(self, node: ast.Expr):
+        qualname = _qualname(node.value, self.namespace)
+        if qualname in _WRITES:
+            index, keywords = _WRITES[qualname]
+            call = node.value
+            written = call.args[index] if len(call.args) > index else None
+            for kw in call.keywords:
+                if kw.arg in keywords:
+                    written = kw.value
+            if isinstance(written, ast.Name):
+                target = _located(ast.Name(written.id, ast.Store()), written)
+                return _assign(target, call, node)
+        if qualname == "yield_":
+            # A bare `pl.yield_(...)`: the values carried, with no names after.
+            return self._yielded(node, None, node.value)
+        return self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign):
+        if len(node.targets) == 1 and _qualname(node.value, self.namespace) == "yield_":
+            return self._yielded(node, node.targets[0], node.value)
+        return self.generic_visit(node)
+
+    def _yielded(self, stmt: ast.stmt, target: Optional[ast.expr], call: ast.Call):
+        """`target = pl.yield_(e, ...)` outside a loop with init_values (in
+        an if): `target = e`. In the loop, `_loop` replaces it first."""
+        if call.keywords:
+            return stmt  # reported by pl.yield_ itself
+        if target is None:
+            return None if not call.args else stmt
+        if len(call.args) == 1:
+            return _assign(target, call.args[0], stmt)
+        if not (
+            isinstance(target, (ast.Tuple, ast.List))
+            and len(target.elts) == len(call.args)
+            and all(isinstance(e, ast.Name) for e in target.elts)
+        ):
+            return stmt  # reported by pl.yield_ itself
+        return self._assign_all([e.id for e in target.elts], call.args, stmt)
+
+    def _assign_all(self, names: List[str], values: List[ast.expr], loc: ast.AST):
+        """`names[i] = values[i]` for every i, each value computed before
+        any name is assigned (through temporaries)."""
+        temps: List[str] = []
+        out: List[ast.stmt] = []
+        for value in values:
+            self.count += 1
+            temps.append(f"__bp_value_{self.count}")
+            out.append(_assign(ast.Name(temps[-1], ast.Store()), value, value))
+        for name, temp in zip(names, temps):
+            read = _located(ast.Name(temp, ast.Load()), loc)
+            out.append(_assign(ast.Name(name, ast.Store()), read, loc))
+        return out
+
+    def visit_For(self, node: ast.For):
+        init = self._init_values(node)
+        if init is None:
+            return self.generic_visit(node)
+        return self._loop(node, init)
+
+    def _init_values(self, node: ast.For) -> Optional[ast.keyword]:
+        call = node.iter
+        if not isinstance(call, ast.Call) or _qualname(call, self.namespace) not in (
+            "range",
+            "parallel",
+            "pipeline",
+        ):
+            return None
+        return next((k for k in call.keywords if k.arg == "init_values"), None)
+
+    def _loop(self, node: ast.For, init: ast.keyword) -> List[ast.stmt]:
+        target = node.target
+        if not (
+            isinstance(target, ast.Tuple)
+            and len(target.elts) == 2
+            and isinstance(target.elts[0], ast.Name)
+            and isinstance(target.elts[1], (ast.Tuple, ast.List))
+            and all(isinstance(e, ast.Name) for e in target.elts[1].elts)
+            and isinstance(init.value, (ast.Tuple, ast.List))
+            and len(init.value.elts) == len(target.elts[1].elts)
+        ):
+            return self.generic_visit(node)  # reported by the loop
+        carried = [e.id for e in target.elts[1].elts]
+        inits = list(init.value.elts)
+        loop = copy.copy(node)
+        loop.iter = copy.copy(node.iter)
+        loop.iter.keywords = [k for k in node.iter.keywords if k is not init]
+        loop.target = target.elts[0]
+        body = list(node.body)
+        last = body[-1] if body else None
+        results: Optional[ast.expr] = None
+        yielded: Optional[ast.Call] = None
+        if isinstance(last, ast.Assign) and len(last.targets) == 1:
+            if _qualname(last.value, self.namespace) == "yield_":
+                results, yielded = last.targets[0], last.value
+        elif isinstance(last, ast.Expr) and _qualname(last.value, self.namespace) == "yield_":
+            yielded = last.value
+        before = self._assign_all(carried, inits, node)
+        matches = yielded is not None and len(yielded.args) == len(carried) and not yielded.keywords
+        loop.body = []
+        for stmt in body[:-1] if yielded is not None else body:
+            visited = self.visit(stmt)
+            loop.body += (
+                visited if isinstance(visited, list) else [] if visited is None else [visited]
+            )
+        if matches:
+            loop.body += self._assign_all(carried, list(yielded.args), last)
+        elif yielded is not None:
+            loop.body.append(last)  # pl.yield_ reports the mismatch
+        after: List[ast.stmt] = []
+        if matches and isinstance(results, ast.Name) and len(carried) == 1:
+            after.append(_assign(results, _located(ast.Name(carried[0], ast.Load()), last), last))
+        elif matches and isinstance(results, (ast.Tuple, ast.List)):
+            if len(results.elts) == len(carried):
+                for target, name in zip(results.elts, carried):
+                    after.append(_assign(target, _located(ast.Name(name, ast.Load()), last), last))
+        return before + [loop] + after
