@@ -46,6 +46,7 @@ from blockpipe.language.types import (
     dynamic,
     param_annotation,
 )
+from blockpipe.language.unsupported import unsupported_in
 
 _KINDS = ("entry", "incore", "opaque")
 
@@ -170,6 +171,11 @@ class JitFunction:
         for index, (pname, ann) in enumerate(params):
             direction = ParamDirection.In
             ann = param_annotation(ann)
+            found = unsupported_in(ann)
+            if found is not None:  # such as a dtype blockpipe lacks
+                source = self._source()
+                param = source.tree.args.args[index]
+                raise _error(source, param.annotation or param, found.message)
             if isinstance(ann, ParamType):
                 direction, ann = ann.direction, ann.inner
             if ann is SHAPELESS:  # `pl.Tensor`: the argument's shape and dtype

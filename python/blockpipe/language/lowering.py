@@ -101,7 +101,7 @@ class ProgramLowering:
                 self._lower(name)
         self.specializations.lower_pending(self._lower)
         for name in self.specializations.unused():
-            del self.functions[name]
+            self.specializations.report_unused(name)
         self.builder.order_functions(self._callees_first())
         return self.builder
 

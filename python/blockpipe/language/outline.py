@@ -24,21 +24,21 @@ import types as _types
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from blockpipe.language.program import FunctionSpec
+from blockpipe.language.scope_args import ScopeArgs
 from blockpipe.language.source import Source
 from blockpipe.language.types import (
     FunctionType,
-    Level,
     ParamDirection,
     ParamType,
+    ScalarType,
+    ShapelessTensor,
     Split,
     SplitMode,
     TensorType,
+    param_annotation,
 )
-from blockpipe.language.unsupported import Unsupported
+from blockpipe.language.unsupported import unsupported_in
 from blockpipe.language.values import LoweringError
-
-# pl.at's keywords blockpipe has no meaning for.
-_AT_UNSUPPORTED = ("role", "deps", "no_dep_args", "dumps", "allow_early_resolve", "windowize")
 
 
 def _static(node: ast.AST, namespace: Dict[str, Any]):
@@ -131,7 +131,7 @@ def _launches_only(body) -> bool:
     return True
 
 
-class Outliner:
+class Outliner(ScopeArgs):
     """Outlines the scopes of one function."""
 
     def __init__(
@@ -160,10 +160,10 @@ class Outliner:
     def _evaluate(self, ann):
         if isinstance(ann, str):
             try:
-                return eval(ann, dict(self.source.globals), self.scope)  # the user's own annotation
+                ann = eval(ann, dict(self.source.globals), self.scope)  # the user's own annotation
             except Exception:  # noqa: BLE001 - the lowering reports it at the parameter
                 return ann
-        return ann
+        return param_annotation(ann)
 
     # ------------------------------------------------------------------ entry
 
@@ -210,10 +210,9 @@ class Outliner:
         ):
             call = stmt.items[0].context_expr
             name_hint, split = self._at_args(call)
-            if stmt.items[0].optional_vars is not None:
-                raise self.error(
-                    stmt.items[0].optional_vars, "'with pl.at(...) as name' is not supported"
-                )
+            task = stmt.items[0].optional_vars
+            if task is not None:
+                self._task(stmt, task)
             return self._outline(stmt, stmt.body, None, None, name_hint, split)
         if self.spec.kind is not FunctionType.Opaque:
             return None  # an orchestration's pl.spmd launches kernels
@@ -236,116 +235,20 @@ class Outliner:
             return self._outline(stmt, stmt.body, call, stmt.target.id, hint, split)
         return None
 
-    def _spmd_args(self, call: ast.Call):
-        """The pl.spmd call the launch keeps (without optimizations=), its
-        name_hint and its split."""
-        split = None
-        kept = copy.copy(call)
-        kept.keywords = []
-        for kw in call.keywords:
-            if kw.arg == "optimizations":
-                split = self._optimizations(kw.value)
-            else:
-                kept.keywords.append(kw)
-        return kept, self._hint(call), split
-
-    def _hint(self, call: ast.Call) -> Optional[str]:
-        for kw in call.keywords:
-            if kw.arg == "name_hint":
-                value = _static(kw.value, self.namespace)
-                if not isinstance(value, str) or not value.isidentifier():
-                    raise self.error(
-                        kw.value, "name_hint must be an identifier known at compile time"
-                    )
-                return value
-        return None
-
-    def _at_args(self, call: ast.Call) -> Tuple[Optional[str], Optional[Split]]:
-        level = (
-            call.args[0]
-            if call.args
-            else next((k.value for k in call.keywords if k.arg == "level"), None)
-        )
-        if level is None:
-            raise self.error(call, "pl.at needs level=pl.Level.CORE_GROUP")
-        found = _static(level, self.namespace)
-        if isinstance(found, Unsupported):
-            raise self.error(level, found.message)
-        if found is not Level.CORE_GROUP:
-            what = f"pl.Level.{found.name}" if isinstance(found, Level) else ast.unparse(level)
-            raise self.error(
-                level,
-                f"pl.at(level={what}) is not supported by blockpipe: it outlines "
-                "pl.Level.CORE_GROUP scopes into kernels",
-            )
-        if len(call.args) > 1:
-            raise self.error(
-                call.args[1], "pl.at(level, role) is not supported by blockpipe: role="
-            )
-        split: Optional[Split] = None
-        for kw in call.keywords:
-            if kw.arg in _AT_UNSUPPORTED:
-                raise self.error(kw.value, f"pl.at({kw.arg}=...) is not supported by blockpipe")
-            if kw.arg == "optimizations":
-                split = self._optimizations(kw.value)
-            elif kw.arg not in ("level", "name_hint"):
-                raise self.error(kw.value, f"pl.at has no argument '{kw.arg}'")
-        return self._hint(call), split
-
-    def _optimizations(self, node: ast.AST) -> Optional[Split]:
-        if not isinstance(node, (ast.List, ast.Tuple)):
-            raise self.error(
-                node,
-                "pl.at's optimizations= must be a list such as [pl.split(pl.SplitMode.UP_DOWN)]",
-            )
-        from blockpipe.language import ops
-
-        mode: Optional[SplitMode] = None
-        slot_num: Optional[int] = None
-        seen = set()
-        for entry in node.elts:
-            op = (
-                ops.op_of(_static(entry.func, self.namespace))
-                if isinstance(entry, ast.Call)
-                else None
-            )
-            kind = next((k for k in ("split", "cross_core_slot") if op is ops.OPS[k]), None)
-            if kind is None:
+    def _task(self, stmt: ast.With, task: ast.expr) -> None:
+        """`with pl.at(...) as tid:` names the scope's task, for pypto's
+        `deps=[tid]`; blockpipe orders tasks by the tensors they read and
+        write, so the name may be bound but not used."""
+        if not isinstance(task, ast.Name):
+            raise self.error(task, "'with pl.at(...) as name' takes a single name")
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Name) and node.id == task.id and node is not task:
                 raise self.error(
-                    entry,
-                    "each entry of pl.at's optimizations= must be pl.split(mode) or "
-                    "pl.cross_core_slot(slot_num=n)",
+                    node,
+                    f"'{task.id}' is the task of the pl.at scope at line "
+                    f"{self.source.position(stmt)[0]}; blockpipe orders tasks by the tensors "
+                    "they read and write and has no task ids to use",
                 )
-            if kind in seen:
-                raise self.error(entry, f"pl.at's optimizations= has pl.{kind} twice")
-            seen.add(kind)
-            if kind == "split":
-                mode_node = (
-                    entry.args[0]
-                    if entry.args
-                    else next((k.value for k in entry.keywords if k.arg == "mode"), None)
-                )
-                mode = _static(mode_node, self.namespace) if mode_node is not None else None
-                if not isinstance(mode, SplitMode):
-                    raise self.error(entry, "pl.split takes a pl.SplitMode known at compile time")
-            elif entry.args:
-                raise self.error(entry, "pl.cross_core_slot takes slot_num= as a keyword")
-            for kw in entry.keywords:
-                if kw.arg == "slot_num":
-                    if slot_num is not None:
-                        raise self.error(kw.value, "pl.at's optimizations= gives slot_num twice")
-                    slot_num = _static(kw.value, self.namespace)
-                    if isinstance(slot_num, bool) or not isinstance(slot_num, int) or slot_num <= 0:
-                        raise self.error(
-                            kw.value, f"pl.{kind}'s slot_num must be a positive integer"
-                        )
-                elif kw.arg != "mode" or kind != "split":
-                    raise self.error(kw.value, f"pl.{kind} has no argument '{kw.arg}'")
-            if kind == "cross_core_slot" and slot_num is None:
-                raise self.error(entry, "pl.cross_core_slot is missing slot_num=")
-        if mode is None and slot_num is None:
-            return None
-        return Split(mode if mode is not None else SplitMode.NONE, slot_num)
 
     def _outline(self, stmt, body, spmd_call, block_var, name_hint, split: Optional[Split]):
         index = len(self.kernels)
@@ -362,16 +265,18 @@ class Outliner:
             )
         used = _names(body)
         assigned = _assigned(body)
-        params = [p for p in self.params if p in used]
+        before = self.tree.body[: self.tree.body.index(stmt)]
         # A name set outside the scope but not a parameter: its type is
         # known only while the function is built.
-        outer = [
-            n
-            for n in _assigned(self.tree.body[: self.tree.body.index(stmt)])
-            if n not in self.params
-        ]
+        outer = [n for n in _assigned(before) if n not in self.params]
+        # ... unless it is computed from shapes and numbers (`M, N =
+        # a.shape`): the kernel computes it again.
+        prologue = self._prologue(before, [n for n in used if n in outer and n not in assigned])
+        used += [n for n in _names(prologue) if n not in used]
+        params = [p for p in self.params if p in used]
+        recomputed = set(_assigned(prologue))
         for n in used:
-            if n in outer and n not in assigned:
+            if n in outer and n not in assigned and n not in recomputed:
                 use = next(
                     node
                     for s in body
@@ -384,15 +289,29 @@ class Outliner:
                     "a scope reads the function's parameters only",
                 )
         written = [p for p in params if p in assigned]
+        for p in params:
+            ann = self.annotations[p]
+            found = unsupported_in(ann)
+            if found is not None:
+                # Such as a dtype blockpipe lacks: named at the parameter.
+                param = self.tree.args.args[1 + self.params.index(p)]
+                raise self.error(param.annotation or param, found.message)
         for p in written:
             ann = self.annotations[p]
-            if not isinstance(ann, (TensorType, ParamType)):
+            if not isinstance(ann, (TensorType, ParamType, ShapelessTensor)):
                 node = next(
                     node
                     for s in body
                     for node in ast.walk(s)
                     if isinstance(node, ast.Name) and node.id == p
                 )
+                if not isinstance(ann, ScalarType):
+                    param = self.tree.args.args[1 + self.params.index(p)]
+                    raise self.error(
+                        param.annotation or param,
+                        f"the scope at line {self.source.position(stmt)[0]} writes '{p}', "
+                        f"whose annotation {ann!r} is not a tensor",
+                    )
                 raise self.error(
                     node, f"the scope assigns '{p}', a scalar parameter; name the result otherwise"
                 )
@@ -404,6 +323,7 @@ class Outliner:
                 self._located(ast.parse(f"{block_var} = pl.tile.get_block_idx()").body[0], loc)
             )
             self._bind_pl(kernel_body[-1])
+        kernel_body += [copy.deepcopy(s) for s in prologue]
         kernel_body += body
         if written:
             ret = ast.Return(value=self._names_expr(written, loc))
@@ -462,6 +382,45 @@ class Outliner:
 
     # ----------------------------------------------------------------- helpers
 
+    # Calls a recomputed statement may make.
+    _PURE_CALLS = ("min", "max", "len", "int", "abs")
+
+    def _pure(self, node: ast.AST) -> bool:
+        """Whether an expression computes a number from shapes, numbers and
+        names only (nothing the kernel could not compute again)."""
+        from blockpipe.language import ops
+
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call):
+                func = sub.func
+                if isinstance(func, ast.Name) and func.id in self._PURE_CALLS:
+                    continue
+                op = ops.op_of(_static(func, self.namespace))
+                if op is None or op.qualname not in ("tensor.dim", "min", "max"):
+                    return False
+            elif isinstance(sub, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield)):
+                return False
+        return True
+
+    def _prologue(self, before: List[ast.stmt], needed: List[str]) -> List[ast.stmt]:
+        """The statements before a scope that compute the names it reads
+        (and those they read), when each is an assignment of a pure
+        expression at the top level; none when one is not."""
+        wanted = set(needed)
+        kept: List[ast.stmt] = []
+        for stmt in reversed(before):
+            targets = set(_assigned([stmt]))
+            if not targets & wanted:
+                continue
+            if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
+                return []
+            if not self._pure(stmt.value):
+                return []
+            kept.insert(0, stmt)
+            wanted -= targets
+            wanted |= {n for n in _names([stmt.value]) if n not in self.params}
+        return kept
+
     def _bind_pl(self, node: ast.AST) -> None:
         """Synthesized code names the DSL as `pl`: make sure that resolves."""
         import blockpipe.language as pl
@@ -493,7 +452,7 @@ class Outliner:
 
     def _written(self, ann):
         """A parameter a scope writes: In becomes InOut (Out stays Out)."""
-        if isinstance(ann, TensorType):
+        if isinstance(ann, (TensorType, ShapelessTensor)):
             return ParamType(ParamDirection.InOut, ann)
         return ann
 
@@ -504,7 +463,7 @@ class Outliner:
         inner = ann.inner if isinstance(ann, ParamType) else ann
         return (
             ParamType(ParamDirection.InOut, inner)
-            if written and isinstance(inner, TensorType)
+            if written and isinstance(inner, (TensorType, ShapelessTensor))
             else inner
         )
 

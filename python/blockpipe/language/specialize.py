@@ -155,6 +155,22 @@ class Specializations:
                     column=col,
                 )
 
+    def report_unused(self, name: str) -> None:
+        """A function with shape-less parameters that nothing calls has no
+        types to take: an error at its first such parameter."""
+        spec, anns = self.generic[name]
+        source = self.program.sources[name]
+        params = source.tree.args.args[1:]
+        param = next(p for p, (_, ann) in zip(params, anns) if is_shapeless(ann))
+        line, col = source.position(param)
+        raise CompileError(
+            f"parameter '{param.arg}' of '{name}' is a pl.Tensor without shape and dtype, and "
+            f"no call of '{name}' gives it them: annotate it pl.Tensor[[dims...], dtype]",
+            file=source.file,
+            line=line,
+            column=col,
+        )
+
     def unused(self) -> List[str]:
         """Generic functions no call specialized: not part of the module."""
         return [n for n in self.generic if n not in self.made]

@@ -116,7 +116,7 @@ def names_in(namespace) -> List[str]:
 
 
 # Importing the areas fills OPS; `table` makes the op table's operations.
-from blockpipe.language.ops import cube, memory, orchestration, p2p, pipes, table, vector  # noqa: E402,F401 - they fill OPS
+from blockpipe.language.ops import cube, memory, orchestration, p2p, pipes, scalar, table, vector  # noqa: E402,F401 - they fill OPS
 
 
 def _namespace(prefix: str) -> _types.SimpleNamespace:

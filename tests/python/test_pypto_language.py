@@ -1,0 +1,378 @@
+"""The language pypto programs are written in, beyond annotated programs:
+shape-less @pl.jit parameters, statement-form stores, loops with
+init_values= and pl.yield_, pl.parallel, bare-dtype scalars. Each runs on
+cpu-sim against NumPy; each misuse is a CompileError at the user's line."""
+
+import numpy as np
+import pytest
+
+import located
+
+import blockpipe.language as pl
+
+
+def rand(*shape, dtype=np.float32, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def expect_jit_error(factory, *args):
+    located.expect_error(factory, lambda fn: fn.compile(*args))
+
+
+# ------------------------------------------------------ shape-less parameters
+
+
+@pl.jit
+def first_rows_sum(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0, 0], [16, 32])
+        tb = pl.load(b, [0, 0], [16, 32])
+        out = pl.store(pl.add(ta, tb), [0, 0], out)
+    return out
+
+
+def test_shapeless_entry_takes_each_calls_shapes_and_dtypes():
+    first_rows_sum._cache.clear()
+    for rows, dtype in ((16, np.float32), (48, np.float32), (16, np.float16)):
+        a, b = rand(rows, 32, dtype=dtype), rand(rows, 32, dtype=dtype, seed=1)
+        out = np.zeros_like(a)
+        first_rows_sum(a, b, out)
+        np.testing.assert_allclose(out[:16], a[:16] + b[:16], rtol=1e-3)
+        np.testing.assert_array_equal(out[16:], 0)
+    assert len(first_rows_sum._cache) == 3  # one program per signature
+
+
+@pl.jit.incore
+def doubled(x: pl.Tensor, y: pl.InOut[pl.Tensor]):
+    t = pl.load(x, [0, 0], [16, 16])
+    y = pl.store(pl.add(t, t), [0, 0], y)
+    return y
+
+
+@pl.jit
+def doubled_twice(a: pl.Tensor, b: pl.Tensor, ya: pl.Out[pl.Tensor], yb: pl.InOut[pl.Tensor]):
+    ya = doubled(a, ya)
+    yb = doubled(b, yb)
+    return ya, yb
+
+
+def test_shapeless_kernel_is_specialized_per_call_site():
+    a, b = rand(16, 16), rand(32, 16, seed=1)
+    ya, yb = np.zeros_like(a), np.zeros_like(b)
+    doubled_twice(a, b, ya, yb)
+    np.testing.assert_array_equal(ya, 2 * a)
+    np.testing.assert_array_equal(yb[:16], 2 * b[:16])
+    np.testing.assert_array_equal(yb[16:], 0)
+    ir = doubled_twice.compile(a, b, ya, yb).ir()
+    assert "@doubled(" in ir and "@doubled_1(" in ir  # two signatures, two kernels
+
+
+@pl.jit.incore
+def forgets_to_return(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    y = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
+
+
+def test_shapeless_kernel_must_return_its_outputs():
+    def make():
+        @pl.jit
+        def entry(a: pl.Tensor, y: pl.Out[pl.Tensor]):
+            y = forgets_to_return(a, y)  # error: its call expects it to return its Out/InOut
+            return y
+
+        return entry
+
+    expect_jit_error(make, rand(16, 16), rand(16, 16))
+
+
+def test_shapeless_parameter_outside_jit_is_an_error():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(
+                self,
+                x: pl.Tensor[[16, 16], pl.FP32],
+                y: pl.Out[pl.Tensor],  # error: is a pl.Tensor without shape and dtype
+            ):
+                return pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
+
+        return P
+
+    from blockpipe.language.lowering import program_ir
+
+    located.expect_error(make, program_ir)
+
+
+def test_shapeless_parameter_given_a_scalar():
+    with pytest.raises(TypeError, match="is a pl.Tensor, got float"):
+        first_rows_sum(rand(16, 32), 1.5, rand(16, 32))
+
+
+# --------------------------------------------------------- bare-dtype scalars
+
+
+@pl.jit
+def scaled(x: pl.Tensor, scale: pl.FP32, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.store(pl.mul(pl.load(x, [0, 0], [16, 16]), scale), [0, 0], out)
+    return out
+
+
+def test_bare_dtype_annotation_is_a_scalar_parameter():
+    x = rand(16, 16)
+    out = np.zeros_like(x)
+    for scale in (2.0, -0.5):
+        scaled(x, scale, out)
+        np.testing.assert_allclose(out, x * np.float32(scale), rtol=1e-6)
+
+
+# ------------------------------------------------------ statement-form stores
+
+
+@pl.jit
+def strips_doubled(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(4):
+            t = pl.load(x, [i * 8, 0], [8, 16])
+            if i < 2:
+                pl.store(pl.mul(t, 2.0), [i * 8, 0], out)
+            else:
+                pl.store(pl.mul(t, 3.0), [i * 8, 0], output=out)
+    return out
+
+
+def test_statement_store_updates_its_output():
+    x = rand(32, 16)
+    out = np.zeros_like(x)
+    strips_doubled(x, out)
+    np.testing.assert_allclose(out[:16], 2 * x[:16], rtol=1e-6)
+    np.testing.assert_allclose(out[16:], 3 * x[16:], rtol=1e-6)
+
+
+# ----------------------------------------------- init_values and pl.yield_
+
+
+@pl.jit
+def alternating(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        first = pl.load(x, [0, 0], [8, 16])
+        for i, (acc, prev) in pl.range(1, 4, init_values=(first, first)):
+            t = pl.load(x, [i * 8, 0], [8, 16])
+            if i == 2:
+                step = pl.yield_(pl.add(acc, t))
+            else:
+                step = pl.yield_(pl.sub(acc, t))
+            total, last = pl.yield_(step, pl.add(prev, t))
+        pl.store(total, [0, 0], out)
+        pl.store(last, [8, 0], out)
+    return out
+
+
+def test_init_values_carry_and_yield_names_the_results():
+    x = rand(32, 16)
+    out = np.zeros((16, 16), np.float32)
+    alternating(x, out)
+    rows = [x[8 * k : 8 * k + 8] for k in range(4)]
+    np.testing.assert_allclose(out[:8], rows[0] - rows[1] + rows[2] - rows[3], rtol=1e-5)
+    np.testing.assert_allclose(out[8:], rows[0] + rows[1] + rows[2] + rows[3], rtol=1e-5)
+
+
+def test_yield_must_give_one_value_per_carried_name():
+    def make():
+        @pl.jit
+        def entry(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                first = pl.load(x, [0, 0], [8, 16])
+                for i, (a, b) in pl.range(3, init_values=(first, first)):
+                    c = pl.yield_(pl.add(a, b))  # error: pl.yield_ is the last statement
+                pl.store(c, [0, 0], out)
+            return out
+
+        return entry
+
+    expect_jit_error(make, rand(8, 16), rand(8, 16))
+
+
+# ---------------------------------------------------------------- pl.parallel
+
+
+@pl.jit
+def negated_strips(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.parallel(0, 32, 8):
+            pl.store(pl.neg(pl.load(x, [i, 0], [8, 16])), [i, 0], out)
+    return out
+
+
+def test_parallel_loop_runs_every_iteration():
+    x = rand(32, 16)
+    out = np.zeros_like(x)
+    negated_strips(x, out)
+    np.testing.assert_array_equal(out, -x)
+
+
+# ------------------------------------------------------------------ shapes
+
+
+@pl.jit
+def halves_swapped(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    rows, cols = x.shape
+    half = rows // 2
+    with pl.at(level=pl.Level.CORE_GROUP):
+        top = pl.load(x, [0, 0], [half, cols])
+        bottom = pl.load(x, [half, 0], [rows - half, cols])
+        pl.store(bottom, [0, 0], out)
+        pl.store(top, [rows - half, 0], out)
+    return out
+
+
+def test_shape_unpacked_before_a_scope_is_read_inside_it():
+    for shape in ((16, 16), (32, 8)):
+        x = rand(*shape)
+        out = np.zeros_like(x)
+        halves_swapped(x, out)
+        half = shape[0] // 2
+        np.testing.assert_array_equal(out, np.concatenate([x[half:], x[:half]]))
+
+
+@pl.jit
+def side_by_side(x: pl.Tensor, y: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        rows = x.shape[0]
+        _, cols = x.shape
+        pl.store(pl.load(x, [0, 0], [rows, cols]), [0, 0], out)
+        pl.store(pl.load(y, [0, 0], [rows, cols * 2]), [0, cols], out)
+    return out
+
+
+def test_shape_in_a_scope_and_composite_dims():
+    x, y = rand(8, 16), rand(8, 32, seed=1)
+    out = np.zeros((8, 48), np.float32)
+    side_by_side(x, y, out)
+    np.testing.assert_array_equal(out, np.concatenate([x, y], axis=1))
+
+
+def test_a_scope_reads_only_names_computed_from_shapes():
+    def make():
+        @pl.jit
+        def entry(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+            scratch = pl.create_tensor([16, 16], dtype=pl.FP32)
+            with pl.at(level=pl.Level.CORE_GROUP):
+                t = pl.load(scratch, [0, 0], [16, 16])  # error: 'scratch' is set outside the scope
+                pl.store(t, [0, 0], out)
+            return out
+
+        return entry
+
+    expect_jit_error(make, rand(16, 16), rand(16, 16))
+
+
+# ------------------------------------------------------ scalars: cast, min, max
+
+
+@pl.jit
+def clipped_scale(x: pl.Tensor, n: pl.Scalar[pl.INT32], out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        k = pl.min(pl.max(n, 1), 4)
+        factor = pl.max(pl.cast(k, pl.FP32), 2.5)
+        bias = pl.cast(3.75, pl.INT32)  # a number stays one: 3
+        t = pl.load(x, [0, 0], [16, 16])
+        pl.store(pl.add(pl.mul(t, factor), bias), [0, 0], out)
+    return out
+
+
+def test_scalar_cast_min_and_max():
+    x = rand(16, 16)
+    out = np.zeros_like(x)
+    for n, factor in ((-3, 2.5), (3, 3.0), (10, 4.0)):
+        clipped_scale(x, n, out)
+        np.testing.assert_allclose(out, x * np.float32(factor) + 3, rtol=1e-6, atol=1e-6)
+
+
+def test_min_of_a_tile_is_an_error():
+    def make():
+        @pl.jit
+        def entry(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                t = pl.load(x, [0, 0], [16, 16])
+                m = pl.min(t, 0.0)  # error: pl.min takes two scalars
+                pl.store(m, [0, 0], out)
+            return out
+
+        return entry
+
+    expect_jit_error(make, rand(16, 16), rand(16, 16))
+
+
+# ------------------------------------------------------- with pl.at(...) as
+
+
+@pl.jit
+def two_stages(x: pl.Tensor, tmp: pl.Out[pl.Tensor], out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="stage_one") as first:
+        tmp[:] = pl.add(x, x)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="stage_two"):
+        out[:] = pl.mul(tmp, tmp)
+    return tmp, out
+
+
+def test_with_at_as_names_the_task():
+    x = rand(16, 16)
+    tmp, out = np.zeros_like(x), np.zeros_like(x)
+    two_stages(x, tmp, out)
+    np.testing.assert_array_equal(tmp, x + x)
+    np.testing.assert_array_equal(out, (x + x) * (x + x))
+
+
+def test_a_task_name_has_no_value():
+    def make():
+        @pl.jit
+        def entry(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+            with pl.at(level=pl.Level.CORE_GROUP) as task:
+                out[:] = pl.add(x, x)
+            again = task  # error: 'task' is the task of the pl.at scope
+            return out
+
+        return entry
+
+    expect_jit_error(make, rand(16, 16), rand(16, 16))
+
+
+# ------------------------------------------------- dtypes blockpipe lacks
+
+
+def test_integer_dtype_of_a_jit_parameter_is_named():
+    def make():
+        @pl.jit
+        def entry(
+            x: pl.Tensor[[16, 16], pl.UINT8],  # error: pl.UINT8 is not supported
+            out: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+        ):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                out[:] = pl.cast(x, pl.FP32)
+            return out
+
+        return entry
+
+    expect_jit_error(make)
+
+
+def test_integer_dtype_of_a_written_parameter_is_named_not_called_scalar():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Opaque)
+            def f(
+                self,
+                x: pl.Tensor[[16, 16], pl.FP32],
+                out: pl.Out[pl.Tensor[[16, 16], pl.INT8]],  # error: pl.INT8 is not supported
+            ):
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    out = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], out)
+                return out
+
+        return P
+
+    from blockpipe.language.lowering import program_ir
+
+    located.expect_error(make, program_ir)
