@@ -252,19 +252,66 @@ def test_shape_in_a_scope_and_composite_dims():
     np.testing.assert_array_equal(out, np.concatenate([x, y], axis=1))
 
 
-def test_a_scope_reads_only_names_computed_from_shapes():
+@pl.jit
+def staged_exp(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    scratch = pl.create_tensor([32, 16], dtype=pl.FP32)
+    for i in pl.range(2):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.store(pl.exp(pl.load(x, [i * 16, 0], [16, 16])), [i * 16, 0], scratch)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.add(pl.load(scratch, [0, 0], [32, 16]), 1.0), [0, 0], out)
+    return out
+
+
+def test_a_scope_reads_a_tensor_and_a_loop_variable_of_its_function():
+    x = rand(32, 16)
+    out = np.zeros_like(x)
+    staged_exp(x, out)
+    np.testing.assert_allclose(out, np.exp(x) + 1, rtol=1e-5)
+
+
+def test_a_scope_cannot_write_a_scalar_of_its_function():
     def make():
         @pl.jit
         def entry(x: pl.Tensor, out: pl.Out[pl.Tensor]):
-            scratch = pl.create_tensor([16, 16], dtype=pl.FP32)
-            with pl.at(level=pl.Level.CORE_GROUP):
-                t = pl.load(scratch, [0, 0], [16, 16])  # error: 'scratch' is set outside the scope
-                pl.store(t, [0, 0], out)
+            for i in pl.range(2):
+                # error: is written: a tensor, got Scalar[INDEX]
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    i = i + 1
+                    out[:] = pl.add(x, x)
             return out
 
         return entry
 
     expect_jit_error(make, rand(16, 16), rand(16, 16))
+
+
+def helper_scope(a, c, bias=1.0):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [16, 16])
+        pl.store(pl.add(t, bias), [0, 0], c)
+    return c
+
+
+@pl.jit.inline
+def helper_twice(a, c):
+    tmp = pl.create_tensor([16, 16], dtype=pl.FP32)
+    tmp = helper_scope(a, tmp, 2.0)
+    c = helper_scope(tmp, c)
+    return c
+
+
+@pl.jit
+def helpers_with_scopes(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    tmp = helper_twice(a, c)  # the helper's own 'tmp' is renamed
+    return tmp
+
+
+def test_scopes_in_inlined_helpers_are_outlined():
+    a = rand(16, 16)
+    c = np.zeros_like(a)
+    helpers_with_scopes(a, c)
+    np.testing.assert_allclose(c, a + 3.0, rtol=1e-6)
 
 
 # ------------------------------------------------------ scalars: cast, min, max
@@ -376,3 +423,95 @@ def test_integer_dtype_of_a_written_parameter_is_named_not_called_scalar():
     from blockpipe.language.lowering import program_ir
 
     located.expect_error(make, program_ir)
+
+
+# ------------------------------------------------- values used after a loop
+
+
+@pl.jit
+def last_strip(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(4):
+            t = pl.load(x, [i * 8, 0], [8, 16])
+            doubled = pl.add(t, t)
+            row = i * 8
+        pl.store(doubled, [0, 0], out)  # the last iteration's tile
+        pl.store(pl.load(x, [row, 0], [8, 16]), [8, 0], out)  # and index value
+    return out
+
+
+def test_values_set_in_a_loop_are_read_after_it():
+    x = rand(32, 16)
+    out = np.zeros((16, 16), np.float32)
+    last_strip(x, out)
+    np.testing.assert_array_equal(out[:8], 2 * x[24:])
+    np.testing.assert_array_equal(out[8:], x[24:])
+
+
+def test_a_tensor_made_in_a_loop_is_not_read_after_it():
+    def make():
+        @pl.jit
+        def entry(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+            for i in pl.range(2):
+                made = pl.create_tensor([16, 16], dtype=pl.FP32)
+            with pl.at(level=pl.Level.CORE_GROUP):
+                out[:] = pl.add(x, x)
+            other = made  # error: 'made' is only defined inside the block
+            return out
+
+        return entry
+
+    expect_jit_error(make, rand(16, 16), rand(16, 16))
+
+
+# ------------------------------------------------------- break and continue
+
+
+@pl.jit
+def sum_until(x: pl.Tensor, n: pl.INDEX, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.load(x, [0, 0], [8, 16])
+        for i in pl.range(1, 4):
+            if i == 2:
+                continue
+            if i > n:
+                break
+            acc = pl.add(acc, pl.load(x, [i * 8, 0], [8, 16]))
+        for k in range(4):  # unrolled: decided at compile time
+            if k == 1:
+                break
+            acc = pl.mul(acc, 2.0)
+        pl.store(acc, [0, 0], out)
+    return out
+
+
+def test_break_and_continue():
+    x = rand(32, 16)
+    rows = [x[8 * k : 8 * k + 8] for k in range(4)]
+    for n in (0, 1, 3):
+        out = np.zeros((8, 16), np.float32)
+        sum_until(x, n, out)
+        expected = rows[0].copy()
+        for i in range(1, 4):
+            if i == 2:
+                continue
+            if i > n:
+                break
+            expected = expected + rows[i]
+        np.testing.assert_allclose(out, 2 * expected, rtol=1e-6)
+
+
+def test_while_is_an_error_naming_it():
+    def make():
+        @pl.jit
+        def entry(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                t = pl.load(x, [0, 0], [16, 16])
+                while t is not None:  # error: unsupported Python construct 'while'
+                    t = pl.add(t, t)
+                pl.store(t, [0, 0], out)
+            return out
+
+        return entry
+
+    expect_jit_error(make, rand(16, 16), rand(16, 16))

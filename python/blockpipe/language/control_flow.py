@@ -8,7 +8,15 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from blockpipe.language import ops, valid_shapes
 from blockpipe.language.source import assigned_names, assignment_of
-from blockpipe.language.types import INDEX, FunctionType, ScalarType, SplitMode, TensorType
+from blockpipe.language.types import (
+    INDEX,
+    FunctionType,
+    MemorySpace,
+    ScalarType,
+    SplitMode,
+    TensorType,
+    TileType,
+)
 from blockpipe.language.unsupported import Unsupported
 from blockpipe.language.values import (
     KERNEL_KINDS,
@@ -103,6 +111,14 @@ class ControlFlow:
         # The loop variable is the induction value at the start of every
         # iteration, whatever the body assigns it: never carried.
         assigned = [n for n in assigned_names(stmt.body) if n != stmt.target.id]
+        # A name first set in the body and read after the loop (found by
+        # an earlier try at lowering the program): carried from a start
+        # value of its type, so that after the loop it holds the last
+        # iteration's value, as in Python.
+        key = (self.spec.name, self.source.position(stmt))
+        for name, t in self.program.loop_hints.get(key, {}).items():
+            if name in assigned and name not in self.env:
+                self.env[name] = self.start_value(t, stmt)
         # An integer the body reassigns varies from one iteration to the
         # next, so it is carried as an index value too.
         carried = [
@@ -159,13 +175,18 @@ class ControlFlow:
             yielded.append(value.handle)
         results = self.builder.end_for(yielded, self.loc(stmt))
         inner_only = {n for n in assigned if n not in outer}
+        last = {n: self.env.get(n) for n in inner_only}
         self.env = outer
         for name, init, handle in zip(carried, inits, results):
             self.env[name] = Value(handle, init.type, init.valid)
             self.tensor_roots[handle] = self.root_of(init)
         for name in inner_only:
             self.env.pop(name, None)
-            self.out_of_scope[name] = self.block_local_message(name, stmt)
+            message = self.block_local_message(name, stmt)
+            self.out_of_scope[name] = message
+            value = last.get(name)
+            if isinstance(value, Value) and self.can_start(value.type):
+                self.loop_values[name] = (key, value.type, message)
         # Python leaves the last induction value in it; here it has none
         # (a value it held before the loop would be stale).
         self.env.pop(stmt.target.id, None)
@@ -173,6 +194,30 @@ class ControlFlow:
             f"'{stmt.target.id}' is the variable of the loop at line {self.source.position(stmt)[0]} and has "
             "no value after it; keep what you need in another name inside the loop"
         )
+
+    def can_start(self, t) -> bool:
+        """Whether a loop can carry a value of type `t` from a start value
+        it makes (a scalar, or a Vec or Acc tile)."""
+        if isinstance(t, ScalarType):
+            return True
+        return (
+            isinstance(t, TileType)
+            and not t.unknown
+            and t.space in (None, MemorySpace.Vec, MemorySpace.Acc)
+            and not (self.kind is FunctionType.AIC and t.space is not MemorySpace.Acc)
+        )
+
+    def start_value(self, t, node) -> Value:
+        """A value of type `t` (zero) for a loop to carry from."""
+        if isinstance(t, ScalarType):
+            return self.constant(0.0 if t.dtype.is_float else 0, t.dtype, node)
+        attr = (
+            self.float_attr(0.0, t.dtype, node)
+            if t.dtype.is_float
+            else self.int_attr(0, t.dtype, node)
+        )
+        (value,) = self.create("bp.full", [], [t], {"value": attr}, node)
+        return value
 
     # --------------------------------------------------------- split regions
 

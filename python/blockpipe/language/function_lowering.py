@@ -79,6 +79,9 @@ class FunctionLowering(
         self.spmd_args: Optional[Tuple[Union[Value, int], bool, Optional[str]]] = None
         # Names whose block has ended, with the error a later use reports.
         self.out_of_scope: Dict[str, str] = {}
+        # Of those, the ones a loop could carry: (the loop's key, the type,
+        # the message in out_of_scope).
+        self.loop_values: Dict[str, Tuple[Any, Any, str]] = {}
         # The statement that last assigned each name.
         self.assigned_at: Dict[str, ast.AST] = {}
         # Each tensor value's tensor (handle of a parameter): stores, loops

@@ -32,7 +32,7 @@ from blockpipe.language.types import (
     TileType,
     dynamic,
 )
-from blockpipe.language.values import IRType, dtype_named
+from blockpipe.language.values import IRType, LoopValueNeeded, dtype_named
 
 
 def _located_error(source: Source, err) -> CompileError:
@@ -43,8 +43,15 @@ def _located_error(source: Source, err) -> CompileError:
 class ProgramLowering:
     """Lowers every function of a program into one module."""
 
-    def __init__(self, program: Program, core, devices: Optional[int] = None):
+    def __init__(
+        self,
+        program: Program,
+        core,
+        devices: Optional[int] = None,
+        loop_hints: Optional[Dict[tuple, Dict[str, IRType]]] = None,
+    ):
         self.program = program
+        self.loop_hints = loop_hints or {}
         # The program's functions with their scopes outlined
         # (blockpipe.language.outline): what is lowered.
         self.functions = dict(program.functions)
@@ -192,8 +199,18 @@ def lower_program(
     device more than the highest `device=` placement, if any).
     `named_dims`, when given, receives each function's tensor parameters
     with pl.dynamic("M") dims (ProgramLowering.named_dims)."""
-    lowering = ProgramLowering(program, core, devices=devices)
-    session = lowering.run()
+    # Names set in a loop and read after it, per loop: found by lowering,
+    # each try carrying those the one before found.
+    hints: Dict[tuple, Dict[str, IRType]] = {}
+    for _ in range(256):  # each try adds a name; a bound all the same
+        lowering = ProgramLowering(program, core, devices=devices, loop_hints=hints)
+        try:
+            session = lowering.run()
+            break
+        except LoopValueNeeded as need:
+            hints.setdefault(need.key, {})[need.name] = need.type
+    else:  # pragma: no cover - each try carries one more name
+        raise RuntimeError("lowering did not settle which names loops carry")
     if named_dims is not None:
         named_dims.update(lowering.named_dims)
     return session

@@ -23,10 +23,13 @@ import copy
 import types as _types
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from blockpipe.language.captures import assigned as _assigned
+from blockpipe.language.captures import read_first, recomputed_before
 from blockpipe.language.program import FunctionSpec
 from blockpipe.language.scope_args import ScopeArgs
 from blockpipe.language.source import Source
 from blockpipe.language.types import (
+    CAPTURED,
     FunctionType,
     ParamDirection,
     ParamType,
@@ -60,38 +63,6 @@ def _names(stmts) -> List[str]:
             if isinstance(node, ast.Name) and node.id not in seen:
                 seen.append(node.id)
     return seen
-
-
-def _assigned(stmts) -> List[str]:
-    out: List[str] = []
-    for stmt in stmts:
-        for node in ast.walk(stmt):
-            targets = (
-                node.targets
-                if isinstance(node, ast.Assign)
-                else (
-                    [node.target]
-                    if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For))
-                    else []
-                )
-            )
-            for target in targets:
-                for name in _target_names(target):
-                    if name not in out:
-                        out.append(name)
-    return out
-
-
-def _target_names(target: ast.AST) -> List[str]:
-    """The names an assignment to `target` binds or writes (`x[i:j] = v`
-    writes x only)."""
-    while isinstance(target, (ast.Subscript, ast.Starred)):
-        target = target.value
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for elt in target.elts for n in _target_names(elt)]
-    return []
 
 
 def _at(node: ast.AST, namespace) -> bool:
@@ -170,16 +141,14 @@ class Outliner(ScopeArgs):
     def run(self) -> Optional[List[Tuple[FunctionSpec, Source]]]:
         """The functions replacing this one (the orchestration first, then
         its kernels), or None when it has no scope to outline."""
-        body: List[ast.stmt] = []
-        written: List[str] = []
-        for stmt in self.tree.body:
-            outlined = self._scope(stmt)
-            if outlined is None:
-                body.append(stmt)
-            else:
-                launch, kernel_written = outlined
-                body.append(launch)
-                written += [n for n in kernel_written if n not in written]
+        from blockpipe.language.inline_scopes import ScopeInliner
+
+        self.body = ScopeInliner(self).block(self.tree.body)
+        # Names the function sets outside its scopes (a scope may read them).
+        self.outer = [n for n in _assigned(self._outside(self.body)) if n not in self.params]
+        self.written: List[str] = []
+        body = self._outline_block(self.body, self.body)
+        written = self.written
         if not self.kernels:
             if self.spec.kind is FunctionType.Opaque:
                 raise self.error(
@@ -202,7 +171,64 @@ class Outliner(ScopeArgs):
 
     # ------------------------------------------------------------------ scopes
 
-    def _scope(self, stmt: ast.stmt):
+    def is_scope(self, node: ast.AST, namespace=None) -> bool:
+        """Whether a statement is a scope this function outlines."""
+        namespace = self.namespace if namespace is None else namespace
+        if isinstance(node, ast.With) and len(node.items) == 1:
+            expr = node.items[0].context_expr
+            return _at(expr, namespace) or (
+                self.spec.kind is FunctionType.Opaque
+                and _spmd(expr, namespace)
+                and not _launches_only(node.body)
+            )
+        return (
+            isinstance(node, ast.For)
+            and self.spec.kind is FunctionType.Opaque
+            and _spmd(node.iter, namespace)
+            and not _launches_only(node.body)
+        )
+
+    def _outside(self, stmts: List[ast.stmt]) -> List[ast.stmt]:
+        """The statements of a block outside its scopes (loops and ifs with
+        their bodies' statements outside scopes)."""
+        out: List[ast.stmt] = []
+        for stmt in stmts:
+            if self.is_scope(stmt):
+                continue
+            if isinstance(stmt, (ast.For, ast.If)):
+                shell = copy.copy(stmt)
+                shell.body = self._outside(stmt.body)
+                shell.orelse = self._outside(stmt.orelse)
+                out.append(shell)
+            else:
+                out.append(stmt)
+        return out
+
+    def _outline_block(self, stmts: List[ast.stmt], top: List[ast.stmt]) -> List[ast.stmt]:
+        """A block with its scopes (also those in its loops and ifs)
+        replaced by launches; `top` is the function's top-level statement
+        the block sits in, or the top-level block itself."""
+        body: List[ast.stmt] = []
+        for stmt in stmts:
+            before = top[: top.index(stmt)] if stmts is top else top
+            outlined = self._scope(stmt, before)
+            if outlined is not None:
+                launch, kernel_written = outlined
+                body.append(launch)
+                self.written += [n for n in kernel_written if n not in self.written]
+            elif isinstance(stmt, (ast.For, ast.If)) and any(
+                self.is_scope(n) for n in ast.walk(stmt)
+            ):
+                enclosing = before if stmts is top else top
+                shell = copy.copy(stmt)
+                shell.body = self._outline_block(stmt.body, enclosing)
+                shell.orelse = self._outline_block(stmt.orelse, enclosing)
+                body.append(shell)
+            else:
+                body.append(stmt)
+        return body
+
+    def _scope(self, stmt: ast.stmt, before: List[ast.stmt]):
         if (
             isinstance(stmt, ast.With)
             and len(stmt.items) == 1
@@ -213,7 +239,7 @@ class Outliner(ScopeArgs):
             task = stmt.items[0].optional_vars
             if task is not None:
                 self._task(stmt, task)
-            return self._outline(stmt, stmt.body, None, None, name_hint, split)
+            return self._outline(stmt, before, stmt.body, None, None, name_hint, split)
         if self.spec.kind is not FunctionType.Opaque:
             return None  # an orchestration's pl.spmd launches kernels
         if (
@@ -223,7 +249,7 @@ class Outliner(ScopeArgs):
             and not _launches_only(stmt.body)
         ):
             call, hint, split = self._spmd_args(stmt.items[0].context_expr)
-            return self._outline(stmt, stmt.body, call, None, hint, split)
+            return self._outline(stmt, before, stmt.body, call, None, hint, split)
         if (
             isinstance(stmt, ast.For)
             and _spmd(stmt.iter, self.namespace)
@@ -232,7 +258,7 @@ class Outliner(ScopeArgs):
             if not isinstance(stmt.target, ast.Name):
                 raise self.error(stmt.target, "the variable of pl.spmd must be a name")
             call, hint, split = self._spmd_args(stmt.iter)
-            return self._outline(stmt, stmt.body, call, stmt.target.id, hint, split)
+            return self._outline(stmt, before, stmt.body, call, stmt.target.id, hint, split)
         return None
 
     def _task(self, stmt: ast.With, task: ast.expr) -> None:
@@ -241,8 +267,20 @@ class Outliner(ScopeArgs):
         write, so the name may be bound but not used."""
         if not isinstance(task, ast.Name):
             raise self.error(task, "'with pl.at(...) as name' takes a single name")
+        # In pypto's `deps=[tid]`, that keyword is reported at its scope.
+        deps = {
+            id(n)
+            for node in ast.walk(self.tree)
+            if isinstance(node, ast.keyword) and node.arg == "deps"
+            for n in ast.walk(node.value)
+        }
         for node in ast.walk(self.tree):
-            if isinstance(node, ast.Name) and node.id == task.id and node is not task:
+            if (
+                isinstance(node, ast.Name)
+                and node.id == task.id
+                and node is not task
+                and id(node) not in deps
+            ):
                 raise self.error(
                     node,
                     f"'{task.id}' is the task of the pl.at scope at line "
@@ -250,7 +288,7 @@ class Outliner(ScopeArgs):
                     "they read and write and has no task ids to use",
                 )
 
-    def _outline(self, stmt, body, spmd_call, block_var, name_hint, split: Optional[Split]):
+    def _outline(self, stmt, before, body, spmd_call, block_var, name_hint, split: Optional[Split]):
         index = len(self.kernels)
         name = name_hint or f"{self.spec.name}_incore_{index}"
         if name == self.spec.name:
@@ -265,30 +303,20 @@ class Outliner(ScopeArgs):
             )
         used = _names(body)
         assigned = _assigned(body)
-        before = self.tree.body[: self.tree.body.index(stmt)]
-        # A name set outside the scope but not a parameter: its type is
-        # known only while the function is built.
-        outer = [n for n in _assigned(before) if n not in self.params]
-        # ... unless it is computed from shapes and numbers (`M, N =
-        # a.shape`): the kernel computes it again.
-        prologue = self._prologue(before, [n for n in used if n in outer and n not in assigned])
-        used += [n for n in _names(prologue) if n not in used]
-        params = [p for p in self.params if p in used]
+        # A name the function sets outside its scopes: computed from shapes
+        # and numbers (`M, N = a.shape`), the kernel computes it again;
+        # otherwise (a tensor the function made, a loop variable) the
+        # kernel takes it as a parameter of the value's type at the launch.
+        reads = [n for n in used if n in self.outer and read_first(body, n)]
+        prologue = recomputed_before(
+            before, [n for n in reads if n not in assigned], self.params, self.namespace
+        )
         recomputed = set(_assigned(prologue))
-        for n in used:
-            if n in outer and n not in assigned and n not in recomputed:
-                use = next(
-                    node
-                    for s in body
-                    for node in ast.walk(s)
-                    if isinstance(node, ast.Name) and node.id == n
-                )
-                raise self.error(
-                    use,
-                    f"'{n}' is set outside the scope at line {self.source.position(stmt)[0]}; "
-                    "a scope reads the function's parameters only",
-                )
+        used += [n for n in _names(prologue) if n not in used]
+        captured = [n for n in reads if n not in recomputed]
+        params = [p for p in self.params if p in used]
         written = [p for p in params if p in assigned]
+        captured_written = [n for n in captured if n in assigned]
         for p in params:
             ann = self.annotations[p]
             found = unsupported_in(ann)
@@ -325,12 +353,13 @@ class Outliner(ScopeArgs):
             self._bind_pl(kernel_body[-1])
         kernel_body += [copy.deepcopy(s) for s in prologue]
         kernel_body += body
-        if written:
-            ret = ast.Return(value=self._names_expr(written, loc))
+        outputs = written + captured_written
+        if outputs:
+            ret = ast.Return(value=self._names_expr(outputs, loc))
             kernel_body.append(self._located(ret, body[-1]))
         args = ast.arguments(
             posonlyargs=[],
-            args=[ast.arg("self")] + [ast.arg(p) for p in params],
+            args=[ast.arg("self")] + [ast.arg(p) for p in params + captured],
             vararg=None,
             kwonlyargs=[],
             kw_defaults=[],
@@ -344,6 +373,10 @@ class Outliner(ScopeArgs):
         )
         ast.copy_location(fdef, loc)  # its body keeps the user's positions
         annotations = {p: self._kernel_param(p, p in written) for p in params}
+        for n in captured:
+            annotations[n] = (
+                ParamType(ParamDirection.InOut, CAPTURED) if n in captured_written else CAPTURED
+            )
         kernel = FunctionSpec(
             self._pyfunc(name, annotations),
             FunctionType.InCore,
@@ -357,12 +390,12 @@ class Outliner(ScopeArgs):
         # The launch where the scope was.
         call = ast.Call(
             func=ast.Attribute(value=ast.Name("self", ast.Load()), attr=name, ctx=ast.Load()),
-            args=[ast.Name(p, ast.Load()) for p in params],
+            args=[ast.Name(p, ast.Load()) for p in params + captured],
             keywords=[],
         )
         launch_stmt: ast.stmt
-        if written:
-            target = self._names_expr(written, loc, ast.Store())
+        if outputs:
+            target = self._names_expr(outputs, loc, ast.Store())
             launch_stmt = ast.Assign(targets=[target], value=call)
         else:
             launch_stmt = ast.Expr(value=call)
@@ -381,45 +414,6 @@ class Outliner(ScopeArgs):
         return self._located(launch, loc), written
 
     # ----------------------------------------------------------------- helpers
-
-    # Calls a recomputed statement may make.
-    _PURE_CALLS = ("min", "max", "len", "int", "abs")
-
-    def _pure(self, node: ast.AST) -> bool:
-        """Whether an expression computes a number from shapes, numbers and
-        names only (nothing the kernel could not compute again)."""
-        from blockpipe.language import ops
-
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Call):
-                func = sub.func
-                if isinstance(func, ast.Name) and func.id in self._PURE_CALLS:
-                    continue
-                op = ops.op_of(_static(func, self.namespace))
-                if op is None or op.qualname not in ("tensor.dim", "min", "max"):
-                    return False
-            elif isinstance(sub, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield)):
-                return False
-        return True
-
-    def _prologue(self, before: List[ast.stmt], needed: List[str]) -> List[ast.stmt]:
-        """The statements before a scope that compute the names it reads
-        (and those they read), when each is an assignment of a pure
-        expression at the top level; none when one is not."""
-        wanted = set(needed)
-        kept: List[ast.stmt] = []
-        for stmt in reversed(before):
-            targets = set(_assigned([stmt]))
-            if not targets & wanted:
-                continue
-            if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
-                return []
-            if not self._pure(stmt.value):
-                return []
-            kept.insert(0, stmt)
-            wanted -= targets
-            wanted |= {n for n in _names([stmt.value]) if n not in self.params}
-        return kept
 
     def _bind_pl(self, node: ast.AST) -> None:
         """Synthesized code names the DSL as `pl`: make sure that resolves."""

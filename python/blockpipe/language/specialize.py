@@ -20,9 +20,13 @@ from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 from blockpipe.errors import CompileError
 from blockpipe.language.program import FunctionSpec
 from blockpipe.language.types import (
+    CAPTURED,
+    FP32,
+    INDEX,
     SHAPELESS,
     ParamDirection,
     ParamType,
+    ScalarType,
     TensorType,
     is_shapeless,
     param_annotation,
@@ -84,11 +88,13 @@ class Specializations:
             inner = ann
             if isinstance(ann, ParamType):
                 direction, inner = ann.direction, ann.inner
-            if inner is SHAPELESS:
+            if inner is CAPTURED and direction is ParamDirection.In:
+                inner = self._captured(lowering, value, arg, pname, callee)
+            elif inner is SHAPELESS or inner is CAPTURED:
                 if not (isinstance(value, Value) and isinstance(value.type, TensorType)):
+                    what = "is a pl.Tensor" if inner is SHAPELESS else "is written: a tensor"
                     raise lowering.error(
-                        arg,
-                        f"argument '{pname}' of '{callee}' is a pl.Tensor, got {describe(value)}",
+                        arg, f"argument '{pname}' of '{callee}' {what}, got {describe(value)}"
                     )
                 inner = value.type
             types_[pname] = inner if direction is ParamDirection.In else ParamType(direction, inner)
@@ -104,6 +110,20 @@ class Specializations:
         if name not in self.calls.setdefault(caller, []):
             self.calls[caller].append(name)
         return name
+
+    @staticmethod
+    def _captured(lowering, value, arg, pname: str, callee: str):
+        """The type a scope's kernel takes a name it reads from its
+        function as: the value's (a number, an index value)."""
+        if isinstance(value, Value) and isinstance(value.type, (TensorType, ScalarType)):
+            return value.type
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise lowering.error(
+                arg,
+                f"the scope '{callee}' reads '{pname}', {describe(value)}; a scope reads "
+                "tensors, scalars and numbers from its function",
+            )
+        return ScalarType(INDEX if isinstance(value, int) else FP32)
 
     def _fresh(self, name: str) -> str:
         taken = self.program.functions

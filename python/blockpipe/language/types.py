@@ -232,12 +232,26 @@ class ShapelessTensor:
 SHAPELESS = ShapelessTensor()
 
 
+class CapturedValue:
+    """A kernel parameter for a name a scope reads from its function (a
+    tensor it created, a loop variable): the value's type at the launch,
+    a tensor's or a scalar's."""
+
+    def __repr__(self) -> str:
+        return "a captured value"
+
+    __str__ = __repr__
+
+
+CAPTURED = CapturedValue()
+
+
 @dataclass(frozen=True)
 class ParamType:
     """`pl.Out[...]` / `pl.InOut[...]` around a tensor type (or SHAPELESS)."""
 
     direction: ParamDirection
-    inner: Union[TensorType, ShapelessTensor]
+    inner: Union[TensorType, ShapelessTensor, CapturedValue]
 
 
 def _check_shape(shape, allow_dynamic: bool, what: str) -> Tuple[Dim, ...]:
@@ -349,4 +363,6 @@ def param_annotation(ann):
 def is_shapeless(ann) -> bool:
     """Whether a parameter annotated `ann` takes its type from its call."""
     ann = param_annotation(ann)
-    return ann is SHAPELESS or (isinstance(ann, ParamType) and ann.inner is SHAPELESS)
+    if isinstance(ann, ParamType):
+        ann = ann.inner
+    return ann is SHAPELESS or ann is CAPTURED
