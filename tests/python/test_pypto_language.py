@@ -515,3 +515,26 @@ def test_while_is_an_error_naming_it():
         return entry
 
     expect_jit_error(make, rand(16, 16), rand(16, 16))
+
+
+# -------------------------------------------------------------- scratch tiles
+
+
+@pl.jit
+def rows_summed_minus_max(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.create_tile([8, 16], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+        for i in pl.range(4):
+            acc = pl.add(acc, pl.load(x, [i * 8, 0], [8, 16]))
+        scratch = pl.tile.create([8, 16], dtype=pl.FP32)
+        top = pl.row_max(acc, scratch)
+        pl.store(pl.row_expand_sub(acc, top), [0, 0], out)
+    return out
+
+
+def test_create_tile_starts_at_zero_and_serves_as_scratch():
+    x = rand(32, 16)
+    out = np.zeros((8, 16), np.float32)
+    rows_summed_minus_max(x, out)
+    total = x[0:8] + x[8:16] + x[16:24] + x[24:32]
+    np.testing.assert_allclose(out, total - total.max(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
