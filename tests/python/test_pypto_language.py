@@ -538,3 +538,67 @@ def test_create_tile_starts_at_zero_and_serves_as_scratch():
     rows_summed_minus_max(x, out)
     total = x[0:8] + x[8:16] + x[16:24] + x[24:32]
     np.testing.assert_allclose(out, total - total.max(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+@pl.program
+class StoresInALoop:
+    @pl.function(type=pl.FunctionType.InCore)
+    def first_strips(
+        self,
+        x: pl.Tensor[[32, 16], pl.FP32],
+        n: pl.Scalar[pl.INDEX],
+        y: pl.Out[pl.Tensor[[32, 16], pl.FP32]],
+    ) -> pl.Tensor[[32, 16], pl.FP32]:
+        for i in pl.range(4):
+            if i >= n:
+                break
+            # `written` is set only in the loop, and only in the if's branch
+            # that runs: after both, it is `y`, stored into in place.
+            written = pl.store(pl.exp(pl.load(x, [i * 8, 0], [8, 16])), [i * 8, 0], y)
+        return written
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(
+        self,
+        x: pl.Tensor[[32, 16], pl.FP32],
+        n: pl.Scalar[pl.INDEX],
+        y: pl.Out[pl.Tensor[[32, 16], pl.FP32]],
+    ) -> pl.Tensor[[32, 16], pl.FP32]:
+        y = self.first_strips(x, n, y)
+        return y
+
+
+def test_a_tensor_stored_into_in_a_loop_is_that_tensor_after_it():
+    import blockpipe
+
+    compiled = blockpipe.compile(StoresInALoop)
+    x = rand(32, 16)
+    for n in (1, 3):
+        y = np.zeros_like(x)
+        compiled(x, n, y)
+        np.testing.assert_allclose(y[: 8 * n], np.exp(x[: 8 * n]), rtol=1e-6)
+        np.testing.assert_array_equal(y[8 * n :], 0)
+
+
+# ------------------------------------------------ composite dims in annotations
+
+HALF = pl.dynamic("HALF")
+
+
+@pl.jit
+def doubled_rows(
+    x: pl.Tensor[[HALF * 2, 16], pl.FP32], out: pl.Out[pl.Tensor[[HALF * 2, 16], pl.FP32]]
+):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.add(x, x)
+    return out
+
+
+def test_composite_dim_is_dynamic():
+    doubled_rows._cache.clear()
+    for rows in (32, 48):
+        x = rand(rows, 16)
+        out = np.zeros_like(x)
+        doubled_rows(x, out)
+        np.testing.assert_array_equal(out, 2 * x)
+    assert len(doubled_rows._cache) == 1

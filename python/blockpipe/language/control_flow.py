@@ -182,6 +182,12 @@ class ControlFlow:
             self.tensor_roots[handle] = self.root_of(init)
         for name in inner_only:
             self.env.pop(name, None)
+            tensor = self.tensor_after_loop(last.get(name))
+            if tensor is not None:
+                # A tensor set in the loop (`out = pl.store(t, offs, c)`) is
+                # the tensor it was stored into, its stores done in place.
+                self.env[name] = tensor
+                continue
             message = self.block_local_message(name, stmt)
             self.out_of_scope[name] = message
             value = last.get(name)
@@ -194,6 +200,18 @@ class ControlFlow:
             f"'{stmt.target.id}' is the variable of the loop at line {self.source.position(stmt)[0]} and has "
             "no value after it; keep what you need in another name inside the loop"
         )
+
+    def tensor_after_loop(self, value) -> Optional[Value]:
+        """The value after a loop (or an if) of a tensor a name first set
+        in its body holds: the same tensor as known outside it (a loop
+        result or a parameter), or None."""
+        if not (isinstance(value, Value) and isinstance(value.type, TensorType)):
+            return None
+        root = self.root_of(value)
+        for known in self.env.values():
+            if isinstance(known, Value) and self.root_of(known) == root:
+                return known
+        return next((p for p in self.param_values if p.handle == root), None)
 
     def can_start(self, t) -> bool:
         """Whether a loop can carry a value of type `t` from a start value
@@ -446,6 +464,13 @@ class ControlFlow:
             if then_value is None and else_value is None:
                 continue  # local to a block inside a branch
             if then_value is None or else_value is None:
+                tensor = self.tensor_after_loop(then_value if else_value is None else else_value)
+                if tensor is not None:
+                    # A tensor stored into in one branch: the tensor itself
+                    # after the if, as after a loop.
+                    self.env[name] = tensor
+                    self.assigned_at[name] = then_assigned.get(name) or else_assigned.get(name)
+                    continue
                 self.env.pop(name, None)
                 self.out_of_scope[name] = (
                     f"'{name}' is assigned in only one branch of the if at line "

@@ -61,14 +61,60 @@ class _Dynamic:
         return NamedDim(name)
 
 
+class _DimArithmetic:
+    """`M * 2`, `M + N`, ... of dynamic dimensions: a dynamic dimension
+    (pypto's composite dims), unnamed: blockpipe checks its extent at run
+    time like any dynamic dim's, not the expression."""
+
+    def _composite(self, op: str, other, reflected: bool = False) -> CompositeDim:
+        if isinstance(other, bool) or not isinstance(other, (int, _DimArithmetic)):
+            return NotImplemented
+        left, right = (other, self) if reflected else (self, other)
+        return CompositeDim(f"({left!r} {op} {right!r})")
+
+    def __add__(self, other):
+        return self._composite("+", other)
+
+    def __radd__(self, other):
+        return self._composite("+", other, True)
+
+    def __sub__(self, other):
+        return self._composite("-", other)
+
+    def __rsub__(self, other):
+        return self._composite("-", other, True)
+
+    def __mul__(self, other):
+        return self._composite("*", other)
+
+    def __rmul__(self, other):
+        return self._composite("*", other, True)
+
+    def __floordiv__(self, other):
+        return self._composite("//", other)
+
+    def __rfloordiv__(self, other):
+        return self._composite("//", other, True)
+
+
 @dataclass(frozen=True)
-class NamedDim:
+class NamedDim(_DimArithmetic):
     """`pl.dynamic("M")`: a dynamic dimension with a name."""
 
     name: str
 
     def __repr__(self) -> str:
         return f"pl.dynamic({self.name!r})"
+
+
+@dataclass(frozen=True)
+class CompositeDim(_DimArithmetic):
+    """A dimension computed from dynamic ones, `M * 2`: dynamic."""
+
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text
 
 
 dynamic = _Dynamic()
@@ -293,7 +339,7 @@ class _TensorFactory:
             else ()
         )
         if isinstance(shape, (list, tuple)):
-            shape = [dynamic if isinstance(d, NamedDim) else d for d in shape]
+            shape = [dynamic if isinstance(d, (NamedDim, CompositeDim)) else d for d in shape]
         return TensorType(
             _check_shape(shape, True, "Tensor"),
             _check_dtype(dtype, "Tensor"),
