@@ -602,3 +602,14 @@ def test_composite_dim_is_dynamic():
         doubled_rows(x, out)
         np.testing.assert_array_equal(out, 2 * x)
     assert len(doubled_rows._cache) == 1
+
+
+def test_lower_lists_the_compiled_functions():
+    lowered = doubled_twice.lower(rand(16, 16), rand(32, 16), rand(16, 16), rand(32, 16))
+    kinds = {name: f.func_type for name, f in lowered.functions.items()}
+    assert kinds == {
+        "doubled": pl.FunctionType.InCore,
+        "doubled_1": pl.FunctionType.InCore,
+        "doubled_twice": pl.FunctionType.Orchestration,
+    }
+    assert "bp.launch" in lowered.ir
