@@ -613,3 +613,127 @@ def test_lower_lists_the_compiled_functions():
         "doubled_twice": pl.FunctionType.Orchestration,
     }
     assert "bp.launch" in lowered.ir
+
+
+# ------------------------------------------- manual_scope, pl.submit, deps=
+
+
+@pl.program
+class SubmittedStages:
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(
+        self,
+        x: pl.Tensor[[32, 16], pl.FP32],
+        row: pl.Scalar[pl.INDEX],
+        y: pl.Out[pl.Tensor[[32, 16], pl.FP32]],
+    ) -> pl.Tensor[[32, 16], pl.FP32]:
+        out = pl.store(pl.mul(pl.load(x, [row, 0], [8, 16]), 3.0), [row, 0], y)
+        return out
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def shift(
+        self,
+        y: pl.Tensor[[32, 16], pl.FP32],
+        row: pl.Scalar[pl.INDEX],
+        z: pl.Out[pl.Tensor[[32, 16], pl.FP32]],
+    ) -> pl.Tensor[[32, 16], pl.FP32]:
+        out = pl.store(pl.add(pl.load(y, [row, 0], [8, 16]), 1.0), [row, 0], z)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(
+        self,
+        x: pl.Tensor[[32, 16], pl.FP32],
+        y: pl.Out[pl.Tensor[[32, 16], pl.FP32]],
+        z: pl.Out[pl.Tensor[[32, 16], pl.FP32]],
+    ) -> tuple[pl.Tensor[[32, 16], pl.FP32], pl.Tensor[[32, 16], pl.FP32]]:
+        with pl.manual_scope():
+            for i in pl.range(4):
+                y, first = pl.submit(self.scale, x, i * 8, y)
+                z, _ = pl.submit(self.shift, y, i * 8, z, deps=[first])
+        return y, z
+
+
+def test_manual_scope_and_submit_run_their_kernels_in_order():
+    import blockpipe
+
+    x = rand(32, 16)
+    y, z = np.zeros_like(x), np.zeros_like(x)
+    blockpipe.compile(SubmittedStages)(x, y, z)
+    np.testing.assert_allclose(y, 3 * x, rtol=1e-6)
+    np.testing.assert_allclose(z, 3 * x + 1, rtol=1e-6)
+
+
+@pl.jit
+def ordered_by_deps(x: pl.Tensor, tmp: pl.Out[pl.Tensor], out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="produce") as produced:
+        tmp[:] = pl.exp(x)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="consume", deps=[produced]):
+        out[:] = pl.add(tmp, 1.0)
+    return tmp, out
+
+
+def test_at_deps_are_accepted():
+    x = rand(16, 16)
+    tmp, out = np.zeros_like(x), np.zeros_like(x)
+    ordered_by_deps(x, tmp, out)
+    np.testing.assert_allclose(out, np.exp(x) + 1, rtol=1e-5)
+
+
+def test_submit_dumps_is_an_error_naming_it():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(
+                self,
+                x: pl.Tensor[[16, 16], pl.FP32],
+                y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+            ) -> pl.Tensor[[16, 16], pl.FP32]:
+                return pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(
+                self,
+                x: pl.Tensor[[16, 16], pl.FP32],
+                y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+            ) -> pl.Tensor[[16, 16], pl.FP32]:
+                # error: pl.submit(dumps=...) is not supported
+                y, tid = pl.submit(self.k, x, y, dumps=[x])
+                return y
+
+        return P
+
+    from blockpipe.language.lowering import program_ir
+
+    located.expect_error(make, program_ir)
+
+
+# ------------------------------------------- helpers with scopes, other files
+
+
+def test_a_helper_in_another_file_keeps_its_names_and_lines():
+    import inspect
+
+    import scope_helpers
+
+    @pl.jit
+    def entry(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+        y = scope_helpers.shifted(x, y)
+        return y
+
+    x = rand(16, 16)
+    y = np.zeros_like(x)
+    entry(x, y)
+    np.testing.assert_allclose(y, x + 0.5, rtol=1e-6)
+
+    @pl.jit
+    def failing(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+        y = scope_helpers.broken(x, y)
+        return y
+
+    line, text = located.marked_line(scope_helpers.broken)
+    with pytest.raises(located.CompileError) as info:
+        failing.compile(x, y)
+    assert text in info.value.message
+    assert (info.value.file, info.value.line) == (inspect.getsourcefile(scope_helpers), line)

@@ -63,12 +63,11 @@ class Calls:
             ) from None
         if isinstance(target, Unsupported):
             raise self.error(node, target.message)
-        if getattr(target, "__bp_marker__", None) == "yield_":
-            raise self.error(
-                node,
-                "pl.yield_ is the last statement of a loop with init_values= (one value per "
-                "carried name) or assigns a name in a branch of an if: 'r = pl.yield_(v)'",
-            )
+        misuse = getattr(target, "__bp_misuse__", None)
+        if misuse is not None:  # a pypto spelling rewrites.py did not rewrite
+            found = misuse(node)
+            where, message = found if isinstance(found, tuple) else (node, found)
+            raise self.error(where, message)
         op = ops.op_of(target)
         if op is None:
             jit_name = getattr(target, "__bp_jit_name__", None)

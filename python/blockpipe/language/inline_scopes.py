@@ -7,9 +7,11 @@ kernel only where the outliner sees it.
 inlined: each parameter names its argument (an argument that is not a name
 is computed once before the body), the helper's own names that the caller
 also uses take the helper's name as a prefix, and its return value is
-assigned to the call's target. The body keeps its positions in the user's
-file, so the helper must be defined in the caller's file. A helper without
-scopes is left to the lowering, which inlines any helper as it is called.
+assigned to the call's target. A kernel outlined from a helper's scope is
+read from the helper's file, with its globals; the helper's statements
+outside scopes run in the caller (errors there name the caller's file
+when the helper is in another one). A helper without scopes is left to
+the lowering, which inlines any helper as it is called.
 """
 
 from __future__ import annotations
@@ -61,31 +63,27 @@ class ScopeInliner:
             call, returns = stmt.value, True
         if not isinstance(call, ast.Call):
             return [stmt]
-        helper = self._helper(call)
+        origin = getattr(stmt, "_bp_source", None)
+        helper = self._helper(call, origin.globals if origin is not None else None)
         if helper is None:
             return [stmt]
         fn, source = helper
         if self.depth >= _MAX_DEPTH:
             raise self.o.error(call, f"'{fn.__name__}' calls itself; helpers are inlined")
-        if source.file != self.o.source.file:
-            raise self.o.error(
-                call,
-                f"'{fn.__name__}' holds pl.at scopes and is defined in {source.file}; "
-                "blockpipe inlines such a helper from the caller's own file only",
-            )
         self.depth += 1
         try:
             return self.block(self._inline(stmt, call, target, returns, fn, source))
         finally:
             self.depth -= 1
 
-    def _helper(self, call: ast.Call):
-        """The helper a call names, with its source, when it is a Python
-        function whose body holds a scope."""
+    def _helper(self, call: ast.Call, namespace=None):
+        """The helper a call names (in `namespace`, the caller's by
+        default), with its source, when it is a Python function whose body
+        holds a scope."""
         from blockpipe.language import ops
         from blockpipe.language.outline import _static
 
-        fn = _static(call.func, self.o.namespace)
+        fn = _static(call.func, self.o.namespace if namespace is None else namespace)
         if not isinstance(fn, _types.FunctionType) or ops.op_of(fn) is not None:
             return None
         try:
@@ -121,7 +119,15 @@ class ScopeInliner:
         body = copy.deepcopy(source.tree.body)
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             body = body[1:]  # the docstring
-        self._shift(body, source)
+        if source.file == self.o.source.file:
+            self._shift(body, source)
+        else:
+            # Its statements keep their positions in their own file: the
+            # kernels of its scopes are read from there, with its globals.
+            for node in (n for s in body for n in ast.walk(s)):
+                if isinstance(node, ast.stmt):
+                    node._bp_source = source
+            self._numbers_of(body, source, set(bound.arguments))
         returns_at = [n for s in body for n in ast.walk(s) if isinstance(n, ast.Return)]
         if returns_at and (len(returns_at) > 1 or body[-1] is not returns_at[0]):
             raise self.o.error(
@@ -168,6 +174,34 @@ class ScopeInliner:
             if not (same and target.id == result.id):
                 after.append(ast.copy_location(ast.Assign(targets=[target], value=result), stmt))
         return before + body + after
+
+    @staticmethod
+    def _numbers_of(body: List[ast.stmt], source: Source, params) -> None:
+        """The helper's module numbers (`HIDDEN`, `CHUNK`) its statements
+        name, as constants: those outside its scopes run in the caller,
+        whose module may not have them."""
+        local = set(params)
+        for node in (n for s in body for n in ast.walk(s)):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                local.add(node.id)
+        for stmt in body:
+            for parent in ast.walk(stmt):
+                for field, value in ast.iter_fields(parent):
+                    values = value if isinstance(value, list) else [value]
+                    for index, child in enumerate(values):
+                        if not (
+                            isinstance(child, ast.Name)
+                            and isinstance(child.ctx, ast.Load)
+                            and child.id not in local
+                        ):
+                            continue
+                        number = source.globals.get(child.id)
+                        if isinstance(number, (bool, int, float)):
+                            constant = ast.copy_location(ast.Constant(number), child)
+                            if isinstance(value, list):
+                                value[index] = constant
+                            else:
+                                setattr(parent, field, constant)
 
     def _shift(self, body: List[ast.stmt], source: Source) -> None:
         """Moves the helper's positions into the caller's frame."""

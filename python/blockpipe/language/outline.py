@@ -384,7 +384,7 @@ class Outliner(ScopeArgs):
             split=split.mode if split is not None else SplitMode.NONE,
             slot_num=split.slot_num if split is not None else None,
         )
-        source = self._source(fdef)
+        source = self._source(fdef, getattr(stmt, "_bp_source", None))
         self.kernels.append((kernel, source))
 
         # The launch where the scope was.
@@ -464,8 +464,10 @@ class Outliner(ScopeArgs):
     def _pyfunc(self, name: str, annotations: Dict[str, Any]):
         return _types.SimpleNamespace(__name__=name, __annotations__=annotations)
 
-    def _source(self, tree: ast.FunctionDef) -> Source:
-        s = self.source
+    def _source(self, tree: ast.FunctionDef, origin: Optional[Source] = None) -> Source:
+        """The Source of a function made here: the function's own, or that
+        of the helper in another file a scope was inlined from."""
+        s = origin or self.source
         calls = tuple(n.func.attr for n in ast.walk(tree) if _self_call(n))
         return Source(tree, s.file, s.line_offset, s.col_offset, s.globals, calls, False)
 

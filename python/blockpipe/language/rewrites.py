@@ -10,6 +10,10 @@ lowering reads; every statement keeps the user's position.
   assigning `a, b` the yielded values, and `r, s = a, b` after it (the
   loop's results, pypto's names for them); `v = pl.yield_(e)` in an if is
   `v = e`.
+- `with pl.manual_scope():` is its body, and `outs..., tid =
+  pl.submit(self.kernel, args...)` is `outs... = self.kernel(args...)`:
+  blockpipe orders tasks by the tensors they read and write, which orders
+  every pair pypto's `deps=` would.
 - `break` and `continue` in a loop body (directly, or in ifs there) set
   flags; run-time ifs on them skip the rest of the iteration, and after a
   break every later one (the loop still counts them).
@@ -33,18 +37,73 @@ _WRITES = {
 }
 
 
+def _marker(name: str, misuse):
+    """Marks a function standing for a spelling rewritten here; `misuse`
+    gives the CompileError message of a use left as it was written (or the
+    node it names and the message)."""
+
+    def mark(fn):
+        fn.__bp_marker__ = name
+        fn.__bp_misuse__ = misuse
+        return fn
+
+    return mark
+
+
+def _outside(name: str):
+    from blockpipe.language.unsupported import NotSupportedError
+
+    raise NotSupportedError(f"pl.{name} is only valid inside a blockpipe function")
+
+
+@_marker(
+    "yield_",
+    lambda node: (
+        "pl.yield_ is the last statement of a loop with init_values= (one value per "
+        "carried name) or assigns a name in a branch of an if: 'r = pl.yield_(v)'"
+    ),
+)
 def yield_(*values):
     """pypto's `pl.yield_(v, ...)`: the values a loop with `init_values=`
     carries to its next iteration (the last statement of its body; the
     names it assigns hold the loop's results after it), or the value a
     branch of an if gives the name it assigns (`r = pl.yield_(v)` there is
     `r = v`)."""
-    from blockpipe.language.unsupported import NotSupportedError
-
-    raise NotSupportedError("pl.yield_ is only valid inside a blockpipe function")
+    _outside("yield_")
 
 
-yield_.__bp_marker__ = "yield_"
+# pl.submit's keywords that change nothing here.
+_SUBMIT_KEYWORDS = ("deps", "allow_early_resolve")
+
+
+def _submit_misuse(node: ast.Call):
+    for kw in node.keywords:
+        if kw.arg not in _SUBMIT_KEYWORDS:
+            return kw.value, f"pl.submit({kw.arg}=...) is not supported by blockpipe"
+    return node, (
+        "pl.submit is valid as a statement 'outs..., tid = pl.submit(self.kernel, args...)' "
+        "(or 'pl.submit(self.kernel, args...)')"
+    )
+
+
+@_marker("submit", _submit_misuse)
+def submit(kernel, *args, deps=None, allow_early_resolve=False):
+    """pypto's explicit launch, `out, tid = pl.submit(self.kernel, x, out,
+    deps=[prev])`: the call `out = self.kernel(x, out)`, `tid` naming the
+    task. blockpipe orders tasks by the tensors they read and write, which
+    orders every pair an explicit `deps=` edge could; a task id has no value
+    (it may appear in `deps=` only). `allow_early_resolve=` is accepted,
+    `dumps=` is not supported."""
+    _outside("submit")
+
+
+@_marker("manual_scope", lambda node: "pl.manual_scope is valid as 'with pl.manual_scope():'")
+def manual_scope():
+    """pypto's `with pl.manual_scope():`, whose tasks depend only on their
+    `deps=`: blockpipe keeps ordering them by the tensors they read and
+    write, which is what those dependencies guarantee (and possibly more),
+    so the block runs as written."""
+    _outside("manual_scope")
 
 
 def _static(node: ast.AST, namespace: Dict[str, Any]):
@@ -94,7 +153,11 @@ def needs_rewrite(tree: ast.FunctionDef, namespace: Dict[str, Any]) -> bool:
             return True
         if isinstance(node, ast.Expr) and _qualname(node.value, namespace) in _WRITES:
             return True
-        if isinstance(node, ast.Call) and _qualname(node, namespace) in ("yield_", "parallel"):
+        if isinstance(node, ast.Call) and _qualname(node, namespace) in (
+            "yield_",
+            "submit",
+            "manual_scope",
+        ):
             return True
     return False
 
@@ -130,12 +193,56 @@ class _Rewriter(ast.NodeTransformer):
         if qualname == "yield_":
             # A bare `pl.yield_(...)`: the values carried, with no names after.
             return self._yielded(node, None, node.value)
+        if qualname == "submit":
+            return self._submitted(node, None, node.value)
         return self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign):
         if len(node.targets) == 1 and _qualname(node.value, self.namespace) == "yield_":
             return self._yielded(node, node.targets[0], node.value)
+        if len(node.targets) == 1 and _qualname(node.value, self.namespace) == "submit":
+            return self._submitted(node, node.targets[0], node.value)
         return self.generic_visit(node)
+
+    def visit_With(self, node: ast.With):
+        if (
+            len(node.items) == 1
+            and node.items[0].optional_vars is None
+            and _qualname(node.items[0].context_expr, self.namespace) == "manual_scope"
+            and not node.items[0].context_expr.args
+            and not node.items[0].context_expr.keywords
+        ):
+            out: List[ast.stmt] = []
+            for stmt in node.body:
+                visited = self.visit(stmt)
+                out += (
+                    visited if isinstance(visited, list) else [] if visited is None else [visited]
+                )
+            return out or [ast.copy_location(ast.Pass(), node)]
+        return self.generic_visit(node)
+
+    def _submitted(self, stmt: ast.stmt, target: Optional[ast.expr], call: ast.Call):
+        """`outs..., tid = pl.submit(f, args...)`: `outs... = f(args...)`."""
+        if (
+            not call.args
+            or any(isinstance(a, ast.Starred) for a in call.args)
+            or any(kw.arg not in _SUBMIT_KEYWORDS for kw in call.keywords)
+        ):
+            return stmt  # pl.submit reports it
+        launch = ast.copy_location(
+            ast.Call(func=call.args[0], args=list(call.args[1:]), keywords=[]), call
+        )
+        if target is None:
+            return ast.copy_location(ast.Expr(value=launch), stmt)
+        if not (isinstance(target, ast.Tuple) and len(target.elts) >= 2):
+            return stmt
+        outs = target.elts[:-1]
+        kept = (
+            outs[0]
+            if len(outs) == 1
+            else ast.copy_location(ast.Tuple(elts=outs, ctx=ast.Store()), target)
+        )
+        return _assign(kept, launch, stmt)
 
     def _yielded(self, stmt: ast.stmt, target: Optional[ast.expr], call: ast.Call):
         """`target = pl.yield_(e, ...)` outside a loop with init_values (in

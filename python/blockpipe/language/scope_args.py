@@ -12,7 +12,11 @@ from blockpipe.language.types import Level, Split, SplitMode
 from blockpipe.language.unsupported import Unsupported
 
 # pl.at's keywords blockpipe has no meaning for.
-_AT_UNSUPPORTED = ("role", "deps", "no_dep_args", "dumps", "allow_early_resolve", "windowize")
+_AT_UNSUPPORTED = ("role", "no_dep_args", "dumps", "allow_early_resolve", "windowize")
+# pl.at's keywords that change nothing in blockpipe: `deps=[tid]` orders the
+# scope after a task, which ordering tasks by the tensors they read and
+# write does whenever it matters.
+_AT_IGNORED = ("deps",)
 
 
 def _static(node: ast.AST, namespace):
@@ -83,7 +87,7 @@ class ScopeArgs:
                 raise self.error(kw.value, f"pl.at({kw.arg}=...) is not supported by blockpipe")
             if kw.arg == "optimizations":
                 split = self._optimizations(kw.value)
-            elif kw.arg not in ("level", "name_hint"):
+            elif kw.arg not in ("level", "name_hint") + _AT_IGNORED:
                 raise self.error(kw.value, f"pl.at has no argument '{kw.arg}'")
         return self._hint(call), split
 
