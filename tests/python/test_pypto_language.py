@@ -377,7 +377,8 @@ def test_a_task_name_has_no_value():
         def entry(x: pl.Tensor, out: pl.Out[pl.Tensor]):
             with pl.at(level=pl.Level.CORE_GROUP) as task:
                 out[:] = pl.add(x, x)
-            again = task  # error: 'task' is the task of the pl.at scope
+            with pl.at(level=pl.Level.CORE_GROUP):
+                out[:] = pl.mul(out, task)  # error: 'task' is the task of the pl.at scope
             return out
 
         return entry
@@ -737,3 +738,25 @@ def test_a_helper_in_another_file_keeps_its_names_and_lines():
         failing.compile(x, y)
     assert text in info.value.message
     assert (info.value.file, info.value.line) == (inspect.getsourcefile(scope_helpers), line)
+
+
+@pl.jit
+def chained_by_task_ids(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    tids = pl.array.create(2, pl.TASK_ID)
+    with pl.manual_scope():
+        for half in pl.parallel(2):
+            prev = None
+            for step in pl.range(2):
+                row = half * 16 + step * 8
+                with pl.at(level=pl.Level.CORE_GROUP, deps=[prev]) as prev:
+                    t = pl.load(x, [row, 0], [8, 16])
+                    out = pl.store(pl.mul(t, 2.0), [row, 0], out)
+            tids[half] = prev
+    return out
+
+
+def test_task_ids_moved_only_for_deps_are_dropped():
+    x = rand(32, 16)
+    out = np.zeros_like(x)
+    chained_by_task_ids(x, out)
+    np.testing.assert_allclose(out, 2 * x, rtol=1e-6)

@@ -13,7 +13,9 @@ lowering reads; every statement keeps the user's position.
 - `with pl.manual_scope():` is its body, and `outs..., tid =
   pl.submit(self.kernel, args...)` is `outs... = self.kernel(args...)`:
   blockpipe orders tasks by the tensors they read and write, which orders
-  every pair pypto's `deps=` would.
+  every pair pypto's `deps=` would. Statements that only move task ids
+  (`prev = None`, `tids = pl.array.create(n, pl.TASK_ID)`, `tids[i] = tid`)
+  are dropped.
 - `break` and `continue` in a loop body (directly, or in ifs there) set
   flags; run-time ifs on them skip the rest of the iteration, and after a
   break every later one (the loop still counts them).
@@ -151,6 +153,8 @@ def needs_rewrite(tree: ast.FunctionDef, namespace: Dict[str, Any]) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Break, ast.Continue)):
             return True
+        if isinstance(node, ast.withitem) and node.optional_vars is not None:
+            return True
         if isinstance(node, ast.Expr) and _qualname(node.value, namespace) in _WRITES:
             return True
         if isinstance(node, ast.Call) and _qualname(node, namespace) in (
@@ -168,6 +172,9 @@ def rewrite(tree: ast.FunctionDef, namespace: Dict[str, Any]) -> ast.FunctionDef
     if not needs_rewrite(tree, namespace):
         return tree
     tree = copy.deepcopy(tree)
+    tasks = _Tasks(tree, namespace)
+    if tasks.tasks:
+        tasks.visit(tree)
     _Rewriter(namespace).visit(tree)
     _Jumps(namespace).visit(tree)
     return tree
@@ -448,3 +455,70 @@ class _Jumps(ast.NodeTransformer):
                 return out
             out.append(stmt)
         return out
+
+
+def _task_array(node: ast.AST) -> bool:
+    """Whether `node` is pypto's `pl.array.create(n, pl.TASK_ID)`."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "create"
+        and isinstance(node.func.value, ast.Attribute)
+        and node.func.value.attr == "array"
+        and len(node.args) == 2
+        and isinstance(node.args[1], ast.Attribute)
+        and node.args[1].attr == "TASK_ID"
+    )
+
+
+class _Tasks(ast.NodeTransformer):
+    """pypto's task ids (`with pl.at(...) as tid`, `out, tid =
+    pl.submit(...)`) carried only to name `deps=`: the statements that only
+    move them (`prev = None`, `tids = pl.array.create(n, pl.TASK_ID)`,
+    `tids[i] = tid`) are dropped, as `deps=` is (blockpipe orders tasks by
+    their tensors)."""
+
+    def __init__(self, tree: ast.FunctionDef, namespace: Dict[str, Any]):
+        self.tasks = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
+                self.tasks.add(node.optional_vars.id)
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Tuple)
+                and node.targets[0].elts
+                and isinstance(node.targets[0].elts[-1], ast.Name)
+                and _qualname(node.value, namespace) == "submit"
+            ):
+                self.tasks.add(node.targets[0].elts[-1].id)
+        changed = True
+        while changed:  # names that hold task ids, from ones that do
+            changed = False
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                    target = node.targets[0]
+                    if (
+                        isinstance(target, ast.Name)
+                        and target.id not in self.tasks
+                        and (_task_array(node.value) or self._task(node.value, none=False))
+                    ):
+                        self.tasks.add(target.id)
+                        changed = True
+
+    def _task(self, node: ast.AST, none: bool = True) -> bool:
+        if none and isinstance(node, ast.Constant) and node.value is None:
+            return True
+        return isinstance(node, ast.Name) and node.id in self.tasks
+
+    def visit_Assign(self, node: ast.Assign):
+        if len(node.targets) == 1:
+            target = node.targets[0]
+            base = target.value if isinstance(target, ast.Subscript) else target
+            if (
+                isinstance(base, ast.Name)
+                and base.id in self.tasks
+                and (_task_array(node.value) or self._task(node.value))
+            ):
+                return None
+        return node
