@@ -760,3 +760,20 @@ def test_task_ids_moved_only_for_deps_are_dropped():
     out = np.zeros_like(x)
     chained_by_task_ids(x, out)
     np.testing.assert_allclose(out, 2 * x, rtol=1e-6)
+
+
+@pl.jit
+def stored_under_another_name(x: pl.Tensor, y: pl.Out[pl.Tensor], z: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        y_done = pl.store(pl.exp(pl.load(x, [0, 0], [16, 16])), [0, 0], y)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        z[:] = pl.add(y_done, 1.0)  # y_done is y, written by the scope before
+    return y, z
+
+
+def test_a_scope_storing_into_a_tensor_under_another_name_writes_it():
+    x = rand(16, 16)
+    y, z = np.zeros_like(x), np.zeros_like(x)
+    stored_under_another_name(x, y, z)
+    np.testing.assert_allclose(y, np.exp(x), rtol=1e-5)
+    np.testing.assert_allclose(z, np.exp(x) + 1, rtol=1e-5)

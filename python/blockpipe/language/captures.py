@@ -127,3 +127,32 @@ def recomputed_before(
         wanted -= targets
         wanted |= {n for n in _names([stmt.value]) if n not in params}
     return kept
+
+
+def stored_aliases(stmts: List[ast.stmt], namespace) -> List[tuple]:
+    """(name, tensor) for each `name = pl.store(t, offs, tensor)` (or
+    `pl.assemble(tensor, ...)`) in a block: the name stands for the tensor."""
+    from blockpipe.language.rewrites import _WRITES, _qualname
+
+    found: List[tuple] = []
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if not (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+            ):
+                continue
+            qualname = _qualname(node.value, namespace)
+            if qualname not in _WRITES:
+                continue
+            index, keywords = _WRITES[qualname]
+            written = node.value.args[index] if len(node.value.args) > index else None
+            for kw in node.value.keywords:
+                if kw.arg in keywords:
+                    written = kw.value
+            if isinstance(written, ast.Name) and written.id != node.targets[0].id:
+                pair = (node.targets[0].id, written.id)
+                if pair not in found:
+                    found.append(pair)
+    return found

@@ -24,7 +24,7 @@ import types as _types
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from blockpipe.language.captures import assigned as _assigned
-from blockpipe.language.captures import read_first, recomputed_before
+from blockpipe.language.captures import read_first, recomputed_before, stored_aliases
 from blockpipe.language.program import FunctionSpec
 from blockpipe.language.scope_args import ScopeArgs
 from blockpipe.language.source import Source
@@ -146,6 +146,15 @@ class Outliner(ScopeArgs):
         self.body = ScopeInliner(self).block(self.tree.body)
         # Names the function sets outside its scopes (a scope may read them).
         self.outer = [n for n in _assigned(self._outside(self.body)) if n not in self.params]
+        # ... and the names a scope gives a tensor it stores into: the
+        # orchestration binds them after its launch.
+        for node in (n for stmt in self.body for n in ast.walk(stmt)):
+            if self.is_scope(node):
+                self.outer += [
+                    a
+                    for a, _ in stored_aliases(node.body, self.namespace)
+                    if a not in self.outer and a not in self.params
+                ]
         self.written: List[str] = []
         body = self._outline_block(self.body, self.body)
         written = self.written
@@ -214,7 +223,7 @@ class Outliner(ScopeArgs):
             outlined = self._scope(stmt, before)
             if outlined is not None:
                 launch, kernel_written = outlined
-                body.append(launch)
+                body += launch
                 self.written += [n for n in kernel_written if n not in self.written]
             elif isinstance(stmt, (ast.For, ast.If)) and any(
                 self.is_scope(n) for n in ast.walk(stmt)
@@ -315,8 +324,11 @@ class Outliner(ScopeArgs):
         used += [n for n in _names(prologue) if n not in used]
         captured = [n for n in reads if n not in recomputed]
         params = [p for p in self.params if p in used]
-        written = [p for p in params if p in assigned]
-        captured_written = [n for n in captured if n in assigned]
+        # A tensor is written where it is assigned, or stored into with the
+        # result named otherwise (`o2 = pl.store(t, offs, o)`).
+        stored = [o for _, o in stored_aliases(body, self.namespace)]
+        written = [p for p in params if p in assigned or p in stored]
+        captured_written = [n for n in captured if n in assigned or n in stored]
         for p in params:
             ann = self.annotations[p]
             found = unsupported_in(ann)
@@ -411,7 +423,17 @@ class Outliner(ScopeArgs):
         launch = ast.With(
             items=[ast.withitem(context_expr=spmd, optional_vars=None)], body=[launch_stmt]
         )
-        return self._located(launch, loc), written
+        # A name the scope sets to a tensor it stores into (`o2 =
+        # pl.store(t, offs, o)`) is that tensor after it, as in pypto.
+        aliases = [
+            self._located(
+                ast.Assign(targets=[ast.Name(alias, ast.Store())], value=ast.Name(o, ast.Load())),
+                loc,
+            )
+            for alias, o in stored_aliases(body, self.namespace)
+            if o in outputs and alias not in outputs
+        ]
+        return [self._located(launch, loc)] + aliases, written
 
     # ----------------------------------------------------------------- helpers
 

@@ -172,10 +172,10 @@ def rewrite(tree: ast.FunctionDef, namespace: Dict[str, Any]) -> ast.FunctionDef
     if not needs_rewrite(tree, namespace):
         return tree
     tree = copy.deepcopy(tree)
-    tasks = _Tasks(tree, namespace)
-    if tasks.tasks:
-        tasks.visit(tree)
+    seeds = _task_seeds(tree, namespace)
     _Rewriter(namespace).visit(tree)
+    if seeds:  # after init_values and yields became assignments
+        _Tasks(tree, seeds).visit(tree)
     _Jumps(namespace).visit(tree)
     return tree
 
@@ -457,18 +457,42 @@ class _Jumps(ast.NodeTransformer):
         return out
 
 
-def _task_array(node: ast.AST) -> bool:
-    """Whether `node` is pypto's `pl.array.create(n, pl.TASK_ID)`."""
+def _array_call(node: ast.AST, name: str) -> bool:
     return (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "create"
+        and node.func.attr == name
         and isinstance(node.func.value, ast.Attribute)
         and node.func.value.attr == "array"
-        and len(node.args) == 2
-        and isinstance(node.args[1], ast.Attribute)
-        and node.args[1].attr == "TASK_ID"
     )
+
+
+def _task_seeds(tree: ast.FunctionDef, namespace: Dict[str, Any]) -> set:
+    """The names pypto binds to task ids: `with pl.at(...) as tid`, the last
+    target of `..., tid = pl.submit(...)`, `pl.array.create(n, pl.TASK_ID)`."""
+    seeds = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
+            seeds.add(node.optional_vars.id)
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        target = node.targets[0]
+        if (
+            isinstance(target, ast.Tuple)
+            and target.elts
+            and isinstance(target.elts[-1], ast.Name)
+            and _qualname(node.value, namespace) == "submit"
+        ):
+            seeds.add(target.elts[-1].id)
+        if (
+            isinstance(target, ast.Name)
+            and _array_call(node.value, "create")
+            and len(node.value.args) == 2
+            and isinstance(node.value.args[1], ast.Attribute)
+            and node.value.args[1].attr == "TASK_ID"
+        ):
+            seeds.add(target.id)
+    return seeds
 
 
 class _Tasks(ast.NodeTransformer):
@@ -478,20 +502,8 @@ class _Tasks(ast.NodeTransformer):
     `tids[i] = tid`) are dropped, as `deps=` is (blockpipe orders tasks by
     their tensors)."""
 
-    def __init__(self, tree: ast.FunctionDef, namespace: Dict[str, Any]):
-        self.tasks = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
-                self.tasks.add(node.optional_vars.id)
-            if (
-                isinstance(node, ast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Tuple)
-                and node.targets[0].elts
-                and isinstance(node.targets[0].elts[-1], ast.Name)
-                and _qualname(node.value, namespace) == "submit"
-            ):
-                self.tasks.add(node.targets[0].elts[-1].id)
+    def __init__(self, tree: ast.FunctionDef, seeds: set):
+        self.tasks = set(seeds)
         changed = True
         while changed:  # names that hold task ids, from ones that do
             changed = False
@@ -501,10 +513,20 @@ class _Tasks(ast.NodeTransformer):
                     if (
                         isinstance(target, ast.Name)
                         and target.id not in self.tasks
-                        and (_task_array(node.value) or self._task(node.value, none=False))
+                        and self._moves(node.value, none=False)
                     ):
                         self.tasks.add(target.id)
                         changed = True
+
+    def _moves(self, node: ast.AST, none: bool = True) -> bool:
+        """Whether a value is a task id (or an array of them) moved."""
+        if _array_call(node, "create") and len(node.args) == 2:
+            return isinstance(node.args[1], ast.Attribute) and node.args[1].attr == "TASK_ID"
+        if _array_call(node, "update_element") and node.args:
+            return self._task(node.args[0], none=False)
+        if isinstance(node, ast.Subscript):  # `prev = tids[1]`
+            return self._task(node.value, none=False)
+        return self._task(node, none)
 
     def _task(self, node: ast.AST, none: bool = True) -> bool:
         if none and isinstance(node, ast.Constant) and node.value is None:
@@ -515,10 +537,6 @@ class _Tasks(ast.NodeTransformer):
         if len(node.targets) == 1:
             target = node.targets[0]
             base = target.value if isinstance(target, ast.Subscript) else target
-            if (
-                isinstance(base, ast.Name)
-                and base.id in self.tasks
-                and (_task_array(node.value) or self._task(node.value))
-            ):
+            if isinstance(base, ast.Name) and base.id in self.tasks and self._moves(node.value):
                 return None
         return node
