@@ -1,6 +1,8 @@
 """Functions with shape-less parameters (`a: pl.Tensor`,
-`out: pl.Out[pl.Tensor]`), pypto's @pl.jit.incore kernels: each call
-specializes one on its arguments' types.
+`out: pl.Out[pl.Tensor]`, pypto's @pl.jit.incore kernels) or captured ones
+(a kernel outlined from a scope takes the names it reads from its function
+as parameters of the value's type at the launch): each call specializes
+one on its arguments' types.
 
 Such a function is lowered after its callers, once per distinct signature
 its calls give it (the first keeps its name, the others are `<name>_1`,
