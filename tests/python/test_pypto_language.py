@@ -752,6 +752,9 @@ def chained_by_task_ids(x: pl.Tensor, out: pl.Out[pl.Tensor]):
                     t = pl.load(x, [row, 0], [8, 16])
                     out = pl.store(pl.mul(t, 2.0), [row, 0], out)
             tids[half] = prev
+        barrier = pl.system.task_dummy(deps=[tids])
+        with pl.at(level=pl.Level.CORE_GROUP, deps=[barrier]):
+            out[:] = pl.add(out, 1.0)
     return out
 
 
@@ -759,7 +762,7 @@ def test_task_ids_moved_only_for_deps_are_dropped():
     x = rand(32, 16)
     out = np.zeros_like(x)
     chained_by_task_ids(x, out)
-    np.testing.assert_allclose(out, 2 * x, rtol=1e-6)
+    np.testing.assert_allclose(out, 2 * x + 1, rtol=1e-6)
 
 
 @pl.jit

@@ -14,8 +14,8 @@ lowering reads; every statement keeps the user's position.
   pl.submit(self.kernel, args...)` is `outs... = self.kernel(args...)`:
   blockpipe orders tasks by the tensors they read and write, which orders
   every pair pypto's `deps=` would. Statements that only move task ids
-  (`prev = None`, `tids = pl.array.create(n, pl.TASK_ID)`, `tids[i] = tid`)
-  are dropped.
+  (`prev = None`, `tids = pl.array.create(n, pl.TASK_ID)`, `tids[i] = tid`,
+  a barrier `b = pl.system.task_dummy(deps=[...])`) are dropped.
 - `break` and `continue` in a loop body (directly, or in ifs there) set
   flags; run-time ifs on them skip the rest of the iteration, and after a
   break every later one (the loop still counts them).
@@ -154,6 +154,8 @@ def needs_rewrite(tree: ast.FunctionDef, namespace: Dict[str, Any]) -> bool:
         if isinstance(node, (ast.Break, ast.Continue)):
             return True
         if isinstance(node, ast.withitem) and node.optional_vars is not None:
+            return True
+        if _task_dummy(node):
             return True
         if isinstance(node, ast.Expr) and _qualname(node.value, namespace) in _WRITES:
             return True
@@ -467,9 +469,21 @@ def _array_call(node: ast.AST, name: str) -> bool:
     )
 
 
+def _task_dummy(node: ast.AST) -> bool:
+    """Whether `node` is pypto's barrier `pl.system.task_dummy(deps=[...])`."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "task_dummy"
+        and isinstance(node.func.value, ast.Attribute)
+        and node.func.value.attr == "system"
+    )
+
+
 def _task_seeds(tree: ast.FunctionDef, namespace: Dict[str, Any]) -> set:
     """The names pypto binds to task ids: `with pl.at(...) as tid`, the last
-    target of `..., tid = pl.submit(...)`, `pl.array.create(n, pl.TASK_ID)`."""
+    target of `..., tid = pl.submit(...)`, `pl.array.create(n, pl.TASK_ID)`,
+    a barrier `pl.system.task_dummy(deps=[...])`."""
     seeds = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
@@ -484,6 +498,8 @@ def _task_seeds(tree: ast.FunctionDef, namespace: Dict[str, Any]) -> set:
             and _qualname(node.value, namespace) == "submit"
         ):
             seeds.add(target.elts[-1].id)
+        if isinstance(target, ast.Name) and _task_dummy(node.value):
+            seeds.add(target.id)
         if (
             isinstance(target, ast.Name)
             and _array_call(node.value, "create")
@@ -524,6 +540,8 @@ class _Tasks(ast.NodeTransformer):
             return isinstance(node.args[1], ast.Attribute) and node.args[1].attr == "TASK_ID"
         if _array_call(node, "update_element") and node.args:
             return self._task(node.args[0], none=False)
+        if _task_dummy(node):  # a barrier: tasks stay ordered by their tensors
+            return True
         if isinstance(node, ast.Subscript):  # `prev = tids[1]`
             return self._task(node.value, none=False)
         return self._task(node, none)
