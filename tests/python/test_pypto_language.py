@@ -780,3 +780,22 @@ def test_a_scope_storing_into_a_tensor_under_another_name_writes_it():
     stored_under_another_name(x, y, z)
     np.testing.assert_allclose(y, np.exp(x), rtol=1e-5)
     np.testing.assert_allclose(z, np.exp(x) + 1, rtol=1e-5)
+
+
+@pl.jit
+def rows_set_in_a_loop(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    row = 0  # reassigned in the loop: the scope reads each iteration's
+    for i in pl.range(2):
+        row = i * 8 + 8
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(x, [row, 0], [8, 16])
+            out = pl.store(pl.add(t, t), [row, 0], out)
+    return out
+
+
+def test_a_name_set_in_a_loop_is_read_by_its_scope_each_iteration():
+    x = rand(24, 16)
+    out = np.zeros_like(x)
+    rows_set_in_a_loop(x, out)
+    np.testing.assert_array_equal(out[:8], 0)
+    np.testing.assert_array_equal(out[8:], 2 * x[8:])

@@ -146,6 +146,11 @@ class Outliner(ScopeArgs):
         self.body = ScopeInliner(self).block(self.tree.body)
         # Names the function sets outside its scopes (a scope may read them).
         self.outer = [n for n in _assigned(self._outside(self.body)) if n not in self.params]
+        # Names set in the function's loops and ifs: their value at a scope
+        # is not the top-level statements', so the kernel takes them.
+        self.varying = set(
+            _assigned([s for s in self._outside(self.body) if isinstance(s, (ast.For, ast.If))])
+        )
         # ... and the names a scope gives a tensor it stores into: the
         # orchestration binds them after its launch.
         for node in (n for stmt in self.body for n in ast.walk(stmt)):
@@ -318,7 +323,10 @@ class Outliner(ScopeArgs):
         # kernel takes it as a parameter of the value's type at the launch.
         reads = [n for n in used if n in self.outer and read_first(body, n)]
         prologue = recomputed_before(
-            before, [n for n in reads if n not in assigned], self.params, self.namespace
+            before,
+            [n for n in reads if n not in assigned and n not in self.varying],
+            self.params,
+            self.namespace,
         )
         recomputed = set(_assigned(prologue))
         used += [n for n in _names(prologue) if n not in used]
