@@ -572,13 +572,16 @@ def test_loop_changes_type():
 
 
 def test_loop_local_used_after_loop():
+    # A scalar or a Vec or Acc tile set in a loop holds its last value after
+    # it (test_pypto_language.py); a tile in the cube's input memories has
+    # no start value for the loop to carry.
     def make():
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T, out: pl.Out[T]):
                 for i in pl.range(4):
-                    t = pl.load(x, [0, 0], [16, 16])
+                    t = pl.load(x, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat)
                 # error: 't' is only defined inside the block at line
                 return pl.store(t, [0, 0], out)
 

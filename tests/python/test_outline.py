@@ -236,14 +236,15 @@ def scope_at_host_level():
     return P
 
 
-def scope_reads_a_local():
+def scope_writes_a_local_scalar():
     @pl.program
     class P:
         @pl.function(type=pl.FunctionType.Opaque)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
-            t = pl.create_tensor([16, 16], pl.FP32)
-            with pl.at(level=pl.Level.CORE_GROUP):
-                o = pl.assemble(o, pl.add(a, t), [0, 0])  # error: 't' is set outside the scope
+            n = pl.tensor.dim(a, 0) + pl.tensor.dim(o, 1)
+            with pl.at(level=pl.Level.CORE_GROUP):  # error: is written: a tensor, got
+                n = n + 1
+                o = pl.assemble(o, pl.add(a, a), [0, 0])
             return o
 
     return P
@@ -355,7 +356,7 @@ def cross_core_slot_in_a_kernel():
     [
         opaque_without_scope,
         scope_at_host_level,
-        scope_reads_a_local,
+        scope_writes_a_local_scalar,
         scope_window_too_big,
         at_inside_a_kernel,
         name_taken,

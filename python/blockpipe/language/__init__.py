@@ -8,6 +8,11 @@ from blockpipe.language.jit import inline, jit  # noqa: F401 - re-exported as pl
 from blockpipe.language.ops import TOP_LEVEL as _TOP_LEVEL
 from blockpipe.language.ops import system, tensor, tile  # noqa: F401 - re-exported as pl.<name>
 from blockpipe.language.program import Program, function, program  # noqa: F401 - re-exported as pl.<name>
+from blockpipe.language.rewrites import (  # noqa: F401 - re-exported as pl.<name>
+    manual_scope,
+    submit,
+    yield_,
+)
 from blockpipe.language.types import (  # noqa: F401 - re-exported as pl.<name>
     BF16,
     FP16,

@@ -63,6 +63,11 @@ class Calls:
             ) from None
         if isinstance(target, Unsupported):
             raise self.error(node, target.message)
+        misuse = getattr(target, "__bp_misuse__", None)
+        if misuse is not None:  # a pypto spelling rewrites.py did not rewrite
+            found = misuse(node)
+            where, message = found if isinstance(found, tuple) else (node, found)
+            raise self.error(where, message)
         op = ops.op_of(target)
         if op is None:
             jit_name = getattr(target, "__bp_jit_name__", None)
@@ -208,14 +213,20 @@ class Calls:
             raise self.error(node.func, f"'{callee}' is not a @pl.function of this program")
         if node.keywords:
             raise self.error(node, f"call '{callee}' with positional arguments only")
+        values = None
+        if callee in program.specializations.generic:
+            # Its shape-less parameters take the arguments' types.
+            values = [self.expr(a) for a in node.args]
+            callee = program.specializations.specialize(self, node, callee, values)
+            spec = program.functions[callee]
         param_types, result_types = program.signatures[callee]
         if len(node.args) != len(param_types):
             raise self.error(
                 node, f"'{callee}' takes {len(param_types)} arguments, got {len(node.args)}"
             )
         args = []
-        for arg_node, ptype in zip(node.args, param_types):
-            value = self.expr(arg_node)
+        for index, (arg_node, ptype) in enumerate(zip(node.args, param_types)):
+            value = self.expr(arg_node) if values is None else values[index]
             if isinstance(ptype, ScalarType) and isinstance(value, (int, float)):
                 value = self.constant(value, ptype.dtype, arg_node)
             # A pipeline's stage may take a tensor split into microbatches:

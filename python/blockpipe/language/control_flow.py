@@ -8,7 +8,15 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from blockpipe.language import ops, valid_shapes
 from blockpipe.language.source import assigned_names, assignment_of
-from blockpipe.language.types import INDEX, FunctionType, ScalarType, SplitMode, TensorType
+from blockpipe.language.types import (
+    INDEX,
+    FunctionType,
+    MemorySpace,
+    ScalarType,
+    SplitMode,
+    TensorType,
+    TileType,
+)
 from blockpipe.language.unsupported import Unsupported
 from blockpipe.language.values import (
     KERNEL_KINDS,
@@ -50,7 +58,7 @@ class ControlFlow:
         if intrinsic == "split_aiv":
             self.split_aiv_region(stmt)
             return
-        if intrinsic not in ("range", "pipeline"):
+        if intrinsic not in ("range", "parallel", "pipeline"):
             raise self.error(
                 stmt.iter,
                 "for loops iterate over pl.range(...), pl.spmd(...), or range(...) "
@@ -79,7 +87,8 @@ class ControlFlow:
                 keywords[0],
                 f"pl.{intrinsic} takes no argument '{keywords[0].arg}'"
                 + (
-                    " (carried values are the names the body reassigns)"
+                    " here: write 'for i, (a, b) in pl.range(n, init_values=(x, y)):' "
+                    "(or let the body reassign the names it carries)"
                     if keywords[0].arg == "init_values"
                     else ""
                 ),
@@ -102,6 +111,14 @@ class ControlFlow:
         # The loop variable is the induction value at the start of every
         # iteration, whatever the body assigns it: never carried.
         assigned = [n for n in assigned_names(stmt.body) if n != stmt.target.id]
+        # A name first set in the body and read after the loop (found by
+        # an earlier try at lowering the program): carried from a start
+        # value of its type, so that after the loop it holds the last
+        # iteration's value, as in Python.
+        key = (self.spec.name, self.source.position(stmt))
+        for name, t in self.program.loop_hints.get(key, {}).items():
+            if name in assigned and name not in self.env:
+                self.env[name] = self.start_value(t, stmt)
         # An integer the body reassigns varies from one iteration to the
         # next, so it is carried as an index value too.
         carried = [
@@ -158,13 +175,24 @@ class ControlFlow:
             yielded.append(value.handle)
         results = self.builder.end_for(yielded, self.loc(stmt))
         inner_only = {n for n in assigned if n not in outer}
+        last = {n: self.env.get(n) for n in inner_only}
         self.env = outer
         for name, init, handle in zip(carried, inits, results):
             self.env[name] = Value(handle, init.type, init.valid)
             self.tensor_roots[handle] = self.root_of(init)
         for name in inner_only:
             self.env.pop(name, None)
-            self.out_of_scope[name] = self.block_local_message(name, stmt)
+            tensor = self.tensor_after_loop(last.get(name))
+            if tensor is not None:
+                # A tensor set in the loop (`out = pl.store(t, offs, c)`) is
+                # the tensor it was stored into, its stores done in place.
+                self.env[name] = tensor
+                continue
+            message = self.block_local_message(name, stmt)
+            self.out_of_scope[name] = message
+            value = last.get(name)
+            if isinstance(value, Value) and self.can_start(value.type):
+                self.loop_values[name] = (key, value.type, message)
         # Python leaves the last induction value in it; here it has none
         # (a value it held before the loop would be stale).
         self.env.pop(stmt.target.id, None)
@@ -172,6 +200,42 @@ class ControlFlow:
             f"'{stmt.target.id}' is the variable of the loop at line {self.source.position(stmt)[0]} and has "
             "no value after it; keep what you need in another name inside the loop"
         )
+
+    def tensor_after_loop(self, value) -> Optional[Value]:
+        """The value after a loop (or an if) of a tensor a name first set
+        in its body holds: the same tensor as known outside it (a loop
+        result or a parameter), or None."""
+        if not (isinstance(value, Value) and isinstance(value.type, TensorType)):
+            return None
+        root = self.root_of(value)
+        for known in self.env.values():
+            if isinstance(known, Value) and self.root_of(known) == root:
+                return known
+        return next((p for p in self.param_values if p.handle == root), None)
+
+    def can_start(self, t) -> bool:
+        """Whether a loop can carry a value of type `t` from a start value
+        it makes (a scalar, or a Vec or Acc tile)."""
+        if isinstance(t, ScalarType):
+            return True
+        return (
+            isinstance(t, TileType)
+            and not t.unknown
+            and t.space in (None, MemorySpace.Vec, MemorySpace.Acc)
+            and not (self.kind is FunctionType.AIC and t.space is not MemorySpace.Acc)
+        )
+
+    def start_value(self, t, node) -> Value:
+        """A value of type `t` (zero) for a loop to carry from."""
+        if isinstance(t, ScalarType):
+            return self.constant(0.0 if t.dtype.is_float else 0, t.dtype, node)
+        attr = (
+            self.float_attr(0.0, t.dtype, node)
+            if t.dtype.is_float
+            else self.int_attr(0, t.dtype, node)
+        )
+        (value,) = self.create("bp.full", [], [t], {"value": attr}, node)
+        return value
 
     # --------------------------------------------------------- split regions
 
@@ -400,6 +464,13 @@ class ControlFlow:
             if then_value is None and else_value is None:
                 continue  # local to a block inside a branch
             if then_value is None or else_value is None:
+                tensor = self.tensor_after_loop(then_value if else_value is None else else_value)
+                if tensor is not None:
+                    # A tensor stored into in one branch: the tensor itself
+                    # after the if, as after a loop.
+                    self.env[name] = tensor
+                    self.assigned_at[name] = then_assigned.get(name) or else_assigned.get(name)
+                    continue
                 self.env.pop(name, None)
                 self.out_of_scope[name] = (
                     f"'{name}' is assigned in only one branch of the if at line "

@@ -14,6 +14,7 @@ from blockpipe.language.values import (
     BOOL,
     IRType,
     Literal,
+    LoopValueNeeded,
     LoweringError,
     Value,
     cmp_symbol,
@@ -353,6 +354,13 @@ class Expressions:
                 )
             return value
         if node.id in self.out_of_scope:
+            found = self.loop_values.get(node.id)
+            if found is not None and found[2] is self.out_of_scope[node.id]:
+                key, t, _ = found
+                if node.id not in self.program.loop_hints.get(key, {}):
+                    # Set in a loop, read after it: lowered again, the loop
+                    # carries it.
+                    raise LoopValueNeeded(key, node.id, t)
             raise self.error(node, self.out_of_scope[node.id])
         if node.id in self.source.globals:
             value = python_number(self.source.globals[node.id])

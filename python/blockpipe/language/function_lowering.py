@@ -28,8 +28,11 @@ from blockpipe.language.types import (
     ParamType,
     ScalarType,
     SplitMode,
+    Tensor,
     TensorType,
     TileType,
+    is_shapeless,
+    param_annotation,
 )
 from blockpipe.language.unsupported import Unsupported
 from blockpipe.language.values import (
@@ -76,6 +79,9 @@ class FunctionLowering(
         self.spmd_args: Optional[Tuple[Union[Value, int], bool, Optional[str]]] = None
         # Names whose block has ended, with the error a later use reports.
         self.out_of_scope: Dict[str, str] = {}
+        # Of those, the ones a loop could carry: (the loop's key, the type,
+        # the message in out_of_scope).
+        self.loop_values: Dict[str, Tuple[Any, Any, str]] = {}
         # The statement that last assigned each name.
         self.assigned_at: Dict[str, ast.AST] = {}
         # Each tensor value's tensor (handle of a parameter): stores, loops
@@ -122,7 +128,16 @@ class FunctionLowering(
         dirs: List[ParamDirection] = []
         arg_attrs: List[Dict[str, Any]] = []
         for param in params[1:]:
-            ann = self.annotation(annotations.get(param.arg), param.annotation or param)
+            ann = param_annotation(
+                self.annotation(annotations.get(param.arg), param.annotation or param)
+            )
+            if is_shapeless(ann):
+                raise self.error(
+                    param,
+                    f"parameter '{param.arg}' of '{self.spec.name}' is a pl.Tensor without "
+                    "shape and dtype; only @pl.jit functions take them from their call: "
+                    "annotate it pl.Tensor[[dims...], dtype]",
+                )
             if ann is None:
                 raise self.error(
                     param,
@@ -247,11 +262,13 @@ class FunctionLowering(
         return ann
 
     def _declared_results(self, ann, node) -> Optional[List[IRType]]:
-        if ann is None:
+        if ann is None or ann is Tensor:  # `-> pl.Tensor`: the return says
             return None
         if typing.get_origin(ann) in (tuple, typing.Tuple):  # `-> tuple[pl.Tensor[...], ...]`
             ann = typing.get_args(ann)
         items = list(ann) if isinstance(ann, (tuple, list)) else [ann]
+        if any(item is Tensor or is_shapeless(item) for item in items):
+            return None  # shaped by the return statement
         result = []
         for item in items:
             if isinstance(item, ParamType):

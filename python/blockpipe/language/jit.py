@@ -28,6 +28,7 @@ import ast
 import copy
 import functools
 import inspect
+import re
 import types as _types
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -37,13 +38,16 @@ from blockpipe.errors import CompileError, user_traceback
 from blockpipe.language.program import FunctionSpec, Program
 from blockpipe.language.source import Source, parse_function
 from blockpipe.language.types import (
+    SHAPELESS,
     NamedDim,
     ParamDirection,
     ParamType,
     ScalarType,
     TensorType,
     dynamic,
+    param_annotation,
 )
+from blockpipe.language.unsupported import unsupported_in
 
 _KINDS = ("entry", "incore", "opaque")
 
@@ -95,6 +99,25 @@ class JitFunction:
         the annotations alone, which must then give every parameter)."""
         arrays = [_as_array(a, i) for i, a in enumerate(args)] if args else None
         return self._compiled(arrays)
+
+    @user_traceback
+    def lower(self, *args):
+        """pypto's `fn.lower(*args)`: the program for these arguments taken
+        through the compiler's passes, neither built nor run. Returns a
+        LoweredProgram: `.functions` maps each function's name to its
+        `.name` and `.func_type` (a pl.FunctionType), `.ir` is the IR after
+        the last pass."""
+        from blockpipe.compiler import compile_to_cpp
+
+        arrays = [_as_array(a, i) for i, a in enumerate(args)] if args else None
+        params = self._params()
+        if arrays is not None and len(arrays) != len(params):
+            raise TypeError(
+                f"'{self._fn.__name__}' takes {len(params)} arguments, got {len(arrays)}"
+            )
+        program = self._program(self._specialize(params, arrays))
+        _, _, passes = compile_to_cpp(program, "cpu-sim", capture=True)
+        return LoweredProgram(passes[-1][1])
 
     def _compiled(self, arrays: Optional[list]):
         from blockpipe.compiler import compile as compile_program
@@ -167,8 +190,26 @@ class JitFunction:
         types_ = []
         for index, (pname, ann) in enumerate(params):
             direction = ParamDirection.In
+            ann = param_annotation(ann)
+            found = unsupported_in(ann)
+            if found is not None:  # such as a dtype blockpipe lacks
+                source = self._source()
+                param = source.tree.args.args[index]
+                raise _error(source, param.annotation or param, found.message)
             if isinstance(ann, ParamType):
                 direction, ann = ann.direction, ann.inner
+            if ann is SHAPELESS:  # `pl.Tensor`: the argument's shape and dtype
+                ann = None
+                if arrays is None:
+                    raise TypeError(
+                        f"parameter '{pname}' of '{self._fn.__name__}' is a pl.Tensor without "
+                        "shape: compile it with arguments, or annotate its shape and dtype"
+                    )
+                if not isinstance(arrays[index], np.ndarray):
+                    raise TypeError(
+                        f"parameter '{pname}' of '{self._fn.__name__}' is a pl.Tensor, got "
+                        f"{type(arrays[index]).__name__}"
+                    )
             arg = arrays[index] if arrays is not None else None
             where = f"parameter '{pname}' of '{self._fn.__name__}'"
             if isinstance(ann, ScalarType) or (
@@ -318,6 +359,31 @@ class JitFunction:
             source.pops,
         )
         return spec
+
+
+class LoweredProgram:
+    """What `fn.lower(*args)` returns: the functions of the compiled
+    program (after the passes: a mixed kernel is its AIC, AIV and group
+    functions) and its IR."""
+
+    _FUNCTION = re.compile(r"func\.func @(\w+)\(.*bp\.kind = #bp<kind (\w+)>")
+
+    def __init__(self, ir: str):
+        from blockpipe.language.types import FunctionType
+
+        self.ir = ir
+        self.functions: Dict[str, Any] = {}
+        for line in ir.splitlines():
+            found = self._FUNCTION.search(line)
+            if found:
+                name, kind = found.groups()
+                self.functions[name] = _types.SimpleNamespace(
+                    name=name, func_type=FunctionType(kind)
+                )
+
+    def __repr__(self) -> str:
+        kinds = ", ".join(f"{n}: {f.func_type.name}" for n, f in self.functions.items())
+        return f"<lowered program ({kinds})>"
 
 
 def _outlines(tree: ast.FunctionDef, namespace: Dict[str, Any]) -> bool:

@@ -23,6 +23,7 @@ from blockpipe.language.function_lowering import FunctionLowering
 from blockpipe.language.outline import outline_program
 from blockpipe.language.program import Program
 from blockpipe.language.source import Source, parse_function
+from blockpipe.language.specialize import Specializations
 from blockpipe.language.types import (
     MemorySpace,
     ParamDirection,
@@ -31,7 +32,7 @@ from blockpipe.language.types import (
     TileType,
     dynamic,
 )
-from blockpipe.language.values import IRType, dtype_named
+from blockpipe.language.values import IRType, LoopValueNeeded, dtype_named
 
 
 def _located_error(source: Source, err) -> CompileError:
@@ -42,8 +43,15 @@ def _located_error(source: Source, err) -> CompileError:
 class ProgramLowering:
     """Lowers every function of a program into one module."""
 
-    def __init__(self, program: Program, core, devices: Optional[int] = None):
+    def __init__(
+        self,
+        program: Program,
+        core,
+        devices: Optional[int] = None,
+        loop_hints: Optional[Dict[tuple, Dict[str, IRType]]] = None,
+    ):
         self.program = program
+        self.loop_hints = loop_hints or {}
         # The program's functions with their scopes outlined
         # (blockpipe.language.outline): what is lowered.
         self.functions = dict(program.functions)
@@ -58,6 +66,7 @@ class ProgramLowering:
         self.builder = core.CompileSession(program.source_file)
         self._ir_types: Dict[IRType, Any] = {}
         self._frontend_types: Dict[tuple, IRType] = {}
+        self.specializations = Specializations(self)
 
     def run(self):
         for name, spec in self.functions.items():
@@ -69,6 +78,7 @@ class ProgramLowering:
                 )
                 raise CompileError(spec.unsupported, file=src.file, line=line, column=col)
         outline_program(self.functions, self.sources, self.program.scope, _located_error)
+        self.specializations.find()
         placed = [f for f in self.functions.values() if f.device is not None]
         devices = self.devices
         if devices is None and placed:
@@ -94,9 +104,16 @@ class ProgramLowering:
         # so that a pop finds its peer's pushes built; the module keeps the
         # functions in callees-first program order.
         for name in self._callees_first(pops_last=True):
-            FunctionLowering(self, self.functions[name], self.sources[name]).lower()
+            if name not in self.specializations.generic:
+                self._lower(name)
+        self.specializations.lower_pending(self._lower)
+        for name in self.specializations.unused():
+            self.specializations.report_unused(name)
         self.builder.order_functions(self._callees_first())
         return self.builder
+
+    def _lower(self, name: str) -> None:
+        FunctionLowering(self, self.functions[name], self.sources[name]).lower()
 
     def ir_type(self, t: IRType):
         """The session's type for a frontend type."""
@@ -160,8 +177,10 @@ class ProgramLowering:
                     column=col,
                 )
             state[name] = 1
-            for callee in ordered(self.sources[name].self_calls):
-                if callee in self.functions:
+            callees = list(self.sources[name].self_calls)
+            callees += self.specializations.calls.get(name, [])
+            for callee in ordered(callees):
+                if callee in self.functions and callee not in self.specializations.unused():
                     visit(callee, stack + [name])
             state[name] = 2
             order.append(name)
@@ -180,8 +199,18 @@ def lower_program(
     device more than the highest `device=` placement, if any).
     `named_dims`, when given, receives each function's tensor parameters
     with pl.dynamic("M") dims (ProgramLowering.named_dims)."""
-    lowering = ProgramLowering(program, core, devices=devices)
-    session = lowering.run()
+    # Names set in a loop and read after it, per loop: found by lowering,
+    # each try carrying those the one before found.
+    hints: Dict[tuple, Dict[str, IRType]] = {}
+    for _ in range(256):  # each try adds a name; a bound all the same
+        lowering = ProgramLowering(program, core, devices=devices, loop_hints=hints)
+        try:
+            session = lowering.run()
+            break
+        except LoopValueNeeded as need:
+            hints.setdefault(need.key, {})[need.name] = need.type
+    else:  # pragma: no cover - each try carries one more name
+        raise RuntimeError("lowering did not settle which names loops carry")
     if named_dims is not None:
         named_dims.update(lowering.named_dims)
     return session

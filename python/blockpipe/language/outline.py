@@ -23,22 +23,25 @@ import copy
 import types as _types
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from blockpipe.language.captures import assigned as _assigned
+from blockpipe.language.captures import read_first, recomputed_before, stored_aliases
 from blockpipe.language.program import FunctionSpec
+from blockpipe.language.scope_args import ScopeArgs
 from blockpipe.language.source import Source
 from blockpipe.language.types import (
+    CAPTURED,
     FunctionType,
-    Level,
     ParamDirection,
     ParamType,
+    ScalarType,
+    ShapelessTensor,
     Split,
     SplitMode,
     TensorType,
+    param_annotation,
 )
-from blockpipe.language.unsupported import Unsupported
+from blockpipe.language.unsupported import unsupported_in
 from blockpipe.language.values import LoweringError
-
-# pl.at's keywords blockpipe has no meaning for.
-_AT_UNSUPPORTED = ("role", "deps", "no_dep_args", "dumps", "allow_early_resolve", "windowize")
 
 
 def _static(node: ast.AST, namespace: Dict[str, Any]):
@@ -60,38 +63,6 @@ def _names(stmts) -> List[str]:
             if isinstance(node, ast.Name) and node.id not in seen:
                 seen.append(node.id)
     return seen
-
-
-def _assigned(stmts) -> List[str]:
-    out: List[str] = []
-    for stmt in stmts:
-        for node in ast.walk(stmt):
-            targets = (
-                node.targets
-                if isinstance(node, ast.Assign)
-                else (
-                    [node.target]
-                    if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For))
-                    else []
-                )
-            )
-            for target in targets:
-                for name in _target_names(target):
-                    if name not in out:
-                        out.append(name)
-    return out
-
-
-def _target_names(target: ast.AST) -> List[str]:
-    """The names an assignment to `target` binds or writes (`x[i:j] = v`
-    writes x only)."""
-    while isinstance(target, (ast.Subscript, ast.Starred)):
-        target = target.value
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for elt in target.elts for n in _target_names(elt)]
-    return []
 
 
 def _at(node: ast.AST, namespace) -> bool:
@@ -131,7 +102,7 @@ def _launches_only(body) -> bool:
     return True
 
 
-class Outliner:
+class Outliner(ScopeArgs):
     """Outlines the scopes of one function."""
 
     def __init__(
@@ -160,26 +131,38 @@ class Outliner:
     def _evaluate(self, ann):
         if isinstance(ann, str):
             try:
-                return eval(ann, dict(self.source.globals), self.scope)  # the user's own annotation
+                ann = eval(ann, dict(self.source.globals), self.scope)  # the user's own annotation
             except Exception:  # noqa: BLE001 - the lowering reports it at the parameter
                 return ann
-        return ann
+        return param_annotation(ann)
 
     # ------------------------------------------------------------------ entry
 
     def run(self) -> Optional[List[Tuple[FunctionSpec, Source]]]:
         """The functions replacing this one (the orchestration first, then
         its kernels), or None when it has no scope to outline."""
-        body: List[ast.stmt] = []
-        written: List[str] = []
-        for stmt in self.tree.body:
-            outlined = self._scope(stmt)
-            if outlined is None:
-                body.append(stmt)
-            else:
-                launch, kernel_written = outlined
-                body.append(launch)
-                written += [n for n in kernel_written if n not in written]
+        from blockpipe.language.inline_scopes import ScopeInliner
+
+        self.body = ScopeInliner(self).block(self.tree.body)
+        # Names the function sets outside its scopes (a scope may read them).
+        self.outer = [n for n in _assigned(self._outside(self.body)) if n not in self.params]
+        # Names set in the function's loops and ifs: their value at a scope
+        # is not the top-level statements', so the kernel takes them.
+        self.varying = set(
+            _assigned([s for s in self._outside(self.body) if isinstance(s, (ast.For, ast.If))])
+        )
+        # ... and the names a scope gives a tensor it stores into: the
+        # orchestration binds them after its launch.
+        for node in (n for stmt in self.body for n in ast.walk(stmt)):
+            if self.is_scope(node):
+                self.outer += [
+                    a
+                    for a, _ in stored_aliases(node.body, self.namespace)
+                    if a not in self.outer and a not in self.params
+                ]
+        self.written: List[str] = []
+        body = self._outline_block(self.body, self.body)
+        written = self.written
         if not self.kernels:
             if self.spec.kind is FunctionType.Opaque:
                 raise self.error(
@@ -202,7 +185,64 @@ class Outliner:
 
     # ------------------------------------------------------------------ scopes
 
-    def _scope(self, stmt: ast.stmt):
+    def is_scope(self, node: ast.AST, namespace=None) -> bool:
+        """Whether a statement is a scope this function outlines."""
+        namespace = self.namespace if namespace is None else namespace
+        if isinstance(node, ast.With) and len(node.items) == 1:
+            expr = node.items[0].context_expr
+            return _at(expr, namespace) or (
+                self.spec.kind is FunctionType.Opaque
+                and _spmd(expr, namespace)
+                and not _launches_only(node.body)
+            )
+        return (
+            isinstance(node, ast.For)
+            and self.spec.kind is FunctionType.Opaque
+            and _spmd(node.iter, namespace)
+            and not _launches_only(node.body)
+        )
+
+    def _outside(self, stmts: List[ast.stmt]) -> List[ast.stmt]:
+        """The statements of a block outside its scopes (loops and ifs with
+        their bodies' statements outside scopes)."""
+        out: List[ast.stmt] = []
+        for stmt in stmts:
+            if self.is_scope(stmt):
+                continue
+            if isinstance(stmt, (ast.For, ast.If)):
+                shell = copy.copy(stmt)
+                shell.body = self._outside(stmt.body)
+                shell.orelse = self._outside(stmt.orelse)
+                out.append(shell)
+            else:
+                out.append(stmt)
+        return out
+
+    def _outline_block(self, stmts: List[ast.stmt], top: List[ast.stmt]) -> List[ast.stmt]:
+        """A block with its scopes (also those in its loops and ifs)
+        replaced by launches; `top` is the function's top-level statement
+        the block sits in, or the top-level block itself."""
+        body: List[ast.stmt] = []
+        for stmt in stmts:
+            before = top[: top.index(stmt)] if stmts is top else top
+            outlined = self._scope(stmt, before)
+            if outlined is not None:
+                launch, kernel_written = outlined
+                body += launch
+                self.written += [n for n in kernel_written if n not in self.written]
+            elif isinstance(stmt, (ast.For, ast.If)) and any(
+                self.is_scope(n) for n in ast.walk(stmt)
+            ):
+                enclosing = before if stmts is top else top
+                shell = copy.copy(stmt)
+                shell.body = self._outline_block(stmt.body, enclosing)
+                shell.orelse = self._outline_block(stmt.orelse, enclosing)
+                body.append(shell)
+            else:
+                body.append(stmt)
+        return body
+
+    def _scope(self, stmt: ast.stmt, before: List[ast.stmt]):
         if (
             isinstance(stmt, ast.With)
             and len(stmt.items) == 1
@@ -210,11 +250,10 @@ class Outliner:
         ):
             call = stmt.items[0].context_expr
             name_hint, split = self._at_args(call)
-            if stmt.items[0].optional_vars is not None:
-                raise self.error(
-                    stmt.items[0].optional_vars, "'with pl.at(...) as name' is not supported"
-                )
-            return self._outline(stmt, stmt.body, None, None, name_hint, split)
+            task = stmt.items[0].optional_vars
+            if task is not None:
+                self._task(stmt, task)
+            return self._outline(stmt, before, stmt.body, None, None, name_hint, split)
         if self.spec.kind is not FunctionType.Opaque:
             return None  # an orchestration's pl.spmd launches kernels
         if (
@@ -224,7 +263,7 @@ class Outliner:
             and not _launches_only(stmt.body)
         ):
             call, hint, split = self._spmd_args(stmt.items[0].context_expr)
-            return self._outline(stmt, stmt.body, call, None, hint, split)
+            return self._outline(stmt, before, stmt.body, call, None, hint, split)
         if (
             isinstance(stmt, ast.For)
             and _spmd(stmt.iter, self.namespace)
@@ -233,121 +272,37 @@ class Outliner:
             if not isinstance(stmt.target, ast.Name):
                 raise self.error(stmt.target, "the variable of pl.spmd must be a name")
             call, hint, split = self._spmd_args(stmt.iter)
-            return self._outline(stmt, stmt.body, call, stmt.target.id, hint, split)
+            return self._outline(stmt, before, stmt.body, call, stmt.target.id, hint, split)
         return None
 
-    def _spmd_args(self, call: ast.Call):
-        """The pl.spmd call the launch keeps (without optimizations=), its
-        name_hint and its split."""
-        split = None
-        kept = copy.copy(call)
-        kept.keywords = []
-        for kw in call.keywords:
-            if kw.arg == "optimizations":
-                split = self._optimizations(kw.value)
-            else:
-                kept.keywords.append(kw)
-        return kept, self._hint(call), split
-
-    def _hint(self, call: ast.Call) -> Optional[str]:
-        for kw in call.keywords:
-            if kw.arg == "name_hint":
-                value = _static(kw.value, self.namespace)
-                if not isinstance(value, str) or not value.isidentifier():
-                    raise self.error(
-                        kw.value, "name_hint must be an identifier known at compile time"
-                    )
-                return value
-        return None
-
-    def _at_args(self, call: ast.Call) -> Tuple[Optional[str], Optional[Split]]:
-        level = (
-            call.args[0]
-            if call.args
-            else next((k.value for k in call.keywords if k.arg == "level"), None)
-        )
-        if level is None:
-            raise self.error(call, "pl.at needs level=pl.Level.CORE_GROUP")
-        found = _static(level, self.namespace)
-        if isinstance(found, Unsupported):
-            raise self.error(level, found.message)
-        if found is not Level.CORE_GROUP:
-            what = f"pl.Level.{found.name}" if isinstance(found, Level) else ast.unparse(level)
-            raise self.error(
-                level,
-                f"pl.at(level={what}) is not supported by blockpipe: it outlines "
-                "pl.Level.CORE_GROUP scopes into kernels",
-            )
-        if len(call.args) > 1:
-            raise self.error(
-                call.args[1], "pl.at(level, role) is not supported by blockpipe: role="
-            )
-        split: Optional[Split] = None
-        for kw in call.keywords:
-            if kw.arg in _AT_UNSUPPORTED:
-                raise self.error(kw.value, f"pl.at({kw.arg}=...) is not supported by blockpipe")
-            if kw.arg == "optimizations":
-                split = self._optimizations(kw.value)
-            elif kw.arg not in ("level", "name_hint"):
-                raise self.error(kw.value, f"pl.at has no argument '{kw.arg}'")
-        return self._hint(call), split
-
-    def _optimizations(self, node: ast.AST) -> Optional[Split]:
-        if not isinstance(node, (ast.List, ast.Tuple)):
-            raise self.error(
-                node,
-                "pl.at's optimizations= must be a list such as [pl.split(pl.SplitMode.UP_DOWN)]",
-            )
-        from blockpipe.language import ops
-
-        mode: Optional[SplitMode] = None
-        slot_num: Optional[int] = None
-        seen = set()
-        for entry in node.elts:
-            op = (
-                ops.op_of(_static(entry.func, self.namespace))
-                if isinstance(entry, ast.Call)
-                else None
-            )
-            kind = next((k for k in ("split", "cross_core_slot") if op is ops.OPS[k]), None)
-            if kind is None:
+    def _task(self, stmt: ast.With, task: ast.expr) -> None:
+        """`with pl.at(...) as tid:` names the scope's task, for pypto's
+        `deps=[tid]`; blockpipe orders tasks by the tensors they read and
+        write, so the name may be bound but not used."""
+        if not isinstance(task, ast.Name):
+            raise self.error(task, "'with pl.at(...) as name' takes a single name")
+        # In pypto's `deps=[tid]`, that keyword is reported at its scope.
+        deps = {
+            id(n)
+            for node in ast.walk(self.tree)
+            if isinstance(node, ast.keyword) and node.arg == "deps"
+            for n in ast.walk(node.value)
+        }
+        for node in ast.walk(self.tree):
+            if (
+                isinstance(node, ast.Name)
+                and node.id == task.id
+                and node is not task
+                and id(node) not in deps
+            ):
                 raise self.error(
-                    entry,
-                    "each entry of pl.at's optimizations= must be pl.split(mode) or "
-                    "pl.cross_core_slot(slot_num=n)",
+                    node,
+                    f"'{task.id}' is the task of the pl.at scope at line "
+                    f"{self.source.position(stmt)[0]}; blockpipe orders tasks by the tensors "
+                    "they read and write and has no task ids to use",
                 )
-            if kind in seen:
-                raise self.error(entry, f"pl.at's optimizations= has pl.{kind} twice")
-            seen.add(kind)
-            if kind == "split":
-                mode_node = (
-                    entry.args[0]
-                    if entry.args
-                    else next((k.value for k in entry.keywords if k.arg == "mode"), None)
-                )
-                mode = _static(mode_node, self.namespace) if mode_node is not None else None
-                if not isinstance(mode, SplitMode):
-                    raise self.error(entry, "pl.split takes a pl.SplitMode known at compile time")
-            elif entry.args:
-                raise self.error(entry, "pl.cross_core_slot takes slot_num= as a keyword")
-            for kw in entry.keywords:
-                if kw.arg == "slot_num":
-                    if slot_num is not None:
-                        raise self.error(kw.value, "pl.at's optimizations= gives slot_num twice")
-                    slot_num = _static(kw.value, self.namespace)
-                    if isinstance(slot_num, bool) or not isinstance(slot_num, int) or slot_num <= 0:
-                        raise self.error(
-                            kw.value, f"pl.{kind}'s slot_num must be a positive integer"
-                        )
-                elif kw.arg != "mode" or kind != "split":
-                    raise self.error(kw.value, f"pl.{kind} has no argument '{kw.arg}'")
-            if kind == "cross_core_slot" and slot_num is None:
-                raise self.error(entry, "pl.cross_core_slot is missing slot_num=")
-        if mode is None and slot_num is None:
-            return None
-        return Split(mode if mode is not None else SplitMode.NONE, slot_num)
 
-    def _outline(self, stmt, body, spmd_call, block_var, name_hint, split: Optional[Split]):
+    def _outline(self, stmt, before, body, spmd_call, block_var, name_hint, split: Optional[Split]):
         index = len(self.kernels)
         name = name_hint or f"{self.spec.name}_incore_{index}"
         if name == self.spec.name:
@@ -362,37 +317,49 @@ class Outliner:
             )
         used = _names(body)
         assigned = _assigned(body)
+        # A name the function sets outside its scopes: computed from shapes
+        # and numbers (`M, N = a.shape`), the kernel computes it again;
+        # otherwise (a tensor the function made, a loop variable) the
+        # kernel takes it as a parameter of the value's type at the launch.
+        reads = [n for n in used if n in self.outer and read_first(body, n)]
+        prologue = recomputed_before(
+            before,
+            [n for n in reads if n not in assigned and n not in self.varying],
+            self.params,
+            self.namespace,
+        )
+        recomputed = set(_assigned(prologue))
+        used += [n for n in _names(prologue) if n not in used]
+        captured = [n for n in reads if n not in recomputed]
         params = [p for p in self.params if p in used]
-        # A name set outside the scope but not a parameter: its type is
-        # known only while the function is built.
-        outer = [
-            n
-            for n in _assigned(self.tree.body[: self.tree.body.index(stmt)])
-            if n not in self.params
-        ]
-        for n in used:
-            if n in outer and n not in assigned:
-                use = next(
-                    node
-                    for s in body
-                    for node in ast.walk(s)
-                    if isinstance(node, ast.Name) and node.id == n
-                )
-                raise self.error(
-                    use,
-                    f"'{n}' is set outside the scope at line {self.source.position(stmt)[0]}; "
-                    "a scope reads the function's parameters only",
-                )
-        written = [p for p in params if p in assigned]
+        # A tensor is written where it is assigned, or stored into with the
+        # result named otherwise (`o2 = pl.store(t, offs, o)`).
+        stored = [o for _, o in stored_aliases(body, self.namespace)]
+        written = [p for p in params if p in assigned or p in stored]
+        captured_written = [n for n in captured if n in assigned or n in stored]
+        for p in params:
+            ann = self.annotations[p]
+            found = unsupported_in(ann)
+            if found is not None:
+                # Such as a dtype blockpipe lacks: named at the parameter.
+                param = self.tree.args.args[1 + self.params.index(p)]
+                raise self.error(param.annotation or param, found.message)
         for p in written:
             ann = self.annotations[p]
-            if not isinstance(ann, (TensorType, ParamType)):
+            if not isinstance(ann, (TensorType, ParamType, ShapelessTensor)):
                 node = next(
                     node
                     for s in body
                     for node in ast.walk(s)
                     if isinstance(node, ast.Name) and node.id == p
                 )
+                if not isinstance(ann, ScalarType):
+                    param = self.tree.args.args[1 + self.params.index(p)]
+                    raise self.error(
+                        param.annotation or param,
+                        f"the scope at line {self.source.position(stmt)[0]} writes '{p}', "
+                        f"whose annotation {ann!r} is not a tensor",
+                    )
                 raise self.error(
                     node, f"the scope assigns '{p}', a scalar parameter; name the result otherwise"
                 )
@@ -404,13 +371,15 @@ class Outliner:
                 self._located(ast.parse(f"{block_var} = pl.tile.get_block_idx()").body[0], loc)
             )
             self._bind_pl(kernel_body[-1])
+        kernel_body += [copy.deepcopy(s) for s in prologue]
         kernel_body += body
-        if written:
-            ret = ast.Return(value=self._names_expr(written, loc))
+        outputs = written + captured_written
+        if outputs:
+            ret = ast.Return(value=self._names_expr(outputs, loc))
             kernel_body.append(self._located(ret, body[-1]))
         args = ast.arguments(
             posonlyargs=[],
-            args=[ast.arg("self")] + [ast.arg(p) for p in params],
+            args=[ast.arg("self")] + [ast.arg(p) for p in params + captured],
             vararg=None,
             kwonlyargs=[],
             kw_defaults=[],
@@ -424,6 +393,10 @@ class Outliner:
         )
         ast.copy_location(fdef, loc)  # its body keeps the user's positions
         annotations = {p: self._kernel_param(p, p in written) for p in params}
+        for n in captured:
+            annotations[n] = (
+                ParamType(ParamDirection.InOut, CAPTURED) if n in captured_written else CAPTURED
+            )
         kernel = FunctionSpec(
             self._pyfunc(name, annotations),
             FunctionType.InCore,
@@ -431,18 +404,18 @@ class Outliner:
             split=split.mode if split is not None else SplitMode.NONE,
             slot_num=split.slot_num if split is not None else None,
         )
-        source = self._source(fdef)
+        source = self._source(fdef, getattr(stmt, "_bp_source", None))
         self.kernels.append((kernel, source))
 
         # The launch where the scope was.
         call = ast.Call(
             func=ast.Attribute(value=ast.Name("self", ast.Load()), attr=name, ctx=ast.Load()),
-            args=[ast.Name(p, ast.Load()) for p in params],
+            args=[ast.Name(p, ast.Load()) for p in params + captured],
             keywords=[],
         )
         launch_stmt: ast.stmt
-        if written:
-            target = self._names_expr(written, loc, ast.Store())
+        if outputs:
+            target = self._names_expr(outputs, loc, ast.Store())
             launch_stmt = ast.Assign(targets=[target], value=call)
         else:
             launch_stmt = ast.Expr(value=call)
@@ -458,7 +431,17 @@ class Outliner:
         launch = ast.With(
             items=[ast.withitem(context_expr=spmd, optional_vars=None)], body=[launch_stmt]
         )
-        return self._located(launch, loc), written
+        # A name the scope sets to a tensor it stores into (`o2 =
+        # pl.store(t, offs, o)`) is that tensor after it, as in pypto.
+        aliases = [
+            self._located(
+                ast.Assign(targets=[ast.Name(alias, ast.Store())], value=ast.Name(o, ast.Load())),
+                loc,
+            )
+            for alias, o in stored_aliases(body, self.namespace)
+            if o in outputs and alias not in outputs
+        ]
+        return [self._located(launch, loc)] + aliases, written
 
     # ----------------------------------------------------------------- helpers
 
@@ -493,7 +476,7 @@ class Outliner:
 
     def _written(self, ann):
         """A parameter a scope writes: In becomes InOut (Out stays Out)."""
-        if isinstance(ann, TensorType):
+        if isinstance(ann, (TensorType, ShapelessTensor)):
             return ParamType(ParamDirection.InOut, ann)
         return ann
 
@@ -504,15 +487,17 @@ class Outliner:
         inner = ann.inner if isinstance(ann, ParamType) else ann
         return (
             ParamType(ParamDirection.InOut, inner)
-            if written and isinstance(inner, TensorType)
+            if written and isinstance(inner, (TensorType, ShapelessTensor))
             else inner
         )
 
     def _pyfunc(self, name: str, annotations: Dict[str, Any]):
         return _types.SimpleNamespace(__name__=name, __annotations__=annotations)
 
-    def _source(self, tree: ast.FunctionDef) -> Source:
-        s = self.source
+    def _source(self, tree: ast.FunctionDef, origin: Optional[Source] = None) -> Source:
+        """The Source of a function made here: the function's own, or that
+        of the helper in another file a scope was inlined from."""
+        s = origin or self.source
         calls = tuple(n.func.attr for n in ast.walk(tree) if _self_call(n))
         return Source(tree, s.file, s.line_offset, s.col_offset, s.globals, calls, False)
 

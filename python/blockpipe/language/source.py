@@ -100,7 +100,7 @@ def parse_function(spec: FunctionSpec, default_file: str) -> Source:
             except ValueError:
                 pass
     return Source(
-        parsed.tree,
+        _rewritten(parsed.tree, globals_),
         parsed.file,
         parsed.line_offset,
         parsed.col_offset,
@@ -108,6 +108,42 @@ def parse_function(spec: FunctionSpec, default_file: str) -> Source:
         parsed.self_calls,
         parsed.pops,
     )
+
+
+# The tree with pypto's spellings rewritten (rewrites.py), per parsed tree
+# and the objects the names its calls start from stand for (the rewrite
+# depends on which calls are pl.store, pl.yield_, ...): a @pl.jit function
+# is read again at every call.
+_rewritten_trees: OrderedDict[Any, Tuple[ast.FunctionDef, ast.FunctionDef]] = OrderedDict()
+_call_roots: Dict[int, Tuple[Any, Tuple[str, ...]]] = {}
+
+
+def _rewritten(tree: ast.FunctionDef, globals_: Dict[str, Any]) -> ast.FunctionDef:
+    from blockpipe.language.rewrites import rewrite
+
+    roots = _call_roots.get(id(tree))
+    if roots is None or roots[0] is not tree:
+        names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                while isinstance(func, ast.Attribute):
+                    func = func.value
+                if isinstance(func, ast.Name):
+                    names.add(func.id)
+        roots = _call_roots[id(tree)] = (tree, tuple(sorted(names)))
+    key = (id(tree), tuple(id(globals_.get(n)) for n in roots[1]))
+    found = _rewritten_trees.get(key)
+    if found is not None and found[0] is tree:
+        _rewritten_trees.move_to_end(key)
+        return found[1]
+    result = rewrite(tree, globals_)
+    _rewritten_trees[key] = (tree, result)
+    if len(_rewritten_trees) > _PARSED_LIMIT:
+        _rewritten_trees.popitem(last=False)
+    if len(_call_roots) > 4 * _PARSED_LIMIT:
+        _call_roots.clear()
+    return result
 
 
 def _has_pops(tree: ast.FunctionDef) -> bool:

@@ -89,6 +89,8 @@ class Statements:
             isinstance(e, ast.Name) for e in target.elts
         ):
             values = self.expr(stmt.value, name=None, multi=True)
+            if isinstance(values, tuple):  # `rows, cols = x.shape`
+                values = list(values)
             if not isinstance(values, list) or len(values) != len(target.elts):
                 count = len(values) if isinstance(values, list) else 1
                 raise self.error(

@@ -61,14 +61,60 @@ class _Dynamic:
         return NamedDim(name)
 
 
+class _DimArithmetic:
+    """`M * 2`, `M + N`, ... of dynamic dimensions: a dynamic dimension
+    (pypto's composite dims), unnamed: blockpipe checks its extent at run
+    time like any dynamic dim's, not the expression."""
+
+    def _composite(self, op: str, other, reflected: bool = False) -> CompositeDim:
+        if isinstance(other, bool) or not isinstance(other, (int, _DimArithmetic)):
+            return NotImplemented
+        left, right = (other, self) if reflected else (self, other)
+        return CompositeDim(f"({left!r} {op} {right!r})")
+
+    def __add__(self, other):
+        return self._composite("+", other)
+
+    def __radd__(self, other):
+        return self._composite("+", other, True)
+
+    def __sub__(self, other):
+        return self._composite("-", other)
+
+    def __rsub__(self, other):
+        return self._composite("-", other, True)
+
+    def __mul__(self, other):
+        return self._composite("*", other)
+
+    def __rmul__(self, other):
+        return self._composite("*", other, True)
+
+    def __floordiv__(self, other):
+        return self._composite("//", other)
+
+    def __rfloordiv__(self, other):
+        return self._composite("//", other, True)
+
+
 @dataclass(frozen=True)
-class NamedDim:
+class NamedDim(_DimArithmetic):
     """`pl.dynamic("M")`: a dynamic dimension with a name."""
 
     name: str
 
     def __repr__(self) -> str:
         return f"pl.dynamic({self.name!r})"
+
+
+@dataclass(frozen=True)
+class CompositeDim(_DimArithmetic):
+    """A dimension computed from dynamic ones, `M * 2`: dynamic."""
+
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text
 
 
 dynamic = _Dynamic()
@@ -218,12 +264,40 @@ class ScalarType:
         return f"Scalar[{self.dtype.name}]"
 
 
+class ShapelessTensor:
+    """A parameter annotated `pl.Tensor` (or `pl.Out[pl.Tensor]`) without
+    shape or dtype: a @pl.jit function's call gives them (its arguments'),
+    and a @pl.jit.incore one's each call site (its arguments' types)."""
+
+    def __repr__(self) -> str:
+        return "pl.Tensor"
+
+    __str__ = __repr__
+
+
+SHAPELESS = ShapelessTensor()
+
+
+class CapturedValue:
+    """A kernel parameter for a name a scope reads from its function (a
+    tensor it created, a loop variable): the value's type at the launch,
+    a tensor's or a scalar's."""
+
+    def __repr__(self) -> str:
+        return "a captured value"
+
+    __str__ = __repr__
+
+
+CAPTURED = CapturedValue()
+
+
 @dataclass(frozen=True)
 class ParamType:
-    """`pl.Out[...]` / `pl.InOut[...]` around a tensor type."""
+    """`pl.Out[...]` / `pl.InOut[...]` around a tensor type (or SHAPELESS)."""
 
     direction: ParamDirection
-    inner: TensorType
+    inner: Union[TensorType, ShapelessTensor, CapturedValue]
 
 
 def _check_shape(shape, allow_dynamic: bool, what: str) -> Tuple[Dim, ...]:
@@ -265,7 +339,7 @@ class _TensorFactory:
             else ()
         )
         if isinstance(shape, (list, tuple)):
-            shape = [dynamic if isinstance(d, NamedDim) else d for d in shape]
+            shape = [dynamic if isinstance(d, (NamedDim, CompositeDim)) else d for d in shape]
         return TensorType(
             _check_shape(shape, True, "Tensor"),
             _check_dtype(dtype, "Tensor"),
@@ -307,6 +381,8 @@ class _DirectionFactory:
     def __getitem__(self, inner) -> ParamType:
         if (found := unsupported_in(inner)) is not None:
             return found  # reported where the program is compiled
+        if inner is Tensor:  # `pl.Out[pl.Tensor]`: shaped by the call
+            return ParamType(self.direction, SHAPELESS)
         if not isinstance(inner, TensorType):
             raise TypeError(f"pl.{self.direction.name}[...] takes a pl.Tensor, got {inner!r}")
         return ParamType(self.direction, inner)
@@ -317,3 +393,22 @@ Tile = _TileFactory()
 Scalar = _ScalarFactory()
 Out = _DirectionFactory(ParamDirection.Out)
 InOut = _DirectionFactory(ParamDirection.InOut)
+
+
+def param_annotation(ann):
+    """A parameter's annotation in the form the lowering reads: a bare
+    `pl.Tensor` is SHAPELESS, a bare dtype (`scale: pl.FP32`, pypto's
+    spelling) a scalar of it."""
+    if ann is Tensor:
+        return SHAPELESS
+    if isinstance(ann, DType):
+        return ScalarType(ann)
+    return ann
+
+
+def is_shapeless(ann) -> bool:
+    """Whether a parameter annotated `ann` takes its type from its call."""
+    ann = param_annotation(ann)
+    if isinstance(ann, ParamType):
+        ann = ann.inner
+    return ann is SHAPELESS or ann is CAPTURED

@@ -118,3 +118,13 @@ def op_symbol(op: ast.operator) -> str:
         ast.LShift: "<<",
         ast.RShift: ">>",
     }.get(type(op), type(op).__name__)
+
+
+class LoopValueNeeded(Exception):
+    """A name first set in a loop is read after it: the program is lowered
+    again with the loop carrying it (`key`: the function and the loop's
+    position)."""
+
+    def __init__(self, key, name: str, t):
+        super().__init__(f"'{name}' is read after the loop at {key}")
+        self.key, self.name, self.type = key, name, t

@@ -116,6 +116,8 @@ def names_in(namespace) -> List[str]:
 
 
 # Importing the areas fills OPS; `table` makes the op table's operations.
+import blockpipe.language.ops.scalar  # noqa: E402,F401 - fills OPS
+import blockpipe.language.ops.scratch  # noqa: E402,F401 - fills OPS
 from blockpipe.language.ops import cube, memory, orchestration, p2p, pipes, table, vector  # noqa: E402,F401 - they fill OPS
 
 

@@ -59,6 +59,16 @@ def range_(cx, call, start, stop=None, step=None):
 
 
 @operation()
+def parallel(cx, call, start, stop=None, step=None, init_values=None):
+    """pypto's loop whose iterations are independent, `for i in
+    pl.parallel(n)`: the same bounds, carried values and loop as
+    `pl.range`. The iterations may run in any order; blockpipe runs them in
+    order, which is one of those (a body whose iterations depend on each
+    other is the program's race, as in pypto)."""
+    raise cx.error(call.node, "pl.parallel is only valid as the iterable of a for loop")
+
+
+@operation()
 def pipeline(cx, call, start, stop=None, step=None, stage=None, init_values=None):
     """pypto's software-pipelined loop, `for k in pl.pipeline(n, stage=2)`:
     the same bounds and loop as `pl.range`. `stage` (a positive integer

@@ -191,7 +191,9 @@ def cast(cx, call, tile, target_type=None, mode=None, out_dtype=None):
     Float to integer truncates toward zero, as in C; the 16-bit float types
     convert through FP32 (pypto's rounding `mode=` is accepted when it is
     the default, "round"). Returns a Vec tile of the same shape.
-    Valid in InCore and AIV functions.
+    Of a scalar (a pl.Scalar or index value) it is the scalar converted
+    (`pl.cast(n, pl.FP32)`); of a number, the number. Valid in InCore and
+    AIV functions.
     """
     if (target_type is None) == (out_dtype is None):
         raise cx.error(call.node, "pl.cast takes the dtype once: pl.cast(t, pl.FP16)")
@@ -202,7 +204,19 @@ def cast(cx, call, tile, target_type=None, mode=None, out_dtype=None):
             "rounds to nearest even (mode='round')",
         )
     out_dtype = target_type if target_type is not None else out_dtype
-    t = vector_operand(cx, cx.tile_arg(tile, "pl.cast's operand"), call.node, "pl.cast's operand")
+    value = cx.expr(tile)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        # A number known at compile time stays one (floats to integers
+        # toward zero).
+        dtype = cx.dtype_arg(out_dtype, "pl.cast's target_type")
+        return float(value) if dtype.is_float else int(value)
+    if isinstance(value, Value) and isinstance(value.type, ScalarType):
+        dtype = cx.dtype_arg(out_dtype, "pl.cast's target_type")
+        return cx.convert_scalar(value, ScalarType(dtype), call.node)
+    value = cx.tile_operand(value, tile)
+    if not (isinstance(value, Value) and isinstance(value.type, TileType)):
+        raise cx.error(tile, f"pl.cast's operand must be a tile or a scalar, got {describe(value)}")
+    t = vector_operand(cx, value, call.node, "pl.cast's operand")
     t = cx.typed_tile(t, call.node, "pl.cast")
     dtype = cx.dtype_arg(out_dtype, "pl.cast's target_type")
     if dtype is INDEX:

@@ -1,0 +1,560 @@
+"""pypto's spellings rewritten, on the parsed source, into the forms the
+lowering reads; every statement keeps the user's position.
+
+- A statement `pl.store(tile, offsets, out)` (or `pl.assemble(out, tile,
+  offsets)`) whose result is not assigned updates `out` as if
+  `out = pl.store(...)` were written: loops carry it, ifs merge it, a
+  scope that does it writes `out`.
+- `for i, (a, b) in pl.range(n, init_values=(x, y)):` whose body ends in
+  `r, s = pl.yield_(e, f)` is `a, b = x, y` before the loop, the body
+  assigning `a, b` the yielded values, and `r, s = a, b` after it (the
+  loop's results, pypto's names for them); `v = pl.yield_(e)` in an if is
+  `v = e`.
+- `with pl.manual_scope():` is its body, and `outs..., tid =
+  pl.submit(self.kernel, args...)` is `outs... = self.kernel(args...)`:
+  blockpipe orders tasks by the tensors they read and write, which orders
+  every pair pypto's `deps=` would. Statements that only move task ids
+  (`prev = None`, `tids = pl.array.create(n, pl.TASK_ID)`, `tids[i] = tid`,
+  a barrier `b = pl.system.task_dummy(deps=[...])`) are dropped.
+- `break` and `continue` in a loop body (directly, or in ifs there) set
+  flags; run-time ifs on them skip the rest of the iteration, and after a
+  break every later one (the loop still counts them).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from typing import Any, Dict, List, Optional
+
+# Operations whose statement form writes one of their arguments: the
+# argument's position and keyword names.
+_WRITES = {
+    "store": (2, ("output", "output_tensor")),
+    "tile.store": (2, ("output", "output_tensor")),
+    "tensor.store": (2, ("output", "output_tensor")),
+    "assemble": (0, ("target",)),
+    "tile.assemble": (0, ("target",)),
+    "tensor.assemble": (0, ("target",)),
+}
+
+
+def _marker(name: str, misuse):
+    """Marks a function standing for a spelling rewritten here; `misuse`
+    gives the CompileError message of a use left as it was written (or the
+    node it names and the message)."""
+
+    def mark(fn):
+        fn.__bp_marker__ = name
+        fn.__bp_misuse__ = misuse
+        return fn
+
+    return mark
+
+
+def _outside(name: str):
+    from blockpipe.language.unsupported import NotSupportedError
+
+    raise NotSupportedError(f"pl.{name} is only valid inside a blockpipe function")
+
+
+@_marker(
+    "yield_",
+    lambda node: (
+        "pl.yield_ is the last statement of a loop with init_values= (one value per "
+        "carried name) or assigns a name in a branch of an if: 'r = pl.yield_(v)'"
+    ),
+)
+def yield_(*values):
+    """pypto's `pl.yield_(v, ...)`: the values a loop with `init_values=`
+    carries to its next iteration (the last statement of its body; the
+    names it assigns hold the loop's results after it), or the value a
+    branch of an if gives the name it assigns (`r = pl.yield_(v)` there is
+    `r = v`)."""
+    _outside("yield_")
+
+
+# pl.submit's keywords that change nothing here.
+_SUBMIT_KEYWORDS = ("deps", "allow_early_resolve")
+
+
+def _submit_misuse(node: ast.Call):
+    for kw in node.keywords:
+        if kw.arg not in _SUBMIT_KEYWORDS:
+            return kw.value, f"pl.submit({kw.arg}=...) is not supported by blockpipe"
+    return node, (
+        "pl.submit is valid as a statement 'outs..., tid = pl.submit(self.kernel, args...)' "
+        "(or 'pl.submit(self.kernel, args...)')"
+    )
+
+
+@_marker("submit", _submit_misuse)
+def submit(kernel, *args, deps=None, allow_early_resolve=False):
+    """pypto's explicit launch, `out, tid = pl.submit(self.kernel, x, out,
+    deps=[prev])`: the call `out = self.kernel(x, out)`, `tid` naming the
+    task. blockpipe orders tasks by the tensors they read and write, which
+    orders every pair an explicit `deps=` edge could; a task id has no value
+    (it may appear in `deps=` only). `allow_early_resolve=` is accepted,
+    `dumps=` is not supported."""
+    _outside("submit")
+
+
+@_marker("manual_scope", lambda node: "pl.manual_scope is valid as 'with pl.manual_scope():'")
+def manual_scope():
+    """pypto's `with pl.manual_scope():`, whose tasks depend only on their
+    `deps=`: blockpipe keeps ordering them by the tensors they read and
+    write, which is what those dependencies guarantee (and possibly more),
+    so the block runs as written."""
+    _outside("manual_scope")
+
+
+def _static(node: ast.AST, namespace: Dict[str, Any]):
+    if isinstance(node, ast.Name):
+        return namespace.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = _static(node.value, namespace)
+        return None if base is None else getattr(base, node.attr, None)
+    return None
+
+
+def _qualname(node: ast.AST, namespace: Dict[str, Any]) -> Optional[str]:
+    """The DSL operation a call names (`"store"`, `"yield_"`), or None."""
+    from blockpipe.language import ops
+
+    if not isinstance(node, ast.Call):
+        return None
+    try:
+        target = _static(node.func, namespace)
+    except Exception:  # noqa: BLE001 - a user's attribute may raise anything
+        return None
+    op = ops.op_of(target)
+    if op is not None:
+        return op.qualname
+    return getattr(target, "__bp_marker__", None)
+
+
+def _located(node: ast.AST, loc: ast.AST) -> ast.AST:
+    for n in ast.walk(node):
+        ast.copy_location(n, loc)
+        if hasattr(loc, "end_lineno"):
+            n.end_lineno, n.end_col_offset = loc.end_lineno, loc.end_col_offset
+    return node
+
+
+def _assign(target: ast.expr, value: ast.expr, loc: ast.AST) -> ast.Assign:
+    """`target = value` at `loc`; `value` keeps its own positions (a new
+    target, a Name made here, takes loc's)."""
+    if not hasattr(target, "lineno"):
+        _located(target, loc)
+    return ast.copy_location(ast.Assign(targets=[target], value=value), loc)
+
+
+def needs_rewrite(tree: ast.FunctionDef, namespace: Dict[str, Any]) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(node, ast.withitem) and node.optional_vars is not None:
+            return True
+        if _task_dummy(node):
+            return True
+        if isinstance(node, ast.Expr) and _qualname(node.value, namespace) in _WRITES:
+            return True
+        if isinstance(node, ast.Call) and _qualname(node, namespace) in (
+            "yield_",
+            "submit",
+            "manual_scope",
+        ):
+            return True
+    return False
+
+
+def rewrite(tree: ast.FunctionDef, namespace: Dict[str, Any]) -> ast.FunctionDef:
+    """A copy of `tree` with pypto's spellings rewritten (the tree itself
+    when it has none)."""
+    if not needs_rewrite(tree, namespace):
+        return tree
+    tree = copy.deepcopy(tree)
+    seeds = _task_seeds(tree, namespace)
+    _Rewriter(namespace).visit(tree)
+    if seeds:  # after init_values and yields became assignments
+        _Tasks(tree, seeds).visit(tree)
+    _Jumps(namespace).visit(tree)
+    return tree
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self, namespace: Dict[str, Any]):
+        self.namespace = namespace
+        self.count = 0
+
+    def visit_Expr(self, node: ast.Expr):
+        qualname = _qualname(node.value, self.namespace)
+        if qualname in _WRITES:
+            index, keywords = _WRITES[qualname]
+            call = node.value
+            written = call.args[index] if len(call.args) > index else None
+            for kw in call.keywords:
+                if kw.arg in keywords:
+                    written = kw.value
+            if isinstance(written, ast.Name):
+                target = _located(ast.Name(written.id, ast.Store()), written)
+                return _assign(target, call, node)
+        if qualname == "yield_":
+            # A bare `pl.yield_(...)`: the values carried, with no names after.
+            return self._yielded(node, None, node.value)
+        if qualname == "submit":
+            return self._submitted(node, None, node.value)
+        return self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign):
+        if len(node.targets) == 1 and _qualname(node.value, self.namespace) == "yield_":
+            return self._yielded(node, node.targets[0], node.value)
+        if len(node.targets) == 1 and _qualname(node.value, self.namespace) == "submit":
+            return self._submitted(node, node.targets[0], node.value)
+        return self.generic_visit(node)
+
+    def visit_With(self, node: ast.With):
+        if (
+            len(node.items) == 1
+            and node.items[0].optional_vars is None
+            and _qualname(node.items[0].context_expr, self.namespace) == "manual_scope"
+            and not node.items[0].context_expr.args
+            and not node.items[0].context_expr.keywords
+        ):
+            out: List[ast.stmt] = []
+            for stmt in node.body:
+                visited = self.visit(stmt)
+                out += (
+                    visited if isinstance(visited, list) else [] if visited is None else [visited]
+                )
+            return out or [ast.copy_location(ast.Pass(), node)]
+        return self.generic_visit(node)
+
+    def _submitted(self, stmt: ast.stmt, target: Optional[ast.expr], call: ast.Call):
+        """`outs..., tid = pl.submit(f, args...)`: `outs... = f(args...)`."""
+        if (
+            not call.args
+            or any(isinstance(a, ast.Starred) for a in call.args)
+            or any(kw.arg not in _SUBMIT_KEYWORDS for kw in call.keywords)
+        ):
+            return stmt  # pl.submit reports it
+        launch = ast.copy_location(
+            ast.Call(func=call.args[0], args=list(call.args[1:]), keywords=[]), call
+        )
+        if target is None:
+            return ast.copy_location(ast.Expr(value=launch), stmt)
+        if not (isinstance(target, ast.Tuple) and len(target.elts) >= 2):
+            return stmt
+        outs = target.elts[:-1]
+        kept = (
+            outs[0]
+            if len(outs) == 1
+            else ast.copy_location(ast.Tuple(elts=outs, ctx=ast.Store()), target)
+        )
+        return _assign(kept, launch, stmt)
+
+    def _yielded(self, stmt: ast.stmt, target: Optional[ast.expr], call: ast.Call):
+        """`target = pl.yield_(e, ...)` outside a loop with init_values (in
+        an if): `target = e`. In the loop, `_loop` replaces it first."""
+        if call.keywords:
+            return stmt  # reported by pl.yield_ itself
+        if target is None:
+            return None if not call.args else stmt
+        if len(call.args) == 1:
+            return _assign(target, call.args[0], stmt)
+        if not (
+            isinstance(target, (ast.Tuple, ast.List))
+            and len(target.elts) == len(call.args)
+            and all(isinstance(e, ast.Name) for e in target.elts)
+        ):
+            return stmt  # reported by pl.yield_ itself
+        return self._assign_all([e.id for e in target.elts], call.args, stmt)
+
+    def _assign_all(self, names: List[str], values: List[ast.expr], loc: ast.AST):
+        """`names[i] = values[i]` for every i, each value computed before
+        any name is assigned (through temporaries)."""
+        temps: List[str] = []
+        out: List[ast.stmt] = []
+        for value in values:
+            self.count += 1
+            temps.append(f"__bp_value_{self.count}")
+            out.append(_assign(ast.Name(temps[-1], ast.Store()), value, value))
+        for name, temp in zip(names, temps):
+            read = _located(ast.Name(temp, ast.Load()), loc)
+            out.append(_assign(ast.Name(name, ast.Store()), read, loc))
+        return out
+
+    def visit_For(self, node: ast.For):
+        init = self._init_values(node)
+        if init is None:
+            return self.generic_visit(node)
+        return self._loop(node, init)
+
+    def _init_values(self, node: ast.For) -> Optional[ast.keyword]:
+        call = node.iter
+        if not isinstance(call, ast.Call) or _qualname(call, self.namespace) not in (
+            "range",
+            "parallel",
+            "pipeline",
+        ):
+            return None
+        return next((k for k in call.keywords if k.arg == "init_values"), None)
+
+    def _loop(self, node: ast.For, init: ast.keyword) -> List[ast.stmt]:
+        target = node.target
+        if not (
+            isinstance(target, ast.Tuple)
+            and len(target.elts) == 2
+            and isinstance(target.elts[0], ast.Name)
+            and isinstance(target.elts[1], (ast.Tuple, ast.List))
+            and all(isinstance(e, ast.Name) for e in target.elts[1].elts)
+            and isinstance(init.value, (ast.Tuple, ast.List))
+            and len(init.value.elts) == len(target.elts[1].elts)
+        ):
+            return self.generic_visit(node)  # reported by the loop
+        carried = [e.id for e in target.elts[1].elts]
+        inits = list(init.value.elts)
+        loop = copy.copy(node)
+        loop.iter = copy.copy(node.iter)
+        loop.iter.keywords = [k for k in node.iter.keywords if k is not init]
+        loop.target = target.elts[0]
+        body = list(node.body)
+        last = body[-1] if body else None
+        results: Optional[ast.expr] = None
+        yielded: Optional[ast.Call] = None
+        if isinstance(last, ast.Assign) and len(last.targets) == 1:
+            if _qualname(last.value, self.namespace) == "yield_":
+                results, yielded = last.targets[0], last.value
+        elif isinstance(last, ast.Expr) and _qualname(last.value, self.namespace) == "yield_":
+            yielded = last.value
+        before = self._assign_all(carried, inits, node)
+        matches = yielded is not None and len(yielded.args) == len(carried) and not yielded.keywords
+        loop.body = []
+        for stmt in body[:-1] if yielded is not None else body:
+            visited = self.visit(stmt)
+            loop.body += (
+                visited if isinstance(visited, list) else [] if visited is None else [visited]
+            )
+        if matches:
+            loop.body += self._assign_all(carried, list(yielded.args), last)
+        elif yielded is not None:
+            loop.body.append(last)  # pl.yield_ reports the mismatch
+        after: List[ast.stmt] = []
+        if matches and isinstance(results, ast.Name) and len(carried) == 1:
+            after.append(_assign(results, _located(ast.Name(carried[0], ast.Load()), last), last))
+        elif matches and isinstance(results, (ast.Tuple, ast.List)):
+            if len(results.elts) == len(carried):
+                for target, name in zip(results.elts, carried):
+                    after.append(_assign(target, _located(ast.Name(name, ast.Load()), last), last))
+        return before + [loop] + after
+
+
+# Loops whose body may `break` / `continue`: run-time ifs guard the rest.
+_LOOPS = ("range", "parallel", "pipeline")
+
+
+def _jumps(stmts: List[ast.stmt]) -> List[ast.stmt]:
+    """The break and continue statements of a loop body (not of loops
+    nested in it)."""
+    found: List[ast.stmt] = []
+
+    def visit(node):
+        if isinstance(node, (ast.Break, ast.Continue)):
+            found.append(node)
+        elif not isinstance(node, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
+            for child in ast.iter_child_nodes(node):
+                visit(child)
+
+    for stmt in stmts:
+        visit(stmt)
+    return found
+
+
+class _Jumps(ast.NodeTransformer):
+    """`break` and `continue` in a loop body, as flags that ifs test:
+    `continue` skips the rest of the iteration, `break` that and every later
+    iteration (which the loop still counts, doing nothing)."""
+
+    def __init__(self, namespace: Dict[str, Any]):
+        self.namespace = namespace
+        self.count = 0
+
+    def visit_For(self, node: ast.For):
+        self.generic_visit(node)  # inner loops first
+        jumps = _jumps(node.body)
+        if not jumps or not self._loop(node.iter):
+            return node
+        # Only an if may hold them: anything else is reported where it is.
+        if any(not self._reachable(node.body, j) for j in jumps):
+            return node
+        self.count += 1
+        skip, stop = f"__bp_skip_{self.count}", f"__bp_stop_{self.count}"
+        breaks = any(isinstance(j, ast.Break) for j in jumps)
+        body = self._guarded(node.body, skip, stop if breaks else None)
+        loop = copy.copy(node)
+        if breaks:
+            # Once broken, the remaining iterations do nothing.
+            loop.body = [
+                _assign(
+                    ast.Name(skip, ast.Store()), _located(ast.Name(stop, ast.Load()), node), node
+                ),
+                self._if_clear(skip, body, node),
+            ]
+            start = _assign(ast.Name(stop, ast.Store()), _located(ast.Constant(0), node), node)
+            return [start, loop]
+        loop.body = [
+            _assign(ast.Name(skip, ast.Store()), _located(ast.Constant(0), node), node)
+        ] + body
+        return loop
+
+    def _loop(self, iterable: ast.expr) -> bool:
+        if not isinstance(iterable, ast.Call):
+            return False
+        if isinstance(iterable.func, ast.Name) and iterable.func.id == "range":
+            return True
+        return _qualname(iterable, self.namespace) in _LOOPS
+
+    @staticmethod
+    def _reachable(stmts: List[ast.stmt], jump: ast.stmt) -> bool:
+        """Whether `jump` sits in `stmts` itself or in ifs nested there."""
+        for stmt in stmts:
+            if stmt is jump:
+                return True
+            if isinstance(stmt, ast.If) and (
+                _Jumps._reachable(stmt.body, jump) or _Jumps._reachable(stmt.orelse, jump)
+            ):
+                return True
+        return False
+
+    def _if_clear(self, skip: str, body: List[ast.stmt], loc: ast.AST) -> ast.If:
+        test = ast.Compare(
+            left=ast.Name(skip, ast.Load()), ops=[ast.Eq()], comparators=[ast.Constant(0)]
+        )
+        return ast.copy_location(ast.If(test=_located(test, loc), body=body, orelse=[]), loc)
+
+    def _guarded(self, stmts: List[ast.stmt], skip: str, stop: Optional[str]) -> List[ast.stmt]:
+        out: List[ast.stmt] = []
+        for index, stmt in enumerate(stmts):
+            if isinstance(stmt, (ast.Break, ast.Continue)):
+                out.append(
+                    _assign(ast.Name(skip, ast.Store()), _located(ast.Constant(1), stmt), stmt)
+                )
+                if isinstance(stmt, ast.Break):
+                    out.append(
+                        _assign(ast.Name(stop, ast.Store()), _located(ast.Constant(1), stmt), stmt)
+                    )
+                return out  # the rest of the block never runs
+            if isinstance(stmt, ast.If) and _jumps([stmt]):
+                guarded = copy.copy(stmt)
+                guarded.body = self._guarded(stmt.body, skip, stop) or [
+                    ast.copy_location(ast.Pass(), stmt)
+                ]
+                guarded.orelse = self._guarded(stmt.orelse, skip, stop)
+                out.append(guarded)
+                rest = stmts[index + 1 :]
+                if rest:
+                    out.append(self._if_clear(skip, self._guarded(rest, skip, stop), rest[0]))
+                return out
+            out.append(stmt)
+        return out
+
+
+def _array_call(node: ast.AST, name: str) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == name
+        and isinstance(node.func.value, ast.Attribute)
+        and node.func.value.attr == "array"
+    )
+
+
+def _task_dummy(node: ast.AST) -> bool:
+    """Whether `node` is pypto's barrier `pl.system.task_dummy(deps=[...])`."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "task_dummy"
+        and isinstance(node.func.value, ast.Attribute)
+        and node.func.value.attr == "system"
+    )
+
+
+def _task_seeds(tree: ast.FunctionDef, namespace: Dict[str, Any]) -> set:
+    """The names pypto binds to task ids: `with pl.at(...) as tid`, the last
+    target of `..., tid = pl.submit(...)`, `pl.array.create(n, pl.TASK_ID)`,
+    a barrier `pl.system.task_dummy(deps=[...])`."""
+    seeds = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
+            seeds.add(node.optional_vars.id)
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        target = node.targets[0]
+        if (
+            isinstance(target, ast.Tuple)
+            and target.elts
+            and isinstance(target.elts[-1], ast.Name)
+            and _qualname(node.value, namespace) == "submit"
+        ):
+            seeds.add(target.elts[-1].id)
+        if isinstance(target, ast.Name) and _task_dummy(node.value):
+            seeds.add(target.id)
+        if (
+            isinstance(target, ast.Name)
+            and _array_call(node.value, "create")
+            and len(node.value.args) == 2
+            and isinstance(node.value.args[1], ast.Attribute)
+            and node.value.args[1].attr == "TASK_ID"
+        ):
+            seeds.add(target.id)
+    return seeds
+
+
+class _Tasks(ast.NodeTransformer):
+    """pypto's task ids (`with pl.at(...) as tid`, `out, tid =
+    pl.submit(...)`) carried only to name `deps=`: the statements that only
+    move them (`prev = None`, `tids = pl.array.create(n, pl.TASK_ID)`,
+    `tids[i] = tid`) are dropped, as `deps=` is (blockpipe orders tasks by
+    their tensors)."""
+
+    def __init__(self, tree: ast.FunctionDef, seeds: set):
+        self.tasks = set(seeds)
+        changed = True
+        while changed:  # names that hold task ids, from ones that do
+            changed = False
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                    target = node.targets[0]
+                    if (
+                        isinstance(target, ast.Name)
+                        and target.id not in self.tasks
+                        and self._moves(node.value, none=False)
+                    ):
+                        self.tasks.add(target.id)
+                        changed = True
+
+    def _moves(self, node: ast.AST, none: bool = True) -> bool:
+        """Whether a value is a task id (or an array of them) moved."""
+        if _array_call(node, "create") and len(node.args) == 2:
+            return isinstance(node.args[1], ast.Attribute) and node.args[1].attr == "TASK_ID"
+        if _array_call(node, "update_element") and node.args:
+            return self._task(node.args[0], none=False)
+        if _task_dummy(node):  # a barrier: tasks stay ordered by their tensors
+            return True
+        if isinstance(node, ast.Subscript):  # `prev = tids[1]`
+            return self._task(node.value, none=False)
+        return self._task(node, none)
+
+    def _task(self, node: ast.AST, none: bool = True) -> bool:
+        if none and isinstance(node, ast.Constant) and node.value is None:
+            return True
+        return isinstance(node, ast.Name) and node.id in self.tasks
+
+    def visit_Assign(self, node: ast.Assign):
+        if len(node.targets) == 1:
+            target = node.targets[0]
+            base = target.value if isinstance(target, ast.Subscript) else target
+            if isinstance(base, ast.Name) and base.id in self.tasks and self._moves(node.value):
+                return None
+        return node
