@@ -140,6 +140,7 @@ class CompiledProgram:
         self._plans: Dict[Optional[str], _CallPlan] = {}
         # The single-device entry's calls in one step, once run made one.
         self._call = None
+        self._arities: Dict[Optional[str], int] = {}
 
     # ------------------------------------------------------------------ IR
 
@@ -194,10 +195,19 @@ class CompiledProgram:
     def _positional(self, orchestration: Optional[str], args: tuple, kwargs: dict) -> tuple:
         """`args` with the keyword arguments in their parameters' places;
         ValueError naming the parameter for a name it does not have, one
-        given twice, or one left without a value."""
+        given twice, or one left without a value. Called with exactly the
+        parameters that are not Out (pypto's return style), the Out ones
+        are made here (zeros) and the call returns them."""
         entry = self._entry(orchestration)
         names = [p.name for p in entry.signature]
         label = f"{self.program.name}.{entry.name}"
+        outs = [i for i, p in enumerate(entry.signature) if p.kind == "tensor" and p.dir == "out"]
+        if outs and not kwargs and len(args) == len(names) - len(outs):
+            given = iter(args)
+            return tuple(
+                self._new_output(label, p) if i in outs else next(given)
+                for i, p in enumerate(entry.signature)
+            )
         if len(args) > len(names):
             raise ValueError(
                 f"{label} takes {len(names)} arguments ({', '.join(names)}), got {len(args)}"
@@ -223,11 +233,50 @@ class CompiledProgram:
             )
         return tuple(values)
 
+    def _new_output(self, label: str, param) -> np.ndarray:
+        """A zero array for Out parameter `param` of a return-style call (a
+        mesh program's with the device axis first)."""
+        if any(dim is None for dim in param.shape):
+            raise ValueError(
+                f"{label}: output '{param.name}' has a dynamic shape, so a call must pass its array"
+            )
+        shape = ((self.devices,) if self.devices > 1 and not self._pipelines else ()) + tuple(
+            param.shape
+        )
+        return np.zeros(shape, _numpy_dtype(param.dtype))
+
+    def _arity(self, orchestration: Optional[str]) -> int:
+        arity = self._arities.get(orchestration)
+        if arity is None:
+            arity = self._arities[orchestration] = len(self._entry(orchestration).signature)
+        return arity
+
+    def _outs(self, orchestration: Optional[str]) -> int:
+        """The number of Out tensors of `orchestration`."""
+        return sum(
+            p.kind == "tensor" and p.dir == "out" for p in self._entry(orchestration).signature
+        )
+
+    def _complete(self, orchestration: Optional[str], args: tuple, kwargs: dict) -> tuple:
+        """The arguments of a call given by name, or without its Out arrays;
+        pypto's `config=` (a RunConfig, unless the entry has a parameter of
+        that name) is dropped: blockpipe runs on the target it compiled
+        for."""
+        if "config" in kwargs and all(
+            p.name != "config" for p in self._entry(orchestration).signature
+        ):
+            kwargs = {k: v for k, v in kwargs.items() if k != "config"}
+        if kwargs or len(args) == self._arity(orchestration) - self._outs(orchestration):
+            return self._positional(orchestration, args, kwargs)
+        return args
+
     def __call__(self, *args, **kwargs):
         """Runs the program's `main`, its only pipeline, or its only
-        orchestration. Arguments go by position or by parameter name."""
-        if kwargs:
-            args = self._positional(None, args, kwargs)
+        orchestration. Arguments go by position or by parameter name; the
+        Out arrays may be left out (pypto's return style): they are made
+        and returned."""
+        if kwargs or len(args) < self._arity(None):
+            args = self._complete(None, args, kwargs)
         call = self._call
         if call is not None:
             return call(args)
@@ -241,8 +290,8 @@ class CompiledProgram:
         Under mpirun a mesh or Pipeline call is collective: every rank makes
         it with the same arguments, runs its devices' part, and ends with
         the whole Out arrays (see blockpipe.distributed)."""
-        if kwargs:
-            args = self._positional(orchestration, args, kwargs)
+        if kwargs or len(args) < self._arity(orchestration):
+            args = self._complete(orchestration, args, kwargs)
         plan = self._plans.get(orchestration)
         if plan is None:
             plan = self._plans[orchestration] = _CallPlan(self, self._entry(orchestration))
