@@ -203,9 +203,11 @@ class CompiledProgram:
         label = f"{self.program.name}.{entry.name}"
         outs = [i for i, p in enumerate(entry.signature) if p.kind == "tensor" and p.dir == "out"]
         if outs and not kwargs and len(args) == len(names) - len(outs):
+            # Made as the caller's arrays are (an ndarray subclass stays one).
+            kind = next((type(a) for a in args if isinstance(a, np.ndarray)), np.ndarray)
             given = iter(args)
             return tuple(
-                self._new_output(label, p) if i in outs else next(given)
+                self._new_output(label, p).view(kind) if i in outs else next(given)
                 for i, p in enumerate(entry.signature)
             )
         if len(args) > len(names):

@@ -73,6 +73,17 @@ def test_the_out_arrays_left_out_are_made_and_returned(add_scale):
     np.testing.assert_allclose(again, (a + b) * 3.0, rtol=1e-6)
 
 
+class Tagged(np.ndarray):
+    """An ndarray subclass, as torch stand-ins are."""
+
+
+def test_made_outputs_are_of_the_callers_array_type(add_scale):
+    a, b = inputs()
+    y = add_scale(a.view(Tagged), b.view(Tagged), 1.0)
+    assert type(y) is Tagged
+    np.testing.assert_allclose(y, a + b, rtol=1e-6)
+
+
 def test_config_is_accepted_and_changes_nothing(add_scale):
     a, b = inputs()
     y = np.zeros_like(a)

@@ -255,6 +255,41 @@ def test_a_kernel_reads_single_elements():
 
 
 @pl.program
+class ReadsByIndex:
+    """pypto's one-dimensional form, `pl.read(table, i)`: a row picked by a
+    table of indices."""
+
+    @pl.function
+    def kernel(
+        self,
+        x: pl.Tensor[[4, 64], pl.FP32],
+        table: pl.Tensor[[4], pl.INT32],
+        y: pl.Out[pl.Tensor[[4, 64], pl.FP32]],
+    ):
+        for r in pl.range(4):
+            src = pl.cast(pl.read(table, r), pl.INDEX)
+            y = pl.store(pl.load(x, [src, 0], [1, 64]), [r, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(
+        self,
+        x: pl.Tensor[[4, 64], pl.FP32],
+        table: pl.Tensor[[4], pl.INT32],
+        y: pl.Out[pl.Tensor[[4, 64], pl.FP32]],
+    ):
+        return self.kernel(x, table, y)
+
+
+def test_a_one_dimensional_read_takes_the_index_itself():
+    x = data((4, 64), np.float32)
+    table = np.array([2, 0, 3, 1], np.int32)
+    y = np.zeros((4, 64), np.float32)
+    blockpipe.compile(ReadsByIndex, quiet=True)(x, table, y)
+    np.testing.assert_array_equal(y, x[table])
+
+
+@pl.program
 class ReadOutOfBounds:
     @pl.function
     def kernel(

@@ -203,6 +203,17 @@ def dim(cx, call, tensor, axis):
     return result
 
 
+def _is_list(cx, node) -> bool:
+    """Whether `node` is a list of indices: written out, or a module
+    constant."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return True
+    try:
+        return isinstance(cx.static(node), (list, tuple))
+    except LoweringError:
+        return False
+
+
 def offsets_arg(cx, node, tensor: TensorType, what: str) -> List[Value]:
     """A load's or store's offsets: a list of indices, or a module constant."""
     if isinstance(node, (ast.List, ast.Tuple)):
@@ -499,11 +510,15 @@ tile_fillpad = operation(name="tile.fillpad", kinds=KERNEL_KINDS)(_fillpad)
 
 def _read(cx, call, tensor, indices):
     """One element of a tensor, as a scalar of its dtype: `w = pl.read(x,
-    [i, j])` (one index per dimension: numbers or index values). In a
+    [i, j])` (one index per dimension: numbers or index values; of a 1-D
+    tensor also `pl.read(x, i)`). In a
     kernel it reads GM directly; in an orchestration it waits for the tasks
     before it (a sync point). An index outside the tensor fails the call
     at this line."""
     t = cx.tensor_arg(tensor, "pl.read's tensor")
+    if len(t.type.shape) == 1 and not _is_list(cx, indices):
+        # pypto's form for one dimension: the index itself (`pl.read(x, i)`).
+        indices = ast.copy_location(ast.List(elts=[indices], ctx=ast.Load()), indices)
     at = offsets_arg(cx, indices, t.type, "pl.read")
     (result,) = cx.create("bp.read", [t] + at, [ScalarType(t.type.dtype)], {}, call.node, call.name)
     return result
