@@ -541,6 +541,21 @@ def test_create_tile_starts_at_zero_and_serves_as_scratch():
     np.testing.assert_allclose(out, total - total.max(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
 
 
+@pl.jit
+def offset_by_full(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        bias = pl.tile.full([8, 16], dtype=pl.FP32, value=2.5)
+        pl.store(pl.add(pl.load(x, [0, 0], [8, 16]), bias), [0, 0], out)
+    return out
+
+
+def test_tile_full_is_pypto_spelling_of_full():
+    x = rand(8, 16)
+    out = np.zeros((8, 16), np.float32)
+    offset_by_full(x, out)
+    np.testing.assert_allclose(out, x + 2.5, rtol=1e-6)
+
+
 @pl.program
 class StoresInALoop:
     @pl.function(type=pl.FunctionType.InCore)

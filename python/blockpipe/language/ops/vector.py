@@ -227,10 +227,9 @@ def cast(cx, call, tile, target_type=None, mode=None, out_dtype=None):
     return result
 
 
-@operation(kinds=(FunctionType.InCore, FunctionType.AIV, FunctionType.AIC))
-def full(cx, call, shape, dtype, value, target_memory=None):
+def _full(cx, call, shape, dtype, value, target_memory=None):
     """A tile of `shape` and `dtype` with every element `value`:
-    `pl.full([16, 16], pl.FP32, 0.0)`.
+    `pl.full([16, 16], pl.FP32, 0.0)` (pypto's `pl.tile.full` is the same).
 
     shape: a list of positive integers known at compile time.
     value: a number known at compile time (in range for the dtype).
@@ -280,6 +279,11 @@ def full(cx, call, shape, dtype, value, target_memory=None):
         "bp.full", [], [TileType(dims, element, explicit)], {"value": attr}, call.node, call.name
     )
     return result
+
+
+_FULL_KINDS = (FunctionType.InCore, FunctionType.AIV, FunctionType.AIC)
+full = operation(name="full", kinds=_FULL_KINDS)(_full)
+tile_full = operation(name="tile.full", kinds=_FULL_KINDS)(_full)
 
 
 def vector_operand(cx, value: Value, node, what: str) -> Value:
