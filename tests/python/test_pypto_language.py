@@ -8,6 +8,7 @@ import pytest
 
 import located
 
+import blockpipe
 import blockpipe.language as pl
 
 
@@ -554,6 +555,33 @@ def test_tile_full_is_pypto_spelling_of_full():
     out = np.zeros((8, 16), np.float32)
     offset_by_full(x, out)
     np.testing.assert_allclose(out, x + 2.5, rtol=1e-6)
+
+
+@pl.jit
+def tile_spellings(x: pl.Tensor, v: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.tile.load(x, [0, 0], [8, 16])
+        r = pl.tile.load(v, [0, 0], [8, 1])
+        pl.tile.store(pl.tile.row_expand_add(t, r), [0, 0], output_tensor=out)
+    return out
+
+
+def test_pypto_tile_spellings_and_output_tensor():
+    x, v = rand(8, 16), rand(8, 1)
+    out = np.zeros((8, 16), np.float32)
+    tile_spellings(x, v, out)
+    np.testing.assert_allclose(out, x + v, rtol=1e-6)
+
+
+def test_store_takes_its_output_once():
+    @pl.jit
+    def twice(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.store(pl.load(x, [0, 0], [8, 16]), [0, 0], out, output_tensor=out)
+        return out
+
+    with pytest.raises(blockpipe.CompileError, match="pl.store takes its output tensor once"):
+        twice(rand(8, 16), np.zeros((8, 16), np.float32))
 
 
 @pl.program

@@ -143,6 +143,28 @@ class _System(_types.SimpleNamespace):
         return Unsupported(f"pl.system.{name}")
 
 
+# pypto spells these operations `pl.tile.X` as well as `pl.X`: the same
+# operation under both names.
+TILE_SPELLINGS = (
+    "load",
+    "store",
+    "move",
+    "cast",
+    "matmul",
+    "matmul_acc",
+    "reshape",
+    "transpose",
+    "expands",
+    *(
+        f"{axis}_expand{op}"
+        for axis in ("row", "col")
+        for op in ("", "_add", "_sub", "_mul", "_div", "_max", "_min", "_expdif")
+    ),
+)
+for _name in TILE_SPELLINGS:
+    OPS.setdefault(f"tile.{_name}", OPS[_name])
+    PUBLIC.setdefault(f"tile.{_name}", PUBLIC[_name])
+
 tile = _namespace("tile.")
 tensor = _namespace("tensor.")
 system = _System(**vars(_namespace("system.")))

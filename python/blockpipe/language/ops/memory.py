@@ -58,7 +58,7 @@ def load(cx, call, tensor, offsets, shapes, valid_shape=None, target_memory=None
 
 
 @operation(kinds=KERNEL_KINDS)
-def store(cx, call, tile, offsets, output):
+def store(cx, call, tile, offsets, output=None, output_tensor=None):
     """Stores a tile into a window of a GM tensor and returns the tensor:
     `out = pl.store(t, [r, c], out)`.
 
@@ -67,6 +67,7 @@ def store(cx, call, tile, offsets, output):
     offsets: one index per tensor dimension, as for pl.load.
     output: a pl.Out or pl.InOut parameter (or a tensor the orchestration
         made) of the tile's dtype; storing into an input is an error.
+        pypto's name for it, output_tensor=, is accepted.
 
     Valid in InCore, AIC and AIV functions.
 
@@ -74,6 +75,13 @@ def store(cx, call, tile, offsets, output):
 
         out = pl.store(pl.add(a, b), [row, 0], out)
     """
+    if (output is None) == (output_tensor is None):
+        raise cx.error(
+            call.node,
+            "pl.store takes its output tensor once: as output (the third argument) or as "
+            "output_tensor=, pypto's name for it",
+        )
+    output = output if output is not None else output_tensor
     value = cx.tile_arg(tile, "pl.store's tile")
     out = cx.tensor_arg(output, "pl.store's output")
     first = offsets_arg(cx, offsets, out.type, "pl.store")
