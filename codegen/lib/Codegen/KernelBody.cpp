@@ -282,25 +282,9 @@ void KernelBody::checkWindow(Operation *op, llvm::StringRef access,
                              bp::TileType tile, OperandRange valid) {
   auto type = llvm::cast<bp::GMTensorType>(tensor.getType());
   int64_t rank = type.getRank();
-  // The window's extent per dim: 1 for the leading dims of a 2-D slice, then
-  // the tile's rows and columns (a 1-D tile is one row).
-  std::vector<int64_t> sizes(size_t(rank), 1);
-  int64_t cols = tile.getDimSize(tile.getRank() - 1);
-  int64_t rows = tile.getRank() == 2 ? tile.getDimSize(0) : 1;
-  sizes[size_t(rank - 1)] = cols;
-  if (rank >= 2)
-    sizes[size_t(rank - 2)] = rows;
-  // With a valid region, the window is that region: of a size known here,
-  // or only at run time (then always checked).
-  std::vector<bool> runtimeSize(size_t(rank), false);
-  for (auto [dim, size] : llvm::enumerate(valid)) {
-    int64_t k = int64_t(dim) + (rank - tile.getRank());
-    IntegerAttr known;
-    if (matchPattern(size, m_Constant(&known)))
-      sizes[size_t(k)] = known.getInt();
-    else
-      runtimeSize[size_t(k)] = true;
-  }
+  // The window's extent per dim; a valid size known only at run time is
+  // always checked.
+  bp::WindowExtent extent = bp::getWindowExtent(type, tile, valid);
   std::string what;
   for (int64_t k = 0; k < rank; ++k) {
     // A constant offset the verifier checked, or one whose every value
@@ -316,8 +300,8 @@ void KernelBody::checkWindow(Operation *op, llvm::StringRef access,
       if (std::optional<std::string> line = userLine(op->getLoc()))
         what += " at " + *line;
     }
-    std::string size = std::to_string(sizes[size_t(k)]);
-    if (runtimeSize[size_t(k)])
+    std::string size = std::to_string(extent.sizes[size_t(k)]);
+    if (extent.atRunTime[size_t(k)])
       size = expr(valid[size_t(k - (rank - tile.getRank()))]);
     checkAtRunTime("BP_CHECK(bp_check_window(" + ctx() + ", \"" +
                    escapeCppString(what) + "\", " + std::to_string(k) + ", " +

@@ -6,6 +6,8 @@
 
 #include "blockpipe/Dialect/KernelPlan.h"
 
+#include "mlir/IR/Matchers.h"
+
 using namespace mlir;
 
 bool bp::isPlanned(ModuleOp module) {
@@ -34,6 +36,25 @@ std::optional<int64_t> bp::getLaunchBlocks(func::FuncOp kernel) {
 
 bool bp::mayFailMidway(func::FuncOp kernel) {
   return kernel->hasAttr(BPDialect::kMayFailMidwayAttrName);
+}
+
+bp::WindowExtent bp::getWindowExtent(GMTensorType tensor, TileType tile,
+                                     ValueRange valid) {
+  const size_t rank = size_t(tensor.getRank());
+  WindowExtent extent{std::vector<int64_t>(rank, 1),
+                      std::vector<bool>(rank, false)};
+  extent.sizes[rank - 1] = tile.getDimSize(tile.getRank() - 1);
+  if (rank >= 2)
+    extent.sizes[rank - 2] = tile.getRank() == 2 ? tile.getDimSize(0) : 1;
+  for (auto [dim, size] : llvm::enumerate(valid)) {
+    size_t k = dim + (rank - size_t(tile.getRank()));
+    IntegerAttr known;
+    if (matchPattern(size, m_Constant(&known)))
+      extent.sizes[k] = known.getInt();
+    else
+      extent.atRunTime[k] = true;
+  }
+  return extent;
 }
 
 static void collectDeadOps(Region &region, llvm::DenseSet<Operation *> &dead) {

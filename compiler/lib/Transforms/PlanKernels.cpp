@@ -196,26 +196,13 @@ private:
   void planWindow(Value tensor, OperandRange offsets, Type tileType,
                   OperandRange valid, Check check) {
     auto type = llvm::cast<GMTensorType>(tensor.getType());
-    auto tile = llvm::cast<TileType>(tileType);
+    WindowExtent extent =
+        getWindowExtent(type, llvm::cast<TileType>(tileType), valid);
     int64_t rank = type.getRank();
-    // 1 for the leading dims of a 2-D slice, then the tile's rows and
-    // columns (a 1-D tile is one row).
-    std::vector<int64_t> sizes(size_t(rank), 1);
-    sizes[size_t(rank - 1)] = tile.getDimSize(tile.getRank() - 1);
-    if (rank >= 2)
-      sizes[size_t(rank - 2)] = tile.getRank() == 2 ? tile.getDimSize(0) : 1;
-    std::vector<bool> runtimeSize(size_t(rank), false);
-    for (auto [dim, size] : llvm::enumerate(valid)) {
-      int64_t k = int64_t(dim) + (rank - tile.getRank());
-      IntegerAttr known;
-      if (matchPattern(size, m_Constant(&known)))
-        sizes[size_t(k)] = known.getInt();
-      else
-        runtimeSize[size_t(k)] = true;
-    }
     for (int64_t k = 0; k < rank; ++k)
-      if (type.isDynamicDim(k) || runtimeSize[size_t(k)] ||
-          !provenWithin(offsets[k], 0, type.getDimSize(k) - sizes[size_t(k)]))
+      if (type.isDynamicDim(k) || extent.atRunTime[size_t(k)] ||
+          !provenWithin(offsets[k], 0,
+                        type.getDimSize(k) - extent.sizes[size_t(k)]))
         check(offsets.getBeginOperandIndex() + unsigned(k));
   }
 

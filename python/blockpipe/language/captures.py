@@ -8,14 +8,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-
-def _static(node: ast.AST, namespace):
-    if isinstance(node, ast.Name):
-        return namespace.get(node.id)
-    if isinstance(node, ast.Attribute):
-        base = _static(node.value, namespace)
-        return None if base is None else getattr(base, node.attr, None)
-    return None
+from blockpipe.language.source import lookup_static as _static
 
 
 def assigned(stmts) -> List[str]:

@@ -28,6 +28,7 @@ from blockpipe.language.captures import read_first, recomputed_before, stored_al
 from blockpipe.language.program import FunctionSpec
 from blockpipe.language.scope_args import ScopeArgs
 from blockpipe.language.source import Source
+from blockpipe.language.source import lookup_static as _static
 from blockpipe.language.types import (
     CAPTURED,
     FunctionType,
@@ -42,18 +43,6 @@ from blockpipe.language.types import (
 )
 from blockpipe.language.unsupported import unsupported_in
 from blockpipe.language.values import LoweringError
-
-
-def _static(node: ast.AST, namespace: Dict[str, Any]):
-    """The value of a constant, a name or a dotted name, or None."""
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
-        return namespace.get(node.id)
-    if isinstance(node, ast.Attribute):
-        base = _static(node.value, namespace)
-        return None if base is None else getattr(base, node.attr, None)
-    return None
 
 
 def _names(stmts) -> List[str]:

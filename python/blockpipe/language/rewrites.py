@@ -27,6 +27,8 @@ import ast
 import copy
 from typing import Any, Dict, List, Optional
 
+from blockpipe.language.source import lookup_static as _static
+
 # Operations whose statement form writes one of their arguments: the
 # argument's position and keyword names.
 _WRITES = {
@@ -106,15 +108,6 @@ def manual_scope():
     write, which is what those dependencies guarantee (and possibly more),
     so the block runs as written."""
     _outside("manual_scope")
-
-
-def _static(node: ast.AST, namespace: Dict[str, Any]):
-    if isinstance(node, ast.Name):
-        return namespace.get(node.id)
-    if isinstance(node, ast.Attribute):
-        base = _static(node.value, namespace)
-        return None if base is None else getattr(base, node.attr, None)
-    return None
 
 
 def _qualname(node: ast.AST, namespace: Dict[str, Any]) -> Optional[str]:

@@ -8,6 +8,7 @@ import ast
 import copy
 from typing import Optional, Tuple
 
+from blockpipe.language.source import lookup_static as _static
 from blockpipe.language.types import Level, Split, SplitMode
 from blockpipe.language.unsupported import Unsupported
 
@@ -17,18 +18,6 @@ _AT_UNSUPPORTED = ("role", "no_dep_args", "dumps", "allow_early_resolve", "windo
 # scope after a task, which ordering tasks by the tensors they read and
 # write does whenever it matters.
 _AT_IGNORED = ("deps",)
-
-
-def _static(node: ast.AST, namespace):
-    """The value of a constant, a name or a dotted name, or None."""
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
-        return namespace.get(node.id)
-    if isinstance(node, ast.Attribute):
-        base = _static(node.value, namespace)
-        return None if base is None else getattr(base, node.attr, None)
-    return None
 
 
 class ScopeArgs:

@@ -198,3 +198,16 @@ def assignment_of(stmts: Sequence[ast.stmt], name: str) -> Optional[ast.AST]:
             ):
                 return node
     return None
+
+
+def lookup_static(node: ast.AST, namespace: Dict[str, Any]):
+    """The value of a constant, a name or a dotted name (`pl.Level.CORE_GROUP`)
+    in `namespace`, or None."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return namespace.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = lookup_static(node.value, namespace)
+        return None if base is None else getattr(base, node.attr, None)
+    return None

@@ -37,6 +37,17 @@ std::optional<int64_t> getLaunchBlocks(func::FuncOp kernel);
 /// a run-time check or a pipe wait that can fail.
 bool mayFailMidway(func::FuncOp kernel);
 
+/// The window a load or store of `tile` covers in `tensor`, per dim of the
+/// tensor: 1 for the leading dims of a 2-D slice, then the tile's rows and
+/// columns (a 1-D tile is one row); with a valid region `valid`, that
+/// region, whose sizes known only at run time are marked `atRunTime`.
+struct WindowExtent {
+  std::vector<int64_t> sizes;
+  std::vector<bool> atRunTime;
+};
+WindowExtent getWindowExtent(GMTensorType tensor, TileType tile,
+                             ValueRange valid);
+
 /// The ops of `region` whose results nothing live uses and that have no
 /// effect but reads: generated code leaves them out, and so their checks.
 llvm::DenseSet<Operation *> findDeadOps(Region &region);
