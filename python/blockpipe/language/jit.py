@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from blockpipe.errors import CompileError, user_traceback
+from blockpipe.errors import user_traceback
 from blockpipe.language.program import FunctionSpec, Program
 from blockpipe.language.source import Source, parse_function
 from blockpipe.language.types import (
@@ -146,8 +146,7 @@ class JitFunction:
         annotations = _annotations(self._fn)
         args = source.tree.args
         if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
-            raise _error(
-                source,
+            raise source.error(
                 source.tree,
                 f"@pl.jit function '{self._fn.__name__}' takes plain positional parameters only",
             )
@@ -195,7 +194,7 @@ class JitFunction:
             if found is not None:  # such as a dtype blockpipe lacks
                 source = self._source()
                 param = source.tree.args.args[index]
-                raise _error(source, param.annotation or param, found.message)
+                raise source.error(param.annotation or param, found.message)
             if isinstance(ann, ParamType):
                 direction, ann = ann.direction, ann.inner
             if ann is SHAPELESS:  # `pl.Tensor`: the argument's shape and dtype
@@ -435,11 +434,6 @@ def _file_of(fn: Callable) -> str:
         return inspect.getsourcefile(fn) or "<unknown>"
     except (TypeError, OSError):
         return "<unknown>"
-
-
-def _error(source: Source, node: ast.AST, message: str) -> CompileError:
-    line, col = source.position(node)
-    return CompileError(message, file=source.file, line=line, column=col)
 
 
 def _key(t) -> tuple:

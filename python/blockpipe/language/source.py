@@ -34,6 +34,11 @@ class Source:
             getattr(node, "col_offset", 0) + self.col_offset + 1,
         )
 
+    def error(self, node: ast.AST, message: str) -> CompileError:
+        """A CompileError at `node` of this source."""
+        line, col = self.position(node)
+        return CompileError(message, file=self.file, line=line, column=col)
+
 
 @dataclass(frozen=True)
 class _Parsed:

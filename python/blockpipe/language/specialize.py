@@ -19,7 +19,6 @@ import dataclasses
 import types as _types
 from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 
-from blockpipe.errors import CompileError
 from blockpipe.language.program import FunctionSpec
 from blockpipe.language.types import (
     CAPTURED,
@@ -168,13 +167,10 @@ class Specializations:
             ):
                 got = ", ".join(str(t) for t in results) or "nothing"
                 want = ", ".join(str(t) for t in expected) or "nothing"
-                line, col = source.position(node)
-                raise CompileError(
+                raise source.error(
+                    node,
                     f"'{name}' takes shape-less parameters, so its call expects it to return "
                     f"its Out/InOut tensors in order ({want}); it returns {got}",
-                    file=source.file,
-                    line=line,
-                    column=col,
                 )
 
     def report_unused(self, name: str) -> None:
@@ -184,13 +180,10 @@ class Specializations:
         source = self.program.sources[name]
         params = source.tree.args.args[1:]
         param = next(p for p, (_, ann) in zip(params, anns) if is_shapeless(ann))
-        line, col = source.position(param)
-        raise CompileError(
+        raise source.error(
+            param,
             f"parameter '{param.arg}' of '{name}' is a pl.Tensor without shape and dtype, and "
             f"no call of '{name}' gives it them: annotate it pl.Tensor[[dims...], dtype]",
-            file=source.file,
-            line=line,
-            column=col,
         )
 
     def unused(self) -> List[str]:
