@@ -108,7 +108,7 @@ Type CompileSession::unknownTileType(const std::string &space) {
 }
 
 Type CompileSession::scalarType(const std::string &dtype) {
-  return elementType(dtype);
+  return bp::getScalarType(elementType(dtype));
 }
 
 TypeDesc CompileSession::describe(Type type) const {
@@ -181,8 +181,10 @@ std::optional<Attribute> CompileSession::intAttr(int64_t value,
   unsigned bits = type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
   if (!type.isIndex() && !isa<IntegerType>(type))
     throw std::invalid_argument("'" + dtype + "' is not an integer dtype");
-  bool fits = bits == 1 ? (value == 0 || value == 1) // BOOL: false, true
-                        : llvm::isIntN(bits, value);
+  bool fits = bits == 1 ? (value == 0 || value == 1) // BOOL
+              : type.isUnsignedInteger()
+                  ? value >= 0 && llvm::isUIntN(bits, value)
+                  : llvm::isIntN(bits, value);
   if (!fits)
     return std::nullopt;
   return builder.getIntegerAttr(type, value);
@@ -426,6 +428,63 @@ CompileSession::endFor(const std::vector<Handle> &yielded,
                        const SourceLoc &loc) {
   check(!openLoops.empty(), loc, "no loop to end");
   auto loop = cast<scf::ForOp>(openLoops.back());
+  openLoops.pop_back();
+  SmallVector<Value> yieldValues;
+  for (Handle handle : yielded)
+    yieldValues.push_back(value(handle));
+  builder.create<scf::YieldOp>(location(loc), yieldValues);
+  builder.setInsertionPointAfter(loop);
+  std::vector<Handle> results;
+  for (Value result : loop.getResults())
+    results.push_back(track(result));
+  return results;
+}
+
+std::vector<CompileSession::Handle>
+CompileSession::beginWhile(const std::vector<Handle> &inits,
+                           const SourceLoc &loc) {
+  SmallVector<Value> initValues;
+  SmallVector<Type> types;
+  SmallVector<Location> locs;
+  for (Handle init : inits) {
+    initValues.push_back(value(init));
+    types.push_back(initValues.back().getType());
+    locs.push_back(location(loc));
+  }
+  auto loop = builder.create<scf::WhileOp>(location(loc), types, initValues);
+  openLoops.push_back(loop);
+  Block *before = builder.createBlock(&loop.getBefore(), {}, types, locs);
+  builder.setInsertionPointToEnd(before);
+  std::vector<Handle> handles;
+  for (BlockArgument arg : before->getArguments())
+    handles.push_back(track(arg));
+  return handles;
+}
+
+std::vector<CompileSession::Handle>
+CompileSession::whileBody(Handle condition, const SourceLoc &loc) {
+  check(!openLoops.empty() && isa<scf::WhileOp>(openLoops.back()), loc,
+        "no while loop to continue");
+  auto loop = cast<scf::WhileOp>(openLoops.back());
+  Block &before = loop.getBefore().front();
+  builder.create<scf::ConditionOp>(location(loc), value(condition),
+                                   before.getArguments());
+  SmallVector<Location> locs(before.getNumArguments(), location(loc));
+  Block *after = builder.createBlock(&loop.getAfter(), {},
+                                     before.getArgumentTypes(), locs);
+  builder.setInsertionPointToEnd(after);
+  std::vector<Handle> handles;
+  for (BlockArgument arg : after->getArguments())
+    handles.push_back(track(arg));
+  return handles;
+}
+
+std::vector<CompileSession::Handle>
+CompileSession::endWhile(const std::vector<Handle> &yielded,
+                         const SourceLoc &loc) {
+  check(!openLoops.empty() && isa<scf::WhileOp>(openLoops.back()), loc,
+        "no while loop to end");
+  auto loop = cast<scf::WhileOp>(openLoops.back());
   openLoops.pop_back();
   SmallVector<Value> yieldValues;
   for (Handle handle : yielded)

@@ -156,6 +156,20 @@ public:
   std::vector<Handle> endFor(const std::vector<Handle> &yielded,
                              const SourceLoc &loc);
 
+  /// Starts an scf.while carrying `inits` (a Python `while`) and builds
+  /// into its condition block; returns the block's arguments, the carried
+  /// values as the condition sees them.
+  std::vector<Handle> beginWhile(const std::vector<Handle> &inits,
+                                 const SourceLoc &loc);
+  /// Ends the condition block of the innermost scf.while: the loop goes on
+  /// while the i1 `condition` holds, forwarding the carried values to the
+  /// body, whose arguments are returned; builds into the body.
+  std::vector<Handle> whileBody(Handle condition, const SourceLoc &loc);
+  /// Ends the innermost scf.while, the body yielding `yielded`; returns its
+  /// results.
+  std::vector<Handle> endWhile(const std::vector<Handle> &yielded,
+                               const SourceLoc &loc);
+
   /// Starts an scf.if on the i1 `condition` and builds into its then
   /// branch. Its results are known only at `endIf`.
   void beginIf(Handle condition, const SourceLoc &loc);

@@ -286,6 +286,12 @@ PYBIND11_MODULE(_core, m) {
            py::arg("loc"), py::arg("induction_name") = "")
       .def("end_for", &CompileSession::endFor, py::arg("yielded"),
            py::arg("loc"))
+      .def("begin_while", &CompileSession::beginWhile, py::arg("inits"),
+           py::arg("loc"))
+      .def("while_body", &CompileSession::whileBody, py::arg("condition"),
+           py::arg("loc"))
+      .def("end_while", &CompileSession::endWhile, py::arg("yielded"),
+           py::arg("loc"))
       .def("begin_if", &CompileSession::beginIf, py::arg("condition"),
            py::arg("loc"))
       .def("enter_branch", &CompileSession::enterBranch, py::arg("else_branch"))

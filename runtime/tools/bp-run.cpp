@@ -225,7 +225,7 @@ std::array<unsigned char, 8> scalarValue(const rt::HostParam &param,
       const long long v = std::stoll(text, &used, 0);
       if (used == text.size()) {
         const int bits = int(info.bytes) * 8;
-        const bool isUnsigned = param.dtype == rt::DType::UINT8;
+        const bool isUnsigned = blockpipe::target::dtypeIsUnsigned(param.dtype);
         const long long lo = isUnsigned ? 0 : -(1LL << (bits - 1));
         const long long hi = bits == 64
                                  ? std::numeric_limits<long long>::max()

@@ -34,13 +34,13 @@ def test_unknown_name():
     expect_error(make)
 
 
-def test_unsupported_while():
+def test_while_with_a_condition_known_at_compile_time():
     def make():
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T):
-                while True:  # error: unsupported Python construct 'while'
+                while True:  # error: a while loop's condition must be known only at run time
                     pass
 
         return P
@@ -106,7 +106,7 @@ def test_if_condition_operator():
         class P:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T):
-                # error: 'in' is not supported in an if condition; compare with ==, !=, <, <=, > or >=
+                # error: 'in' is not supported in a condition; compare with ==, !=, <, <=, > or >=
                 if pl.tile.get_block_idx() in [0, 1]:
                     pass
 

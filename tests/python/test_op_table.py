@@ -25,8 +25,13 @@ DTYPES = {
     "FP32": np.float32,
     "FP16": np.float16,
     "BF16": None,
+    "INT8": np.int8,
+    "INT16": np.int16,
     "INT32": np.int32,
     "INT64": np.int64,
+    "UINT8": np.uint8,
+    "UINT16": np.uint16,
+    "UINT32": np.uint32,
 }
 
 # The inputs an op's operands take: x any value (with inf, -inf, NaN, -0.0
@@ -75,8 +80,14 @@ def inputs(dtype_name, seed=0):
         z = (rng.uniform(0.5, 3.0, (M, N)) * rng.choice([-1, 1], (M, N))).astype(np.float32)
         s = np.zeros((M, N), np.float32)
     else:
-        x = rng.integers(-1000, 1000, (M, N))
-        p = rng.integers(1, 1000, (M, N))
+        info = np.iinfo(dtype)
+        # Never the lowest value (its negation and its quotient by -1
+        # overflow); row 0 holds the limits, where + and * wrap around.
+        low, high = max(int(info.min) + 1, -1000), min(int(info.max), 1000)
+        x = rng.integers(low, high, (M, N))
+        if info.bits <= 32:  # NumPy's float references are exact below 2**53
+            x[0, :2] = [info.min + (info.min < 0), info.max]
+        p = rng.integers(1, min(high, 1000), (M, N))
         z = rng.integers(1, 50, (M, N)) * rng.choice([-1, 1], (M, N))
         s = rng.integers(0, 8 * np.dtype(dtype).itemsize, (M, N))
     y = (
@@ -157,7 +168,7 @@ def expected(op, dtype_name, data):
         return np.asarray(op_table.numpy_reference(op)(x, y))
 
 
-TOLERANCE = {"FP32": 2e-6, "FP16": 2e-3, "BF16": 1.6e-2, "INT32": 0, "INT64": 0}
+TOLERANCE = {"FP32": 2e-6, "FP16": 2e-3, "BF16": 1.6e-2}
 
 
 def check(dtype_name, ops, data, out):
@@ -167,7 +178,7 @@ def check(dtype_name, ops, data, out):
         got = out[k * M : (k + 1) * M][: want.shape[0], : want.shape[1]]
         want = want.astype(dtype).astype(np.float64)
         got = got.astype(np.float64)
-        tol = TOLERANCE[dtype_name]
+        tol = TOLERANCE.get(dtype_name, 0)  # integers: exact
         np.testing.assert_allclose(
             got, want, rtol=tol, atol=tol, equal_nan=True, err_msg=f"pl.{op} on {dtype_name}"
         )
@@ -195,7 +206,7 @@ def test_every_op_builds_with_nvcc_warning_free(tmp_path):
 
     if test_cuda_target.NVCC is None:
         pytest.skip("no CUDA toolkit (nvcc) on this machine")
-    for dtype_name in ("FP32", "BF16", "INT32"):
+    for dtype_name in ("FP32", "BF16", "INT32", "INT16", "UINT8"):
         ops, _ = program(dtype_name, tmp_path)
         test_cuda_target.build_cuda(ops, tmp_path / dtype_name)
 

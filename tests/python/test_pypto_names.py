@@ -70,18 +70,18 @@ def uses_a_host_scope():
     return At
 
 
-def uses_an_int8_tensor():
+def uses_an_int4_tensor():
     @pl.program
-    class Int8:
+    class Int4:
         @pl.function(type=pl.FunctionType.InCore)
         def k(
             self,
-            x: pl.Tensor[[16, 16], pl.INT8],  # error: pl.INT8 is not supported by blockpipe
+            x: pl.Tensor[[16, 16], pl.INT4],  # error: pl.INT4 is not supported by blockpipe
             y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
         ):
             return pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
 
-    return Int8
+    return Int4
 
 
 @pytest.mark.parametrize(
@@ -91,7 +91,7 @@ def uses_an_int8_tensor():
         uses_a_reserved_buffer,
         uses_function_attrs,
         uses_a_host_scope,
-        uses_an_int8_tensor,
+        uses_an_int4_tensor,
     ],
 )
 def test_a_pypto_name_blockpipe_lacks_is_an_error_at_its_line(factory):

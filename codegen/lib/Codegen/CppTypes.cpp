@@ -23,6 +23,12 @@ std::optional<std::string> blockpipe::codegen::cppScalarType(Type type) {
     return std::string("::blockpipe::tile::half");
   if (type.isBF16())
     return std::string("::blockpipe::tile::bfloat16");
+  if (type.isUnsignedInteger(8))
+    return std::string("uint8_t");
+  if (type.isUnsignedInteger(16))
+    return std::string("uint16_t");
+  if (type.isUnsignedInteger(32))
+    return std::string("uint32_t");
   if (type.isIndex() || type.isInteger(64))
     return std::string("int64_t");
   if (type.isInteger(32))
@@ -128,6 +134,8 @@ std::optional<std::string> blockpipe::codegen::cppLiteral(TypedAttr attr) {
   if (auto integer = llvm::dyn_cast<IntegerAttr>(attr)) {
     if (integer.getType().isInteger(1))
       return std::string(integer.getValue().getBoolValue() ? "true" : "false");
+    if (integer.getType().isUnsignedInteger())
+      return cppIntLiteral(int64_t(integer.getValue().getZExtValue()));
     return cppIntLiteral(integer.getValue().getSExtValue());
   }
   auto floating = llvm::dyn_cast<FloatAttr>(attr);

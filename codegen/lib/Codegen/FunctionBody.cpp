@@ -70,6 +70,8 @@ LogicalResult FunctionBody::emitOp(Operation *op) {
     return emitFor(forOp);
   if (auto ifOp = llvm::dyn_cast<scf::IfOp>(op))
     return emitIf(ifOp);
+  if (auto whileOp = llvm::dyn_cast<scf::WhileOp>(op))
+    return emitWhile(whileOp);
   if (op->getDialect() && op->getDialect()->getNamespace() == "arith")
     return emitArith(op);
   return emitSideOp(op);
@@ -176,6 +178,13 @@ LogicalResult FunctionBody::emitArith(Operation *op) {
           .Case<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp,
                 arith::SIToFPOp, arith::FPToSIOp, arith::ExtFOp,
                 arith::TruncFOp>([&](auto) { return cast(operand(0)); })
+          // Unsigned: the operand's bits read as unsigned; a float converted
+          // to the unsigned integer of the result's width.
+          .Case<arith::ExtUIOp, arith::UIToFPOp>(
+              [&](auto) { return cast(unsignedOperand(0)); })
+          .Case<arith::FPToUIOp>([&](arith::FPToUIOp toUnsigned) {
+            return cast(asUnsigned(operand(0), toUnsigned.getType()));
+          })
           .Case<arith::CmpIOp>(
               [&](arith::CmpIOp cmp) -> std::optional<std::string> {
                 std::string a = operand(0), b = operand(1);
@@ -235,7 +244,7 @@ LogicalResult FunctionBody::emitArith(Operation *op) {
     return error(op, "'")
            << op->getName()
            << "' is not supported; codegen translates arith's arithmetic, "
-              "bitwise, shift, min/max, compare, select and signed or float "
+              "bitwise, shift, min/max, compare, select and integer or float "
               "cast ops";
   std::string name = declare(result);
   out.line("const " + *type + " " + name + " = " + *value + ";");
@@ -283,6 +292,12 @@ FunctionBody::declareCarried(Operation *op, ValueRange results,
     if (auto loop = llvm::dyn_cast<scf::ForOp>(op)) {
       if (!hint)
         hint = program.nameOf(loop.getYieldedValues()[i]);
+      if (!hint)
+        hint = program.nameOf(inits[i]);
+    }
+    if (auto loop = llvm::dyn_cast<scf::WhileOp>(op)) {
+      if (!hint)
+        hint = program.nameOf(loop.getYieldOp().getOperand(i));
       if (!hint)
         hint = program.nameOf(inits[i]);
     }
@@ -413,6 +428,42 @@ LogicalResult FunctionBody::emitFor(scf::ForOp op) {
   Operation *yield = body->getTerminator();
   if (failed(assignYield(yield, yield->getOperands(), op.getResults(), *vars,
                          op.getRegionIterArgs())))
+    return failure();
+  out.close();
+  return success();
+}
+
+LogicalResult FunctionBody::emitWhile(scf::WhileOp op) {
+  // The carried values are the before region's arguments; its condition
+  // forwards them unchanged (a Python `while`), so the after region's
+  // arguments and the loop's results are the same variables.
+  Block &before = op.getBefore().front();
+  Block &after = op.getAfter().front();
+  scf::ConditionOp condition = op.getConditionOp();
+  if (condition.getArgs() != ValueRange(before.getArguments()) ||
+      op.getResultTypes() != op.getInits().getTypes())
+    return error(op, "'scf.while' must forward its carried values unchanged "
+                     "from its condition (scf.condition(%c) %args)");
+  FailureOr<std::vector<std::string>> vars =
+      declareCarried(op, op.getResults(), op.getInits(), before.getArguments());
+  if (failed(vars))
+    return failure();
+  for (auto [i, arg] : llvm::enumerate(after.getArguments())) {
+    if ((*vars)[i].empty())
+      aliasTensor(arg, op.getInits()[i]);
+    else
+      names[arg] = (*vars)[i];
+  }
+  out.open("while (true)");
+  if (failed(emitBlock(before)))
+    return failure();
+  out.line("if (!(" + expr(condition.getCondition()) + "))");
+  out.line("  break;");
+  if (failed(emitBlock(after)))
+    return failure();
+  Operation *yield = after.getTerminator();
+  if (failed(assignYield(yield, yield->getOperands(), op.getResults(), *vars,
+                         after.getArguments())))
     return failure();
   out.close();
   return success();

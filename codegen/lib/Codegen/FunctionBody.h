@@ -2,9 +2,9 @@
 //
 // What kernel bodies and orchestration functions have in common: naming
 // values after the user's names, scalar arithmetic (arith), structured
-// control flow (scf.for, scf.if), and skipping pure ops nobody uses (so the
-// output has no unused variables under -Wall -Wextra). The ops of one side
-// (tiles and pipes; tensors and launches) are the subclass's.
+// control flow (scf.for, scf.if, scf.while), and skipping pure ops nobody uses
+// (so the output has no unused variables under -Wall -Wextra). The ops of one
+// side (tiles and pipes; tensors and launches) are the subclass's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -96,6 +96,7 @@ private:
   mlir::LogicalResult emitArith(mlir::Operation *op);
   mlir::LogicalResult emitFor(mlir::scf::ForOp op);
   mlir::LogicalResult emitIf(mlir::scf::IfOp op);
+  mlir::LogicalResult emitWhile(mlir::scf::WhileOp op);
   /// Declares the variables carrying `results` (and their block arguments)
   /// and returns their names; tensors alias their init value.
   mlir::FailureOr<std::vector<std::string>>

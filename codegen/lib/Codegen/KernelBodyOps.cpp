@@ -433,6 +433,7 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         return error(op, "'")
                << op->getName()
                << "' is not supported in a kernel body; kernels are made of "
-                  "bp tile and pipe ops, scalar arith, scf.for and scf.if";
+                  "bp tile and pipe ops, scalar arith, scf.for, scf.if and "
+                  "scf.while";
       });
 }

@@ -502,6 +502,6 @@ LogicalResult OrchestrationBody::emitSideOp(Operation *op) {
                << op->getName()
                << "' is not supported in an orchestration; orchestrations "
                   "are made of bp.tensor_create, bp.launch, calls of "
-                  "orchestrations, scalar arith, scf.for and scf.if";
+                  "orchestrations, scalar arith, scf.for, scf.if and scf.while";
       });
 }

@@ -114,7 +114,7 @@ LogicalResult LoadOp::verify() {
 
 LogicalResult ReadOp::verify() {
   GMTensorType tensor = getSource().getType();
-  if (getResult().getType() != tensor.getElementType())
+  if (getResult().getType() != getScalarType(tensor.getElementType()))
     return emitOpError() << "result of type " << getResult().getType()
                          << " differs from the tensor's element type "
                          << tensor.getElementType();
@@ -135,7 +135,8 @@ LogicalResult ReadOp::verify() {
 
 LogicalResult FillPadOp::verify() {
   TileType tile = getSource().getType();
-  if (!tile.hasUnknownType() && getPad().getType() != tile.getElementType())
+  if (!tile.hasUnknownType() &&
+      getPad().getType() != getScalarType(tile.getElementType()))
     return emitOpError() << "pad of type " << getPad().getType()
                          << " does not match the tile's element type "
                          << tile.getElementType();

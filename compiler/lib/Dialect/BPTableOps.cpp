@@ -44,7 +44,7 @@ static LogicalResult verifyBinary(Operation *op, TileType lhs, Type rhs) {
              << " and " << rhsTile.getElementType();
     return verifyVecTile(op, rhsTile, "rhs");
   }
-  if (rhs != lhs.getElementType())
+  if (rhs != getScalarType(lhs.getElementType()))
     return op->emitOpError() << "scalar operand of type " << rhs
                              << " does not match the tile's element type "
                              << lhs.getElementType();

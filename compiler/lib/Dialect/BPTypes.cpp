@@ -19,10 +19,22 @@ void BPDialect::registerTypes() {
       >();
 }
 
+/// The element types of tensors and tiles: f32, f16, bf16, the signed
+/// (signless) integers of 8 to 64 bits and the unsigned ones of 8 to 32.
 static bool isComputeElementType(Type type) {
-  return type.isF32() || type.isF16() || type.isBF16() ||
-         type.isSignlessInteger(32) || type.isSignlessInteger(64);
+  if (type.isF32() || type.isF16() || type.isBF16())
+    return true;
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer || integer.isSigned())
+    return false;
+  unsigned width = integer.getWidth();
+  if (integer.isUnsigned())
+    return width == 8 || width == 16 || width == 32;
+  return width == 8 || width == 16 || width == 32 || width == 64;
 }
+
+static constexpr const char *kElementTypes =
+    "f32, f16, bf16, i8, i16, i32, i64, ui8, ui16, ui32";
 
 static void printShape(AsmPrinter &printer, ArrayRef<int64_t> shape) {
   for (int64_t dim : shape) {
@@ -58,11 +70,9 @@ void GMTensorType::print(AsmPrinter &printer) const {
 
 LogicalResult GMTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
                                    ArrayRef<int64_t> shape, Type elementType) {
-  if (!isComputeElementType(elementType) && !elementType.isIndex() &&
-      !elementType.isSignlessInteger(8))
-    return emitError() << "GM tensor element type must be f32, f16, bf16, "
-                          "i32, i64, index or i8, got "
-                       << elementType;
+  if (!isComputeElementType(elementType) && !elementType.isIndex())
+    return emitError() << "GM tensor element type must be index or one of "
+                       << kElementTypes << ", got " << elementType;
   for (int64_t dim : shape)
     if (!ShapedType::isDynamic(dim) && dim < 0)
       return emitError() << "GM tensor dimensions must be non-negative or ?";
@@ -131,9 +141,8 @@ LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
   if (llvm::isa<NoneType>(elementType) && shape.empty())
     return success(); // `*`: not known yet
   if (!isComputeElementType(elementType))
-    return emitError() << "tile element type must be f32, f16, bf16, i32 or "
-                          "i64, got "
-                       << elementType;
+    return emitError() << "tile element type must be one of " << kElementTypes
+                       << ", got " << elementType;
   if (shape.empty() || shape.size() > 2)
     return emitError() << "tiles are 1-D or 2-D, got rank " << shape.size();
   for (int64_t dim : shape)

@@ -60,6 +60,13 @@ Type mlir::bp::getMatmulAccumulatorType(Type operand) {
   return isa<FloatType>(operand) ? Type(b.getF32Type()) : b.getI32Type();
 }
 
+Type mlir::bp::getScalarType(Type element) {
+  if (element.isUnsignedInteger())
+    return IntegerType::get(element.getContext(),
+                            element.getIntOrFloatBitWidth());
+  return element;
+}
+
 std::optional<MemorySpace>
 mlir::bp::getRequiredMemorySpace(OpOperand &operand) {
   Operation *op = operand.getOwner();

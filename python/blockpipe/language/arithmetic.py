@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import ast
 
+import numpy as np
+
 from blockpipe.language import ops
-from blockpipe.language.types import FP32, INDEX, ScalarType, TileType
+from blockpipe.language.types import FP32, INDEX, DType, ScalarType, TileType, is_unsigned
 from blockpipe.language.values import (
     Value,
     dtype_named,
@@ -162,7 +164,8 @@ class Arithmetic:
 
     def convert_scalar(self, value: Value, target: ScalarType, node) -> Value:
         """`value` as a scalar of `target`'s type: integers are
-        sign-extended or truncated, floats convert to integers toward zero."""
+        sign-extended (zero-extended when unsigned) or truncated, floats
+        convert to integers toward zero."""
         src = value.type.dtype
         dst = target.dtype
         if src == dst:
@@ -171,19 +174,34 @@ class Arithmetic:
         f32 = ScalarType(FP32)
         if not src.is_float and not dst.is_float:
             if INDEX in (src, dst):
-                op = "arith.index_cast"
+                other = dst if src is INDEX else src
+                if other.name != "INT64":  # index casts go through INT64
+                    if src is INDEX:
+                        return self.convert_scalar(
+                            self.convert_scalar(value, i64, node), target, node
+                        )
+                    value = self.convert_scalar(value, i64, node)
+                (result,) = self.create("arith.index_cast", [value], [target], {}, node)
+                return result
+            src_bits, dst_bits = _bits(src), _bits(dst)
+            if src_bits == dst_bits:  # UINT8 <-> INT8: the same bits
+                return Value(value.handle, target)
+            if dst_bits < src_bits:
+                op = "arith.trunci"
             else:
-                op = "arith.extsi" if dst.name == "INT64" else "arith.trunci"
+                op = "arith.extui" if is_unsigned(src) else "arith.extsi"
             (result,) = self.create(op, [value], [target], {}, node)
             return result
         if not src.is_float:  # integer -> float
             if src is INDEX:
                 value = self.convert_scalar(value, i64, node)
-            (result,) = self.create("arith.sitofp", [value], [target], {}, node)
+            op = "arith.uitofp" if is_unsigned(src) else "arith.sitofp"
+            (result,) = self.create(op, [value], [target], {}, node)
             return result
         if not dst.is_float:  # float -> integer
             step = i64 if dst is INDEX else target
-            (result,) = self.create("arith.fptosi", [value], [step], {}, node)
+            op = "arith.fptoui" if is_unsigned(dst) else "arith.fptosi"
+            (result,) = self.create(op, [value], [step], {}, node)
             return self.convert_scalar(result, target, node)
         # float -> float, through f32 between the two 16-bit types.
         if src is not FP32 and dst is not FP32:
@@ -192,3 +210,8 @@ class Arithmetic:
         op = "arith.extf" if dst is FP32 else "arith.truncf"
         (result,) = self.create(op, [value], [target], {}, node)
         return result
+
+
+def _bits(dtype: DType) -> int:
+    """The width of an integer dtype's elements in bits."""
+    return 8 * np.dtype(dtype.numpy).itemsize

@@ -201,6 +201,92 @@ class ControlFlow:
             "no value after it; keep what you need in another name inside the loop"
         )
 
+    def while_loop(self, stmt: ast.While) -> None:
+        """`while cond:` as an scf.while: the names the body reassigns are
+        carried, the condition is computed from them before every
+        iteration, and after the loop they hold their last values."""
+        if stmt.orelse:
+            raise self.error(stmt, "while/else is not supported")
+        if self.kind not in KERNEL_KINDS + (FunctionType.Orchestration,):
+            raise self.error(
+                stmt,
+                "while loops are supported in incore, aic, aiv and orchestration functions, "
+                f"not in {self.kind.name} function '{self.spec.name}'",
+            )
+        for node in ast.walk(ast.Module(body=stmt.body, type_ignores=[])):
+            if isinstance(node, (ast.Break, ast.Continue)):
+                raise self.error(
+                    node,
+                    f"'{type(node).__name__.lower()}' in a while loop is not supported; "
+                    "put the condition in the while's test",
+                )
+        assigned = assigned_names(stmt.body)
+        key = (self.spec.name, self.source.position(stmt))
+        for name, t in self.program.loop_hints.get(key, {}).items():
+            if name in assigned and name not in self.env:
+                self.env[name] = self.start_value(t, stmt)
+        carried = [
+            n for n in assigned if isinstance(self.env.get(n), Value) or is_int(self.env.get(n))
+        ]
+        for name in assigned:
+            if isinstance(self.env.get(name), float):
+                raise self.error(
+                    assignment_of(stmt.body, name) or stmt,
+                    f"'{name}' holds the compile-time number {self.env[name]!r} and the loop body "
+                    "reassigns it; a loop carries only index values and tiles from one iteration "
+                    "to the next",
+                )
+        inits = [
+            self.index_value(self.env[n], stmt) if is_int(self.env[n]) else self.env[n]
+            for n in carried
+        ]
+        outer = dict(self.env)
+
+        def enter(handles):
+            for name, init, handle in zip(carried, inits, handles):
+                self.env[name] = Value(handle, init.type, init.valid)
+                self.tensor_roots[handle] = self.root_of(init)
+
+        enter(self.builder.begin_while([v.handle for v in inits], self.loc(stmt)))
+        self.region_depth += 1
+        try:
+            condition = self.condition(stmt.test)
+            if isinstance(condition, bool):
+                raise self.error(
+                    stmt.test,
+                    "a while loop's condition must be known only at run time (it reads a value "
+                    "the body changes); use pl.range for a count known at compile time",
+                )
+            enter(self.builder.while_body(condition.handle, self.loc(stmt)))
+            self.block(stmt.body)
+        finally:
+            self.region_depth -= 1
+        yielded = []
+        for name, init in zip(carried, inits):
+            value = self.as_value(self.env[name], stmt)
+            if not same_type(value.type, init.type):
+                raise self.error(
+                    stmt, f"'{name}' changes type inside the loop, from {init.type} to {value.type}"
+                )
+            valid_shapes.join(self, name, init, value, stmt)
+            yielded.append(value.handle)
+        results = self.builder.end_while(yielded, self.loc(stmt))
+        inner_only = {n for n in assigned if n not in outer}
+        last = {n: self.env.get(n) for n in inner_only}
+        self.env = outer
+        enter(results)
+        for name in inner_only:
+            self.env.pop(name, None)
+            tensor = self.tensor_after_loop(last.get(name))
+            if tensor is not None:
+                self.env[name] = tensor
+                continue
+            message = self.block_local_message(name, stmt)
+            self.out_of_scope[name] = message
+            value = last.get(name)
+            if isinstance(value, Value) and self.can_start(value.type):
+                self.loop_values[name] = (key, value.type, message)
+
     def tensor_after_loop(self, value) -> Optional[Value]:
         """The value after a loop (or an if) of a tensor a name first set
         in its body holds: the same tensor as known outside it (a loop

@@ -7,9 +7,20 @@ from __future__ import annotations
 import ast
 from typing import Optional, Union
 
+import numpy as np
+
 from blockpipe.language import ops, strips
 from blockpipe.language.consteval import python_number
-from blockpipe.language.types import INDEX, DType, ScalarType, TensorType, TileType, dynamic
+from blockpipe.language.types import (
+    INDEX,
+    DType,
+    ScalarType,
+    TensorType,
+    TileType,
+    dynamic,
+    is_unsigned,
+    signless,
+)
 from blockpipe.language.values import (
     BOOL,
     IRType,
@@ -80,7 +91,7 @@ class Expressions:
                 if type(op) not in self._CMPI_PREDICATES:
                     raise self.error(
                         node,
-                        f"'{cmp_symbol(op)}' is not supported in an if condition; "
+                        f"'{cmp_symbol(op)}' is not supported in a condition; "
                         "compare with ==, !=, <, <=, > or >=",
                     )
             nodes = [node.left] + list(node.comparators)
@@ -398,6 +409,15 @@ class Expressions:
             return cached
         if dtype.is_float:
             attr = self.float_attr(value, dtype, node)
+        elif is_unsigned(dtype):
+            # In its range as unsigned, and held by the signless integer of
+            # its width (200 as UINT8 is the i8 of the same bits).
+            self.int_attr(value, dtype, node)
+            bits = 8 * np.dtype(dtype.numpy).itemsize
+            value = int(value)
+            attr = self.int_attr(
+                value - (1 << bits) if value >> (bits - 1) else value, signless(dtype), node
+            )
         else:
             attr = self.int_attr(value, dtype, node)
         stype = ScalarType(dtype)

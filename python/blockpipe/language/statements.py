@@ -61,6 +61,8 @@ class Statements:
             self.ret(stmt)
         elif isinstance(stmt, ast.For):
             self.for_loop(stmt)
+        elif isinstance(stmt, ast.While):
+            self.while_loop(stmt)
         elif isinstance(stmt, ast.If):
             self.if_stmt(stmt)
         elif isinstance(stmt, ast.With):

@@ -41,10 +41,30 @@ FP16 = _TABLE["FP16"]
 BF16 = _TABLE["BF16"]
 INT32 = _TABLE["INT32"]
 INT64 = _TABLE["INT64"]
+INT8 = _TABLE["INT8"]
+INT16 = _TABLE["INT16"]
+UINT8 = _TABLE["UINT8"]
+UINT16 = _TABLE["UINT16"]
+UINT32 = _TABLE["UINT32"]
 # A loop counter or size: the DSL's own scalar type, carried as int64.
 INDEX = DType("INDEX", INT64.numpy, False)
 
-DTYPES = (FP32, FP16, BF16, INT32, INT64, INDEX)
+DTYPES = (FP32, FP16, BF16, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, INDEX)
+
+# An unsigned dtype's scalars are computed on as the signed integer of its
+# width (the bits are the same; the tile's dtype says how they are read).
+_SIGNLESS = {UINT8: INT8, UINT16: INT16, UINT32: INT32}
+
+
+def is_unsigned(dtype: DType) -> bool:
+    """Whether `dtype` is an unsigned integer (UINT8, UINT16, UINT32)."""
+    return dtype in _SIGNLESS
+
+
+def signless(dtype: DType) -> DType:
+    """The dtype a scalar holding an element of `dtype` has in the IR: the
+    dtype itself, or the signed integer of an unsigned one's width."""
+    return _SIGNLESS.get(dtype, dtype)
 
 
 class _Dynamic:

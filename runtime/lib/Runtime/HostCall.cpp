@@ -42,6 +42,15 @@ template <typename T> std::array<unsigned char, 8> pack(DType dtype, T value) {
   case DType::UINT8:
     store(uint8_t(value));
     break;
+  case DType::INT16:
+    store(int16_t(value));
+    break;
+  case DType::UINT16:
+    store(uint16_t(value));
+    break;
+  case DType::UINT32:
+    store(uint32_t(value));
+    break;
   case DType::BOOL:
     store(bool(value != 0));
     break;

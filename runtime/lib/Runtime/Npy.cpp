@@ -98,9 +98,9 @@ std::string npyDescr(target::DType dtype) {
   const target::DTypeInfo &info = target::dtypeInfo(dtype);
   if (dtype == DType::BF16)
     return "<u2";
-  const char kind = info.isFloat                                    ? 'f'
-                    : std::string(info.numpy).rfind("uint", 0) == 0 ? 'u'
-                                                                    : 'i';
+  const char kind = info.isFloat                     ? 'f'
+                    : target::dtypeIsUnsigned(dtype) ? 'u'
+                                                     : 'i';
   return std::string(info.bytes == 1 ? "|" : "<") + kind +
          std::to_string(info.bytes);
 }

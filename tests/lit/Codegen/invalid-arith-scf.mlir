@@ -66,10 +66,10 @@ func.func @kernel(%x: !bp.tensor<16xf32>, %y: !bp.tensor<16xf32>, %c: i1) -> !bp
 }
 
 //--- unsupported-op.mlir
-func.func @main(%a: i32) -> i64 attributes {bp.kind = #bp<kind orchestration>} {
-  // CHECK: unsupported-op.mlir:[[@LINE+1]]:8: error: codegen: 'arith.extui' is not supported; codegen translates arith's arithmetic, bitwise, shift, min/max, compare, select and signed or float cast ops
-  %w = arith.extui %a : i32 to i64
-  return %w : i64
+func.func @main(%a: i32) -> f32 attributes {bp.kind = #bp<kind orchestration>} {
+  // CHECK: unsupported-op.mlir:[[@LINE+1]]:8: error: codegen: 'arith.bitcast' is not supported; codegen translates arith's arithmetic, bitwise, shift, min/max, compare, select and integer or float cast ops
+  %w = arith.bitcast %a : i32 to f32
+  return %w : f32
 }
 
 //--- cmpf-predicate.mlir

@@ -6,10 +6,8 @@
 // RUN: rm -rf %t && split-file %s %t
 // RUN: not bp-translate --bp-to-cpp -o - %t/tile-param.mlir 2>&1 | FileCheck %t/tile-param.mlir
 // RUN: not bp-translate --bp-to-cpp -o - %t/wide-scalar-param.mlir 2>&1 | FileCheck %t/wide-scalar-param.mlir
-// RUN: not bp-translate --bp-to-cpp -o - %t/i16-scalar-param.mlir 2>&1 | FileCheck %t/i16-scalar-param.mlir
 // RUN: not bp-translate --bp-to-cpp -o - %t/pipe-without-buffer.mlir 2>&1 | FileCheck %t/pipe-without-buffer.mlir
 // RUN: not bp-translate --bp-to-cpp -o - %t/call.mlir 2>&1 | FileCheck %t/call.mlir
-// RUN: not bp-translate --bp-to-cpp -o - %t/while.mlir 2>&1 | FileCheck %t/while.mlir
 // RUN: not bp-translate --bp-to-cpp -o - %t/stack.mlir 2>&1 | FileCheck %t/stack.mlir
 
 //--- tile-param.mlir
@@ -21,14 +19,6 @@ func.func @scale(%x: !bp.tensor<16xf32>, %t: !bp.tile<16xf32, vec>) attributes {
 //--- wide-scalar-param.mlir
 // CHECK: wide-scalar-param.mlir:[[@LINE+1]]:1: error: codegen: parameter 0 of 'wide' has unsupported type 'i128'; kernel parameters are GM tensors or scalars (index, i1, i8, i16, i32, i64, f16, bf16, f32 or f64)
 func.func @wide(%n: i128) attributes {bp.kind = #bp<kind incore>} {
-  return
-}
-
-//--- i16-scalar-param.mlir
-// C++ has a type for it, but the runtime's dtype table (kernel_config.json,
-// argument checks) has none.
-// CHECK: i16-scalar-param.mlir:[[@LINE+1]]:1: error: codegen: parameter 'n' of 'narrow' has element type 'i16', which the runtime cannot hold (it holds f32, f16, bf16, i32, i64, i8, ui8, f64, i1)
-func.func @narrow(%n: i16) attributes {bp.kind = #bp<kind aiv>} {
   return
 }
 
@@ -46,25 +36,9 @@ func.func @helper(%x: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind aiv>} {
   return
 }
 func.func @kernel(%x: !bp.tensor<16xf32>) attributes {bp.kind = #bp<kind aiv>} {
-  // CHECK: call.mlir:[[@LINE+1]]:3: error: codegen: 'func.call' is not supported in a kernel body; kernels are made of bp tile and pipe ops, scalar arith, scf.for and scf.if
+  // CHECK: call.mlir:[[@LINE+1]]:3: error: codegen: 'func.call' is not supported in a kernel body; kernels are made of bp tile and pipe ops, scalar arith, scf.for, scf.if and scf.while
   call @helper(%x) : (!bp.tensor<16xf32>) -> ()
   return
-}
-
-//--- while.mlir
-func.func @count(%n: index) -> index attributes {bp.kind = #bp<kind aiv>} {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  // CHECK: while.mlir:[[@LINE+1]]:8: error: codegen: 'scf.while' is not supported in a kernel body; kernels are made of bp tile and pipe ops, scalar arith, scf.for and scf.if
-  %r = scf.while (%i = %c0) : (index) -> index {
-    %more = arith.cmpi slt, %i, %n : index
-    scf.condition(%more) %i : index
-  } do {
-  ^bb0(%i: index):
-    %next = arith.addi %i, %c1 : index
-    scf.yield %next : index
-  }
-  return %r : index
 }
 
 //--- stack.mlir

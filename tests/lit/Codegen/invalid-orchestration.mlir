@@ -18,7 +18,6 @@
 // RUN: not bp-translate --bp-to-cpp -o - %t/send.mlir 2>&1 | FileCheck %t/send.mlir
 // RUN: not bp-translate --bp-to-cpp -o - %t/recv.mlir 2>&1 | FileCheck %t/recv.mlir
 // RUN: not bp-translate --bp-to-cpp -o - %t/collective-permute.mlir 2>&1 | FileCheck %t/collective-permute.mlir
-// RUN: not bp-translate --bp-to-cpp -o - %t/while.mlir 2>&1 | FileCheck %t/while.mlir
 
 //--- tile-param.mlir
 // CHECK: tile-param.mlir:[[@LINE+1]]:1: error: codegen: parameter 0 of 'main' has unsupported type '!bp.tile<16xf32, vec>'; orchestration parameters are GM tensors or scalars (index, i1, i8, i16, i32, i64, f16, bf16, f32 or f64)
@@ -137,20 +136,4 @@ module attributes {bp.num_devices = 2 : i64} {
     %r = bp.collective_permute %x {channel_handle = #bp.channel<handle = 2, type = 1>, source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>} : !bp.tensor<16xf32>
     return
   }
-}
-
-//--- while.mlir
-func.func @main(%n: index) -> index attributes {bp.kind = #bp<kind orchestration>} {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  // CHECK: while.mlir:[[@LINE+1]]:8: error: codegen: 'scf.while' is not supported in an orchestration; orchestrations are made of bp.tensor_create, bp.launch, calls of orchestrations, scalar arith, scf.for and scf.if
-  %r = scf.while (%i = %c0) : (index) -> index {
-    %more = arith.cmpi slt, %i, %n : index
-    scf.condition(%more) %i : index
-  } do {
-  ^bb0(%i: index):
-    %next = arith.addi %i, %c1 : index
-    scf.yield %next : index
-  }
-  return %r : index
 }

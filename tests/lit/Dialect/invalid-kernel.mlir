@@ -1,7 +1,7 @@
 // Tile types, data movement and compute.
 // RUN: bp-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{GM tensor element type must be f32, f16, bf16, i32, i64, index or i8, got 'f64'}}
+// expected-error @+1 {{GM tensor element type must be index or one of f32, f16, bf16, i8, i16, i32, i64, ui8, ui16, ui32, got 'f64'}}
 func.func @bad_tensor_dtype(%x: !bp.tensor<16xf64>) attributes {bp.kind = #bp<kind incore>} {
   return
 }
@@ -22,7 +22,7 @@ func.func @tile_space(%x: !bp.tile<2x2xf32, l1>) attributes {bp.kind = #bp<kind 
 
 // -----
 
-// expected-error @+1 {{tile element type must be f32, f16, bf16, i32 or i64, got 'index'}}
+// expected-error @+1 {{tile element type must be one of f32, f16, bf16, i8, i16, i32, i64, ui8, ui16, ui32, got 'index'}}
 func.func @tile_index(%x: !bp.tile<2x2xindex, vec>) attributes {bp.kind = #bp<kind incore>} {
   return
 }

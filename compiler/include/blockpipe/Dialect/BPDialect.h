@@ -102,6 +102,12 @@ bool isValidBinaryRhsShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs);
 /// i32 for integers.
 Type getMatmulAccumulatorType(Type operand);
 
+/// The type of a scalar holding an element of `element`: the element type
+/// itself, but the signless integer of its width for an unsigned one (arith
+/// computes on signless integers; the tile or tensor type says how the bits
+/// are read).
+Type getScalarType(Type element);
+
 /// The memory space `operand`'s op needs that tile in: vec for vector ops,
 /// left / right / acc for matmul's lhs / rhs / acc. None where the op takes
 /// several spaces (a store takes vec or acc, a tpush its half's tiles, a

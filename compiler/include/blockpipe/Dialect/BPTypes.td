@@ -94,6 +94,9 @@ def BP_GMTensor : Type<CPred<"::llvm::isa<::mlir::bp::GMTensorType>($_self)">,
                        "GM tensor", "::mlir::bp::GMTensorType">;
 def BP_Tile : Type<CPred<"::llvm::isa<::mlir::bp::TileType>($_self)">,
                    "tile", "::mlir::bp::TileType">;
-def BP_Scalar : AnyTypeOf<[F32, F16, BF16, I32, I64, Index], "scalar">;
+// Scalars are signless: a scalar of an unsigned tile's elements is the
+// signless integer of its width (bp::getScalarType).
+def BP_Scalar : AnyTypeOf<[F32, F16, BF16, I8, I16, I32, I64, Index],
+                          "scalar">;
 
 #endif // BLOCKPIPE_DIALECT_BPTYPES_TD

@@ -17,6 +17,7 @@ from blockpipe.language.types import (
     MemorySpace,
     ScalarType,
     TileType,
+    signless,
 )
 from blockpipe.language.values import Value, describe
 
@@ -334,7 +335,7 @@ def binary(cx, op: str, lhs: Value, rhs, node, name, attrs=None):
             isinstance(rhs, Value)
             and isinstance(rhs.type, ScalarType)
             and not tile.unknown
-            and rhs.type.dtype != tile.dtype
+            and signless(rhs.type.dtype) != signless(tile.dtype)
         ):
             raise cx.error(
                 node, f"pl.{op}'s scalar is {rhs.type.dtype.name} but the tile is {tile.dtype.name}"

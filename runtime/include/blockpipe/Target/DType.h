@@ -17,7 +17,20 @@
 
 namespace blockpipe::target {
 
-enum class DType { FP32, FP16, BF16, INT32, INT64, INT8, UINT8, FP64, BOOL };
+enum class DType {
+  FP32,
+  FP16,
+  BF16,
+  INT32,
+  INT64,
+  INT8,
+  UINT8,
+  FP64,
+  BOOL,
+  INT16,
+  UINT16,
+  UINT32
+};
 
 struct DTypeInfo {
   DType dtype;
@@ -41,6 +54,9 @@ inline constexpr DTypeInfo kDTypes[] = {
     // A scalar parameter of i1 (a flag a kernel takes); one byte, as C++'s
     // bool and numpy's.
     {DType::BOOL, "bool", "BOOL", 1, false, "i1", "bool"},
+    {DType::INT16, "int16", "INT16", 2, false, "i16", "int16"},
+    {DType::UINT16, "uint16", "UINT16", 2, false, "ui16", "uint16"},
+    {DType::UINT32, "uint32", "UINT32", 4, false, "ui32", "uint32"},
 };
 
 constexpr const DTypeInfo &dtypeInfo(DType dtype) {
@@ -49,6 +65,12 @@ constexpr const DTypeInfo &dtypeInfo(DType dtype) {
 
 constexpr int64_t dtypeBytes(DType dtype) { return dtypeInfo(dtype).bytes; }
 constexpr const char *dtypeName(DType dtype) { return dtypeInfo(dtype).name; }
+
+/// Whether `dtype` is an unsigned integer (its MLIR spelling is `uiN`).
+constexpr bool dtypeIsUnsigned(DType dtype) {
+  const char *mlir = dtypeInfo(dtype).mlir;
+  return mlir[0] == 'u' && mlir[1] == 'i';
+}
 
 /// The dtype named `name` in kernel_config.json ("fp32", "int64", ...).
 constexpr std::optional<DType> dtypeFromName(std::string_view name) {

@@ -32,6 +32,19 @@ template <typename U> BP_TILE_HD inline bool isNaN(U x) {
   return false;
 }
 
+/// The type integer arithmetic is done in: unsigned, at least as wide as
+/// int, so that it wraps around as NumPy's does (C++ would promote narrow
+/// operands to int and leave signed overflow undefined). Floats stay as
+/// they are.
+template <typename U, bool = std::is_integral_v<U>> struct Wrapping {
+  using type = U;
+};
+template <typename U> struct Wrapping<U, true> {
+  using type = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned,
+                                  std::make_unsigned_t<U>>;
+};
+template <typename U> using wrapping_t = typename Wrapping<U>::type;
+
 /// Whether x / y is defined for integers: not by zero, and not the lowest
 /// value by -1 (its quotient overflows). Both trap on x86.
 template <typename U> BP_TILE_HD inline bool divisible(U x, U y) {
@@ -45,6 +58,30 @@ template <typename U> BP_TILE_HD inline bool divisible(U x, U y) {
     }
   }
   return true;
+}
+
+/// `x` converted to V as pl.cast converts: a float to an integer truncates
+/// toward zero and saturates at V's limits (NaN gives 0; C++ leaves all
+/// three undefined); an integer to another wraps around to V's width, as
+/// NumPy's astype does; anything else converts as in C++.
+template <typename V, typename U> BP_TILE_HD inline V convert(U x) {
+  if constexpr (std::is_floating_point_v<U> && std::is_integral_v<V>) {
+    using Bits = std::make_unsigned_t<V>;
+    constexpr V lowest =
+        std::is_signed_v<V> ? V(Bits(Bits(1) << (sizeof(V) * 8 - 1))) : V(0);
+    constexpr V highest = V(~Bits(lowest));
+    if (x != x)
+      return V(0);
+    if (x <= U(lowest))
+      return lowest;
+    if (x >= U(highest))
+      return highest;
+    return V(x);
+  } else if constexpr (std::is_integral_v<U> && std::is_integral_v<V>) {
+    return V(std::make_unsigned_t<V>(x));
+  } else {
+    return V(x);
+  }
 }
 
 /// Whether element (i, j) of a tri() mask is 1: j <= i + diagonal (lower)
@@ -65,7 +102,10 @@ BP_TILE_HD constexpr int64_t columnHalvesIndex(int64_t r, int64_t c) {
 
 /// Whether x << y and x >> y are defined: 0 <= y < the width of U.
 template <typename U> BP_TILE_HD inline bool shiftable(U y) {
-  return y >= U(0) && y < U(sizeof(U) * 8);
+  if constexpr (std::is_signed_v<U>)
+    if (y < U(0))
+      return false;
+  return y < U(sizeof(U) * 8);
 }
 
 template <typename F, typename = void> struct HasValid : std::false_type {};
@@ -86,17 +126,20 @@ namespace op {
 
 struct Add {
   template <typename U> BP_TILE_HD U operator()(U x, U y) const {
-    return x + y;
+    using W = detail::wrapping_t<U>;
+    return U(W(x) + W(y));
   }
 };
 struct Sub {
   template <typename U> BP_TILE_HD U operator()(U x, U y) const {
-    return x - y;
+    using W = detail::wrapping_t<U>;
+    return U(W(x) - W(y));
   }
 };
 struct Mul {
   template <typename U> BP_TILE_HD U operator()(U x, U y) const {
-    return x * y;
+    using W = detail::wrapping_t<U>;
+    return U(W(x) * W(y));
   }
 };
 struct Div {
@@ -201,17 +244,23 @@ struct Relu {
     return Max{}(x, U(0));
   }
 };
+/// -x; integers wrap around (the lowest value stays itself).
 struct Neg {
-  template <typename U> BP_TILE_HD U operator()(U x) const { return U(-x); }
+  template <typename U> BP_TILE_HD U operator()(U x) const {
+    using W = detail::wrapping_t<U>;
+    return U(W(0) - W(x));
+  }
 };
 /// |x|. Floating point: std::abs, so the sign bit is cleared for -0 and NaN
 /// too. Integers: the lowest value stays itself (two's complement
 /// wrap-around) instead of overflowing.
 struct Abs {
   template <typename U> BP_TILE_HD U operator()(U x) const {
-    if constexpr (std::is_integral<U>::value) {
-      using Bits = std::make_unsigned_t<U>;
-      return x < U(0) ? U(Bits(0) - Bits(x)) : x;
+    if constexpr (std::is_unsigned_v<U>) {
+      return x;
+    } else if constexpr (std::is_integral_v<U>) {
+      using W = detail::wrapping_t<U>;
+      return x < U(0) ? U(W(0) - W(x)) : x;
     } else {
       return U(std::abs(x));
     }

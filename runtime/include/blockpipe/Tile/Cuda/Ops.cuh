@@ -384,15 +384,17 @@ __device__ inline void transpose(Tile<T, C, R, D> &dst,
 }
 
 /// dst = src converted element by element (through float for the 16-bit
-/// types; float -> integer truncates toward zero as in C++).
+/// types) by detail::convert: float -> integer truncates toward zero and
+/// saturates, integer -> integer wraps around.
 template <typename To, typename From, int64_t R, int64_t C, Space D, Space S>
 __device__ inline void cast(Tile<To, R, C, D> &dst,
                             const Tile<From, R, C, S> &src) {
   using U = compute_t<From>;
   using V = compute_t<To>;
   detail::beginWrite(dst);
-  detail::forEach<Tile<To, R, C, D>>(
-      [&](int64_t i, int64_t) { dst.set(i, To(V(U(src.get(i))))); });
+  detail::forEach<Tile<To, R, C, D>>([&](int64_t i, int64_t) {
+    dst.set(i, To(detail::convert<V>(U(src.get(i)))));
+  });
   detail::endWrite(dst);
 }
 
