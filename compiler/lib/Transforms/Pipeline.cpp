@@ -81,24 +81,26 @@ std::unique_ptr<Pass> makePass(size_t index,
   case 2:
     return createBPInferMemorySpaces();
   case 3:
-    return createBPCheckOutputCoverage();
+    return createBPSplitMatmul();
   case 4:
-    return createBPExpandMixedKernel();
+    return createBPCheckOutputCoverage();
   case 5:
-    return createBPSplitVectorKernel();
+    return createBPExpandMixedKernel();
   case 6:
-    return createBPInjectGMPipeBuffer();
+    return createBPSplitVectorKernel();
   case 7:
-    return createBPNormalizeReturnOrder();
+    return createBPInjectGMPipeBuffer();
   case 8:
-    return createBPPipelineStages();
+    return createBPNormalizeReturnOrder();
   case 9:
-    return createBPDecomposeCollectivePermute();
+    return createBPPipelineStages();
   case 10:
-    return createBPVerifyP2P();
+    return createBPDecomposeCollectivePermute();
   case 11:
-    return createBPVerifyCapacity();
+    return createBPVerifyP2P();
   case 12:
+    return createBPVerifyCapacity();
+  case 13:
     return createBPPlanKernels();
   }
   return nullptr;

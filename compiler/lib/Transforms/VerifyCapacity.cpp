@@ -5,6 +5,10 @@
 
 #include "mlir/Analysis/Liveness.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -78,12 +82,56 @@ std::string describe(Value value) {
   return text;
 }
 
+/// The tiles that are one variable of the generated code: a loop's carried
+/// tile, its start value when the loop is that value's one use, the value
+/// the body yields when the yield is its one use, and the loop's result
+/// (codegen carries them in place, as a matmul accumulating in a loop).
+class CarriedTiles {
+public:
+  /// The tile that stands for `value`'s variable.
+  Value find(Value value) {
+    auto it = parent.find(value);
+    if (it == parent.end() || it->second == value)
+      return value;
+    return it->second = find(it->second);
+  }
+  void unionSets(Value a, Value b) {
+    a = find(a);
+    b = find(b);
+    if (a != b)
+      parent[b] = a;
+  }
+
+private:
+  llvm::DenseMap<Value, Value> parent;
+};
+
+CarriedTiles carriedTiles(func::FuncOp kernel) {
+  CarriedTiles classes;
+  kernel.walk([&](scf::ForOp loop) {
+    for (auto [i, arg] : llvm::enumerate(loop.getRegionIterArgs())) {
+      if (!isa<TileType>(arg.getType()))
+        continue;
+      classes.unionSets(arg, loop.getResult(i));
+      Value init = loop.getInitArgs()[i];
+      if (init.hasOneUse())
+        classes.unionSets(arg, init);
+      Value yielded = loop.getYieldedValues()[i];
+      if (yielded.hasOneUse() && yielded.getParentBlock() == loop.getBody())
+        classes.unionSets(arg, yielded);
+    }
+  });
+  return classes;
+}
+
 /// The tiles of `kernel` live at once must fit each local memory together:
 /// at every op that makes a tile, the tiles live there (in its block and
-/// in the blocks around it) are summed per memory space. Reports the first
-/// point over a memory's size, naming the tiles live there.
+/// in the blocks around it) are summed per memory space, each variable of a
+/// loop (carriedTiles) once. Reports the first point over a memory's size,
+/// naming the tiles live there.
 LogicalResult checkLiveTiles(func::FuncOp kernel, TargetAttr target) {
   Liveness liveness(kernel);
+  CarriedTiles carried = carriedTiles(kernel);
   // Values in program order, to list them in an order the user follows.
   llvm::DenseMap<Value, unsigned> order;
   kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
@@ -109,9 +157,11 @@ LogicalResult checkLiveTiles(func::FuncOp kernel, TargetAttr target) {
     for (Value value : op->getResults())
       live.insert(value);
     llvm::MapVector<MemorySpace, SmallVector<Value>> bySpace;
+    llvm::DenseSet<Value> counted; // a carried variable's class, once
     for (Value value : live) {
       auto tile = dyn_cast<TileType>(value.getType());
-      if (tile && !tile.hasUnknownType() && !tile.hasUndecidedSpace())
+      if (tile && !tile.hasUnknownType() && !tile.hasUndecidedSpace() &&
+          counted.insert(carried.find(value)).second)
         bySpace[tile.getMemorySpace()].push_back(value);
     }
     for (auto &[space, values] : bySpace) {

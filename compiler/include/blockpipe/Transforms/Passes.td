@@ -87,6 +87,46 @@ def BPInferMemorySpaces
   let dependentDialects = ["::mlir::bp::BPDialect"];
 }
 
+def BPSplitMatmul : Pass<"bp-split-matmul", "::mlir::ModuleOp"> {
+  let summary = "Split matmuls larger than the Left, Right or Acc memories "
+                "into K- and N-chunks";
+  let description = [{
+    pypto's automatic L0 tiling. A `bp.matmul` of `[M, K]` x `[K, N]` (or
+    `[N, K]` transposed) whose Left operand, Right operand or Acc result
+    does not fit its memory on the module's target becomes chunks that do:
+
+    - K-chunks of `k` columns of the Left operand and `k` rows of the Right
+      one, accumulated in Acc: an `scf.for` over K in steps of `k` whose
+      body loads both chunks and adds their product (`bp.matmul ... acc`)
+      to the running result, which starts as the matmul's accumulator or a
+      zero `bp.full`;
+    - when the `[M, N]` result does not fit Acc (or no K-chunk makes the
+      Right operand fit), N-chunks of `n` columns: an `scf.for` over N in
+      steps of `n`, each iteration computing its chunk over the K-chunks
+      and storing it into its columns of the window (the loop carries the
+      tensor the stores return). Only for a result whose one use is a whole
+      `bp.store` in the same block, with no write to memory between the
+      matmul and the store; the loop replaces the store.
+
+    Loops rather than repeated code: each loop's tiles are allocated once,
+    which on `cuda` is what a thread block's shared memory holds.
+
+    `k` is the largest divisor of K, and `n` the largest divisor of N (N
+    itself when it fits), that make every chunk fit. The chunks are loaded
+    from GM like the operands: the pass applies where each operand is a
+    whole load (no valid shape) into Left or Right, or into Mat and moved
+    there. The whole loads and moves are removed unless something else
+    uses them. The split is visible in the IR: the chunk tiles' shapes and
+    the loops' steps (`k`, `n`).
+
+    A matmul that fits, or that no split makes fit, or whose operands are
+    not loads, is left as it is: bp-verify-capacity reports a tile that
+    does not fit.
+  }];
+  let dependentDialects = ["::mlir::bp::BPDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def BPExpandMixedKernel : Pass<"bp-expand-mixed-kernel", "::mlir::ModuleOp"> {
   let summary = "Split incore kernels that mix cube and vector work into an "
                 "aic, an aiv and a group function";
@@ -416,7 +456,10 @@ def BPVerifyCapacity : Pass<"bp-verify-capacity", "::mlir::ModuleOp"> {
     shape times its element's bytes; a tile larger than its memory cannot be
     placed there on any schedule. Then the tiles live at once (by MLIR's
     liveness analysis, at every op that makes a tile, counting the blocks
-    around it) must fit each memory together.
+    around it) must fit each memory together. A tile an `scf.for` carries is
+    one variable with its start value (when the loop is that value's one
+    use), the value its body yields (when the yield is that value's one
+    use) and the loop's result, and counts once.
 
     Errors (at the op that makes the tile, or at the op owning the block
     argument): the tile's type, its bytes, the memory's bytes and the
