@@ -73,6 +73,11 @@ class Calls:
             jit_name = getattr(target, "__bp_jit_name__", None)
             if jit_name is not None and jit_name in self.program.functions:
                 return self.call_function(node, jit_name, name, multi)
+            adopted = self.program.adopted.get(id(target))
+            if adopted is not None and self.kind not in KERNEL_KINDS:
+                # A @pl.function from outside the class, called in a helper
+                # (blockpipe.language.adopt): launched, not inlined.
+                return self.call_function(node, adopted, name, multi)
             if isinstance(target, types.FunctionType):
                 return self.inline(node, target, name, multi)
             raise self.error(
