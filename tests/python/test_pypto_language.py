@@ -178,6 +178,45 @@ def test_init_values_carry_and_yield_names_the_results():
     np.testing.assert_allclose(out[8:], rows[0] + rows[1] + rows[2] + rows[3], rtol=1e-5)
 
 
+M32 = pl.Tensor[[32, 16], pl.FP32]
+
+
+@pl.program
+class AnnotatedYields:
+    """pypto's annotated yields (examples/models/07_paged_attention_multi_config.py):
+    a branch's `v: pl.Scalar[...] = pl.yield_(e)` and a loop's last
+    `r: pl.Tensor[...] = pl.yield_(t)`."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def masked(self, x: M32, last: pl.Scalar[pl.INDEX], out: pl.Out[M32]) -> M32:
+        for i, (o,) in pl.range(4, init_values=(out,)):
+            if i == 3:
+                cols: pl.Scalar[pl.INDEX] = pl.yield_(last)
+            else:
+                cols: pl.Scalar[pl.INDEX] = pl.yield_(16)
+            t = pl.load(x, [i * 8, 0], [8, 16], valid_shape=[8, cols])
+            t = pl.tile.fillpad(t, pad_value=pl.PadValue.zero)
+            o2 = pl.store(t, [i * 8, 0], o)
+            r: pl.Tensor[[32, 16], pl.FP32] = pl.yield_(o2)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: M32, last: pl.Scalar[pl.INDEX], out: pl.Out[M32]) -> M32:
+        out = self.masked(x, last, out)
+        return out
+
+
+def test_annotated_yields_in_branches_and_at_the_loops_end():
+    x = rand(32, 16)
+    compiled = blockpipe.compile(AnnotatedYields)
+    for last in (5, 16):
+        out = np.full_like(x, 7.0)
+        compiled(x, last, out)
+        expected = x.copy()
+        expected[24:, last:] = 0
+        np.testing.assert_array_equal(out, expected)
+
+
 def test_yield_must_give_one_value_per_carried_name():
     def make():
         @pl.jit

@@ -9,7 +9,7 @@ lowering reads; every statement keeps the user's position.
   `r, s = pl.yield_(e, f)` is `a, b = x, y` before the loop, the body
   assigning `a, b` the yielded values, and `r, s = a, b` after it (the
   loop's results, pypto's names for them); `v = pl.yield_(e)` in an if is
-  `v = e`.
+  `v = e`. Either may be annotated (`v: pl.Scalar[pl.INDEX] = pl.yield_(e)`).
 - `with pl.manual_scope():` is its body, and `outs..., tid =
   pl.submit(self.kernel, args...)` is `outs... = self.kernel(args...)`:
   blockpipe orders tasks by the tensors they read and write, which orders
@@ -206,6 +206,18 @@ class _Rewriter(ast.NodeTransformer):
             return self._submitted(node, node.targets[0], node.value)
         return self.generic_visit(node)
 
+    def visit_AnnAssign(self, node: ast.AnnAssign):
+        """`v: pl.Scalar[pl.INDEX] = pl.yield_(e)` in an if (pypto's
+        annotated form): `v: pl.Scalar[pl.INDEX] = e`."""
+        call = node.value
+        if call is not None and _qualname(call, self.namespace) == "yield_":
+            if len(call.args) != 1 or call.keywords:
+                return node  # reported by pl.yield_ itself
+            annotated = copy.copy(node)
+            annotated.value = call.args[0]
+            return annotated
+        return self.generic_visit(node)
+
     def visit_With(self, node: ast.With):
         if (
             len(node.items) == 1
@@ -318,6 +330,9 @@ class _Rewriter(ast.NodeTransformer):
         if isinstance(last, ast.Assign) and len(last.targets) == 1:
             if _qualname(last.value, self.namespace) == "yield_":
                 results, yielded = last.targets[0], last.value
+        elif isinstance(last, ast.AnnAssign) and last.value is not None:
+            if _qualname(last.value, self.namespace) == "yield_":  # `r: T = pl.yield_(v)`
+                results, yielded = last.target, last.value
         elif isinstance(last, ast.Expr) and _qualname(last.value, self.namespace) == "yield_":
             yielded = last.value
         before = self._assign_all(carried, inits, node)
