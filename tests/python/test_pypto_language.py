@@ -763,7 +763,92 @@ def test_at_deps_are_accepted():
     np.testing.assert_allclose(out, np.exp(x) + 1, rtol=1e-5)
 
 
-def test_submit_dumps_is_an_error_naming_it():
+@pl.program
+class DumpTagged:
+    """pypto's selective-dump requests: pl.dump_tag and pl.submit(dumps=),
+    which blockpipe ignores."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(
+        self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]
+    ) -> pl.Tensor[[16, 16], pl.FP32]:
+        return pl.store(pl.mul(pl.load(x, [0, 0], [16, 16]), 2.0), [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(
+        self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]
+    ) -> pl.Tensor[[16, 16], pl.FP32]:
+        t = pl.create_tensor([16, 16], dtype=pl.FP32)
+        pl.dump_tag(x)
+        pl.tensor.dump_tag(t)
+        t, tid = pl.submit(self.k, x, t, dumps=[x])
+        y = self.k(t, y)
+        return y
+
+
+def test_dump_tags_and_submit_dumps_change_nothing():
+    import blockpipe
+
+    x = rand(16, 16)
+    y = np.zeros_like(x)
+    blockpipe.compile(DumpTagged)(x, y)
+    np.testing.assert_allclose(y, 4 * x, rtol=1e-6)
+
+
+@pl.jit.inline
+def tagged_add(a: pl.Tensor, c: pl.Tensor):
+    pl.dump_tag(a)  # in a helper the entry inlines, as in pypto's test_dump_tag.py
+    with pl.at(level=pl.Level.CORE_GROUP, dumps=[a]):
+        pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), 1.0), [0, 0], c)
+    return c
+
+
+@pl.jit
+def tagged_entry(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    mid = pl.create_tensor([16, 16], dtype=pl.FP32)
+    pl.dump_tag(mid)
+    mid = tagged_add(a, mid)
+    c = tagged_add(mid, c)
+    return c
+
+
+def test_dump_tags_in_jit_helpers_and_scopes_change_nothing():
+    a = rand(16, 16)
+    c = np.zeros_like(a)
+    tagged_entry(a, c)
+    np.testing.assert_allclose(c, a + 2, rtol=1e-6)
+
+
+def test_dump_tag_in_a_kernel_is_an_error():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(
+                self,
+                x: pl.Tensor[[16, 16], pl.FP32],
+                y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+            ) -> pl.Tensor[[16, 16], pl.FP32]:
+                pl.dump_tag(x)  # error: pl.dump_tag is only valid in Orchestration
+                return pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(
+                self,
+                x: pl.Tensor[[16, 16], pl.FP32],
+                y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+            ) -> pl.Tensor[[16, 16], pl.FP32]:
+                y = self.k(x, y)
+                return y
+
+        return P
+
+    from blockpipe.language.lowering import program_ir
+
+    located.expect_error(make, program_ir)
+
+
+def test_an_unknown_submit_keyword_is_an_error_naming_it():
     def make():
         @pl.program
         class P:
@@ -781,8 +866,8 @@ def test_submit_dumps_is_an_error_naming_it():
                 x: pl.Tensor[[16, 16], pl.FP32],
                 y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
             ) -> pl.Tensor[[16, 16], pl.FP32]:
-                # error: pl.submit(dumps=...) is not supported
-                y, tid = pl.submit(self.k, x, y, dumps=[x])
+                # error: pl.submit(role=...) is not supported
+                y, tid = pl.submit(self.k, x, y, role=1)
                 return y
 
         return P

@@ -76,8 +76,9 @@ def yield_(*values):
     _outside("yield_")
 
 
-# pl.submit's keywords that change nothing here.
-_SUBMIT_KEYWORDS = ("deps", "allow_early_resolve")
+# pl.submit's keywords that change nothing here (`dumps=` is pypto's
+# selective argument dump, a debugging aid: see pl.dump_tag).
+_SUBMIT_KEYWORDS = ("deps", "allow_early_resolve", "dumps")
 
 
 def _submit_misuse(node: ast.Call):
@@ -91,13 +92,13 @@ def _submit_misuse(node: ast.Call):
 
 
 @_marker("submit", _submit_misuse)
-def submit(kernel, *args, deps=None, allow_early_resolve=False):
+def submit(kernel, *args, deps=None, allow_early_resolve=False, dumps=None):
     """pypto's explicit launch, `out, tid = pl.submit(self.kernel, x, out,
     deps=[prev])`: the call `out = self.kernel(x, out)`, `tid` naming the
     task. blockpipe orders tasks by the tensors they read and write, which
     orders every pair an explicit `deps=` edge could; a task id has no value
-    (it may appear in `deps=` only). `allow_early_resolve=` is accepted,
-    `dumps=` is not supported."""
+    (it may appear in `deps=` only). `allow_early_resolve=` is accepted, and
+    `dumps=` (pypto's selective argument dump, as pl.dump_tag) is ignored."""
     _outside("submit")
 
 
