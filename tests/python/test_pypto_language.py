@@ -217,6 +217,70 @@ def test_annotated_yields_in_branches_and_at_the_loops_end():
         np.testing.assert_array_equal(out, expected)
 
 
+@pl.program
+class WidenedScalars:
+    """pypto's test_paged_attention.py passes `pl.tensor.read` of an INT64
+    config tensor for a pl.Scalar[pl.INDEX] parameter."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def rows_from(
+        self,
+        x: M32,
+        start: pl.Scalar[pl.INDEX],
+        scale: pl.Scalar[pl.INT64],
+        out: pl.Out[pl.Tensor[[8, 16], pl.FP32]],
+    ) -> pl.Tensor[[8, 16], pl.FP32]:
+        t = pl.mul(pl.load(x, [start, 0], [8, 16]), pl.cast(scale, pl.FP32))
+        return pl.store(t, [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(
+        self,
+        x: M32,
+        cfg: pl.Tensor[[1], pl.INT64],
+        factors: pl.Tensor[[1], pl.INT32],
+        out: pl.Out[pl.Tensor[[8, 16], pl.FP32]],
+    ) -> pl.Tensor[[8, 16], pl.FP32]:
+        start: pl.Scalar[pl.INT64] = pl.tensor.read(cfg, [0])
+        scale: pl.Scalar[pl.INT32] = pl.tensor.read(factors, [0])
+        out = self.rows_from(x, start, scale, out)
+        return out
+
+
+def test_an_integer_scalar_widens_to_its_parameters_type():
+    x = rand(32, 16)
+    compiled = blockpipe.compile(WidenedScalars)
+    for start, scale in ((8, 3), (24, -2)):
+        out = np.zeros((8, 16), np.float32)
+        compiled(x, np.array([start], np.int64), np.array([scale], np.int32), out)
+        np.testing.assert_array_equal(out, x[start : start + 8] * np.float32(scale))
+
+
+def test_a_narrowing_scalar_argument_is_an_error():
+    def make():
+        @pl.program
+        class Narrow:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(
+                self, n: pl.Scalar[pl.INT32], out: pl.Out[pl.Tensor[[8, 16], pl.FP32]]
+            ) -> pl.Tensor[[8, 16], pl.FP32]:
+                return pl.store(pl.full([8, 16], pl.FP32, 1.0), [0, 0], out)
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(
+                self, cfg: pl.Tensor[[1], pl.INT64], out: pl.Out[pl.Tensor[[8, 16], pl.FP32]]
+            ) -> pl.Tensor[[8, 16], pl.FP32]:
+                n = pl.tensor.read(cfg, [0])
+                out = self.k(n, out)  # error: argument of 'k' must be Scalar[INT32]
+                return out
+
+        return Narrow
+
+    from blockpipe.language.lowering import program_ir
+
+    located.expect_error(make, program_ir)
+
+
 def test_yield_must_give_one_value_per_carried_name():
     def make():
         @pl.jit
