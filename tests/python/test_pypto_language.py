@@ -687,6 +687,36 @@ def test_store_takes_its_output_once():
         twice(rand(8, 16), np.zeros((8, 16), np.float32))
 
 
+@pl.jit
+def stored_with_shapes(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for r in pl.range(0, 16, 8):
+            # pypto's fourth argument: the window's shape (09_paged_attention_spmd.py)
+            out = pl.store(pl.mul(pl.load(x, [r, 0], [8, 16]), 2.0), [r, 0], out, [8, 16])
+    return out
+
+
+def test_store_takes_pyptos_window_shape():
+    x = rand(16, 16)
+    out = np.zeros_like(x)
+    stored_with_shapes(x, out)
+    np.testing.assert_allclose(out, 2 * x, rtol=1e-6)
+
+
+def test_store_shapes_other_than_the_tiles_are_an_error():
+    def make():
+        @pl.jit
+        def partial(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                t = pl.load(x, [0, 0], [8, 16])
+                pl.store(t, [0, 0], out, [8, 8])  # error: must be the tile's shape [8, 16]
+            return out
+
+        return partial
+
+    expect_jit_error(make, rand(8, 16), rand(8, 16))
+
+
 @pl.program
 class StoresInALoop:
     @pl.function(type=pl.FunctionType.InCore)
