@@ -253,6 +253,37 @@ class CompiledProgram:
             arity = self._arities[orchestration] = len(self._entry(orchestration).signature)
         return arity
 
+    # pypto's CompiledProgram metadata, of the entry a plain call runs.
+
+    @property
+    def param_names(self) -> List[str]:
+        """The names of the entry's parameters, in order."""
+        return [p.name for p in self._entry(None).signature]
+
+    @property
+    def output_indices(self) -> List[int]:
+        """The positions of the entry's Out tensor parameters (those a call
+        may leave out, to have them made and returned)."""
+        return [
+            i
+            for i, p in enumerate(self._entry(None).signature)
+            if p.kind == "tensor" and p.dir == "out"
+        ]
+
+    @property
+    def has_return(self) -> bool:
+        """Whether the entry's function returns values (its Out/InOut
+        tensors, bp-normalize-return-order's order)."""
+        import ast
+
+        from blockpipe.language.source import parse_function
+
+        spec = self.program.functions.get(self._entry(None).name)
+        if spec is None:
+            return False
+        tree = parse_function(spec, self.program.source_file).tree
+        return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(tree))
+
     def _outs(self, orchestration: Optional[str]) -> int:
         """The number of Out tensors of `orchestration`."""
         return sum(

@@ -58,6 +58,33 @@ def test_runs_and_returns_out_array(compiled):
     np.testing.assert_allclose(y, x * 0.5)
 
 
+@pl.program
+class BumpInPlace:
+    @pl.function(type=pl.FunctionType.InCore)
+    def bump(self, x: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        return pl.store(pl.add(pl.load(x, [0, 0], [16, 16]), 1.0), [0, 0], x)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orchestrator(
+        self, s: pl.Scalar[pl.FP32], x: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]
+    ) -> None:
+        x = self.bump(x)
+
+
+def test_pypto_metadata_of_the_entry(compiled):
+    """pypto's CompiledProgram.param_names, output_indices, has_return."""
+    assert compiled.param_names == ["x", "s", "y"]
+    assert compiled.output_indices == [2]
+    assert compiled.has_return is True
+    bump = blockpipe.compile(BumpInPlace, quiet=True)
+    assert bump.param_names == ["s", "x"]
+    assert bump.output_indices == []  # InOut: the caller's array, never made
+    assert bump.has_return is False
+    x = np.zeros((16, 16), np.float32)
+    bump(1.0, x)
+    np.testing.assert_array_equal(x, np.ones_like(x))
+
+
 def test_artifacts_and_output_dir(compiled):
     out = compiled.output_dir
     for rel in ("kernel_config.json", "orchestration/main.cpp", "CMakeLists.txt"):

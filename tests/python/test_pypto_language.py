@@ -178,6 +178,109 @@ def test_init_values_carry_and_yield_names_the_results():
     np.testing.assert_allclose(out[8:], rows[0] + rows[1] + rows[2] + rows[3], rtol=1e-5)
 
 
+M32 = pl.Tensor[[32, 16], pl.FP32]
+
+
+@pl.program
+class AnnotatedYields:
+    """pypto's annotated yields (examples/models/07_paged_attention_multi_config.py):
+    a branch's `v: pl.Scalar[...] = pl.yield_(e)` and a loop's last
+    `r: pl.Tensor[...] = pl.yield_(t)`."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def masked(self, x: M32, last: pl.Scalar[pl.INDEX], out: pl.Out[M32]) -> M32:
+        for i, (o,) in pl.range(4, init_values=(out,)):
+            if i == 3:
+                cols: pl.Scalar[pl.INDEX] = pl.yield_(last)
+            else:
+                cols: pl.Scalar[pl.INDEX] = pl.yield_(16)
+            t = pl.load(x, [i * 8, 0], [8, 16], valid_shape=[8, cols])
+            t = pl.tile.fillpad(t, pad_value=pl.PadValue.zero)
+            o2 = pl.store(t, [i * 8, 0], o)
+            r: pl.Tensor[[32, 16], pl.FP32] = pl.yield_(o2)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: M32, last: pl.Scalar[pl.INDEX], out: pl.Out[M32]) -> M32:
+        out = self.masked(x, last, out)
+        return out
+
+
+def test_annotated_yields_in_branches_and_at_the_loops_end():
+    x = rand(32, 16)
+    compiled = blockpipe.compile(AnnotatedYields)
+    for last in (5, 16):
+        out = np.full_like(x, 7.0)
+        compiled(x, last, out)
+        expected = x.copy()
+        expected[24:, last:] = 0
+        np.testing.assert_array_equal(out, expected)
+
+
+@pl.program
+class WidenedScalars:
+    """pypto's test_paged_attention.py passes `pl.tensor.read` of an INT64
+    config tensor for a pl.Scalar[pl.INDEX] parameter."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def rows_from(
+        self,
+        x: M32,
+        start: pl.Scalar[pl.INDEX],
+        scale: pl.Scalar[pl.INT64],
+        out: pl.Out[pl.Tensor[[8, 16], pl.FP32]],
+    ) -> pl.Tensor[[8, 16], pl.FP32]:
+        t = pl.mul(pl.load(x, [start, 0], [8, 16]), pl.cast(scale, pl.FP32))
+        return pl.store(t, [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(
+        self,
+        x: M32,
+        cfg: pl.Tensor[[1], pl.INT64],
+        factors: pl.Tensor[[1], pl.INT32],
+        out: pl.Out[pl.Tensor[[8, 16], pl.FP32]],
+    ) -> pl.Tensor[[8, 16], pl.FP32]:
+        start: pl.Scalar[pl.INT64] = pl.tensor.read(cfg, [0])
+        scale: pl.Scalar[pl.INT32] = pl.tensor.read(factors, [0])
+        out = self.rows_from(x, start, scale, out)
+        return out
+
+
+def test_an_integer_scalar_widens_to_its_parameters_type():
+    x = rand(32, 16)
+    compiled = blockpipe.compile(WidenedScalars)
+    for start, scale in ((8, 3), (24, -2)):
+        out = np.zeros((8, 16), np.float32)
+        compiled(x, np.array([start], np.int64), np.array([scale], np.int32), out)
+        np.testing.assert_array_equal(out, x[start : start + 8] * np.float32(scale))
+
+
+def test_a_narrowing_scalar_argument_is_an_error():
+    def make():
+        @pl.program
+        class Narrow:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(
+                self, n: pl.Scalar[pl.INT32], out: pl.Out[pl.Tensor[[8, 16], pl.FP32]]
+            ) -> pl.Tensor[[8, 16], pl.FP32]:
+                return pl.store(pl.full([8, 16], pl.FP32, 1.0), [0, 0], out)
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(
+                self, cfg: pl.Tensor[[1], pl.INT64], out: pl.Out[pl.Tensor[[8, 16], pl.FP32]]
+            ) -> pl.Tensor[[8, 16], pl.FP32]:
+                n = pl.tensor.read(cfg, [0])
+                out = self.k(n, out)  # error: argument of 'k' must be Scalar[INT32]
+                return out
+
+        return Narrow
+
+    from blockpipe.language.lowering import program_ir
+
+    located.expect_error(make, program_ir)
+
+
 def test_yield_must_give_one_value_per_carried_name():
     def make():
         @pl.jit
@@ -584,6 +687,36 @@ def test_store_takes_its_output_once():
         twice(rand(8, 16), np.zeros((8, 16), np.float32))
 
 
+@pl.jit
+def stored_with_shapes(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for r in pl.range(0, 16, 8):
+            # pypto's fourth argument: the window's shape (09_paged_attention_spmd.py)
+            out = pl.store(pl.mul(pl.load(x, [r, 0], [8, 16]), 2.0), [r, 0], out, [8, 16])
+    return out
+
+
+def test_store_takes_pyptos_window_shape():
+    x = rand(16, 16)
+    out = np.zeros_like(x)
+    stored_with_shapes(x, out)
+    np.testing.assert_allclose(out, 2 * x, rtol=1e-6)
+
+
+def test_store_shapes_other_than_the_tiles_are_an_error():
+    def make():
+        @pl.jit
+        def partial(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                t = pl.load(x, [0, 0], [8, 16])
+                pl.store(t, [0, 0], out, [8, 8])  # error: must be the tile's shape [8, 16]
+            return out
+
+        return partial
+
+    expect_jit_error(make, rand(8, 16), rand(8, 16))
+
+
 @pl.program
 class StoresInALoop:
     @pl.function(type=pl.FunctionType.InCore)
@@ -724,7 +857,92 @@ def test_at_deps_are_accepted():
     np.testing.assert_allclose(out, np.exp(x) + 1, rtol=1e-5)
 
 
-def test_submit_dumps_is_an_error_naming_it():
+@pl.program
+class DumpTagged:
+    """pypto's selective-dump requests: pl.dump_tag and pl.submit(dumps=),
+    which blockpipe ignores."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(
+        self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]
+    ) -> pl.Tensor[[16, 16], pl.FP32]:
+        return pl.store(pl.mul(pl.load(x, [0, 0], [16, 16]), 2.0), [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(
+        self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]
+    ) -> pl.Tensor[[16, 16], pl.FP32]:
+        t = pl.create_tensor([16, 16], dtype=pl.FP32)
+        pl.dump_tag(x)
+        pl.tensor.dump_tag(t)
+        t, tid = pl.submit(self.k, x, t, dumps=[x])
+        y = self.k(t, y)
+        return y
+
+
+def test_dump_tags_and_submit_dumps_change_nothing():
+    import blockpipe
+
+    x = rand(16, 16)
+    y = np.zeros_like(x)
+    blockpipe.compile(DumpTagged)(x, y)
+    np.testing.assert_allclose(y, 4 * x, rtol=1e-6)
+
+
+@pl.jit.inline
+def tagged_add(a: pl.Tensor, c: pl.Tensor):
+    pl.dump_tag(a)  # in a helper the entry inlines, as in pypto's test_dump_tag.py
+    with pl.at(level=pl.Level.CORE_GROUP, dumps=[a]):
+        pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), 1.0), [0, 0], c)
+    return c
+
+
+@pl.jit
+def tagged_entry(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    mid = pl.create_tensor([16, 16], dtype=pl.FP32)
+    pl.dump_tag(mid)
+    mid = tagged_add(a, mid)
+    c = tagged_add(mid, c)
+    return c
+
+
+def test_dump_tags_in_jit_helpers_and_scopes_change_nothing():
+    a = rand(16, 16)
+    c = np.zeros_like(a)
+    tagged_entry(a, c)
+    np.testing.assert_allclose(c, a + 2, rtol=1e-6)
+
+
+def test_dump_tag_in_a_kernel_is_an_error():
+    def make():
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(
+                self,
+                x: pl.Tensor[[16, 16], pl.FP32],
+                y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+            ) -> pl.Tensor[[16, 16], pl.FP32]:
+                pl.dump_tag(x)  # error: pl.dump_tag is only valid in Orchestration
+                return pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(
+                self,
+                x: pl.Tensor[[16, 16], pl.FP32],
+                y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+            ) -> pl.Tensor[[16, 16], pl.FP32]:
+                y = self.k(x, y)
+                return y
+
+        return P
+
+    from blockpipe.language.lowering import program_ir
+
+    located.expect_error(make, program_ir)
+
+
+def test_an_unknown_submit_keyword_is_an_error_naming_it():
     def make():
         @pl.program
         class P:
@@ -742,8 +960,8 @@ def test_submit_dumps_is_an_error_naming_it():
                 x: pl.Tensor[[16, 16], pl.FP32],
                 y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
             ) -> pl.Tensor[[16, 16], pl.FP32]:
-                # error: pl.submit(dumps=...) is not supported
-                y, tid = pl.submit(self.k, x, y, dumps=[x])
+                # error: pl.submit(role=...) is not supported
+                y, tid = pl.submit(self.k, x, y, role=1)
                 return y
 
         return P

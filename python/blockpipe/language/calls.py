@@ -73,6 +73,11 @@ class Calls:
             jit_name = getattr(target, "__bp_jit_name__", None)
             if jit_name is not None and jit_name in self.program.functions:
                 return self.call_function(node, jit_name, name, multi)
+            adopted = self.program.adopted.get(id(target))
+            if adopted is not None and self.kind not in KERNEL_KINDS:
+                # A @pl.function from outside the class, called in a helper
+                # (blockpipe.language.adopt): launched, not inlined.
+                return self.call_function(node, adopted, name, multi)
             if isinstance(target, types.FunctionType):
                 return self.inline(node, target, name, multi)
             raise self.error(
@@ -229,6 +234,11 @@ class Calls:
             value = self.expr(arg_node) if values is None else values[index]
             if isinstance(ptype, ScalarType) and isinstance(value, (int, float)):
                 value = self.constant(value, ptype.dtype, arg_node)
+            elif _widens(value, ptype):
+                # pypto passes an INT64 scalar (pl.tensor.read of an INT64
+                # tensor) for a pl.Scalar[pl.INDEX] parameter: every value
+                # fits, so it converts; a narrowing one needs pl.cast.
+                value = self.convert_scalar(value, ptype, arg_node)
             # A pipeline's stage may take a tensor split into microbatches:
             # bp.stage's verifier checks those (and stage boundaries).
             staged = (
@@ -330,3 +340,23 @@ class Calls:
         if name_hint:
             attrs["name_hint"] = b.string(name_hint)
         return self.create("bp.launch", operands, result_types, attrs, node, name)
+
+
+# Integer scalar types by the values they hold: INDEX is carried as int64.
+_INT_WIDTH = {"INT32": 32, "INT64": 64, "INDEX": 64}
+
+
+def _widens(value, ptype) -> bool:
+    """Whether `value` is an integer scalar whose every value a parameter
+    of the integer scalar type `ptype` holds (INT32 -> INT64, INT64 <->
+    INDEX), of another type than `ptype`."""
+    if not (
+        isinstance(ptype, ScalarType)
+        and isinstance(value, Value)
+        and isinstance(value.type, ScalarType)
+        and value.type.dtype != ptype.dtype
+    ):
+        return False
+    src = _INT_WIDTH.get(value.type.dtype.name)
+    dst = _INT_WIDTH.get(ptype.dtype.name)
+    return src is not None and dst is not None and src <= dst

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from blockpipe.errors import CompileError
+from blockpipe.language.adopt import adopt_called_functions
 from blockpipe.language.function_lowering import FunctionLowering
 from blockpipe.language.outline import outline_program
 from blockpipe.language.program import Program
@@ -67,10 +68,17 @@ class ProgramLowering:
         self._ir_types: Dict[IRType, Any] = {}
         self._frontend_types: Dict[tuple, IRType] = {}
         self.specializations = Specializations(self)
+        # The program's name of each @pl.function defined outside the class
+        # that it calls (by id of the Python function): blockpipe.language.adopt.
+        self.adopted: Dict[int, str] = {}
 
     def run(self):
         for name, spec in self.functions.items():
             self.sources[name] = parse_function(spec, self.program.source_file)
+        self.adopted = adopt_called_functions(
+            self.functions, self.sources, self.program.source_file
+        )
+        for name, spec in self.functions.items():
             if spec.unsupported:
                 src = self.sources[name]
                 line, col = src.position(

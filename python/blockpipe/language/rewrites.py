@@ -9,7 +9,7 @@ lowering reads; every statement keeps the user's position.
   `r, s = pl.yield_(e, f)` is `a, b = x, y` before the loop, the body
   assigning `a, b` the yielded values, and `r, s = a, b` after it (the
   loop's results, pypto's names for them); `v = pl.yield_(e)` in an if is
-  `v = e`.
+  `v = e`. Either may be annotated (`v: pl.Scalar[pl.INDEX] = pl.yield_(e)`).
 - `with pl.manual_scope():` is its body, and `outs..., tid =
   pl.submit(self.kernel, args...)` is `outs... = self.kernel(args...)`:
   blockpipe orders tasks by the tensors they read and write, which orders
@@ -76,8 +76,9 @@ def yield_(*values):
     _outside("yield_")
 
 
-# pl.submit's keywords that change nothing here.
-_SUBMIT_KEYWORDS = ("deps", "allow_early_resolve")
+# pl.submit's keywords that change nothing here (`dumps=` is pypto's
+# selective argument dump, a debugging aid: see pl.dump_tag).
+_SUBMIT_KEYWORDS = ("deps", "allow_early_resolve", "dumps")
 
 
 def _submit_misuse(node: ast.Call):
@@ -91,13 +92,13 @@ def _submit_misuse(node: ast.Call):
 
 
 @_marker("submit", _submit_misuse)
-def submit(kernel, *args, deps=None, allow_early_resolve=False):
+def submit(kernel, *args, deps=None, allow_early_resolve=False, dumps=None):
     """pypto's explicit launch, `out, tid = pl.submit(self.kernel, x, out,
     deps=[prev])`: the call `out = self.kernel(x, out)`, `tid` naming the
     task. blockpipe orders tasks by the tensors they read and write, which
     orders every pair an explicit `deps=` edge could; a task id has no value
-    (it may appear in `deps=` only). `allow_early_resolve=` is accepted,
-    `dumps=` is not supported."""
+    (it may appear in `deps=` only). `allow_early_resolve=` is accepted, and
+    `dumps=` (pypto's selective argument dump, as pl.dump_tag) is ignored."""
     _outside("submit")
 
 
@@ -204,6 +205,18 @@ class _Rewriter(ast.NodeTransformer):
             return self._yielded(node, node.targets[0], node.value)
         if len(node.targets) == 1 and _qualname(node.value, self.namespace) == "submit":
             return self._submitted(node, node.targets[0], node.value)
+        return self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign):
+        """`v: pl.Scalar[pl.INDEX] = pl.yield_(e)` in an if (pypto's
+        annotated form): `v: pl.Scalar[pl.INDEX] = e`."""
+        call = node.value
+        if call is not None and _qualname(call, self.namespace) == "yield_":
+            if len(call.args) != 1 or call.keywords:
+                return node  # reported by pl.yield_ itself
+            annotated = copy.copy(node)
+            annotated.value = call.args[0]
+            return annotated
         return self.generic_visit(node)
 
     def visit_With(self, node: ast.With):
@@ -318,6 +331,9 @@ class _Rewriter(ast.NodeTransformer):
         if isinstance(last, ast.Assign) and len(last.targets) == 1:
             if _qualname(last.value, self.namespace) == "yield_":
                 results, yielded = last.targets[0], last.value
+        elif isinstance(last, ast.AnnAssign) and last.value is not None:
+            if _qualname(last.value, self.namespace) == "yield_":  # `r: T = pl.yield_(v)`
+                results, yielded = last.target, last.value
         elif isinstance(last, ast.Expr) and _qualname(last.value, self.namespace) == "yield_":
             yielded = last.value
         before = self._assign_all(carried, inits, node)

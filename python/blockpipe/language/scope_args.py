@@ -13,11 +13,12 @@ from blockpipe.language.types import Level, Split, SplitMode
 from blockpipe.language.unsupported import Unsupported
 
 # pl.at's keywords blockpipe has no meaning for.
-_AT_UNSUPPORTED = ("role", "no_dep_args", "dumps", "allow_early_resolve", "windowize")
+_AT_UNSUPPORTED = ("role", "no_dep_args", "allow_early_resolve", "windowize")
 # pl.at's keywords that change nothing in blockpipe: `deps=[tid]` orders the
 # scope after a task, which ordering tasks by the tensors they read and
-# write does whenever it matters.
-_AT_IGNORED = ("deps",)
+# write does whenever it matters; `dumps=[q]` asks for pypto's selective
+# argument dump, a debugging aid (see pl.dump_tag).
+_AT_IGNORED = ("deps", "dumps")
 
 
 class ScopeArgs:

@@ -58,7 +58,7 @@ def load(cx, call, tensor, offsets, shapes, valid_shape=None, target_memory=None
 
 
 @operation(kinds=KERNEL_KINDS)
-def store(cx, call, tile, offsets, output=None, output_tensor=None):
+def store(cx, call, tile, offsets, output=None, shapes=None, output_tensor=None):
     """Stores a tile into a window of a GM tensor and returns the tensor:
     `out = pl.store(t, [r, c], out)`.
 
@@ -68,6 +68,9 @@ def store(cx, call, tile, offsets, output=None, output_tensor=None):
     output: a pl.Out or pl.InOut parameter (or a tensor the orchestration
         made) of the tile's dtype; storing into an input is an error.
         pypto's name for it, output_tensor=, is accepted.
+    shapes: pypto's fourth argument, the shape of the window written
+        (`pl.store(t, [r, 0], out, [16, 128])`); when given it must be the
+        tile's shape, known at compile time.
 
     Valid in InCore, AIC and AIV functions.
 
@@ -83,6 +86,14 @@ def store(cx, call, tile, offsets, output=None, output_tensor=None):
         )
     output = output if output is not None else output_tensor
     value = cx.tile_arg(tile, "pl.store's tile")
+    if shapes is not None:
+        dims = cx.shape_arg(shapes, "pl.store's shapes")
+        if value.type.shape is not None and list(dims) != list(value.type.shape):
+            raise cx.error(
+                shapes,
+                f"pl.store's shapes {list(dims)} must be the tile's shape "
+                f"{list(value.type.shape)}: blockpipe writes the whole tile",
+            )
     out = cx.tensor_arg(output, "pl.store's output")
     first = offsets_arg(cx, offsets, out.type, "pl.store")
     return store_tile(cx, call, value, out, first, tile, output, "pl.store", ("tile", "output"))

@@ -181,6 +181,21 @@ def create_tensor(cx, call, shape, dtype):
     return result
 
 
+def _dump_tag(cx, call, tensor):
+    """pypto's selective-dump marker, `pl.dump_tag(q)`: on Ascend, with
+    partial argument dumps on, the kernel launches after it that take `q`
+    dump it. A debugging aid with no effect on results: blockpipe checks
+    that `q` is a tensor and ignores the tag (it has no argument dumps; see
+    docs/tracing.md for what it records). Returns `q`. Valid in
+    orchestration functions (and the helpers and Opaque functions they come
+    from), as in pypto."""
+    return cx.tensor_arg(tensor, "pl.dump_tag's argument")
+
+
+dump_tag = operation(name="dump_tag", kinds=(FunctionType.Orchestration,))(_dump_tag)
+tensor_dump_tag = operation(name="tensor.dump_tag", kinds=(FunctionType.Orchestration,))(_dump_tag)
+
+
 def _block_query(op: str, doc: str):
     def lower(cx, call):
         if op == "get_subblock_idx" and cx.spec.dual_aiv_dispatch:
@@ -237,7 +252,9 @@ def at(
     body assigns is written (the kernel takes it InOut).
 
     optimizations: `[pl.split(mode)]`, the split of the vector work over the
-        AIV sub-blocks. role=, deps=, no_dep_args=, dumps=,
+        AIV sub-blocks. deps= and dumps= are accepted and change nothing
+        (blockpipe orders tasks by their tensors; dumps are pypto's
+        debugging aid, see pl.dump_tag). role=, no_dep_args=,
         allow_early_resolve= and windowize= are pypto's and not supported.
     """
     raise cx.error(
