@@ -18,6 +18,7 @@ from blockpipe.language.types import (
 )
 from blockpipe.language.values import (
     IRType,
+    TransposedView,
     Value,
     describe,
 )
@@ -69,9 +70,27 @@ class OpBuilding:
 
     def tile_arg(self, node, what: str) -> Value:
         value = self.tile_operand(self.expr(node), node)
+        if isinstance(value, TransposedView):
+            raise self.error(
+                node,
+                f"{what} cannot be a pl.tile.transpose_view: a transposed view is only moved "
+                "to Right memory and multiplied as pl.matmul's right operand (pl.transpose "
+                "transposes a Vec tile's data)",
+            )
         if not (isinstance(value, Value) and isinstance(value.type, TileType)):
             raise self.error(node, f"{what} must be a tile, got {describe(value)}")
         return value
+
+    def tile_or_view(self, node, what: str):
+        """A tile argument that may be a pl.tile.transpose_view: the tile,
+        and whether it is read transposed."""
+        value = self.expr(node)
+        if isinstance(value, TransposedView):
+            return value.tile, True
+        value = self.tile_operand(value, node)
+        if not (isinstance(value, Value) and isinstance(value.type, TileType)):
+            raise self.error(node, f"{what} must be a tile, got {describe(value)}")
+        return value, False
 
     def tile_operand(self, value, node):
         """In a kernel outlined from a scope, a tensor where a tile is

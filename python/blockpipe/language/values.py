@@ -27,6 +27,16 @@ class Value:
     valid: Optional[Tuple] = field(default=None, compare=False)
 
 
+@dataclass(frozen=True)
+class TransposedView:
+    """`pl.tile.transpose_view(t)`: the Mat tile `t` ([N, K]) read as its
+    transpose ([K, N]) without moving data. It may be moved to Right memory
+    (still a view) and be a matmul's right operand, which then multiplies by
+    `t` transposed (`b_trans`); nothing else reads it."""
+
+    tile: Value
+
+
 class LoweringError(Exception):
     """A user error at `node`; the function's lowering turns it into a
     CompileError at the user's file and line."""

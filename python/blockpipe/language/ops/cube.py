@@ -5,6 +5,7 @@ from __future__ import annotations
 from blockpipe.language import valid_shapes
 from blockpipe.language.ops import operation
 from blockpipe.language.types import BF16, FP16, FunctionType, MemorySpace, TileType
+from blockpipe.language.values import TransposedView
 
 
 @operation(kinds=(FunctionType.InCore, FunctionType.AIC))
@@ -21,7 +22,8 @@ def matmul(
         float operands: the FP32 sum rounded once, as the cube's output
         conversion does.
     b_trans: rhs is given as [N, K] (its rows are the product's columns):
-        lhs @ rhs^T, as attention's Q @ K^T.
+        lhs @ rhs^T, as attention's Q @ K^T. A rhs that is a
+        pl.tile.transpose_view is its tile read transposed the same way.
     acc: an [M, N] Acc tile to add the product to (a previous pl.matmul
         result or pl.full(..., target_memory=Acc)): a K loop's chain.
 
@@ -35,7 +37,7 @@ def matmul(
         out = pl.store(acc, [0, 0], out)
     """
     a = cx.tile_arg(lhs, "pl.matmul's first operand")
-    b = cx.tile_arg(rhs, "pl.matmul's second operand")
+    b, viewed = cx.tile_or_view(rhs, "pl.matmul's second operand")
     cx.check_dtype(a.type.dtype, b.type.dtype, call.node, "pl.matmul's operands")
     for keyword, value in (("a_trans", a_trans), ("c_matrix_nz", c_matrix_nz)):
         if value is not False and cx.static(value) is not False:
@@ -43,6 +45,8 @@ def matmul(
     transposed = b_trans is not False and cx.static(b_trans)
     if not isinstance(transposed, bool):
         raise cx.error(b_trans, f"pl.matmul's b_trans must be True or False, got {transposed!r}")
+    # A pl.tile.transpose_view is its tile read transposed.
+    transposed = transposed != viewed
     a = cx.demand(a, MemorySpace.Left, lhs, "pl.matmul's first operand")
     b = cx.demand(b, MemorySpace.Right, rhs, "pl.matmul's second operand")
     # Of operands with a valid shape, only the valid regions multiply: the
@@ -117,3 +121,35 @@ def matmul_acc(cx, call, acc, lhs, rhs, a_trans=False, b_trans=False, init_cond=
             "chain from pl.matmul or pl.full",
         )
     return matmul.__bp_op__.impl(cx, call, lhs, rhs, a_trans=a_trans, b_trans=b_trans, acc=acc)
+
+
+@operation(name="tile.transpose_view", kinds=(FunctionType.InCore, FunctionType.AIC))
+def transpose_view(cx, call, tile):
+    """The Mat tile `tile` ([N, K]) read as its transpose ([K, N]), without
+    moving data: `kt = pl.tile.transpose_view(pl.load(k, [0, 0], [N, K],
+    target_memory=pl.MemorySpace.Mat))`.
+
+    The view may be moved to Right memory (`pl.move(kt,
+    target_memory=pl.MemorySpace.Right)`, still a view) and be pl.matmul's
+    right operand: `pl.matmul(q, kt)` is q @ k^T, as `b_trans=True` on the
+    tile itself. Nothing else reads a view (pl.transpose transposes a Vec
+    tile's data); a view of a view is the tile again. pypto's NZ/ZN layout
+    reinterpretation, which this stands for, has no layout to change here.
+
+    Valid in InCore and AIC functions.
+    """
+    value, viewed = cx.tile_or_view(tile, "pl.tile.transpose_view's tile")
+    if viewed:
+        return value
+    if not value.type.unknown and len(value.type.shape) != 2:
+        raise cx.error(
+            tile,
+            f"pl.tile.transpose_view takes a 2-D tile, got {list(value.type.shape)}",
+        )
+    if value.type.space not in (None, MemorySpace.Mat, MemorySpace.Right):
+        raise cx.error(
+            tile,
+            "pl.tile.transpose_view takes a Mat tile (a matmul operand on its way to Right "
+            f"memory), got a {value.type.space.name} tile",
+        )
+    return TransposedView(value)

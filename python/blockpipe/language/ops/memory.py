@@ -11,7 +11,7 @@ from blockpipe.language import strips, valid_shapes
 from blockpipe.language.ops import operation
 from blockpipe.language.rules import LEGAL_MOVES, LEGAL_MOVES_TEXT
 from blockpipe.language.types import MemorySpace, ScalarType, TensorType, TileType, dynamic
-from blockpipe.language.values import KERNEL_KINDS, LoweringError, Value, is_int
+from blockpipe.language.values import KERNEL_KINDS, LoweringError, TransposedView, Value, is_int
 
 
 @operation(kinds=KERNEL_KINDS)
@@ -172,10 +172,23 @@ def move(cx, call, tile, target_memory):
 
     Valid in InCore, AIC and AIV functions.
     """
-    value = cx.tile_arg(tile, "pl.move's tile")
+    value, viewed = cx.tile_or_view(tile, "pl.move's tile")
     space = cx.space_arg(target_memory, "target_memory")
     if space is None:
         raise cx.error(call.node, "pl.move needs target_memory=")
+    if viewed:
+        # A transposed view moves as its tile does, and stays a view.
+        if space is not MemorySpace.Right:
+            raise cx.error(
+                call.node,
+                "a pl.tile.transpose_view moves to Right memory only (it is read as "
+                f"pl.matmul's right operand), not to {space.name}",
+            )
+        return TransposedView(_move(cx, call, value, tile, space))
+    return _move(cx, call, value, tile, space)
+
+
+def _move(cx, call, value: Value, tile, space: MemorySpace) -> Value:
     if space in (MemorySpace.Left, MemorySpace.Right):
         value = cx.demand(value, MemorySpace.Mat, tile, "the tile moved to " + space.name)
     if value.type.space is None:
