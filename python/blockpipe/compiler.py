@@ -73,7 +73,7 @@ def array_dtype_names() -> List[str]:
     return [
         str(_numpy_dtype(name))
         for name, entry in _DTYPES.items()
-        if entry["enumerator"] != "INDEX"
+        if entry["enumerator"] not in ("INDEX", "BOOL")  # scalars only
         and hasattr(types, entry["enumerator"])
         and _numpy_dtype(name) is not None
     ]

@@ -144,6 +144,11 @@ py::object ArgCheck::scalar(const Spec &param, py::handle arg) const {
     }
     PyErr_Clear();
   }
+  // A flag (pl.Scalar[pl.BOOL]) takes Python's and numpy's bools; other
+  // scalars do not (True is no number a kernel means).
+  if (param.dtype == "bool" &&
+      (PyBool_Check(arg.ptr()) || isInstance(arg, npBool_)))
+    return py::int_(int(PyObject_IsTrue(arg.ptr())));
   if (PyBool_Check(arg.ptr()) || isInstance(arg, npBool_) ||
       !(PyLong_Check(arg.ptr()) || PyFloat_Check(arg.ptr()) ||
         isInstance(arg, npInteger_) || isInstance(arg, npFloating_)))

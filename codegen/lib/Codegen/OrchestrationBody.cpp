@@ -195,6 +195,35 @@ void OrchestrationBody::checkCoreNum(bp::LaunchOp launch) {
            ") + \"; it must be positive\");");
 }
 
+void OrchestrationBody::checkArgumentShapes(bp::LaunchOp launch,
+                                            func::FuncOp callee) {
+  for (auto [i, operand] : llvm::enumerate(launch.getArgs())) {
+    auto given = llvm::dyn_cast<bp::GMTensorType>(operand.getType());
+    auto wanted =
+        llvm::dyn_cast<bp::GMTensorType>(callee.getArgumentTypes()[i]);
+    if (!given || !wanted || given.getRank() != wanted.getRank())
+      continue;
+    bool checked = false;
+    std::vector<std::string> dims;
+    for (unsigned k = 0; k < wanted.getRank(); ++k) {
+      checked |= !wanted.isDynamicDim(k) && given.isDynamicDim(k);
+      dims.push_back(
+          wanted.isDynamicDim(k) ? "-1" : std::to_string(wanted.getDimSize(k)));
+    }
+    if (!checked)
+      continue;
+    std::optional<std::string> param = program.nameOf(callee.getArgument(i));
+    std::string what = "argument '" + expr(operand) + "' of the launch of '" +
+                       launch.getCallee().str() + "'";
+    if (std::optional<std::string> line = userLine(launch.getLoc()))
+      what += " at " + *line;
+    what += param ? " (parameter '" + *param + "')"
+                  : " (parameter " + std::to_string(i) + ")";
+    out.line("rt::checkLaunchArgument(" + expr(operand) + ", \"" +
+             escapeCppString(what) + "\", {" + llvm::join(dims, ", ") + "});");
+  }
+}
+
 LogicalResult OrchestrationBody::emitPipeBuffer(bp::TensorCreateOp create,
                                                 bp::LaunchOp launch) {
   auto type = llvm::cast<bp::GMTensorType>(create.getType());
@@ -340,6 +369,7 @@ LogicalResult OrchestrationBody::emitLaunch(bp::LaunchOp op) {
     args.push_back("rt::Arg::scalar<" + *cppScalarType(type) + ">(" +
                    expr(operand) + ")");
   }
+  checkArgumentShapes(op, callee);
   std::string blocks = op.getStaticCoreNum()
                            ? std::to_string(*op.getStaticCoreNum())
                            : expr(op.getDynamicCoreNum());

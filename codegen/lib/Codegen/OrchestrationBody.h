@@ -62,6 +62,10 @@ private:
   /// buffer): a core_num that is not positive throws, naming the launch and
   /// the user's line. Once per launch.
   void checkCoreNum(mlir::bp::LaunchOp launch);
+  /// Checks, before the launch, each tensor argument sized at run time
+  /// where the kernel was compiled for a size.
+  void checkArgumentShapes(mlir::bp::LaunchOp launch,
+                           mlir::func::FuncOp callee);
   mlir::LogicalResult aliasResults(mlir::Operation *op,
                                    mlir::func::FuncOp callee);
   /// `rt::<call>(bp_graph, tensor, channel, pairs, where);` of a send or

@@ -50,13 +50,29 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError() << "passes " << getArgs().size() << " arguments to '"
                          << getCallee() << "', which takes "
                          << type.getNumInputs();
+  // A tensor may differ from the parameter where either has a dynamic dim:
+  // a dim known only in the parameter is checked when the launch runs, one
+  // known only in the argument is passed as the kernel's dynamic dim. The
+  // results are typed like the arguments they are (the written Out/InOut
+  // tensors), so they differ from the callee's where those do.
+  auto compatible = [](Type given, Type wanted) {
+    auto a = dyn_cast<GMTensorType>(given);
+    auto b = dyn_cast<GMTensorType>(wanted);
+    return given == wanted ||
+           (a && b && a.getElementType() == b.getElementType() &&
+            succeeded(verifyCompatibleShape(a.getShape(), b.getShape())));
+  };
   for (auto [i, arg, expected] :
        llvm::enumerate(getArgs().getTypes(), type.getInputs()))
-    if (arg != expected)
+    if (!compatible(arg, expected))
       return emitOpError() << "argument " << i << " has type " << arg
                            << " but '" << getCallee() << "' expects "
                            << expected;
-  if (!llvm::equal(type.getResults(), getResultTypes()))
+  if (type.getNumResults() != getNumResults() ||
+      !llvm::all_of(llvm::zip(getResultTypes(), type.getResults()),
+                    [&](auto pair) {
+                      return compatible(std::get<0>(pair), std::get<1>(pair));
+                    }))
     return emitOpError() << "result types differ from those of '" << getCallee()
                          << "'";
   // A barrier of all blocks needs them all running: sync_start.

@@ -15,6 +15,7 @@ from blockpipe.language.rewrites import (  # noqa: F401 - re-exported as pl.<nam
 )
 from blockpipe.language.types import (  # noqa: F401 - re-exported as pl.<name>
     BF16,
+    BOOL,
     FP16,
     FP32,
     INDEX,

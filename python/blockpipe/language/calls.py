@@ -24,6 +24,7 @@ from blockpipe.language.values import (
     LoweringError,
     Value,
     describe,
+    launch_compatible,
     same_type,
 )
 
@@ -234,6 +235,17 @@ class Calls:
             value = self.expr(arg_node) if values is None else values[index]
             if isinstance(ptype, ScalarType) and isinstance(value, (int, float)):
                 value = self.constant(value, ptype.dtype, arg_node)
+            elif (
+                isinstance(ptype, ScalarType)
+                and ptype.dtype.name == "BOOL"
+                and isinstance(value, Value)
+                and isinstance(value.type, ScalarType)
+                and not value.type.dtype.is_float
+                and value.type.dtype.name != "BOOL"
+            ):
+                # pypto passes an integer flag (pl.yield_(1)) for a
+                # pl.Scalar[pl.BOOL] parameter: its truth, as Python's.
+                value = self.compare(ast.NotEq(), value, 0, arg_node, arg_node, arg_node)
             elif _widens(value, ptype):
                 # pypto passes an INT64 scalar (pl.tensor.read of an INT64
                 # tensor) for a pl.Scalar[pl.INDEX] parameter: every value
@@ -247,7 +259,16 @@ class Calls:
                 and isinstance(value.type, TensorType)
                 and isinstance(ptype, TensorType)
             )
-            if not isinstance(value, Value) or not (staged or same_type(value.type, ptype)):
+            # An orchestration's launch may pass a tensor sized at run time
+            # to a kernel compiled for a size (checked as it launches), and
+            # the reverse.
+            launched = self.kind is FunctionType.Orchestration and spec.kind in KERNEL_KINDS + (
+                FunctionType.Group,
+            )
+            matches = (
+                launch_compatible(value.type, ptype) if launched else same_type(value.type, ptype)
+            )
+            if not isinstance(value, Value) or not (staged or matches):
                 raise self.error(
                     arg_node, f"argument of '{callee}' must be {ptype}, got {describe(value)}"
                 )
@@ -271,6 +292,18 @@ class Calls:
                     node,
                     f"orchestration functions launch incore, aic, aiv or group functions; '{callee}' is {callee_kind.name}",
                 )
+            # Result j is the j-th Out/InOut argument, written: typed like it
+            # (it may be sized otherwise than the kernel's parameter).
+            outs = [
+                arg
+                for arg, d in zip(args, program.param_dirs[callee])
+                if d is not ParamDirection.In
+            ]
+            if len(outs) == len(result_types):
+                result_types = [
+                    out.type if launch_compatible(out.type, t) else t
+                    for out, t in zip(outs, result_types)
+                ]
             results = self.launch(node, callee, args, result_types, name)
         elif self.kind is FunctionType.Group:
             if callee_kind not in (FunctionType.AIC, FunctionType.AIV):

@@ -46,6 +46,9 @@ INT16 = _TABLE["INT16"]
 UINT8 = _TABLE["UINT8"]
 UINT16 = _TABLE["UINT16"]
 UINT32 = _TABLE["UINT32"]
+# A flag: scalars only (pl.Scalar[pl.BOOL], a condition); an integer passed
+# for it is its truth (nonzero).
+BOOL = _TABLE["BOOL"]
 # A loop counter or size: the DSL's own scalar type, carried as int64.
 INDEX = DType("INDEX", INT64.numpy, False)
 

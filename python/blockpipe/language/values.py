@@ -7,6 +7,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional, Tuple, Union
 
+from blockpipe.language import types
 from blockpipe.language.types import DType, FunctionType, ScalarType, TensorType, TileType
 
 IRType = Union[TensorType, TileType, ScalarType]
@@ -14,7 +15,7 @@ Literal = Union[int, float]
 
 KERNEL_KINDS = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
 # The type of an if's condition; not a dtype users can name.
-BOOL = ScalarType(DType("BOOL", "bool_", False))
+BOOL = ScalarType(types.BOOL)
 
 
 @dataclass
@@ -48,14 +49,28 @@ class LoweringError(Exception):
 
 
 def dtype_named(name: str) -> DType:
-    """The dtype of an enumerator: pl's ("FP32", "INDEX"), or BOOL."""
-    from blockpipe.language import types
-
-    return BOOL.dtype if name == "BOOL" else getattr(types, name)
+    """The dtype of an enumerator: pl's ("FP32", "INDEX", "BOOL")."""
+    return getattr(types, name)
 
 
 def same_type(a: IRType, b: IRType) -> bool:
     return a == b
+
+
+def launch_compatible(arg: IRType, param: IRType) -> bool:
+    """Whether a launch may pass a tensor of type `arg` for a parameter of
+    type `param`: one dtype and rank, and the dims known in both agree. A
+    dim known only in the parameter is checked when the launch runs (a
+    tensor sized at run time given to a kernel compiled for a size); one
+    known only in the argument is passed to the kernel as its dynamic dim."""
+    if not (isinstance(arg, TensorType) and isinstance(param, TensorType)):
+        return arg == param
+    if arg.dtype != param.dtype or len(arg.shape) != len(param.shape):
+        return False
+    return all(
+        not isinstance(a, int) or not isinstance(p, int) or a == p
+        for a, p in zip(arg.shape, param.shape)
+    )
 
 
 def joinable(a: IRType, b: IRType) -> bool:

@@ -39,6 +39,18 @@ void checkTensor(const Tensor &tensor, const char *name,
                 "; the program was compiled for " + dtypeName(dtype));
 }
 
+void checkLaunchArgument(const Tensor &tensor, const char *what,
+                         std::initializer_list<int64_t> shape) {
+  const std::vector<int64_t> expected(shape);
+  const std::vector<int64_t> &got = tensor.shape();
+  bool fits = got.size() == expected.size();
+  for (size_t k = 0; fits && k < expected.size(); ++k)
+    fits = expected[k] < 0 || got[k] == expected[k];
+  if (!fits)
+    throw Error(std::string(what) + " is " + describeShape(got) +
+                ", but the kernel was compiled for " + describeShape(expected));
+}
+
 void readElement(TaskGraph &graph, const Tensor &tensor,
                  std::initializer_list<int64_t> index, void *out, int64_t bytes,
                  const char *where) {

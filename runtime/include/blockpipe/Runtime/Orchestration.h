@@ -24,6 +24,12 @@ namespace blockpipe::runtime {
 void checkTensor(const Tensor &tensor, const char *name,
                  std::initializer_list<int64_t> shape, DType dtype);
 
+/// Throws Error unless `tensor`, an argument of a launch sized at run time,
+/// has the dims its kernel was compiled for (`shape`, -1 where the kernel
+/// takes any); `what` names the argument, the parameter and the launch.
+void checkLaunchArgument(const Tensor &tensor, const char *what,
+                         std::initializer_list<int64_t> shape);
+
 /// Throws Error unless the graph's device is of the spec named `target`,
 /// the one the program was compiled for; the message names both.
 void checkTarget(TaskGraph &graph, const char *target);
