@@ -470,6 +470,27 @@ LogicalResult OrchestrationBody::emitSideOp(Operation *op) {
                  (op.getManualDep() ? ", /*manualDep=*/true" : "") + ");");
         return success();
       })
+      .Case([&](bp::TensorViewOp op) -> LogicalResult {
+        auto type = llvm::cast<bp::GMTensorType>(op.getType());
+        std::vector<std::string> offsets, sizes;
+        for (Value offset : op.getOffsets())
+          offsets.push_back(expr(offset));
+        unsigned dynamic = 0;
+        for (int64_t dim : type.getShape())
+          sizes.push_back(ShapedType::isDynamic(dim)
+                              ? expr(op.getSizes()[dynamic++])
+                              : std::to_string(dim));
+        std::string name = declare(op, "view");
+        std::string what =
+            "view '" + name + "' of '" + expr(op.getSource()) + "'";
+        if (std::optional<std::string> line = userLine(op.getLoc()))
+          what += " at " + *line;
+        out.line("const rt::Tensor " + name + " = rt::tensorView(" +
+                 expr(op.getSource()) + ", {" + llvm::join(offsets, ", ") +
+                 "}, {" + llvm::join(sizes, ", ") + "}, \"" +
+                 escapeCppString(what) + "\");");
+        return success();
+      })
       .Case([&](bp::LaunchOp op) { return emitLaunch(op); })
       .Case([&](func::CallOp call) -> LogicalResult {
         func::FuncOp callee = program.lookup(call.getCallee());

@@ -34,6 +34,35 @@ LogicalResult LaunchOp::verify() {
   return success();
 }
 
+LogicalResult TensorViewOp::verify() {
+  GMTensorType source = getSource().getType();
+  GMTensorType result = getResult().getType();
+  if (source.getElementType() != result.getElementType() ||
+      source.getRank() != result.getRank())
+    return emitOpError() << "result " << result
+                         << " must have the element type and rank of "
+                         << source;
+  if (getOffsets().size() != size_t(source.getRank()))
+    return emitOpError() << "takes one offset per dim (" << source.getRank()
+                         << "), got " << getOffsets().size();
+  if (getSizes().size() != size_t(result.getNumDynamicDims()))
+    return emitOpError() << "takes one size per dynamic dim of the result ("
+                         << result.getNumDynamicDims() << "), got "
+                         << getSizes().size();
+  for (int64_t k = 0; k < source.getRank(); ++k) {
+    if (result.isDynamicDim(k) || source.isDynamicDim(k))
+      continue;
+    std::optional<int64_t> offset = getConstantIndex(getOffsets()[k]);
+    int64_t size = result.getDimSize(k);
+    if (size > source.getDimSize(k) ||
+        (offset && (*offset < 0 || *offset + size > source.getDimSize(k))))
+      return emitOpError() << "window of " << size << " at "
+                           << (offset ? std::to_string(*offset) : "?")
+                           << " is outside dim " << k << " of " << source;
+  }
+  return success();
+}
+
 LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto callee =
       symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, getCalleeAttr());

@@ -39,6 +39,11 @@ void checkTensor(const Tensor &tensor, const char *name,
                 "; the program was compiled for " + dtypeName(dtype));
 }
 
+Tensor tensorView(const Tensor &source, std::initializer_list<int64_t> offsets,
+                  std::initializer_list<int64_t> sizes, const char *what) {
+  return source.view(offsets, sizes, what);
+}
+
 void checkLaunchArgument(const Tensor &tensor, const char *what,
                          std::initializer_list<int64_t> shape) {
   const std::vector<int64_t> expected(shape);

@@ -233,3 +233,47 @@ func.func @launches_without_sync_start() attributes {bp.kind = #bp<kind orchestr
 func.func @written_whole_on_an_input(%x: !bp.tensor<16xf32> {bp.dir = #bp<dir in>, bp.written_whole}) attributes {bp.kind = #bp<kind orchestration>} {
   return
 }
+
+// -----
+
+// A view's window: its rank and element type are its source's, one offset
+// per dim, one size per dynamic dim of the result, inside the source where
+// that is known here.
+func.func @view_rank(%x: !bp.tensor<64x64xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{result '!bp.tensor<64xf32>' must have the element type and rank of '!bp.tensor<64x64xf32>'}}
+  %v = bp.tensor_view %x[%c0, %c0] : !bp.tensor<64x64xf32> -> !bp.tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @view_sizes(%x: !bp.tensor<64x64xf32>, %n: index) attributes {bp.kind = #bp<kind orchestration>} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{takes one size per dynamic dim of the result (1), got 0}}
+  %v = bp.tensor_view %x[%c0, %c0] : !bp.tensor<64x64xf32> -> !bp.tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @view_outside(%x: !bp.tensor<64x64xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  %c0 = arith.constant 0 : index
+  %c56 = arith.constant 56 : index
+  // expected-error @+1 {{window of 16 at 56 is outside dim 0 of '!bp.tensor<64x64xf32>'}}
+  %v = bp.tensor_view %x[%c56, %c0] : !bp.tensor<64x64xf32> -> !bp.tensor<16x64xf32>
+  return
+}
+
+// -----
+
+// A launch takes a tensor whose known dims agree with the parameter's; a
+// dim known on one side only is checked when it runs (or passed).
+func.func @k16(%x: !bp.tensor<16x64xf32>) attributes {bp.kind = #bp<kind incore>} {
+  return
+}
+func.func @launch_known_dims_disagree(%x: !bp.tensor<?x32xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  // expected-error @+1 {{argument 0 has type '!bp.tensor<?x32xf32>' but 'k16' expects '!bp.tensor<16x64xf32>'}}
+  bp.launch @k16(%x) core_num(1) : (!bp.tensor<?x32xf32>) -> ()
+  return
+}

@@ -32,6 +32,34 @@ def BP_TensorCreateOp : BP_Op<"tensor_create", [BP_HostOnly]> {
   let hasVerifier = 1;
 }
 
+def BP_TensorViewOp : BP_Op<"tensor_view", [BP_OrchestrationOnly, Pure,
+                                             AttrSizedOperandSegments]> {
+  let summary = "a window of a GM tensor, sharing its memory";
+  let description = [{
+    The window of `source` at `offsets` (one per dim) with the result's
+    shape: one `sizes` operand per dynamic dim of the result, in order. It
+    shares the source's memory: a launch that writes the view writes the
+    source, and tasks order on the source as a whole. pypto's `pl.slice` of
+    a tensor in an orchestration.
+
+    The window must lie inside the source and be contiguous (after the
+    first dim it takes more than one of, every dim whole), which is how a
+    kernel's tensor parameter is addressed; what is known here is checked
+    here, the rest when the orchestration runs (the error names the line).
+
+    ```mlir
+    %q = bp.tensor_view %query[%row, %c0] sizes [%rows] : !bp.tensor<64x128xbf16> -> !bp.tensor<?x128xbf16>
+    ```
+  }];
+  let arguments = (ins BP_GMTensor:$source, Variadic<Index>:$offsets,
+                       Variadic<Index>:$sizes);
+  let results = (outs BP_GMTensor:$result);
+  let assemblyFormat = [{
+    $source `[` $offsets `]` (`sizes` `[` $sizes^ `]`)? attr-dict `:` qualified(type($source)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
 def BP_LaunchOp : BP_Op<"launch", [
     BP_OrchestrationOnly, AttrSizedOperandSegments, CallOpInterface,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {

@@ -10,7 +10,14 @@ from typing import List, Optional, Tuple
 from blockpipe.language import strips, valid_shapes
 from blockpipe.language.ops import operation
 from blockpipe.language.rules import LEGAL_MOVES, LEGAL_MOVES_TEXT
-from blockpipe.language.types import MemorySpace, ScalarType, TensorType, TileType, dynamic
+from blockpipe.language.types import (
+    FunctionType,
+    MemorySpace,
+    ScalarType,
+    TensorType,
+    TileType,
+    dynamic,
+)
 from blockpipe.language.values import KERNEL_KINDS, LoweringError, TransposedView, Value, is_int
 
 
@@ -292,11 +299,12 @@ def load_whole(cx, tensor: Value, node) -> Value:
     return result
 
 
-@operation(name="slice", kinds=KERNEL_KINDS)
+@operation(name="slice", kinds=KERNEL_KINDS + (FunctionType.Orchestration,))
 def slice_(cx, call, tensor, shape, offset, valid_shape=None, drop_dims=None, pad_value=None):
     """A window of a GM tensor as a tile: `pl.slice(x, [16, 64], [r, 0])`,
     pypto's spelling of `pl.load(x, [r, 0], [16, 64])` (shape before
-    offsets).
+    offsets). In an orchestration, the window as a tensor that shares x's
+    memory (a view; see pl.tensor.slice).
 
     tensor: a tensor parameter. shape: the window's sizes, known at compile
     time. offset: one index per dimension.
@@ -306,11 +314,13 @@ def slice_(cx, call, tensor, shape, offset, valid_shape=None, drop_dims=None, pa
     default; also 0), .max or .min (also math.inf, -math.inf): the largest
     or lowest value of the dtype.
 
-    Valid in InCore, AIC and AIV functions (and the pl.at scopes outlined
-    into them).
+    Valid in InCore, AIC, AIV and orchestration functions (and the pl.at
+    scopes outlined into them).
     """
     if drop_dims is not None:
         raise cx.error(call.node, "pl.slice(drop_dims=...) is not supported by blockpipe")
+    if cx.kind is FunctionType.Orchestration:
+        return tensor_view(cx, call, tensor, shape, offset, valid_shape, pad_value)
     value = cx.expr(tensor)
     dims = cx.shape_arg(shape, "pl.slice's shape")
     if isinstance(value, Value) and isinstance(value.type, TileType):
@@ -340,6 +350,70 @@ def slice_(cx, call, tensor, shape, offset, valid_shape=None, drop_dims=None, pa
         valid = result.valid
         result = valid_shapes.with_valid(valid_shapes.pad_for(cx, result, pad, call.node), valid)
     return result
+
+
+def tensor_view(cx, call, tensor, shape, offset, valid_shape=None, pad_value=None):
+    """`pl.slice` of a tensor in an orchestration: bp.tensor_view."""
+    t = cx.tensor_arg(tensor, "pl.slice's tensor")
+    for keyword, node in (("valid_shape", valid_shape), ("pad_value", pad_value)):
+        if node is not None:
+            raise cx.error(
+                node,
+                f"pl.slice({keyword}=...) of a tensor in an orchestration is not supported by "
+                "blockpipe: a view is all data (the kernel it is given to may load a valid "
+                "shape of it)",
+            )
+    if not isinstance(shape, (ast.List, ast.Tuple)):
+        raise cx.error(shape, "pl.slice's shape must be a list of sizes")
+    if len(shape.elts) != len(t.type.shape):
+        raise cx.error(
+            shape,
+            f"pl.slice's shape has {len(shape.elts)} dimensions but the tensor has "
+            f"{len(t.type.shape)}",
+        )
+    offsets = offsets_arg(cx, offset, t.type, "pl.slice")
+    dims, sizes = [], []
+    for elt, whole in zip(shape.elts, t.type.shape):
+        size = cx.expr(elt)
+        if is_int(size):
+            if size <= 0 or (is_int(whole) and size > whole):
+                raise cx.error(
+                    elt, f"pl.slice's size {size} does not fit the tensor's {list(t.type.shape)}"
+                )
+            dims.append(size)
+        else:
+            sizes.append(cx.index_value(size, elt))
+            dims.append(dynamic)
+    b = cx.builder
+    (view,) = cx.create(
+        "bp.tensor_view",
+        [t, *offsets, *sizes],
+        [TensorType(tuple(dims), t.type.dtype)],
+        {"operandSegmentSizes": b.i32_array([1, len(offsets), len(sizes)])},
+        call.node,
+        call.name,
+    )
+    # Writing the view writes the tensor.
+    cx.tensor_roots[view.handle] = cx.root_of(t)
+    return view
+
+
+@operation(name="tensor.slice", kinds=(FunctionType.Orchestration,))
+def tensor_slice(cx, call, tensor, shape, offset, valid_shape=None, drop_dims=None, pad_value=None):
+    """A window of a tensor as a tensor sharing its memory (a view):
+    `q = pl.tensor.slice(query, [16, 128], [row, 0])` (pl.slice in an
+    orchestration is the same). Sizes may be known only at run time.
+
+    The view is what launches read and write: a kernel writing it writes
+    the tensor. It must lie inside the tensor and be contiguous (after the
+    first dim it takes more than one of, every dim whole: whole rows of a
+    2-D tensor), which is checked when the orchestration runs, at this
+    line. valid_shape= and pad_value= (a partly valid view) are not
+    supported. Valid in orchestration functions.
+    """
+    if drop_dims is not None:
+        raise cx.error(call.node, "pl.tensor.slice(drop_dims=...) is not supported by blockpipe")
+    return tensor_view(cx, call, tensor, shape, offset, valid_shape, pad_value)
 
 
 def pad_arg(cx, node):

@@ -24,6 +24,11 @@ namespace blockpipe::runtime {
 void checkTensor(const Tensor &tensor, const char *name,
                  std::initializer_list<int64_t> shape, DType dtype);
 
+/// `source`'s window of `sizes` at `offsets` (Tensor::view; `what` names
+/// the view and its line for the error).
+Tensor tensorView(const Tensor &source, std::initializer_list<int64_t> offsets,
+                  std::initializer_list<int64_t> sizes, const char *what);
+
 /// Throws Error unless `tensor`, an argument of a launch sized at run time,
 /// has the dims its kernel was compiled for (`shape`, -1 where the kernel
 /// takes any); `what` names the argument, the parameter and the launch.

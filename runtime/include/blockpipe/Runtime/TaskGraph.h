@@ -45,6 +45,14 @@ public:
   const std::string &name() const;
   bool manualDep() const;
   bool valid() const { return storage_ != nullptr; }
+  /// The window of `sizes` elements at `offsets` (one per dim), sharing the
+  /// tensor's memory: tasks that use a view order with those that use the
+  /// tensor as if it were the whole. The window must lie inside the tensor
+  /// and be contiguous (after the first dim it takes more than one of, it
+  /// takes every dim whole), which is what a kernel's tensor parameter
+  /// addresses; else Error, its message starting with `what`.
+  Tensor view(const std::vector<int64_t> &offsets,
+              const std::vector<int64_t> &sizes, const std::string &what) const;
 
   struct Storage;
 
@@ -52,6 +60,10 @@ private:
   friend class TaskGraph;
   friend struct Arg;
   std::shared_ptr<Storage> storage_;
+  // A view: its shape, and where it starts in the storage (bytes). Null
+  // for the whole tensor.
+  std::shared_ptr<const std::vector<int64_t>> viewShape_;
+  int64_t viewOffset_ = 0;
 };
 
 enum class Access { Read, Write, ReadWrite };
