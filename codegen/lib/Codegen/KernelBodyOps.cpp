@@ -237,6 +237,14 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
                  expr(op.getLhs()) + ", " + expr(op.getRhs()) + ");");
         return success();
       })
+      .Case([&](bp::CiOp op) {
+        std::string name = declareTile(op, "seq");
+        out.line("tile::ci(" + name + ", " + expr(op.getStart()) + ", " +
+                 (op.getDescending() ? "/*descending=*/true"
+                                     : "/*descending=*/false") +
+                 ");");
+        return success();
+      })
       .Case([&](bp::TriOp op) {
         std::string name = declareTile(op, "mask");
         out.line("tile::tri(" + name + ", " + expr(op.getDiagonal()) + ", " +

@@ -18,6 +18,21 @@ LogicalResult TriOp::verify() {
   return success();
 }
 
+LogicalResult CiOp::verify() {
+  TileType tile = getResult().getType();
+  if (failed(verifyVecTile(*this, tile, "result")))
+    return failure();
+  if (tile.hasUnknownType())
+    return success();
+  if (!isa<IntegerType>(tile.getElementType()))
+    return emitOpError() << "makes an integer tile, got "
+                         << tile.getElementType();
+  if (tile.getRank() > 2 || (tile.getRank() == 2 && tile.getDimSize(0) != 1))
+    return emitOpError() << "fills one row: its tile is 1xN or N, got "
+                         << formatShape(tile.getShape());
+  return success();
+}
+
 /// NxM, in vec memory, of the operand's element type.
 LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> location,

@@ -326,7 +326,22 @@ void apply(func::FuncOp kernel, const Split &split, const Halves &halves) {
   kernel.walk([&](Operation *op) {
     // Row i of subblock s's half is row i + s * half of the tile (column j,
     // column j + s * half): its mask boundary moves by as much.
-    if (auto tri = dyn_cast<TriOp>(op)) {
+    if (auto ci = dyn_cast<CiOp>(op)) {
+      // Column j of subblock s's half is column j + s * half: its value
+      // starts as far along the sequence.
+      if (halves.axisOf(ci.getResult()) == 1u) {
+        int64_t whole = ci.getType().getShape()[1];
+        builder.setInsertionPoint(op);
+        Value start = ci.getStart();
+        Value shift = delta(whole / 2);
+        ci.getStartMutable().assign(
+            ci.getDescending()
+                ? builder.create<arith::SubIOp>(op->getLoc(), start, shift)
+                      .getResult()
+                : builder.create<arith::AddIOp>(op->getLoc(), start, shift)
+                      .getResult());
+      }
+    } else if (auto tri = dyn_cast<TriOp>(op)) {
       if (std::optional<unsigned> axis = halves.axisOf(tri.getResult())) {
         int64_t whole = tri.getType().getShape()[*axis];
         builder.setInsertionPoint(op);

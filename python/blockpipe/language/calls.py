@@ -376,13 +376,13 @@ class Calls:
 
 
 # Integer scalar types by the values they hold: INDEX is carried as int64.
-_INT_WIDTH = {"INT32": 32, "INT64": 64, "INDEX": 64}
+_INT_WIDTH = {"INT8": 8, "INT16": 16, "INT32": 32, "INT64": 64, "INDEX": 64}
 
 
 def _widens(value, ptype) -> bool:
-    """Whether `value` is an integer scalar whose every value a parameter
-    of the integer scalar type `ptype` holds (INT32 -> INT64, INT64 <->
-    INDEX), of another type than `ptype`."""
+    """Whether `value` is a signed integer scalar whose every value a
+    parameter of the signed integer scalar type `ptype` holds (INT8 ->
+    INT16 -> INT32 -> INT64 <-> INDEX), of another type than `ptype`."""
     if not (
         isinstance(ptype, ScalarType)
         and isinstance(value, Value)

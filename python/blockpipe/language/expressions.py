@@ -460,4 +460,13 @@ class Expressions:
             # An INT32 or INT64 scalar used as an offset, a bound or a count.
             (cast,) = self.create("arith.index_cast", [value], [ScalarType(INDEX)], {}, node)
             return cast
+        if (
+            isinstance(value, Value)
+            and isinstance(value.type, ScalarType)
+            and not value.type.dtype.is_float
+            and value.type.dtype.name != "BOOL"
+        ):
+            # A narrower or unsigned integer: extended (by its signedness)
+            # to INT64, then cast.
+            return self.convert_scalar(value, ScalarType(INDEX), node)
         raise self.error(node, f"expected an index value, got {describe(value)}")

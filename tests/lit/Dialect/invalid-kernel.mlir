@@ -523,3 +523,19 @@ func.func @read_type(%x: !bp.tensor<4x8xf32>) attributes {bp.kind = #bp<kind inc
   %v = bp.read %x[%c0, %c0] : !bp.tensor<4x8xf32> -> i32
   return
 }
+
+// -----
+
+func.func @ci_rows(%s: index) attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{fills one row: its tile is 1xN or N, got 2x32}}
+  %t = bp.ci %s : !bp.tile<2x32xi32, vec>
+  return
+}
+
+// -----
+
+func.func @ci_float(%s: index) attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{makes an integer tile, got 'f32'}}
+  %t = bp.ci %s : !bp.tile<1x32xf32, vec>
+  return
+}

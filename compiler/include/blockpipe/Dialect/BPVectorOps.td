@@ -64,6 +64,25 @@ def BP_TriOp : BP_Op<"tri", [Pure, BP_KernelOnly, BP_VectorOp]> {
   let hasVerifier = 1;
 }
 
+def BP_CiOp : BP_Op<"ci", [Pure, BP_KernelOnly, BP_VectorOp]> {
+  let summary = "an integer sequence in a 1xN tile";
+  let description = [{
+    Element (0, k) is `start + k`, or with `descending` `start - k`,
+    wrapping around at the element's width: pypto's `pl.tile.ci` (Ascend's
+    TCI), which fills one row; the tile is `1xN` (or `N`) of an integer
+    element type.
+
+    ```mlir
+    %s = bp.ci %start : !bp.tile<1x32xi32, vec>
+    %d = bp.ci %start descending : !bp.tile<1x32xi16, vec>
+    ```
+  }];
+  let arguments = (ins Index:$start, UnitAttr:$descending);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$start (`descending` $descending^)? attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
 def BP_TransposeOp
     : BP_Op<"transpose", [Pure, BP_KernelOnly, BP_VectorOp, BP_InferResultType]> {
   let summary = "the transpose of a 2-D vec tile: MxN -> NxM";

@@ -215,6 +215,14 @@ inline void select(Tile<T, R, C, D> &dst, const Tile<M, R, C, K> &mask,
         compute_t<M>(mask.data[i]) != compute_t<M>(0) ? a.data[i] : fill;
 }
 
+/// start + k (descending: start - k) at column k of every row, wrapping
+/// around at T's width (bp.ci's tile has one row).
+template <typename T, int64_t R, int64_t C, Space D>
+inline void ci(Tile<T, R, C, D> &dst, int64_t start, bool descending) {
+  for (int64_t i = 0; i < R * C; ++i)
+    dst.data[i] = detail::sequenceAt<T>(start, i % C, descending);
+}
+
 /// 1 where j <= i + diagonal (lower) or j >= i + diagonal (upper), else 0:
 /// a causal mask (lower, diagonal 0).
 template <typename T, int64_t R, int64_t C, Space D>

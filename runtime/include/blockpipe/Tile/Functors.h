@@ -19,6 +19,7 @@
 #include "blockpipe/Tile/Types.h"
 
 #include <cmath>
+#include <cstdint>
 #include <type_traits>
 
 namespace blockpipe::tile {
@@ -82,6 +83,15 @@ template <typename V, typename U> BP_TILE_HD inline V convert(U x) {
   } else {
     return V(x);
   }
+}
+
+/// Element k of a ci() sequence from `start`: start + k, or start - k,
+/// wrapped to T's width (computed on the bits: no signed overflow).
+template <typename T>
+BP_TILE_HD inline T sequenceAt(int64_t start, int64_t k, bool descending) {
+  const uint64_t value = descending ? uint64_t(start) - uint64_t(k)
+                                    : uint64_t(start) + uint64_t(k);
+  return convert<T>(int64_t(value));
 }
 
 /// Whether element (i, j) of a tri() mask is 1: j <= i + diagonal (lower)

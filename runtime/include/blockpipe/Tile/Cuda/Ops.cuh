@@ -303,6 +303,18 @@ __device__ inline void select(Tile<T, R, C, D> &dst,
   detail::endWrite(dst);
 }
 
+/// start + k (descending: start - k) at column k, wrapping around at T's
+/// width.
+template <typename T, int64_t R, int64_t C, Space D>
+__device__ inline void ci(Tile<T, R, C, D> &dst, int64_t start,
+                          bool descending) {
+  detail::beginWrite(dst);
+  detail::forEach<Tile<T, R, C, D>>([&](int64_t i, int64_t e) {
+    dst.set(i, detail::sequenceAt<T>(start, e % C, descending));
+  });
+  detail::endWrite(dst);
+}
+
 /// 1 where j <= i + diagonal (lower) or j >= i + diagonal (upper), else 0.
 template <typename T, int64_t R, int64_t C, Space D>
 __device__ inline void tri(Tile<T, R, C, D> &dst, int64_t diagonal,
