@@ -426,8 +426,15 @@ CompileSession::beginFor(Handle lower, Handle upper, Handle step,
 std::vector<CompileSession::Handle>
 CompileSession::endFor(const std::vector<Handle> &yielded,
                        const SourceLoc &loc) {
-  check(!openLoops.empty(), loc, "no loop to end");
-  auto loop = cast<scf::ForOp>(openLoops.back());
+  check(!openLoops.empty() && isa<scf::ForOp>(openLoops.back()), loc,
+        "no for loop to end");
+  return endLoop(yielded, loc);
+}
+
+std::vector<CompileSession::Handle>
+CompileSession::endLoop(const std::vector<Handle> &yielded,
+                        const SourceLoc &loc) {
+  Operation *loop = openLoops.back();
   openLoops.pop_back();
   SmallVector<Value> yieldValues;
   for (Handle handle : yielded)
@@ -435,7 +442,7 @@ CompileSession::endFor(const std::vector<Handle> &yielded,
   builder.create<scf::YieldOp>(location(loc), yieldValues);
   builder.setInsertionPointAfter(loop);
   std::vector<Handle> results;
-  for (Value result : loop.getResults())
+  for (Value result : loop->getResults())
     results.push_back(track(result));
   return results;
 }
@@ -484,17 +491,7 @@ CompileSession::endWhile(const std::vector<Handle> &yielded,
                          const SourceLoc &loc) {
   check(!openLoops.empty() && isa<scf::WhileOp>(openLoops.back()), loc,
         "no while loop to end");
-  auto loop = cast<scf::WhileOp>(openLoops.back());
-  openLoops.pop_back();
-  SmallVector<Value> yieldValues;
-  for (Handle handle : yielded)
-    yieldValues.push_back(value(handle));
-  builder.create<scf::YieldOp>(location(loc), yieldValues);
-  builder.setInsertionPointAfter(loop);
-  std::vector<Handle> results;
-  for (Value result : loop.getResults())
-    results.push_back(track(result));
-  return results;
+  return endLoop(yielded, loc);
 }
 
 void CompileSession::beginIf(Handle condition, const SourceLoc &loc) {

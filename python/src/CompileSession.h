@@ -169,6 +169,10 @@ public:
   /// results.
   std::vector<Handle> endWhile(const std::vector<Handle> &yielded,
                                const SourceLoc &loc);
+  /// Ends the innermost loop (scf.for or scf.while), its body yielding
+  /// `yielded`; returns its results.
+  std::vector<Handle> endLoop(const std::vector<Handle> &yielded,
+                              const SourceLoc &loc);
 
   /// Starts an scf.if on the i1 `condition` and builds into its then
   /// branch. Its results are known only at `endIf`.

@@ -111,33 +111,8 @@ class ControlFlow:
         # The loop variable is the induction value at the start of every
         # iteration, whatever the body assigns it: never carried.
         assigned = [n for n in assigned_names(stmt.body) if n != stmt.target.id]
-        # A name first set in the body and read after the loop (found by
-        # an earlier try at lowering the program): carried from a start
-        # value of its type, so that after the loop it holds the last
-        # iteration's value, as in Python.
         key = (self.spec.name, self.source.position(stmt))
-        for name, t in self.program.loop_hints.get(key, {}).items():
-            if name in assigned and name not in self.env:
-                self.env[name] = self.start_value(t, stmt)
-        # An integer the body reassigns varies from one iteration to the
-        # next, so it is carried as an index value too.
-        carried = [
-            n for n in assigned if isinstance(self.env.get(n), Value) or is_int(self.env.get(n))
-        ]
-        for name in assigned:
-            if isinstance(self.env.get(name), float):
-                # Not carried: every iteration would see the value from
-                # before the loop, and so would the code after it.
-                raise self.error(
-                    assignment_of(stmt.body, name) or stmt,
-                    f"'{name}' holds the compile-time number {self.env[name]!r} and the loop body "
-                    "reassigns it; a loop carries only index values and tiles from one iteration "
-                    "to the next: compute it from the loop variable, or keep it in a tile",
-                )
-        inits = [
-            self.index_value(self.env[n], stmt) if is_int(self.env[n]) else self.env[n]
-            for n in carried
-        ]
+        carried, inits = self.loop_carried(stmt, assigned, key)
         handles = self.builder.begin_for(
             lower.handle,
             upper.handle,
@@ -148,51 +123,14 @@ class ControlFlow:
         )
         outer = dict(self.env)
         self.env[stmt.target.id] = Value(handles[0], ScalarType(INDEX))
-        for name, init, handle in zip(carried, inits, handles[1:]):
-            self.env[name] = Value(handle, init.type, init.valid)
-            self.tensor_roots[handle] = self.root_of(init)
+        self.bind_carried(carried, inits, handles[1:])
         self.region_depth += 1
         try:
             self.block(stmt.body)
         finally:
             self.region_depth -= 1
-        yielded = []
-        for name, init in zip(carried, inits):
-            value = self.as_value(self.env[name], stmt)
-            if joinable(value.type, init.type):
-                # A tile whose space is still to be decided meets one whose
-                # space is known (a pl.full that a matmul chain carries), or
-                # a popped tile whose type is still to be inferred meets a
-                # typed one: the cast joins them, the passes decide both.
-                (value,) = self.create(
-                    "builtin.unrealized_conversion_cast", [value], [init.type], {}, stmt
-                )
-            elif not same_type(value.type, init.type):
-                raise self.error(
-                    stmt, f"'{name}' changes type inside the loop, from {init.type} to {value.type}"
-                )
-            valid_shapes.join(self, name, init, value, stmt)
-            yielded.append(value.handle)
-        results = self.builder.end_for(yielded, self.loc(stmt))
-        inner_only = {n for n in assigned if n not in outer}
-        last = {n: self.env.get(n) for n in inner_only}
-        self.env = outer
-        for name, init, handle in zip(carried, inits, results):
-            self.env[name] = Value(handle, init.type, init.valid)
-            self.tensor_roots[handle] = self.root_of(init)
-        for name in inner_only:
-            self.env.pop(name, None)
-            tensor = self.tensor_after_loop(last.get(name))
-            if tensor is not None:
-                # A tensor set in the loop (`out = pl.store(t, offs, c)`) is
-                # the tensor it was stored into, its stores done in place.
-                self.env[name] = tensor
-                continue
-            message = self.block_local_message(name, stmt)
-            self.out_of_scope[name] = message
-            value = last.get(name)
-            if isinstance(value, Value) and self.can_start(value.type):
-                self.loop_values[name] = (key, value.type, message)
+        results = self.builder.end_for(self.loop_yields(stmt, carried, inits), self.loc(stmt))
+        self.after_loop(stmt, key, assigned, outer, carried, inits, results)
         # Python leaves the last induction value in it; here it has none
         # (a value it held before the loop would be stale).
         self.env.pop(stmt.target.id, None)
@@ -222,32 +160,12 @@ class ControlFlow:
                 )
         assigned = assigned_names(stmt.body)
         key = (self.spec.name, self.source.position(stmt))
-        for name, t in self.program.loop_hints.get(key, {}).items():
-            if name in assigned and name not in self.env:
-                self.env[name] = self.start_value(t, stmt)
-        carried = [
-            n for n in assigned if isinstance(self.env.get(n), Value) or is_int(self.env.get(n))
-        ]
-        for name in assigned:
-            if isinstance(self.env.get(name), float):
-                raise self.error(
-                    assignment_of(stmt.body, name) or stmt,
-                    f"'{name}' holds the compile-time number {self.env[name]!r} and the loop body "
-                    "reassigns it; a loop carries only index values and tiles from one iteration "
-                    "to the next",
-                )
-        inits = [
-            self.index_value(self.env[n], stmt) if is_int(self.env[n]) else self.env[n]
-            for n in carried
-        ]
+        carried, inits = self.loop_carried(stmt, assigned, key)
         outer = dict(self.env)
 
-        def enter(handles):
-            for name, init, handle in zip(carried, inits, handles):
-                self.env[name] = Value(handle, init.type, init.valid)
-                self.tensor_roots[handle] = self.root_of(init)
-
-        enter(self.builder.begin_while([v.handle for v in inits], self.loc(stmt)))
+        self.bind_carried(
+            carried, inits, self.builder.begin_while([v.handle for v in inits], self.loc(stmt))
+        )
         self.region_depth += 1
         try:
             condition = self.condition(stmt.test)
@@ -257,28 +175,88 @@ class ControlFlow:
                     "a while loop's condition must be known only at run time (it reads a value "
                     "the body changes); use pl.range for a count known at compile time",
                 )
-            enter(self.builder.while_body(condition.handle, self.loc(stmt)))
+            self.bind_carried(
+                carried, inits, self.builder.while_body(condition.handle, self.loc(stmt))
+            )
             self.block(stmt.body)
         finally:
             self.region_depth -= 1
+        results = self.builder.end_while(self.loop_yields(stmt, carried, inits), self.loc(stmt))
+        self.after_loop(stmt, key, assigned, outer, carried, inits, results)
+
+    def loop_carried(self, stmt, assigned, key):
+        """The names a loop carries, of those its body assigns, and their
+        start values: those bound to values or integers before it (an
+        integer varies from one iteration to the next: an index value).
+        A name first set in the body and read after the loop (found by an
+        earlier try at lowering the program) is carried from a start value
+        of its type, so that after the loop it holds the last iteration's
+        value, as in Python."""
+        for name, t in self.program.loop_hints.get(key, {}).items():
+            if name in assigned and name not in self.env:
+                self.env[name] = self.start_value(t, stmt)
+        carried = [
+            n for n in assigned if isinstance(self.env.get(n), Value) or is_int(self.env.get(n))
+        ]
+        for name in assigned:
+            if isinstance(self.env.get(name), float):
+                # Not carried: every iteration would see the value from
+                # before the loop, and so would the code after it.
+                raise self.error(
+                    assignment_of(stmt.body, name) or stmt,
+                    f"'{name}' holds the compile-time number {self.env[name]!r} and the loop body "
+                    "reassigns it; a loop carries only index values and tiles from one iteration "
+                    "to the next: compute it from the loop variable, or keep it in a tile",
+                )
+        inits = [
+            self.index_value(self.env[n], stmt) if is_int(self.env[n]) else self.env[n]
+            for n in carried
+        ]
+        return carried, inits
+
+    def bind_carried(self, carried, inits, handles) -> None:
+        """Binds each carried name to its value in a loop's region (or to
+        the loop's result): of its start value's type, the same tensor."""
+        for name, init, handle in zip(carried, inits, handles):
+            self.env[name] = Value(handle, init.type, init.valid)
+            self.tensor_roots[handle] = self.root_of(init)
+
+    def loop_yields(self, stmt, carried, inits) -> List[int]:
+        """What a loop body yields: each carried name's value at its end, of
+        its start value's type."""
         yielded = []
         for name, init in zip(carried, inits):
             value = self.as_value(self.env[name], stmt)
-            if not same_type(value.type, init.type):
+            if joinable(value.type, init.type):
+                # A tile whose space is still to be decided meets one whose
+                # space is known (a pl.full that a matmul chain carries), or
+                # a popped tile whose type is still to be inferred meets a
+                # typed one: the cast joins them, the passes decide both.
+                (value,) = self.create(
+                    "builtin.unrealized_conversion_cast", [value], [init.type], {}, stmt
+                )
+            elif not same_type(value.type, init.type):
                 raise self.error(
                     stmt, f"'{name}' changes type inside the loop, from {init.type} to {value.type}"
                 )
             valid_shapes.join(self, name, init, value, stmt)
             yielded.append(value.handle)
-        results = self.builder.end_while(yielded, self.loc(stmt))
+        return yielded
+
+    def after_loop(self, stmt, key, assigned, outer, carried, inits, results) -> None:
+        """The names after a loop: the carried ones its results; one first
+        set in the body the tensor it was stored into, or out of scope
+        (remembered, for a later try, when the loop could carry it)."""
         inner_only = {n for n in assigned if n not in outer}
         last = {n: self.env.get(n) for n in inner_only}
         self.env = outer
-        enter(results)
+        self.bind_carried(carried, inits, results)
         for name in inner_only:
             self.env.pop(name, None)
             tensor = self.tensor_after_loop(last.get(name))
             if tensor is not None:
+                # A tensor set in the loop (`out = pl.store(t, offs, c)`) is
+                # the tensor it was stored into, its stores done in place.
                 self.env[name] = tensor
                 continue
             message = self.block_local_message(name, stmt)
