@@ -10,6 +10,7 @@ from blockpipe.language.ops import system, tensor, tile  # noqa: F401 - re-expor
 from blockpipe.language.program import Program, function, program  # noqa: F401 - re-exported as pl.<name>
 from blockpipe.language.rewrites import (  # noqa: F401 - re-exported as pl.<name>
     manual_scope,
+    spmd_submit,
     submit,
     yield_,
 )

@@ -14,6 +14,7 @@ from blockpipe.language.consteval import python_number
 from blockpipe.language.types import (
     INDEX,
     DType,
+    FunctionType,
     ScalarType,
     TensorType,
     TileType,
@@ -269,6 +270,20 @@ class Expressions:
             return base[index]
         if not (isinstance(base, Value) and isinstance(base.type, (TensorType, TileType))):
             raise self.error(node, f"cannot index {describe(base)}")
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if (
+            self.kind is FunctionType.Orchestration
+            and isinstance(base.type, TensorType)
+            and len(items) == len(base.type.shape)
+            and not any(isinstance(item, ast.Slice) for item in items)
+        ):
+            # `gate[0, 0]` in an orchestration: the element, read once the
+            # tasks before it are done (pl.read).
+            at = [self.index_value(self.expr(item), item) for item in items]
+            (element,) = self.create(
+                "bp.read", [base] + at, [ScalarType(base.type.dtype)], {}, node, name
+            )
+            return element
         if isinstance(base.type, TensorType) and strips.is_whole(node):
             strip = strips.window(self, base, node)
             if strip is not None:

@@ -78,7 +78,12 @@ def yield_(*values):
 
 # pl.submit's keywords that change nothing here (`dumps=` is pypto's
 # selective argument dump, a debugging aid: see pl.dump_tag).
-_SUBMIT_KEYWORDS = ("deps", "allow_early_resolve", "dumps")
+_SUBMIT_KEYWORDS = ("deps", "allow_early_resolve", "dumps", "predicate")
+# pl.spmd_submit's, and those of pl.spmd that a launch takes.
+_SPMD_KEYWORDS = _SUBMIT_KEYWORDS + ("core_num", "sync_start")
+# pl.spmd's keywords that order or gate its launches, which blockpipe's
+# tensor dependencies and an if stand for.
+_SPMD_ORDERING = ("deps", "allow_early_resolve", "predicate")
 
 
 def _submit_misuse(node: ast.Call):
@@ -92,14 +97,45 @@ def _submit_misuse(node: ast.Call):
 
 
 @_marker("submit", _submit_misuse)
-def submit(kernel, *args, deps=None, allow_early_resolve=False, dumps=None):
+def submit(kernel, *args, deps=None, allow_early_resolve=False, dumps=None, predicate=None):
     """pypto's explicit launch, `out, tid = pl.submit(self.kernel, x, out,
     deps=[prev])`: the call `out = self.kernel(x, out)`, `tid` naming the
     task. blockpipe orders tasks by the tensors they read and write, which
     orders every pair an explicit `deps=` edge could; a task id has no value
     (it may appear in `deps=` only). `allow_early_resolve=` is accepted, and
-    `dumps=` (pypto's selective argument dump, as pl.dump_tag) is ignored."""
+    `dumps=` (pypto's selective argument dump, as pl.dump_tag) is ignored.
+    `predicate=(cond)` launches only where the condition, read when the
+    orchestration reaches it, holds: `if cond: out = self.kernel(x, out)`
+    (a skipped task leaves its outputs as they were)."""
     _outside("submit")
+
+
+def _spmd_submit_misuse(node: ast.Call):
+    for kw in node.keywords:
+        if kw.arg not in _SPMD_KEYWORDS:
+            return kw.value, f"pl.spmd_submit({kw.arg}=...) is not supported by blockpipe"
+    return node, (
+        "pl.spmd_submit is valid as a statement 'outs..., tid = pl.spmd_submit(self.kernel, "
+        "args..., core_num=n)', written pl.spmd_submit"
+    )
+
+
+@_marker("spmd_submit", _spmd_submit_misuse)
+def spmd_submit(
+    kernel,
+    *args,
+    core_num=None,
+    sync_start=False,
+    deps=None,
+    allow_early_resolve=False,
+    dumps=None,
+    predicate=None,
+):
+    """pypto's explicit SPMD launch, `out, tid = pl.spmd_submit(self.kernel,
+    x, out, core_num=8, deps=[prev], predicate=(gate[0, 0] > 0))`: as
+    pl.submit (deps=, predicate=), the kernel launched on `core_num` blocks
+    as in `with pl.spmd(8, sync_start=...):`."""
+    _outside("spmd_submit")
 
 
 @_marker("manual_scope", lambda node: "pl.manual_scope is valid as 'with pl.manual_scope():'")
@@ -156,6 +192,7 @@ def needs_rewrite(tree: ast.FunctionDef, namespace: Dict[str, Any]) -> bool:
         if isinstance(node, ast.Call) and _qualname(node, namespace) in (
             "yield_",
             "submit",
+            "spmd_submit",
             "manual_scope",
         ):
             return True
@@ -196,14 +233,17 @@ class _Rewriter(ast.NodeTransformer):
         if qualname == "yield_":
             # A bare `pl.yield_(...)`: the values carried, with no names after.
             return self._yielded(node, None, node.value)
-        if qualname == "submit":
+        if qualname in ("submit", "spmd_submit"):
             return self._submitted(node, None, node.value)
         return self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign):
         if len(node.targets) == 1 and _qualname(node.value, self.namespace) == "yield_":
             return self._yielded(node, node.targets[0], node.value)
-        if len(node.targets) == 1 and _qualname(node.value, self.namespace) == "submit":
+        if len(node.targets) == 1 and _qualname(node.value, self.namespace) in (
+            "submit",
+            "spmd_submit",
+        ):
             return self._submitted(node, node.targets[0], node.value)
         return self.generic_visit(node)
 
@@ -234,30 +274,97 @@ class _Rewriter(ast.NodeTransformer):
                     visited if isinstance(visited, list) else [] if visited is None else [visited]
                 )
             return out or [ast.copy_location(ast.Pass(), node)]
+        if len(node.items) == 1 and _qualname(node.items[0].context_expr, self.namespace) == "spmd":
+            return self._spmd_scope(node)
         return self.generic_visit(node)
 
+    def _spmd_scope(self, node: ast.With):
+        """`with pl.spmd(n, deps=[...], predicate=(cond)) as tid:` (pypto's
+        task-naming scope): `tid` names the launches' task, which only
+        deps= reads; deps= is what tensor dependencies already order; a
+        predicate gates the block: `if cond: with pl.spmd(n): ...`."""
+        self.generic_visit(node)
+        item = node.items[0]
+        call = item.context_expr
+        keywords = [kw for kw in call.keywords if kw.arg not in _SPMD_ORDERING]
+        predicate = next((kw.value for kw in call.keywords if kw.arg == "predicate"), None)
+        scope = copy.copy(node)
+        scope.items = [
+            ast.withitem(
+                context_expr=ast.copy_location(
+                    ast.Call(func=call.func, args=call.args, keywords=keywords), call
+                ),
+                optional_vars=None,
+            )
+        ]
+        if predicate is None:
+            return scope
+        return ast.copy_location(ast.If(test=predicate, body=[scope], orelse=[]), node)
+
     def _submitted(self, stmt: ast.stmt, target: Optional[ast.expr], call: ast.Call):
-        """`outs..., tid = pl.submit(f, args...)`: `outs... = f(args...)`."""
+        """`outs..., tid = pl.submit(f, args...)`: `outs... = f(args...)`;
+        pl.spmd_submit's launch in `with pl.spmd(core_num, sync_start=):`,
+        and with `predicate=(cond)` under `if cond:`."""
+        spmd = _qualname(call, self.namespace) == "spmd_submit"
+        allowed = _SPMD_KEYWORDS if spmd else _SUBMIT_KEYWORDS
+        keywords = {kw.arg: kw.value for kw in call.keywords}
         if (
             not call.args
             or any(isinstance(a, ast.Starred) for a in call.args)
-            or any(kw.arg not in _SUBMIT_KEYWORDS for kw in call.keywords)
+            or any(kw not in allowed for kw in keywords)
+            or (spmd and ("core_num" not in keywords or not isinstance(call.func, ast.Attribute)))
         ):
-            return stmt  # pl.submit reports it
+            return stmt  # pl.submit / pl.spmd_submit reports it
         launch = ast.copy_location(
             ast.Call(func=call.args[0], args=list(call.args[1:]), keywords=[]), call
         )
         if target is None:
-            return ast.copy_location(ast.Expr(value=launch), stmt)
-        if not (isinstance(target, ast.Tuple) and len(target.elts) >= 2):
+            launched: ast.stmt = ast.copy_location(ast.Expr(value=launch), stmt)
+        elif not (isinstance(target, ast.Tuple) and len(target.elts) >= 2):
             return stmt
-        outs = target.elts[:-1]
-        kept = (
-            outs[0]
-            if len(outs) == 1
-            else ast.copy_location(ast.Tuple(elts=outs, ctx=ast.Store()), target)
-        )
-        return _assign(kept, launch, stmt)
+        else:
+            outs = target.elts[:-1]
+            kept = (
+                outs[0]
+                if len(outs) == 1
+                else ast.copy_location(ast.Tuple(elts=outs, ctx=ast.Store()), target)
+            )
+            launched = _assign(kept, launch, stmt)
+        if spmd:
+            # pl.spmd, spelled as the user spells pl (pl.spmd_submit's prefix).
+            spmd_func = _located(
+                ast.Attribute(value=copy.deepcopy(call.func.value), attr="spmd", ctx=ast.Load()),
+                call.func,
+            )
+            scope_keywords = (
+                [ast.keyword(arg="sync_start", value=keywords["sync_start"])]
+                if "sync_start" in keywords
+                else []
+            )
+            launched = ast.copy_location(
+                ast.With(
+                    items=[
+                        ast.withitem(
+                            context_expr=ast.copy_location(
+                                ast.Call(
+                                    func=spmd_func,
+                                    args=[keywords["core_num"]],
+                                    keywords=scope_keywords,
+                                ),
+                                call,
+                            ),
+                            optional_vars=None,
+                        )
+                    ],
+                    body=[launched],
+                ),
+                stmt,
+            )
+        if "predicate" in keywords:
+            return ast.copy_location(
+                ast.If(test=keywords["predicate"], body=[launched], orelse=[]), stmt
+            )
+        return launched
 
     def _yielded(self, stmt: ast.stmt, target: Optional[ast.expr], call: ast.Call):
         """`target = pl.yield_(e, ...)` outside a loop with init_values (in
