@@ -146,6 +146,8 @@ class _System(_types.SimpleNamespace):
 # pypto spells these operations `pl.tile.X` as well as `pl.X`: the same
 # operation under both names.
 TILE_SPELLINGS = (
+    "assemble",
+    "concat",
     "load",
     "store",
     "move",

@@ -578,6 +578,38 @@ def assemble(cx, call, target, source, offset):
     )
 
 
+@operation(kinds=(FunctionType.InCore, FunctionType.AIV))
+def concat(cx, call, src0, src1):
+    """The columns of `src0` then those of `src1`: `pl.concat(a, b)` of
+    [M, N0] and [M, N1] Vec tiles of one dtype is [M, N0 + N1] (pypto's
+    column-wise concatenation). Valid in InCore and AIV functions."""
+    from blockpipe.language.ops.vector import vector_operand
+
+    parts = []
+    for node, what in ((src0, "pl.concat's first tile"), (src1, "pl.concat's second tile")):
+        value = vector_operand(cx, cx.tile_arg(node, what), call.node, what)
+        parts.append(cx.typed_tile(value, node, "pl.concat"))
+    a, b = parts
+    cx.check_dtype(a.type.dtype, b.type.dtype, call.node, "pl.concat's tiles")
+    if len(a.type.shape) != 2 or len(b.type.shape) != 2 or a.type.shape[0] != b.type.shape[0]:
+        raise cx.error(
+            call.node,
+            f"pl.concat joins the columns of 2-D tiles with as many rows, got "
+            f"{list(a.type.shape)} and {list(b.type.shape)}",
+        )
+    rows, left = a.type.shape
+    dtype = a.type.dtype
+    whole = TileType((rows, left + b.type.shape[1]), dtype, MemorySpace.Vec)
+    zero = (
+        cx.float_attr(0.0, dtype, call.node) if dtype.is_float else cx.int_attr(0, dtype, call.node)
+    )
+    (result,) = cx.create("bp.full", [], [whole], {"value": zero}, call.node)
+    for part, column in ((a, 0), (b, left)):
+        at = [cx.index_value(0, call.node), cx.index_value(column, call.node)]
+        (result,) = cx.create("bp.insert", [part, result] + at, [whole], {}, call.node, call.name)
+    return result
+
+
 def _set_validshape(cx, call, tile, valid_rows, valid_cols):
     """The tile with only its leading `valid_rows` x `valid_cols` holding
     data (numbers, or index values known at run time, each at most the

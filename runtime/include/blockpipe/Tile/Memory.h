@@ -127,8 +127,10 @@ inline void insert(Tile<T, R, C, S> &dst, const Tile<T, R2, C2, S> &src,
                sizeof(T) * size_t(C2));
 }
 
+/// Every element of `dst` set to `value` (of T's type; a literal of another
+/// arithmetic type converts: T is deduced from `dst` alone).
 template <typename T, int64_t R, int64_t C, Space S>
-inline void full(Tile<T, R, C, S> &dst, T value) {
+inline void full(Tile<T, R, C, S> &dst, std::remove_cv_t<T> value) {
   for (int64_t i = 0; i < R * C; ++i)
     dst.data[i] = value;
 }

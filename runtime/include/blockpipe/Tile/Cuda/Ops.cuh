@@ -139,8 +139,9 @@ __device__ inline void insert(Tile<T, R, C, D> &dst,
   detail::endWrite(dst);
 }
 
+/// Every element of `dst` set to `value` (T is deduced from `dst` alone).
 template <typename T, int64_t R, int64_t C, Space S>
-__device__ inline void full(Tile<T, R, C, S> &dst, T value) {
+__device__ inline void full(Tile<T, R, C, S> &dst, std::remove_cv_t<T> value) {
   detail::beginWrite(dst);
   detail::forEach<Tile<T, R, C, S>>(
       [&](int64_t i, int64_t) { dst.set(i, value); });
