@@ -45,3 +45,19 @@ def test_concat_of_tiles_with_other_row_counts_is_an_error_at_its_line():
             np.zeros((8, 8), np.float32),
             np.zeros((16, 16), np.float32),
         )
+
+
+def test_a_window_the_size_of_a_tiles_valid_shape_takes_its_valid_region():
+    @pl.jit
+    def narrow(src: pl.Tensor[[16, 8], pl.FP32], out: pl.InOut[pl.Tensor[[32, 4], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.set_validshape(pl.load(src, [0, 0], [16, 8]), 16, 4)
+            out[8:24, 0:4] = t  # a [16, 4] window of a 4-column tensor
+        return out
+
+    src = np.arange(16 * 8, dtype=np.float32).reshape(16, 8)
+    out = np.full((32, 4), -1.0, np.float32)
+    narrow(src, out)
+    want = np.full((32, 4), -1.0, np.float32)
+    want[8:24] = src[:, :4]
+    np.testing.assert_array_equal(out, want)

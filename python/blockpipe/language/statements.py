@@ -122,8 +122,17 @@ class Statements:
             raise self.error(value_node, f"a window is assigned a tile, got {describe(value)}")
         if not value.type.unknown:
             shape = tuple(value.type.shape)
+            # A tile with a valid shape known here fits the window of that
+            # shape too: its valid region is what is written.
+            valid = tuple(value.valid) if value.valid else None
             lead = len(dims) - len(shape)
-            if lead < 0 or any(d != 1 for d in dims[:lead]) or tuple(dims[lead:]) != shape:
+            fits = tuple(dims[lead:]) == shape or (
+                valid is not None
+                and all(isinstance(v, int) for v in valid)
+                and tuple(dims[lead:]) == valid
+                and isinstance(base.type, TensorType)
+            )
+            if lead < 0 or any(d != 1 for d in dims[:lead]) or not fits:
                 raise self.error(
                     stmt,
                     f"the window {list(dims)} of '{target.value.id}' does not fit a tile of "
