@@ -190,3 +190,55 @@ def test_integer_arrays_are_checked_by_dtype():
         TypeError, match="parameter 'x' of 'double' is INT16 but the argument is UINT16"
     ):
         double(x.astype(np.uint16), y)
+
+
+def test_an_unsigned_scalar_parameter_is_an_error_naming_it():
+    @pl.program
+    class Unsigned:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(
+            self,
+            x: pl.Tensor[[M, N], pl.UINT8],
+            s: pl.Scalar[pl.UINT8],
+            y: pl.Out[pl.Tensor[[M, N], pl.UINT8]],
+        ) -> pl.Tensor[[M, N], pl.UINT8]:
+            return pl.store(pl.adds(pl.load(x, [0, 0], [M, N]), s), [0, 0], y)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(
+            self, x: pl.Tensor[[M, N], pl.UINT8], y: pl.Out[pl.Tensor[[M, N], pl.UINT8]]
+        ) -> pl.Tensor[[M, N], pl.UINT8]:
+            y = self.k(x, 3, y)
+            return y
+
+    with pytest.raises(blockpipe.CompileError, match="parameter 's' of 'k' is a pl.Scalar"):
+        blockpipe.compile(Unsigned, quiet=True)
+
+
+def test_a_narrow_signed_scalar_widens_at_a_call():
+    @pl.program
+    class Widen:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(
+            self,
+            x: pl.Tensor[[M, N], pl.INT32],
+            s: pl.Scalar[pl.INT32],
+            y: pl.Out[pl.Tensor[[M, N], pl.INT32]],
+        ) -> pl.Tensor[[M, N], pl.INT32]:
+            return pl.store(pl.adds(pl.load(x, [0, 0], [M, N]), s), [0, 0], y)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(
+            self,
+            x: pl.Tensor[[M, N], pl.INT32],
+            s: pl.Scalar[pl.INT8],
+            y: pl.Out[pl.Tensor[[M, N], pl.INT32]],
+        ) -> pl.Tensor[[M, N], pl.INT32]:
+            y = self.k(x, s, y)  # INT8 -> INT32, sign-extended
+            return y
+
+    compiled = blockpipe.compile(Widen, quiet=True)
+    x = np.arange(M * N, dtype=np.int32).reshape(M, N)
+    y = np.zeros_like(x)
+    compiled(x, -100, y)
+    np.testing.assert_array_equal(y, x - 100)

@@ -32,6 +32,7 @@ from blockpipe.language.types import (
     TensorType,
     TileType,
     is_shapeless,
+    is_unsigned,
     param_annotation,
 )
 from blockpipe.language.unsupported import Unsupported
@@ -153,6 +154,15 @@ class FunctionLowering(
             if not isinstance(ann, (TensorType, ScalarType)):
                 raise self.error(
                     param, f"parameter '{param.arg}' has unsupported annotation {ann!r}"
+                )
+            if isinstance(ann, ScalarType) and is_unsigned(ann.dtype):
+                # Scalars are signless in the IR: the parameter would take
+                # the signed range of its width.
+                raise self.error(
+                    param,
+                    f"parameter '{param.arg}' of '{self.spec.name}' is a pl.Scalar[pl."
+                    f"{ann.dtype.name}]; unsigned scalar parameters are not supported by "
+                    "blockpipe: take a wider signed one (pl.Scalar[pl.INT64]) and pl.cast it",
                 )
             param_types.append(ann)
             dirs.append(direction)
