@@ -46,6 +46,9 @@ struct SourceLoc {
   std::string name; // the user's variable name, if any
 };
 
+/// Fails the build at the user's location when `ok` is false.
+void checkAt(bool ok, const SourceLoc &loc, const std::string &message);
+
 /// A type as the DSL names it: kind "tensor", "tile" or "scalar"; dims
 /// (nullopt: dynamic); the dtype's enumerator ("FP32", ..., "INDEX",
 /// "BOOL"); the memory space of a tile ("vec", ...).

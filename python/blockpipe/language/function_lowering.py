@@ -21,6 +21,7 @@ from blockpipe.language.memory_spaces import MemorySpaces
 from blockpipe.language.op_building import OpBuilding
 from blockpipe.language.program import FunctionSpec
 from blockpipe.language.source import Source
+from blockpipe.language.split_regions import SplitRegions
 from blockpipe.language.statements import Statements
 from blockpipe.language.types import (
     FunctionType,
@@ -48,7 +49,15 @@ if TYPE_CHECKING:
 
 
 class FunctionLowering(
-    Statements, Calls, OpBuilding, Expressions, Arithmetic, ControlFlow, ConstEval, MemorySpaces
+    Statements,
+    Calls,
+    OpBuilding,
+    Expressions,
+    Arithmetic,
+    ControlFlow,
+    SplitRegions,
+    ConstEval,
+    MemorySpaces,
 ):
     """Builds one function: statements in order, values in `env`."""
 

@@ -118,7 +118,16 @@ def names_in(namespace) -> List[str]:
 # Importing the areas fills OPS; `table` makes the op table's operations.
 import blockpipe.language.ops.scalar  # noqa: E402,F401 - fills OPS
 import blockpipe.language.ops.scratch  # noqa: E402,F401 - fills OPS
-from blockpipe.language.ops import cube, memory, orchestration, p2p, pipes, table, vector  # noqa: E402,F401 - they fill OPS
+from blockpipe.language.ops import (  # noqa: E402,F401 - they fill OPS
+    creation,  # noqa: E402,F401 - fills OPS
+    cube,
+    memory,
+    orchestration,
+    p2p,
+    pipes,
+    table,
+    vector,
+)
 
 
 def _namespace(prefix: str) -> _types.SimpleNamespace:

@@ -320,6 +320,8 @@ def slice_(cx, call, tensor, shape, offset, valid_shape=None, drop_dims=None, pa
     if drop_dims is not None:
         raise cx.error(call.node, "pl.slice(drop_dims=...) is not supported by blockpipe")
     if cx.kind is FunctionType.Orchestration:
+        from blockpipe.language.ops.orchestration import tensor_view
+
         return tensor_view(cx, call, tensor, shape, offset, valid_shape, pad_value)
     value = cx.expr(tensor)
     dims = cx.shape_arg(shape, "pl.slice's shape")
@@ -350,70 +352,6 @@ def slice_(cx, call, tensor, shape, offset, valid_shape=None, drop_dims=None, pa
         valid = result.valid
         result = valid_shapes.with_valid(valid_shapes.pad_for(cx, result, pad, call.node), valid)
     return result
-
-
-def tensor_view(cx, call, tensor, shape, offset, valid_shape=None, pad_value=None):
-    """`pl.slice` of a tensor in an orchestration: bp.tensor_view."""
-    t = cx.tensor_arg(tensor, "pl.slice's tensor")
-    for keyword, node in (("valid_shape", valid_shape), ("pad_value", pad_value)):
-        if node is not None:
-            raise cx.error(
-                node,
-                f"pl.slice({keyword}=...) of a tensor in an orchestration is not supported by "
-                "blockpipe: a view is all data (the kernel it is given to may load a valid "
-                "shape of it)",
-            )
-    if not isinstance(shape, (ast.List, ast.Tuple)):
-        raise cx.error(shape, "pl.slice's shape must be a list of sizes")
-    if len(shape.elts) != len(t.type.shape):
-        raise cx.error(
-            shape,
-            f"pl.slice's shape has {len(shape.elts)} dimensions but the tensor has "
-            f"{len(t.type.shape)}",
-        )
-    offsets = offsets_arg(cx, offset, t.type, "pl.slice")
-    dims, sizes = [], []
-    for elt, whole in zip(shape.elts, t.type.shape):
-        size = cx.expr(elt)
-        if is_int(size):
-            if size <= 0 or (is_int(whole) and size > whole):
-                raise cx.error(
-                    elt, f"pl.slice's size {size} does not fit the tensor's {list(t.type.shape)}"
-                )
-            dims.append(size)
-        else:
-            sizes.append(cx.index_value(size, elt))
-            dims.append(dynamic)
-    b = cx.builder
-    (view,) = cx.create(
-        "bp.tensor_view",
-        [t, *offsets, *sizes],
-        [TensorType(tuple(dims), t.type.dtype)],
-        {"operandSegmentSizes": b.i32_array([1, len(offsets), len(sizes)])},
-        call.node,
-        call.name,
-    )
-    # Writing the view writes the tensor.
-    cx.tensor_roots[view.handle] = cx.root_of(t)
-    return view
-
-
-@operation(name="tensor.slice", kinds=(FunctionType.Orchestration,))
-def tensor_slice(cx, call, tensor, shape, offset, valid_shape=None, drop_dims=None, pad_value=None):
-    """A window of a tensor as a tensor sharing its memory (a view):
-    `q = pl.tensor.slice(query, [16, 128], [row, 0])` (pl.slice in an
-    orchestration is the same). Sizes may be known only at run time.
-
-    The view is what launches read and write: a kernel writing it writes
-    the tensor. It must lie inside the tensor and be contiguous (after the
-    first dim it takes more than one of, every dim whole: whole rows of a
-    2-D tensor), which is checked when the orchestration runs, at this
-    line. valid_shape= and pad_value= (a partly valid view) are not
-    supported. Valid in orchestration functions.
-    """
-    if drop_dims is not None:
-        raise cx.error(call.node, "pl.tensor.slice(drop_dims=...) is not supported by blockpipe")
-    return tensor_view(cx, call, tensor, shape, offset, valid_shape, pad_value)
 
 
 def pad_arg(cx, node):
@@ -576,38 +514,6 @@ def assemble(cx, call, target, source, offset):
     return store_tile(
         cx, call, value, out, first, source, target, "pl.assemble", ("source", "target")
     )
-
-
-@operation(kinds=(FunctionType.InCore, FunctionType.AIV))
-def concat(cx, call, src0, src1):
-    """The columns of `src0` then those of `src1`: `pl.concat(a, b)` of
-    [M, N0] and [M, N1] Vec tiles of one dtype is [M, N0 + N1] (pypto's
-    column-wise concatenation). Valid in InCore and AIV functions."""
-    from blockpipe.language.ops.vector import vector_operand
-
-    parts = []
-    for node, what in ((src0, "pl.concat's first tile"), (src1, "pl.concat's second tile")):
-        value = vector_operand(cx, cx.tile_arg(node, what), call.node, what)
-        parts.append(cx.typed_tile(value, node, "pl.concat"))
-    a, b = parts
-    cx.check_dtype(a.type.dtype, b.type.dtype, call.node, "pl.concat's tiles")
-    if len(a.type.shape) != 2 or len(b.type.shape) != 2 or a.type.shape[0] != b.type.shape[0]:
-        raise cx.error(
-            call.node,
-            f"pl.concat joins the columns of 2-D tiles with as many rows, got "
-            f"{list(a.type.shape)} and {list(b.type.shape)}",
-        )
-    rows, left = a.type.shape
-    dtype = a.type.dtype
-    whole = TileType((rows, left + b.type.shape[1]), dtype, MemorySpace.Vec)
-    zero = (
-        cx.float_attr(0.0, dtype, call.node) if dtype.is_float else cx.int_attr(0, dtype, call.node)
-    )
-    (result,) = cx.create("bp.full", [], [whole], {"value": zero}, call.node)
-    for part, column in ((a, 0), (b, left)):
-        at = [cx.index_value(0, call.node), cx.index_value(column, call.node)]
-        (result,) = cx.create("bp.insert", [part, result] + at, [whole], {}, call.node, call.name)
-    return result
 
 
 def _set_validshape(cx, call, tile, valid_rows, valid_cols):

@@ -7,8 +7,9 @@ from __future__ import annotations
 import ast
 
 from blockpipe.language.ops import operation
+from blockpipe.language.ops.memory import offsets_arg
 from blockpipe.language.types import DType, FunctionType, SplitMode, TensorType, dynamic
-from blockpipe.language.values import KERNEL_KINDS
+from blockpipe.language.values import KERNEL_KINDS, is_int
 
 
 @operation()
@@ -345,3 +346,67 @@ def syncall(cx, call, core_type=None, mode=None, gm_workspace=None, used_cores=N
         cx.expr(used_cores)
     cx.create("bp.syncall", [], [], {"cube": cx.builder.unit()} if cube else {}, call.node)
     return None
+
+
+def tensor_view(cx, call, tensor, shape, offset, valid_shape=None, pad_value=None):
+    """`pl.slice` of a tensor in an orchestration: bp.tensor_view."""
+    t = cx.tensor_arg(tensor, "pl.slice's tensor")
+    for keyword, node in (("valid_shape", valid_shape), ("pad_value", pad_value)):
+        if node is not None:
+            raise cx.error(
+                node,
+                f"pl.slice({keyword}=...) of a tensor in an orchestration is not supported by "
+                "blockpipe: a view is all data (the kernel it is given to may load a valid "
+                "shape of it)",
+            )
+    if not isinstance(shape, (ast.List, ast.Tuple)):
+        raise cx.error(shape, "pl.slice's shape must be a list of sizes")
+    if len(shape.elts) != len(t.type.shape):
+        raise cx.error(
+            shape,
+            f"pl.slice's shape has {len(shape.elts)} dimensions but the tensor has "
+            f"{len(t.type.shape)}",
+        )
+    offsets = offsets_arg(cx, offset, t.type, "pl.slice")
+    dims, sizes = [], []
+    for elt, whole in zip(shape.elts, t.type.shape):
+        size = cx.expr(elt)
+        if is_int(size):
+            if size <= 0 or (is_int(whole) and size > whole):
+                raise cx.error(
+                    elt, f"pl.slice's size {size} does not fit the tensor's {list(t.type.shape)}"
+                )
+            dims.append(size)
+        else:
+            sizes.append(cx.index_value(size, elt))
+            dims.append(dynamic)
+    b = cx.builder
+    (view,) = cx.create(
+        "bp.tensor_view",
+        [t, *offsets, *sizes],
+        [TensorType(tuple(dims), t.type.dtype)],
+        {"operandSegmentSizes": b.i32_array([1, len(offsets), len(sizes)])},
+        call.node,
+        call.name,
+    )
+    # Writing the view writes the tensor.
+    cx.tensor_roots[view.handle] = cx.root_of(t)
+    return view
+
+
+@operation(name="tensor.slice", kinds=(FunctionType.Orchestration,))
+def tensor_slice(cx, call, tensor, shape, offset, valid_shape=None, drop_dims=None, pad_value=None):
+    """A window of a tensor as a tensor sharing its memory (a view):
+    `q = pl.tensor.slice(query, [16, 128], [row, 0])` (pl.slice in an
+    orchestration is the same). Sizes may be known only at run time.
+
+    The view is what launches read and write: a kernel writing it writes
+    the tensor. It must lie inside the tensor and be contiguous (after the
+    first dim it takes more than one of, every dim whole: whole rows of a
+    2-D tensor), which is checked when the orchestration runs, at this
+    line. valid_shape= and pad_value= (a partly valid view) are not
+    supported. Valid in orchestration functions.
+    """
+    if drop_dims is not None:
+        raise cx.error(call.node, "pl.tensor.slice(drop_dims=...) is not supported by blockpipe")
+    return tensor_view(cx, call, tensor, shape, offset, valid_shape, pad_value)

@@ -151,58 +151,6 @@ sel, tile_sel = _sel("sel"), _sel("tile.sel")
 sels, tile_sels = _sels("sels"), _sels("tile.sels")
 
 
-def _ci(cx, call, start, shape, dtype=None, descending=False):
-    """An integer sequence in a [1, N] tile: element k is start + k (with
-    descending=True, start - k), wrapping around at the dtype's width, as
-    pypto's `pl.tile.ci` (NumPy's arange): `pl.tile.ci(0, [1, 32],
-    dtype=pl.INT32)`.
-
-    start: a number or an integer scalar, known at run time. shape: [1, N]
-    or [N] (pypto's ci fills one row). dtype: an integer dtype (pl.INT32 by
-    default). pl.tile.arange, pl.tensor.ci and pl.arange are the same
-    operation. Valid in InCore and AIV functions (and the pl.at scopes
-    outlined into them).
-    """
-    dims = cx.shape_arg(shape, "pl.tile.ci's shape")
-    if not (len(dims) == 1 or (len(dims) == 2 and dims[0] == 1)):
-        raise cx.error(
-            shape, f"pl.tile.ci fills one row: its shape is [1, N] or [N], got {list(dims)}"
-        )
-    kind = INT32 if dtype is None else cx.static(dtype)
-    if not isinstance(kind, DType) or kind.is_float or kind is INDEX:
-        raise cx.error(
-            dtype if dtype is not None else call.node,
-            f"pl.tile.ci's dtype must be an integer dtype, got {kind!r}",
-        )
-    is_descending = cx.static(descending) if not isinstance(descending, bool) else descending
-    if not isinstance(is_descending, bool):
-        raise cx.error(descending, "pl.tile.ci's descending must be True or False")
-    first = cx.expr(start)
-    if isinstance(first, float) or (
-        isinstance(first, Value)
-        and isinstance(first.type, ScalarType)
-        and first.type.dtype.is_float
-    ):
-        raise cx.error(start, "pl.tile.ci's start must be an integer")
-    attrs = {"descending": cx.builder.unit()} if is_descending else {}
-    (result,) = cx.create(
-        "bp.ci",
-        [cx.index_value(first, start)],
-        [TileType(dims, kind, MemorySpace.Vec)],
-        attrs,
-        call.node,
-        call.name,
-    )
-    return result
-
-
-tile_ci = operation(name="tile.ci", kinds=VECTOR_KINDS)(_ci)
-tile_arange = operation(name="tile.arange", kinds=VECTOR_KINDS)(_ci)
-tensor_ci = operation(name="tensor.ci", kinds=VECTOR_KINDS)(_ci)
-tensor_arange = operation(name="tensor.arange", kinds=VECTOR_KINDS)(_ci)
-arange = operation(name="arange", kinds=VECTOR_KINDS)(_ci)
-
-
 @operation(name="tile.tri", kinds=VECTOR_KINDS)
 def tri(cx, call, diagonal, shape, valid_shape=None, dtype=None, upper=False):
     """A triangular mask: 1 at (i, j) where j <= i + diagonal (or, with
