@@ -86,14 +86,24 @@ _SPMD_KEYWORDS = _SUBMIT_KEYWORDS + ("core_num", "sync_start")
 _SPMD_ORDERING = ("deps", "allow_early_resolve", "predicate")
 
 
-def _submit_misuse(node: ast.Call):
-    for kw in node.keywords:
-        if kw.arg not in _SUBMIT_KEYWORDS:
-            return kw.value, f"pl.submit({kw.arg}=...) is not supported by blockpipe"
-    return node, (
-        "pl.submit is valid as a statement 'outs..., tid = pl.submit(self.kernel, args...)' "
-        "(or 'pl.submit(self.kernel, args...)')"
-    )
+def _launch_misuse(name: str, keywords, usage: str):
+    """What a misused pl.submit / pl.spmd_submit reports: a keyword it lacks,
+    else how it is written."""
+
+    def misuse(node: ast.Call):
+        for kw in node.keywords:
+            if kw.arg not in keywords:
+                return kw.value, f"pl.{name}({kw.arg}=...) is not supported by blockpipe"
+        return node, f"pl.{name} is valid as a statement {usage}"
+
+    return misuse
+
+
+_submit_misuse = _launch_misuse(
+    "submit",
+    _SUBMIT_KEYWORDS,
+    "'outs..., tid = pl.submit(self.kernel, args...)' (or 'pl.submit(self.kernel, args...)')",
+)
 
 
 @_marker("submit", _submit_misuse)
@@ -110,14 +120,11 @@ def submit(kernel, *args, deps=None, allow_early_resolve=False, dumps=None, pred
     _outside("submit")
 
 
-def _spmd_submit_misuse(node: ast.Call):
-    for kw in node.keywords:
-        if kw.arg not in _SPMD_KEYWORDS:
-            return kw.value, f"pl.spmd_submit({kw.arg}=...) is not supported by blockpipe"
-    return node, (
-        "pl.spmd_submit is valid as a statement 'outs..., tid = pl.spmd_submit(self.kernel, "
-        "args..., core_num=n)', written pl.spmd_submit"
-    )
+_spmd_submit_misuse = _launch_misuse(
+    "spmd_submit",
+    _SPMD_KEYWORDS,
+    "'outs..., tid = pl.spmd_submit(self.kernel, args..., core_num=n)', written pl.spmd_submit",
+)
 
 
 @_marker("spmd_submit", _spmd_submit_misuse)
