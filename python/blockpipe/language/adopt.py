@@ -23,7 +23,13 @@ import types
 from typing import Dict, List, Optional, Set, Tuple
 
 from blockpipe.language.program import FunctionSpec
-from blockpipe.language.source import Source, assigned_names, lookup_static, parse_function
+from blockpipe.language.source import (
+    Source,
+    assigned_names,
+    lookup_static,
+    parse_function,
+    self_calls,
+)
 from blockpipe.language.types import FunctionType
 
 _CALLING_KINDS = (
@@ -139,18 +145,11 @@ class _Adoption:
                 through_helpers += self.helper_calls(target, source, call, [])
         if not changed and not through_helpers:
             return
-        self_calls = tuple(
-            n.func.attr
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Attribute)
-            and isinstance(n.func.value, ast.Name)
-            and n.func.value.id == "self"
-        )
+        calls = tuple(self_calls(tree))
         new = dataclasses.replace(
             source,
             tree=tree if changed else source.tree,
-            self_calls=self_calls + tuple(c for c in through_helpers if c not in self_calls),
+            self_calls=calls + tuple(c for c in through_helpers if c not in calls),
         )
         self.sources[name] = new
         if spec.source is not None:

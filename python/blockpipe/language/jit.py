@@ -36,7 +36,7 @@ import numpy as np
 
 from blockpipe.errors import user_traceback
 from blockpipe.language.program import FunctionSpec, Program
-from blockpipe.language.source import Source, parse_function
+from blockpipe.language.source import Source, parse_function, self_calls
 from blockpipe.language.types import (
     SHAPELESS,
     NamedDim,
@@ -330,14 +330,7 @@ class JitFunction:
                 for n in ast.walk(attr):
                     ast.copy_location(n, node.func)
                 node.func = attr
-        self_calls = tuple(
-            n.func.attr
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Attribute)
-            and isinstance(n.func.value, ast.Name)
-            and n.func.value.id == "self"
-        )
+        calls = tuple(self_calls(tree))
         has_scope = any(isinstance(n, (ast.With, ast.For)) for n in ast.walk(tree))
         kind = {"incore": FunctionType.InCore, "opaque": FunctionType.Opaque}.get(self._kind)
         if kind is None:  # the entry: an orchestration whose scopes become kernels
@@ -354,7 +347,7 @@ class JitFunction:
             source.line_offset,
             source.col_offset,
             source.globals,
-            self_calls,
+            calls,
             source.pops,
         )
         return spec

@@ -84,7 +84,7 @@ def _parse_source(spec: FunctionSpec, default_file: str) -> _Parsed:
     tree = next(n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
     if isinstance(tree, ast.AsyncFunctionDef):
         raise CompileError(f"function '{spec.name}' must not be async", file=file, line=first_line)
-    parsed = _Parsed(tree, file, first_line - 1, indent, tuple(_self_calls(tree)), _has_pops(tree))
+    parsed = _Parsed(tree, file, first_line - 1, indent, tuple(self_calls(tree)), _has_pops(tree))
     _parsed_by_code[key] = parsed
     if len(_parsed_by_code) > _PARSED_LIMIT:
         _parsed_by_code.popitem(last=False)
@@ -160,7 +160,9 @@ def _has_pops(tree: ast.FunctionDef) -> bool:
     )
 
 
-def _self_calls(tree: ast.FunctionDef) -> List[str]:
+def self_calls(tree: ast.FunctionDef) -> List[str]:
+    """The names of the program's functions `tree` calls (`self.name(...)`),
+    in order."""
     names = []
     for node in ast.walk(tree):
         if (
