@@ -152,6 +152,7 @@ PYBIND11_MODULE(_core, m) {
         "The element types: name, enumerator, bytes, is_float, mlir, numpy.");
   m.def("legal_moves", &legalMoves,
         "The moves bp.move allows, as (from, to) memory space names.");
+  m.attr("MAX_TILE_RANK") = mlir::bp::kMaxTileRank;
   m.def("binary_broadcast_shapes", &binaryBroadcastShapes, py::arg("lhs"),
         "The shapes a binary op's rhs tile may have besides lhs's own.");
   bindManifest(m);

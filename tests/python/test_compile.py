@@ -94,16 +94,18 @@ def test_artifacts_and_output_dir(compiled):
     assert config.orchestrations[0].name == "main"
     dumps = sorted(p.name for p in (out / "passes").iterdir())
     assert dumps[0] == "00_input.mlir" and dumps[1] == "01_bp-register-target.mlir"
-    assert dumps[2] == "02_bp-infer-pipe-types.mlir"
-    assert dumps[3] == "03_bp-infer-memory-spaces.mlir"
-    assert dumps[4] == "04_bp-split-matmul.mlir"
-    assert dumps[5] == "05_bp-check-output-coverage.mlir"
-    assert dumps[6] == "06_bp-expand-mixed-kernel.mlir"
+    assert dumps[2] == "02_bp-flatten-tiles.mlir"
+    assert dumps[3] == "03_bp-infer-pipe-types.mlir"
+    assert dumps[4] == "04_bp-infer-memory-spaces.mlir"
+    assert dumps[5] == "05_bp-split-matmul.mlir"
+    assert dumps[6] == "06_bp-check-output-coverage.mlir"
+    assert dumps[7] == "07_bp-expand-mixed-kernel.mlir"
 
 
 def test_ir_after_each_pass(compiled):
-    assert compiled.passes[:6] == [
+    assert compiled.passes[:7] == [
         "bp-register-target",
+        "bp-flatten-tiles",
         "bp-infer-pipe-types",
         "bp-infer-memory-spaces",
         "bp-split-matmul",

@@ -1259,7 +1259,8 @@ def test_compile_time_float_assigned_in_a_run_time_branch():
 
 def test_three_dimensional_tile():
     # Was "invalid type '!bp.tile<1x8x16xf32, vec>'". A [1, 8, 16] window is
-    # now an [8, 16] tile (test_tile_windows.py); deeper ones stay errors.
+    # now an [8, 16] tile (test_tile_windows.py), and a [2, 8, 16] window a
+    # 3-D tile (test_nd_tiles.py), which a transpose does not take.
     def make():
         @pl.program
         class P:
@@ -1268,9 +1269,9 @@ def test_three_dimensional_tile():
                 self, x: pl.Tensor[[4, 8, 16], pl.FP32], y: pl.Out[pl.Tensor[[4, 8, 16], pl.FP32]]
             ):
                 b = pl.tile.get_block_idx()
-                # error: tiles are 1-D or 2-D: a window of [2, 8, 16]
                 t = pl.load(x, [b, 0, 0], [2, 8, 16])
-                return pl.store(t, [b, 0, 0], y)
+                # error: pl.transpose transposes a 2-D tile, got [2, 8, 16]
+                return pl.store(pl.transpose(t, 0, 1), [b, 0, 0], y)
 
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(

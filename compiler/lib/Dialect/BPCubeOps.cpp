@@ -2,6 +2,8 @@
 
 #include "BPOpsCommon.h"
 
+#include <variant>
+
 using namespace mlir;
 using namespace mlir::bp;
 
@@ -93,5 +95,98 @@ LogicalResult MatmulOp::verify() {
                                  : acc) != result)
       return emitOpError("acc operand must have the result's type");
   }
+  return success();
+}
+
+/// `[2, 3]`: a shape as the DSL writes it.
+static std::string listOf(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  for (auto [i, dim] : llvm::enumerate(shape))
+    text += (i ? ", " : "") + std::to_string(dim);
+  return text + "]";
+}
+
+/// The result shape of a batch matmul, or why there is none.
+static std::variant<SmallVector<int64_t>, std::string>
+batchMatmulShape(TileType lhs, TileType rhs, bool transposed) {
+  if (lhs.getRank() < 2 || rhs.getRank() < 2)
+    return std::string("operands must have 2 or more dimensions, got ") +
+           listOf(lhs.getShape()) + " and " + listOf(rhs.getShape());
+  ArrayRef<int64_t> l = lhs.getShape(), r = rhs.getShape();
+  int64_t k = l[l.size() - 1];
+  int64_t rk = r[r.size() - (transposed ? 1 : 2)];
+  int64_t n = r[r.size() - (transposed ? 2 : 1)];
+  if (k != rk)
+    return "inner dimensions differ: lhs is " + listOf(l) + ", rhs is " +
+           listOf(r) + (transposed ? " (transposed)" : "");
+  ArrayRef<int64_t> lb = l.drop_back(2), rb = r.drop_back(2);
+  size_t batchRank = std::max(lb.size(), rb.size());
+  SmallVector<int64_t> shape(batchRank, 1);
+  for (size_t i = 0; i < batchRank; ++i) {
+    int64_t a = i < lb.size() ? lb[lb.size() - 1 - i] : 1;
+    int64_t b = i < rb.size() ? rb[rb.size() - 1 - i] : 1;
+    if (a != b && a != 1 && b != 1)
+      return "batch dimensions " + listOf(lb) + " and " + listOf(rb) +
+             " do not broadcast";
+    shape[batchRank - 1 - i] = std::max(a, b);
+  }
+  shape.push_back(l[l.size() - 2]);
+  shape.push_back(n);
+  return shape;
+}
+
+LogicalResult
+BatchMatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                                ValueRange operands, DictionaryAttr attributes,
+                                OpaqueProperties properties, RegionRange,
+                                SmallVectorImpl<Type> &results) {
+  auto lhs = dyn_cast<TileType>(operands[0].getType());
+  auto rhs = dyn_cast<TileType>(operands[1].getType());
+  bool transposed = false;
+  if (auto *props = properties.as<Properties *>())
+    transposed = bool(props->transpose_rhs);
+  else if (attributes)
+    transposed = bool(attributes.get("transpose_rhs"));
+  if (!lhs || !rhs || lhs.hasUnknownType() || rhs.hasUnknownType())
+    return emitOptionalError(location, "'", getOperationName(),
+                             "' op operands must be typed tiles");
+  auto shape = batchMatmulShape(lhs, rhs, transposed);
+  if (auto *why = std::get_if<std::string>(&shape))
+    return emitOptionalError(location, "'", getOperationName(), "' op ", *why);
+  results.push_back(TileType::get(
+      std::get<SmallVector<int64_t>>(shape),
+      getMatmulAccumulatorType(lhs.getElementType()), MemorySpace::Acc));
+  return success();
+}
+
+LogicalResult BatchMatmulOp::verify() {
+  TileType lhs = getLhs().getType(), rhs = getRhs().getType();
+  TileType result = getResult().getType();
+  auto expectSpace = [&](TileType tile, MemorySpace space,
+                         StringRef name) -> LogicalResult {
+    if (tile.getMemorySpace() == space || tile.hasUndecidedSpace())
+      return success();
+    return emitOpError() << name << " must be in "
+                         << stringifyMemorySpace(space) << " memory, got "
+                         << stringifyMemorySpace(tile.getMemorySpace());
+  };
+  if (failed(expectSpace(lhs, MemorySpace::Left, "lhs")) ||
+      failed(expectSpace(rhs, MemorySpace::Right, "rhs")) ||
+      failed(expectSpace(result, MemorySpace::Acc, "result")))
+    return failure();
+  if (lhs.hasUnknownType() || rhs.hasUnknownType())
+    return emitOpError("operands must be typed tiles");
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOpError() << "operand element types differ: "
+                         << lhs.getElementType() << " and "
+                         << rhs.getElementType();
+  auto shape = batchMatmulShape(lhs, rhs, getTransposeRhs());
+  if (auto *why = std::get_if<std::string>(&shape))
+    return emitOpError() << *why;
+  TileType expected = TileType::get(
+      std::get<SmallVector<int64_t>>(shape),
+      getMatmulAccumulatorType(lhs.getElementType()), MemorySpace::Acc);
+  if (result != expected)
+    return emitOpError() << "result must be " << expected << ", got " << result;
   return success();
 }

@@ -30,7 +30,7 @@ static LogicalResult verifyBinary(Operation *op, TileType lhs, Type rhs) {
       SmallVector<std::string, 2> forms;
       for (ArrayRef<int64_t> shape : getBroadcastShapes(lhs.getShape()))
         forms.push_back(formatShape(shape) + " tile, broadcast along " +
-                        (shape[0] == lhs.getDimSize(0) && shape[1] == 1
+                        (shape.back() == 1 && lhs.getShape().back() != 1
                              ? "rows"
                              : "columns"));
       if (!forms.empty())
@@ -78,8 +78,21 @@ LogicalResult SelectOp::verify() {
 
 /// What a reduction along `axis` reduces (1: each row, 0: each column).
 static const char *reducedParts(unsigned axis) {
-  return axis == 1 ? "reduces the rows of a 2-D tile"
+  return axis == 1 ? "reduces the rows (the last dimension) of a tile of 2 "
+                     "or more dimensions"
                    : "reduces the columns of a 2-D tile";
+}
+
+/// The shape a reduction along `axis` makes of `source`, or none when it
+/// does not apply: a row reduction keeps every dim but the last, which
+/// becomes 1; a column reduction takes a 2-D tile to one row.
+static std::optional<SmallVector<int64_t>> reducedShape(TileType source,
+                                                        unsigned axis) {
+  if (axis == 1 ? source.getRank() < 2 : source.getRank() != 2)
+    return std::nullopt;
+  SmallVector<int64_t> shape(source.getShape());
+  (axis == 1 ? shape.back() : shape.front()) = 1;
+  return shape;
 }
 
 static LogicalResult verifyReduction(Operation *op, TileType source,
@@ -89,22 +102,21 @@ static LogicalResult verifyReduction(Operation *op, TileType source,
     return failure();
   if (source.hasUnknownType() || result.hasUnknownType())
     return success(); // checked again once they have their types
-  if (source.getRank() != 2)
+  std::optional<SmallVector<int64_t>> expected = reducedShape(source, axis);
+  if (!expected)
     return op->emitOpError(reducedParts(axis));
   if (result.getElementType() != source.getElementType())
     return op->emitOpError("result element type must match the operand's");
-  SmallVector<int64_t> expected = {source.getDimSize(0), source.getDimSize(1)};
-  expected[axis] = 1;
-  if (result.getShape() != ArrayRef<int64_t>(expected))
+  if (result.getShape() != ArrayRef<int64_t>(*expected))
     return op->emitOpError()
            << "result of reducing " << formatShape(source.getShape())
-           << " must be " << formatShape(expected) << ", got "
+           << " must be " << formatShape(*expected) << ", got "
            << formatShape(result.getShape());
   return success();
 }
 
-/// Mx1 (axis 1) or 1xN (axis 0), in vec memory, of the operand's element
-/// type; left to the verifier when the operand is not a 2-D tile.
+/// The reduced shape, in vec memory, of the operand's element type; left
+/// to the verifier when the reduction does not apply.
 static LogicalResult inferReduction(StringRef opName,
                                     std::optional<Location> location,
                                     ValueRange operands,
@@ -115,13 +127,14 @@ static LogicalResult inferReduction(StringRef opName,
     results.push_back(TileType::get(source.getContext(), MemorySpace::Vec));
     return success();
   }
-  if (!source || source.getRank() != 2)
+  std::optional<SmallVector<int64_t>> shape;
+  if (source)
+    shape = reducedShape(source, axis);
+  if (!shape)
     return emitOptionalError(location, "'", opName, "' op ",
                              reducedParts(axis));
-  SmallVector<int64_t> shape = {source.getDimSize(0), source.getDimSize(1)};
-  shape[axis] = 1;
   results.push_back(
-      TileType::get(shape, source.getElementType(), MemorySpace::Vec));
+      TileType::get(*shape, source.getElementType(), MemorySpace::Vec));
   return success();
 }
 

@@ -143,8 +143,9 @@ LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!isComputeElementType(elementType))
     return emitError() << "tile element type must be one of " << kElementTypes
                        << ", got " << elementType;
-  if (shape.empty() || shape.size() > 2)
-    return emitError() << "tiles are 1-D or 2-D, got rank " << shape.size();
+  if (shape.empty() || shape.size() > size_t(kMaxTileRank))
+    return emitError() << "tiles have 1 to " << kMaxTileRank
+                       << " dimensions, got rank " << shape.size();
   for (int64_t dim : shape)
     if (dim <= 0)
       return emitError() << "tile dimensions must be positive";

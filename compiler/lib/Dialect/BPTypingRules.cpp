@@ -38,12 +38,27 @@ std::string mlir::bp::describeLegalMoves() {
 SmallVector<SmallVector<int64_t, 2>, 2>
 mlir::bp::getBroadcastShapes(ArrayRef<int64_t> lhs) {
   SmallVector<SmallVector<int64_t, 2>, 2> shapes;
-  if (lhs.size() != 2)
+  if (lhs.size() < 2)
     return shapes;
-  if (lhs[1] > 1) // An Mx1 rhs applies its row i to all of lhs's row i.
-    shapes.push_back({lhs[0], 1});
-  if (lhs[0] > 1) // A 1xN rhs applies its column j to all of lhs's column j.
-    shapes.push_back({1, lhs[1]});
+  // Both forms keep their meaning when the leading dims of an N-D tile are
+  // merged into rows (bp-flatten-tiles).
+  if (lhs.back() > 1) { // A [..., 1] rhs applies its row i to lhs's row i.
+    SmallVector<int64_t, 2> rows(lhs);
+    rows.back() = 1;
+    shapes.push_back(rows);
+  }
+  int64_t leading = 1;
+  for (int64_t dim : lhs.drop_back())
+    leading *= dim;
+  if (leading > 1) { // A [1, ..., N] rhs applies its column j to column j.
+    SmallVector<int64_t, 2> columns(lhs.size(), 1);
+    columns.back() = lhs.back();
+    shapes.push_back(columns);
+    // Of an N-D lhs, also as a [1, N] tile (NumPy aligns dims from the
+    // right; a [1, 1, N] load is a [1, N] tile).
+    if (lhs.size() > 2)
+      shapes.push_back({1, lhs.back()});
+  }
   return shapes;
 }
 

@@ -43,9 +43,10 @@ bp::WindowExtent bp::getWindowExtent(GMTensorType tensor, TileType tile,
   const size_t rank = size_t(tensor.getRank());
   WindowExtent extent{std::vector<int64_t>(rank, 1),
                       std::vector<bool>(rank, false)};
-  extent.sizes[rank - 1] = tile.getDimSize(tile.getRank() - 1);
-  if (rank >= 2)
-    extent.sizes[rank - 2] = tile.getRank() == 2 ? tile.getDimSize(0) : 1;
+  // A tile of lower rank is a window of the tensor's trailing dims.
+  const size_t leading = rank - size_t(tile.getRank());
+  for (size_t dim = 0; dim < size_t(tile.getRank()); ++dim)
+    extent.sizes[leading + dim] = tile.getDimSize(dim);
   for (auto [dim, size] : llvm::enumerate(valid)) {
     size_t k = dim + (rank - size_t(tile.getRank()));
     IntegerAttr known;

@@ -77,30 +77,32 @@ std::unique_ptr<Pass> makePass(size_t index,
     return createBPRegisterTarget(target);
   }
   case 1:
-    return createBPInferPipeTypes();
+    return createBPFlattenTiles();
   case 2:
-    return createBPInferMemorySpaces();
+    return createBPInferPipeTypes();
   case 3:
-    return createBPSplitMatmul();
+    return createBPInferMemorySpaces();
   case 4:
-    return createBPCheckOutputCoverage();
+    return createBPSplitMatmul();
   case 5:
-    return createBPExpandMixedKernel();
+    return createBPCheckOutputCoverage();
   case 6:
-    return createBPSplitVectorKernel();
+    return createBPExpandMixedKernel();
   case 7:
-    return createBPInjectGMPipeBuffer();
+    return createBPSplitVectorKernel();
   case 8:
-    return createBPNormalizeReturnOrder();
+    return createBPInjectGMPipeBuffer();
   case 9:
-    return createBPPipelineStages();
+    return createBPNormalizeReturnOrder();
   case 10:
-    return createBPDecomposeCollectivePermute();
+    return createBPPipelineStages();
   case 11:
-    return createBPVerifyP2P();
+    return createBPDecomposeCollectivePermute();
   case 12:
-    return createBPVerifyCapacity();
+    return createBPVerifyP2P();
   case 13:
+    return createBPVerifyCapacity();
+  case 14:
     return createBPPlanKernels();
   }
   return nullptr;
@@ -138,7 +140,8 @@ void mlir::bp::buildDefaultPipeline(OpPassManager &pm,
 void mlir::bp::registerDefaultPipeline() {
   PassPipelineRegistration<DefaultPipelineCLOptions>(
       "bp-default-pipeline",
-      "The blockpipe pass pipeline: register the target, infer memory "
+      "The blockpipe pass pipeline: register the target, flatten N-D "
+      "tiles, infer memory "
       "spaces, warn about outputs left partly unwritten, expand mixed "
       "kernels, inject the GM pipe buffer, normalize return order, join "
       "pipeline stages, decompose and verify point-to-point transfers, check "

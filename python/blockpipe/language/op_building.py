@@ -8,6 +8,7 @@ import ast
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 from blockpipe.language import strips, valid_shapes
+from blockpipe.language.rules import MAX_TILE_RANK
 from blockpipe.language.types import (
     INDEX,
     DType,
@@ -135,8 +136,14 @@ class OpBuilding:
         for result in results or ():
             # What the dialect's tile type allows, said in the DSL's terms
             # (the builder would only report an invalid type).
-            if isinstance(result, TileType) and not result.unknown and len(result.shape) > 2:
-                raise self.error(node, f"tiles are 1-D or 2-D, got {list(result.shape)}")
+            if (
+                isinstance(result, TileType)
+                and not result.unknown
+                and len(result.shape) > MAX_TILE_RANK
+            ):
+                raise self.error(
+                    node, f"tiles have 1 to {MAX_TILE_RANK} dimensions, got {list(result.shape)}"
+                )
             if isinstance(result, TileType) and result.dtype is INDEX:
                 raise self.error(node, "tiles cannot hold INDEX elements; use pl.INT64")
         if self.strip is not None:

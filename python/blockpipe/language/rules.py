@@ -18,6 +18,8 @@ LEGAL_MOVES: FrozenSet[Tuple[MemorySpace, MemorySpace]] = frozenset(
 LEGAL_MOVES_TEXT = ", ".join(
     f"{MemorySpace(src).name}->{MemorySpace(dst).name}" for src, dst in _core.legal_moves()
 )
+# The most dimensions a tile has (bp-flatten-tiles makes 2-D tiles of more).
+MAX_TILE_RANK: int = _core.MAX_TILE_RANK
 
 
 @functools.cache
@@ -34,7 +36,7 @@ def broadcasts(lhs: Tuple[int, ...], rhs: Tuple[int, ...]) -> bool:
 def broadcast_hint(lhs: Tuple[int, ...]) -> str:
     """The broadcast forms an rhs could take against `lhs`, for an error."""
     forms = [
-        f"{list(shape)} (broadcast along {'rows' if shape == (lhs[0], 1) else 'columns'})"
+        f"{list(shape)} (broadcast along {'rows' if shape == (*lhs[:-1], 1) else 'columns'})"
         for shape in broadcast_shapes(tuple(lhs))
     ]
     return f"; the second operand may also be {' or '.join(forms)}" if forms else ""

@@ -8,8 +8,8 @@ func.func @bad_tensor_dtype(%x: !bp.tensor<16xf64>) attributes {bp.kind = #bp<ki
 
 // -----
 
-// expected-error @+1 {{tiles are 1-D or 2-D, got rank 3}}
-func.func @tile_rank_3(%x: !bp.tile<2x2x2xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
+// expected-error @+1 {{tiles have 1 to 8 dimensions, got rank 9}}
+func.func @tile_rank_9(%x: !bp.tile<2x2x2x2x2x2x2x2x2xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
   return
 }
 
@@ -277,7 +277,7 @@ func.func @transpose_1d(%a: !bp.tile<16xf32, vec>) attributes {bp.kind = #bp<kin
 // -----
 
 func.func @row_max_1d(%a: !bp.tile<16xf32, vec>) attributes {bp.kind = #bp<kind incore>} {
-  // expected-error @+1 {{reduces the rows of a 2-D tile}}
+  // expected-error @+1 {{reduces the rows (the last dimension) of a tile of 2 or more dimensions}}
   %c = bp.row_max %a : !bp.tile<16xf32, vec> -> !bp.tile<16x1xf32, vec>
   return
 }

@@ -1,5 +1,5 @@
 // --bp-default-pipeline runs the passes in order: the target is attached,
-// popped tiles are typed, memory spaces are decided, matmuls too large for
+// N-D tiles are flattened, popped tiles are typed, memory spaces are decided, matmuls too large for
 // L0 are split, outputs are checked
 // for rows left unwritten, an incore kernel mixing
 // cube and vector work is split (and a split vector half shared by both AIV
@@ -11,25 +11,26 @@
 // RUN: rm -rf %t.passes
 // RUN: bp-opt "--bp-default-pipeline=dump-dir=%t.passes" %s -o /dev/null
 // RUN: ls %t.passes | FileCheck %s --check-prefix=DUMP
-// RUN: FileCheck %s --check-prefix=AFTER-EXPAND < %t.passes/06_bp-expand-mixed-kernel.mlir
+// RUN: FileCheck %s --check-prefix=AFTER-EXPAND < %t.passes/07_bp-expand-mixed-kernel.mlir
 // The dumps are .mlir files inside the source tree's lit Output/; remove them
 // so that no later configure takes them for tests.
 // RUN: rm -rf %t.passes
 
 // DUMP: 01_bp-register-target.mlir
-// DUMP-NEXT: 02_bp-infer-pipe-types.mlir
-// DUMP-NEXT: 03_bp-infer-memory-spaces.mlir
-// DUMP-NEXT: 04_bp-split-matmul.mlir
-// DUMP-NEXT: 05_bp-check-output-coverage.mlir
-// DUMP-NEXT: 06_bp-expand-mixed-kernel.mlir
-// DUMP-NEXT: 07_bp-split-vector-kernel.mlir
-// DUMP-NEXT: 08_bp-inject-gm-pipe-buffer.mlir
-// DUMP-NEXT: 09_bp-normalize-return-order.mlir
-// DUMP-NEXT: 10_bp-pipeline-stages.mlir
-// DUMP-NEXT: 11_bp-decompose-collective-permute.mlir
-// DUMP-NEXT: 12_bp-verify-p2p.mlir
-// DUMP-NEXT: 13_bp-verify-capacity.mlir
-// DUMP-NEXT: 14_bp-plan-kernels.mlir
+// DUMP-NEXT: 02_bp-flatten-tiles.mlir
+// DUMP-NEXT: 03_bp-infer-pipe-types.mlir
+// DUMP-NEXT: 04_bp-infer-memory-spaces.mlir
+// DUMP-NEXT: 05_bp-split-matmul.mlir
+// DUMP-NEXT: 06_bp-check-output-coverage.mlir
+// DUMP-NEXT: 07_bp-expand-mixed-kernel.mlir
+// DUMP-NEXT: 08_bp-split-vector-kernel.mlir
+// DUMP-NEXT: 09_bp-inject-gm-pipe-buffer.mlir
+// DUMP-NEXT: 10_bp-normalize-return-order.mlir
+// DUMP-NEXT: 11_bp-pipeline-stages.mlir
+// DUMP-NEXT: 12_bp-decompose-collective-permute.mlir
+// DUMP-NEXT: 13_bp-verify-p2p.mlir
+// DUMP-NEXT: 14_bp-verify-capacity.mlir
+// DUMP-NEXT: 15_bp-plan-kernels.mlir
 
 // After expand-mixed-kernel the halves exist but have no buffer yet.
 // AFTER-EXPAND: bp.initialize_pipe id(0) dir_mask(c2v) slot_size(4096){{$}}

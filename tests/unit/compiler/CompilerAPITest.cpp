@@ -56,20 +56,21 @@ TEST(CompilerAPI, CapturesIRAfterEachPass) {
   for (size_t i = 0; i < names.size(); ++i)
     EXPECT_EQ(result.passIR[i].pass, names[i]);
   EXPECT_EQ(names[0], "bp-register-target");
-  EXPECT_EQ(names[1], "bp-infer-pipe-types");
-  EXPECT_EQ(names[2], "bp-infer-memory-spaces");
-  EXPECT_EQ(names[3], "bp-split-matmul");
-  EXPECT_EQ(names[4], "bp-check-output-coverage");
-  EXPECT_EQ(names[5], "bp-expand-mixed-kernel");
-  EXPECT_EQ(names[6], "bp-split-vector-kernel");
-  EXPECT_EQ(names[7], "bp-inject-gm-pipe-buffer");
+  EXPECT_EQ(names[1], "bp-flatten-tiles");
+  EXPECT_EQ(names[2], "bp-infer-pipe-types");
+  EXPECT_EQ(names[3], "bp-infer-memory-spaces");
+  EXPECT_EQ(names[4], "bp-split-matmul");
+  EXPECT_EQ(names[5], "bp-check-output-coverage");
+  EXPECT_EQ(names[6], "bp-expand-mixed-kernel");
+  EXPECT_EQ(names[7], "bp-split-vector-kernel");
+  EXPECT_EQ(names[8], "bp-inject-gm-pipe-buffer");
   EXPECT_NE(result.passIR[0].ir.find("#bp.target<name = \"cpu-sim\""),
             std::string::npos);
   // After expansion the pipe exists but has no buffer yet; after injection
   // it has one.
-  EXPECT_EQ(result.passIR[5].ir.find("bp.gm_pipe_buffer"), std::string::npos);
   EXPECT_EQ(result.passIR[6].ir.find("bp.gm_pipe_buffer"), std::string::npos);
-  EXPECT_NE(result.passIR[7].ir.find("bp.gm_pipe_buffer"), std::string::npos);
+  EXPECT_EQ(result.passIR[7].ir.find("bp.gm_pipe_buffer"), std::string::npos);
+  EXPECT_NE(result.passIR[8].ir.find("bp.gm_pipe_buffer"), std::string::npos);
   EXPECT_EQ(result.passIR.back().ir, result.ir);
 }
 

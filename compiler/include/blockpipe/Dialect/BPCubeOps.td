@@ -32,4 +32,33 @@ def BP_MatmulOp : BP_Op<"matmul", [Pure, BP_KernelOnly, BP_CubeOp,
   let extraClassDeclaration = BP_AnyResultTypeIsCompatible;
 }
 
+def BP_BatchMatmulOp : BP_Op<"batch_matmul", [Pure, BP_KernelOnly, BP_CubeOp,
+                                              BP_InferResultType]> {
+  let summary = "matrix products of the trailing two dimensions, per batch";
+  let description = [{
+    `result[..., :, :] = lhs[..., :, :] x rhs[..., :, :]`: lhs `[..., M, K]`
+    in `left`, rhs `[..., K, N]` in `right` (`[..., N, K]` with
+    `transposed`), the result `[..., M, N]` in `acc`. The leading (batch)
+    dimensions broadcast as NumPy's do: aligned from the right, a size 1
+    against any size, a missing one as 1. Float inputs accumulate in f32,
+    integer inputs in i32.
+
+    bp-flatten-tiles expands it into one `bp.matmul` per batch, reading each
+    batch's operands from GM; it exists so that the frontend states the
+    product as the user wrote it.
+
+    ```mlir
+    %c = bp.batch_matmul %a, %b : !bp.tile<4x32x64xf16, left>, !bp.tile<4x64x32xf16, right> -> !bp.tile<4x32x32xf32, acc>
+    ```
+  }];
+  let arguments = (ins BP_Tile:$lhs, BP_Tile:$rhs, UnitAttr:$transpose_rhs);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transposed` $transpose_rhs^)? attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))
+    `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = BP_AnyResultTypeIsCompatible;
+}
+
 #endif // BLOCKPIPE_DIALECT_BPCUBEOPS_TD

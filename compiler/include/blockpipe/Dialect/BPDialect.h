@@ -39,6 +39,10 @@
 
 namespace mlir::bp {
 
+/// The most dimensions a tile has. A tile of more than 2 lives until
+/// bp-flatten-tiles, which merges its leading dims into rows.
+constexpr int64_t kMaxTileRank = 8;
+
 /// The `bp.kind` of a function, if it has one.
 std::optional<FunctionKind> getFunctionKind(func::FuncOp func);
 void setFunctionKind(func::FuncOp func, FunctionKind kind);
@@ -93,7 +97,8 @@ std::string describeLegalMoves();
 
 /// The shapes a binary op's rhs tile may have besides lhs's own: an Mx1 tile
 /// broadcast along the rows of MxN (N > 1), a 1xN tile along its columns
-/// (M > 1).
+/// (M > 1); of an N-D lhs [..., M, N], [..., M, 1] along its rows, and
+/// [1, ..., 1, N] or [1, N] along its columns.
 SmallVector<SmallVector<int64_t, 2>, 2>
 getBroadcastShapes(ArrayRef<int64_t> lhs);
 bool isValidBinaryRhsShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs);

@@ -48,6 +48,9 @@ def BP_TileType : BP_Type<"Tile", "tile", [ShapedTypeInterface]> {
     decide from the tile's uses (a frontend may leave it; the passes after
     that one never see it).
 
+    A tile has 1 to 8 dims; bp-flatten-tiles makes one of more than 2 the
+    2-D tile of its rows merged, and the passes after it never see one.
+
     `!bp.tile<*, vec>` is a tile whose shape and element type are not known
     yet: a `bp.tpop` whose type comes from the tiles the other half of its
     group pushes, and what follows from it. bp-infer-pipe-types gives each

@@ -40,6 +40,43 @@ def BPInferPipeTypes : Pass<"bp-infer-pipe-types", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::bp::BPDialect"];
 }
 
+def BPFlattenTiles : Pass<"bp-flatten-tiles", "::mlir::ModuleOp"> {
+  let summary = "Make tiles of more than 2 dimensions 2-D tiles of merged "
+                "rows, and batched matmuls loops of matmuls";
+  let description = [{
+    The tile library and the targets' memories hold 1-D and 2-D tiles; a
+    program may use tiles of up to 8 dims. In kernels, a tile
+    `[d0, ..., M, K]` becomes `[d0 * ... * M, K]`: the same elements in the
+    same row-major order; its dims before the last two are its batches.
+
+    - Ops that treat rows alike keep their meaning and only change types:
+      the op table's elementwise ops and row reductions (`[..., K]` to
+      `[..., 1]`), their row (`[..., 1]`) and column (`[1, ..., K]`)
+      broadcasts, `cmp`, `select`, `cast`, `full`, `move`, `reshape`,
+      pipes, loops and ifs.
+    - A load of an N-D window becomes a loop over the batches, each loading
+      its `[M, K]` window and inserting it at its rows of a zero vec tile
+      (an N-D load is a vec tile).
+    - A store of an N-D tile becomes a loop over the batches, each
+      extracting its rows and storing them into its window.
+    - `bp.batch_matmul` becomes a loop over the result's batches, each
+      loading both operands' windows of that batch (a broadcast operand's
+      batch 0 in a dim of 1), multiplying them with `bp.matmul` and
+      storing the product into its window. Its operands must be whole loads
+      from GM (with moves), and its result stored whole right after it.
+      Loops rather than repeated code: their tiles are allocated once.
+
+    Errors, at the op: any other op with an N-D operand or result (a column
+    reduction, a transpose, a window of a tile); an N-D tile with a valid
+    shape, or loaded or stored in a cube memory; a batched matmul whose
+    operands are not loads or whose result is not stored right away.
+
+    A kernel without N-D tiles or batched matmuls is left as it is.
+  }];
+  let dependentDialects = ["::mlir::bp::BPDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def BPInferMemorySpaces
     : Pass<"bp-infer-memory-spaces", "::mlir::ModuleOp"> {
   let summary = "Decide the memory space of every tile whose space is `?` "

@@ -163,6 +163,7 @@ TILE_SPELLINGS = (
     "cast",
     "matmul",
     "matmul_acc",
+    "batch_matmul",
     "reshape",
     "transpose",
     "expands",

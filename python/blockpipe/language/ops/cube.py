@@ -38,6 +38,15 @@ def matmul(
     """
     a = cx.tile_arg(lhs, "pl.matmul's first operand")
     b, viewed = cx.tile_or_view(rhs, "pl.matmul's second operand")
+    if _batched(a) or _batched(b):
+        if out_dtype is not None or acc is not None:
+            what = "out_dtype" if out_dtype is not None else "acc"
+            raise cx.error(
+                call.node,
+                f"pl.matmul({what}=...) of tiles of more than 2 dimensions is not "
+                "supported by blockpipe",
+            )
+        return _batch(cx, call, lhs, rhs, a_trans, b_trans, "pl.matmul")
     cx.check_dtype(a.type.dtype, b.type.dtype, call.node, "pl.matmul's operands")
     for keyword, value in (("a_trans", a_trans), ("c_matrix_nz", c_matrix_nz)):
         if value is not False and cx.static(value) is not False:
@@ -110,6 +119,59 @@ def matmul(
     return result
 
 
+def _batched(value) -> bool:
+    return not value.type.unknown and len(value.type.shape) > 2
+
+
+@operation(kinds=(FunctionType.InCore, FunctionType.AIC))
+def batch_matmul(cx, call, lhs, rhs, a_trans=False, b_trans=False):
+    """The matrix products of the last two dimensions of `lhs` and `rhs`,
+    batch by batch, in Acc memory: `pl.batch_matmul(a, b)` for a
+    [..., M, K] and a [..., K, N] tile is [..., M, N], as NumPy's `a @ b`.
+    pl.matmul of tiles of more than 2 dimensions is the same.
+
+    The leading (batch) dimensions broadcast as NumPy's: aligned from the
+    right, a size of 1 (or a missing dimension) against any size. b_trans
+    (or a pl.tile.transpose_view rhs) reads rhs as [..., N, K].
+
+    Both operands are tiles loaded whole from GM tensors (pl.load, with
+    target_memory= or pl.move as for pl.matmul), and the result is stored
+    whole (pl.store) right after: blockpipe loads, multiplies and stores
+    one batch at a time (bp-flatten-tiles), so a batch's tiles are all the
+    memories hold. Float products accumulate in FP32, integer ones in INT32.
+
+    Valid in InCore and AIC functions.
+
+    Example::
+
+        a_t = pl.load(a, [0, 0, 0], [4, 32, 64])
+        b_t = pl.load(b, [0, 0, 0], [4, 64, 32])
+        out = pl.store(pl.batch_matmul(a_t, b_t), [0, 0, 0], out)
+    """
+    return _batch(cx, call, lhs, rhs, a_trans, b_trans, "pl.batch_matmul")
+
+
+def _batch(cx, call, lhs, rhs, a_trans, b_trans, what: str):
+    a = cx.tile_arg(lhs, f"{what}'s first operand")
+    b, viewed = cx.tile_or_view(rhs, f"{what}'s second operand")
+    cx.check_dtype(a.type.dtype, b.type.dtype, call.node, f"{what}'s operands")
+    if a_trans is not False and cx.static(a_trans) is not False:
+        raise cx.error(a_trans, f"{what}(a_trans=True) is not supported by blockpipe")
+    transposed = b_trans is not False and cx.static(b_trans)
+    if not isinstance(transposed, bool):
+        raise cx.error(b_trans, f"{what}'s b_trans must be True or False, got {transposed!r}")
+    transposed = transposed != viewed
+    for value, node in ((a, lhs), (b, rhs)):
+        if value.valid is not None:
+            raise cx.error(node, f"{what}'s operands take no valid shape")
+    a = cx.demand(a, MemorySpace.Left, lhs, f"{what}'s first operand")
+    b = cx.demand(b, MemorySpace.Right, rhs, f"{what}'s second operand")
+    attrs = {"transpose_rhs": cx.builder.unit()} if transposed else {}
+    # Shapes and broadcasting are the dialect's to check, at this line.
+    (result,) = cx.create("bp.batch_matmul", [a, b], None, attrs, call.node, call.name)
+    return result
+
+
 @operation(kinds=(FunctionType.InCore, FunctionType.AIC))
 def matmul_acc(cx, call, acc, lhs, rhs, a_trans=False, b_trans=False, init_cond=None):
     """acc + lhs @ rhs: pypto's spelling of `pl.matmul(lhs, rhs, acc=acc)`
@@ -141,10 +203,11 @@ def transpose_view(cx, call, tile):
     value, viewed = cx.tile_or_view(tile, "pl.tile.transpose_view's tile")
     if viewed:
         return value
-    if not value.type.unknown and len(value.type.shape) != 2:
+    if not value.type.unknown and len(value.type.shape) < 2:
         raise cx.error(
             tile,
-            f"pl.tile.transpose_view takes a 2-D tile, got {list(value.type.shape)}",
+            f"pl.tile.transpose_view takes a tile of 2 or more dimensions, got "
+            f"{list(value.type.shape)}",
         )
     if value.type.space not in (None, MemorySpace.Mat, MemorySpace.Right):
         raise cx.error(

@@ -30,7 +30,10 @@ def load(cx, call, tensor, offsets, shapes, valid_shape=None, target_memory=None
         numbers, index values (loop variables, `pl.tile.get_block_idx()`) or
         INT32/INT64 scalars.
     shapes: the tile's shape, a list of positive integers known at compile
-        time with one entry per tensor dimension (tiles are 1-D or 2-D).
+        time with one entry per tensor dimension. Leading sizes of 1 are
+        dropped ([1, 16, 64] is a [16, 64] tile); a deeper window is an N-D
+        tile (up to 8 dimensions) for elementwise ops, reductions over the
+        last dimension, pl.store and pl.batch_matmul.
     valid_shape: the part of the window that holds data, one size per
         dimension (numbers or index values, each at most the shape's): only
         it is read (the tensor may end there), the rest of the tile is zero,
@@ -387,10 +390,11 @@ def pad_arg(cx, node):
 def window_load(
     cx, t: Value, first: List[Value], dims, node, name, space=None, valid=None
 ) -> Value:
-    """The window `dims` at `first` of the tensor `t` as a tile: the leading
-    dims of a window deeper than 2-D must be 1 and are dropped (a [1, 64, 64]
-    window of a [B, 64, 64] tensor is a [64, 64] tile). With `valid`, only
-    that part of the window is read (bp.load ... valid)."""
+    """The window `dims` at `first` of the tensor `t` as a tile: leading
+    dims of 1 of a window deeper than 2-D are dropped (a [1, 64, 64] window
+    of a [B, 64, 64] tensor is a [64, 64] tile), others stay (a [2, 64, 64]
+    window is a 3-D tile). With `valid`, only that part of the window is
+    read (bp.load ... valid)."""
     dims = tuple(dims)
     while len(dims) > 2 and dims[0] == 1:
         if valid is not None:
@@ -402,10 +406,11 @@ def window_load(
                 )
             valid = valid[1:]
         dims = dims[1:]
-    if len(dims) > 2:
+    if len(dims) > 2 and valid is not None:
         raise cx.error(
             node,
-            f"tiles are 1-D or 2-D: a window of {list(dims)} needs its leading dimensions to be 1",
+            f"a window of {list(dims)} takes no valid_shape: tiles of more than 2 "
+            "dimensions are valid everywhere",
         )
     sizes = [cx.index_value(v, node) for v in valid or ()]
     (result,) = cx.create(

@@ -95,11 +95,13 @@ def _lower_reduction(cx, call, qualname, mnemonic, operands, arguments):
         call.node,
         f"pl.{qualname}'s operand",
     )
-    if not t.type.unknown and len(t.type.shape) != 2:
+    if not t.type.unknown and (len(t.type.shape) < 2 if rows else len(t.type.shape) != 2):
         raise cx.error(
             call.node,
-            f"pl.{qualname} reduces the {'rows' if rows else 'columns'} of a 2-D tile, "
-            f"got {list(t.type.shape)}",
+            f"pl.{qualname} reduces the rows (the last dimension) of a tile of 2 or more "
+            f"dimensions, got {list(t.type.shape)}"
+            if rows
+            else f"pl.{qualname} reduces the columns of a 2-D tile, got {list(t.type.shape)}",
         )
     if not t.type.unknown:
         op_table.check_dtype(cx, mnemonic, t.type.dtype, call.node)

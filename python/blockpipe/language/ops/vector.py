@@ -434,9 +434,11 @@ def _expand(op: str, axis: str, combine: str):
             cx, cx.tile_arg(vec, f"pl.{op}'s {axis} vector"), call.node, f"pl.{op}'s vector"
         )
         if not (t.type.unknown or v.type.unknown):
-            if len(t.type.shape) != 2:
-                raise cx.error(tile, f"pl.{op} takes a 2-D tile, got {list(t.type.shape)}")
-            want = (t.type.shape[0], 1) if row else (1, t.type.shape[1])
+            shape = tuple(t.type.shape)
+            if len(shape) < 2 or (combine == "expand" and len(shape) != 2):
+                raise cx.error(tile, f"pl.{op} takes a 2-D tile, got {list(shape)}")
+            # Of an N-D tile, the vector spans its leading dims (row) or its last (column).
+            want = shape[:-1] + (1,) if row else (1,) * (len(shape) - 1) + shape[-1:]
             if tuple(v.type.shape) != want:
                 raise cx.error(
                     vec,
