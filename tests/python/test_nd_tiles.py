@@ -261,3 +261,43 @@ def test_a_window_of_nine_dimensions_is_an_error():
     assert "tiles have 1 to 8 dimensions, got [2, 2, 2, 2, 2, 2, 2, 2, 2]" in _error_of(
         lambda: deep(z, z)
     )
+
+
+def test_tensor_level_batch_matmul_in_an_incore_function():
+    """pypto's tensor-level form: pl.matmul of whole tensors in an InCore
+    function (a tensor where a tile is expected is loaded whole), the result
+    annotated as a tensor and assembled into the output; [128, 512] x
+    [512, 128] per batch overflows Left and Right and is split further
+    (bp-split-matmul on each batch's matmul)."""
+
+    @pl.program
+    class TensorLevel:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(
+            self,
+            a: pl.Tensor[[2, 64, 512], pl.FP32],
+            b: pl.Tensor[[2, 128, 512], pl.FP32],
+            c: pl.Out[pl.Tensor[[2, 64, 128], pl.FP32]],
+        ) -> pl.Tensor[[2, 64, 128], pl.FP32]:
+            m: pl.Tensor[[2, 64, 128], pl.FP32] = pl.matmul(a, b, b_trans=True, out_dtype=pl.FP32)
+            return pl.assemble(c, m, [0, 0, 0])
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(
+            self,
+            a: pl.Tensor[[2, 64, 512], pl.FP32],
+            b: pl.Tensor[[2, 128, 512], pl.FP32],
+            c: pl.Out[pl.Tensor[[2, 64, 128], pl.FP32]],
+        ) -> pl.Tensor[[2, 64, 128], pl.FP32]:
+            c = self.k(a, b, c)
+            return c
+
+    compiled = blockpipe.compile(TensorLevel, quiet=True)
+    split = compiled.ir("split-matmul")
+    assert "!bp.tile<64x512xf32" not in split and split.count("bp.matmul") == 1
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((2, 64, 512)).astype(np.float32)
+    b = rng.standard_normal((2, 128, 512)).astype(np.float32)
+    c = np.zeros((2, 64, 128), np.float32)
+    compiled(a, b, c)
+    np.testing.assert_allclose(c, a @ np.swapaxes(b, 1, 2), rtol=1e-4, atol=1e-3)

@@ -379,9 +379,14 @@ LogicalResult flattenKernel(func::FuncOp func) {
         store && isDeep(store.getValue().getType()))
       stores.push_back({store, store.getValue().getType()});
   });
-  for (LoadOp load : loads)
+  for (LoadOp load : loads) {
+    if (load->use_empty()) { // read by nothing: no loop to make
+      load.erase();
+      continue;
+    }
     if (failed(expandLoad(load)))
       return failure();
+  }
   // Every other N-D value keeps its elements, in rows.
   func.walk([&](Operation *op) {
     for (Value result : op->getResults())

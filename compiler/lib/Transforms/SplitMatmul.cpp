@@ -43,7 +43,7 @@ struct LoadedOperand {
 std::optional<LoadedOperand> loadedOperand(Value operand) {
   auto move = operand.getDefiningOp<MoveOp>();
   auto load = (move ? move.getSource() : operand).getDefiningOp<LoadOp>();
-  if (!load || !load.getValid().empty() || load.getOffsets().size() != 2)
+  if (!load || !load.getValid().empty() || load.getOffsets().size() < 2)
     return std::nullopt;
   TileType tile = load.getResult().getType();
   if (tile.hasUnknownType() || tile.getRank() != 2 ||
@@ -150,9 +150,12 @@ std::pair<Value, Value> MatmulSplitter::chunkOperands(OpBuilder &b, Value k0,
       return tile.cloneWith(ArrayRef<int64_t>{rows, cols},
                             tile.getElementType());
     };
-    SmallVector<Value> offsets = {
-        offsetBy(b, operand.load.getOffsets()[0], rowDelta),
-        offsetBy(b, operand.load.getOffsets()[1], colDelta)};
+    // The tile is a window of the tensor's last two dims (a batch of a
+    // batched matmul has a leading offset per batch dim).
+    SmallVector<Value> offsets(operand.load.getOffsets());
+    Value &row = offsets[offsets.size() - 2], &col = offsets.back();
+    row = offsetBy(b, row, rowDelta);
+    col = offsetBy(b, col, colDelta);
     Value chunk = b.create<LoadOp>(
         operand.load.getLoc(), resized(operand.load.getResult().getType()),
         operand.load.getSource(), offsets, ValueRange{});
@@ -231,7 +234,7 @@ void MatmulSplitter::run() {
   auto store = dyn_cast_or_null<StoreOp>(
       matmul->hasOneUse() ? *matmul->getUsers().begin() : nullptr);
   bool mayChunkN = store && !matmul.getAcc() && store.getValid().empty() &&
-                   store.getOffsets().size() == 2 &&
+                   store.getOffsets().size() >= 2 &&
                    store.getValue() == matmul.getResult() &&
                    store->getBlock() == matmul->getBlock() &&
                    noWritesBetween(matmul, store);
@@ -255,10 +258,11 @@ void MatmulSplitter::run() {
         ValueRange{store.getDest()},
         [&](OpBuilder &b, Location loc, Value n0, ValueRange carried) {
           Value product = chain(b, n0, *split, Value());
-          Value column = offsetBy(b, store.getOffsets()[1], n0);
-          Value stored = b.create<StoreOp>(
-              loc, store.getDest().getType(), product, carried.front(),
-              ValueRange{store.getOffsets()[0], column}, ValueRange{});
+          SmallVector<Value> offsets(store.getOffsets());
+          offsets.back() = offsetBy(b, offsets.back(), n0);
+          Value stored =
+              b.create<StoreOp>(loc, store.getDest().getType(), product,
+                                carried.front(), offsets, ValueRange{});
           b.create<scf::YieldOp>(loc, stored);
         });
     store.getResult().replaceAllUsesWith(loop.getResult(0));

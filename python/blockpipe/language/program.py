@@ -22,8 +22,9 @@ class FunctionSpec:
     # A pypto feature its decorator asks for that blockpipe lacks: compiling
     # the program is then an error at the decorator.
     unsupported: Optional[str] = None
-    # A kernel outlined from a scope (blockpipe.language.outline): a tensor
-    # used where a tile is expected is loaded whole.
+    # An InCore function, or a kernel outlined from a scope
+    # (blockpipe.language.outline): a tensor used where a tile is expected
+    # is loaded whole.
     tensor_ops: bool = False
     # `attrs={"split": mode}`: the vector half runs on both AIV sub-blocks.
     split: SplitMode = SplitMode.NONE
@@ -125,7 +126,15 @@ def function(
 
     def mark(fn: Callable) -> Callable:
         fn.__bp_function__ = FunctionSpec(
-            fn, type, device, microbatches, schedule, split=split, dual_aiv_dispatch=dual
+            fn,
+            type,
+            device,
+            microbatches,
+            schedule,
+            split=split,
+            dual_aiv_dispatch=dual,
+            # pypto's InCore functions take tensor-level ops too.
+            tensor_ops=type is FunctionType.InCore,
         )
         return fn
 

@@ -239,6 +239,15 @@ class Statements:
         elif isinstance(ann, TensorType) and isinstance(vtype, TensorType):
             if ann.dtype != vtype.dtype or len(ann.shape) != len(vtype.shape):
                 raise self.error(stmt, f"value of type {vtype} does not match the annotation {ann}")
+        elif (
+            isinstance(ann, TensorType)
+            and isinstance(vtype, TileType)
+            and self.spec.tensor_ops
+            and not vtype.unknown
+            and ann.dtype == vtype.dtype
+            and _squeezed(ann.shape) == _squeezed(vtype.shape)
+        ):
+            pass  # a tensor-level op's result, which a kernel holds as a tile
         elif vtype is not None and type(ann) is not type(vtype):
             raise self.error(stmt, f"value of type {vtype} does not match the annotation {ann}")
         elif isinstance(ann, ScalarType):
@@ -287,3 +296,11 @@ class Statements:
             self.program.signatures[self.spec.name] = (params, types)
         self.builder.create("func.return", [v.handle for v in values], [], {}, self.loc(stmt))
         self.saw_return = True
+
+
+def _squeezed(shape) -> list:
+    """`shape` without its leading dims of 1, as a window's tile drops them."""
+    dims = list(shape)
+    while len(dims) > 1 and dims[0] == 1:
+        dims.pop(0)
+    return dims

@@ -39,14 +39,15 @@ def matmul(
     a = cx.tile_arg(lhs, "pl.matmul's first operand")
     b, viewed = cx.tile_or_view(rhs, "pl.matmul's second operand")
     if _batched(a) or _batched(b):
-        if out_dtype is not None or acc is not None:
-            what = "out_dtype" if out_dtype is not None else "acc"
+        if acc is not None:
             raise cx.error(
-                call.node,
-                f"pl.matmul({what}=...) of tiles of more than 2 dimensions is not "
-                "supported by blockpipe",
+                acc,
+                "pl.matmul(acc=...) of tiles of more than 2 dimensions is not supported by "
+                "blockpipe",
             )
-        return _batch(cx, call, lhs, rhs, a_trans, b_trans, "pl.matmul")
+        return _batch(
+            cx, call, (a, lhs), (b, viewed, rhs), a_trans, b_trans, "pl.matmul", out_dtype
+        )
     cx.check_dtype(a.type.dtype, b.type.dtype, call.node, "pl.matmul's operands")
     for keyword, value in (("a_trans", a_trans), ("c_matrix_nz", c_matrix_nz)):
         if value is not False and cx.static(value) is not False:
@@ -124,7 +125,7 @@ def _batched(value) -> bool:
 
 
 @operation(kinds=(FunctionType.InCore, FunctionType.AIC))
-def batch_matmul(cx, call, lhs, rhs, a_trans=False, b_trans=False):
+def batch_matmul(cx, call, lhs, rhs, a_trans=False, b_trans=False, out_dtype=None):
     """The matrix products of the last two dimensions of `lhs` and `rhs`,
     batch by batch, in Acc memory: `pl.batch_matmul(a, b)` for a
     [..., M, K] and a [..., K, N] tile is [..., M, N], as NumPy's `a @ b`.
@@ -132,7 +133,8 @@ def batch_matmul(cx, call, lhs, rhs, a_trans=False, b_trans=False):
 
     The leading (batch) dimensions broadcast as NumPy's: aligned from the
     right, a size of 1 (or a missing dimension) against any size. b_trans
-    (or a pl.tile.transpose_view rhs) reads rhs as [..., N, K].
+    (or a pl.tile.transpose_view rhs) reads rhs as [..., N, K]. out_dtype,
+    if given, is the accumulator's dtype.
 
     Both operands are tiles loaded whole from GM tensors (pl.load, with
     target_memory= or pl.move as for pl.matmul), and the result is stored
@@ -148,12 +150,17 @@ def batch_matmul(cx, call, lhs, rhs, a_trans=False, b_trans=False):
         b_t = pl.load(b, [0, 0, 0], [4, 64, 32])
         out = pl.store(pl.batch_matmul(a_t, b_t), [0, 0, 0], out)
     """
-    return _batch(cx, call, lhs, rhs, a_trans, b_trans, "pl.batch_matmul")
+    a = cx.tile_arg(lhs, "pl.batch_matmul's first operand")
+    b, viewed = cx.tile_or_view(rhs, "pl.batch_matmul's second operand")
+    return _batch(
+        cx, call, (a, lhs), (b, viewed, rhs), a_trans, b_trans, "pl.batch_matmul", out_dtype
+    )
 
 
-def _batch(cx, call, lhs, rhs, a_trans, b_trans, what: str):
-    a = cx.tile_arg(lhs, f"{what}'s first operand")
-    b, viewed = cx.tile_or_view(rhs, f"{what}'s second operand")
+def _batch(cx, call, left, right, a_trans, b_trans, what: str, out_dtype=None):
+    """The batched product of the operands `left` (tile, node) and `right`
+    (tile, whether a transposed view, node)."""
+    (a, lhs), (b, viewed, rhs) = left, right
     cx.check_dtype(a.type.dtype, b.type.dtype, call.node, f"{what}'s operands")
     if a_trans is not False and cx.static(a_trans) is not False:
         raise cx.error(a_trans, f"{what}(a_trans=True) is not supported by blockpipe")
@@ -169,6 +176,15 @@ def _batch(cx, call, lhs, rhs, a_trans, b_trans, what: str):
     attrs = {"transpose_rhs": cx.builder.unit()} if transposed else {}
     # Shapes and broadcasting are the dialect's to check, at this line.
     (result,) = cx.create("bp.batch_matmul", [a, b], None, attrs, call.node, call.name)
+    if out_dtype is not None:
+        out = cx.dtype_arg(out_dtype, f"{what}'s out_dtype")
+        if out != result.type.dtype:
+            raise cx.error(
+                out_dtype,
+                f"{what} of tiles of more than 2 dimensions accumulates {a.type.dtype.name} in "
+                f"{result.type.dtype.name}, its result's dtype; out_dtype={out.name} is not "
+                "supported by blockpipe",
+            )
     return result
 
 
