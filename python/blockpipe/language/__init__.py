@@ -14,6 +14,7 @@ from blockpipe.language.rewrites import (  # noqa: F401 - re-exported as pl.<nam
     submit,
     yield_,
 )
+from blockpipe.language.transparent_scopes import cluster  # noqa: F401 - re-exported as pl.<name>
 from blockpipe.language.types import (  # noqa: F401 - re-exported as pl.<name>
     BF16,
     BOOL,
