@@ -52,6 +52,36 @@ def test_pypto_runtime_and_enums(hooked):
     assert isinstance(object.__new__(blockpipe.CompiledProgram), CompiledProgram)
 
 
+def test_a_compiled_program_returns_torch_tensors(hooked):
+    """pypto's CompiledProgram returns torch tensors: the outputs it was
+    given, and new ones for outputs left out (09_paged_attention_spmd
+    checks isinstance(output, torch.Tensor))."""
+    import numpy as np
+    import torch
+    from pypto.runtime import run
+
+    import blockpipe.language as pl
+
+    @pl.program
+    class Doubled:
+        @pl.function(type=pl.FunctionType.Opaque)
+        def main(
+            self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]
+        ) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.at(level=pl.Level.CORE_GROUP):
+                y = pl.store(pl.add(pl.load(x, [0, 0], [16, 16]), 1.0), [0, 0], y)
+            return y
+
+    x = torch.ones(16, 16, dtype=torch.float32)
+    compiled = run(Doubled)
+    made = compiled(x)
+    assert isinstance(made, torch.Tensor)
+    np.testing.assert_array_equal(np.asarray(made), np.full((16, 16), 2, np.float32))
+    given = torch.zeros(16, 16, dtype=torch.float32)
+    assert compiled(x, given) is given
+    np.testing.assert_array_equal(np.asarray(given), np.full((16, 16), 2, np.float32))
+
+
 def test_a_name_blockpipe_lacks_is_a_placeholder_until_used(hooked):
     from pypto.backend.pto_backend import PartialCodegenError
     from pypto.runtime.device_runner import execute_on_device

@@ -14,6 +14,7 @@ from blockpipe.language.rewrites import (  # noqa: F401 - re-exported as pl.<nam
     submit,
     yield_,
 )
+from blockpipe.language.transparent_scopes import cluster  # noqa: F401 - re-exported as pl.<name>
 from blockpipe.language.types import (  # noqa: F401 - re-exported as pl.<name>
     BF16,
     BOOL,
@@ -37,6 +38,8 @@ from blockpipe.language.types import (  # noqa: F401 - re-exported as pl.<name>
     Scalar,
     SplitMode,
     Tensor,
+    TensorLayout,
+    TensorView,
     Tile,
     TileView,
     dynamic,
@@ -46,8 +49,10 @@ from blockpipe.language.unsupported import Unsupported as _Unsupported
 
 globals().update(_TOP_LEVEL)
 
-# pypto's short alias: pl.Mem.Vec
+# pypto's short aliases: pl.Mem.Vec, pl.ND
 Mem = MemorySpace
+ND, DN, NZ = TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ
+MX_A_ZZ, MX_B_NN = TensorLayout.MX_A_ZZ, TensorLayout.MX_B_NN
 
 
 def __getattr__(name: str):

@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from blockpipe.language import ops, valid_shapes
 from blockpipe.language.source import assigned_names, assignment_of
+from blockpipe.language.transparent_scopes import with_misuse
 from blockpipe.language.types import (
     INDEX,
     FunctionType,
@@ -354,6 +355,8 @@ class ControlFlow:
                 continue
             if isinstance(found, Unsupported):
                 raise self.error(item.context_expr, found.message)
+            if (misuse := with_misuse(item, found)) is not None:
+                raise self.error(*misuse)
         if len(stmt.items) == 1 and self.intrinsic_of(stmt.items[0].context_expr) == "at":
             raise self.error(
                 stmt,

@@ -11,7 +11,7 @@ import typing
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from blockpipe.errors import CompileError
-from blockpipe.language import strips
+from blockpipe.language import strips, tensor_valid
 from blockpipe.language.arithmetic import Arithmetic
 from blockpipe.language.calls import Calls
 from blockpipe.language.consteval import ConstEval
@@ -97,6 +97,9 @@ class FunctionLowering(
         # Each tensor value's tensor (handle of a parameter): stores, loops
         # and ifs return the tensor they were given.
         self.tensor_roots: Dict[int, int] = {}
+        # A tensor parameter's pl.TensorView valid shape, by its handle
+        # (tensor_valid).
+        self.tensor_views: Dict[int, tuple] = {}
         # Inside `out[:] = ...` of a tensor whose dim 0 is dynamic: the rows
         # being computed (strips.py).
         self.strip: Optional[strips.Strip] = None
@@ -137,6 +140,7 @@ class FunctionLowering(
         param_types: List[IRType] = []
         dirs: List[ParamDirection] = []
         arg_attrs: List[Dict[str, Any]] = []
+        views: List[Optional[tuple]] = []
         for param in params[1:]:
             ann = param_annotation(
                 self.annotation(annotations.get(param.arg), param.annotation or param)
@@ -173,6 +177,10 @@ class FunctionLowering(
                     f"{ann.dtype.name}]; unsigned scalar parameters are not supported by "
                     "blockpipe: take a wider signed one (pl.Scalar[pl.INT64]) and pl.cast it",
                 )
+            if isinstance(ann, TensorType):
+                views.append(tensor_valid.declared(self, ann, param.annotation, param))
+            else:
+                views.append(None)
             param_types.append(ann)
             dirs.append(direction)
             attrs = {}
@@ -226,8 +234,10 @@ class FunctionLowering(
             fn_attrs,
             self.loc(tree, self.spec.name),
         )
-        for param, handle, ptype in zip(params[1:], handles, param_types):
+        for param, handle, ptype, view in zip(params[1:], handles, param_types, views):
             value = Value(handle, ptype)
+            if view is not None:
+                self.tensor_views[handle] = view
             self.env[param.arg] = value
             self.param_values.append(value)
         self.program.signatures[self.spec.name] = (param_types, declared_results or [])

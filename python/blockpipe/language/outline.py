@@ -154,6 +154,7 @@ class Outliner(ScopeArgs):
         written = self.written
         if not self.kernels:
             if self.spec.kind is FunctionType.Opaque:
+                self._report_misused_scopes()
                 raise self.error(
                     self.tree.decorator_list[0] if self.tree.decorator_list else self.tree,
                     f"Opaque function '{self.spec.name}' has no scope to run: put "
@@ -171,6 +172,21 @@ class Outliner(ScopeArgs):
             self._pyfunc(self.spec.name, annotations), FunctionType.Orchestration
         )
         return [(orchestration, self._source(tree))] + self.kernels
+
+    def _report_misused_scopes(self) -> None:
+        """A misused `with pl.cluster(...)` (left as written by rewrites.py)
+        is why an Opaque function has no scope: report it instead."""
+        from blockpipe.language.transparent_scopes import with_misuse
+
+        for item in (n for n in ast.walk(self.tree) if isinstance(n, ast.withitem)):
+            if not isinstance(item.context_expr, ast.Call):
+                continue
+            try:
+                target = _static(item.context_expr.func, self.namespace)
+            except Exception:  # noqa: BLE001 - a user's attribute may raise anything
+                continue
+            if (misuse := with_misuse(item, target)) is not None:
+                raise self.error(*misuse)
 
     # ------------------------------------------------------------------ scopes
 

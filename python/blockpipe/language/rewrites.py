@@ -10,7 +10,8 @@ lowering reads; every statement keeps the user's position.
   assigning `a, b` the yielded values, and `r, s = a, b` after it (the
   loop's results, pypto's names for them); `v = pl.yield_(e)` in an if is
   `v = e`. Either may be annotated (`v: pl.Scalar[pl.INDEX] = pl.yield_(e)`).
-- `with pl.manual_scope():` is its body, and `outs..., tid =
+- `with pl.manual_scope():` and a well-formed `with pl.cluster():`
+  (transparent_scopes.py) are their bodies, and `outs..., tid =
   pl.submit(self.kernel, args...)` is `outs... = self.kernel(args...)`:
   blockpipe orders tasks by the tensors they read and write, which orders
   every pair pypto's `deps=` would. Statements that only move task ids
@@ -201,6 +202,7 @@ def needs_rewrite(tree: ast.FunctionDef, namespace: Dict[str, Any]) -> bool:
             "submit",
             "spmd_submit",
             "manual_scope",
+            "cluster",
         ):
             return True
     return False
@@ -269,13 +271,16 @@ class _Rewriter(ast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_With(self, node: ast.With):
+        from blockpipe.language.transparent_scopes import is_transparent
+
+        scope = _qualname(node.items[0].context_expr, self.namespace)
         if (
             len(node.items) == 1
             and node.items[0].optional_vars is None
-            and _qualname(node.items[0].context_expr, self.namespace) == "manual_scope"
+            and scope == "manual_scope"
             and not node.items[0].context_expr.args
             and not node.items[0].context_expr.keywords
-        ):
+        ) or (scope == "cluster" and is_transparent(node)):
             out: List[ast.stmt] = []
             for stmt in node.body:
                 visited = self.visit(stmt)

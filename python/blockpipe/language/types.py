@@ -224,6 +224,32 @@ class TileView:
         self.layout = layout
 
 
+class TensorLayout(enum.Enum, metaclass=_PyptoEnum):
+    """pypto's layouts of a GM tensor (`pl.TensorView(layout=...)`); blockpipe's
+    tensors are ND (row-major), the others are a CompileError naming them."""
+
+    ND = "nd"
+    DN = "dn"
+    NZ = "nz"
+    MX_A_ZZ = "mx_a_zz"
+    MX_B_NN = "mx_b_nn"
+
+
+class TensorView:
+    """The 3rd entry of a tensor annotation, `pl.Tensor[[Q, B], pl.FP32,
+    pl.TensorView(valid_shape=[Q, V], layout=pl.TensorLayout.ND)]`: the part
+    of the tensor that holds data, sizes that are numbers or `pl.dynamic`
+    names. A pl.load of such a parameter reads only that part
+    (blockpipe.language.tensor_valid). pypto's stride= and pad= are not
+    supported."""
+
+    def __init__(self, stride=None, layout=None, valid_shape=None, pad=None):
+        self.stride = stride
+        self.layout = layout
+        self.valid_shape = valid_shape
+        self.pad = pad
+
+
 @dataclass(frozen=True)
 class Split:
     """`pl.split(mode)`, an entry of `pl.at(..., optimizations=[...])`."""
@@ -247,6 +273,9 @@ class TensorType:
     # The pl.dynamic("M") name of each dim (None: unnamed); not part of the
     # type, which has pl.dynamic there.
     dim_names: Tuple[Optional[str], ...] = field(default=(), compare=False)
+    # A parameter's pl.TensorView, checked where the function is lowered;
+    # not part of the type.
+    view: Optional[TensorView] = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return f"Tensor[{list(self.shape)}, {self.dtype.name}]"
@@ -353,6 +382,14 @@ class _TensorFactory:
     def __getitem__(self, item) -> TensorType:
         if (found := unsupported_in(item)) is not None:
             return found  # reported where the program is compiled
+        view = None
+        if isinstance(item, tuple) and len(item) == 3 and isinstance(item[2], TensorView):
+            item, view = item[:2], item[2]
+        elif isinstance(item, tuple) and len(item) == 3 and isinstance(item[2], TensorLayout):
+            # pypto's layout marker, `pl.Tensor[[M, N], pl.FP32, pl.DN]`
+            if item[2] is not TensorLayout.ND:
+                return Unsupported(f"pl.TensorLayout.{item[2].name} as a tensor's layout")
+            item = item[:2]
         if not isinstance(item, tuple) or len(item) != 2:
             raise TypeError("use pl.Tensor[[dims...], dtype]")
         shape, dtype = item
@@ -367,6 +404,7 @@ class _TensorFactory:
             _check_shape(shape, True, "Tensor"),
             _check_dtype(dtype, "Tensor"),
             names if any(names) else (),
+            view,
         )
 
 

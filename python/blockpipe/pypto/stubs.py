@@ -244,7 +244,23 @@ class CompiledProgram(metaclass=_CompiledProgramType):
 
     def __call__(self, *args, config: Any = None, **kwargs):
         arrays = [as_array(a, i) for i, a in enumerate(args)]
-        return self.compiled(*arrays, **kwargs)
+        result = self.compiled(*arrays, **kwargs)
+        # pypto returns torch tensors (or the NumPy stand-in's): the outputs
+        # it was given, or new ones for those left out.
+        given = {id(array): arg for array, arg in zip(arrays, args)}
+
+        def tensor(array):
+            import sys
+
+            import numpy as np
+
+            if id(array) in given:
+                return given[id(array)]
+            torch = sys.modules.get("torch")
+            from_numpy = getattr(torch, "from_numpy", None)
+            return from_numpy(array) if from_numpy and isinstance(array, np.ndarray) else array
+
+        return tuple(map(tensor, result)) if isinstance(result, tuple) else tensor(result)
 
     def __getattr__(self, name: str):
         if name.startswith("_"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional, Tuple
 
-from blockpipe.language import strips, valid_shapes
+from blockpipe.language import strips, tensor_valid, valid_shapes
 from blockpipe.language.ops import operation
 from blockpipe.language.rules import LEGAL_MOVES, LEGAL_MOVES_TEXT
 from blockpipe.language.types import (
@@ -394,8 +394,10 @@ def window_load(
     dims of 1 of a window deeper than 2-D are dropped (a [1, 64, 64] window
     of a [B, 64, 64] tensor is a [64, 64] tile), others stay (a [2, 64, 64]
     window is a 3-D tile). With `valid`, only that part of the window is
-    read (bp.load ... valid)."""
+    read (bp.load ... valid); a tensor parameter with a pl.TensorView valid
+    shape narrows it (tensor_valid.narrow)."""
     dims = tuple(dims)
+    valid = tensor_valid.narrow(cx, t, first, dims, valid, node)
     while len(dims) > 2 and dims[0] == 1:
         if valid is not None:
             if valid[0] != 1:

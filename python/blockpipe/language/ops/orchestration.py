@@ -8,8 +8,8 @@ import ast
 
 from blockpipe.language.ops import operation
 from blockpipe.language.ops.memory import offsets_arg
-from blockpipe.language.types import DType, FunctionType, SplitMode, TensorType, dynamic
-from blockpipe.language.values import KERNEL_KINDS, is_int
+from blockpipe.language.types import DType, FunctionType, ScalarType, SplitMode, TensorType, dynamic
+from blockpipe.language.values import KERNEL_KINDS, Value, is_int
 
 
 @operation()
@@ -351,14 +351,13 @@ def syncall(cx, call, core_type=None, mode=None, gm_workspace=None, used_cores=N
 def tensor_view(cx, call, tensor, shape, offset, valid_shape=None, pad_value=None):
     """`pl.slice` of a tensor in an orchestration: bp.tensor_view."""
     t = cx.tensor_arg(tensor, "pl.slice's tensor")
-    for keyword, node in (("valid_shape", valid_shape), ("pad_value", pad_value)):
-        if node is not None:
-            raise cx.error(
-                node,
-                f"pl.slice({keyword}=...) of a tensor in an orchestration is not supported by "
-                "blockpipe: a view is all data (the kernel it is given to may load a valid "
-                "shape of it)",
-            )
+    if pad_value is not None:
+        raise cx.error(
+            pad_value,
+            "pl.slice(pad_value=...) of a tensor in an orchestration is not supported by "
+            "blockpipe: a view is all data (the kernel it is given to may load a valid "
+            "shape of it and pl.fillpad it)",
+        )
     if not isinstance(shape, (ast.List, ast.Tuple)):
         raise cx.error(shape, "pl.slice's shape must be a list of sizes")
     if len(shape.elts) != len(t.type.shape):
@@ -368,6 +367,8 @@ def tensor_view(cx, call, tensor, shape, offset, valid_shape=None, pad_value=Non
             f"{len(t.type.shape)}",
         )
     offsets = offsets_arg(cx, offset, t.type, "pl.slice")
+    if valid_shape is not None:
+        _check_view_valid(cx, valid_shape, shape)
     dims, sizes = [], []
     for elt, whole in zip(shape.elts, t.type.shape):
         size = cx.expr(elt)
@@ -394,6 +395,29 @@ def tensor_view(cx, call, tensor, shape, offset, valid_shape=None, pad_value=Non
     return view
 
 
+def _check_view_valid(cx, valid_shape, shape) -> None:
+    """pl.slice(valid_shape=...) of a tensor in an orchestration: one size
+    per dim, within it. pypto records it in the view's type, for its
+    kernels' loads; a blockpipe kernel reads what its parameter's
+    pl.TensorView and its loads say (the view stays all data), so the
+    sizes are checked only."""
+    if not isinstance(valid_shape, (ast.List, ast.Tuple)):
+        raise cx.error(valid_shape, "pl.slice's valid_shape must be a list such as [rows, 64]")
+    if len(valid_shape.elts) != len(shape.elts):
+        raise cx.error(
+            valid_shape,
+            f"pl.slice's valid_shape has {len(valid_shape.elts)} dimensions but the shape has "
+            f"{len(shape.elts)}",
+        )
+    for elt, dim in zip(valid_shape.elts, shape.elts):
+        size, whole = cx.expr(elt), cx.expr(dim)
+        if is_int(size):
+            if size < 0 or (is_int(whole) and size > whole):
+                raise cx.error(elt, f"pl.slice's valid_shape size {size} is outside [0, {whole}]")
+        elif not (isinstance(size, Value) and isinstance(size.type, ScalarType)):
+            raise cx.error(elt, "pl.slice's valid_shape sizes are numbers or index values")
+
+
 @operation(name="tensor.slice", kinds=(FunctionType.Orchestration,))
 def tensor_slice(cx, call, tensor, shape, offset, valid_shape=None, drop_dims=None, pad_value=None):
     """A window of a tensor as a tensor sharing its memory (a view):
@@ -404,8 +428,11 @@ def tensor_slice(cx, call, tensor, shape, offset, valid_shape=None, drop_dims=No
     the tensor. It must lie inside the tensor and be contiguous (after the
     first dim it takes more than one of, every dim whole: whole rows of a
     2-D tensor), which is checked when the orchestration runs, at this
-    line. valid_shape= and pad_value= (a partly valid view) are not
-    supported. Valid in orchestration functions.
+    line. valid_shape= (the part of the view that holds data, pypto's
+    metadata for kernels' loads) is checked, the view stays all data: a
+    kernel reads what its parameter's pl.TensorView and its loads'
+    valid_shape say. pad_value= is not supported. Valid in orchestration
+    functions.
     """
     if drop_dims is not None:
         raise cx.error(call.node, "pl.tensor.slice(drop_dims=...) is not supported by blockpipe")
