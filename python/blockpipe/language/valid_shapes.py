@@ -164,3 +164,26 @@ def of_window(cx, source: Value, first: Sequence[Value], dims, node) -> Optional
         (cut,) = cx.create("arith.minsi", [low, cx.index_value(dim, node)], None, {}, node)
         valid.append(cut)
     return tuple(valid)
+
+
+def clamped(cx, tensor: Value, first: Sequence[Value], dims, valid, node) -> Optional[Valid]:
+    """The valid shape of pl.load(clamp=True) of the window `dims` at
+    `first` of `tensor`: `valid` (or the whole window) cut at the tensor's
+    end, min(max(extent - offset, 0), size) per dim; None when that is all
+    of the window."""
+    out = []
+    for i, (extent, offset, dim) in enumerate(zip(tensor.type.shape, first, dims)):
+        asked = valid[i] if valid is not None else dim
+        if not isinstance(extent, int):  # pl.dynamic: the extent at run time
+            (extent,) = cx.create("bp.dim", [tensor], None, {"index": cx.builder.i64(i)}, node)
+        e, o, a = known(cx, extent), known(cx, offset), known(cx, asked)
+        if e is not None and o is not None and a is not None:
+            out.append(min(max(e - o, 0), a))
+            continue
+        (rest,) = cx.create("arith.subi", [cx.index_value(extent, node), offset], None, {}, node)
+        (low,) = cx.create("arith.maxsi", [rest, cx.index_value(0, node)], None, {}, node)
+        (cut,) = cx.create("arith.minsi", [low, cx.index_value(asked, node)], None, {}, node)
+        out.append(cut)
+    if valid is None and all(isinstance(v, int) and v == d for v, d in zip(out, dims)):
+        return None
+    return tuple(out)

@@ -22,7 +22,7 @@ from blockpipe.language.values import KERNEL_KINDS, LoweringError, TransposedVie
 
 
 @operation(kinds=KERNEL_KINDS)
-def load(cx, call, tensor, offsets, shapes, valid_shape=None, target_memory=None):
+def load(cx, call, tensor, offsets, shapes, valid_shape=None, target_memory=None, clamp=False):
     """Loads a window of a GM tensor into a tile: `pl.load(x, [r, c], [16, 32])`.
 
     tensor: a pl.Tensor parameter (or a tensor made by the orchestration).
@@ -42,6 +42,9 @@ def load(cx, call, tensor, offsets, shapes, valid_shape=None, target_memory=None
         tile's uses: Vec for vector operations, Left/Right for a matmul
         operand, Mat when it feeds several cube operands. A tile used by both
         units must be loaded once per unit. Never Acc.
+    clamp: True reads a window that runs off the end of the tensor: its
+        valid shape is cut at the tensor's end (the rest of the tile is
+        zero, and pl.store writes back only what was read).
 
     Valid in InCore, AIC and AIV functions. A window out of the tensor's
     bounds fails the launch at this line.
@@ -63,6 +66,11 @@ def load(cx, call, tensor, offsets, shapes, valid_shape=None, target_memory=None
     if explicit is MemorySpace.Acc:
         raise cx.error(target_memory, "cannot load into Acc memory; Acc tiles come from pl.matmul")
     valid = valid_arg(cx, valid_shape, shape, "pl.load")
+    clamped = cx.static(clamp) if clamp is not False else False
+    if not isinstance(clamped, bool):
+        raise cx.error(clamp, f"pl.load's clamp must be True or False, got {clamped!r}")
+    if clamped:
+        valid = valid_shapes.clamped(cx, t, first, shape, valid, call.node)
     # Without target_memory=, bp-infer-memory-spaces places the tile from its uses.
     return window_load(cx, t, first, shape, call.node, call.name, explicit, valid)
 
