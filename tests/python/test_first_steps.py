@@ -49,13 +49,36 @@ def test_float64_into_jit_is_a_value_error_naming_the_parameter():
     a = np.ones((ROWS, COLS))  # numpy's default: float64
     with pytest.raises(ValueError) as info:
         add(a, a, np.zeros_like(a))
-    message = str(info.value)
-    assert "parameter 'a' of 'add'" in message and "float64" in message, message
-    assert "float32" in message, message  # what it takes instead
-    for dtype in (np.uint64, np.complex64):  # dtypes no program takes
-        small = np.ones((ROWS, COLS), dtype)
-        with pytest.raises(ValueError, match="parameter 'a' of 'add'"):
-            add(small, small, np.zeros((ROWS, COLS), np.float32))
+    # As a compiled program's call says it: the one dtype the parameter takes.
+    assert str(info.value) == "parameter 'a' of 'add' must have dtype float32, got float64"
+    ok = np.ones((ROWS, COLS), np.float32)
+    for dtype in (np.int8, np.uint64, np.complex64, np.bool_):
+        with pytest.raises(
+            ValueError,
+            match=f"parameter 'b' of 'add' must have dtype float32, got {np.dtype(dtype)}$",
+        ):
+            add(ok, ok.astype(dtype), np.zeros_like(ok))
+
+
+@pl.jit
+def twice(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.add(a, a)
+    return out
+
+
+def test_a_dtype_no_program_takes_into_shapeless_jit_parameters():
+    """Without an annotation the argument gives the dtype: one blockpipe
+    lacks is the error naming it and the dtypes arrays may have (bool is a
+    scalar's only: it used to reach the C++ build and fail there)."""
+    for dtype in (np.float64, np.complex64, np.bool_):
+        a = np.ones((ROWS, COLS), dtype)
+        with pytest.raises(ValueError) as info:
+            twice(a, np.zeros((ROWS, COLS), np.float32))
+        message = str(info.value)
+        assert message.startswith("parameter 'a' of 'twice' must have one of the dtypes "), message
+        assert message.endswith(f", got {np.dtype(dtype)}") and "float32, " in message, message
+        assert "bool" not in message.split(", got")[0], message
 
 
 def test_arguments_by_name_are_checked_like_positional_ones(scale):

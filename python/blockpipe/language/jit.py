@@ -231,14 +231,16 @@ class JitFunction:
                     f"{where} has no annotation: compile it with arguments, or annotate it"
                 )
             if arg is not None:
+                # Worded as a compiled program's call words it (the
+                # runtime's ArgCheck): numpy's names, the one it takes.
                 dtype = dtype_of_array(arg)
-                if dtype is None:
-                    raise ValueError(
-                        f"{where}: arrays of {arg.dtype} are not supported (arrays of "
-                        f"{', '.join(array_dtype_names())} are)"
-                    )
                 if ann is not None and ann.dtype is not dtype:
-                    raise TypeError(f"{where} is {ann.dtype.name} but the argument is {dtype.name}")
+                    raise ValueError(f"{where} must have dtype {ann.dtype.numpy}, got {arg.dtype}")
+                if dtype is None or dtype.name == "BOOL":  # flags are scalars only
+                    raise ValueError(
+                        f"{where} must have one of the dtypes "
+                        f"{', '.join(array_dtype_names())}, got {arg.dtype}"
+                    )
                 if ann is not None and len(ann.shape) != arg.ndim:
                     raise TypeError(
                         f"{where} is {len(ann.shape)}-D but the argument has shape "
