@@ -4,6 +4,7 @@ arguments, the public run-time error class, and `blockpipe.trace` after a
 plain `import blockpipe`."""
 
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -131,26 +132,70 @@ def test_a_failed_call_raises_the_public_execution_error(scale):
     np.testing.assert_array_equal(y, 7.0)
 
 
-def test_a_program_defined_under_python_c_says_what_is_needed(tmp_path):
+def _python_c(script: str, cwd) -> str:
+    """`python -c script` in `cwd`, with this checkout's blockpipe."""
+    path = os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")])
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": path},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_a_program_defined_under_python_c_compiles_from_the_command(tmp_path):
+    """Python keeps the text of `python -c` only in sys.orig_argv; blockpipe
+    reads the program's functions from there, and an error quotes the
+    line."""
+    source = (pathlib.Path(__file__).read_text().split("@pl.program\n")[1]).split("\n\n\n")[0]
+    header = (
+        "import numpy as np, blockpipe, blockpipe.language as pl\n"
+        f"ROWS, COLS = {ROWS}, {COLS}\n"
+        "T = pl.Tensor[[ROWS, COLS], pl.FP32]\n"
+    )
+    run = (
+        "x = np.ones((ROWS, COLS), np.float32)\n"
+        "print(blockpipe.compile(Scale, quiet=True)(x, 2.0, np.zeros_like(x)).sum())\n"
+    )
+    out = _python_c(header + "@pl.program\n" + source + "\n" + run, tmp_path)
+    assert out.split() == [str(2.0 * ROWS * COLS)], out
+    out = _python_c(
+        header
+        + "@pl.jit\n"
+        + "def twice(a: T, out: pl.Out[T]):\n"
+        + "    with pl.at(level=pl.Level.CORE_GROUP):\n"
+        + "        out[:] = pl.add(a, pl.lod(a))\n"
+        + "    return out\n"
+        + "try:\n"
+        + "    twice(np.ones((ROWS, COLS), np.float32), np.zeros((ROWS, COLS), np.float32))\n"
+        + "except blockpipe.CompileError as e:\n"
+        + "    print(e)\n",
+        tmp_path,
+    )
+    assert "<string>:7:" in out and "pl.lod" in out, out
+    assert "out[:] = pl.add(a, pl.lod(a))" in out, out  # the excerpt, from the command
+
+
+def test_a_program_exec_ed_without_its_text_says_what_is_needed(tmp_path):
     source = (pathlib.Path(__file__).read_text().split("@pl.program\n")[1]).split("\n\n\n")[0]
     script = (
         "import blockpipe, blockpipe.language as pl\n"
         f"ROWS, COLS = {ROWS}, {COLS}\n"
         "T = pl.Tensor[[ROWS, COLS], pl.FP32]\n"
-        "@pl.program\n" + source + "\n"
+        f"exec({('@pl.program' + chr(10) + source)!r})\n"
         "try:\n"
         "    blockpipe.compile(Scale, quiet=True)\n"
         "except blockpipe.CompileError as e:\n"
         "    print('CompileError:', e)\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "cannot read the source of function 'k'" in proc.stdout, proc.stdout
-    assert "`python -c`, exec()" in proc.stdout and "define the program in a .py file" in (
-        proc.stdout
-    ), proc.stdout
+    # Under `python -c` too: the exec()'d text is not the command's.
+    out = _python_c(script, tmp_path)
+    assert "cannot read the source of function 'k'" in out, out
+    assert "exec()" in out and "define the program in a .py file" in out, out
+    assert "linecache" in out, out  # the other way out
 
 
 def test_trace_and_the_other_submodules_after_a_plain_import():
