@@ -102,6 +102,24 @@ def test_arguments_by_name_are_checked_like_positional_ones(scale):
         scale(x=x, s=1.0, y=np.zeros((ROWS, COLS)))
 
 
+def test_jit_arguments_by_name_are_checked_as_a_compiled_programs():
+    a = np.arange(ROWS * COLS, dtype=np.float32).reshape(ROWS, COLS)
+    out = np.zeros_like(a)
+    assert add(a, out=out, b=a) is out
+    np.testing.assert_array_equal(out, 2 * a)
+    out[:] = 0
+    add.compile(b=a, a=a, out=out).run("add", a, a, out)
+    np.testing.assert_array_equal(out, 2 * a)
+    with pytest.raises(ValueError, match="'add' has no parameter 'c'; its parameters: a, b, out"):
+        add(a, a, c=out)
+    with pytest.raises(ValueError, match="'add': parameter 'a' is given twice"):
+        add(a, a=a, b=a, out=out)
+    with pytest.raises(ValueError, match="'add': no argument for parameters 'b', 'out'$"):
+        add(a=a)
+    with pytest.raises(ValueError, match="parameter 'out' of 'add' must have dtype float32"):
+        add(a, a, out=out.astype(np.float64))
+
+
 def test_a_failed_call_raises_the_public_execution_error(scale):
     x = np.ones((ROWS, COLS), np.float32)
     y = np.full_like(x, 7.0)
