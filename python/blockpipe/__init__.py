@@ -24,7 +24,7 @@ __all__ = [
 
 # Submodules reachable as attributes once `import blockpipe` ran (loaded on
 # first use: each pulls in the runtime or numpy).
-_SUBMODULES = ("build", "distributed", "errors", "trace", "traceplot")
+_SUBMODULES = ("build", "compiler", "distributed", "errors", "language", "trace", "traceplot")
 
 
 @user_traceback

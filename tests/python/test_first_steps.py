@@ -6,6 +6,7 @@ plain `import blockpipe`."""
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -233,6 +234,41 @@ def test_trace_and_the_other_submodules_after_a_plain_import():
     assert proc.stdout.split() == ["blockpipe", "ExecutionError"], proc.stdout
     with pytest.raises(AttributeError, match="has no attribute 'tracing'"):
         blockpipe.tracing  # noqa: B018
+
+
+def test_every_blockpipe_name_the_docs_use_after_a_plain_import():
+    """What README.md and docs/ write as `blockpipe.X.Y` works after
+    `import blockpipe` alone (a module the last name is, such as
+    blockpipe.language.lowering, is imported by name), and the import
+    still loads neither the compiler nor the language until they are
+    used."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    names = set()
+    for page in pages:
+        for line in page.read_text().splitlines():
+            if not re.match(r"\s*(import|from) ", line):  # an import names modules anyway
+                names |= set(re.findall(r"\bblockpipe(?:\.[A-Za-z_]\w*)+", line))
+    assert {"blockpipe.trace.flush", "blockpipe.language.ops"} <= names, names
+    script = (
+        "import sys, blockpipe\n"
+        "print(sorted(m for m in sys.modules if m.startswith('blockpipe')))\n"
+        "assert blockpipe.language.FP32 and blockpipe.compiler.CompiledProgram\n"
+        # The longest first: a bare module name imports it by name.
+        f"for name in {sorted(names, reverse=True)!r}:\n"
+        "    value, parts = blockpipe, name.split('.')\n"
+        "    for i, part in enumerate(parts[1:], 1):\n"
+        "        if i == len(parts) - 1 and not hasattr(value, part):\n"
+        "            __import__(name)  # a module named as such\n"
+        "        value = getattr(value, part)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[0] == "['blockpipe', 'blockpipe.errors']", proc.stdout
 
 
 @pl.program
