@@ -60,10 +60,9 @@ def __getattr__(name):
 
         return CompiledProgram
     if name == "ExecutionError":
-        # What a program's failed call raises (a RuntimeError).
-        from blockpipe import _runtime
+        from blockpipe.errors import execution_error
 
-        return _runtime.ExecutionError
+        return execution_error()
     if name in _SUBMODULES:
         import importlib
 

@@ -147,6 +147,9 @@ def test_a_failed_call_raises_the_public_execution_error(scale):
     assert isinstance(info.value, RuntimeError)
     assert type(info.value).__module__ == "blockpipe"
     assert type(info.value).__name__ == "ExecutionError"
+    doc = " ".join(type(info.value).__doc__.split())  # its own, for help()
+    assert "The message names the kernel, the block and the line" in doc, doc
+    assert "Out and InOut arrays keep what was passed in" in doc, doc
     assert "kernel 'k' block 1" in str(info.value), str(info.value)
     np.testing.assert_array_equal(y, 7.0)
 
