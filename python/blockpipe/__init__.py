@@ -24,7 +24,7 @@ __all__ = [
 
 # Submodules reachable as attributes once `import blockpipe` ran (loaded on
 # first use: each pulls in the runtime or numpy).
-_SUBMODULES = ("build", "distributed", "errors", "trace", "traceplot")
+_SUBMODULES = ("build", "compiler", "distributed", "errors", "language", "trace", "traceplot")
 
 
 @user_traceback
@@ -60,10 +60,9 @@ def __getattr__(name):
 
         return CompiledProgram
     if name == "ExecutionError":
-        # What a program's failed call raises (a RuntimeError).
-        from blockpipe import _runtime
+        from blockpipe.errors import execution_error
 
-        return _runtime.ExecutionError
+        return execution_error()
     if name in _SUBMODULES:
         import importlib
 

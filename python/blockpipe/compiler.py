@@ -29,7 +29,7 @@ from blockpipe.dtypes import (  # noqa: F401
     array_dtype_names,
     dtype_of_array,
 )
-from blockpipe.errors import CompileError
+from blockpipe.errors import CompileError, execution_error
 from blockpipe.language.program import Program
 
 
@@ -368,6 +368,7 @@ class _CallPlan:
     def __init__(self, program: CompiledProgram, entry):
         from blockpipe import _runtime
 
+        execution_error()  # what a failed call raises, with its docstring
         self.entry = entry
         self.params = entry.signature
         self.pipeline = entry.name in program._pipelines

@@ -144,6 +144,28 @@ class BuildError(Exception):
     command and its output."""
 
 
+_EXECUTION_ERROR_DOC = """A call of a compiled program failed while it ran.
+
+What only shows at run time: a tile window past a tensor's end, an
+integer divisor of zero, a pipe wait that could never end, a failing
+device, pipeline stage or MPI rank. The message names the kernel, the
+block and the line of the program (and the device or rank). The call's
+Out and InOut arrays keep what was passed in. A RuntimeError, so
+`except RuntimeError` catches it too; arguments a call cannot take are
+ValueErrors, raised before anything runs."""
+
+
+def execution_error() -> type:
+    """blockpipe.ExecutionError: the runtime's class (the one a failed call
+    raises, made by the bindings), given its docstring here."""
+    from blockpipe import _runtime
+
+    error = _runtime.ExecutionError
+    if error.__doc__ != _EXECUTION_ERROR_DOC:
+        error.__doc__ = _EXECUTION_ERROR_DOC
+    return error
+
+
 _PACKAGE_DIR = __file__.rsplit("/", 1)[0] + "/"
 
 

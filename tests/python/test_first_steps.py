@@ -4,7 +4,9 @@ arguments, the public run-time error class, and `blockpipe.trace` after a
 plain `import blockpipe`."""
 
 import json
+import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -49,13 +51,36 @@ def test_float64_into_jit_is_a_value_error_naming_the_parameter():
     a = np.ones((ROWS, COLS))  # numpy's default: float64
     with pytest.raises(ValueError) as info:
         add(a, a, np.zeros_like(a))
-    message = str(info.value)
-    assert "parameter 'a' of 'add'" in message and "float64" in message, message
-    assert "float32" in message, message  # what it takes instead
-    for dtype in (np.uint64, np.complex64):  # dtypes no program takes
-        small = np.ones((ROWS, COLS), dtype)
-        with pytest.raises(ValueError, match="parameter 'a' of 'add'"):
-            add(small, small, np.zeros((ROWS, COLS), np.float32))
+    # As a compiled program's call says it: the one dtype the parameter takes.
+    assert str(info.value) == "parameter 'a' of 'add' must have dtype float32, got float64"
+    ok = np.ones((ROWS, COLS), np.float32)
+    for dtype in (np.int8, np.uint64, np.complex64, np.bool_):
+        with pytest.raises(
+            ValueError,
+            match=f"parameter 'b' of 'add' must have dtype float32, got {np.dtype(dtype)}$",
+        ):
+            add(ok, ok.astype(dtype), np.zeros_like(ok))
+
+
+@pl.jit
+def twice(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.add(a, a)
+    return out
+
+
+def test_a_dtype_no_program_takes_into_shapeless_jit_parameters():
+    """Without an annotation the argument gives the dtype: one blockpipe
+    lacks is the error naming it and the dtypes arrays may have (bool is a
+    scalar's only: it used to reach the C++ build and fail there)."""
+    for dtype in (np.float64, np.complex64, np.bool_):
+        a = np.ones((ROWS, COLS), dtype)
+        with pytest.raises(ValueError) as info:
+            twice(a, np.zeros((ROWS, COLS), np.float32))
+        message = str(info.value)
+        assert message.startswith("parameter 'a' of 'twice' must have one of the dtypes "), message
+        assert message.endswith(f", got {np.dtype(dtype)}") and "float32, " in message, message
+        assert "bool" not in message.split(", got")[0], message
 
 
 def test_arguments_by_name_are_checked_like_positional_ones(scale):
@@ -76,6 +101,24 @@ def test_arguments_by_name_are_checked_like_positional_ones(scale):
         scale(x=x, s=1.0)
     with pytest.raises(ValueError, match="parameter 'y' must have dtype float32, got float64"):
         scale(x=x, s=1.0, y=np.zeros((ROWS, COLS)))
+
+
+def test_jit_arguments_by_name_are_checked_as_a_compiled_programs():
+    a = np.arange(ROWS * COLS, dtype=np.float32).reshape(ROWS, COLS)
+    out = np.zeros_like(a)
+    assert add(a, out=out, b=a) is out
+    np.testing.assert_array_equal(out, 2 * a)
+    out[:] = 0
+    add.compile(b=a, a=a, out=out).run("add", a, a, out)
+    np.testing.assert_array_equal(out, 2 * a)
+    with pytest.raises(ValueError, match="'add' has no parameter 'c'; its parameters: a, b, out"):
+        add(a, a, c=out)
+    with pytest.raises(ValueError, match="'add': parameter 'a' is given twice"):
+        add(a, a=a, b=a, out=out)
+    with pytest.raises(ValueError, match="'add': no argument for parameters 'b', 'out'$"):
+        add(a=a)
+    with pytest.raises(ValueError, match="parameter 'out' of 'add' must have dtype float32"):
+        add(a, a, out=out.astype(np.float64))
 
 
 def test_a_failed_call_raises_the_public_execution_error(scale):
@@ -104,30 +147,77 @@ def test_a_failed_call_raises_the_public_execution_error(scale):
     assert isinstance(info.value, RuntimeError)
     assert type(info.value).__module__ == "blockpipe"
     assert type(info.value).__name__ == "ExecutionError"
+    doc = " ".join(type(info.value).__doc__.split())  # its own, for help()
+    assert "The message names the kernel, the block and the line" in doc, doc
+    assert "Out and InOut arrays keep what was passed in" in doc, doc
     assert "kernel 'k' block 1" in str(info.value), str(info.value)
     np.testing.assert_array_equal(y, 7.0)
 
 
-def test_a_program_defined_under_python_c_says_what_is_needed(tmp_path):
+def _python_c(script: str, cwd) -> str:
+    """`python -c script` in `cwd`, with this checkout's blockpipe."""
+    path = os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")])
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": path},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_a_program_defined_under_python_c_compiles_from_the_command(tmp_path):
+    """Python keeps the text of `python -c` only in sys.orig_argv; blockpipe
+    reads the program's functions from there, and an error quotes the
+    line."""
+    source = (pathlib.Path(__file__).read_text().split("@pl.program\n")[1]).split("\n\n\n")[0]
+    header = (
+        "import numpy as np, blockpipe, blockpipe.language as pl\n"
+        f"ROWS, COLS = {ROWS}, {COLS}\n"
+        "T = pl.Tensor[[ROWS, COLS], pl.FP32]\n"
+    )
+    run = (
+        "x = np.ones((ROWS, COLS), np.float32)\n"
+        "print(blockpipe.compile(Scale, quiet=True)(x, 2.0, np.zeros_like(x)).sum())\n"
+    )
+    out = _python_c(header + "@pl.program\n" + source + "\n" + run, tmp_path)
+    assert out.split() == [str(2.0 * ROWS * COLS)], out
+    out = _python_c(
+        header
+        + "@pl.jit\n"
+        + "def twice(a: T, out: pl.Out[T]):\n"
+        + "    with pl.at(level=pl.Level.CORE_GROUP):\n"
+        + "        out[:] = pl.add(a, pl.lod(a))\n"
+        + "    return out\n"
+        + "try:\n"
+        + "    twice(np.ones((ROWS, COLS), np.float32), np.zeros((ROWS, COLS), np.float32))\n"
+        + "except blockpipe.CompileError as e:\n"
+        + "    print(e)\n",
+        tmp_path,
+    )
+    assert "<string>:7:" in out and "pl.lod" in out, out
+    assert "out[:] = pl.add(a, pl.lod(a))" in out, out  # the excerpt, from the command
+
+
+def test_a_program_exec_ed_without_its_text_says_what_is_needed(tmp_path):
     source = (pathlib.Path(__file__).read_text().split("@pl.program\n")[1]).split("\n\n\n")[0]
     script = (
         "import blockpipe, blockpipe.language as pl\n"
         f"ROWS, COLS = {ROWS}, {COLS}\n"
         "T = pl.Tensor[[ROWS, COLS], pl.FP32]\n"
-        "@pl.program\n" + source + "\n"
+        f"exec({('@pl.program' + chr(10) + source)!r})\n"
         "try:\n"
         "    blockpipe.compile(Scale, quiet=True)\n"
         "except blockpipe.CompileError as e:\n"
         "    print('CompileError:', e)\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "cannot read the source of function 'k'" in proc.stdout, proc.stdout
-    assert "`python -c`, exec()" in proc.stdout and "define the program in a .py file" in (
-        proc.stdout
-    ), proc.stdout
+    # Under `python -c` too: the exec()'d text is not the command's.
+    out = _python_c(script, tmp_path)
+    assert "cannot read the source of function 'k'" in out, out
+    assert "exec()" in out and "define the program in a .py file" in out, out
+    assert "linecache" in out, out  # the other way out
 
 
 def test_trace_and_the_other_submodules_after_a_plain_import():
@@ -147,6 +237,41 @@ def test_trace_and_the_other_submodules_after_a_plain_import():
     assert proc.stdout.split() == ["blockpipe", "ExecutionError"], proc.stdout
     with pytest.raises(AttributeError, match="has no attribute 'tracing'"):
         blockpipe.tracing  # noqa: B018
+
+
+def test_every_blockpipe_name_the_docs_use_after_a_plain_import():
+    """What README.md and docs/ write as `blockpipe.X.Y` works after
+    `import blockpipe` alone (a module the last name is, such as
+    blockpipe.language.lowering, is imported by name), and the import
+    still loads neither the compiler nor the language until they are
+    used."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    names = set()
+    for page in pages:
+        for line in page.read_text().splitlines():
+            if not re.match(r"\s*(import|from) ", line):  # an import names modules anyway
+                names |= set(re.findall(r"\bblockpipe(?:\.[A-Za-z_]\w*)+", line))
+    assert {"blockpipe.trace.flush", "blockpipe.language.ops"} <= names, names
+    script = (
+        "import sys, blockpipe\n"
+        "print(sorted(m for m in sys.modules if m.startswith('blockpipe')))\n"
+        "assert blockpipe.language.FP32 and blockpipe.compiler.CompiledProgram\n"
+        # The longest first: a bare module name imports it by name.
+        f"for name in {sorted(names, reverse=True)!r}:\n"
+        "    value, parts = blockpipe, name.split('.')\n"
+        "    for i, part in enumerate(parts[1:], 1):\n"
+        "        if i == len(parts) - 1 and not hasattr(value, part):\n"
+        "            __import__(name)  # a module named as such\n"
+        "        value = getattr(value, part)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[0] == "['blockpipe', 'blockpipe.errors']", proc.stdout
 
 
 @pl.program

@@ -187,7 +187,7 @@ def test_integer_arrays_are_checked_by_dtype():
     double(x, y)
     np.testing.assert_array_equal(y, x + x)  # wraps past 32767
     with pytest.raises(
-        TypeError, match="parameter 'x' of 'double' is INT16 but the argument is UINT16"
+        ValueError, match="parameter 'x' of 'double' must have dtype int16, got uint16"
     ):
         double(x.astype(np.uint16), y)
 

@@ -106,7 +106,7 @@ def test_unannotated_parameters_take_the_arguments_types_per_specialization():
     scale_rows(x, out)
     np.testing.assert_array_equal(out, x * 3)
     with pytest.raises(
-        TypeError, match="parameter 'out' of 'scale_rows' is FP32 but the argument is FP16"
+        ValueError, match="parameter 'out' of 'scale_rows' must have dtype float32, got float16"
     ):
         scale_rows(x, out.astype(np.float16))
     with pytest.raises(

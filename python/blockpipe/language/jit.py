@@ -73,18 +73,18 @@ class JitFunction:
     @user_traceback
     def __call__(self, *args, config: Any = None, **kwargs):
         """Runs the function on numpy arrays (or torch CPU tensors) and
-        scalars; Out/InOut arguments are written in place and returned.
-        pypto's `config=` (a RunConfig) is accepted: blockpipe runs on
-        cpu-sim."""
+        scalars, by position or by parameter name; Out/InOut arguments are
+        written in place and returned. pypto's `config=` (a RunConfig,
+        unless the function has a parameter of that name) is accepted:
+        blockpipe runs on cpu-sim."""
         if self._kind != "entry":
             raise TypeError(
                 f"'{self._fn.__name__}' is a @pl.jit.{self._kind} function: call it from a "
                 "@pl.jit function"
             )
-        if kwargs:
-            raise TypeError(
-                f"'{self._fn.__name__}' takes its arguments by position; got {', '.join(kwargs)}"
-            )
+        if config is not None and any(name == "config" for name, _ in self._params()):
+            kwargs["config"] = config
+        args = self._by_position(args, kwargs)
         arrays = [_as_array(a, i) for i, a in enumerate(args)]
         compiled = self._compiled(arrays)
         compiled.run(self._fn.__name__, *arrays)
@@ -94,14 +94,15 @@ class JitFunction:
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     @user_traceback
-    def compile(self, *args):
+    def compile(self, *args, **kwargs):
         """The CompiledProgram for these arguments (or, without any, for
         the annotations alone, which must then give every parameter)."""
+        args = self._by_position(args, kwargs) if kwargs else args
         arrays = [_as_array(a, i) for i, a in enumerate(args)] if args else None
         return self._compiled(arrays)
 
     @user_traceback
-    def lower(self, *args):
+    def lower(self, *args, **kwargs):
         """pypto's `fn.lower(*args)`: the program for these arguments taken
         through the compiler's passes, neither built nor run. Returns a
         LoweredProgram: `.functions` maps each function's name to its
@@ -109,6 +110,7 @@ class JitFunction:
         the last pass."""
         from blockpipe.compiler import compile_to_cpp
 
+        args = self._by_position(args, kwargs) if kwargs else args
         arrays = [_as_array(a, i) for i, a in enumerate(args)] if args else None
         params = self._params()
         if arrays is not None and len(arrays) != len(params):
@@ -118,6 +120,39 @@ class JitFunction:
         program = self._program(self._specialize(params, arrays))
         _, _, passes = compile_to_cpp(program, "cpu-sim", capture=True)
         return LoweredProgram(passes[-1][1])
+
+    def _by_position(self, args: tuple, kwargs: dict) -> tuple:
+        """`args` with the arguments given by name in their parameters'
+        places, checked as a compiled program's call checks them: a
+        ValueError naming a parameter the function does not have, one
+        given twice, or one left without a value."""
+        if not kwargs:
+            return args
+        names = [name for name, _ in self._params()]
+        label = f"'{self._fn.__name__}'"
+        if len(args) > len(names):
+            raise TypeError(
+                f"{label} takes {len(names)} arguments ({', '.join(names)}), got {len(args)}"
+            )
+        missing = object()
+        values = list(args) + [missing] * (len(names) - len(args))
+        for name, value in kwargs.items():
+            if name not in names:
+                raise ValueError(
+                    f"{label} has no parameter '{name}'; its parameters: {', '.join(names)}"
+                )
+            if values[names.index(name)] is not missing:
+                raise ValueError(
+                    f"{label}: parameter '{name}' is given twice (by position and by name)"
+                )
+            values[names.index(name)] = value
+        absent = [n for n, v in zip(names, values) if v is missing]
+        if absent:
+            raise ValueError(
+                f"{label}: no argument for parameter{'s' if len(absent) > 1 else ''} "
+                + ", ".join(f"'{n}'" for n in absent)
+            )
+        return tuple(values)
 
     def _compiled(self, arrays: Optional[list]):
         from blockpipe.compiler import compile as compile_program
@@ -231,14 +266,16 @@ class JitFunction:
                     f"{where} has no annotation: compile it with arguments, or annotate it"
                 )
             if arg is not None:
+                # Worded as a compiled program's call words it (the
+                # runtime's ArgCheck): numpy's names, the one it takes.
                 dtype = dtype_of_array(arg)
-                if dtype is None:
-                    raise ValueError(
-                        f"{where}: arrays of {arg.dtype} are not supported (arrays of "
-                        f"{', '.join(array_dtype_names())} are)"
-                    )
                 if ann is not None and ann.dtype is not dtype:
-                    raise TypeError(f"{where} is {ann.dtype.name} but the argument is {dtype.name}")
+                    raise ValueError(f"{where} must have dtype {ann.dtype.numpy}, got {arg.dtype}")
+                if dtype is None or dtype.name == "BOOL":  # flags are scalars only
+                    raise ValueError(
+                        f"{where} must have one of the dtypes "
+                        f"{', '.join(array_dtype_names())}, got {arg.dtype}"
+                    )
                 if ann is not None and len(ann.shape) != arg.ndim:
                     raise TypeError(
                         f"{where} is {len(ann.shape)}-D but the argument has shape "

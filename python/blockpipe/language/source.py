@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import ast
 import inspect
+import linecache
+import sys
 import textwrap
+import types
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -61,6 +64,59 @@ _PARSED_LIMIT = 512
 _parsed_by_code: OrderedDict[Any, _Parsed] = OrderedDict()
 
 
+# The file name Python gives the code of `python -c` (and of an exec()'d
+# string compiled without one).
+_COMMAND_FILE = "<string>"
+# Whether the text of `python -c` was put in linecache as _COMMAND_FILE.
+_command_registered = False
+
+
+def _source_lines(fn) -> Tuple[List[str], int, Optional[str]]:
+    """`fn`'s source lines, its first line's number and its file, as
+    inspect.getsourcelines gives them; for a function of `python -c`, from
+    the command's text."""
+    global _command_registered
+    code = fn.__code__
+    if code.co_filename == _COMMAND_FILE:
+        text = _command_text(code)
+        if text is not None:
+            lines = text.splitlines(True)
+            # For the errors' excerpts and the sources of the helpers it calls.
+            linecache.cache[_COMMAND_FILE] = (len(text), None, lines, _COMMAND_FILE)
+            _command_registered = True
+            first = code.co_firstlineno
+            return inspect.getblock(lines[first - 1 :]), first, _COMMAND_FILE
+        if _command_registered:  # an exec()'d string's: linecache holds the command's
+            raise OSError("source code not available")
+    lines, first = inspect.getsourcelines(fn)
+    return lines, first, inspect.getsourcefile(fn)
+
+
+def _command_text(code: types.CodeType) -> Optional[str]:
+    """The text of `python -c` when `code` was compiled from it. Python
+    keeps it only in sys.orig_argv, which inspect does not read. An exec()'d
+    string is also "<string>": the code must be found in the text's own
+    compiled code (its name, first line and bytecode)."""
+    argv = getattr(sys, "orig_argv", [])
+    if sys.argv[:1] != ["-c"] or "-c" not in argv[1:-1]:
+        return None
+    text = argv[argv.index("-c", 1) + 1]
+    try:
+        pending = [compile(text, _COMMAND_FILE, "exec", dont_inherit=True)]
+    except (SyntaxError, ValueError):
+        return None
+    while pending:
+        found = pending.pop()
+        if (found.co_name, found.co_firstlineno, found.co_code) == (
+            code.co_name,
+            code.co_firstlineno,
+            code.co_code,
+        ):
+            return text
+        pending += [c for c in found.co_consts if isinstance(c, types.CodeType)]
+    return None
+
+
 def _parse_source(spec: FunctionSpec, default_file: str) -> _Parsed:
     fn = spec.pyfunc
     key = (fn.__code__, default_file)
@@ -69,14 +125,16 @@ def _parse_source(spec: FunctionSpec, default_file: str) -> _Parsed:
         _parsed_by_code.move_to_end(key)
         return parsed
     try:
-        lines, first_line = inspect.getsourcelines(fn)
-        file = inspect.getsourcefile(fn) or default_file
+        lines, first_line, file = _source_lines(fn)
     except (OSError, TypeError):
         raise CompileError(
             f"cannot read the source of function '{spec.name}': blockpipe compiles a function "
-            "from its source text, and Python keeps none for code run by `python -c`, exec() or "
-            "an interactive prompt; define the program in a .py file and import or run that"
+            "from its source text, and Python keeps none for code given to exec(), read from "
+            "standard input or typed at an interactive prompt; define the program in a .py file and import or run that "
+            "(or, for exec(), put the text in linecache.cache under the file name given to "
+            "compile())"
         ) from None
+    file = file or default_file
     source = "".join(lines)
     dedented = textwrap.dedent(source)
     indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
