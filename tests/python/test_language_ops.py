@@ -32,7 +32,7 @@ def test_every_operation_is_a_documented_function():
 
 def test_help_shows_arguments_and_an_example():
     text = pydoc.render_doc(pl.load, renderer=pydoc.plaintext)
-    assert "load(tensor, offsets, shapes, valid_shape=None, target_memory=None)" in text
+    assert "load(tensor, offsets, shapes, valid_shape=None, target_memory=None, clamp=False)" in text
     for word in ("offsets", "target_memory", "Vec", "Example"):
         assert word in text
     assert (
@@ -107,7 +107,7 @@ def test_an_unknown_keyword_lists_the_signature():
         class P:
             @pl.function(type=pl.FunctionType.InCore)
             def k(self, x: T, out: pl.Out[T]):
-                # error: pl.load has no argument 'memory' (it takes tensor, offsets, shapes, valid_shape, target_memory)
+                # error: pl.load has no argument 'memory' (it takes tensor, offsets, shapes, valid_shape, target_memory, clamp)
                 t = pl.load(x, [0, 0], [16, 16], memory=pl.MemorySpace.Vec)
                 return pl.store(t, [0, 0], out)
 

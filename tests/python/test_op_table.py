@@ -100,7 +100,7 @@ def inputs(dtype_name, seed=0):
 
 def operand_names(op):
     record = op_table.RECORDS[op]
-    if record["class"] in ("unary", "row_reduction", "col_reduction", "scalar"):
+    if record["class"] in ("unary", "scalar") or record["class"] in op_table.REDUCTION_CLASSES:
         return OPERANDS.get(op, ("x",))[:1]
     return OPERANDS.get(op, ("x", "y"))
 
@@ -120,7 +120,10 @@ def program_source(dtype_name, ops):
         args = [f"t{name}" for name in operand_names(op)]
         if record["class"] == "scalar":
             args.append(repr(scalar_of(op, dtype_name)))
-        body.append(f"out = pl.store(pl.{record['pl_name']}({', '.join(args)}), [{k * M}, 0], out)")
+        result = f"pl.{record['pl_name']}({', '.join(args)})"
+        if record["class"] in op_table.ARG_REDUCTION_CLASSES:
+            result = f"pl.cast({result}, pl.{dtype_name})"  # the INT32 indices
+        body.append(f"out = pl.store({result}, [{k * M}, 0], out)")
     loads = [f"t{n} = pl.load({n}, [0, 0], [{M}, {N}])" for n in "xypzs"]
     params = ", ".join(f"{n}: {t}" for n in "xypzs")
     lines = [

@@ -34,11 +34,20 @@ LogicalResult KernelBody::emitTableOp(Operation *op,
   switch (record.opClass) {
   case bp::OpClass::Unary:
   case bp::OpClass::RowReduction:
-  case bp::OpClass::ColReduction: {
-    const char *loop = record.opClass == bp::OpClass::Unary ? "unary"
-                       : record.opClass == bp::OpClass::RowReduction
-                           ? "row_reduce"
-                           : "col_reduce";
+  case bp::OpClass::ColReduction:
+  case bp::OpClass::RowArgReduction:
+  case bp::OpClass::ColArgReduction: {
+    static constexpr std::pair<bp::OpClass, const char *> kLoops[] = {
+        {bp::OpClass::Unary, "unary"},
+        {bp::OpClass::RowReduction, "row_reduce"},
+        {bp::OpClass::ColReduction, "col_reduce"},
+        {bp::OpClass::RowArgReduction, "row_arg_reduce"},
+        {bp::OpClass::ColArgReduction, "col_arg_reduce"},
+    };
+    const char *loop = "";
+    for (auto [opClass, name] : kLoops)
+      if (opClass == record.opClass)
+        loop = name;
     std::string name = declareTile(op->getResult(0), "t");
     out.line(std::string("tile::") + loop + "<" + functor + ">(" + name +
              operands + ");");

@@ -95,8 +95,17 @@ static std::optional<SmallVector<int64_t>> reducedShape(TileType source,
   return shape;
 }
 
+/// The element type of a reduction's result: the operand's, or i32 for an
+/// arg reduction (an index).
+static Type reducedElementType(TileType source, OpClass opClass) {
+  return isArgReduction(opClass)
+             ? Type(IntegerType::get(source.getContext(), 32))
+             : source.getElementType();
+}
+
 static LogicalResult verifyReduction(Operation *op, TileType source,
-                                     TileType result, unsigned axis) {
+                                     TileType result, OpClass opClass) {
+  unsigned axis = reducedAxis(opClass);
   if (failed(verifyVecTile(op, source, "operand")) ||
       failed(verifyVecTile(op, result, "result")))
     return failure();
@@ -105,8 +114,11 @@ static LogicalResult verifyReduction(Operation *op, TileType source,
   std::optional<SmallVector<int64_t>> expected = reducedShape(source, axis);
   if (!expected)
     return op->emitOpError(reducedParts(axis));
-  if (result.getElementType() != source.getElementType())
-    return op->emitOpError("result element type must match the operand's");
+  if (result.getElementType() != reducedElementType(source, opClass))
+    return op->emitOpError()
+           << "result element type must be "
+           << reducedElementType(source, opClass)
+           << (isArgReduction(opClass) ? " (an index)" : " (the operand's)");
   if (result.getShape() != ArrayRef<int64_t>(*expected))
     return op->emitOpError()
            << "result of reducing " << formatShape(source.getShape())
@@ -121,7 +133,8 @@ static LogicalResult inferReduction(StringRef opName,
                                     std::optional<Location> location,
                                     ValueRange operands,
                                     SmallVectorImpl<Type> &results,
-                                    unsigned axis) {
+                                    OpClass opClass) {
+  unsigned axis = reducedAxis(opClass);
   auto source = dyn_cast<TileType>(operands[0].getType());
   if (source && source.hasUnknownType()) { // typed by bp-infer-pipe-types
     results.push_back(TileType::get(source.getContext(), MemorySpace::Vec));
@@ -133,8 +146,8 @@ static LogicalResult inferReduction(StringRef opName,
   if (!shape)
     return emitOptionalError(location, "'", opName, "' op ",
                              reducedParts(axis));
-  results.push_back(
-      TileType::get(*shape, source.getElementType(), MemorySpace::Vec));
+  results.push_back(TileType::get(*shape, reducedElementType(source, opClass),
+                                  MemorySpace::Vec));
   return success();
 }
 
@@ -170,12 +183,13 @@ LogicalResult mlir::bp::verifyTableOp(Operation *op) {
       return failure();
     break;
   case OpClass::RowReduction:
-  case OpClass::ColReduction: {
+  case OpClass::ColReduction:
+  case OpClass::RowArgReduction:
+  case OpClass::ColArgReduction: {
     auto result = dyn_cast<TileType>(op->getResult(0).getType());
     if (!result)
       return op->emitOpError("result must be a tile");
-    if (failed(
-            verifyReduction(op, source, result, reducedAxis(record->opClass))))
+    if (failed(verifyReduction(op, source, result, record->opClass)))
       return failure();
     break;
   }
@@ -188,10 +202,8 @@ LogicalResult mlir::bp::inferTableOpResults(StringRef opName,
                                             ValueRange operands,
                                             SmallVectorImpl<Type> &results) {
   const OpRecord *record = lookupOpRecord(opName);
-  if (record && (record->opClass == OpClass::RowReduction ||
-                 record->opClass == OpClass::ColReduction))
-    return inferReduction(opName, location, operands, results,
-                          reducedAxis(record->opClass));
+  if (record && isReduction(record->opClass))
+    return inferReduction(opName, location, operands, results, record->opClass);
   if (operands.empty())
     return emitOptionalError(location, "'", opName, "' op takes operands");
   results.push_back(operands[0].getType()); // elementwise: the tile's type

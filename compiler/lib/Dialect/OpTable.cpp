@@ -37,6 +37,10 @@ llvm::StringRef mlir::bp::stringifyOpClass(OpClass opClass) {
     return "row_reduction";
   case OpClass::ColReduction:
     return "col_reduction";
+  case OpClass::RowArgReduction:
+    return "row_arg_reduction";
+  case OpClass::ColArgReduction:
+    return "col_arg_reduction";
   }
   return "";
 }

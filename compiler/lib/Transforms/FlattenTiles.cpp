@@ -70,7 +70,8 @@ int64_t batchCount(ArrayRef<int64_t> batchDims) {
 /// is one this pass rewrites.
 bool takesDeepTiles(Operation *op) {
   if (const OpRecord *record = lookupOpRecord(op->getName().getStringRef()))
-    return record->opClass != OpClass::ColReduction;
+    return record->opClass != OpClass::ColReduction &&
+           record->opClass != OpClass::ColArgReduction;
   return isa<CmpOp, SelectOp, CastOp, FullOp, MoveOp, ReshapeOp, LoadOp,
              StoreOp, BatchMatmulOp, TPushOp, TPopOp, TFreeOp,
              UnrealizedConversionCastOp>(op) ||

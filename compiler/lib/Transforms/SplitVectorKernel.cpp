@@ -202,13 +202,15 @@ LogicalResult check(func::FuncOp kernel, const Split &split, Halves &halves) {
       return WalkResult::interrupt();
     }
     const OpRecord *record = lookupOpRecord(op->getName().getStringRef());
-    if (record && record->opClass == OpClass::RowReduction &&
+    if (record && isReduction(record->opClass) &&
+        reducedAxis(record->opClass) == 1 &&
         halves.axisOf(op->getOperand(0)) == 1u) {
       fail(op) << "a row reduction would see half of each row; split "
                   "up_down instead";
       return WalkResult::interrupt();
     }
-    if (record && record->opClass == OpClass::ColReduction &&
+    if (record && isReduction(record->opClass) &&
+        reducedAxis(record->opClass) == 0 &&
         halves.axisOf(op->getOperand(0)) == 0u) {
       fail(op) << "a column reduction would see half of each column; split "
                   "left_right instead";

@@ -68,6 +68,8 @@ std::string opClass(const Record &op) {
       {"scalar", "Scalar"},
       {"row_reduction", "RowReduction"},
       {"col_reduction", "ColReduction"},
+      {"row_arg_reduction", "RowArgReduction"},
+      {"col_arg_reduction", "ColArgReduction"},
   };
   for (auto [key, enumerator] : kClasses)
     if (name == key)

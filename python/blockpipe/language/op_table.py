@@ -2,7 +2,7 @@
 compiler core exports it: one record per op, keyed by its mnemonic ("exp").
 
 Each record says the op's class (unary, binary, scalar, row_reduction,
-col_reduction), the element types it takes, the tile-library functor it
+col_reduction, row_arg_reduction, col_arg_reduction), the element types it takes, the tile-library functor it
 applies, its NumPy reference, its Python names and parameters, and its
 documentation. The frontend makes `pl.X`, `pl.tile.X` and `pl.tensor.X` from
 it (blockpipe.language.ops.table); tests and tools read the NumPy
@@ -17,7 +17,13 @@ from blockpipe import _core
 RECORDS: Dict[str, dict] = {record["name"][len("bp.") :]: record for record in _core.op_table()}
 
 ELEMENTWISE_CLASSES = frozenset(("unary", "binary", "scalar"))
-REDUCTION_CLASSES = frozenset(("row_reduction", "col_reduction"))
+REDUCTION_CLASSES = frozenset(
+    ("row_reduction", "col_reduction", "row_arg_reduction", "col_arg_reduction")
+)
+# Reductions over each row (the last dimension); the others reduce columns.
+ROW_REDUCTION_CLASSES = frozenset(("row_reduction", "row_arg_reduction"))
+# Reductions whose result is where the extremum is (INT32), not a value.
+ARG_REDUCTION_CLASSES = frozenset(("row_arg_reduction", "col_arg_reduction"))
 
 # The ops whose result holds, element for element, what their operands
 # hold there ("bp.exp", ...).

@@ -20,7 +20,7 @@ class BP_TableOp<string mnemonic, string cls, list<Trait> traits = []>
     : BP_Op<mnemonic, traits # [Pure, BP_KernelOnly, BP_VectorOp,
                                 BP_TableOpTrait]> {
   // unary, binary (tile or scalar rhs), scalar (scalar rhs only),
-  // row_reduction, col_reduction.
+  // row_reduction, col_reduction, row_arg_reduction, col_arg_reduction.
   string opClass = cls;
   // The element types it takes: any, float or integer.
   string dtypes = "any";
@@ -41,7 +41,7 @@ class BP_TableOp<string mnemonic, string cls, list<Trait> traits = []>
   // Whether x op y == y op x (a scalar or broadcast first operand swaps).
   bit commutative = 0;
   // Reductions: what the padding outside a valid shape holds (zero, one,
-  // lowest, highest).
+  // lowest, highest). Arg reductions: the same, for the extremum's fold.
   string identity = "";
   // Integer operands the functor's `valid` refuses: the run-time error,
   // "<what>: <why>" (the user's line goes after <what>). Empty: every
@@ -382,6 +382,18 @@ class BP_ReductionTableOp<string mnemonic, string cls, string summaryText>
   }];
 }
 
+class BP_ArgReductionTableOp<string mnemonic, string cls, string summaryText>
+    : BP_ReductionTableOp<mnemonic, cls, summaryText> {
+  let description = [{
+    The index of the maximum (max) or minimum (min) of each row (row arg
+    reductions: its column) or column (column arg reductions: its row, of a
+    2-D tile) of a float `vec` tile, as an `i32`: the first one where
+    several are equal, the first NaN where there is one (NumPy's argmax and
+    argmin).
+  }];
+  let dtypes = "float";
+}
+
 class BP_RowReductionTableOp<string mnemonic, string what>
     : BP_ReductionTableOp<mnemonic, "row_reduction",
                           "row " # what # " of a 2-D vec tile into an Mx1 tile">;
@@ -413,6 +425,56 @@ def BP_ColMaxOp : BP_ColReductionTableOp<"col_max", "maximum"> {
   let functor = "Max";
   let numpy = "np.max(x, axis=0, keepdims=True)";
   let identity = "lowest";
+}
+
+def BP_ColMinOp : BP_ColReductionTableOp<"col_min", "minimum"> {
+  let functor = "Min";
+  let numpy = "np.min(x, axis=0, keepdims=True)";
+  let identity = "highest";
+}
+def BP_RowProdOp : BP_RowReductionTableOp<"row_prod", "product"> {
+  let functor = "Mul";
+  let numpy = "np.prod(x, axis=1, keepdims=True, dtype=np.float32 if x.dtype.kind == 'f' else x.dtype).astype(x.dtype)";
+  let identity = "one";
+}
+def BP_ColProdOp : BP_ColReductionTableOp<"col_prod", "product"> {
+  let functor = "Mul";
+  let numpy = "np.prod(x, axis=0, keepdims=True, dtype=np.float32 if x.dtype.kind == 'f' else x.dtype).astype(x.dtype)";
+  let identity = "one";
+}
+
+//===----------------------------------------------------------------------===//
+// Arg reductions: where the extremum of each row or column is
+//===----------------------------------------------------------------------===//
+
+class BP_RowArgReductionTableOp<string mnemonic, string what>
+    : BP_ArgReductionTableOp<mnemonic, "row_arg_reduction",
+                             "column of the row " # what #
+                             " of a 2-D vec tile, as an Mx1 i32 tile">;
+class BP_ColArgReductionTableOp<string mnemonic, string what>
+    : BP_ArgReductionTableOp<mnemonic, "col_arg_reduction",
+                             "row of the column " # what #
+                             " of a 2-D vec tile, as a 1xN i32 tile">;
+
+def BP_RowArgmaxOp : BP_RowArgReductionTableOp<"row_argmax", "maximum"> {
+  let functor = "Max";
+  let numpy = "np.argmax(x, axis=1, keepdims=True).astype(np.int32)";
+  let identity = "lowest";
+}
+def BP_RowArgminOp : BP_RowArgReductionTableOp<"row_argmin", "minimum"> {
+  let functor = "Min";
+  let numpy = "np.argmin(x, axis=1, keepdims=True).astype(np.int32)";
+  let identity = "highest";
+}
+def BP_ColArgmaxOp : BP_ColArgReductionTableOp<"col_argmax", "maximum"> {
+  let functor = "Max";
+  let numpy = "np.argmax(x, axis=0, keepdims=True).astype(np.int32)";
+  let identity = "lowest";
+}
+def BP_ColArgminOp : BP_ColArgReductionTableOp<"col_argmin", "minimum"> {
+  let functor = "Min";
+  let numpy = "np.argmin(x, axis=0, keepdims=True).astype(np.int32)";
+  let identity = "highest";
 }
 
 #endif // BLOCKPIPE_DIALECT_BPOPTABLE_TD

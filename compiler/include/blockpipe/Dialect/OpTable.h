@@ -22,6 +22,9 @@ enum class OpClass {
   Scalar,       // f(x, s) per element; s a scalar
   RowReduction, // f folded over each row: MxN -> Mx1
   ColReduction, // f folded over each column: MxN -> 1xN
+  // Where f's fold of each row (column) is, as i32: MxN -> Mx1 (1xN).
+  RowArgReduction,
+  ColArgReduction,
 };
 
 /// The element types an op takes.
@@ -60,8 +63,22 @@ constexpr bool isElementwise(OpClass opClass) {
 }
 
 /// The reduced axis of a reduction class: 1 for rows, 0 for columns.
+constexpr bool isReduction(OpClass opClass) {
+  return opClass == OpClass::RowReduction || opClass == OpClass::ColReduction ||
+         opClass == OpClass::RowArgReduction ||
+         opClass == OpClass::ColArgReduction;
+}
+
+constexpr bool isArgReduction(OpClass opClass) {
+  return opClass == OpClass::RowArgReduction ||
+         opClass == OpClass::ColArgReduction;
+}
+
+/// The axis a reduction folds: 1 (each row) or 0 (each column).
 constexpr unsigned reducedAxis(OpClass opClass) {
-  return opClass == OpClass::RowReduction ? 1 : 0;
+  return opClass == OpClass::RowReduction || opClass == OpClass::RowArgReduction
+             ? 1
+             : 0;
 }
 
 } // namespace mlir::bp

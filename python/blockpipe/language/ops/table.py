@@ -88,7 +88,7 @@ def _lower_binary(cx, call, qualname, mnemonic, operands, arguments):
 def _lower_reduction(cx, call, qualname, mnemonic, operands, arguments):
     (tile,) = operands
     record = op_table.record(mnemonic)
-    rows = record["class"] == "row_reduction"
+    rows = record["class"] in op_table.ROW_REDUCTION_CLASSES
     t = vector_operand(
         cx,
         cx.tile_arg(arguments[tile], f"pl.{qualname}'s operand"),
@@ -119,11 +119,10 @@ _LOWER = {
     "unary": _lower_unary,
     "binary": _lower_binary,
     "scalar": _lower_binary,
-    "row_reduction": _lower_reduction,
-    "col_reduction": _lower_reduction,
+    **{cls: _lower_reduction for cls in op_table.REDUCTION_CLASSES},
 }
 
-_OPERANDS = {"unary": 1, "binary": 2, "scalar": 2, "row_reduction": 1, "col_reduction": 1}
+_OPERANDS = {"unary": 1, "binary": 2, "scalar": 2, **{c: 1 for c in op_table.REDUCTION_CLASSES}}
 
 _DTYPES = {
     "any": "",
@@ -154,11 +153,17 @@ def _class_text(record, operands) -> str:
             "the tile's dtype. Returns a Vec tile of the tile's shape and dtype. Valid in "
             "InCore and AIV functions."
         )
-    shape = "[M, 1]" if cls == "row_reduction" else "[1, N]"
+    shape = "[M, 1]" if cls in op_table.ROW_REDUCTION_CLASSES else "[1, N]"
+    result = (
+        "an INT32 tile of indices"
+        if cls in op_table.ARG_REDUCTION_CLASSES
+        else "Combine the result with the tile by broadcasting"
+    )
+    if cls in op_table.ARG_REDUCTION_CLASSES:
+        result = f"The result is {result}"
     return (
-        f"{operands[0]}: a 2-D tile{dtypes}, [M, N] -> {shape}. Combine the result with "
-        "the tile by broadcasting. pypto's scratch `tmp_tile` is accepted and not "
-        "needed. Valid in InCore and AIV functions."
+        f"{operands[0]}: a 2-D tile{dtypes}, [M, N] -> {shape}. {result}. pypto's scratch "
+        "`tmp_tile` is accepted and not needed. Valid in InCore and AIV functions."
     )
 
 

@@ -329,6 +329,16 @@ struct Sigmoid {
 
 } // namespace op
 
+namespace detail {
+/// Whether `candidate` takes the place of `best` in an arg reduction of F
+/// (Max: argmax, Min: argmin): F keeps it over `best`, or it is a NaN; the
+/// first of equal extrema, and the first NaN, stay (NumPy's argmax).
+template <typename F, typename U>
+BP_TILE_HD bool replacesExtremum(U candidate, U best) {
+  return !isNaN(best) && (isNaN(candidate) || !(F{}(candidate, best) == best));
+}
+} // namespace detail
+
 } // namespace blockpipe::tile
 
 #endif // BLOCKPIPE_TILE_FUNCTORS_H

@@ -55,6 +55,43 @@ inline void col_reduce(Tile<T, 1, C, D> &dst, const Tile<T, R, C, S> &src) {
   detail::foldColumns(dst, src, F{});
 }
 
+/// dst[r] = the column of src[r, :]'s extremum under F (Max: argmax, Min:
+/// argmin), as detail::replacesExtremum decides (the op table's row arg
+/// reductions).
+template <typename F, typename I, typename T, int64_t R, int64_t C, Space D,
+          Space S>
+inline void row_arg_reduce(Tile<I, R, 1, D> &dst, const Tile<T, R, C, S> &src) {
+  using U = compute_t<T>;
+  for (int64_t r = 0; r < R; ++r) {
+    const T *row = src.data + r * C;
+    U best = U(row[0]);
+    I at = 0;
+    for (int64_t c = 1; c < C; ++c)
+      if (detail::replacesExtremum<F>(U(row[c]), best)) {
+        best = U(row[c]);
+        at = I(c);
+      }
+    dst.data[r] = at;
+  }
+}
+
+/// dst[c] = the row of src[:, c]'s extremum under F.
+template <typename F, typename I, typename T, int64_t R, int64_t C, Space D,
+          Space S>
+inline void col_arg_reduce(Tile<I, 1, C, D> &dst, const Tile<T, R, C, S> &src) {
+  using U = compute_t<T>;
+  for (int64_t c = 0; c < C; ++c) {
+    U best = U(src.data[c]);
+    I at = 0;
+    for (int64_t r = 1; r < R; ++r)
+      if (detail::replacesExtremum<F>(U(src.data[r * C + c]), best)) {
+        best = U(src.data[r * C + c]);
+        at = I(r);
+      }
+    dst.data[c] = at;
+  }
+}
+
 /// dst[c, r] = src[r, c], blocked so that both sides stay in cache.
 template <typename T, int64_t R, int64_t C, Space D, Space S>
 inline void transpose(Tile<T, C, R, D> &dst, const Tile<T, R, C, S> &src) {

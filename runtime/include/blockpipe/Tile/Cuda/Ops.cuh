@@ -385,6 +385,50 @@ __device__ inline void col_reduce(Tile<T, 1, C, D> &dst,
   detail::foldColumns(dst, src, F{});
 }
 
+/// dst[r] = the column of src[r, :]'s extremum under F, as
+/// detail::replacesExtremum decides (the op table's row arg reductions).
+template <typename F, typename I, typename T, int64_t R, int64_t C, Space D,
+          Space S>
+__device__ inline void row_arg_reduce(Tile<I, R, 1, D> &dst,
+                                      const Tile<T, R, C, S> &src) {
+  using U = compute_t<T>;
+  const T *all = detail::everyElement(src);
+  detail::beginWrite(dst);
+  detail::forEach<Tile<I, R, 1, D>>([&](int64_t i, int64_t r) {
+    const T *row = all + r * C;
+    U best = U(row[0]);
+    I at = 0;
+    for (int64_t c = 1; c < C; ++c)
+      if (detail::replacesExtremum<F>(U(row[c]), best)) {
+        best = U(row[c]);
+        at = I(c);
+      }
+    dst.set(i, at);
+  });
+  detail::endWrite(dst);
+}
+
+/// dst[c] = the row of src[:, c]'s extremum under F.
+template <typename F, typename I, typename T, int64_t R, int64_t C, Space D,
+          Space S>
+__device__ inline void col_arg_reduce(Tile<I, 1, C, D> &dst,
+                                      const Tile<T, R, C, S> &src) {
+  using U = compute_t<T>;
+  const T *all = detail::everyElement(src);
+  detail::beginWrite(dst);
+  detail::forEach<Tile<I, 1, C, D>>([&](int64_t i, int64_t c) {
+    U best = U(all[c]);
+    I at = 0;
+    for (int64_t r = 1; r < R; ++r)
+      if (detail::replacesExtremum<F>(U(all[r * C + c]), best)) {
+        best = U(all[r * C + c]);
+        at = I(r);
+      }
+    dst.set(i, at);
+  });
+  detail::endWrite(dst);
+}
+
 /// dst[c, r] = src[r, c].
 template <typename T, int64_t R, int64_t C, Space D, Space S>
 __device__ inline void transpose(Tile<T, C, R, D> &dst,
