@@ -151,30 +151,7 @@ class CompiledProgram:
                 self._new_output(label, p).view(kind) if i in outs else next(given)
                 for i, p in enumerate(entry.signature)
             )
-        if len(args) > len(names):
-            raise ValueError(
-                f"{label} takes {len(names)} arguments ({', '.join(names)}), got {len(args)}"
-            )
-        missing = object()
-        values = list(args) + [missing] * (len(names) - len(args))
-        for name, value in kwargs.items():
-            if name not in names:
-                raise ValueError(
-                    f"{label} has no parameter '{name}'; its parameters: {', '.join(names)}"
-                )
-            index = names.index(name)
-            if values[index] is not missing:
-                raise ValueError(
-                    f"{label}: parameter '{name}' is given twice (by position and by name)"
-                )
-            values[index] = value
-        absent = [n for n, v in zip(names, values) if v is missing]
-        if absent:
-            raise ValueError(
-                f"{label}: no argument for parameter{'s' if len(absent) > 1 else ''} "
-                + ", ".join(f"'{n}'" for n in absent)
-            )
-        return tuple(values)
+        return bind_by_name(label, names, args, kwargs)
 
     def _new_output(self, label: str, param) -> np.ndarray:
         """A zero array for Out parameter `param` of a return-style call (a
@@ -545,3 +522,32 @@ def compile(
 
 
 __all__ = ["compile", "CompiledProgram", "CompileError"]
+
+
+def bind_by_name(label: str, names: list, args: tuple, kwargs: dict, excess=ValueError) -> tuple:
+    """`args` with `kwargs` in their parameters' places, for a call of
+    `label` whose parameters are `names`: a ValueError naming a parameter
+    it does not have, one given twice, or one left without a value (and
+    `excess` for more arguments than parameters)."""
+    if len(args) > len(names):
+        raise excess(f"{label} takes {len(names)} arguments ({', '.join(names)}), got {len(args)}")
+    missing = object()
+    values = list(args) + [missing] * (len(names) - len(args))
+    for name, value in kwargs.items():
+        if name not in names:
+            raise ValueError(
+                f"{label} has no parameter '{name}'; its parameters: {', '.join(names)}"
+            )
+        index = names.index(name)
+        if values[index] is not missing:
+            raise ValueError(
+                f"{label}: parameter '{name}' is given twice (by position and by name)"
+            )
+        values[index] = value
+    absent = [n for n, v in zip(names, values) if v is missing]
+    if absent:
+        raise ValueError(
+            f"{label}: no argument for parameter{'s' if len(absent) > 1 else ''} "
+            + ", ".join(f"'{n}'" for n in absent)
+        )
+    return tuple(values)

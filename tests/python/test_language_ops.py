@@ -32,7 +32,9 @@ def test_every_operation_is_a_documented_function():
 
 def test_help_shows_arguments_and_an_example():
     text = pydoc.render_doc(pl.load, renderer=pydoc.plaintext)
-    assert "load(tensor, offsets, shapes, valid_shape=None, target_memory=None, clamp=False)" in text
+    assert (
+        "load(tensor, offsets, shapes, valid_shape=None, target_memory=None, clamp=False)" in text
+    )
     for word in ("offsets", "target_memory", "Vec", "Example"):
         assert word in text
     assert (

@@ -128,31 +128,10 @@ class JitFunction:
         given twice, or one left without a value."""
         if not kwargs:
             return args
+        from blockpipe.compiler import bind_by_name
+
         names = [name for name, _ in self._params()]
-        label = f"'{self._fn.__name__}'"
-        if len(args) > len(names):
-            raise TypeError(
-                f"{label} takes {len(names)} arguments ({', '.join(names)}), got {len(args)}"
-            )
-        missing = object()
-        values = list(args) + [missing] * (len(names) - len(args))
-        for name, value in kwargs.items():
-            if name not in names:
-                raise ValueError(
-                    f"{label} has no parameter '{name}'; its parameters: {', '.join(names)}"
-                )
-            if values[names.index(name)] is not missing:
-                raise ValueError(
-                    f"{label}: parameter '{name}' is given twice (by position and by name)"
-                )
-            values[names.index(name)] = value
-        absent = [n for n, v in zip(names, values) if v is missing]
-        if absent:
-            raise ValueError(
-                f"{label}: no argument for parameter{'s' if len(absent) > 1 else ''} "
-                + ", ".join(f"'{n}'" for n in absent)
-            )
-        return tuple(values)
+        return bind_by_name(f"'{self._fn.__name__}'", names, args, kwargs, excess=TypeError)
 
     def _compiled(self, arrays: Optional[list]):
         from blockpipe.compiler import compile as compile_program

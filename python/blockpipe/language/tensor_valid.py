@@ -120,7 +120,7 @@ def narrow(cx, t, first, dims, requested: Optional[Tuple], node):
     """The valid shape of a load of the window `dims` at `first` of the
     tensor `t`: `requested` (the load's valid_shape, or None) with the
     tensor's declared one applied as pypto does (see the module)."""
-    from blockpipe.language.valid_shapes import known
+    from blockpipe.language.valid_shapes import cut, known
 
     view = cx.tensor_views.get(t.handle)
     if view is None:
@@ -151,8 +151,5 @@ def narrow(cx, t, first, dims, requested: Optional[Tuple], node):
         if asked is not None:
             out.append(asked)
             continue
-        (rest,) = cx.create("arith.subi", [cx.index_value(value, node), offset], None, {}, node)
-        (low,) = cx.create("arith.maxsi", [rest, cx.index_value(0, node)], None, {}, node)
-        (cut,) = cx.create("arith.minsi", [low, cx.index_value(dim, node)], None, {}, node)
-        out.append(cut)
+        out.append(cut(cx, value, offset, dim, node))
     return tuple(out)

@@ -153,17 +153,24 @@ def of_window(cx, source: Value, first: Sequence[Value], dims, node) -> Optional
     window, min(max(valid - offset, 0), size) per dim."""
     if of(source) is None:
         return None
-    valid = []
-    for size, offset, dim in zip(source.valid, first, dims):
-        v, o = known(cx, size), known(cx, offset)
-        if v is not None and o is not None:
-            valid.append(min(max(v - o, 0), dim))
-            continue
-        (rest,) = cx.create("arith.subi", [cx.index_value(size, node), offset], None, {}, node)
-        (low,) = cx.create("arith.maxsi", [rest, cx.index_value(0, node)], None, {}, node)
-        (cut,) = cx.create("arith.minsi", [low, cx.index_value(dim, node)], None, {}, node)
-        valid.append(cut)
-    return tuple(valid)
+    return tuple(
+        cut(cx, size, offset, dim, node) for size, offset, dim in zip(source.valid, first, dims)
+    )
+
+
+def cut(cx, size, offset, bound, node) -> Size:
+    """min(max(size - offset, 0), bound): what of a region of `size` from 0
+    lies in a window at `offset` of `bound` elements. A number when all
+    three are known, else an index value computed at run time."""
+    s, o, b = known(cx, size), known(cx, offset), known(cx, bound)
+    if s is not None and o is not None and b is not None:
+        return min(max(s - o, 0), b)
+    (rest,) = cx.create(
+        "arith.subi", [cx.index_value(size, node), cx.index_value(offset, node)], None, {}, node
+    )
+    (low,) = cx.create("arith.maxsi", [rest, cx.index_value(0, node)], None, {}, node)
+    (result,) = cx.create("arith.minsi", [low, cx.index_value(bound, node)], None, {}, node)
+    return result
 
 
 def clamped(cx, tensor: Value, first: Sequence[Value], dims, valid, node) -> Optional[Valid]:
@@ -176,14 +183,7 @@ def clamped(cx, tensor: Value, first: Sequence[Value], dims, valid, node) -> Opt
         asked = valid[i] if valid is not None else dim
         if not isinstance(extent, int):  # pl.dynamic: the extent at run time
             (extent,) = cx.create("bp.dim", [tensor], None, {"index": cx.builder.i64(i)}, node)
-        e, o, a = known(cx, extent), known(cx, offset), known(cx, asked)
-        if e is not None and o is not None and a is not None:
-            out.append(min(max(e - o, 0), a))
-            continue
-        (rest,) = cx.create("arith.subi", [cx.index_value(extent, node), offset], None, {}, node)
-        (low,) = cx.create("arith.maxsi", [rest, cx.index_value(0, node)], None, {}, node)
-        (cut,) = cx.create("arith.minsi", [low, cx.index_value(asked, node)], None, {}, node)
-        out.append(cut)
+        out.append(cut(cx, extent, offset, asked, node))
     if valid is None and all(isinstance(v, int) and v == d for v, d in zip(out, dims)):
         return None
     return tuple(out)

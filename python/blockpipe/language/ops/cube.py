@@ -52,11 +52,7 @@ def matmul(
     for keyword, value in (("a_trans", a_trans), ("c_matrix_nz", c_matrix_nz)):
         if value is not False and cx.static(value) is not False:
             raise cx.error(value, f"pl.matmul({keyword}=True) is not supported by blockpipe")
-    transposed = b_trans is not False and cx.static(b_trans)
-    if not isinstance(transposed, bool):
-        raise cx.error(b_trans, f"pl.matmul's b_trans must be True or False, got {transposed!r}")
-    # A pl.tile.transpose_view is its tile read transposed.
-    transposed = transposed != viewed
+    transposed = _transposed(cx, b_trans, viewed, "pl.matmul")
     a = cx.demand(a, MemorySpace.Left, lhs, "pl.matmul's first operand")
     b = cx.demand(b, MemorySpace.Right, rhs, "pl.matmul's second operand")
     # Of operands with a valid shape, only the valid regions multiply: the
@@ -120,6 +116,15 @@ def matmul(
     return result
 
 
+def _transposed(cx, b_trans, viewed: bool, what: str) -> bool:
+    """Whether the rhs is read transposed: b_trans=True, or a
+    pl.tile.transpose_view (its tile read transposed); both: not."""
+    transposed = b_trans is not False and cx.static(b_trans)
+    if not isinstance(transposed, bool):
+        raise cx.error(b_trans, f"{what}'s b_trans must be True or False, got {transposed!r}")
+    return transposed != viewed
+
+
 def _batched(value) -> bool:
     return not value.type.unknown and len(value.type.shape) > 2
 
@@ -164,10 +169,7 @@ def _batch(cx, call, left, right, a_trans, b_trans, what: str, out_dtype=None):
     cx.check_dtype(a.type.dtype, b.type.dtype, call.node, f"{what}'s operands")
     if a_trans is not False and cx.static(a_trans) is not False:
         raise cx.error(a_trans, f"{what}(a_trans=True) is not supported by blockpipe")
-    transposed = b_trans is not False and cx.static(b_trans)
-    if not isinstance(transposed, bool):
-        raise cx.error(b_trans, f"{what}'s b_trans must be True or False, got {transposed!r}")
-    transposed = transposed != viewed
+    transposed = _transposed(cx, b_trans, viewed, what)
     for value, node in ((a, lhs), (b, rhs)):
         if value.valid is not None:
             raise cx.error(node, f"{what}'s operands take no valid shape")
