@@ -274,6 +274,8 @@ def test_a_window_outside_the_tensor_fails_at_its_line_naming_the_block(monkeypa
     with pytest.raises(blockpipe.ExecutionError, match=r"kernel 'copy' block 4: pl.load window"):
         blockpipe.compile(FiveBlocks)(x, y, 5)
     assert not y.any()
+    with pytest.raises(ValueError, match="parameter 'y' must have shape"):
+        blockpipe.compile(FiveBlocks)(x, np.zeros((32, 32), np.float32), 4)
     blockpipe.compile(FiveBlocks)(x, y, 4)
     np.testing.assert_array_equal(y, x)
 

@@ -90,6 +90,7 @@ class InterpretedProgram:
             except TypeError as error:
                 raise ValueError(f"{label}: {error}") from None
             args = tuple(bound.args[1:])
+        _check_arguments(fn, params, args, label)
         writes = [d is not ParamDirection.In for d in directions]
         copies = runner.copy_arguments(list(args), writes)
         runner.run_entry(fn, tuple(copies), this=runner.Self(self.program))
@@ -113,6 +114,35 @@ def _directions(fn, names) -> list:
         annotations[n].direction if isinstance(annotations.get(n), ParamType) else ParamDirection.In
         for n in names
     ]
+
+
+def _check_arguments(fn, params, args, label: str) -> None:
+    """A ValueError naming the parameter for an array whose dtype or fixed
+    dims differ from its annotation, before anything runs (as compiled)."""
+    import numpy as np
+
+    from blockpipe.interpreter.state import numpy_dtype
+    from blockpipe.language.types import TensorType
+
+    annotations = _annotations(fn)
+    for p, value in zip(params, args):
+        ann = annotations.get(p.name)
+        ann = ann.inner if isinstance(ann, ParamType) else ann
+        if not isinstance(ann, TensorType):
+            continue
+        if not isinstance(value, np.ndarray):
+            raise ValueError(f"{label}: parameter '{p.name}' takes an array, got {value!r}")
+        shape = list(ann.shape)
+        fixed = all(isinstance(d, int) for d in shape)
+        if value.ndim != len(shape) or fixed and list(value.shape) != shape:
+            raise ValueError(
+                f"{label}: parameter '{p.name}' must have shape {shape}, got {list(value.shape)}"
+            )
+        if value.dtype != numpy_dtype(ann.dtype):
+            raise ValueError(
+                f"{label}: parameter '{p.name}' must have dtype {numpy_dtype(ann.dtype)}, "
+                f"got {value.dtype}"
+            )
 
 
 def _with_new_outputs(fn, params, outs, args) -> tuple:
