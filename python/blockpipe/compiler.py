@@ -486,6 +486,11 @@ def compile(
             f"unknown target '{target}'; available: {', '.join(_core.bundled_targets())}"
         )
     device = _device_for(target, device)
+    from blockpipe import interpreter
+
+    if interpreter.enabled():
+        # BLOCKPIPE_INTERPRET=1: checked as compiled, run in Python on NumPy.
+        return interpreter.interpret(program, target, devices)
     project = _project_name(program.name)
     named_dims: dict = {}
     files, input_ir, pass_ir = compile_to_cpp(

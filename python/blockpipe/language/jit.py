@@ -77,7 +77,11 @@ class JitFunction:
         written in place and returned. pypto's `config=` (a RunConfig,
         unless the function has a parameter of that name) is accepted:
         blockpipe runs on cpu-sim."""
+        from blockpipe import interpreter
+
         if self._kind != "entry":
+            if interpreter.runner.interpreting():  # a kernel called while interpreted
+                return interpreter.runner.kernel_call(self._fn.__name__, self._fn, args)
             raise TypeError(
                 f"'{self._fn.__name__}' is a @pl.jit.{self._kind} function: call it from a "
                 "@pl.jit function"
@@ -86,8 +90,10 @@ class JitFunction:
             kwargs["config"] = config
         args = self._by_position(args, kwargs)
         arrays = [_as_array(a, i) for i, a in enumerate(args)]
-        compiled = self._compiled(arrays)
-        compiled.run(self._fn.__name__, *arrays)
+        if interpreter.enabled():
+            interpreter.run_jit(self, arrays)
+        else:
+            self._compiled(arrays).run(self._fn.__name__, *arrays)
         outs = [args[i] for i, d in enumerate(self._directions()) if d is not ParamDirection.In]
         if not outs:
             return None

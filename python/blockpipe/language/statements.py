@@ -41,6 +41,8 @@ class Statements:
                 return  # docstring
             if not isinstance(stmt.value, ast.Call):
                 raise self.error(stmt, "an expression statement must be a call")
+            if _is_breakpoint(stmt.value):
+                return  # stops there under BLOCKPIPE_INTERPRET=1; compiled, nothing to run
             self.expr(stmt.value, statement=True)
         elif isinstance(stmt, ast.Assign):
             self.assign(stmt)
@@ -304,3 +306,13 @@ def _squeezed(shape) -> list:
     while len(dims) > 1 and dims[0] == 1:
         dims.pop(0)
     return dims
+
+
+def _is_breakpoint(call: ast.Call) -> bool:
+    """`breakpoint()`, Python's debugger hook (PEP 553)."""
+    return (
+        isinstance(call.func, ast.Name)
+        and call.func.id == "breakpoint"
+        and not call.args
+        and not call.keywords
+    )

@@ -6,7 +6,9 @@ devices of a mesh).
 Each operation is a Python function with the DSL's signature and
 documentation (`help(pl.load)`); the compiler recognises it inside
 `@pl.function` bodies and lowers it with the implementation it was defined
-with. Calling one from ordinary Python is an error.
+with. Calling one from ordinary Python is an error, except while a program
+is interpreted (BLOCKPIPE_INTERPRET=1, blockpipe.interpreter): then the
+interpreter runs it on NumPy.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import ast
 import functools
 import inspect
 import types as _types
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -69,6 +72,11 @@ class Op:
 OPS: Dict[str, Op] = {}
 PUBLIC: Dict[str, Callable] = {}
 
+# While blockpipe.interpreter runs a program: its `run(op, arguments)`,
+# which every public function hands its call to (one place, not a NumPy
+# twin of each operation).
+INTERPRETER: ContextVar[Optional[Callable]] = ContextVar("blockpipe_interpreter", default=None)
+
 
 def operation(
     name: Optional[str] = None,
@@ -88,6 +96,9 @@ def operation(
 
         @functools.wraps(impl)
         def public(*args, **kwargs):
+            run = INTERPRETER.get()
+            if run is not None:
+                return run(op, args, kwargs)
             raise RuntimeError(
                 f"pl.{qualname} can only be used inside a @pl.function of a @pl.program"
             )

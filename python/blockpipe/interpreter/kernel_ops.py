@@ -1,0 +1,335 @@
+"""The operations of a kernel on NumPy, by the qualified name of the
+operation they run ("load", "tile.get_block_idx"). Each takes the
+operation's arguments by parameter name, as the DSL signature binds them.
+
+The op table's operations (elementwise, reductions) run their NumPy
+reference from the table (op_table.numpy_reference); what is here is the
+rest: windows of tensors, matmul, block identity, casts, broadcasts.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, Optional, Tuple
+
+import numpy as np
+
+from blockpipe.interpreter.state import Tile, as_tile, failure, misuse, numpy_dtype, running
+from blockpipe.language import op_table
+from blockpipe.language.types import DType
+
+IMPLS: Dict[str, Callable] = {}
+
+
+def implements(*names: str):
+    def register(fn: Callable) -> Callable:
+        for name in names:
+            IMPLS[name] = fn
+        return fn
+
+    return register
+
+
+def _is_tile(value) -> bool:
+    return isinstance(value, np.ndarray)
+
+
+def _ints(values, what: str) -> Tuple[int, ...]:
+    try:
+        return tuple(int(v) for v in values)
+    except TypeError:
+        raise misuse(f"{what} must be a list of integers, got {values!r}") from None
+
+
+# ------------------------------------------------------------- op table
+
+
+# What the padding outside a valid shape holds for a reduction, by the
+# record's identity.
+def _identity(identity: str, dtype: np.dtype):
+    if identity == "zero":
+        return 0
+    if identity == "one":
+        return 1
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    return info.min if identity == "lowest" else info.max
+
+
+def _table_op(record: dict) -> Callable:
+    mnemonic = record["name"][len("bp.") :]
+    reference = op_table.numpy_reference(mnemonic)
+    cls = record["class"]
+    names = [p.split("=")[0].strip() for p in record["params"].split(",")]
+
+    if cls in op_table.REDUCTION_CLASSES:
+        rows = cls in op_table.ROW_REDUCTION_CLASSES
+
+        def reduce(**arguments):
+            t = np.asarray(arguments[names[0]])
+            valid = getattr(t, "valid", None)
+            if valid is not None:
+                # Of a tile with a valid shape only the valid region counts.
+                padded = np.full(t.shape, _identity(record["identity"], t.dtype), t.dtype)
+                padded[tuple(slice(0, v) for v in valid)] = t[tuple(slice(0, v) for v in valid)]
+                t = padded
+            result = reference(np.asarray(t).view(np.ndarray))
+            if cls not in op_table.ARG_REDUCTION_CLASSES:
+                result = result.astype(t.dtype, copy=False)
+            if valid is None:
+                return as_tile(result)
+            return as_tile(result, (valid[0], 1) if rows else (1, valid[1]))
+
+        return reduce
+
+    def elementwise(**arguments):
+        operands = [arguments[n] for n in names[: 1 if cls == "unary" else 2]]
+        first = next((o for o in operands if _is_tile(o)), None)
+        if first is None:
+            raise misuse(f"pl.{record['pl_name']} needs a tile operand, got {operands!r}")
+        plain = [o.view(np.ndarray) if isinstance(o, np.ndarray) else o for o in operands]
+        result = reference(*plain)
+        return as_tile(
+            np.asarray(result).astype(first.dtype, copy=False), getattr(first, "valid", None)
+        )
+
+    return elementwise
+
+
+for _record in op_table.RECORDS.values():
+    _impl = _table_op(_record)
+    for _where in _record["spellings"].split():
+        IMPLS[_record["pl_name"] if _where == "pl" else f"{_where}.{_record['pl_name']}"] = _impl
+
+
+# ------------------------------------------------------------- identity
+
+
+@implements("tile.get_block_idx")
+def get_block_idx():
+    return running().block_idx
+
+
+@implements("tile.get_block_num")
+def get_block_num():
+    return running().block_num
+
+
+@implements("tile.get_subblock_idx")
+def get_subblock_idx():
+    return 0
+
+
+# ------------------------------------------------------------- memory
+
+
+def _window(tensor: np.ndarray, offsets, extent, what: str):
+    """The slices of `tensor` at `offsets` of `extent`; an ExecutionError
+    when the window leaves the tensor (as a compiled launch fails)."""
+    if len(offsets) != tensor.ndim:
+        raise misuse(f"{what}'s offsets have {len(offsets)} entries, the tensor has {tensor.ndim}")
+    for o, e, dim in zip(offsets, extent, tensor.shape):
+        if o < 0 or o + e > dim:
+            raise failure(
+                f"{what} window at {list(offsets)} of {list(extent)} is outside the tensor "
+                f"of shape {list(tensor.shape)}"
+            )
+    return tuple(slice(o, o + e) for o, e in zip(offsets, extent))
+
+
+@implements("load", "tile.load")
+def load(tensor, offsets, shapes, valid_shape=None, target_memory=None, clamp=False):
+    offsets = _ints(offsets, "pl.load's offsets")
+    shape = _ints(shapes, "pl.load's shapes")
+    if len(shape) != len(offsets):
+        raise misuse(
+            f"pl.load's shapes has {len(shape)} dimensions but the tensor has {len(offsets)}"
+        )
+    valid = _ints(valid_shape, "pl.load's valid_shape") if valid_shape is not None else None
+    if clamp:
+        valid = tuple(
+            max(0, min(v, dim - o)) for v, dim, o in zip(valid or shape, np.shape(tensor), offsets)
+        )
+    region = valid or shape
+    data = np.zeros(shape, np.asarray(tensor).dtype)
+    data[tuple(slice(0, r) for r in region)] = tensor[_window(tensor, offsets, region, "pl.load")]
+    # Leading sizes of 1 are dropped: [1, 16, 64] is a [16, 64] tile.
+    while data.ndim > 2 and data.shape[0] == 1:
+        data = data[0]
+        region = region[1:]
+    return as_tile(data, region if valid is not None else None)
+
+
+@implements("store", "tile.store")
+def store(tile, offsets, output=None, shapes=None, output_tensor=None):
+    out = output if output is not None else output_tensor
+    offsets = _ints(offsets, "pl.store's offsets")
+    value = np.asarray(tile)
+    region = getattr(tile, "valid", None) or value.shape
+    value = value[tuple(slice(0, r) for r in region)]
+    # A tile whose leading sizes of 1 were dropped writes a window with them.
+    extent = (1,) * (out.ndim - value.ndim) + tuple(region)
+    out[_window(out, offsets, extent, "pl.store")] = value.reshape(extent).astype(out.dtype)
+    return out
+
+
+@implements("move", "tile.move")
+def move(tile, target_memory):  # memory spaces are not modelled
+    return tile
+
+
+@implements("tensor.dim")
+def dim(tensor, axis):
+    return int(np.shape(tensor)[axis])
+
+
+# ------------------------------------------------------------- cube
+
+
+def _accumulator(a: np.ndarray) -> np.dtype:
+    return np.dtype(np.float32) if a.dtype.kind == "f" else np.dtype(np.int32)
+
+
+def _product(lhs, rhs, a_trans, b_trans) -> np.ndarray:
+    a, b = np.asarray(lhs), np.asarray(rhs)
+    if a_trans:
+        a = np.swapaxes(a, -1, -2)
+    if b_trans:
+        b = np.swapaxes(b, -1, -2)
+    accumulator = _accumulator(a)
+    return np.matmul(a.astype(accumulator), b.astype(accumulator))
+
+
+@implements("matmul", "tile.matmul")
+def matmul(lhs, rhs, out_dtype=None, a_trans=False, b_trans=False, c_matrix_nz=False, acc=None):
+    result = _product(lhs, rhs, a_trans, b_trans)
+    if acc is not None:
+        result = result + np.asarray(acc).astype(result.dtype)
+    if out_dtype is not None:
+        result = result.astype(numpy_dtype(out_dtype))
+    return as_tile(result)
+
+
+@implements("batch_matmul", "tile.batch_matmul")
+def batch_matmul(lhs, rhs, a_trans=False, b_trans=False, out_dtype=None):
+    return matmul(lhs, rhs, out_dtype=out_dtype, a_trans=a_trans, b_trans=b_trans)
+
+
+@implements("matmul_acc", "tile.matmul_acc")
+def matmul_acc(acc, lhs, rhs, a_trans=False, b_trans=False, init_cond=None):
+    if init_cond is not None:
+        raise misuse("pl.matmul_acc(init_cond=...) is not supported by blockpipe")
+    result = _product(lhs, rhs, a_trans, b_trans)
+    return as_tile((np.asarray(acc) + result).astype(np.asarray(acc).dtype))
+
+
+# ------------------------------------------------------------- vector
+
+
+@implements("full", "tile.full")
+def full(shape, dtype: DType, value, target_memory=None):
+    return as_tile(np.full(_ints(shape, "pl.full's shape"), value, numpy_dtype(dtype)))
+
+
+@implements("create_tile", "tile.create")
+def create_tile(shape, dtype: DType, target_memory=None):
+    return as_tile(np.zeros(_ints(shape, "pl.create_tile's shape"), numpy_dtype(dtype)))
+
+
+@implements("expands", "tile.expands")
+def expands(target, scalar):
+    return as_tile(np.full(np.shape(target), scalar, np.asarray(target).dtype))
+
+
+@implements("cast", "tile.cast")
+def cast(tile, target_type=None, mode=None, out_dtype=None):
+    if (target_type is None) == (out_dtype is None):
+        raise misuse("pl.cast takes the dtype once: pl.cast(t, pl.FP16)")
+    if mode is not None and mode not in ("round", "rint"):
+        raise misuse(f"pl.cast(mode={mode!r}) is not supported by blockpipe")
+    dtype = target_type if target_type is not None else out_dtype
+    if not _is_tile(tile):
+        # A scalar: floats to integers truncate toward zero, as in C.
+        return float(tile) if dtype.is_float else int(tile)
+    source = np.asarray(tile)
+    if source.dtype.itemsize == 2 and source.dtype.kind == "f" or source.dtype.name == "bfloat16":
+        source = source.astype(np.float32)  # the 16-bit floats convert through FP32
+    return _like(source.astype(numpy_dtype(dtype)), tile)
+
+
+def _like(result, first) -> Tile:
+    return as_tile(result, getattr(first, "valid", None))
+
+
+_CMP = (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal)
+
+
+@implements("cmp", "cmps", "tile.cmp", "tile.cmps")
+def cmp(lhs, rhs, cmp_type=0):
+    if not 0 <= int(cmp_type) < len(_CMP):
+        raise misuse(f"cmp_type must be 0 .. 5, got {cmp_type!r}")
+    left = np.asarray(lhs)
+    right = np.asarray(rhs) if _is_tile(rhs) else rhs
+    return _like(_CMP[int(cmp_type)](left, right).astype(left.dtype), lhs)
+
+
+@implements("where")
+def where(mask, lhs, rhs):
+    left = np.asarray(lhs)
+    return _like(np.where(np.asarray(mask) != 0, left, rhs).astype(left.dtype), lhs)
+
+
+@implements("sel", "tile.sel")
+def sel(mask, lhs, rhs, tmp=None):
+    return where(mask, lhs, rhs)
+
+
+def _scalar_extremum(which: Callable):
+    def extremum(lhs, rhs):
+        if _is_tile(lhs) or _is_tile(rhs):
+            raise misuse("pl.min / pl.max take two scalars; tiles take pl.minimum or pl.row_min")
+        return which(lhs, rhs)
+
+    return extremum
+
+
+IMPLS["min"] = _scalar_extremum(min)
+IMPLS["max"] = _scalar_extremum(max)
+
+_EXPAND_OPS: Dict[str, Optional[Callable]] = {
+    "": None,
+    "_add": np.add,
+    "_sub": np.subtract,
+    "_mul": np.multiply,
+    "_div": np.divide,
+    "_max": np.maximum,
+    "_min": np.minimum,
+    "_expdif": lambda x, v: np.exp(x - v),
+}
+
+
+def _expand(op: Optional[Callable]):
+    def expand(tile, vec, tmp=None):
+        t, v = np.asarray(tile), np.asarray(vec)
+        result = np.broadcast_to(v, t.shape) if op is None else op(t, v)
+        return _like(np.asarray(result).astype(t.dtype), tile)
+
+    return expand
+
+
+for _axis in ("row", "col"):
+    for _suffix, _op in _EXPAND_OPS.items():
+        IMPLS[f"{_axis}_expand{_suffix}"] = IMPLS[f"tile.{_axis}_expand{_suffix}"] = _expand(_op)
+
+
+@implements("reshape", "tile.reshape")
+def reshape(tile, shape):
+    return _like(np.reshape(np.asarray(tile), _ints(shape, "pl.reshape's shape")), None)
+
+
+@implements("transpose", "tile.transpose")
+def transpose(tile, axis1=0, axis2=1):
+    return _like(np.swapaxes(np.asarray(tile), axis1, axis2), None)
+
+
+@implements("const")
+def const(value, dtype: DType):
+    return float(value) if dtype.is_float else int(value)

@@ -1,0 +1,298 @@
+"""Interpreter mode (BLOCKPIPE_INTERPRET=1): programs run their own Python
+functions block by block on NumPy. Each program here runs compiled and
+interpreted on the same inputs; both equal NumPy (and each other)."""
+
+import importlib
+import linecache
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import blockpipe
+import blockpipe.language as pl
+from blockpipe.interpreter import InterpretedProgram
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+
+
+def rand(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def example(name):
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(EXAMPLES))
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def pipes_expected(a, b):
+    e = np.exp(a)
+    return np.concatenate([e[i * 16 : (i + 1) * 16] @ b for i in range(4)]) + e
+
+
+# name: (program class, inputs, index of the output, what NumPy says it holds)
+CASES = {
+    "spmd_add": (
+        "SpmdAdd",
+        lambda: [rand(128, 64), rand(128, 64, seed=1), np.zeros((128, 64), np.float32)],
+        2,
+        lambda a, b, c: a + b,
+    ),  # fmt: skip
+    "row_softmax": (
+        "RowSoftmax",
+        lambda: [rand(64, 128) * 4, np.zeros((64, 128), np.float32)],
+        1,
+        lambda x, y: softmax(x),
+    ),  # fmt: skip
+    "down_proj_residual": (
+        "DownProjResidual",
+        lambda: [
+            rand(128, 64),
+            rand(64, 32, seed=1),
+            rand(128, 32, seed=2),
+            np.zeros((128, 32), np.float32),
+        ],
+        3,
+        lambda x, w, r, o: x @ w + r,
+    ),  # fmt: skip
+    "two_launches": (
+        "TwoLaunches",
+        lambda: [rand(128, 32), rand(32, 32, seed=1), np.zeros((128, 32), np.float32)],
+        2,
+        lambda x, w, y: 2 * (x @ w),
+    ),  # fmt: skip
+    "explicit_pipes": (
+        "ExplicitPipes",
+        lambda: [rand(64, 16) * 0.5, rand(16, 16, seed=1), np.zeros((64, 16), np.float32)],
+        2,
+        lambda a, b, o: pipes_expected(a, b),
+    ),  # fmt: skip
+    "dynamic_core_num": (
+        "DynamicCoreNum",
+        lambda: [rand(48, 32), rand(32, 32, seed=1), np.zeros((48, 32), np.float32)],
+        2,
+        lambda x, w, y: np.maximum(x @ w, 0),
+    ),  # fmt: skip
+}
+
+
+def both(program, make_args, monkeypatch):
+    """The arguments after a compiled run and after an interpreted one."""
+    compiled_args = make_args()
+    compiled = blockpipe.compile(program, quiet=True)
+    assert isinstance(compiled, blockpipe.CompiledProgram)
+    compiled(*compiled_args)
+    monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
+    interpreted_args = make_args()
+    interpreted = blockpipe.compile(program)
+    assert isinstance(interpreted, InterpretedProgram)
+    interpreted(*interpreted_args)
+    return compiled_args, interpreted_args
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_examples_interpreted_equal_compiled_and_numpy(name, monkeypatch):
+    program_name, make_args, out, expected = CASES[name]
+    program = getattr(example(name), program_name)
+    compiled, interpreted = both(program, make_args, monkeypatch)
+    np.testing.assert_allclose(interpreted[out], compiled[out], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(interpreted[out], expected(*make_args()), rtol=1e-5, atol=1e-4)
+
+
+T = pl.Tensor[[64, 32], pl.FP32]
+V = pl.Tensor[[64, 1], pl.FP32]
+
+
+@pl.program
+class Mixed:
+    """Loops with a carried tile, a scalar parameter, full, cast, column and
+    row reductions, a valid shape and the tile operators."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(
+        self,
+        x: T,
+        scale: pl.Scalar[pl.FP32],
+        y: pl.Out[T],
+        rows: pl.Out[V],
+    ) -> tuple[T, V]:
+        base = pl.tile.get_block_idx() * 16
+        t = pl.load(x, [base, 0], [16, 32])
+        acc = pl.full([16, 32], pl.FP32, 1.0)
+        for k in pl.range(3):
+            acc = pl.add(acc, pl.muls(t, scale)) - pl.col_max(t)
+        h = pl.cast(pl.cast(acc, pl.FP16), pl.FP32)
+        y = pl.store(h * 2.0, [base, 0], y)
+        v = pl.load(x, [base, 0], [16, 32], valid_shape=[16, 24])
+        rows = pl.store(pl.row_sum(v), [base, 0], rows)
+        return y, rows
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: T, scale: pl.Scalar[pl.FP32], y: pl.Out[T], rows: pl.Out[V]) -> tuple[T, V]:
+        with pl.spmd(4):
+            y, rows = self.kernel(x, scale, y, rows)
+        return y, rows
+
+
+def mixed_expected(x, scale):
+    y = np.zeros((64, 32), np.float32)
+    for b in range(4):
+        t = x[b * 16 : b * 16 + 16]
+        acc = 1 + 3 * (t * scale - t.max(axis=0, keepdims=True))
+        y[b * 16 : b * 16 + 16] = acc.astype(np.float16).astype(np.float32) * 2
+    return y, x[:, :24].sum(axis=1, keepdims=True)
+
+
+def test_loops_scalars_casts_reductions_and_valid_shapes(monkeypatch):
+    x = rand(64, 32, seed=7)
+
+    def make():
+        return [x.copy(), 0.5, np.zeros((64, 32), np.float32), np.zeros((64, 1), np.float32)]
+
+    compiled, interpreted = both(Mixed, make, monkeypatch)
+    for i in (2, 3):
+        np.testing.assert_allclose(interpreted[i], compiled[i], rtol=1e-3, atol=1e-3)
+    y, rows = mixed_expected(x, 0.5)
+    np.testing.assert_allclose(interpreted[2], y, rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(interpreted[3], rows, rtol=1e-5, atol=1e-5)
+
+
+@pl.jit.incore
+def jit_rows(x: pl.Tensor[[64, 32], pl.FP32], out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    r = pl.tile.get_block_idx() * 16
+    out[r : r + 16, :] = pl.relu(x[r : r + 16, :] + 0.5)
+    return out
+
+
+@pl.jit
+def jit_entry(x: pl.Tensor[[64, 32], pl.FP32], out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]):
+    with pl.spmd(4):
+        out = jit_rows(x, out)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.mul(out, 2.0)
+    return out
+
+
+def test_jit_with_spmd_and_at_scopes(monkeypatch):
+    x = rand(64, 32, seed=3)
+    compiled = np.zeros_like(x)
+    jit_entry(x, compiled)
+    monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
+    interpreted = np.zeros_like(x)
+    assert jit_entry(x, interpreted) is interpreted
+    np.testing.assert_allclose(interpreted, compiled, rtol=1e-6)
+    np.testing.assert_allclose(interpreted, 2 * np.maximum(x + 0.5, 0), rtol=1e-6)
+
+
+SEEN = []
+
+
+@pl.program
+class Peek:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: T, y: pl.Out[T]) -> T:
+        row = pl.tile.get_block_idx() * 16
+        t = pl.exp(pl.load(x, [row, 0], [16, 32]))
+        breakpoint()  # noqa: T100 - the hook under test
+        return pl.store(t, [row, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: T, y: pl.Out[T]) -> T:
+        with pl.spmd(4):
+            y = self.kernel(x, y)
+        return y
+
+
+def test_a_breakpoint_in_a_kernel_sees_tiles_as_arrays(monkeypatch):
+    def hook():
+        frame = sys._getframe(1)
+        SEEN.append((pl.tile.get_block_idx(), frame.f_locals["row"], frame.f_locals["t"]))
+
+    monkeypatch.setattr(sys, "breakpointhook", hook)
+    monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
+    x, y = rand(64, 32), np.zeros((64, 32), np.float32)
+    SEEN.clear()
+    blockpipe.compile(Peek)(x, y)
+    assert [(b, r) for b, r, _ in SEEN] == [(b, 16 * b) for b in range(4)]  # block order
+    for block, _, t in SEEN:
+        assert isinstance(t, np.ndarray) and t.shape == (16, 32) and t.dtype == np.float32
+        np.testing.assert_allclose(t, np.exp(x[16 * block : 16 * block + 16]), rtol=1e-6)
+    np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)
+
+
+@pl.program
+class Gathers:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: T, y: pl.Out[T]) -> T:
+        row = pl.tile.get_block_idx() * 16
+        t = pl.load(x, [row, 0], [16, 32])
+        u = pl.tile.tri(0, [16, 32], dtype=pl.FP32)  # the construct the test names
+        return pl.store(pl.mul(t, u), [row, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: T, y: pl.Out[T]) -> T:
+        with pl.spmd(4):
+            y = self.kernel(x, y)
+        return y
+
+
+def test_an_unsupported_construct_is_an_error_at_the_users_line(monkeypatch):
+    monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
+    x, y = rand(64, 32), np.zeros((64, 32), np.float32)
+    with pytest.raises(blockpipe.CompileError, match="pl.tile.tri is not supported in interp") as e:
+        blockpipe.compile(Gathers)(x, y)
+    assert e.value.file == __file__
+    assert "the construct the test names" in linecache.getline(e.value.file, e.value.line)
+    assert not y.any()  # a failed call leaves its outputs untouched
+
+
+def test_a_window_outside_the_tensor_fails_at_its_line_naming_the_block(monkeypatch):
+    @pl.program
+    class FiveBlocks:
+        @pl.function(type=pl.FunctionType.InCore)
+        def copy(self, x: T, y: pl.Out[T]) -> T:
+            row = pl.tile.get_block_idx() * 16
+            return pl.store(pl.load(x, [row, 0], [16, 32]), [row, 0], y)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: T, y: pl.Out[T], blocks: pl.Scalar[pl.INDEX]) -> T:
+            with pl.spmd(blocks):
+                y = self.copy(x, y)
+            return y
+
+    monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
+    x, y = rand(64, 32), np.zeros((64, 32), np.float32)
+    with pytest.raises(blockpipe.ExecutionError, match=r"kernel 'copy' block 4: pl.load window"):
+        blockpipe.compile(FiveBlocks)(x, y, 5)
+    assert not y.any()
+    with pytest.raises(ValueError, match="parameter 'y' must have shape"):
+        blockpipe.compile(FiveBlocks)(x, np.zeros((32, 32), np.float32), 4)
+    blockpipe.compile(FiveBlocks)(x, y, 4)
+    np.testing.assert_array_equal(y, x)
+
+
+def test_compile_errors_are_the_compilers(monkeypatch):
+    @pl.program
+    class Misspelt:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(self, x: T, y: pl.Out[T]) -> T:
+            return pl.store(pl.expp(pl.load(x, [0, 0], [16, 32])), [0, 0], y)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: T, y: pl.Out[T]) -> T:
+            y = self.kernel(x, y)
+            return y
+
+    monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
+    with pytest.raises(blockpipe.CompileError, match="did you mean") as e:
+        blockpipe.compile(Misspelt)
+    assert "pl.expp" in linecache.getline(e.value.file, e.value.line)
