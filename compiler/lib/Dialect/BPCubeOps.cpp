@@ -11,6 +11,16 @@ using namespace mlir::bp;
 // Cube compute
 //===----------------------------------------------------------------------===//
 
+/// Whether a matmul being built reads its rhs transposed: from its
+/// properties, or from its attributes when a builder gives those.
+template <typename Properties>
+static bool isTransposed(DictionaryAttr attributes,
+                         OpaqueProperties properties) {
+  if (auto *props = properties.as<Properties *>())
+    return bool(props->transpose_rhs);
+  return attributes && bool(attributes.get("transpose_rhs"));
+}
+
 /// lhs (MxK) x rhs (KxN): an MxN acc tile of the accumulator type; left to
 /// the verifier when the operands are not 2-D tiles.
 LogicalResult
@@ -20,11 +30,7 @@ MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                            SmallVectorImpl<Type> &results) {
   auto lhs = dyn_cast<TileType>(operands[0].getType());
   auto rhs = dyn_cast<TileType>(operands[1].getType());
-  bool transposed = false;
-  if (auto *props = properties.as<Properties *>())
-    transposed = bool(props->transpose_rhs);
-  else if (attributes)
-    transposed = bool(attributes.get("transpose_rhs"));
+  bool transposed = isTransposed<Properties>(attributes, properties);
   if (lhs && rhs && (lhs.hasUnknownType() || rhs.hasUnknownType())) {
     // Typed by bp-infer-pipe-types.
     results.push_back(TileType::get(lhs.getContext(), MemorySpace::Acc));
@@ -142,11 +148,7 @@ BatchMatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                 SmallVectorImpl<Type> &results) {
   auto lhs = dyn_cast<TileType>(operands[0].getType());
   auto rhs = dyn_cast<TileType>(operands[1].getType());
-  bool transposed = false;
-  if (auto *props = properties.as<Properties *>())
-    transposed = bool(props->transpose_rhs);
-  else if (attributes)
-    transposed = bool(attributes.get("transpose_rhs"));
+  bool transposed = isTransposed<Properties>(attributes, properties);
   if (!lhs || !rhs || lhs.hasUnknownType() || rhs.hasUnknownType())
     return emitOptionalError(location, "'", getOperationName(),
                              "' op operands must be typed tiles");

@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Writes.h"
+
 #include "blockpipe/Dialect/BPDialect.h"
 #include "blockpipe/Dialect/OpTable.h"
 #include "blockpipe/Transforms/Passes.h"
@@ -151,19 +153,6 @@ std::optional<LoadChain> loadChain(Value operand) {
   if (!chain.load || !chain.load.getValid().empty())
     return std::nullopt;
   return chain;
-}
-
-/// Whether nothing between `from` and `to` (in one block) writes memory.
-bool noWritesBetween(Operation *from, Operation *to) {
-  for (Operation *op = from->getNextNode(); op && op != to;
-       op = op->getNextNode()) {
-    if (isPure(op))
-      continue;
-    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    if (!effects || effects.hasEffect<MemoryEffects::Write>())
-      return false;
-  }
-  return true;
 }
 
 /// One batch of a chain: its load moved to the batch's window, as 2-D tiles.

@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Writes.h"
+
 #include "blockpipe/Dialect/BPDialect.h"
 #include "blockpipe/Transforms/Passes.h"
 
@@ -68,20 +70,6 @@ SmallVector<int64_t> divisorsDescending(int64_t extent) {
     if (extent % d == 0)
       result.push_back(d);
   return result;
-}
-
-/// Whether nothing between `from` and `to` (in one block) writes memory: a
-/// load moved from one to the other reads what it read before.
-bool noWritesBetween(Operation *from, Operation *to) {
-  for (Operation *op = from->getNextNode(); op && op != to;
-       op = op->getNextNode()) {
-    if (isPure(op))
-      continue;
-    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    if (!effects || effects.hasEffect<MemoryEffects::Write>())
-      return false;
-  }
-  return true;
 }
 
 class MatmulSplitter {
