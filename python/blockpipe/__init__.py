@@ -24,7 +24,16 @@ __all__ = [
 
 # Submodules reachable as attributes once `import blockpipe` ran (loaded on
 # first use: each pulls in the runtime or numpy).
-_SUBMODULES = ("build", "compiler", "distributed", "errors", "language", "trace", "traceplot")
+_SUBMODULES = (
+    "build",
+    "compiler",
+    "distributed",
+    "errors",
+    "interpreter",
+    "language",
+    "trace",
+    "traceplot",
+)
 
 
 @user_traceback
