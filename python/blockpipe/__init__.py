@@ -102,8 +102,10 @@ def verify_ir(text: str, filename: str = "<string>") -> str:
     """Parse and verify bp IR; return it in canonical form.
 
     Raises CompileError naming `filename` and the line and column of the first
-    error.
+    error, in the IR's terms.
     """
     from blockpipe import _core
+    from blockpipe.errors import reading_ir
 
-    return _core.parse_and_verify(text, filename)
+    with reading_ir():
+        return _core.parse_and_verify(text, filename)

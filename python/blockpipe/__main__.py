@@ -2,7 +2,8 @@
 
     python -m blockpipe compile FILE.py [--program NAME] -o DIR [--target T] [--dump-passes]
     python -m blockpipe run FILE.py [--program NAME]
-    python -m blockpipe trace-plot TRACE.json -o PICTURE.png
+    python -m blockpipe trace-plot TRACE.json -o PICTURE.png [--program NAME] [--call N]
+                                   [--from US] [--to US]
     python -m blockpipe trace-merge TRACE.json... -o MERGED.json
     python -m blockpipe launch -n P [--hostfile F] PROG.py [ARGS...]
     python -m blockpipe pypto SCRIPT.py [ARGS...]
@@ -11,8 +12,11 @@
 `compile` writes the generated project of one @pl.program of FILE.py to DIR
 and builds it, for a bundled target (cpu-sim, the default, or cuda). `run` loads FILE.py and calls its `main()` (as examples have);
 a file without one is an error. `trace-plot` draws the pipeline schedule a
-trace recorded (BLOCKPIPE_TRACE) as one row per device and prints each
-device's bubble (the share of the run it was idle). `trace-merge` joins
+trace recorded (BLOCKPIPE_TRACE) as one row per device, of one program, call
+or window of time if asked, and prints each call's time and each device's
+bubble and fill: within its calls (not between them), the share it idled,
+and the share it waited for the first microbatch to reach it (the pipeline's
+warm-up, not bubble). `trace-merge` joins
 the parts the ranks of an MPI job wrote (`trace.rank<r>.json`; given
 `trace.json`, its rank parts) into one timeline with a lane per rank and
 device. `launch` runs PROG.py on P ranks with mpirun (see
@@ -106,6 +110,20 @@ def main(argv=None) -> int:
     plot.add_argument(
         "-o", "--output", type=pathlib.Path, required=True, help="the picture (.png, .svg or .pdf)"
     )
+    plot.add_argument("--program", help="only this program's devices (its class name)")
+    plot.add_argument(
+        "--call", type=int, metavar="N", help="only the N-th call of the program (from 1)"
+    )
+    plot.add_argument(
+        "--from",
+        dest="start",
+        type=float,
+        metavar="US",
+        help="only what ran after this time (microseconds, the trace's unit)",
+    )
+    plot.add_argument(
+        "--to", dest="end", type=float, metavar="US", help="only what ran before this time"
+    )
     merge = sub.add_parser("trace-merge", help="join the trace parts of an MPI job's ranks")
     merge.add_argument(
         "files",
@@ -193,13 +211,14 @@ def main(argv=None) -> int:
     if args.command == "trace-plot":
         from blockpipe import traceplot
 
+        selection = dict(program=args.program, call=args.call, start=args.start, end=args.end)
         try:
-            measured = traceplot.plot(str(args.file), str(args.output))
+            measured = traceplot.plot(str(args.file), str(args.output), **selection)
+            lines = traceplot.summary(str(args.file), measured, **selection)
         except (ValueError, KeyError) as err:
             print(f"error: {args.file}: {err}", file=sys.stderr)
             return 1
-        for device, bubble in sorted(measured.items()):
-            print(f"{device}: bubble {bubble:.3f}")
+        print("\n".join(lines))
         print(f"wrote {args.output}")
         return 0
     try:

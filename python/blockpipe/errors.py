@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import linecache
-from typing import Iterable, Optional
+from contextvars import ContextVar
+from typing import Iterable, List, Optional
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,11 +29,42 @@ class CompileWarning(UserWarning):
     unwritten); issued through Python's `warnings` at the user's line."""
 
 
+# Set while the text being compiled is IR a user wrote (blockpipe.verify_ir):
+# then its diagnostics keep the IR's terms.
+_READING_IR: ContextVar[bool] = ContextVar("blockpipe_reading_ir", default=False)
+
+
+def in_dsl_terms(diagnostics: Iterable[Diagnostic]) -> List[Diagnostic]:
+    """`diagnostics` with the dialect's terms ("'bp.sub' op", "!bp.tile<...>")
+    put as the DSL spells them (blockpipe.dialect_terms). Kept as the compiler
+    wrote them under BLOCKPIPE_TRACEBACK=full, for those debugging
+    blockpipe, and for IR text a user wrote (verify_ir)."""
+    import os
+
+    diagnostics = list(diagnostics)
+    if _READING_IR.get() or os.environ.get("BLOCKPIPE_TRACEBACK") == "full":
+        return diagnostics
+    from blockpipe.dialect_terms import to_dsl
+
+    return [dataclasses.replace(d, message=to_dsl(d.message)) for d in diagnostics]
+
+
+@contextlib.contextmanager
+def reading_ir():
+    """Within it, diagnostics keep the IR's terms: the input is IR text."""
+    token = _READING_IR.set(True)
+    try:
+        yield
+    finally:
+        _READING_IR.reset(token)
+
+
 def warn(diagnostics: Iterable[Diagnostic]) -> None:
     """Issues each warning in `diagnostics` (its notes appended) as a
     CompileWarning at the warning's file and line."""
     import warnings
 
+    diagnostics = in_dsl_terms(diagnostics)
     pending: list = []
 
     def flush() -> None:
@@ -101,7 +134,9 @@ class CompileError(Exception):
 
     @classmethod
     def from_diagnostics(cls, diagnostics: Iterable[Diagnostic], fallback: str) -> CompileError:
-        diagnostics = list(diagnostics)
+        """The error the compiler's `diagnostics` make (how the bindings
+        raise one), in the DSL's terms (see in_dsl_terms)."""
+        diagnostics = in_dsl_terms(diagnostics)
         first = next((d for d in diagnostics if d.severity == "error"), None)
         if first is None:
             return cls(fallback, diagnostics=diagnostics)

@@ -414,7 +414,7 @@ def test_a_tile_larger_than_its_memory_is_a_located_compile_error(tmp_path):
         blockpipe.compile(Big, output_dir=tmp_path / "big", quiet=True)
     err = info.value
     assert (
-        "tile '!bp.tile<512x512xf32, vec>' is 1048576 bytes, more than the 196608 bytes "
+        "tile 'Tile[[512, 512], FP32, Vec]' is 1048576 bytes, more than the 196608 bytes "
         "of vec memory on 'cpu-sim'" in err.message
     ), err.message
     source_lines = pathlib.Path(__file__).read_text().splitlines()

@@ -132,7 +132,7 @@ def test_send_and_recv_shapes_differ():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[HALF]) -> HALF:
-                # error: sends '!bp.tensor<16x16xf32>' on channel 0 but the matching recv receives '!bp.tensor<8x16xf32>'
+                # error: sends 'Tensor[[16, 16], FP32]' on channel 0 but the matching recv receives 'Tensor[[8, 16], FP32]'
                 pl.send(x, source_target_pairs=[[0, 1]])
                 y = pl.recv(y, source_target_pairs=[[0, 1]])
                 return y
@@ -149,7 +149,7 @@ def test_send_and_recv_dtypes_differ():
         class P:
             @pl.function(type=pl.FunctionType.Orchestration)
             def main(self, x: T, y: pl.Out[TI]) -> TI:
-                # error: sends '!bp.tensor<16x16xf32>' on channel 0 but the matching recv receives '!bp.tensor<16x16xi32>'
+                # error: sends 'Tensor[[16, 16], FP32]' on channel 0 but the matching recv receives 'Tensor[[16, 16], INT32]'
                 pl.send(x, source_target_pairs=[[0, 1]])
                 y = pl.recv(y, source_target_pairs=[[0, 1]])
                 return y

@@ -204,7 +204,7 @@ def test_interleaved_needs_a_device_with_two_stages():
 
 def test_an_unknown_schedule_is_an_error():
     error = _compile_error(mlp.four_stage_mlp((0, 1, 0, 1), 4, "1f1b"))
-    assert '\'bp.schedule\' must be "gpipe" or "interleaved"' in str(error)
+    assert 'pl.function\'s schedule must be "gpipe" or "interleaved"' in str(error)
 
 
 def test_out_arrays_are_written_only_after_the_whole_call():
