@@ -6,6 +6,12 @@ against. A cached entry records the SHA-256 of its library; an entry whose
 library no longer matches is rebuilt. Concurrent builds of the same key are
 serialised by a file lock and published by an atomic rename.
 
+The build runs the compile and link commands CMake would run for the
+generated project, learned once per toolchain (toolchain.py): every
+translation unit in parallel, the runtime headers precompiled, no configure
+step. BLOCKPIPE_BUILD_SYSTEM=cmake configures and builds the generated
+project with CMake instead, as users do for their own host builds.
+
 The cache lives in `$BLOCKPIPE_CACHE_DIR`, else `~/.cache/blockpipe`.
 """
 
@@ -16,6 +22,7 @@ import hashlib
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +31,7 @@ import time
 from dataclasses import dataclass
 from typing import Dict, Optional
 
+from blockpipe import toolchain
 from blockpipe.errors import BuildError
 
 # cpu-sim programs run where they are built: tune for this CPU (the cache key
@@ -241,24 +249,7 @@ def build_library(
         with tempfile.TemporaryDirectory(dir=root / "tmp") as tmp:
             build = pathlib.Path(tmp) / "build"
             start = time.monotonic()
-            progress.show(f"blockpipe: configuring {project} ...")
-            _run(
-                [
-                    "cmake",
-                    "-S",
-                    str(source_dir),
-                    "-B",
-                    str(build),
-                    "-G",
-                    "Ninja",
-                    f"-Dblockpipe_DIR={runtime_location().cmake}",
-                    *BUILD_FLAGS,
-                    *(["-DBLOCKPIPE_CUDA_EMU=ON"] if emulated else []),
-                ],
-                project,
-            )
-            progress.show(f"blockpipe: compiling {project} (C++) ...")
-            _run(["cmake", "--build", str(build)], project)
+            _build_into(build, source_dir, files, project, emulated, progress)
             progress.done()
             built = build / library_name
             if not built.is_file():
@@ -284,8 +275,67 @@ def build_library(
     return library
 
 
-def _run(command, project: str) -> None:
-    proc = subprocess.run(command, capture_output=True, text=True)
-    if proc.returncode != 0:
-        output = (proc.stdout + proc.stderr).strip()
-        raise BuildError(f"building the C++ of {project} failed:\n$ {' '.join(command)}\n{output}")
+def variant(files: Dict[str, str], emulated: bool) -> str:
+    if emulated:
+        return "cuda-emu"
+    return "cuda" if any(path.endswith(".cu") for path in files) else "cpu"
+
+
+def probe(files: Dict[str, str], emulated: bool = False) -> toolchain.Probe:
+    """CMake's commands for projects like this one (see toolchain.py)."""
+    kind = variant(files, emulated)
+    identities = {"cxx": _compiler_identity(), "cpu": _cpu_identity()}
+    if kind == "cuda":
+        identities["nvcc"] = _nvcc_identity()
+    return toolchain.probe(cache_root(), runtime_location().cmake, BUILD_FLAGS, kind, identities)
+
+
+def cmake_target(files: Dict[str, str]) -> str:
+    """The generated project's library target (its -D<target>_EXPORTS)."""
+    match = re.search(r"^add_library\((\S+) SHARED$", files["CMakeLists.txt"], re.M)
+    if match is None:
+        raise BuildError("the generated CMakeLists.txt declares no shared library")
+    return match.group(1)
+
+
+def _build_into(build: pathlib.Path, source_dir, files, project: str, emulated: bool, progress):
+    """Builds `lib<project>.so` in `build`: with the commands CMake would
+    run (toolchain.py), or with CMake itself under
+    BLOCKPIPE_BUILD_SYSTEM=cmake."""
+    if os.environ.get("BLOCKPIPE_BUILD_SYSTEM") == "cmake":
+        _cmake_build(source_dir, build, project, emulated, progress)
+        return
+    progress.show(f"blockpipe: compiling {project} (C++) ...")
+    build.mkdir()
+    toolchain.build(
+        cache_root(),
+        probe(files, emulated),
+        source_dir,
+        files,
+        cmake_target(files),
+        f"lib{project}.so",
+        build,
+    )
+
+
+def _cmake_build(source_dir, build: pathlib.Path, project: str, emulated: bool, progress):
+    """The generated project built as a user builds it (configure, then
+    build): BLOCKPIPE_BUILD_SYSTEM=cmake."""
+    progress.show(f"blockpipe: configuring {project} ...")
+    toolchain.run(
+        [
+            "cmake",
+            "-S",
+            str(source_dir),
+            "-B",
+            str(build),
+            "-G",
+            "Ninja",
+            f"-Dblockpipe_DIR={runtime_location().cmake}",
+            *BUILD_FLAGS,
+            *(["-DBLOCKPIPE_CUDA_EMU=ON"] if emulated else []),
+        ],
+        project,
+    )
+    progress.show(f"blockpipe: compiling {project} (C++) ...")
+    toolchain.run(["cmake", "--build", str(build)], project)

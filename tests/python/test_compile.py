@@ -188,10 +188,10 @@ def test_repeated_calls_accept_and_reject_what_the_first_does(compiled):
 
 
 def test_second_compile_does_no_cpp_build(compiled, monkeypatch):
-    def no_build(command, project):
-        raise AssertionError(f"unexpected C++ build: {command}")
+    def no_build(*args):
+        raise AssertionError(f"unexpected C++ build: {args}")
 
-    monkeypatch.setattr(build, "_run", no_build)
+    monkeypatch.setattr(build, "_build_into", no_build)
     again = blockpipe.compile(Scale, quiet=True)
     assert again.library_path == compiled.library_path
 
@@ -202,10 +202,8 @@ def test_corrupted_cache_entry_is_rebuilt(tmp_path, monkeypatch):
     library = first.library_path
     library.write_bytes(library.read_bytes()[:-64] + b"\0" * 64)
     calls = []
-    real_run = build._run
-    monkeypatch.setattr(
-        build, "_run", lambda command, project: (calls.append(command), real_run(command, project))
-    )
+    real_build = build._build_into
+    monkeypatch.setattr(build, "_build_into", lambda *args: (calls.append(args), real_build(*args)))
     second = blockpipe.compile(Scale, quiet=True)
     assert calls, "the corrupted entry was not rebuilt"
     x = np.ones((ROWS, COLS), dtype=np.float32)
