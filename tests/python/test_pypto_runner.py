@@ -235,6 +235,59 @@ def test_a_disagreement_fails(tmp_path):
     )
 
 
+UNSIGNED = """
+import pypto.language as pl
+import torch
+from harness.core.harness import DataType, PTOTestCase, TensorSpec
+
+
+@pl.program
+class Not16:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[8, 16], pl.UINT16], out: pl.Out[pl.Tensor[[8, 16], pl.UINT16]]):
+        return pl.store(pl.tile.not_(pl.load(a, [0, 0], [8, 16])), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[8, 16], pl.UINT16], out: pl.Out[pl.Tensor[[8, 16], pl.UINT16]]):
+        out = self.k(a, out)
+        return out
+
+
+class NotTest(PTOTestCase):
+    __test__ = False
+
+    def get_name(self) -> str:
+        return "not16"
+
+    def define_tensors(self) -> list[TensorSpec]:
+        return [
+            TensorSpec("a", [8, 16], DataType.UINT16,
+                       init_value=lambda: torch.arange(128, dtype=torch.int16).reshape(8, 16) * 500),
+            TensorSpec("out", [8, 16], DataType.UINT16, is_output=True),
+        ]
+
+    def get_program(self):
+        return Not16
+
+    def compute_expected(self, tensors, params=None):
+        tensors["out"][:] = torch.bitwise_not(tensors["a"])
+
+
+def test_not(test_runner):
+    assert test_runner.run(NotTest()).passed
+"""
+
+
+def test_an_unsigned_output_compares_with_its_golden_bit_for_bit(tmp_path):
+    # pypto keeps UINT16 data in an int16 tensor; the golden is computed
+    # there, so the output is compared in that dtype, not as uint16 values.
+    path = tmp_path / "test_not16.py"
+    path.write_text(UNSIGNED)
+    result = blockpipe("pypto-test", path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "ok   test_not16.py::test_not" in result.stdout
+
+
 def checkout(tmp_path):
     root = tmp_path / "pypto"
     (root / "examples").mkdir(parents=True)
