@@ -205,6 +205,17 @@ Attribute CompileSession::cmpPredicateAttr(const std::string &predicate) {
       orThrow(bp::symbolizeCmpPredicate(predicate), "comparison", predicate));
 }
 
+Attribute CompileSession::gatherModeAttr(const std::string &mode) {
+  return bp::GatherModeAttr::get(
+      &ctx, orThrow(bp::symbolizeGatherMode(mode), "gather mode", mode));
+}
+
+Attribute CompileSession::gatherBoundsAttr(const std::string &bounds) {
+  return bp::GatherBoundsAttr::get(
+      &ctx,
+      orThrow(bp::symbolizeGatherBounds(bounds), "gather bounds", bounds));
+}
+
 Attribute CompileSession::paramDirAttr(const std::string &dir) {
   return bp::ParamDirAttr::get(
       &ctx, orThrow(bp::symbolizeParamDir(dir), "parameter direction", dir));

@@ -98,6 +98,8 @@ public:
   void clearParamDir(const std::string &name, unsigned index);
   /// bp.cmp's predicate ("eq", "ne", "lt", "le", "gt", "ge").
   mlir::Attribute cmpPredicateAttr(const std::string &predicate);
+  mlir::Attribute gatherModeAttr(const std::string &mode);
+  mlir::Attribute gatherBoundsAttr(const std::string &bounds);
   mlir::Attribute paramDirAttr(const std::string &dir);
   /// A pipe ring's direction ("c2v", "v2c"), as tpush/tpop/tfree take it.
   mlir::Attribute pipeDirAttr(const std::string &dir);

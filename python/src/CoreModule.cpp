@@ -241,6 +241,10 @@ PYBIND11_MODULE(_core, m) {
       .def("param_dir", &CompileSession::paramDirAttr, py::arg("dir"))
       .def("cmp_predicate", &CompileSession::cmpPredicateAttr,
            py::arg("predicate"), "bp.cmp's: eq, ne, lt, le, gt or ge.")
+      .def("gather_mode", &CompileSession::gatherModeAttr, py::arg("mode"),
+           "bp.gather's: rows, elements or in_row.")
+      .def("gather_bounds", &CompileSession::gatherBoundsAttr,
+           py::arg("bounds"), "bp.gather's: check, clamp, wrap or zero.")
       .def("split_mode", &CompileSession::splitModeAttr, py::arg("mode"),
            "A kernel's bp.split: none, up_down or left_right.")
       .def("pipe_dir", &CompileSession::pipeDirAttr, py::arg("dir"))

@@ -246,6 +246,48 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
                  expr(op.getLhs()) + ", " + expr(op.getRhs()) + ");");
         return success();
       })
+      .Case([&](bp::GatherOp op) {
+        std::string name = declareTile(op, "gathered");
+        Value source = op.getSource();
+        std::string args = expr(source);
+        if (auto tensor = llvm::dyn_cast<bp::GMTensorType>(source.getType())) {
+          // A tensor is read through its data and the extent an index
+          // selects in: rows, elements, or a row's elements.
+          usedNames.insert(expr(tensorRoot(source)));
+          std::vector<std::string> extent;
+          if (op.getMode() == bp::GatherMode::Rows)
+            extent.push_back(dimExpr(source, 0));
+          else if (op.getMode() == bp::GatherMode::InRow)
+            extent.push_back(dimExpr(source, 1));
+          else
+            for (unsigned k = 0; k < tensor.getRank(); ++k)
+              extent.push_back(dimExpr(source, k));
+          args += ", " + llvm::join(extent, " * ");
+        }
+        static constexpr const char *kModes[] = {"rows", "elements", "in_rows"};
+        static constexpr const char *kBounds[] = {"Check", "Clamp", "Wrap",
+                                                  "Zero"};
+        std::string call =
+            std::string("tile::gather_") + kModes[size_t(op.getMode())] +
+            "<tile::Bounds::" + kBounds[size_t(op.getBounds())] + ">(" + name +
+            ", " + args + ", " + expr(op.getIndices()) + ")";
+        if (!bp::isCheckedAtRunTime(
+                op, op.getIndicesMutable().getOperandNumber())) {
+          out.line(call + ";");
+          return success();
+        }
+        // An index outside the source fails the launch, naming it.
+        std::string fault = scope.unique(name + "_fault");
+        out.line("const tile::IndexFault " + fault + " = " + call + ";");
+        std::string what = "gather";
+        if (std::optional<std::string> line = userLine(op->getLoc()))
+          what += " at " + *line;
+        checkAtRunTime("BP_CHECK(bp_check_index(" + ctx() + ", \"" +
+                       escapeCppString(what) + "\", " + fault + ".row, " +
+                       fault + ".col, " + fault + ".index, " + fault +
+                       ".extent));");
+        return success();
+      })
       .Case([&](bp::CiOp op) {
         std::string name = declareTile(op, "seq");
         out.line("tile::ci(" + name + ", " + expr(op.getStart()) + ", " +

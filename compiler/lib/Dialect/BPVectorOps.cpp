@@ -18,6 +18,73 @@ LogicalResult TriOp::verify() {
   return success();
 }
 
+LogicalResult GatherOp::verify() {
+  auto indices = cast<TileType>(getIndices().getType());
+  auto result = cast<TileType>(getResult().getType());
+  if (failed(verifyVecTile(*this, indices, "indices")) ||
+      failed(verifyVecTile(*this, result, "result")))
+    return failure();
+  if (indices.hasUnknownType() || result.hasUnknownType())
+    return success();
+  if (!isa<IntegerType>(indices.getElementType()))
+    return emitOpError() << "indices must be an integer tile, got "
+                         << indices.getElementType();
+  if (indices.getRank() != 2 || result.getRank() != 2)
+    return emitOpError() << "gathers 2-D tiles, got indices "
+                         << formatShape(indices.getShape()) << " and result "
+                         << formatShape(result.getShape());
+  ArrayRef<int64_t> sourceShape;
+  Type sourceElement;
+  if (auto tensor = dyn_cast<GMTensorType>(getSource().getType())) {
+    sourceShape = tensor.getShape();
+    sourceElement = tensor.getElementType();
+  } else {
+    auto tile = cast<TileType>(getSource().getType());
+    if (failed(verifyVecTile(*this, tile, "source")))
+      return failure();
+    if (tile.hasUnknownType())
+      return success();
+    sourceShape = tile.getShape();
+    sourceElement = tile.getElementType();
+  }
+  if (sourceElement != result.getElementType())
+    return emitOpError() << "result must hold the source's " << sourceElement
+                         << ", got " << result.getElementType();
+  ArrayRef<int64_t> idx = indices.getShape();
+  switch (getMode()) {
+  case GatherMode::Rows: {
+    if (sourceShape.size() != 2 || ShapedType::isDynamic(sourceShape[1]))
+      return emitOpError() << "gathers rows of a 2-D source with a known "
+                              "row length, got "
+                           << formatShape(sourceShape);
+    if (idx[0] != 1 && idx[1] != 1)
+      return emitOpError() << "takes row indices in a 1xR or Rx1 tile, got "
+                           << formatShape(idx);
+    int64_t rows = idx[0] * idx[1];
+    if (result.getDimSize(0) != rows || result.getDimSize(1) != sourceShape[1])
+      return emitOpError() << "result must be " << rows << "x" << sourceShape[1]
+                           << " (a row per index), got "
+                           << formatShape(result.getShape());
+    return success();
+  }
+  case GatherMode::InRow:
+    if (sourceShape.size() != 2)
+      return emitOpError() << "gathers in the rows of a 2-D source, got "
+                           << formatShape(sourceShape);
+    if (!ShapedType::isDynamic(sourceShape[0]) && sourceShape[0] < idx[0])
+      return emitOpError() << "indices have " << idx[0]
+                           << " rows, the source only " << sourceShape[0];
+    [[fallthrough]];
+  case GatherMode::Elements:
+    if (result.getShape() != idx)
+      return emitOpError() << "result must have the indices' shape "
+                           << formatShape(idx) << ", got "
+                           << formatShape(result.getShape());
+    return success();
+  }
+  return success();
+}
+
 LogicalResult CiOp::verify() {
   TileType tile = getResult().getType();
   if (failed(verifyVecTile(*this, tile, "result")))

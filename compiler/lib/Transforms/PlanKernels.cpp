@@ -138,6 +138,11 @@ public:
         .Case([&](FillPadOp fill) {
           planValid(fill.getValid(), fill.getType(), check);
         })
+        .Case([&](GatherOp gather) {
+          // Every index, unless the op says what one outside reads.
+          if (gather.getBounds() == GatherBounds::Check)
+            check(gather.getIndicesMutable().getOperandNumber());
+        })
         .Case<arith::DivSIOp, arith::RemSIOp, arith::DivUIOp, arith::RemUIOp,
               arith::CeilDivSIOp, arith::FloorDivSIOp>([&](Operation *div) {
           if (!matchPattern(div->getOperand(1), m_Constant()) &&

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
-from blockpipe.interpreter import kernel_ops
+from blockpipe.interpreter import gather_ops, kernel_ops  # noqa: F401 - gather_ops fills IMPLS
 from blockpipe.interpreter.state import (
     RUNNING,
     Running,

@@ -255,8 +255,18 @@ class Expressions:
 
     def subscript(self, node: ast.Subscript, name=None):
         """`x[i:i + 16, :]` of a tensor (a window loaded as a tile) or of a
-        tile (a window of it); `x.shape[k]` and an item of a tuple."""
-        base = self.expr(node.value)
+        tile (a window of it); `x.shape[k]` and an item of a tuple or of a
+        list the program's Python defines (`shape[0]`)."""
+        named = node.value.id if isinstance(node.value, ast.Name) else None
+        if (
+            named is not None
+            and named not in self.env
+            and named not in self.out_of_scope
+            and isinstance(self.source.globals.get(named), (list, tuple))
+        ):
+            base = self.source.globals[named]
+        else:
+            base = self.expr(node.value)
         if isinstance(base, (tuple, list)):
             index = self.static(node.slice)
             if (

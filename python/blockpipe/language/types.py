@@ -213,6 +213,21 @@ class PadValue(enum.Enum, metaclass=_PyptoEnum):
     min = "min"
 
 
+class MaskPattern(enum.IntEnum):
+    """pypto's column patterns for the mask form of pl.tensor.gather: read
+    right to left, bit k selects column k of every group of 2 or 4 (P0101
+    the even columns, P1010 the odd ones, P0001 ... P1000 one column of
+    every four, P1111 all)."""
+
+    P0101 = 1
+    P1010 = 2
+    P0001 = 3
+    P0010 = 4
+    P0100 = 5
+    P1000 = 6
+    P1111 = 7
+
+
 class TileView:
     """The 4th entry of a tile annotation, `pl.Tile[[16, 16], pl.FP32,
     pl.Mem.Vec, pl.TileView(valid_shape=[rows, cols])]`: the part of the

@@ -185,6 +185,12 @@ def run_case(case: PTOTestCase) -> RunResult:
     expected = {n: t.clone() for n, t in tensors.items()}
     case.compute_expected(expected)
     arrays = [stubs.as_array(tensors[s.name], i, s.dtype.numpy_dtype) for i, s in enumerate(specs)]
+    # pypto's harness copies each input to the device; a view (a transposed
+    # or expanded index tensor) arrives there contiguous.
+    arrays = [
+        a if s.is_output or not isinstance(a, np.ndarray) else np.ascontiguousarray(a)
+        for a, s in zip(arrays, specs)
+    ]
     try:
         compiled.compiled(*arrays, *[s.value for s in case.scalar_specs])
     except Exception as error:  # noqa: BLE001 - pypto reports a failed run as a result

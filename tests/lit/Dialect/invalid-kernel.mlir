@@ -539,3 +539,43 @@ func.func @ci_float(%s: index) attributes {bp.kind = #bp<kind aiv>} {
   %t = bp.ci %s : !bp.tile<1x32xf32, vec>
   return
 }
+
+// -----
+
+func.func @gather_float_indices(%x: !bp.tensor<64x32xf32>, %i: !bp.tile<1x16xf32, vec>) attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{indices must be an integer tile, got 'f32'}}
+  %t = bp.gather rows %x[%i] clamp : !bp.tensor<64x32xf32>, !bp.tile<1x16xf32, vec> -> !bp.tile<16x32xf32, vec>
+  return
+}
+
+// -----
+
+func.func @gather_rows_shape(%x: !bp.tensor<64x32xf32>, %i: !bp.tile<2x8xi32, vec>) attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{takes row indices in a 1xR or Rx1 tile, got 2x8}}
+  %t = bp.gather rows %x[%i] clamp : !bp.tensor<64x32xf32>, !bp.tile<2x8xi32, vec> -> !bp.tile<16x32xf32, vec>
+  return
+}
+
+// -----
+
+func.func @gather_rows_result(%x: !bp.tensor<64x32xf32>, %i: !bp.tile<1x16xi32, vec>) attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{result must be 16x32 (a row per index), got 16x16}}
+  %t = bp.gather rows %x[%i] wrap : !bp.tensor<64x32xf32>, !bp.tile<1x16xi32, vec> -> !bp.tile<16x16xf32, vec>
+  return
+}
+
+// -----
+
+func.func @gather_dtype(%x: !bp.tensor<256xf16>, %i: !bp.tile<8x32xi32, vec>) attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{result must hold the source's 'f16', got 'f32'}}
+  %t = bp.gather elements %x[%i] zero : !bp.tensor<256xf16>, !bp.tile<8x32xi32, vec> -> !bp.tile<8x32xf32, vec>
+  return
+}
+
+// -----
+
+func.func @gather_in_row_rows(%x: !bp.tile<4x16xf32, vec>, %i: !bp.tile<8x8xi32, vec>) attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{indices have 8 rows, the source only 4}}
+  %t = bp.gather in_row %x[%i] check : !bp.tile<4x16xf32, vec>, !bp.tile<8x8xi32, vec> -> !bp.tile<8x8xf32, vec>
+  return
+}

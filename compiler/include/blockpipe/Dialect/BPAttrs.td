@@ -81,6 +81,41 @@ def BP_CmpPredicate : I32EnumAttr<"CmpPredicate", "an elementwise comparison", [
 }
 def BP_CmpPredicateAttr : EnumAttr<BP_Dialect, BP_CmpPredicate, "cmp">;
 
+// What an index of bp.gather selects (pypto's mgather `coalesce` and the
+// forms of its gathers).
+def BP_GatherMode : I32EnumAttr<"GatherMode", "what an index of a gather selects", [
+  // A whole row of a 2-D source (mgather coalesce="row").
+  I32EnumAttrCase<"Rows", 0, "rows">,
+  // An element of the source in row-major order (mgather coalesce="elem",
+  // pl.tile.gather).
+  I32EnumAttrCase<"Elements", 1, "elements">,
+  // An element of the source's row of the same number as the index's
+  // (torch.gather along the last dim: pl.tensor.gather(dim=-1)).
+  I32EnumAttrCase<"InRow", 2, "in_row">
+]> {
+  let cppNamespace = "::mlir::bp";
+  let genSpecializedAttr = 0;
+}
+def BP_GatherModeAttr : EnumAttr<BP_Dialect, BP_GatherMode, "gather_mode">;
+
+// What a gather does with an index outside its source (pypto's
+// `gather_oob`; an index is read as unsigned, so -1 is past the end).
+def BP_GatherBounds : I32EnumAttr<"GatherBounds", "out-of-range gather indices", [
+  // A run-time error naming the kernel, block, line and index (pypto's
+  // "undefined": a wild read on its hardware).
+  I32EnumAttrCase<"Check", 0, "check">,
+  // The last row or element.
+  I32EnumAttrCase<"Clamp", 1, "clamp">,
+  // The index modulo the source's extent.
+  I32EnumAttrCase<"Wrap", 2, "wrap">,
+  // Zeros.
+  I32EnumAttrCase<"Zero", 3, "zero">
+]> {
+  let cppNamespace = "::mlir::bp";
+  let genSpecializedAttr = 0;
+}
+def BP_GatherBoundsAttr : EnumAttr<BP_Dialect, BP_GatherBounds, "gather_bounds">;
+
 def BP_ParamDir : I32EnumAttr<"ParamDir", "direction of a tensor parameter", [
   I32EnumAttrCase<"In", 0, "in">,
   I32EnumAttrCase<"Out", 1, "out">,

@@ -151,6 +151,39 @@ def BP_CastOp : BP_Op<"cast", [Pure, BP_KernelOnly, BP_VectorOp]> {
   let hasVerifier = 1;
 }
 
+def BP_GatherOp : BP_Op<"gather", [BP_KernelOnly, BP_VectorOp,
+                                   MemoryEffects<[MemRead]>]> {
+  let summary = "a vec tile of rows or elements chosen by an index tile";
+  let description = [{
+    Reads `source` (a GM tensor or a 2-D `vec` tile) at the positions an
+    integer `vec` tile of `indices` names, each index read as unsigned:
+
+    - `rows`: result row i is row `indices[i]` of a 2-D source, the indices
+      a `1xR` or `Rx1` tile; the result is `R x cols`;
+    - `elements`: `result[i, j] = source.flat[indices[i, j]]`;
+    - `in_row`: `result[i, j] = source[i, indices[i, j]]` (torch.gather
+      along the last dim); the source has at least as many rows.
+
+    In `elements` and `in_row` the result has the indices' shape; its
+    element type is the source's. `bounds` says what an index outside the
+    source reads: `check` fails the launch naming the index, `clamp` the
+    last row or element, `wrap` the index modulo the extent, `zero` zeros.
+
+    ```mlir
+    %r = bp.gather rows %mem[%idx] clamp : !bp.tensor<64x32xf32>, !bp.tile<1x16xi32, vec> -> !bp.tile<16x32xf32, vec>
+    %e = bp.gather elements %t[%idx] check : !bp.tile<8x32xf16, vec>, !bp.tile<8x32xi32, vec> -> !bp.tile<8x32xf16, vec>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[BP_GMTensor, BP_Tile]>:$source,
+                       BP_Tile:$indices, BP_GatherModeAttr:$mode,
+                       BP_GatherBoundsAttr:$bounds);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = [{
+    $mode $source `[` $indices `]` $bounds attr-dict `:` qualified(type($source)) `,` qualified(type($indices)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
 def BP_FillPadOp : BP_Op<"fillpad", [Pure, BP_KernelOnly,
                                      AllTypesMatch<["source", "result"]>]> {
   let summary = "a tile with every element outside a valid region set";

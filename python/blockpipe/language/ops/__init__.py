@@ -132,6 +132,7 @@ import blockpipe.language.ops.scratch  # noqa: E402,F401 - fills OPS
 from blockpipe.language.ops import (  # noqa: E402,F401 - they fill OPS
     creation,  # noqa: E402,F401 - fills OPS
     cube,
+    gather,
     memory,
     orchestration,
     p2p,
@@ -139,6 +140,7 @@ from blockpipe.language.ops import (  # noqa: E402,F401 - they fill OPS
     table,
     vector,
 )
+from blockpipe.language.types import MaskPattern  # noqa: E402 - pl.tile.MaskPattern
 
 
 def _namespace(prefix: str) -> _types.SimpleNamespace:
@@ -167,6 +169,7 @@ class _System(_types.SimpleNamespace):
 # operation under both names.
 TILE_SPELLINGS = (
     "assemble",
+    "slice",
     "concat",
     "load",
     "store",
@@ -189,6 +192,7 @@ for _name in TILE_SPELLINGS:
     PUBLIC.setdefault(f"tile.{_name}", PUBLIC[_name])
 
 tile = _namespace("tile.")
+tile.MaskPattern = MaskPattern
 tensor = _namespace("tensor.")
 system = _System(**vars(_namespace("system.")))
 # The operations named directly under pl.

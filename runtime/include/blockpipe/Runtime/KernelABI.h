@@ -256,6 +256,23 @@ static inline int32_t bp_check_window(const bp_block_context *ctx,
   return ctx->api->fail(ctx, message);
 }
 
+/* Fails the launch when a gather met an index outside its source: `row` is
+ * negative when it did not (tile::IndexFault's fields); `what` names the
+ * operation and the user's line. */
+static inline int32_t bp_check_index(const bp_block_context *ctx,
+                                     const char *what, int64_t row, int64_t col,
+                                     int64_t index, int64_t extent) {
+  if (row < 0)
+    return BP_OK;
+  char message[512];
+  snprintf(message, sizeof message,
+           "%s: index %lld at [%lld, %lld] of the indices is outside the "
+           "source's [0, %lld)",
+           what, (long long)index, (long long)row, (long long)col,
+           (long long)extent);
+  return ctx->api->fail(ctx, message);
+}
+
 /* Fails the launch when an integer divisor computed at run time is zero;
  * `what` names the operation and the user's line. */
 static inline int32_t bp_check_divisor(const bp_block_context *ctx,

@@ -25,6 +25,7 @@
 
 #include "blockpipe/Tile/Cast.h"
 #include "blockpipe/Tile/Elementwise.h"
+#include "blockpipe/Tile/Gather.h"
 #include "blockpipe/Tile/Matmul.h"
 #include "blockpipe/Tile/Memory.h"
 #include "blockpipe/Tile/Reduce.h"

@@ -36,6 +36,18 @@ __device__ inline int32_t bp_check_window(const bp_device_context *ctx,
   return blockpipe::tile::detail::fail(ctx, BP_ERR_KERNEL, m);
 }
 
+__device__ inline int32_t bp_check_index(const bp_device_context *ctx,
+                                         const char *what, int64_t row,
+                                         int64_t col, int64_t index,
+                                         int64_t extent) {
+  if (row < 0)
+    return BP_OK;
+  blockpipe::tile::detail::DeviceMessage m;
+  m << what << ": index " << index << " at [" << row << ", " << col
+    << "] of the indices is outside the source's [0, " << extent << ")";
+  return blockpipe::tile::detail::fail(ctx, BP_ERR_KERNEL, m);
+}
+
 __device__ inline int32_t bp_check_divisor(const bp_device_context *ctx,
                                            const char *what, int64_t divisor) {
   if (divisor != 0)

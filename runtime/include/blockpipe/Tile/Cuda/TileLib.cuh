@@ -15,6 +15,7 @@
 #ifndef BLOCKPIPE_TILE_CUDA_TILELIB_CUH
 #define BLOCKPIPE_TILE_CUDA_TILELIB_CUH
 
+#include "blockpipe/Tile/Cuda/Gather.cuh"
 #include "blockpipe/Tile/Cuda/KernelABI.cuh"
 #include "blockpipe/Tile/Cuda/Matmul.cuh"
 #include "blockpipe/Tile/Cuda/Ops.cuh"

@@ -1,0 +1,129 @@
+"""The gathers on NumPy (pl.mgather, pl.tile.gather, pl.tensor.gather):
+the rules of bp.gather — an index read as unsigned of its width, what an
+index outside the source reads by pypto's gather_oob, and an
+ExecutionError naming the first such index where no rule is given."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from blockpipe.interpreter.kernel_ops import implements
+from blockpipe.interpreter.state import as_tile, failure, misuse
+from blockpipe.language.ops.gather import (
+    COALESCE,
+    COALESCE_NUMBERS,
+    MASK_PATTERNS,
+    OUT_OF_RANGE,
+    OUT_OF_RANGE_NUMBERS,
+)
+
+
+def _option(value, names, numbers, what) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(numbers):
+        value = numbers[value]
+    if value not in names:
+        raise misuse(f"{what} must be one of {', '.join(repr(n) for n in numbers)}, got {value!r}")
+    return value
+
+
+def _unsigned(indices) -> np.ndarray:
+    """The indices as unsigned of their width, as int64 (nothing valid is
+    lost: uint32 fits)."""
+    a = np.asarray(indices)
+    if a.dtype.kind not in "iu":
+        raise misuse(f"gather indices must be integers, got {a.dtype}")
+    if a.dtype.kind == "i":
+        a = a.astype(a.dtype.str.replace("i", "u"))
+    return a.astype(np.int64)
+
+
+def _valid_zeroed(indices) -> np.ndarray:
+    """The indices with those outside their valid shape 0, as compiled."""
+    a = np.array(indices)
+    valid = getattr(indices, "valid", None)
+    if valid is not None:
+        keep = np.zeros(a.shape, bool)
+        keep[tuple(slice(0, v) for v in valid)] = True
+        a[~keep] = 0
+    return a
+
+
+def _bounded(u: np.ndarray, extent: int, bounds: str, raw: np.ndarray):
+    """Where each index reads (-1: zeros), or a failure for the first one
+    outside [0, extent) under "check"."""
+    inside = u < extent
+    if bounds == "check" and not inside.all():
+        first = int(np.flatnonzero(~inside.reshape(-1))[0])
+        row, col = divmod(first, raw.shape[-1])
+        raise failure(
+            f"gather: index {int(raw.reshape(-1)[first])} at [{row}, {col}] of the indices is "
+            f"outside the source's [0, {extent})"
+        )
+    if extent == 0:
+        return np.full(u.shape, -1)
+    if bounds == "clamp":
+        return np.minimum(u, extent - 1)
+    if bounds == "wrap":
+        return u % extent
+    return np.where(inside, u, -1)
+
+
+def _take(flat: np.ndarray, where: np.ndarray) -> np.ndarray:
+    out = flat[np.where(where >= 0, where, 0)]
+    out[where < 0] = 0
+    return out
+
+
+@implements("mgather", "tile.mgather")
+def mgather(
+    mem,
+    idx,
+    coalesce="row",
+    gather_oob="undefined",
+    target_memory=None,
+    scratch=None,
+    valid_shape=None,
+):
+    mode = COALESCE[_option(coalesce, COALESCE, COALESCE_NUMBERS, "pl.tile.mgather's coalesce")]
+    bounds = OUT_OF_RANGE[
+        _option(gather_oob, OUT_OF_RANGE, OUT_OF_RANGE_NUMBERS, "pl.tile.mgather's gather_oob")
+    ]
+    raw = _valid_zeroed(idx)
+    table = np.asarray(mem)
+    valid = getattr(idx, "valid", None)
+    if mode == "rows":
+        rows = raw.reshape(-1)
+        where = _bounded(_unsigned(rows), table.shape[0], bounds, raw)
+        out = np.zeros((rows.size, table.shape[1]), table.dtype)
+        out[where >= 0] = table[where[where >= 0]]
+        if valid is not None:
+            valid = (valid[1] if raw.shape[0] == 1 else valid[0], table.shape[1])
+    else:
+        where = _bounded(_unsigned(raw), table.size, bounds, raw)
+        out = _take(table.reshape(-1), where)
+    if valid_shape is not None:
+        valid = tuple(int(v) for v in valid_shape)
+    return as_tile(out, valid)
+
+
+@implements("tile.gather")
+def tile_gather(src, indices, tmp=None):
+    raw = _valid_zeroed(indices)
+    table = np.asarray(src)
+    where = _bounded(_unsigned(raw), table.size, "check", raw)
+    return as_tile(_take(table.reshape(-1), where), getattr(indices, "valid", None))
+
+
+@implements("tensor.gather", "gather")
+def tensor_gather(input, dim=None, index=None, mask_pattern=None, output_dtype=None):
+    table = np.asarray(input)
+    if mask_pattern is not None:
+        step, first = MASK_PATTERNS[int(mask_pattern)]
+        return as_tile(np.ascontiguousarray(table[:, first::step]))
+    if dim not in (None, -1, 1):
+        raise misuse(f"pl.tensor.gather gathers along the last dim (dim=-1) only, got dim={dim}")
+    raw = _valid_zeroed(index)
+    where = _bounded(_unsigned(raw), table.shape[1], "check", raw)
+    rows = np.arange(raw.shape[0])[:, None] * table.shape[1]
+    out = _take(table.reshape(-1), np.where(where >= 0, where + rows, -1))
+    return as_tile(out, getattr(index, "valid", None))

@@ -1,0 +1,283 @@
+"""Gathers: tiles of rows or elements chosen by an index tile (bp.gather).
+
+pl.mgather reads a GM tensor (pypto's MGATHER: rows or elements, with its
+`gather_oob` rule), pl.tile.gather a tile's elements, pl.tensor.gather (and
+pl.gather) the elements of each row along the last dim, as torch.gather, or
+the columns a mask pattern selects. An index is read as unsigned of its
+width, so -1 lies past any end. Where no out-of-range rule is given (pypto's
+"undefined"), an index outside the source fails the launch at the user's
+line, naming the index and where it sits. Valid in InCore and AIV
+functions.
+"""
+
+from __future__ import annotations
+
+from blockpipe.language import valid_shapes
+from blockpipe.language.ops import operation
+from blockpipe.language.ops.vector import VECTOR_KINDS, binary, vector_operand
+from blockpipe.language.types import INT32, MemorySpace, TensorType, TileType
+from blockpipe.language.values import Value, describe
+
+# pypto's gather_oob, by name and by number, as bp.gather's bounds.
+OUT_OF_RANGE = {"undefined": "check", "clamp": "clamp", "wrap": "wrap", "zero": "zero"}
+OUT_OF_RANGE_NUMBERS = ("undefined", "clamp", "wrap", "zero")
+# pypto's coalesce, by name and by number.
+COALESCE = {"row": "rows", "elem": "elements"}
+COALESCE_NUMBERS = ("row", "elem")
+# pypto's MaskPattern 1..7 (P0101 ... P1111, bit 0 the first column of each
+# group): the step between the selected columns and the first one.
+MASK_PATTERNS = {1: (2, 0), 2: (2, 1), 3: (4, 0), 4: (4, 1), 5: (4, 2), 6: (4, 3), 7: (1, 0)}
+
+
+def _option(cx, node, names, numbers, what) -> str:
+    """An option given by name or by pypto's number, as its name."""
+    value = node if isinstance(node, (str, int)) and not isinstance(node, bool) else cx.static(node)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(numbers):
+        value = numbers[value]
+    if value not in names:
+        choices = ", ".join(repr(n) for n in numbers)
+        raise cx.error(
+            node, f"{what} must be one of {choices} (or 0..{len(numbers) - 1}), got {value!r}"
+        )
+    return value
+
+
+def _indices(cx, value, node, what) -> Value:
+    """`value` as an integer index tile in Vec, its elements outside a
+    valid shape zero (index 0, read as any other)."""
+    value = cx.tile_operand(value, node)
+    if not (isinstance(value, Value) and isinstance(value.type, TileType)):
+        raise cx.error(node, f"{what} must be a tile of integers, got {describe(value)}")
+    value = cx.typed_tile(value, node, what)
+    if value.type.dtype.is_float:
+        raise cx.error(node, f"{what} must be a tile of integers, got {value.type.dtype.name}")
+    if len(value.type.shape) != 2:
+        raise cx.error(node, f"{what} must be a 2-D tile, got shape {list(value.type.shape)}")
+    value = vector_operand(cx, value, node, what)
+    return valid_shapes.pad_for(cx, value, 0, node)
+
+
+def _gather(cx, node, name, source: Value, indices: Value, mode, bounds, shape) -> Value:
+    dtype = source.type.dtype
+    attrs = {"mode": cx.builder.gather_mode(mode), "bounds": cx.builder.gather_bounds(bounds)}
+    (result,) = cx.create(
+        "bp.gather",
+        [source, indices],
+        [TileType(tuple(shape), dtype, MemorySpace.Vec)],
+        attrs,
+        node,
+        name,
+    )
+    return result
+
+
+def _source_tile(cx, node, what) -> Value:
+    value = cx.expr(node)
+    if isinstance(value, Value) and isinstance(value.type, TensorType):
+        return value
+    value = cx.tile_operand(value, node)
+    if not (isinstance(value, Value) and isinstance(value.type, TileType)):
+        raise cx.error(node, f"{what} must be a tile or a tensor, got {describe(value)}")
+    value = cx.typed_tile(value, node, what)
+    if valid_shapes.of(value) is not None:
+        raise cx.error(
+            node,
+            f"{what} has a valid_shape ({valid_shapes.describe(value.valid)}); pl.fillpad it "
+            "first, so that what a gather reads outside it is defined",
+        )
+    return vector_operand(cx, value, node, what)
+
+
+def _mgather(
+    cx,
+    call,
+    mem,
+    idx,
+    coalesce="row",
+    gather_oob="undefined",
+    target_memory=None,
+    scratch=None,
+    valid_shape=None,
+):
+    """Rows or elements of a GM tensor at the indices of a tile:
+    `pl.tile.mgather(mem, idx, coalesce="row")` (pypto's MGATHER).
+
+    mem: a tensor parameter. idx: an integer tile (or, as pypto writes it
+    for Mat results, a tensor, loaded whole); each index is read as
+    unsigned.
+    coalesce: "row" (0): idx is a [1, R] or [R, 1] tile and row k of the
+        [R, cols] result is row idx[k] of a 2-D mem; "elem" (1): the result
+        has idx's shape and holds mem's elements (row-major) at idx.
+    gather_oob: what an index outside mem reads: "clamp" (1) the last row
+        or element, "wrap" (2) the index modulo the extent, "zero" (3)
+        zeros; "undefined" (0, the default) fails the launch at this line,
+        naming the index (on Ascend it reads whatever lies there).
+    target_memory: pl.Mem.Vec (the default), or pl.Mem.Mat for a cube
+        operand (gathered in Vec, then moved). scratch: pypto's workspace
+        for a Mat element gather, accepted and not needed.
+    valid_shape: the result's valid shape for a Mat result; a Vec result's
+        follows from idx's (its valid rows, or its valid region).
+    """
+    source = cx.tensor_arg(mem, "pl.tile.mgather's mem")
+    mode = COALESCE[_option(cx, coalesce, COALESCE, COALESCE_NUMBERS, "pl.tile.mgather's coalesce")]
+    bounds = OUT_OF_RANGE[
+        _option(cx, gather_oob, OUT_OF_RANGE, OUT_OF_RANGE_NUMBERS, "pl.tile.mgather's gather_oob")
+    ]
+    space = cx.space_arg(target_memory, "pl.tile.mgather's target_memory")
+    if space not in (None, MemorySpace.Vec, MemorySpace.Mat):
+        raise cx.error(target_memory, "pl.tile.mgather gathers into Vec or Mat memory")
+    raw = cx.expr(idx)
+    valid = valid_shapes.of(raw)
+    indices = _indices(cx, raw, idx, "pl.tile.mgather's idx")
+    rows, cols = indices.type.shape
+    if mode == "rows":
+        if len(source.type.shape) != 2:
+            raise cx.error(
+                mem, f"a row gather reads a 2-D tensor, got shape {list(source.type.shape)}"
+            )
+        if not isinstance(source.type.shape[1], int):
+            raise cx.error(mem, "a row gather needs the tensor's row length known at compile time")
+        if rows != 1 and cols != 1:
+            raise cx.error(
+                idx, f"a row gather takes a [1, R] or [R, 1] index tile, got {[rows, cols]}"
+            )
+        shape = (rows * cols, source.type.shape[1])
+        if valid is not None:
+            valid = (valid[1] if rows == 1 else valid[0], shape[1])
+    else:
+        shape = (rows, cols)
+    result = _gather(cx, call.node, call.name, source, indices, mode, bounds, shape)
+    if space is MemorySpace.Mat:
+        if valid_shape is not None:
+            from blockpipe.language.ops.memory import valid_arg
+
+            valid = valid_arg(cx, valid_shape, shape, "pl.tile.mgather")
+        (result,) = cx.create(
+            "bp.move", [result], [result.type.with_space(MemorySpace.Mat)], {}, call.node
+        )
+    elif valid_shape is not None:
+        raise cx.error(
+            valid_shape,
+            "pl.tile.mgather's valid_shape is for a Mat result; a Vec result's follows from idx",
+        )
+    return valid_shapes.with_valid(result, valid)
+
+
+mgather = operation(name="mgather", kinds=VECTOR_KINDS)(_mgather)
+tile_mgather = operation(name="tile.mgather", kinds=VECTOR_KINDS)(_mgather)
+
+
+@operation(name="tile.gather", kinds=VECTOR_KINDS)
+def tile_gather(cx, call, src, indices, tmp=None):
+    """The elements of a tile at the indices of another: `dst[i, j] =
+    src.flat[indices[i, j]]` (row-major), pypto's index-form
+    `pl.tile.gather(src, indices, tmp)`.
+
+    src: a Vec tile. indices: an integer tile; the result has its shape
+    and src's dtype. tmp: pypto's workspace, accepted and not needed. An
+    index outside src fails the launch at this line, naming it.
+    """
+    source = _source_tile(cx, src, "pl.tile.gather's src")
+    if isinstance(source.type, TensorType):
+        raise cx.error(src, "pl.tile.gather's src must be a tile; pl.mgather reads a tensor")
+    raw = cx.expr(indices)
+    valid = valid_shapes.of(raw)
+    index = _indices(cx, raw, indices, "pl.tile.gather's indices")
+    result = _gather(cx, call.node, call.name, source, index, "elements", "check", index.type.shape)
+    return valid_shapes.with_valid(result, valid)
+
+
+def _tensor_gather(cx, call, input, dim=None, index=None, mask_pattern=None, output_dtype=None):
+    """The elements of each row of `input` at the indices of the same row
+    of `index`, as torch.gather along the last dim:
+    `pl.tensor.gather(x, dim=-1, index=idx)` gives `out[i, j] = x[i,
+    idx[i, j]]` (`pl.gather` is the same). Or the columns of each row a
+    mask pattern selects: `pl.tensor.gather(x, mask_pattern=pl.tile.
+    MaskPattern.P0101)` keeps columns 0, 2, 4, ... (P1010: 1, 3, ...;
+    P0001, P0010, P0100, P1000: one column of every four, the first to
+    the fourth; P1111: all of them).
+
+    input: a 2-D tensor or tile. dim: -1 (or 1), the only dim blockpipe
+    gathers along. index: an integer tensor or tile with no more rows than
+    input. An index outside its row fails the launch at this line, naming
+    it. output_dtype: with mask_pattern, pypto's reinterpretation of the
+    bits; only input's own dtype is supported.
+    """
+    if (index is None) == (mask_pattern is None):
+        raise cx.error(
+            call.node,
+            "pl.tensor.gather takes dim= and index= (the index form) or mask_pattern= "
+            "(the mask form)",
+        )
+    source = _source_tile(cx, input, "pl.tensor.gather's input")
+    shape = source.type.shape
+    if len(shape) != 2:
+        raise cx.error(
+            input, f"pl.tensor.gather gathers 2-D tensors and tiles, got shape {list(shape)}"
+        )
+    if mask_pattern is not None:
+        return _mask_gather(cx, call, input, source, mask_pattern, output_dtype)
+    axis = -1 if dim is None else cx.static_int(dim, "pl.tensor.gather's dim")
+    if axis not in (-1, 1):
+        raise cx.error(
+            dim, f"pl.tensor.gather gathers along the last dim (dim=-1) only, got dim={axis}"
+        )
+    if output_dtype is not None:
+        raise cx.error(output_dtype, "output_dtype= goes with mask_pattern=, not the index form")
+    raw = cx.expr(index)
+    valid = valid_shapes.of(raw)
+    idx = _indices(cx, raw, index, "pl.tensor.gather's index")
+    if isinstance(shape[0], int) and idx.type.shape[0] > shape[0]:
+        raise cx.error(
+            index,
+            f"pl.tensor.gather's index has {idx.type.shape[0]} rows, its input only {shape[0]}",
+        )
+    result = _gather(cx, call.node, call.name, source, idx, "in_row", "check", idx.type.shape)
+    return valid_shapes.with_valid(result, valid)
+
+
+def _mask_gather(cx, call, node, source: Value, mask_pattern, output_dtype) -> Value:
+    """The columns of every row that pypto's mask pattern selects: a
+    gather in each row at step * j + first."""
+    pattern = cx.static(mask_pattern)
+    pattern = getattr(pattern, "value", pattern)
+    if pattern not in MASK_PATTERNS:
+        raise cx.error(
+            mask_pattern, f"mask_pattern must be 1..7 (pl.tile.MaskPattern), got {pattern!r}"
+        )
+    if output_dtype is not None and cx.dtype_arg(output_dtype, "output_dtype") != source.type.dtype:
+        raise cx.error(
+            output_dtype,
+            "output_dtype= reinterprets the bits as another dtype, which blockpipe does not "
+            "support; leave it out to keep the input's dtype",
+        )
+    step, first = MASK_PATTERNS[pattern]
+    rows, cols = source.type.shape
+    if not isinstance(cols, int) or cols % step:
+        raise cx.error(
+            node, f"mask_pattern {pattern} takes one column of every {step}; the input has {cols}"
+        )
+    # Column j of every row reads column step * j + first: a [1, n] sequence
+    # spread over the rows.
+    n = cols // step
+    node = call.node
+    (seq,) = cx.create(
+        "bp.ci", [cx.index_value(0, node)], [TileType((1, n), INT32, MemorySpace.Vec)], {}, node
+    )
+    if step != 1:
+        seq = binary(cx, "mul", seq, step, node, None)
+    if first:
+        seq = binary(cx, "add", seq, first, node, None)
+    (base,) = cx.create(
+        "bp.full",
+        [],
+        [TileType((rows, n), INT32, MemorySpace.Vec)],
+        {"value": cx.int_attr(0, INT32, node)},
+        node,
+    )
+    index = binary(cx, "add", base, seq, node, None)
+    return _gather(cx, call.node, call.name, source, index, "in_row", "check", (rows, cols // step))
+
+
+tensor_gather = operation(name="tensor.gather", kinds=VECTOR_KINDS)(_tensor_gather)
+gather = operation(name="gather", kinds=VECTOR_KINDS)(_tensor_gather)
