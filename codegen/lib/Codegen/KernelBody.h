@@ -131,6 +131,12 @@ private:
   }
   /// Writes `line`, a BP_CHECK of something that may fail at run time.
   void checkAtRunTime(const std::string &line) { out.line(line); }
+  /// Emits `call` of a gather or scatter into `name`; when its indices
+  /// (operand `indices`) are checked, the IndexFault it returns fails the
+  /// launch naming `what` and the user's line.
+  void emitIndexed(mlir::Operation *op, unsigned indices,
+                   const std::string &name, const std::string &call,
+                   llvm::StringRef what);
 
   /// A pipe call's suffix and context: "_at(bp_ctx" when the op has a
   /// line in the user's program to pass (see site), else "(bp_ctx".

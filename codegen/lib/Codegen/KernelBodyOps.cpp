@@ -10,6 +10,8 @@
 #include "CppTypes.h"
 #include "KernelBody.h"
 
+#include "blockpipe/Runtime/CudaABI.h"
+
 #include "mlir/IR/Matchers.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -86,6 +88,25 @@ LogicalResult KernelBody::emitTableOp(Operation *op,
   }
   out.line("tile::binary<" + functor + ">(" + name + operands + ");");
   return success();
+}
+
+void KernelBody::emitIndexed(Operation *op, unsigned indices,
+                             const std::string &name, const std::string &call,
+                             llvm::StringRef what) {
+  if (!bp::isCheckedAtRunTime(op, indices)) {
+    out.line(call + ";");
+    return;
+  }
+  // An index outside the source or destination fails the launch, naming
+  // it: the call returns the first one.
+  std::string fault = scope.unique(name + "_fault");
+  out.line("const tile::IndexFault " + fault + " = " + call + ";");
+  std::string where = what.str();
+  if (std::optional<std::string> line = userLine(op->getLoc()))
+    where += " at " + *line;
+  checkAtRunTime("BP_CHECK(bp_check_index(" + ctx() + ", \"" +
+                 escapeCppString(where) + "\", " + fault + ".row, " + fault +
+                 ".col, " + fault + ".index, " + fault + ".extent));");
 }
 
 LogicalResult KernelBody::emitSideOp(Operation *op) {
@@ -271,21 +292,40 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
             std::string("tile::gather_") + kModes[size_t(op.getMode())] +
             "<tile::Bounds::" + kBounds[size_t(op.getBounds())] + ">(" + name +
             ", " + args + ", " + expr(op.getIndices()) + ")";
-        if (!bp::isCheckedAtRunTime(
-                op, op.getIndicesMutable().getOperandNumber())) {
-          out.line(call + ";");
-          return success();
+        emitIndexed(op, op.getIndicesMutable().getOperandNumber(), name, call,
+                    "gather");
+        return success();
+      })
+      .Case([&](bp::ScatterOp op) {
+        // A destination that dies here is written in place.
+        Value dest = op.getDest();
+        std::string name;
+        if (dest.hasOneUse() && dest.getParentBlock() == op->getBlock()) {
+          name = expr(dest);
+          alias(op, name);
+        } else {
+          name = declare(op, "scattered");
+          declareTileVariable(op.getType(), "", name, expr(dest));
         }
-        // An index outside the source fails the launch, naming it.
-        std::string fault = scope.unique(name + "_fault");
-        out.line("const tile::IndexFault " + fault + " = " + call + ";");
-        std::string what = "gather";
-        if (std::optional<std::string> line = userLine(op->getLoc()))
-          what += " at " + *line;
-        checkAtRunTime("BP_CHECK(bp_check_index(" + ctx() + ", \"" +
-                       escapeCppString(what) + "\", " + fault + ".row, " +
-                       fault + ".col, " + fault + ".index, " + fault +
-                       ".extent));");
+        if (!target.tilesOnThreadStack()) {
+          // The CUDA library stages dest, indices and source in scratch.
+          auto bytes = [](Value v) {
+            auto tile = llvm::cast<bp::TileType>(v.getType());
+            return BP_CUDA_ALIGN_SHARED(
+                tile.getNumElements() *
+                bp::getElementByteSize(tile.getElementType()));
+          };
+          scratchBytes =
+              std::max(scratchBytes, bytes(dest) + bytes(op.getIndices()) +
+                                         bytes(op.getSource()));
+        }
+        static constexpr const char *kModes[] = {"rows", "elements", "in_rows"};
+        std::string call = std::string("tile::scatter_") +
+                           kModes[size_t(op.getMode())] + "(" + name + ", " +
+                           expr(op.getSource()) + ", " + expr(op.getIndices()) +
+                           ")";
+        emitIndexed(op, op.getIndicesMutable().getOperandNumber(), name, call,
+                    "scatter");
         return success();
       })
       .Case([&](bp::CiOp op) {

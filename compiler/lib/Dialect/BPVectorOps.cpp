@@ -85,6 +85,50 @@ LogicalResult GatherOp::verify() {
   return success();
 }
 
+LogicalResult ScatterOp::verify() {
+  auto source = cast<TileType>(getSource().getType());
+  auto dest = cast<TileType>(getDest().getType());
+  auto indices = cast<TileType>(getIndices().getType());
+  if (failed(verifyVecTile(*this, source, "source")) ||
+      failed(verifyVecTile(*this, dest, "dest")) ||
+      failed(verifyVecTile(*this, indices, "indices")))
+    return failure();
+  if (source.hasUnknownType() || dest.hasUnknownType() ||
+      indices.hasUnknownType())
+    return success();
+  if (!isa<IntegerType>(indices.getElementType()))
+    return emitOpError() << "indices must be an integer tile, got "
+                         << indices.getElementType();
+  if (source.getElementType() != dest.getElementType())
+    return emitOpError() << "source must hold the dest's "
+                         << dest.getElementType() << ", got "
+                         << source.getElementType();
+  if (source.getRank() != 2 || dest.getRank() != 2 || indices.getRank() != 2)
+    return emitOpError() << "scatters 2-D tiles";
+  ArrayRef<int64_t> idx = indices.getShape(), src = source.getShape();
+  switch (getMode()) {
+  case GatherMode::Rows:
+    if (src[1] != dest.getDimSize(1))
+      return emitOpError() << "source rows must be as long as the dest's ("
+                           << dest.getDimSize(1) << "), got " << src[1];
+    if (idx[0] * idx[1] != src[0])
+      return emitOpError() << "takes a row index per source row (" << src[0]
+                           << "), got " << formatShape(idx);
+    return success();
+  case GatherMode::InRow:
+    if (src[0] > dest.getDimSize(0))
+      return emitOpError() << "source has " << src[0] << " rows, the dest only "
+                           << dest.getDimSize(0);
+    [[fallthrough]];
+  case GatherMode::Elements:
+    if (idx != src)
+      return emitOpError() << "indices must have the source's shape "
+                           << formatShape(src) << ", got " << formatShape(idx);
+    return success();
+  }
+  return success();
+}
+
 LogicalResult CiOp::verify() {
   TileType tile = getResult().getType();
   if (failed(verifyVecTile(*this, tile, "result")))

@@ -138,6 +138,9 @@ public:
         .Case([&](FillPadOp fill) {
           planValid(fill.getValid(), fill.getType(), check);
         })
+        .Case([&](ScatterOp scatter) {
+          check(scatter.getIndicesMutable().getOperandNumber());
+        })
         .Case([&](GatherOp gather) {
           // Every index, unless the op says what one outside reads.
           if (gather.getBounds() == GatherBounds::Check)

@@ -196,7 +196,7 @@ LogicalResult check(func::FuncOp kernel, const Split &split, Halves &halves) {
                   "split or split none";
       return WalkResult::interrupt();
     }
-    if (isa<ExtractOp, InsertOp, GatherOp>(op)) {
+    if (isa<ExtractOp, InsertOp, GatherOp, ScatterOp>(op)) {
       fail(op) << "a " << op->getName().stripDialect()
                << " moves elements between the halves; split none";
       return WalkResult::interrupt();

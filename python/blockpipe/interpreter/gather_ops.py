@@ -1,4 +1,5 @@
-"""The gathers on NumPy (pl.mgather, pl.tile.gather, pl.tensor.gather):
+"""The gathers and scatters on NumPy (pl.mgather, pl.tile.gather,
+pl.tensor.gather, pl.tile.scatter, pl.tensor.scatter, pl.scatter_update):
 the rules of bp.gather — an index read as unsigned of its width, what an
 index outside the source reads by pypto's gather_oob, and an
 ExecutionError naming the first such index where no rule is given."""
@@ -48,7 +49,7 @@ def _valid_zeroed(indices) -> np.ndarray:
     return a
 
 
-def _bounded(u: np.ndarray, extent: int, bounds: str, raw: np.ndarray):
+def _bounded(u: np.ndarray, extent: int, bounds: str, raw: np.ndarray, what: str = "gather"):
     """Where each index reads (-1: zeros), or a failure for the first one
     outside [0, extent) under "check"."""
     inside = u < extent
@@ -56,7 +57,7 @@ def _bounded(u: np.ndarray, extent: int, bounds: str, raw: np.ndarray):
         first = int(np.flatnonzero(~inside.reshape(-1))[0])
         row, col = divmod(first, raw.shape[-1])
         raise failure(
-            f"gather: index {int(raw.reshape(-1)[first])} at [{row}, {col}] of the indices is "
+            f"{what}: index {int(raw.reshape(-1)[first])} at [{row}, {col}] of the indices is "
             f"outside the source's [0, {extent})"
         )
     if extent == 0:
@@ -127,3 +128,55 @@ def tensor_gather(input, dim=None, index=None, mask_pattern=None, output_dtype=N
     rows = np.arange(raw.shape[0])[:, None] * table.shape[1]
     out = _take(table.reshape(-1), np.where(where >= 0, where + rows, -1))
     return as_tile(out, getattr(index, "valid", None))
+
+
+def _scatter(dest, source, index, extent, place):
+    """A copy of `dest` with each source item placed at its index, in the
+    indices' row-major order; a failure for the first index outside."""
+    out = np.array(dest)
+    raw = _valid_zeroed(index)
+    u = _unsigned(raw).reshape(-1)
+    _bounded(u, extent, "check", raw, "scatter")
+    items = np.asarray(source)
+    for k, at in enumerate(u):
+        place(out, items, k, int(at))
+    return as_tile(out)
+
+
+@implements("tile.scatter")
+def tile_scatter(dst, src, indexes):
+    cols = np.asarray(dst).shape[1]
+
+    def place(out, items, k, at):
+        out[divmod(at, cols)] = items.reshape(-1)[k]
+
+    return _scatter(dst, src, indexes, np.asarray(dst).size, place)
+
+
+def _in_rows(dest, source, index):
+    width = np.asarray(source).shape[1]
+
+    def place(out, items, k, at):
+        out[k // width, at] = items.reshape(-1)[k]
+
+    return _scatter(dest, source, index, np.asarray(dest).shape[1], place)
+
+
+@implements("tensor.scatter", "scatter")
+def tensor_scatter(input, dim=None, index=None, src=None, mask_pattern=None, dst=None):
+    if mask_pattern is not None:
+        step, first = MASK_PATTERNS[int(mask_pattern)]
+        out = np.array(dst)
+        out[:, first::step] = np.asarray(input)
+        return as_tile(out)
+    if dim not in (None, -1, 1):
+        raise misuse(f"pl.tensor.scatter writes along the last dim (dim=-1) only, got dim={dim}")
+    return _in_rows(input, src, index)
+
+
+@implements("scatter_update", "tile.scatter_update", "tensor.scatter_update")
+def scatter_update(input, dim=None, index=None, src=None):
+    def place(out, items, k, at):
+        out[at] = items[k]
+
+    return _scatter(input, src, index, np.asarray(input).shape[0], place)

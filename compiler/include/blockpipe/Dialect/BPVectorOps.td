@@ -184,6 +184,37 @@ def BP_GatherOp : BP_Op<"gather", [BP_KernelOnly, BP_VectorOp,
   let hasVerifier = 1;
 }
 
+def BP_ScatterOp : BP_Op<"scatter", [Pure, BP_KernelOnly, BP_VectorOp,
+                                     AllTypesMatch<["dest", "result"]>]> {
+  let summary = "a vec tile with rows or elements written at indices";
+  let description = [{
+    `dest` with the rows or elements of `source` (a `vec` tile of its
+    element type) written where an integer `vec` tile of `indices` says,
+    each index read as unsigned, in the indices' row-major order (the last
+    of several writes to one place stays):
+
+    - `rows`: row `indices.flat[k]` of the 2-D dest is row k of `source`
+      (pypto's scatter_update; any 2-D index tile of a row per source row);
+    - `elements`: `dest.flat[indices[i, j]] = source[i, j]`;
+    - `in_row`: `dest[i, indices[i, j]] = source[i, j]` (torch's scatter
+      along the last dim).
+
+    In `elements` and `in_row` the indices have the source's shape. An
+    index outside `dest` fails the launch, naming it.
+
+    ```mlir
+    %r = bp.scatter in_row %src into %dst[%idx] : !bp.tile<8x4xf32, vec>, !bp.tile<8x16xf32, vec>, !bp.tile<8x4xi32, vec>
+    ```
+  }];
+  let arguments = (ins BP_Tile:$source, BP_Tile:$dest, BP_Tile:$indices,
+                       BP_GatherModeAttr:$mode);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = [{
+    $mode $source `into` $dest `[` $indices `]` attr-dict `:` qualified(type($source)) `,` qualified(type($dest)) `,` qualified(type($indices))
+  }];
+  let hasVerifier = 1;
+}
+
 def BP_FillPadOp : BP_Op<"fillpad", [Pure, BP_KernelOnly,
                                      AllTypesMatch<["source", "result"]>]> {
   let summary = "a tile with every element outside a valid region set";

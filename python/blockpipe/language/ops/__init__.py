@@ -137,6 +137,7 @@ from blockpipe.language.ops import (  # noqa: E402,F401 - they fill OPS
     orchestration,
     p2p,
     pipes,
+    scatter,
     table,
     vector,
 )

@@ -42,7 +42,7 @@ def _option(cx, node, names, numbers, what) -> str:
     return value
 
 
-def _indices(cx, value, node, what) -> Value:
+def index_tile(cx, value, node, what) -> Value:
     """`value` as an integer index tile in Vec, its elements outside a
     valid shape zero (index 0, read as any other)."""
     value = cx.tile_operand(value, node)
@@ -128,7 +128,7 @@ def _mgather(
         raise cx.error(target_memory, "pl.tile.mgather gathers into Vec or Mat memory")
     raw = cx.expr(idx)
     valid = valid_shapes.of(raw)
-    indices = _indices(cx, raw, idx, "pl.tile.mgather's idx")
+    indices = index_tile(cx, raw, idx, "pl.tile.mgather's idx")
     rows, cols = indices.type.shape
     if mode == "rows":
         if len(source.type.shape) != 2:
@@ -182,7 +182,7 @@ def tile_gather(cx, call, src, indices, tmp=None):
         raise cx.error(src, "pl.tile.gather's src must be a tile; pl.mgather reads a tensor")
     raw = cx.expr(indices)
     valid = valid_shapes.of(raw)
-    index = _indices(cx, raw, indices, "pl.tile.gather's indices")
+    index = index_tile(cx, raw, indices, "pl.tile.gather's indices")
     result = _gather(cx, call.node, call.name, source, index, "elements", "check", index.type.shape)
     return valid_shapes.with_valid(result, valid)
 
@@ -216,7 +216,7 @@ def _tensor_gather(cx, call, input, dim=None, index=None, mask_pattern=None, out
             input, f"pl.tensor.gather gathers 2-D tensors and tiles, got shape {list(shape)}"
         )
     if mask_pattern is not None:
-        return _mask_gather(cx, call, input, source, mask_pattern, output_dtype)
+        return _mask_gather(cx, call, source, mask_pattern, output_dtype)
     axis = -1 if dim is None else cx.static_int(dim, "pl.tensor.gather's dim")
     if axis not in (-1, 1):
         raise cx.error(
@@ -226,7 +226,7 @@ def _tensor_gather(cx, call, input, dim=None, index=None, mask_pattern=None, out
         raise cx.error(output_dtype, "output_dtype= goes with mask_pattern=, not the index form")
     raw = cx.expr(index)
     valid = valid_shapes.of(raw)
-    idx = _indices(cx, raw, index, "pl.tensor.gather's index")
+    idx = index_tile(cx, raw, index, "pl.tensor.gather's index")
     if isinstance(shape[0], int) and idx.type.shape[0] > shape[0]:
         raise cx.error(
             index,
@@ -236,29 +236,27 @@ def _tensor_gather(cx, call, input, dim=None, index=None, mask_pattern=None, out
     return valid_shapes.with_valid(result, valid)
 
 
-def _mask_gather(cx, call, node, source: Value, mask_pattern, output_dtype) -> Value:
-    """The columns of every row that pypto's mask pattern selects: a
-    gather in each row at step * j + first."""
+def mask_step(cx, mask_pattern):
+    """The (step, first column) of pypto's mask pattern, checked."""
     pattern = cx.static(mask_pattern)
     pattern = getattr(pattern, "value", pattern)
     if pattern not in MASK_PATTERNS:
         raise cx.error(
             mask_pattern, f"mask_pattern must be 1..7 (pl.tile.MaskPattern), got {pattern!r}"
         )
-    if output_dtype is not None and cx.dtype_arg(output_dtype, "output_dtype") != source.type.dtype:
-        raise cx.error(
-            output_dtype,
-            "output_dtype= reinterprets the bits as another dtype, which blockpipe does not "
-            "support; leave it out to keep the input's dtype",
-        )
-    step, first = MASK_PATTERNS[pattern]
-    rows, cols = source.type.shape
+    return MASK_PATTERNS[pattern]
+
+
+def column_pattern(cx, call, mask_pattern, shape) -> Value:
+    """The [rows, n] index tile of pypto's mask pattern over a [rows, n *
+    step] tile: column j of every row is step * j + first."""
+    step, first = mask_step(cx, mask_pattern)
+    rows, cols = shape
     if not isinstance(cols, int) or cols % step:
         raise cx.error(
-            node, f"mask_pattern {pattern} takes one column of every {step}; the input has {cols}"
+            mask_pattern,
+            f"the mask pattern takes one column of every {step}; the tile has {cols}",
         )
-    # Column j of every row reads column step * j + first: a [1, n] sequence
-    # spread over the rows.
     n = cols // step
     node = call.node
     (seq,) = cx.create(
@@ -275,8 +273,19 @@ def _mask_gather(cx, call, node, source: Value, mask_pattern, output_dtype) -> V
         {"value": cx.int_attr(0, INT32, node)},
         node,
     )
-    index = binary(cx, "add", base, seq, node, None)
-    return _gather(cx, call.node, call.name, source, index, "in_row", "check", (rows, cols // step))
+    return binary(cx, "add", base, seq, node, None)
+
+
+def _mask_gather(cx, call, source: Value, mask_pattern, output_dtype) -> Value:
+    """The columns of every row that pypto's mask pattern selects."""
+    if output_dtype is not None and cx.dtype_arg(output_dtype, "output_dtype") != source.type.dtype:
+        raise cx.error(
+            output_dtype,
+            "output_dtype= reinterprets the bits as another dtype, which blockpipe does not "
+            "support; leave it out to keep the input's dtype",
+        )
+    index = column_pattern(cx, call, mask_pattern, source.type.shape)
+    return _gather(cx, call.node, call.name, source, index, "in_row", "check", index.type.shape)
 
 
 tensor_gather = operation(name="tensor.gather", kinds=VECTOR_KINDS)(_tensor_gather)

@@ -1,10 +1,15 @@
-//===- Gather.h - Tiles gathered by index -----------------------*- C++ -*-===//
+//===- Gather.h - Tiles gathered and scattered by index ---------*- C++ -*-===//
 //
 // bp.gather on the host targets: rows or elements of a GM tensor (given by
 // its data and extent) or of a tile, at the positions an index tile names.
 // Each returns the first index outside the source when its Bounds is Check
 // (generated code fails the launch with it), and an empty IndexFault
 // otherwise; a position that reads nothing holds zero.
+//
+// bp.scatter: a tile's rows or elements written at the positions an index
+// tile names, in row-major order of the indices (the last of several
+// writes to one place stays); an index outside the tile is skipped and
+// returned as the fault.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,6 +99,64 @@ inline IndexFault gather_in_rows(Tile<T, R, C, D> &dst,
                                  const Tile<I, R, C, K> &indices) {
   static_assert(SR >= R, "a source row for every row of indices");
   return gather_in_rows<B>(dst, src.data, SC, indices);
+}
+
+/// Row indices[k] of dst = row k of src (src has a row per index).
+template <typename T, int64_t R, int64_t C, Space D, int64_t SR, Space S,
+          typename I, int64_t IR, int64_t IC, Space K>
+inline IndexFault scatter_rows(Tile<T, R, C, D> &dst,
+                               const Tile<T, SR, C, S> &src,
+                               const Tile<I, IR, IC, K> &indices) {
+  static_assert(IR * IC == SR, "one row index per row of src");
+  bool ok = true;
+  for (int64_t k = 0; k < SR; ++k) {
+    const uint64_t row = detail::indexBits(indices.data[k]);
+    if (row >= uint64_t(R)) {
+      ok = false;
+      continue;
+    }
+    for (int64_t c = 0; c < C; ++c)
+      dst.data[int64_t(row) * C + c] = src.data[k * C + c];
+  }
+  return ok ? IndexFault{} : detail::firstFault(indices.data, IR, IC, R);
+}
+
+/// dst.flat[indices[i, j]] = src[i, j].
+template <typename T, int64_t R, int64_t C, Space D, int64_t SR, int64_t SC,
+          Space S, typename I, Space K>
+inline IndexFault scatter_elements(Tile<T, R, C, D> &dst,
+                                   const Tile<T, SR, SC, S> &src,
+                                   const Tile<I, SR, SC, K> &indices) {
+  bool ok = true;
+  for (int64_t e = 0; e < SR * SC; ++e) {
+    const uint64_t at = detail::indexBits(indices.data[e]);
+    if (at >= uint64_t(R * C)) {
+      ok = false;
+      continue;
+    }
+    dst.data[at] = src.data[e];
+  }
+  return ok ? IndexFault{} : detail::firstFault(indices.data, SR, SC, R * C);
+}
+
+/// dst[i, indices[i, j]] = src[i, j] (torch's scatter along the last dim).
+template <typename T, int64_t R, int64_t C, Space D, int64_t SR, int64_t SC,
+          Space S, typename I, Space K>
+inline IndexFault scatter_in_rows(Tile<T, R, C, D> &dst,
+                                  const Tile<T, SR, SC, S> &src,
+                                  const Tile<I, SR, SC, K> &indices) {
+  static_assert(SR <= R, "a row of dst for every row of src");
+  bool ok = true;
+  for (int64_t i = 0; i < SR; ++i)
+    for (int64_t j = 0; j < SC; ++j) {
+      const uint64_t at = detail::indexBits(indices.data[i * SC + j]);
+      if (at >= uint64_t(C)) {
+        ok = false;
+        continue;
+      }
+      dst.data[i * C + int64_t(at)] = src.data[i * SC + j];
+    }
+  return ok ? IndexFault{} : detail::firstFault(indices.data, SR, SC, C);
 }
 
 } // namespace blockpipe::tile
