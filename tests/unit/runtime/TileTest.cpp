@@ -757,6 +757,59 @@ TEST(Tile, MaximumMinimumReluAndRowMaxPropagateNaN) {
   EXPECT_TRUE(std::isnan(rm.data[0]));
 }
 
+// The host's exp is its own vectorizable arithmetic: within 2 ulp of
+// libm's over a sweep of every float exponent, with libm's answers at the
+// edges (NaN, +-inf, overflow, the subnormal range, underflow to zero).
+TEST(Tile, ExpIsWithinTwoUlpOfLibm) {
+  auto ulps = [](float a, float b) {
+    int32_t x, y;
+    std::memcpy(&x, &a, sizeof x);
+    std::memcpy(&y, &b, sizeof y);
+    return std::abs(int64_t(x) - int64_t(y));
+  };
+  for (uint32_t u = 0; u < 0xFFFFFFFFu - 40503u; u += 40503u) {
+    float x;
+    std::memcpy(&x, &u, sizeof x);
+    const float want = std::exp(x);
+    const float got = bt::op::Exp{}(x);
+    if (std::isnan(want))
+      EXPECT_TRUE(std::isnan(got)) << x;
+    else
+      EXPECT_LE(ulps(got, want), 2) << x << ": " << got << " vs " << want;
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_TRUE(std::isnan(bt::op::Exp{}(std::nanf(""))));
+  EXPECT_EQ(bt::op::Exp{}(inf), inf);
+  EXPECT_EQ(bt::op::Exp{}(-inf), 0.0f);
+  EXPECT_EQ(bt::op::Exp{}(89.0f), inf);
+  EXPECT_EQ(bt::op::Exp{}(-104.0f), 0.0f);
+  EXPECT_LE(ulps(bt::op::Exp{}(-100.0f), std::exp(-100.0f)), 2);
+  EXPECT_EQ(bt::op::Exp{}(0.0f), 1.0f);
+}
+
+// A long row is folded in vector lanes: a NaN in a lane or in the tail
+// still makes the row's maximum NaN, and an integer sum is exact.
+TEST(Tile, LaneFoldsKeepNaNAndIntegerSums) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  bt::Tile<float, 2, 40, bt::Space::Vec> a;
+  bt::Tile<float, 2, 1, bt::Space::Vec> mx;
+  for (int64_t i = 0; i < 80; ++i)
+    a.data[i] = float(i % 17);
+  a.data[20] = nan;      // row 0, a lane
+  a.data[40 + 37] = nan; // row 1, the tail
+  bt::row_reduce<bt::op::Max>(mx, a);
+  EXPECT_TRUE(std::isnan(mx.data[0]) && std::isnan(mx.data[1]));
+  bt::Tile<int32_t, 1, 100, bt::Space::Vec> n;
+  bt::Tile<int32_t, 1, 1, bt::Space::Vec> sum;
+  int64_t want = 0;
+  for (int32_t i = 0; i < 100; ++i) {
+    n.data[i] = i * 7919 - 300000;
+    want += n.data[i];
+  }
+  bt::row_reduce<bt::op::Add>(sum, n);
+  EXPECT_EQ(sum.data[0], int32_t(want));
+}
+
 // copy_bytes takes its own path where the destination is 1..63 bytes past
 // the source modulo 4 KiB; every distance around that range and lengths
 // that end mid-chunk copy exactly, without touching a byte past the end.
