@@ -136,6 +136,7 @@ from blockpipe.language.ops import (  # noqa: E402,F401 - they fill OPS
     memory,
     orchestration,
     p2p,
+    padding,
     partial,
     pipes,
     table,
