@@ -130,12 +130,15 @@ def names_in(namespace) -> List[str]:
 import blockpipe.language.ops.scalar  # noqa: E402,F401 - fills OPS
 import blockpipe.language.ops.scratch  # noqa: E402,F401 - fills OPS
 from blockpipe.language.ops import (  # noqa: E402,F401 - they fill OPS
+    activation,
     creation,  # noqa: E402,F401 - fills OPS
     cube,
     gather,
     memory,
     orchestration,
     p2p,
+    padding,
+    partial,
     pipes,
     scatter,
     table,

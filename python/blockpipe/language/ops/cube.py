@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import inspect
+
 from blockpipe.language import valid_shapes
 from blockpipe.language.ops import operation
-from blockpipe.language.types import BF16, FP16, FunctionType, MemorySpace, TileType
+from blockpipe.language.types import (
+    BF16,
+    FP16,
+    FP32,
+    INT8,
+    INT32,
+    FunctionType,
+    MemorySpace,
+    TileType,
+)
 from blockpipe.language.values import TransposedView
 
 
@@ -48,13 +59,27 @@ def matmul(
         return _batch(
             cx, call, (a, lhs), (b, viewed, rhs), a_trans, b_trans, "pl.matmul", out_dtype
         )
-    cx.check_dtype(a.type.dtype, b.type.dtype, call.node, "pl.matmul's operands")
+    c = None if acc is None else cx.tile_arg(acc, "pl.matmul's acc")
+    return product(
+        cx, call, (a, lhs), (b, viewed, rhs), out_dtype, a_trans, b_trans, c_matrix_nz, (c, acc)
+    )
+
+
+def product(
+    cx, call, left, right, out_dtype, a_trans, b_trans, c_matrix_nz, accumulated, what="pl.matmul"
+):
+    """The 2-D product of the operands `left` (tile, node) and `right`
+    (tile, whether a transposed view, node), added to `accumulated` (an Acc
+    tile or None, and the node its errors name); `what` names the operation
+    in errors."""
+    (a, lhs), (b, viewed, rhs), (c, acc) = left, right, accumulated
+    cx.check_dtype(a.type.dtype, b.type.dtype, call.node, f"{what}'s operands")
     for keyword, value in (("a_trans", a_trans), ("c_matrix_nz", c_matrix_nz)):
         if value is not False and cx.static(value) is not False:
-            raise cx.error(value, f"pl.matmul({keyword}=True) is not supported by blockpipe")
-    transposed = _transposed(cx, b_trans, viewed, "pl.matmul")
-    a = cx.demand(a, MemorySpace.Left, lhs, "pl.matmul's first operand")
-    b = cx.demand(b, MemorySpace.Right, rhs, "pl.matmul's second operand")
+            raise cx.error(value, f"{what}({keyword}=True) is not supported by blockpipe")
+    transposed = _transposed(cx, b_trans, viewed, what)
+    a = cx.demand(a, MemorySpace.Left, lhs, f"{what}'s first operand")
+    b = cx.demand(b, MemorySpace.Right, rhs, f"{what}'s second operand")
     # Of operands with a valid shape, only the valid regions multiply: the
     # rest is zero, and the product is valid where both are.
     rows = a.valid[0] if a.valid else None
@@ -67,23 +92,22 @@ def matmul(
     (result_type,) = cx.infer("bp.matmul", [a, b], call.node, attrs)
     acc_dtype = result_type.dtype
     if out_dtype is not None and acc_dtype is None:
-        cx.typed_tile(a if a.type.unknown else b, out_dtype, "pl.matmul's out_dtype")
+        cx.typed_tile(a if a.type.unknown else b, out_dtype, f"{what}'s out_dtype")
     results = None
     if out_dtype is not None:
-        out = cx.dtype_arg(out_dtype, "pl.matmul's out_dtype")
+        out = cx.dtype_arg(out_dtype, f"{what}'s out_dtype")
         if out != acc_dtype:
             if not (acc_dtype.is_float and out in (FP16, BF16)):
                 raise cx.error(
                     out_dtype,
-                    f"pl.matmul accumulates {a.type.dtype.name} in {acc_dtype.name}; "
+                    f"{what} accumulates {a.type.dtype.name} in {acc_dtype.name}; "
                     f"its result is {acc_dtype.name}, or FP16/BF16 for float operands, "
                     f"not {out.name}",
                 )
             result_type = TileType(result_type.shape, out, MemorySpace.Acc)
             results = [result_type]
     operands = [a, b]
-    if acc is not None:
-        c = cx.tile_arg(acc, "pl.matmul's acc")
+    if c is not None:
         if (
             out_dtype is None
             and not c.type.unknown
@@ -100,12 +124,12 @@ def matmul(
         ):
             raise cx.error(
                 acc,
-                f"pl.matmul's acc must be {result_type}, got {c.type}; a chain "
+                f"{what}'s acc must be {result_type}, got {c.type}; a chain "
                 "starts from a pl.matmul result or from pl.full",
             )
-        c = cx.demand(c, MemorySpace.Acc, acc, "pl.matmul's acc")
+        c = cx.demand(c, MemorySpace.Acc, acc, f"{what}'s acc")
         operands.append(valid_shapes.pad_for(cx, c, 0, call.node))
-    if acc is not None and results is None:
+    if c is not None and results is None:
         results = [result_type]
     (result,) = cx.create("bp.matmul", operands, results, attrs, call.node, call.name)
     if (rows is not None or cols is not None) and not result.type.unknown:
@@ -201,6 +225,162 @@ def matmul_acc(cx, call, acc, lhs, rhs, a_trans=False, b_trans=False, init_cond=
             "chain from pl.matmul or pl.full",
         )
     return matmul.__bp_op__.impl(cx, call, lhs, rhs, a_trans=a_trans, b_trans=b_trans, acc=acc)
+
+
+# ------------------------------------------- pypto's biased and GEMV forms
+#
+# Compositions of bp.matmul: a bias [1, N] is broadcast over the rows by a
+# product of a column of ones [M, 1] and the bias (exact: 1 * b + 0), which
+# starts the accumulator the operands' product is added to, as the cube's
+# bias table does, all on the cube unit.
+
+CUBE_KINDS = (FunctionType.InCore, FunctionType.AIC)
+GEMV_DTYPES = (INT8, FP16, BF16, FP32)
+ACC_PHASES = ("unspecified", "partial", "final")
+
+
+def _operands(cx, call, lhs, rhs, what: str):
+    """The 2-D operands of `what`, typed while the function is built."""
+    a = cx.typed_tile(cx.tile_arg(lhs, f"{what}'s lhs"), lhs, what)
+    b, viewed = cx.tile_or_view(rhs, f"{what}'s rhs")
+    b = cx.typed_tile(b, rhs, what)
+    for value, node in ((a, lhs), (b, rhs)):
+        if len(value.type.shape) != 2:
+            raise cx.error(node, f"{what} takes 2-D tiles, got {list(value.type.shape)}")
+    return (a, lhs), (b, viewed, rhs)
+
+
+def _accumulator(dtype):
+    return FP32 if dtype.is_float else INT32
+
+
+def _gemv_checks(cx, call, left, right, acc_phase, what: str):
+    """pypto's GEMV rules: the lhs is one row, both operands INT8, FP16,
+    BF16 or FP32 of one dtype; acc_phase one of its three names."""
+    (a, lhs), (b, _, _) = left, right
+    rows = a.valid[0] if a.valid else a.type.shape[0]
+    if a.type.shape[0] != 1 or (isinstance(rows, int) and rows != 1):
+        raise cx.error(lhs, f"{what}'s lhs must be one row, [1, K], got {list(a.type.shape)}")
+    if a.type.dtype not in GEMV_DTYPES or b.type.dtype != a.type.dtype:
+        raise cx.error(
+            call.node,
+            f"{what} multiplies INT8, FP16, BF16 or FP32 operands of one dtype, got "
+            f"{a.type.dtype.name} and {b.type.dtype.name}",
+        )
+    if acc_phase is not None:
+        phase = acc_phase if isinstance(acc_phase, str) else cx.static(acc_phase)
+        if phase not in ACC_PHASES:
+            raise cx.error(
+                acc_phase,
+                f"{what}'s acc_phase must be 'unspecified', 'partial' or 'final', got {phase!r}",
+            )
+
+
+def _bias_rows(cx, call, left, right, bias, what: str):
+    """The Acc tile [M, N] whose every row is the bias [1, N]."""
+    (a, _), (b, viewed, _) = left, right
+    m, n = a.type.shape[0], b.type.shape[0 if viewed else 1]
+    dtype = _accumulator(a.type.dtype)
+    v = cx.typed_tile(cx.tile_arg(bias, f"{what}'s bias"), bias, what)
+    if (tuple(v.type.shape), v.type.dtype) != ((1, n), dtype):
+        raise cx.error(
+            bias,
+            f"{what}'s bias must be a [1, {n}] tile of {dtype.name} (the accumulator's "
+            f"dtype for {a.type.dtype.name} operands), got {v.type}",
+        )
+    node = call.node
+    one = cx.float_attr(1.0, dtype, node) if dtype.is_float else cx.int_attr(1, dtype, node)
+    (ones,) = cx.create(
+        "bp.full", [], [TileType((m, 1), dtype, MemorySpace.Acc)], {"value": one}, node
+    )
+    ones = cx.demand(ones, MemorySpace.Left, node, f"{what}'s column of ones")
+    v = cx.demand(v, MemorySpace.Right, bias, f"{what}'s bias")
+    v = valid_shapes.pad_for(cx, v, 0, node)
+    (rows,) = cx.create("bp.matmul", [ones, v], None, {}, node)
+    return rows
+
+
+def _biased(cx, call, lhs, rhs, bias, what: str, acc_phase=None):
+    left, right = _operands(cx, call, lhs, rhs, what)
+    if acc_phase is not None:
+        _gemv_checks(cx, call, left, right, acc_phase, what)
+    else:
+        cx.check_dtype(left[0].type.dtype, right[0].type.dtype, call.node, f"{what}'s operands")
+    start = _bias_rows(cx, call, left, right, bias, what)
+    return product(cx, call, left, right, None, False, False, False, (start, call.node), what)
+
+
+def _matmul_bias(cx, call, lhs, rhs, bias, what=""):
+    """lhs @ rhs + bias: `pl.tile.matmul_bias(a, b, bias)` (pypto's), the
+    [1, N] bias added to every row of the product.
+
+    lhs: an [M, K] tile; rhs: a [K, N] tile of the same dtype (a
+    pl.tile.transpose_view is read transposed, as in pl.matmul). bias: a
+    [1, N] tile of the accumulator's dtype (FP32 for float operands, INT32
+    for integer ones). Returns an [M, N] Acc tile; operands with a valid
+    shape multiply as in pl.matmul. A composition: the bias starts the
+    accumulator the product is added to. Valid in InCore and AIC functions.
+    """
+    return _biased(cx, call, lhs, rhs, bias, what)
+
+
+def _gemv(cx, call, lhs, rhs, acc_phase="unspecified", what=""):
+    """The row vector lhs [1, K] times rhs [K, N]: `pl.tile.gemv(a, b)`
+    (pypto's), a [1, N] Acc tile of INT32 (INT8 operands) or FP32 (FP16,
+    BF16, FP32 ones).
+
+    lhs has exactly one row; both operands have one dtype of INT8, FP16,
+    BF16 and FP32. acc_phase ("unspecified", "partial" or "final") is
+    pypto's hint to its hardware and changes nothing here. pl.matmul of
+    such operands. Valid in InCore and AIC functions.
+    """
+    left, right = _operands(cx, call, lhs, rhs, what)
+    _gemv_checks(cx, call, left, right, acc_phase, what)
+    return product(cx, call, left, right, None, False, False, False, (None, None), what)
+
+
+def _gemv_acc(cx, call, acc, lhs, rhs, acc_phase="unspecified", what=""):
+    """acc + lhs @ rhs for a row vector lhs: `pl.tile.gemv_acc(c, a, b)`
+    (pypto's): pl.tile.gemv's product added to `acc`, a [1, N] Acc tile of
+    its dtype (a pl.tile.gemv result, or pl.full(..., target_memory=Acc)).
+    Valid in InCore and AIC functions.
+    """
+    left, right = _operands(cx, call, lhs, rhs, what)
+    _gemv_checks(cx, call, left, right, acc_phase, what)
+    c = cx.tile_arg(acc, f"{what}'s acc")
+    return product(cx, call, left, right, None, False, False, False, (c, acc), what)
+
+
+def _gemv_bias(cx, call, lhs, rhs, bias, acc_phase="unspecified", what=""):
+    """lhs @ rhs + bias for a row vector lhs: `pl.tile.gemv_bias(a, b,
+    bias)` (pypto's): pl.tile.gemv's product plus the [1, N] bias of its
+    dtype (INT32 for INT8 operands, else FP32). A composition, as
+    pl.tile.matmul_bias. Valid in InCore and AIC functions.
+    """
+    return _biased(cx, call, lhs, rhs, bias, what, acc_phase)
+
+
+def _declare(name: str, impl) -> None:
+    """`pl.X` and `pl.tile.X` for `impl(cx, call, ..., what=)`, `what`
+    naming the spelling in errors."""
+    params = list(inspect.signature(impl).parameters.values())[2:-1]
+    for qualname in (name, f"tile.{name}"):
+
+        def lower(cx, call, _what=f"pl.{qualname}", **arguments):
+            return impl(cx, call, what=_what, **arguments)
+
+        lower.__name__, lower.__doc__ = name, impl.__doc__
+        public = operation(name=qualname, kinds=CUBE_KINDS, signature=inspect.Signature(params))
+        globals()[qualname.replace(".", "_")] = public(lower)
+
+
+for _name, _impl in (
+    ("matmul_bias", _matmul_bias),
+    ("gemv", _gemv),
+    ("gemv_acc", _gemv_acc),
+    ("gemv_bias", _gemv_bias),
+):
+    _declare(_name, _impl)
 
 
 @operation(name="tile.transpose_view", kinds=(FunctionType.InCore, FunctionType.AIC))

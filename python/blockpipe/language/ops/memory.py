@@ -154,13 +154,16 @@ def segments(cx, *sizes: int) -> dict:
 
 def valid_arg(cx, node, dims, what: str) -> Optional[tuple]:
     """A valid_shape argument: one size per dim of `dims`, numbers within
-    [0, dim] or index values; None when left out."""
+    [0, dim] or index values; None when left out (or None, as a name
+    bound to None: pypto's tests pass `valid_shape=vs` either way)."""
     if node is None:
         return None
     if isinstance(node, (ast.List, ast.Tuple)):
         sizes = [(cx.expr(e), e) for e in node.elts]
     else:
         value = cx.static(node)
+        if value is None:
+            return None
         if not isinstance(value, (list, tuple)):
             raise cx.error(node, f"{what}'s valid_shape must be a list such as [rows, 64]")
         sizes = [(v, node) for v in value]

@@ -6,8 +6,8 @@ to Vec where a legal move exists). Valid in InCore and AIV functions."""
 
 from __future__ import annotations
 
-from blockpipe.language import op_table
-from blockpipe.language.ops import operation
+from blockpipe.language import op_table, valid_shapes
+from blockpipe.language.ops import memory, operation
 from blockpipe.language.rules import broadcast_hint, broadcasts
 from blockpipe.language.types import (
     INDEX,
@@ -151,21 +151,21 @@ sel, tile_sel = _sel("sel"), _sel("tile.sel")
 sels, tile_sels = _sels("sels"), _sels("tile.sels")
 
 
-@operation(name="tile.tri", kinds=VECTOR_KINDS)
-def tri(cx, call, diagonal, shape, valid_shape=None, dtype=None, upper=False):
+def _tri(cx, call, diagonal, shape, valid_shape=None, dtype=None, upper=False):
     """A triangular mask: 1 at (i, j) where j <= i + diagonal (or, with
     upper=True, j >= i + diagonal), 0 elsewhere; diagonal 0 is a causal mask
     and may be computed at run time (a block's first query row minus its
     first key column): `pl.tile.tri(q0 - k0, [16, 64], dtype=pl.FP32)`.
 
-    dtype: the tile's (pl.INT32 by default, pypto's). valid_shape= is
-    pypto's and not supported. Valid in InCore and AIV functions.
+    dtype: the tile's (pl.INT32 by default, pypto's). valid_shape: the
+    region that holds the mask (sizes known at compile time or at run
+    time, as pl.load's): the result has that valid shape, so pl.store
+    writes only it. Valid in InCore and AIV functions.
     """
-    if valid_shape is not None:
-        raise cx.error(valid_shape, "pl.tile.tri's valid_shape= is not supported by blockpipe")
     dims = cx.shape_arg(shape, "pl.tile.tri's shape")
     if len(dims) != 2:
         raise cx.error(shape, f"pl.tile.tri makes a 2-D tile, got shape {list(dims)}")
+    valid = memory.valid_arg(cx, valid_shape, dims, "pl.tile.tri")
     kind = INT32 if dtype is None else cx.static(dtype)
     if not isinstance(kind, DType):
         raise cx.error(dtype, f"pl.tile.tri's dtype must be a pl dtype, got {kind!r}")
@@ -181,7 +181,13 @@ def tri(cx, call, diagonal, shape, valid_shape=None, dtype=None, upper=False):
         call.node,
         call.name,
     )
-    return result
+    # Only the valid region is pypto's mask; the rest of the tile is
+    # computed alike and means nothing.
+    return valid_shapes.with_valid(result, valid)
+
+
+tri = operation(name="tile.tri", kinds=VECTOR_KINDS)(_tri)
+top_tri = operation(name="tri", kinds=VECTOR_KINDS)(_tri)
 
 
 @operation(kinds=VECTOR_KINDS)
