@@ -103,3 +103,43 @@ def test_a_valid_size_outside_the_tile_is_an_error_at_its_line():
         return Outside
 
     located.expect_error(program, lambda p: blockpipe.compile(p, quiet=True))
+
+
+@pytest.mark.parametrize("where", TARGETS, ids=["cpu-sim", "cuda-emu"])
+@pytest.mark.parametrize("dtype", [pl.INT16, pl.UINT16, pl.FP16, pl.BF16, pl.INT32, pl.FP32])
+def test_a_mask_of_each_dtype_stored_directly(where, dtype):
+    """A constant diagonal, stored as made: the 16-bit masks once came out
+    with whole rows of ones (a GCC 12 AVX-512 miscompile of the fill)."""
+
+    @pl.program
+    class Direct:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(
+            self,
+            lower: pl.InOut[pl.Tensor[[M, N], dtype]],
+            upper: pl.InOut[pl.Tensor[[M, N], dtype]],
+        ):
+            lower = pl.store(pl.tile.tri(0, [M, N], dtype=dtype), [0, 0], lower)
+            upper = pl.store(pl.tile.tri(-3, [M, N], dtype=dtype, upper=True), [0, 0], upper)
+            return lower, upper
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(
+            self,
+            lower: pl.InOut[pl.Tensor[[M, N], dtype]],
+            upper: pl.InOut[pl.Tensor[[M, N], dtype]],
+        ):
+            lower, upper = self.k(lower, upper)
+            return lower, upper
+
+    compiled = blockpipe.compile(Direct, quiet=True, **where)
+    np_dtype = np.float32 if dtype is pl.BF16 else dtype.numpy
+    lower = np.full((M, N), 7, np.float32 if dtype is pl.BF16 else np_dtype)
+    upper = lower.copy()
+    if dtype is pl.BF16:
+        bf16 = pytest.importorskip("ml_dtypes").bfloat16
+        lower, upper = lower.astype(bf16), upper.astype(bf16)
+    compiled(lower, upper)
+    ones = np.ones((M, N), np.float32)
+    np.testing.assert_array_equal(lower.astype(np.float32), np.tril(ones, 0))
+    np.testing.assert_array_equal(upper.astype(np.float32), np.triu(ones, -3))

@@ -223,6 +223,8 @@ LogicalResult BlockEvaluator::runStore(StoreOp store, Frame &frame) {
   auto tile = llvm::cast<TileType>(store.getValue().getType());
   int64_t rank = tensor.getRank(), tileRank = tile.getShape().size();
   Window window;
+  window.store = store;
+  window.block = blockIdx;
   for (Value offset : store.getOffsets()) {
     std::optional<int64_t> v = lookup(frame, offset);
     if (!v)

@@ -41,9 +41,12 @@ private:
   DenseMap<Operation *, bool> cache;
 };
 
-/// A window one store writes: per tensor dim, offset and size.
+/// A window one store writes: per tensor dim, offset and size; the store,
+/// and the block that ran it (set by the caller).
 struct Window {
   SmallVector<int64_t> offsets, sizes;
+  Operation *store = nullptr;
+  int64_t block = 0;
 };
 
 /// Runs a kernel's integer arithmetic for one block.

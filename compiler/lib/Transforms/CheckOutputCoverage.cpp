@@ -2,7 +2,8 @@
 //
 // Evaluates each launched kernel's index arithmetic block by block, collects
 // the windows its stores write into its Out tensors, and warns when a
-// tensor is left partly unwritten (4 blocks of 16 rows over 80 rows). What
+// tensor is left partly unwritten (4 blocks of 16 rows over 80 rows), or
+// when two blocks of one launch write one element (a race). What
 // cannot be decided at compile time is left to the runtime's sanitizer. An
 // orchestration's Out parameter written whole before anything reads it is
 // marked bp.written_whole.
@@ -54,6 +55,89 @@ std::optional<std::string> nameOf(Value value) {
   return name;
 }
 
+/// Calls f(begin, end) for each run of `window` (clamped to a tensor of
+/// `shape`) along the last dim, as row-major element indices; a rank-0
+/// tensor is one element.
+template <typename F>
+void forEachRun(ArrayRef<int64_t> shape, const Window &window, F f) {
+  int64_t rank = shape.size();
+  if (rank == 0) {
+    f(0, 1);
+    return;
+  }
+  SmallVector<int64_t> lo(rank), hi(rank);
+  for (int64_t k = 0; k < rank; ++k) {
+    lo[k] = std::clamp<int64_t>(window.offsets[k], 0, shape[k]);
+    hi[k] =
+        std::clamp<int64_t>(window.offsets[k] + window.sizes[k], 0, shape[k]);
+    if (lo[k] >= hi[k] || window.sizes[k] <= 0)
+      return;
+  }
+  const int64_t cols = shape.back();
+  // Every index of the leading dims, in row-major order.
+  SmallVector<int64_t> index(lo.begin(), lo.end() - 1);
+  while (true) {
+    int64_t row = 0;
+    for (int64_t k = 0; k + 1 < rank; ++k)
+      row = row * shape[k] + index[k];
+    f(row * cols + lo.back(), row * cols + hi.back());
+    int64_t k = rank - 2;
+    for (; k >= 0; --k) {
+      if (++index[k] < hi[k])
+        break;
+      index[k] = lo[k];
+    }
+    if (k < 0)
+      return;
+  }
+}
+
+/// Warns when two blocks of `launch` write one element of the tensor
+/// `name` of `shape` (through `windows`, in the order the blocks ran):
+/// which value stays would depend on which block runs last. Names the
+/// first such element, the two blocks and, in notes, their stores.
+void reportRace(LaunchOp launch, StringRef name, ArrayRef<int64_t> shape,
+                ArrayRef<Window> windows) {
+  int64_t elements = 1;
+  for (int64_t dim : shape)
+    elements *= dim;
+  if (elements > kMaxTrackedElements)
+    return;
+  std::vector<int32_t> owner(size_t(elements), -1);
+  for (auto [i, window] : llvm::enumerate(windows)) {
+    std::optional<std::pair<int64_t, int32_t>> clash;
+    forEachRun(shape, window, [&](int64_t begin, int64_t end) {
+      for (int64_t x = begin; x < end && !clash; ++x) {
+        int32_t before = owner[size_t(x)];
+        if (before >= 0 && windows[size_t(before)].block != window.block)
+          clash = {x, before};
+        else
+          owner[size_t(x)] = int32_t(i);
+      }
+    });
+    if (!clash)
+      continue;
+    const Window &first = windows[size_t(clash->second)];
+    SmallVector<int64_t> at(shape.size());
+    for (int64_t k = int64_t(shape.size()) - 1, x = clash->first; k >= 0; --k) {
+      at[size_t(k)] = x % shape[size_t(k)];
+      x /= shape[size_t(k)];
+    }
+    InFlightDiagnostic diag = launch.emitWarning();
+    diag << "blocks " << first.block << " and " << window.block
+         << " of the launch of '" << launch.getCallee()
+         << "' both write element [";
+    llvm::interleaveComma(at, diag);
+    diag << "] of output '" << name
+         << "': which value stays depends on which block runs last";
+    diag.attachNote(first.store->getLoc())
+        << "block " << first.block << " writes it here";
+    diag.attachNote(window.store->getLoc())
+        << "block " << window.block << " writes it here";
+    return;
+  }
+}
+
 /// The elements of one tensor written so far, as rows of its last dim.
 struct Coverage {
   SmallVector<int64_t> shape;
@@ -75,36 +159,9 @@ struct Coverage {
   }
 
   void mark(const Window &window) {
-    int64_t rank = shape.size();
-    SmallVector<int64_t> lo(rank), hi(rank);
-    for (int64_t k = 0; k < rank; ++k) {
-      lo[k] = std::clamp<int64_t>(window.offsets[k], 0, shape[k]);
-      hi[k] =
-          std::clamp<int64_t>(window.offsets[k] + window.sizes[k], 0, shape[k]);
-      if (lo[k] >= hi[k] || window.sizes[k] <= 0)
-        return;
-    }
-    if (rank == 0) {
-      written.set(0);
-      return;
-    }
-    // Every index of the leading dims, in row-major order.
-    SmallVector<int64_t> index(lo.begin(), lo.end() - 1);
-    while (true) {
-      int64_t row = 0;
-      for (int64_t k = 0; k + 1 < rank; ++k)
-        row = row * shape[k] + index[k];
-      written.set(unsigned(row * cols + lo.back()),
-                  unsigned(row * cols + hi.back()));
-      int64_t k = rank - 2;
-      for (; k >= 0; --k) {
-        if (++index[k] < hi[k])
-          break;
-        index[k] = lo[k];
-      }
-      if (k < 0)
-        return;
-    }
+    forEachRun(shape, window, [&](int64_t begin, int64_t end) {
+      written.set(unsigned(begin), unsigned(end));
+    });
   }
 };
 
@@ -289,12 +346,23 @@ void CheckOutputCoveragePass::runOnOperation() {
     std::optional<DenseMap<unsigned, SmallVector<Window>>> &windows =
         launchWindows[launch];
     windows = windowsOf(launch);
+    // The user's name of the tensor a launch writes as parameter i.
+    auto tensorName = [&](unsigned i, Value operand) {
+      return nameOf(operand).value_or(nameOf(kernel.getArgument(i))
+                                          .value_or("parameter " +
+                                                    std::to_string(i) + " of " +
+                                                    kernel.getSymName().str()));
+    };
     for (auto [i, operand] : llvm::enumerate(launch.getArgs())) {
       auto dir = kernel.getArgAttrOfType<ParamDirAttr>(
           i, BPDialect::kParamDirAttrName);
       if (!dir || dir.getValue() == ParamDir::In)
         continue;
       auto type = llvm::dyn_cast<GMTensorType>(operand.getType());
+      if (windows && type && type.hasStaticShape())
+        if (auto it = windows->find(unsigned(i)); it != windows->end())
+          reportRace(launch, tensorName(unsigned(i), operand), type.getShape(),
+                     it->second);
       // The chain this launch continues, or a new one when it writes the
       // tensor first (as Out: an InOut one starts nothing).
       auto it = chains.find(operand);
@@ -307,11 +375,8 @@ void CheckOutputCoveragePass::runOnOperation() {
                  type.getNumElements() <= kMaxTrackedElements &&
                  !llvm::is_contained(undecided, operand)) {
         // The tensor as the orchestration names it, else as the kernel does.
-        std::string name = nameOf(operand).value_or(
-            nameOf(kernel.getArgument(i))
-                .value_or("parameter " + std::to_string(i) + " of " +
-                          kernel.getSymName().str()));
-        chain.emplace(Coverage(type.getShape()), std::move(name));
+        chain.emplace(Coverage(type.getShape()),
+                      tensorName(unsigned(i), operand));
         chain->first.values.push_back(operand);
       }
       // The result carrying the tensor on.

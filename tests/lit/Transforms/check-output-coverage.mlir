@@ -110,3 +110,29 @@ func.func @main(%x: !bp.tensor<80x16xf32>, %y: !bp.tensor<80x16xf32> {bp.dir = #
   %s = bp.launch @byscalar(%x, %t, %c0) core_num(%n) : (!bp.tensor<80x16xf32>, !bp.tensor<80x16xf32>, index) -> !bp.tensor<80x16xf32>
   return %r, %s : !bp.tensor<80x16xf32>, !bp.tensor<80x16xf32>
 }
+
+// -----
+
+// Blocks of 16 rows 8 rows apart: block b's rows 8:16 are block b + 1's
+// rows 0:8, a race; the first element both write is named, with each
+// block's store. 16 rows apart: none.
+func.func @overlap(%x: !bp.tensor<64x16xf32>, %out: !bp.tensor<64x16xf32> {bp.dir = #bp<dir out>}, %step: index) -> !bp.tensor<64x16xf32> attributes {bp.kind = #bp<kind incore>} {
+  %c0 = arith.constant 0 : index
+  %b = bp.get_block_idx
+  %row = arith.muli %b, %step : index
+  %a = bp.load %x[%row, %c0] : !bp.tensor<64x16xf32> -> !bp.tile<16x16xf32, vec>
+  // expected-note @+2 {{block 0 writes it here}}
+  // expected-note @+1 {{block 1 writes it here}}
+  %o = bp.store %a, %out[%row, %c0] : !bp.tile<16x16xf32, vec>, !bp.tensor<64x16xf32>
+  return %o : !bp.tensor<64x16xf32>
+}
+func.func @main(%x: !bp.tensor<64x16xf32>, %y: !bp.tensor<64x16xf32> {bp.dir = #bp<dir out>}) -> (!bp.tensor<64x16xf32>, !bp.tensor<64x16xf32>) attributes {bp.kind = #bp<kind orchestration>} {
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  // expected-warning @+2 {{blocks 0 and 1 of the launch of 'overlap' both write element [8, 0] of output 'parameter 1 of overlap': which value stays depends on which block runs last}}
+  // expected-warning @+1 {{launch of 'overlap' over 4 blocks leaves rows 40:64}}
+  %r = bp.launch @overlap(%x, %y, %c8) core_num(4) : (!bp.tensor<64x16xf32>, !bp.tensor<64x16xf32>, index) -> !bp.tensor<64x16xf32>
+  %t = bp.tensor_create : !bp.tensor<64x16xf32>
+  %s = bp.launch @overlap(%x, %t, %c16) core_num(4) : (!bp.tensor<64x16xf32>, !bp.tensor<64x16xf32>, index) -> !bp.tensor<64x16xf32>
+  return %r, %s : !bp.tensor<64x16xf32>, !bp.tensor<64x16xf32>
+}
