@@ -3,7 +3,9 @@
 // Runs a generated program's orchestration on a device with numpy arrays as
 // its tensors. Inputs are copied into the device's GM; Out and InOut arrays
 // are written back only after every task succeeded, so a failing run leaves
-// them untouched.
+// them untouched. Those written in place (a program that can fail only
+// before writing them) are saved first and put back when the call is
+// interrupted.
 //
 //===----------------------------------------------------------------------===//
 
@@ -91,7 +93,14 @@ void runOrchestration(rt::Device &device, const Library &library,
     py::gil_scoped_release release;
     function(&graph, call.argv());
   }
-  waitInterruptibly(graph);
+  try {
+    waitInterruptibly(graph);
+  } catch (...) {
+    // An interrupted call leaves its outputs as they were, as a failed one
+    // does: the ones written in place get their old contents back.
+    call.restoreInPlace();
+    throw;
+  }
   call.copyBack(device);
 }
 

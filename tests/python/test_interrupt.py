@@ -1,5 +1,6 @@
 """Ctrl-C during a long call: the call is cancelled, KeyboardInterrupt is
-raised once the running blocks end, and the device runs the next call."""
+raised once the running blocks end, the output it was writing in place is
+left as it was, and the device runs the next call."""
 
 import os
 import subprocess
@@ -53,6 +54,9 @@ SCRIPT = textwrap.dedent("""
         sys.exit(1)
     except KeyboardInterrupt:
         pass
+    # y is written in place (nothing in the kernel can fail): the blocks
+    # that ran wrote it, and the interrupted call put it back as it was.
+    assert (y == 0).all(), f"{int((y != 0).sum())} elements of y were left written"
     # Blocks not started when the interrupt came were skipped: the trace
     # has a block event for each block that ran, of launch 2 (this call).
     events = json.loads(blockpipe.trace.json())["traceEvents"]

@@ -180,3 +180,18 @@ def scatter_update(input, dim=None, index=None, src=None):
         out[at] = items[k]
 
     return _scatter(input, src, index, np.asarray(input).shape[0], place)
+
+
+@implements("gatherb", "tile.gatherb")
+def gatherb(src, offset, output_dtype=None):
+    # As compiled: element c of row i reads src.flat[(offset[i, c // per]
+    # >> 5) * per + c % per], checked as a gather of those elements.
+    table = np.ascontiguousarray(src)
+    per = 32 // table.dtype.itemsize
+    starts = _unsigned(_valid_zeroed(offset)) >> 5
+    cols = np.arange(starts.shape[1] * per)
+    index = starts[:, cols // per] * per + cols % per
+    where = _bounded(index, table.size, "check", index)
+    out = _take(table.reshape(-1), where)
+    valid = getattr(offset, "valid", None)
+    return as_tile(out, None if valid is None else (valid[0], valid[1] * per))

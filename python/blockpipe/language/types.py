@@ -14,12 +14,13 @@ from blockpipe.language.unsupported import PYPTO_MEMBERS, Unsupported, unsupport
 
 @dataclass(frozen=True)
 class DType:
-    """An element type: its name in the DSL (the dtype table's enumerator)
-    and in numpy."""
+    """An element type: its name in the DSL (the dtype table's enumerator),
+    in numpy, and its size in bytes."""
 
     name: str
     numpy: str
     is_float: bool
+    bytes: int = field(default=0, compare=False)
 
     def __repr__(self) -> str:
         return f"pl.{self.name}"
@@ -31,7 +32,8 @@ def _table() -> dict:
     from blockpipe import _core
 
     return {
-        d["enumerator"]: DType(d["enumerator"], d["numpy"], d["is_float"]) for d in _core.dtypes()
+        d["enumerator"]: DType(d["enumerator"], d["numpy"], d["is_float"], d["bytes"])
+        for d in _core.dtypes()
     }
 
 
@@ -50,7 +52,7 @@ UINT32 = _TABLE["UINT32"]
 # for it is its truth (nonzero).
 BOOL = _TABLE["BOOL"]
 # A loop counter or size: the DSL's own scalar type, carried as int64.
-INDEX = DType("INDEX", INT64.numpy, False)
+INDEX = DType("INDEX", INT64.numpy, False, INT64.bytes)
 
 DTYPES = (FP32, FP16, BF16, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, INDEX)
 

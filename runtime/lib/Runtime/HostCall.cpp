@@ -89,7 +89,8 @@ DeviceCall::DeviceCall(TaskGraph &graph, const std::vector<HostParam> &params,
                        std::vector<HostArg> &args, int64_t device,
                        int64_t devices)
     : params_(params), args_(args), device_(device), tensors_(params.size()),
-      argv_(params.size()), inPlace_(params.size(), false) {
+      argv_(params.size()), inPlace_(params.size(), false),
+      before_(params.size()) {
   for (size_t i = 0; i < params.size(); ++i) {
     HostArg &arg = args[i];
     if (!params[i].isTensor) {
@@ -105,9 +106,12 @@ DeviceCall::DeviceCall(TaskGraph &graph, const std::vector<HostParam> &params,
     inPlace_[i] = params[i].isOutput() && params[i].inPlace && devices == 0 &&
                   graph.device().readsHostMemory() &&
                   !overlapsAnother(params, args, i);
-    if (inPlace_[i])
+    if (inPlace_[i]) {
+      // Kept until the call completes: an interrupted call puts them back.
+      before_[i].assign(data, data + bytes);
       tensors_[i] = graph.hostTensor(params[i].name, shape, params[i].dtype,
                                      const_cast<char *>(data), bytes);
+    }
     else if (params[i].direction == "in")
       tensors_[i] = graph.inputTensor(params[i].name, shape, params[i].dtype,
                                       data, bytes);
@@ -119,6 +123,14 @@ DeviceCall::DeviceCall(TaskGraph &graph, const std::vector<HostParam> &params,
                                        data, bytes);
     argv_[i] = &tensors_[i];
   }
+}
+
+void DeviceCall::restoreInPlace() {
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (inPlace_[i] && !before_[i].empty())
+      std::memcpy(static_cast<char *>(args_[i].data) +
+                      device_ * int64_t(before_[i].size()),
+                  before_[i].data(), before_[i].size());
 }
 
 void DeviceCall::copyBack(Device &from) {

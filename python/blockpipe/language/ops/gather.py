@@ -290,3 +290,73 @@ def _mask_gather(cx, call, source: Value, mask_pattern, output_dtype) -> Value:
 
 tensor_gather = operation(name="tensor.gather", kinds=VECTOR_KINDS)(_tensor_gather)
 gather = operation(name="gather", kinds=VECTOR_KINDS)(_tensor_gather)
+
+
+def _scaled(cx, size, factor, node):
+    """A valid size times `factor`: a number, or an index value."""
+    if isinstance(size, int):
+        return size * factor
+    (product,) = cx.create(
+        "arith.muli", [cx.index_value(size, node), cx.index_value(factor, node)], None, {}, node
+    )
+    return product
+
+
+def _gatherb(cx, call, src, offset, output_dtype=None):
+    """32-byte blocks of a tile at byte offsets: pypto's
+    `pl.tile.gatherb(src, offset)`. Row i of the result holds, for each
+    offset `offset[i, j]`, the 32 bytes of src (row-major) from that byte
+    on, as 32 / itemsize elements: result `[R, B * 32 / itemsize]` for
+    offsets `[R, B]`. An offset names a block: its low 5 bits are not
+    read (offset & ~31). A block past src's end fails the launch at this
+    line. output_dtype: pypto's reinterpretation of the bytes as another
+    dtype; only src's own is supported. The result's valid shape follows
+    the offsets' (each valid offset, its block's elements).
+    """
+    source = _source_tile(cx, src, "pl.tile.gatherb's src")
+    if isinstance(source.type, TensorType):
+        raise cx.error(src, "pl.tile.gatherb's src must be a tile")
+    dtype = source.type.dtype
+    if output_dtype is not None and cx.dtype_arg(output_dtype, "output_dtype") != dtype:
+        raise cx.error(
+            output_dtype,
+            "output_dtype= reinterprets the bytes as another dtype, which blockpipe does not "
+            "support; leave it out to keep src's dtype",
+        )
+    size = dtype.bytes
+    per = 32 // size
+    raw = cx.expr(offset)
+    valid = valid_shapes.of(raw)
+    offsets = index_tile(cx, raw, offset, "pl.tile.gatherb's offset")
+    rows, blocks = offsets.type.shape
+    node = call.node
+    cols = blocks * per
+    kind = offsets.type.dtype
+    # Column c of row i reads element (offset[i, c // per] >> 5) * per +
+    # c % per of src: the block's first element, then the c % per-th.
+    (c,) = cx.create(
+        "bp.ci", [cx.index_value(0, node)], [TileType((1, cols), kind, MemorySpace.Vec)], {}, node
+    )
+    block_of = binary(cx, "shr", c, per.bit_length() - 1, node, None) if per > 1 else c
+    within = binary(cx, "and", c, per - 1, node, None)
+    (base,) = cx.create(
+        "bp.full",
+        [],
+        [TileType((rows, cols), kind, MemorySpace.Vec)],
+        {"value": cx.int_attr(0, kind, node)},
+        node,
+    )
+    spread_blocks = binary(cx, "add", base, block_of, node, None)
+    starts = _gather(cx, node, None, offsets, spread_blocks, "in_row", "check", (rows, cols))
+    first = binary(cx, "shr", starts, 5, node, None)
+    if per > 1:
+        first = binary(cx, "shl", first, per.bit_length() - 1, node, None)
+    index = binary(cx, "add", first, within, node, None)
+    result = _gather(cx, node, call.name, source, index, "elements", "check", (rows, cols))
+    if valid is not None:
+        valid = (valid[0], _scaled(cx, valid[1], per, node))
+    return valid_shapes.with_valid(result, valid)
+
+
+gatherb = operation(name="gatherb", kinds=VECTOR_KINDS)(_gatherb)
+tile_gatherb = operation(name="tile.gatherb", kinds=VECTOR_KINDS)(_gatherb)

@@ -80,6 +80,10 @@ public:
   void **argv() { return argv_.data(); }
   /// Copies the Out and InOut tensors back into their host buffers.
   void copyBack(Device &from);
+  /// After a call that did not complete (interrupted, or failed): gives
+  /// the tensors written in place their contents from before the call, so
+  /// that every output is left as it was, as the copied ones are.
+  void restoreInPlace();
 
 private:
   const std::vector<HostParam> &params_;
@@ -89,6 +93,8 @@ private:
   std::vector<void *> argv_;
   /// Per parameter: written in place, nothing to copy back.
   std::vector<bool> inPlace_;
+  /// Per parameter written in place: its bytes before the call.
+  std::vector<std::vector<unsigned char>> before_;
 };
 
 } // namespace blockpipe::runtime
