@@ -131,6 +131,11 @@ private:
   }
   /// Writes `line`, a BP_CHECK of something that may fail at run time.
   void checkAtRunTime(const std::string &line) { out.line(line); }
+  /// Emits the sanitizer's note of what `store` wrote: `rows` x `cols` of
+  /// `window` (window()'s base, row, col, ld).
+  void noteStore(mlir::bp::StoreOp store,
+                 const std::array<std::string, 4> &window,
+                 const std::string &rows, const std::string &cols);
   /// Emits `call` of a gather or scatter into `name`; when its indices
   /// (operand `indices`) are checked, the IndexFault it returns fails the
   /// launch naming `what` and the user's line.

@@ -83,11 +83,41 @@ LogicalResult KernelBody::emitTableOp(Operation *op,
     name = "tile::window<" + std::to_string(type.getDimSize(0)) + ", " +
            std::to_string(type.getDimSize(1)) + ">(" + (*w)[0] + ", " +
            (*w)[3] + ", " + (*w)[1] + ", " + (*w)[2] + ")";
-  } else {
-    name = declareTile(op->getResult(0), "t");
+    out.line("tile::binary<" + functor + ">(" + name + operands + ");");
+    noteStore(store, *w, std::to_string(type.getDimSize(0)),
+              std::to_string(type.getDimSize(1)));
+    return success();
   }
+  name = declareTile(op->getResult(0), "t");
   out.line("tile::binary<" + functor + ">(" + name + operands + ");");
   return success();
+}
+
+void KernelBody::noteStore(bp::StoreOp store,
+                           const std::array<std::string, 4> &window,
+                           const std::string &rows, const std::string &cols) {
+  // The sanitizer's record of what each block writes (host targets; the
+  // runtime returns at once unless it is on).
+  if (!target.tilesOnThreadStack())
+    return;
+  Value root = tensorRoot(store.getDest());
+  std::string tensor = program.nameOf(root).value_or(expr(root));
+  std::optional<std::string> line = userLine(store->getLoc());
+  auto type = llvm::cast<bp::GMTensorType>(store.getDest().getType());
+  // The window's first element: base + row * ld + col, without the zero
+  // terms.
+  std::string first = window[0];
+  if (window[1] != "0")
+    first += " + " + window[1] + " * " + window[3];
+  if (window[2] != "0")
+    first += " + " + window[2];
+  checkAtRunTime(
+      "BP_CHECK(bp_note_store(" + ctx() + ", \"" + escapeCppString(tensor) +
+      "\", " + expr(root) + ", " + first + ", " + rows + ", " + cols + ", " +
+      window[3] + ", " +
+      std::to_string(bp::getElementByteSize(type.getElementType())) + ", " +
+      (line ? "\"" + escapeCppString(*line) + "\"" : std::string("nullptr")) +
+      "));");
 }
 
 void KernelBody::emitIndexed(Operation *op, unsigned indices,
@@ -195,13 +225,17 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
               validRegion(op, "valid shape of the store", op.getValid(), type);
         checkWindow(op, "store to", op.getDest(), op.getOffsets(), type,
                     op.getValid());
-        if (op.getValid().empty())
+        if (op.getValid().empty()) {
           out.line("tile::store(" + (*w)[0] + ", " + (*w)[3] + ", " + (*w)[1] +
                    ", " + (*w)[2] + ", " + expr(op.getValue()) + ");");
-        else
+          valid = {std::to_string(type.getRank() == 1 ? 1 : type.getDimSize(0)),
+                   std::to_string(type.getDimSize(type.getRank() - 1))};
+        } else {
           out.line("tile::store_partial(" + (*w)[0] + ", " + (*w)[3] + ", " +
                    (*w)[1] + ", " + (*w)[2] + ", " + expr(op.getValue()) +
                    ", " + valid.first + ", " + valid.second + ");");
+        }
+        noteStore(op, *w, valid.first, valid.second);
         aliasTensor(op.getResult(), op.getDest());
         return success();
       })

@@ -111,8 +111,7 @@ DeviceCall::DeviceCall(TaskGraph &graph, const std::vector<HostParam> &params,
       before_[i].assign(data, data + bytes);
       tensors_[i] = graph.hostTensor(params[i].name, shape, params[i].dtype,
                                      const_cast<char *>(data), bytes);
-    }
-    else if (params[i].direction == "in")
+    } else if (params[i].direction == "in")
       tensors_[i] = graph.inputTensor(params[i].name, shape, params[i].dtype,
                                       data, bytes);
     else if (params[i].direction == "out" && params[i].writtenWhole)

@@ -41,7 +41,8 @@ module {
   // CHECK:      tile::Tile<float, 16, 16, tile::Space::Vec> before;
   // CHECK-NEXT: tile::load(before, io, 16, 0, 0);
   // CHECK-NEXT: tile::store(io, 16, 16, 0, late);
-  // CHECK-NEXT: tile::binary<tile::op::Div>(tile::window<16, 16>(io, 16, 32, 0), before, late);
+  // CHECK-NEXT: BP_CHECK(bp_note_store(bp_ctx, "io", io, io + 16 * 16, 16, 16, 16, 4,{{.*}}
+  // CHECK:      tile::binary<tile::op::Div>(tile::window<16, 16>(io, 16, 32, 0), before, late);
   func.func @copies(%io: !bp.tensor<64x16xf32> {bp.dir = #bp<dir inout>},
                     %out: !bp.tensor<64x16xf32> {bp.dir = #bp<dir out>},
                     %buf: !bp.tensor<8192xi8> {bp.gm_pipe_buffer})
@@ -100,6 +101,8 @@ module {
   // CHECK-NEXT: const auto t = tile::view<16, 16>(res, 16, row, 0);
   // CHECK-NEXT: BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at kernel-in-place.mlir:{{[0-9]+}}", 0, row, 16, 64));
   // CHECK-NEXT: tile::binary<tile::op::Add>(tile::window<16, 16>(out, 16, row, 0), acc, t);
+  // CHECK-NEXT: BP_CHECK(bp_note_store(bp_ctx, "out", out, out + row * 16, 16, 16, 16, 4,
+  // CHECK-NEXT: "kernel-in-place.mlir:{{[0-9]+}}"));
   // CHECK-NEXT: BP_CHECK(bp_tfree_at(bp_ctx, 0, BP_PIPE_C2V, "kernel-in-place.mlir:{{[0-9]+}}"));
   // CHECK-NEXT: return BP_OK;
   // CUDA-LABEL: // ---- FILE: kernels/aiv/residual.cuh

@@ -89,6 +89,7 @@ module {
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Right> bt;
   // CHECK-NEXT: tile::load(bt, w, 16, 0, 0);
   // CHECK:      tile::store(y, 16, 0, 0, s);
+  // CHECK-NEXT: BP_CHECK(bp_note_store(bp_ctx, "y", y, y, 16, 16, 16, 4, "kernel-matmul-operands.mlir:{{[0-9]+}}"));
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Acc> p;
   // CHECK-NEXT: tile::matmul_transposed(p, a, bt);
   // A tile with two uses, and a partial load: tiles.

@@ -7,7 +7,7 @@
 
 module {
   // CHECK-LABEL: // ---- FILE: kernels/aiv/row_sums.cpp
-  // CHECK: int32_t row_sums({{\[\[}}maybe_unused{{\]\]}} const bp_block_context *bp_ctx, float *x, float *out) {
+  // CHECK: int32_t row_sums(const bp_block_context *bp_ctx, float *x, float *out) {
   // CHECK: tile::Tile<float, 16, 16, tile::Space::Vec> zero;
   // CHECK-NEXT: tile::full(zero, 0.0f);
   // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> acc = zero;
@@ -31,6 +31,7 @@ module {
   // CHECK-NEXT: }
   // The sum goes straight into the stored window.
   // CHECK-NEXT: tile::binary<tile::op::Add>(tile::window<16, 16>(out, 16, 0, 0), r_0, acc);
+  // CHECK-NEXT: BP_CHECK(bp_note_store(bp_ctx, "out", out, out, 16, 16, 16, 4, "kernel-scf-for.mlir:{{[0-9]+}}"));
   // CHECK-NEXT: return BP_OK;
   func.func @row_sums(%x: !bp.tensor<64x16xf32>,
                       %out: !bp.tensor<16x16xf32> {bp.dir = #bp<dir out>})

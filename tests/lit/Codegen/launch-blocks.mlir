@@ -46,6 +46,8 @@
 // CHECK-NEXT: tile::Tile<float, 16, 16, tile::Space::Vec> t;
 // CHECK-NEXT: tile::load(t, x, 16, row, 0);
 // CHECK-NEXT: tile::binary<tile::op::Add>(tile::window<16, 16>(out, 16, row, 0), t, t);
+// CHECK-NEXT: BP_CHECK(bp_note_store(bp_ctx, "out", out, out + row * 16, 16, 16, 16, 4,
+// CHECK-NEXT: "launch-blocks.mlir:{{[0-9]+}}"));
 // CHECK-NEXT: return BP_OK;
 
 // One row further down, the last block's window would end past the tensor:

@@ -81,6 +81,15 @@
  * when GM cannot spare it or an earlier call of the launch asked for `id`
  * with other sizes: callers then do without it.
  *
+ *
+ * Races
+ * -----
+ * With the sanitizer on (cpu-sim's BLOCKPIPE_SANITIZE=1), each store a
+ * kernel reports through bp_note_store is remembered per tensor for the
+ * launch; a store that writes an element another block of the same launch
+ * wrote fails the launch: "sanitizer: blocks 0 and 1 of kernel 'k' both
+ * write element [8, 0] of 'y' (block 0 at f.py:14, block 1 at f.py:14)".
+ * Elements are counted in rows of `ld` from the tensor's start.
  *===----------------------------------------------------------------------===*/
 
 #ifndef BLOCKPIPE_RUNTIME_KERNELABI_H
@@ -95,7 +104,7 @@
 extern "C" {
 #endif
 
-#define BP_ABI_VERSION 5
+#define BP_ABI_VERSION 6
 
 typedef struct bp_block_context bp_block_context;
 
@@ -123,6 +132,15 @@ typedef struct bp_runtime_api {
   /* Launch-shared memory (see above). */
   void *(*launch_shared)(const bp_block_context *ctx, int32_t id, int64_t bytes,
                          int64_t zeroed_bytes);
+  /* A store just wrote `rows` x `cols` elements of `elem_bytes` from `first`
+   * on, rows `ld` elements apart, into the tensor at `base` that the user
+   * calls `tensor`; `where` is the user's line. With the sanitizer on, two
+   * blocks of one launch writing one element fail the launch, naming both
+   * (see Races); otherwise it returns at once. */
+  int32_t (*note_store)(const bp_block_context *ctx, const char *tensor,
+                        const void *base, const void *first, int64_t rows,
+                        int64_t cols, int64_t ld, int64_t elem_bytes,
+                        const char *where);
 } bp_runtime_api;
 
 /* What one kernel half sees of its block. Valid for the call only. */
@@ -218,6 +236,16 @@ static inline int32_t bp_tfree(const bp_block_context *ctx, int32_t pipe_id,
 static inline int32_t bp_tfree_at(const bp_block_context *ctx, int32_t pipe_id,
                                   int32_t dir, const char *where) {
   return ctx->api->tfree(ctx, pipe_id, dir, where);
+}
+/* Generated code calls it after every store of a kernel body (host
+ * targets). */
+static inline int32_t bp_note_store(const bp_block_context *ctx,
+                                    const char *tensor, const void *base,
+                                    const void *first, int64_t rows,
+                                    int64_t cols, int64_t ld,
+                                    int64_t elem_bytes, const char *where) {
+  return ctx->api->note_store(ctx, tensor, base, first, rows, cols, ld,
+                              elem_bytes, where);
 }
 /* Fails the launch with `message`; returns BP_ERR_KERNEL to return. */
 static inline int32_t bp_fail(const bp_block_context *ctx,

@@ -7,6 +7,7 @@
 #include "blockpipe/Runtime/Kernel.h"
 
 #include "Spin.h"
+#include "WriteChecks.h"
 
 #include <atomic>
 #include <cstddef>
@@ -43,6 +44,8 @@ struct LaunchState {
   const LaunchSpec spec;
   std::vector<void *> args;
   const bool sanitize;
+  /// With `sanitize`: what each block's stores wrote (bp_note_store).
+  WriteTracker writes;
   std::vector<Part> parts;
   std::function<void(const LaunchHandle &)> onDone;
   std::weak_ptr<LaunchState> self;

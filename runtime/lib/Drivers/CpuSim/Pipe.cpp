@@ -16,6 +16,7 @@
 
 #include <cstring>
 #include <new>
+#include <optional>
 #include <string>
 
 namespace blockpipe::runtime::detail {
@@ -423,9 +424,24 @@ void *launchShared(const bp_block_context *ctx, int32_t id, int64_t bytes,
   return refOf(ctx).launch->shared(id, bytes, zeroedBytes);
 }
 
-const bp_runtime_api kApi = {BP_ABI_VERSION, pipeInit, tpush,
-                             tpop,           tpopCopy, tfree,
-                             kernelFail,     syncAll,  launchShared};
+/// bp_note_store: with the sanitizer on, a store that writes an element
+/// another block of the launch wrote fails the launch (WriteChecks.h).
+int32_t noteStore(const bp_block_context *ctx, const char *tensor,
+                  const void *base, const void *first, int64_t rows,
+                  int64_t cols, int64_t ld, int64_t elemBytes,
+                  const char *where) {
+  LaunchState &launch = *refOf(ctx).launch;
+  if (!launch.sanitize)
+    return BP_OK;
+  std::optional<std::string> race =
+      launch.writes.record({tensor ? tensor : "?", base, first, rows, cols, ld,
+                            elemBytes, ctx->block_idx, where});
+  return race ? failWith(ctx, BP_ERR_SANITIZER, *race) : BP_OK;
+}
+
+const bp_runtime_api kApi = {BP_ABI_VERSION, pipeInit, tpush,      tpop,
+                             tpopCopy,       tfree,    kernelFail, syncAll,
+                             launchShared,   noteStore};
 
 } // namespace
 
