@@ -268,7 +268,9 @@ def cmp(lhs, rhs, cmp_type=0):
         raise misuse(f"cmp_type must be 0 .. 5, got {cmp_type!r}")
     left = np.asarray(lhs)
     right = np.asarray(rhs) if _is_tile(rhs) else rhs
-    return _like(_CMP[int(cmp_type)](left, right).astype(left.dtype), lhs)
+    result = _like(_CMP[int(cmp_type)](left, right).astype(left.dtype), lhs)
+    result.predicate = True
+    return result
 
 
 @implements("where")
@@ -277,9 +279,32 @@ def where(mask, lhs, rhs):
     return _like(np.where(np.asarray(mask) != 0, left, rhs).astype(left.dtype), lhs)
 
 
+def _unpacked(mask, like) -> np.ndarray:
+    """The 1/0 tile of `like`'s shape that pl.sel's mask selects by: a
+    comparison's or a float tile itself; any other integer tile's bits,
+    (i, j) bit j mod W of word j div W of row i (language/ops/packed_masks)."""
+    words = np.asarray(mask)
+    if getattr(mask, "predicate", False) or words.dtype.kind == "f":
+        return words
+    bits = words.dtype.itemsize * 8
+    rows, cols = np.shape(like)
+    if words.ndim != 2 or bits not in (8, 16, 32) or words.shape[0] != rows:
+        raise misuse(f"a packed mask of {np.shape(like)} tiles has their rows, got {words.shape}")
+    if words.shape[1] * bits < cols:
+        raise misuse(f"the mask's rows hold {words.shape[1] * bits} bits, the tiles have {cols}")
+    column = np.arange(cols)
+    held = words.view(f"u{bits // 8}")[:, column // bits]
+    return (held >> (column % bits).astype(held.dtype)) & 1
+
+
 @implements("sel", "tile.sel")
 def sel(mask, lhs, rhs, tmp=None):
-    return where(mask, lhs, rhs)
+    return where(_unpacked(mask, lhs), lhs, rhs)
+
+
+@implements("sels", "tile.sels")
+def sels(mask, src, tmp, scalar):
+    return where(_unpacked(mask, src), src, scalar)
 
 
 def _scalar_extremum(which: Callable):

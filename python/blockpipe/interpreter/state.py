@@ -49,9 +49,11 @@ def running() -> Running:
 class Tile(np.ndarray):
     """A tile while a program is interpreted: a NumPy array of the tile's
     shape and dtype (what pdb, print and NumPy see), which also knows its
-    valid shape (None: all of it)."""
+    valid shape (None: all of it) and whether it is a comparison's 1/0
+    result (`predicate`, which what is computed from it is not)."""
 
     valid: Optional[Tuple[int, ...]] = None
+    predicate: bool = False
 
     def __array_finalize__(self, obj) -> None:
         self.valid = getattr(obj, "valid", None)

@@ -21,6 +21,7 @@ from blockpipe.language.unsupported import Unsupported
 from blockpipe.language.values import (
     KERNEL_KINDS,
     LoweringError,
+    PackedMask,
     Value,
     describe,
     is_int,
@@ -199,6 +200,14 @@ class ControlFlow:
             n for n in assigned if isinstance(self.env.get(n), Value) or is_int(self.env.get(n))
         ]
         for name in assigned:
+            if isinstance(self.env.get(name), PackedMask):
+                raise self.error(
+                    assignment_of(stmt.body, name) or stmt,
+                    f"'{name}' holds a packed predicate mask and the loop body reassigns it; "
+                    "a loop carries tiles, and blockpipe does not hold a packed mask as one: "
+                    "annotate the comparisons with their operands' type to carry their 1/0 "
+                    "tiles, or give the mask in the loop a name of its own",
+                )
             if isinstance(self.env.get(name), float):
                 # Not carried: every iteration would see the value from
                 # before the loop, and so would the code after it.
@@ -479,6 +488,14 @@ class ControlFlow:
             if same_value(then_value, else_value):
                 self.env[name] = then_value
                 continue
+            if isinstance(then_value, PackedMask) or isinstance(else_value, PackedMask):
+                raise self.error(
+                    node,
+                    f"'{name}' is a packed predicate mask after only one branch of the if "
+                    "(or a different one after each); blockpipe does not hold a packed mask "
+                    "as a tile an if can yield: annotate the comparisons with their operands' "
+                    "type to join their 1/0 tiles, or select in each branch",
+                )
             self.check_branches_agree(
                 name,
                 then_value,
@@ -535,7 +552,9 @@ class ControlFlow:
             merged, yielded[False], results
         ):
             valid = valid_shapes.join(self, name, then_own, else_own, node)
-            self.env[name] = Value(handle, then_value.type, valid)
+            # Comparisons on both sides: still 1/0 to pl.sel (ops/packed_masks.py).
+            predicate = all(getattr(v, "predicate", False) for v in (then_own, else_own))
+            self.env[name] = Value(handle, then_value.type, valid, predicate)
             self.tensor_roots[handle] = self.root_of(then_value)
 
     def check_branches_agree(

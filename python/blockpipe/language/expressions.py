@@ -28,6 +28,7 @@ from blockpipe.language.values import (
     Literal,
     LoopValueNeeded,
     LoweringError,
+    PackedMask,
     Value,
     cmp_symbol,
     describe,
@@ -388,6 +389,8 @@ class Expressions:
                     f"{self.freed[value.handle]} released its pipe slot; use a popped "
                     "tile only before it is freed",
                 )
+            if isinstance(value, PackedMask):
+                raise self.error(node, value.misuse(node.id))
             return value
         if node.id in self.out_of_scope:
             found = self.loop_values.get(node.id)
@@ -419,6 +422,8 @@ class Expressions:
                 return self.constant(value, INDEX, node)
             dtype = like.dtype if isinstance(like, (TileType, ScalarType)) else INDEX
             return self.constant(value, dtype, node)
+        if isinstance(value, PackedMask):
+            raise self.error(node, value.misuse(ast.unparse(node)))
         raise self.error(node, f"expected a value, got {value!r}")
 
     def constant(self, value: Literal, dtype: DType, node: ast.AST) -> Value:

@@ -19,6 +19,7 @@ from blockpipe.language.types import (
 )
 from blockpipe.language.values import (
     IRType,
+    PackedMask,
     TransposedView,
     Value,
     describe,
@@ -81,6 +82,13 @@ class OpBuilding:
         if not (isinstance(value, Value) and isinstance(value.type, TileType)):
             raise self.error(node, f"{what} must be a tile, got {describe(value)}")
         return value
+
+    def mask_arg(self, node, what: str):
+        """A selection's mask: a tile, or a name holding a packed mask
+        (which no other use may read, values.PackedMask)."""
+        if isinstance(node, ast.Name) and isinstance(self.env.get(node.id), PackedMask):
+            return self.env[node.id]
+        return self.tile_arg(node, what)
 
     def tile_or_view(self, node, what: str):
         """A tile argument that may be a pl.tile.transpose_view: the tile,

@@ -237,7 +237,13 @@ class Statements:
                 or ann.dtype != vtype.dtype
                 or (ann.space is not None and vtype.space is not None and ann.space != vtype.space)
             ):
-                raise self.error(stmt, f"value of type {vtype} does not match the annotation {ann}")
+                packed = ops.packed_masks.annotated(self, value, ann, stmt)
+                if packed is None:
+                    raise self.error(
+                        stmt, f"value of type {vtype} does not match the annotation {ann}"
+                    )
+                self.bind(stmt.target.id, packed, stmt.target)
+                return
         elif isinstance(ann, TensorType) and isinstance(vtype, TensorType):
             if ann.dtype != vtype.dtype or len(ann.shape) != len(vtype.shape):
                 raise self.error(stmt, f"value of type {vtype} does not match the annotation {ann}")

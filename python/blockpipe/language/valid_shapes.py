@@ -49,7 +49,7 @@ def with_valid(value: Value, valid: Optional[Valid]) -> Value:
         shape = value.type.shape
         if all(isinstance(s, int) and s == d for s, d in zip(valid, shape)):
             valid = None  # all of it
-    return Value(value.handle, value.type, valid)
+    return Value(value.handle, value.type, valid, value.predicate)
 
 
 def same(a: Optional[Valid], b: Optional[Valid]) -> bool:

@@ -21,11 +21,15 @@ BOOL = ScalarType(types.BOOL)
 @dataclass
 class Value:
     """An SSA value of the function being built. A tile may hold data in
-    its leading `valid` rows and columns only (valid_shapes.py)."""
+    its leading `valid` rows and columns only (valid_shapes.py). A
+    `predicate` is a comparison's 1/0 tile (or pl.tri's), which pl.sel and
+    pl.sels read element by element, where they read any other integer
+    mask as packed bits (ops/packed_masks.py)."""
 
     handle: int
     type: IRType
     valid: Optional[Tuple] = field(default=None, compare=False)
+    predicate: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,29 @@ class TransposedView:
     `t` transposed (`b_trans`); nothing else reads it."""
 
     tile: Value
+
+
+@dataclass(frozen=True)
+class PackedMask:
+    """A comparison annotated as pypto's packed predicate mask (`m:
+    pl.Tile[[16, 32], pl.UINT8] = pl.tile.cmp(a, b)` for [16, 16] tiles):
+    blockpipe keeps the comparison's 1/0 tile (`tile`), so the mask is only
+    read as pl.sel's, pl.sels' or pl.where's mask; `packed` is the type
+    the annotation gives it, and `line` where it was made."""
+
+    tile: Value
+    packed: TileType
+    line: int
+
+    def misuse(self, name: str) -> str:
+        """Why `name`, this mask, cannot be used other than as a mask."""
+        return (
+            f"'{name}' is a packed predicate mask (the comparison at line {self.line}, "
+            f"annotated {self.packed}): blockpipe holds it as the comparison's 1/0 tile "
+            f"({self.tile.type}), not as the packed bytes, so it is only pl.sel's, "
+            "pl.sels' or pl.where's mask; annotate the comparison with its operands' "
+            f"type ({self.tile.type}) to use its 1/0 values"
+        )
 
 
 class LoweringError(Exception):
@@ -107,6 +134,8 @@ def same_value(a, b) -> bool:
 def describe(value) -> str:
     if isinstance(value, Value):
         return str(value.type)
+    if isinstance(value, PackedMask):
+        return f"a packed predicate mask ({value.packed}), only a selection's mask"
     if value is None:
         return "nothing"
     return repr(value)

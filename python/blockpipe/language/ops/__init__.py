@@ -137,6 +137,7 @@ from blockpipe.language.ops import (  # noqa: E402,F401 - they fill OPS
     memory,
     orchestration,
     p2p,
+    packed_masks,
     padding,
     partial,
     pipes,

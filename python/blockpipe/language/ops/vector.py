@@ -6,6 +6,8 @@ to Vec where a legal move exists). Valid in InCore and AIV functions."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from blockpipe.language import op_table, valid_shapes
 from blockpipe.language.ops import memory, operation
 from blockpipe.language.rules import broadcast_hint, broadcasts
@@ -19,7 +21,7 @@ from blockpipe.language.types import (
     TileType,
     signless,
 )
-from blockpipe.language.values import Value, describe
+from blockpipe.language.values import PackedMask, Value, describe
 
 
 def ast_text(node) -> str:
@@ -43,19 +45,21 @@ def _cmp(name: str):
                 cmp_type,
                 f"cmp_type must be 0 (EQ), 1 (NE), 2 (LT), 3 (LE), 4 (GT) or 5 (GE), got {kind}",
             )
-        return binary(
+        result = binary(
             cx,
             "cmp",
             cx.tile_arg(lhs, f"pl.{name}'s lhs"),
-            cx.expr(rhs),
+            cx.tile_operand(cx.expr(rhs), rhs),
             call.node,
             call.name,
             {"predicate": cx.builder.cmp_predicate(CMP_TYPES[kind])},
         )
+        return dataclasses.replace(result, predicate=True)
 
     lower.__name__ = name.rsplit(".", 1)[-1]
     lower.__doc__ = """Elementwise comparison, 1 where it holds and 0 elsewhere, in
-    the lhs's dtype (a mask for pl.sel / pl.where):
+    the lhs's dtype (a mask for pl.sel / pl.where; annotated as an integer
+    tile of the lhs's rows, pypto's packed mask, only a mask):
     `m = pl.cmp(scores, 0.0, cmp_type=pl.CmpType.GT)`.
 
     rhs: a tile of the lhs's shape and dtype (or a row or column broadcast),
@@ -71,8 +75,14 @@ tile_cmp = _cmp("tile.cmp")
 tile_cmps = _cmp("tile.cmps")
 
 
-def select(cx, mask, lhs, rhs, node, name):
-    """Where `mask` is nonzero `lhs`, elsewhere `rhs` (a tile or scalar)."""
+def select(cx, mask, lhs, rhs, node, name, packed=False):
+    """Where `mask` is nonzero `lhs`, elsewhere `rhs` (a tile or scalar).
+    `packed` (pl.sel, pl.sels): an integer mask that is no comparison's 1/0
+    tile holds a bit per element (ops/packed_masks.py)."""
+    from blockpipe.language.ops import packed_masks
+
+    if isinstance(mask, PackedMask):
+        mask = mask.tile
     mask = vector_operand(cx, mask, node, "the mask")
     lhs = cx.typed_tile(vector_operand(cx, lhs, node, "the selected tile"), node, "a selection")
     if isinstance(rhs, Value) and isinstance(rhs.type, TileType):
@@ -87,6 +97,10 @@ def select(cx, mask, lhs, rhs, node, name):
             )
     else:
         rhs = cx.as_value(rhs, node, like=lhs.type)
+    if packed and not mask.predicate:
+        mask = cx.typed_tile(mask, node, "a packed mask")
+        if not mask.type.dtype.is_float:
+            mask = packed_masks.unpack(cx, mask, lhs.type, node)
     if not mask.type.unknown and mask.type.shape != lhs.type.shape:
         raise cx.error(
             node, f"the mask is {list(mask.type.shape)} but the tiles are {list(lhs.type.shape)}"
@@ -100,12 +114,13 @@ def where(cx, call, mask, lhs, rhs):
     """`lhs` where `mask` is nonzero, else `rhs`:
     `pl.where(pl.tile.tri(q0, [16, 64], dtype=pl.FP32), s, -1e30)` (a causal mask).
 
-    mask: a tile of the result's shape (any dtype). lhs: a tile. rhs: a tile of
-    lhs's shape and dtype, or a scalar. Valid in InCore and AIV functions.
+    mask: a tile of the result's shape (any dtype), or a comparison
+    annotated as a packed mask. lhs: a tile. rhs: a tile of lhs's shape and
+    dtype, or a scalar. Valid in InCore and AIV functions.
     """
     return select(
         cx,
-        cx.tile_arg(mask, "pl.where's mask"),
+        cx.mask_arg(mask, "pl.where's mask"),
         cx.tile_arg(lhs, "pl.where's lhs"),
         cx.expr(rhs),
         call.node,
@@ -113,20 +128,29 @@ def where(cx, call, mask, lhs, rhs):
     )
 
 
+_PACKED = """The mask: a comparison's result (pl.tile.cmp, pl.tile.cmps: its
+    1/0 tile, or annotated as pypto's packed mask, `m: pl.Tile[[16, 32],
+    pl.UINT8] = pl.tile.cmp(a, b)`), a float tile (nonzero selects), or an
+    8, 16 or 32-bit integer tile of packed bits: (i, j) is selected by bit
+    j mod W of word j div W of row i, W the dtype's width."""
+
+
 def _sel(name: str):
     def lower(cx, call, mask, lhs, rhs, tmp=None):
         return select(
             cx,
-            cx.tile_arg(mask, f"pl.{name}'s mask"),
+            cx.mask_arg(mask, f"pl.{name}'s mask"),
             cx.tile_arg(lhs, f"pl.{name}'s lhs"),
             cx.expr(rhs),
             call.node,
             call.name,
+            packed=True,
         )
 
     lower.__name__ = name.rsplit(".", 1)[-1]
-    lower.__doc__ = f"""pypto's `pl.{name}(mask, lhs, rhs, tmp)`: pl.where(mask, lhs, rhs);
-    the scratch `tmp` is accepted and not needed."""
+    lower.__doc__ = f"""pypto's `pl.{name}(mask, lhs, rhs, tmp)`: lhs where the mask
+    selects, rhs elsewhere; the scratch `tmp` is accepted and not needed.
+    {_PACKED}"""
     return operation(name=name, kinds=VECTOR_KINDS)(lower)
 
 
@@ -134,16 +158,18 @@ def _sels(name: str):
     def lower(cx, call, mask, src, tmp, scalar):
         return select(
             cx,
-            cx.tile_arg(mask, f"pl.{name}'s mask"),
+            cx.mask_arg(mask, f"pl.{name}'s mask"),
             cx.tile_arg(src, f"pl.{name}'s src"),
             cx.expr(scalar),
             call.node,
             call.name,
+            packed=True,
         )
 
     lower.__name__ = name.rsplit(".", 1)[-1]
-    lower.__doc__ = f"""pypto's `pl.{name}(mask, src, tmp, scalar)`: pl.where(mask, src,
-    scalar)."""
+    lower.__doc__ = f"""pypto's `pl.{name}(mask, src, tmp, scalar)`: src where the mask
+    selects, the scalar elsewhere; the scratch `tmp` is accepted and not needed.
+    {_PACKED}"""
     return operation(name=name, kinds=VECTOR_KINDS)(lower)
 
 
@@ -183,7 +209,7 @@ def _tri(cx, call, diagonal, shape, valid_shape=None, dtype=None, upper=False):
     )
     # Only the valid region is pypto's mask; the rest of the tile is
     # computed alike and means nothing.
-    return valid_shapes.with_valid(result, valid)
+    return valid_shapes.with_valid(dataclasses.replace(result, predicate=True), valid)
 
 
 tri = operation(name="tile.tri", kinds=VECTOR_KINDS)(_tri)
