@@ -33,7 +33,7 @@ int32_t proj_aic(const bp_block_context *bp_ctx, float *x, float *w, float *out,
   BP_CHECK(bp_tpop_at(bp_ctx, 0, BP_PIPE_V2C, &back_slot, "input.mlir:19"));
   const auto back = tile::view<32, 32>(static_cast<const float *>(back_slot), 32, 0, 0);
   tile::store(out, 32, row, 0, back);
-  BP_CHECK(bp_note_store(bp_ctx, "out", out, out + row * 32 + 0, 32, 32, 32, 4, "input.mlir:20"));
+  BP_CHECK(bp_note_store(bp_ctx, "out", out, out + row * 32, 32, 32, 32, 4, "input.mlir:20"));
   BP_CHECK(bp_tfree_at(bp_ctx, 0, BP_PIPE_V2C, "input.mlir:21"));
   return BP_OK;
 }

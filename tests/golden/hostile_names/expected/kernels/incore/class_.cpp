@@ -21,8 +21,8 @@ int32_t class_(const bp_block_context *bp_ctx, float *int_, float *v_x,
   tile::Tile<float, 16, 16, tile::Space::Vec> return_;
   tile::binary<tile::op::Mul>(return_, rt, x_u22_u3b_u20_abort_u28_u29_u3b_u20_u2f_u2a_);
   tile::binary<tile::op::Add>(tile::window<16, 16>(gr_uf6_udf_e, 16, tile_1, 0), return_, v1st);
-  BP_CHECK(bp_note_store(bp_ctx, "gr\303\266\303\237e", gr_uf6_udf_e,
-                         gr_uf6_udf_e + tile_1 * 16 + 0, 16, 16, 16, 4, "input.mlir:19"));
+  BP_CHECK(bp_note_store(bp_ctx, "gr\303\266\303\237e", gr_uf6_udf_e, gr_uf6_udf_e + tile_1 * 16,
+                         16, 16, 16, 4, "input.mlir:19"));
   return BP_OK;
 }
 

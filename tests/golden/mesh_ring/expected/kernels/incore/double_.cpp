@@ -13,7 +13,7 @@ int32_t double_(const bp_block_context *bp_ctx, float *x, float *out) {
   tile::Tile<float, 16, 16, tile::Space::Vec> a;
   tile::load(a, x, 16, 0, 0);
   tile::binary<tile::op::Add>(tile::window<16, 16>(out, 16, 0, 0), a, a);
-  BP_CHECK(bp_note_store(bp_ctx, "out", out, out + 0 * 16 + 0, 16, 16, 16, 4, "input.mlir:11"));
+  BP_CHECK(bp_note_store(bp_ctx, "out", out, out, 16, 16, 16, 4, "input.mlir:11"));
   return BP_OK;
 }
 

@@ -22,7 +22,7 @@ int32_t down_proj_aiv(const bp_block_context *bp_ctx, float *res, int64_t res_di
   const auto t = tile::view<32, 32>(res, 32, row, 0);
   BP_CHECK(bp_check_window(bp_ctx, "store to 'out' at input.mlir:21", 0, row, 32, out_dim0));
   tile::binary<tile::op::Add>(tile::window<32, 32>(out, 32, row, 0), acc, t);
-  BP_CHECK(bp_note_store(bp_ctx, "out", out, out + row * 32 + 0, 32, 32, 32, 4, "input.mlir:21"));
+  BP_CHECK(bp_note_store(bp_ctx, "out", out, out + row * 32, 32, 32, 32, 4, "input.mlir:21"));
   BP_CHECK(bp_tfree_at(bp_ctx, 0, BP_PIPE_C2V, "input.mlir:17"));
   return BP_OK;
 }

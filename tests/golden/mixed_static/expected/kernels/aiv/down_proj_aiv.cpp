@@ -22,7 +22,7 @@ int32_t down_proj_aiv(const bp_block_context *bp_ctx, float *res, float *out,
   const auto acc = tile::view<32, 32>(static_cast<const float *>(acc_slot), 32, 0, 0);
   const auto t = tile::view<32, 32>(res, 32, row, 0);
   tile::binary<tile::op::Add>(tile::window<32, 32>(out, 32, row, 0), acc, t);
-  BP_CHECK(bp_note_store(bp_ctx, "out", out, out + row * 32 + 0, 32, 32, 32, 4, "input.mlir:22"));
+  BP_CHECK(bp_note_store(bp_ctx, "out", out, out + row * 32, 32, 32, 32, 4, "input.mlir:22"));
   BP_CHECK(bp_tfree_at(bp_ctx, 0, BP_PIPE_C2V, "input.mlir:18"));
   return BP_OK;
 }

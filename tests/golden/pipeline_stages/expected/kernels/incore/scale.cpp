@@ -13,7 +13,7 @@ int32_t scale(const bp_block_context *bp_ctx, float *x, float *w, float *out) {
   const auto a = tile::view<8, 16>(x, 16, 0, 0);
   const auto b = tile::view<8, 16>(w, 16, 0, 0);
   tile::binary<tile::op::Mul>(tile::window<8, 16>(out, 16, 0, 0), a, b);
-  BP_CHECK(bp_note_store(bp_ctx, "out", out, out + 0 * 16 + 0, 8, 16, 16, 4, "input.mlir:13"));
+  BP_CHECK(bp_note_store(bp_ctx, "out", out, out, 8, 16, 16, 4, "input.mlir:13"));
   return BP_OK;
 }
 

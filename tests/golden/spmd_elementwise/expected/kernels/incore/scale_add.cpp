@@ -22,7 +22,7 @@ int32_t scale_add(const bp_block_context *bp_ctx, float *x, float *y, float alph
   tile::Tile<float, 32, 32, tile::Space::Vec> s;
   tile::binary<tile::op::Mul>(s, r, alpha);
   tile::binary<tile::op::Add>(tile::window<32, 32>(out, 32, row, 0), s, b);
-  BP_CHECK(bp_note_store(bp_ctx, "out", out, out + row * 32 + 0, 32, 32, 32, 4, "input.mlir:17"));
+  BP_CHECK(bp_note_store(bp_ctx, "out", out, out + row * 32, 32, 32, 32, 4, "input.mlir:17"));
   return BP_OK;
 }
 
