@@ -33,6 +33,7 @@ from blockpipe.language.types import (  # noqa: F401 - re-exported as pl.<name>
     InOut,
     Level,
     MemorySpace,
+    MemRef,
     Out,
     PadValue,
     Scalar,

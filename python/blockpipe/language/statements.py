@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, List, Sequence
 
 from blockpipe.language import ops, strips, valid_shapes
 from blockpipe.language.types import (
+    MemRef,
     ParamType,
     ScalarType,
     TensorType,
@@ -163,9 +164,35 @@ class Statements:
             ("tile", "window"),
         )
 
+    def without_memrefs(self, annotation: ast.expr) -> ast.expr:
+        """A pl.Tile[...] annotation without its pl.MemRef entries (`ring`
+        or `ring[i % 2]`, whose slot may be known only at run time), which
+        blockpipe does not use (types.MemRef)."""
+        if not (isinstance(annotation, ast.Subscript) and isinstance(annotation.slice, ast.Tuple)):
+            return annotation
+
+        def is_memref(entry: ast.expr) -> bool:
+            node = entry.value if isinstance(entry, ast.Subscript) else entry
+            if not isinstance(node, (ast.Name, ast.Attribute)):
+                return False
+            try:
+                return isinstance(self.static(node), MemRef)
+            except LoweringError:
+                return False
+
+        kept = [entry for entry in annotation.slice.elts if not is_memref(entry)]
+        if len(kept) == len(annotation.slice.elts):
+            return annotation
+        entries = ast.copy_location(ast.Tuple(elts=kept, ctx=ast.Load()), annotation.slice)
+        return ast.copy_location(
+            ast.Subscript(value=annotation.value, slice=entries, ctx=ast.Load()), annotation
+        )
+
     def tile_view(self, annotation: ast.expr):
-        """An annotation without its pl.TileView(...) entry (the 4th of a
-        pl.Tile[...]), and that entry's call, if any."""
+        """An annotation without its pl.MemRef entries and its
+        pl.TileView(...) entry (the 4th of a pl.Tile[...]), and that
+        entry's call, if any."""
+        annotation = self.without_memrefs(annotation)
         if not (
             isinstance(annotation, ast.Subscript)
             and isinstance(annotation.slice, ast.Tuple)

@@ -215,6 +215,21 @@ class PadValue(enum.Enum, metaclass=_PyptoEnum):
     min = "min"
 
 
+class MemRef:
+    """pypto's `pl.MemRef(...)`: where the Ascend memory planner puts
+    tiles (`pl.Tile[[64, 64], pl.FP32, scratch, pl.Mem.Vec]`, one of
+    `slots=N` picked by `ring[i % 2]`). It is accepted and not used:
+    blockpipe gives every tile storage of its own, so tiles placed in one
+    MemRef do not overwrite each other (a program that reads a tile after
+    another was written into the same place sees its own value)."""
+
+    def __init__(self, *args, slots=None, **kwargs):
+        self.slots = slots
+
+    def __getitem__(self, slot):
+        return self  # any slot: the same hint
+
+
 class MaskPattern(enum.IntEnum):
     """pypto's column patterns for the mask form of pl.tensor.gather: read
     right to left, bit k selects column k of every group of 2 or 4 (P0101
@@ -429,6 +444,8 @@ class _TileFactory:
     def __getitem__(self, item) -> TileType:
         if (found := unsupported_in(item)) is not None:
             return found  # reported where the program is compiled
+        if isinstance(item, tuple):
+            item = tuple(entry for entry in item if not isinstance(entry, MemRef))
         if isinstance(item, tuple) and len(item) == 4 and isinstance(item[3], TileView):
             # The frontend reads a view from the annotation of an assignment
             # (its sizes may be values known at run time); anywhere else a
