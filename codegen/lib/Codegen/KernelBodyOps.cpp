@@ -330,6 +330,11 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
                     "gather");
         return success();
       })
+      .Case([&](bp::BitcastOp op) {
+        std::string name = declareTile(op, "bits");
+        out.line("tile::bitcast(" + name + ", " + expr(op.getSource()) + ");");
+        return success();
+      })
       .Case([&](bp::ScatterOp op) {
         // A destination that dies here is written in place.
         Value dest = op.getDest();

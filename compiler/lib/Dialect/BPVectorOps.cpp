@@ -129,6 +129,25 @@ LogicalResult ScatterOp::verify() {
   return success();
 }
 
+LogicalResult BitcastOp::verify() {
+  auto source = cast<TileType>(getSource().getType());
+  auto result = cast<TileType>(getResult().getType());
+  if (failed(verifyVecTile(*this, source, "source")) ||
+      failed(verifyVecTile(*this, result, "result")))
+    return failure();
+  if (source.hasUnknownType() || result.hasUnknownType())
+    return success();
+  auto bytes = [](TileType tile) {
+    return tile.getNumElements() * getElementByteSize(tile.getElementType());
+  };
+  if (bytes(source) != bytes(result))
+    return emitOpError() << "reads the source's " << bytes(source)
+                         << " bytes as another type: the result must hold as "
+                            "many, got "
+                         << bytes(result);
+  return success();
+}
+
 LogicalResult CiOp::verify() {
   TileType tile = getResult().getType();
   if (failed(verifyVecTile(*this, tile, "result")))

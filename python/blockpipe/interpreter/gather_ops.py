@@ -120,7 +120,12 @@ def tensor_gather(input, dim=None, index=None, mask_pattern=None, output_dtype=N
     table = np.asarray(input)
     if mask_pattern is not None:
         step, first = MASK_PATTERNS[int(mask_pattern)]
-        return as_tile(np.ascontiguousarray(table[:, first::step]))
+        out = np.ascontiguousarray(table[:, first::step])
+        if output_dtype is not None:
+            from blockpipe.interpreter.state import numpy_dtype
+
+            out = out.view(numpy_dtype(output_dtype))
+        return as_tile(out)
     if dim not in (None, -1, 1):
         raise misuse(f"pl.tensor.gather gathers along the last dim (dim=-1) only, got dim={dim}")
     raw = _valid_zeroed(index)
@@ -193,5 +198,21 @@ def gatherb(src, offset, output_dtype=None):
     index = starts[:, cols // per] * per + cols % per
     where = _bounded(index, table.size, "check", index)
     out = _take(table.reshape(-1), where)
+    if output_dtype is not None:
+        from blockpipe.interpreter.state import numpy_dtype
+
+        out = np.ascontiguousarray(out).view(numpy_dtype(output_dtype))
     valid = getattr(offset, "valid", None)
+    per = 32 // out.dtype.itemsize
     return as_tile(out, None if valid is None else (valid[0], valid[1] * per))
+
+
+@implements("reinterpret_view", "tile.reinterpret_view")
+def reinterpret_view(data, dtype, shape=None):
+    from blockpipe.interpreter.state import numpy_dtype
+
+    table = np.ascontiguousarray(data)
+    out = table.reshape(-1).view(numpy_dtype(dtype))
+    if shape is not None:
+        return as_tile(out.reshape(tuple(int(d) for d in shape)))
+    return as_tile(out.reshape(table.shape[:-1] + (-1,)))

@@ -579,3 +579,11 @@ func.func @gather_in_row_rows(%x: !bp.tile<4x16xf32, vec>, %i: !bp.tile<8x8xi32,
   %t = bp.gather in_row %x[%i] check : !bp.tile<4x16xf32, vec>, !bp.tile<8x8xi32, vec> -> !bp.tile<8x8xf32, vec>
   return
 }
+
+// -----
+
+func.func @bitcast_bytes(%t: !bp.tile<8x32xf32, vec>) attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{reads the source's 1024 bytes as another type: the result must hold as many, got 512}}
+  %b = bp.bitcast %t : !bp.tile<8x32xf32, vec> -> !bp.tile<8x32xi16, vec>
+  return
+}

@@ -78,6 +78,8 @@ func.func @vector_ops(%x: !bp.tensor<64x16xf32>, %y: !bp.tensor<?x16xf16>,
   %seq = bp.ci %c0 descending : !bp.tile<1x32xui8, vec>
   // CHECK: bp.gather elements %{{.*}}[%{{.*}}] check : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xi32, vec> -> !bp.tile<16x16xf32, vec>
   %picked = bp.gather elements %sum0[%lo] check : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xi32, vec> -> !bp.tile<16x16xf32, vec>
+  // CHECK: bp.bitcast %{{.*}} : !bp.tile<16x16xf32, vec> -> !bp.tile<16x32xi16, vec>
+  %halves = bp.bitcast %sum0 : !bp.tile<16x16xf32, vec> -> !bp.tile<16x32xi16, vec>
   %ninf = arith.constant -1.0e30 : f32
   // CHECK: bp.select %{{.*}}, %{{.*}}, %{{.*}} : !bp.tile<16x16xi32, vec>, !bp.tile<16x16xf32, vec>, f32
   %sel = bp.select %lo, %sum0, %ninf : !bp.tile<16x16xi32, vec>, !bp.tile<16x16xf32, vec>, f32

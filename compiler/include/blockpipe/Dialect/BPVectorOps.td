@@ -215,6 +215,24 @@ def BP_ScatterOp : BP_Op<"scatter", [Pure, BP_KernelOnly, BP_VectorOp,
   let hasVerifier = 1;
 }
 
+def BP_BitcastOp : BP_Op<"bitcast", [Pure, BP_KernelOnly, BP_VectorOp]> {
+  let summary = "the bytes of a vec tile read as another element type";
+  let description = [{
+    The result holds the source's bytes, row-major, as elements of its own
+    type: as many bytes in all (`[R, C]` of 4-byte elements is `[R, 2C]` of
+    2-byte ones). pypto's `pl.reinterpret_view` and the `output_dtype=` of
+    its byte gathers.
+
+    ```mlir
+    %h = bp.bitcast %f : !bp.tile<16x32xf32, vec> -> !bp.tile<16x64xi16, vec>
+    ```
+  }];
+  let arguments = (ins BP_Tile:$source);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
 def BP_FillPadOp : BP_Op<"fillpad", [Pure, BP_KernelOnly,
                                      AllTypesMatch<["source", "result"]>]> {
   let summary = "a tile with every element outside a valid region set";

@@ -141,6 +141,7 @@ from blockpipe.language.ops import (  # noqa: E402,F401 - they fill OPS
     padding,
     partial,
     pipes,
+    reinterpret,
     scatter,
     table,
     vector,

@@ -277,15 +277,23 @@ def column_pattern(cx, call, mask_pattern, shape) -> Value:
 
 
 def _mask_gather(cx, call, source: Value, mask_pattern, output_dtype) -> Value:
-    """The columns of every row that pypto's mask pattern selects."""
-    if output_dtype is not None and cx.dtype_arg(output_dtype, "output_dtype") != source.type.dtype:
+    """The columns of every row that pypto's mask pattern selects, their
+    bits read as `output_dtype` (of the same size) when given."""
+    out_dtype = None if output_dtype is None else cx.dtype_arg(output_dtype, "output_dtype")
+    if out_dtype is not None and out_dtype.bytes != source.type.dtype.bytes:
         raise cx.error(
             output_dtype,
-            "output_dtype= reinterprets the bits as another dtype, which blockpipe does not "
-            "support; leave it out to keep the input's dtype",
+            f"output_dtype= reads the bits as another dtype of the same size: "
+            f"{source.type.dtype.name} has {source.type.dtype.bytes} bytes, "
+            f"{out_dtype.name} {out_dtype.bytes}",
         )
     index = column_pattern(cx, call, mask_pattern, source.type.shape)
-    return _gather(cx, call.node, call.name, source, index, "in_row", "check", index.type.shape)
+    result = _gather(cx, call.node, call.name, source, index, "in_row", "check", index.type.shape)
+    if out_dtype is not None and out_dtype != source.type.dtype:
+        from blockpipe.language.ops.reinterpret import bitcast
+
+        result = bitcast(cx, call.node, call.name, result, out_dtype)
+    return result
 
 
 tensor_gather = operation(name="tensor.gather", kinds=VECTOR_KINDS)(_tensor_gather)
@@ -317,12 +325,7 @@ def _gatherb(cx, call, src, offset, output_dtype=None):
     if isinstance(source.type, TensorType):
         raise cx.error(src, "pl.tile.gatherb's src must be a tile")
     dtype = source.type.dtype
-    if output_dtype is not None and cx.dtype_arg(output_dtype, "output_dtype") != dtype:
-        raise cx.error(
-            output_dtype,
-            "output_dtype= reinterprets the bytes as another dtype, which blockpipe does not "
-            "support; leave it out to keep src's dtype",
-        )
+    out_dtype = dtype if output_dtype is None else cx.dtype_arg(output_dtype, "output_dtype")
     size = dtype.bytes
     per = 32 // size
     raw = cx.expr(offset)
@@ -353,8 +356,12 @@ def _gatherb(cx, call, src, offset, output_dtype=None):
         first = binary(cx, "shl", first, per.bit_length() - 1, node, None)
     index = binary(cx, "add", first, within, node, None)
     result = _gather(cx, node, call.name, source, index, "elements", "check", (rows, cols))
+    if out_dtype != dtype:
+        from blockpipe.language.ops.reinterpret import bitcast
+
+        result = bitcast(cx, node, call.name, result, out_dtype)
     if valid is not None:
-        valid = (valid[0], _scaled(cx, valid[1], per, node))
+        valid = (valid[0], _scaled(cx, valid[1], 32 // out_dtype.bytes, node))
     return valid_shapes.with_valid(result, valid)
 
 

@@ -101,6 +101,15 @@ inline void move(Tile<T, R, C, D> &dst, const Tile<T, R, C, S> &src) {
   copy_bytes(dst.data, src.data, sizeof(T) * size_t(R * C));
 }
 
+/// The same bytes, row-major, as elements of another type (bp.bitcast).
+template <typename T, int64_t R, int64_t C, Space D, typename U, int64_t R2,
+          int64_t C2, Space S>
+inline void bitcast(Tile<T, R, C, D> &dst, const Tile<U, R2, C2, S> &src) {
+  static_assert(Tile<T, R, C, D>::bytes == Tile<U, R2, C2, S>::bytes,
+                "a bitcast keeps the bytes");
+  copy_bytes(dst.data, src.data, size_t(Tile<T, R, C, D>::bytes));
+}
+
 /// The same elements, row-major, in another shape.
 template <typename T, int64_t R, int64_t C, int64_t R2, int64_t C2, Space S>
 inline void reshape(Tile<T, R2, C2, S> &dst, const Tile<T, R, C, S> &src) {

@@ -12,6 +12,8 @@
 
 #include "blockpipe/Tile/Cuda/Tile.cuh"
 
+#include <cstring>
+
 namespace blockpipe::tile {
 
 //===----------------------------------------------------------------------===//
@@ -106,6 +108,25 @@ template <typename T, int64_t R, int64_t C, int64_t R2, int64_t C2, Space S>
 __device__ inline void reshape(Tile<T, R2, C2, S> &dst,
                                const Tile<T, R, C, S> &src) {
   copyElements(dst, src);
+}
+
+/// The same bytes, row-major, as elements of another type: src staged as
+/// bytes, each thread reading its elements of dst from them.
+template <typename T, int64_t R, int64_t C, Space D, typename U, int64_t R2,
+          int64_t C2, Space S>
+__device__ inline void bitcast(Tile<T, R, C, D> &dst,
+                               const Tile<U, R2, C2, S> &src) {
+  static_assert(Tile<T, R, C, D>::bytes == Tile<U, R2, C2, S>::bytes,
+                "a bitcast keeps the bytes");
+  const auto *all =
+      reinterpret_cast<const unsigned char *>(detail::everyElement(src));
+  detail::beginWrite(dst);
+  detail::forEach<Tile<T, R, C, D>>([&](int64_t i, int64_t e) {
+    T value;
+    memcpy(&value, all + e * int64_t(sizeof(T)), sizeof(T));
+    dst.set(i, value);
+  });
+  detail::endWrite(dst);
 }
 
 /// The window of dst's shape at (row, col) of src; the compiler checks the
