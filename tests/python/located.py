@@ -40,3 +40,16 @@ def expect_error(program_factory, build):
     assert rendered[0].startswith(f"{file}:{line}:")
     assert rendered[2].strip().endswith("^") and not rendered[2].strip().strip("^")
     return err
+
+
+def module_from(tmp_path, source: str, name: str = "misuse"):
+    """The module `source` defines, written to a file first (the DSL reads
+    a program's source from its file); its errors name that file."""
+    import importlib.util
+
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, str(path)

@@ -6,6 +6,8 @@ rule is a run-time error naming it, the outputs untouched."""
 import numpy as np
 import pytest
 
+import located
+
 import blockpipe
 import blockpipe.language as pl
 
@@ -232,8 +234,8 @@ def test_a_negative_row_index_fails_and_is_read_as_unsigned():
     ],
 )
 def test_misuse_is_an_error_at_its_line(tmp_path, call, message):
-    source = tmp_path / "misuse.py"
-    source.write_text(
+    module, source = located.module_from(
+        tmp_path,
         "import blockpipe.language as pl\n\n\n"
         "@pl.program\n"
         "class P:\n"
@@ -247,16 +249,11 @@ def test_misuse_is_an_error_at_its_line(tmp_path, call, message):
         "    def main(self, x: pl.Tensor[[16, 16], pl.FP32], j: pl.Tensor[[2, 8], pl.INT32],\n"
         "             y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:\n"
         "        y = self.k(x, j, y)\n"
-        "        return y\n"
+        "        return y\n",
     )
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("misuse", source)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     with pytest.raises(blockpipe.CompileError, match=message) as info:
         blockpipe.compile(module.P, quiet=True)
-    assert (info.value.file, info.value.line) == (str(source), 10)
+    assert (info.value.file, info.value.line) == (source, 10)
 
 
 def test_the_interpreter_gathers_as_compiled(monkeypatch):

@@ -131,6 +131,10 @@ private:
   }
   /// Writes `line`, a BP_CHECK of something that may fail at run time.
   void checkAtRunTime(const std::string &line) { out.line(line); }
+  /// The variable of `op`'s result, a copy of the tile `dest` that `op`
+  /// then updates: `dest`'s own when this is its last use, else a new one.
+  std::string updated(mlir::Operation *op, mlir::Value dest,
+                      llvm::StringRef fallback);
   /// Emits the sanitizer's note of what `store` wrote: `rows` x `cols` of
   /// `window` (window()'s base, row, col, ld).
   void noteStore(mlir::bp::StoreOp store,

@@ -93,6 +93,20 @@ LogicalResult KernelBody::emitTableOp(Operation *op,
   return success();
 }
 
+std::string KernelBody::updated(Operation *op, Value dest,
+                                llvm::StringRef fallback) {
+  // A destination that dies here is written in place.
+  if (dest.hasOneUse() && dest.getParentBlock() == op->getBlock()) {
+    std::string name = expr(dest);
+    alias(op->getResult(0), name);
+    return name;
+  }
+  std::string name = declare(op->getResult(0), fallback);
+  declareTileVariable(llvm::cast<bp::TileType>(op->getResult(0).getType()), "",
+                      name, expr(dest));
+  return name;
+}
+
 void KernelBody::noteStore(bp::StoreOp store,
                            const std::array<std::string, 4> &window,
                            const std::string &rows, const std::string &cols) {
@@ -336,16 +350,8 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         return success();
       })
       .Case([&](bp::ScatterOp op) {
-        // A destination that dies here is written in place.
         Value dest = op.getDest();
-        std::string name;
-        if (dest.hasOneUse() && dest.getParentBlock() == op->getBlock()) {
-          name = expr(dest);
-          alias(op, name);
-        } else {
-          name = declare(op, "scattered");
-          declareTileVariable(op.getType(), "", name, expr(dest));
-        }
+        std::string name = updated(op, dest, "scattered");
         if (!target.tilesOnThreadStack()) {
           // The CUDA library stages dest, indices and source in scratch.
           auto bytes = [](Value v) {
@@ -410,16 +416,7 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
       .Case([&](bp::InsertOp op) {
         auto at = tileWindow(op, op.getDest(), op.getSource().getType(),
                              op.getOffsets(), "assemble into");
-        // A destination that dies here is written in place.
-        Value dest = op.getDest();
-        std::string name;
-        if (dest.hasOneUse() && dest.getParentBlock() == op->getBlock()) {
-          name = expr(dest);
-          alias(op, name);
-        } else {
-          name = declare(op, "t");
-          declareTileVariable(op.getType(), "", name, expr(dest));
-        }
+        std::string name = updated(op, op.getDest(), "t");
         out.line("tile::insert(" + name + ", " + expr(op.getSource()) + ", " +
                  at.first + ", " + at.second + ");");
         return success();
