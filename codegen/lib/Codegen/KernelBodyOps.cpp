@@ -344,6 +344,15 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
                     "gather");
         return success();
       })
+      .Case([&](bp::RandomOp op) {
+        std::string name = declareTile(op, "random");
+        out.line("tile::random(" + name + ", " + expr(op.getKey0()) + ", " +
+                 expr(op.getKey1()) + ", " + expr(op.getCounter0()) + ", " +
+                 expr(op.getCounter1()) + ", " + expr(op.getCounter2()) + ", " +
+                 expr(op.getCounter3()) + ", /*rounds=*/" +
+                 std::to_string(op.getRounds()) + ");");
+        return success();
+      })
       .Case([&](bp::BitcastOp op) {
         std::string name = declareTile(op, "bits");
         out.line("tile::bitcast(" + name + ", " + expr(op.getSource()) + ");");

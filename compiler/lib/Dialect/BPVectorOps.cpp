@@ -129,6 +129,21 @@ LogicalResult ScatterOp::verify() {
   return success();
 }
 
+LogicalResult RandomOp::verify() {
+  TileType tile = getResult().getType();
+  if (failed(verifyVecTile(*this, tile, "result")))
+    return failure();
+  if (getRounds() != 7 && getRounds() != 10)
+    return emitOpError() << "runs 7 or 10 rounds, got " << getRounds();
+  if (tile.hasUnknownType())
+    return success();
+  auto element = dyn_cast<IntegerType>(tile.getElementType());
+  if (!element || element.getWidth() != 32)
+    return emitOpError() << "makes a tile of 32-bit integers, got "
+                         << tile.getElementType();
+  return success();
+}
+
 LogicalResult BitcastOp::verify() {
   auto source = cast<TileType>(getSource().getType());
   auto result = cast<TileType>(getResult().getType());

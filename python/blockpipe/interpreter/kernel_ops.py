@@ -358,3 +358,62 @@ def transpose(tile, axis1=0, axis2=1):
 @implements("const")
 def const(value, dtype: DType):
     return float(value) if dtype.is_float else int(value)
+
+
+def philox4x32(counters: np.ndarray, key0: int, key1: int, rounds: int) -> np.ndarray:
+    """Philox4x32 of each row of `counters` ([n, 4] uint32, word 0 the
+    lowest) under the key (key0, key1): the tile library's
+    detail::philox4x32, on NumPy."""
+    c = counters.astype(np.uint64)
+    k0, k1 = np.uint64(key0 & 0xFFFFFFFF), np.uint64(key1 & 0xFFFFFFFF)
+    mask = np.uint64(0xFFFFFFFF)
+    for r in range(rounds):
+        if r:
+            k0 = (k0 + np.uint64(0x9E3779B9)) & mask
+            k1 = (k1 + np.uint64(0xBB67AE85)) & mask
+        p0 = np.uint64(0xD2511F53) * c[:, 0]
+        p1 = np.uint64(0xCD9E8D57) * c[:, 2]
+        c = np.stack(
+            [
+                (p1 >> np.uint64(32)) ^ c[:, 1] ^ k0,
+                p1 & mask,
+                (p0 >> np.uint64(32)) ^ c[:, 3] ^ k1,
+                p0 & mask,
+            ],
+            axis=1,
+        )
+    return c.astype(np.uint32)
+
+
+@implements("tile.random", "tensor.random", "random")
+def random(
+    key0,
+    key1,
+    counter0,
+    counter1,
+    counter2,
+    counter3,
+    shape,
+    valid_shape=None,
+    dtype=None,
+    rounds=10,
+):
+    rows, cols = _ints(shape, "pl.tile.random's shape")
+    n = rows * cols
+    steps = np.arange((n + 3) // 4, dtype=np.uint64)
+    base = sum(
+        int(c) % (1 << 32) << (32 * i)
+        for i, c in enumerate((counter0, counter1, counter2, counter3))
+    )
+    values = [(base + int(s)) % (1 << 128) for s in steps]
+    counters = np.array(
+        [[(v >> (32 * i)) & 0xFFFFFFFF for i in range(4)] for v in values], np.uint64
+    )
+    words = philox4x32(counters, int(key0), int(key1), int(rounds)).reshape(-1)[:n]
+    out = (
+        words.view(np.int32)
+        if dtype is not None and np.dtype(numpy_dtype(dtype)) == np.int32
+        else words
+    )
+    valid = _ints(valid_shape, "pl.tile.random's valid_shape") if valid_shape is not None else None
+    return as_tile(out.reshape(rows, cols).copy(), valid)

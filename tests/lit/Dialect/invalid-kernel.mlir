@@ -587,3 +587,19 @@ func.func @bitcast_bytes(%t: !bp.tile<8x32xf32, vec>) attributes {bp.kind = #bp<
   %b = bp.bitcast %t : !bp.tile<8x32xf32, vec> -> !bp.tile<8x32xi16, vec>
   return
 }
+
+// -----
+
+func.func @random_rounds(%s: index) attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{runs 7 or 10 rounds, got 8}}
+  %r = bp.random %s, %s, %s, %s, %s, %s rounds 8 : !bp.tile<4x16xui32, vec>
+  return
+}
+
+// -----
+
+func.func @random_dtype(%s: index) attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{makes a tile of 32-bit integers, got 'f32'}}
+  %r = bp.random %s, %s, %s, %s, %s, %s rounds 10 : !bp.tile<4x16xf32, vec>
+  return
+}

@@ -74,6 +74,8 @@ func.func @vector_ops(%x: !bp.tensor<64x16xf32>, %y: !bp.tensor<?x16xf16>,
   %up = bp.tri %c0 upper : !bp.tile<16x16xf32, vec>
   // CHECK: bp.tri %{{.*}} : !bp.tile<16x16xi32, vec>
   %lo = bp.tri %c0 : !bp.tile<16x16xi32, vec>
+  // CHECK: bp.random %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} rounds 7 : !bp.tile<4x16xi32, vec>
+  %rand = bp.random %c0, %c0, %c0, %c0, %c0, %c0 rounds 7 : !bp.tile<4x16xi32, vec>
   // CHECK: bp.ci %{{.*}} descending : !bp.tile<1x32xui8, vec>
   %seq = bp.ci %c0 descending : !bp.tile<1x32xui8, vec>
   // CHECK: bp.gather elements %{{.*}}[%{{.*}}] check : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xi32, vec> -> !bp.tile<16x16xf32, vec>

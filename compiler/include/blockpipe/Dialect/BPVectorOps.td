@@ -215,6 +215,30 @@ def BP_ScatterOp : BP_Op<"scatter", [Pure, BP_KernelOnly, BP_VectorOp,
   let hasVerifier = 1;
 }
 
+def BP_RandomOp : BP_Op<"random", [Pure, BP_KernelOnly, BP_VectorOp]> {
+  let summary = "a tile of counter-based pseudo-random 32-bit integers";
+  let description = [{
+    Philox4x32 with `rounds` rounds (7 or 10): element e (row-major) is
+    word e mod 4 of the block the key `(key0, key1)` makes of the 128-bit
+    counter `(counter0 .. counter3)` (counter0 the lowest word) plus e div 4.
+    Each operand is taken modulo 2**32. The tile is `i32` or `ui32`; the
+    same seeds give the same tile on every target. pypto's
+    `pl.tile.random`.
+
+    ```mlir
+    %r = bp.random %k0, %k1, %c0, %c1, %c2, %c3 rounds 10 : !bp.tile<4x256xui32, vec>
+    ```
+  }];
+  let arguments = (ins Index:$key0, Index:$key1, Index:$counter0,
+                       Index:$counter1, Index:$counter2, Index:$counter3,
+                       I32Attr:$rounds);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = [{
+    $key0 `,` $key1 `,` $counter0 `,` $counter1 `,` $counter2 `,` $counter3 `rounds` $rounds attr-dict `:` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
 def BP_BitcastOp : BP_Op<"bitcast", [Pure, BP_KernelOnly, BP_VectorOp]> {
   let summary = "the bytes of a vec tile read as another element type";
   let description = [{

@@ -8,6 +8,7 @@ from blockpipe.language.ops.vector import VECTOR_KINDS, vector_operand
 from blockpipe.language.types import (
     INDEX,
     INT32,
+    UINT32,
     DType,
     FunctionType,
     MemorySpace,
@@ -97,3 +98,73 @@ def concat(cx, call, src0, src1):
         at = [cx.index_value(0, call.node), cx.index_value(column, call.node)]
         (result,) = cx.create("bp.insert", [part, result] + at, [whole], {}, call.node, call.name)
     return result
+
+
+def _random(
+    cx,
+    call,
+    key0,
+    key1,
+    counter0,
+    counter1,
+    counter2,
+    counter3,
+    shape,
+    valid_shape=None,
+    dtype=None,
+    rounds=10,
+):
+    """A tile of counter-based pseudo-random 32-bit integers, as pypto's
+    `pl.tile.random(key0, key1, counter0, counter1, counter2, counter3,
+    [R, C], dtype=pl.UINT32, rounds=10)`: Philox4x32 with `rounds` rounds
+    (7 or 10); element e (row-major) is word e mod 4 of the block the key
+    (key0, key1) makes of the 128-bit counter (counter0 the lowest word)
+    plus e div 4. The same seeds give the same tile, on every target and
+    in the interpreter.
+
+    Seeds: numbers or integer scalars, each taken modulo 2**32. dtype:
+    pl.UINT32 (the default) or pl.INT32 (the same bits). valid_shape: the
+    part that holds the values (pypto fills only it). pl.random and
+    pl.tensor.random are the same operation. Valid in InCore and AIV
+    functions.
+    """
+    dims = cx.shape_arg(shape, "pl.tile.random's shape")
+    if len(dims) != 2:
+        raise cx.error(shape, f"pl.tile.random makes a 2-D tile, got shape {list(dims)}")
+    kind = UINT32 if dtype is None else cx.static(dtype)
+    if kind not in (UINT32, INT32):
+        raise cx.error(dtype, f"pl.tile.random makes UINT32 or INT32 tiles, got {kind!r}")
+    count = cx.static_int(rounds, "pl.tile.random's rounds") if rounds != 10 else 10
+    if count not in (7, 10):
+        raise cx.error(rounds, f"pl.tile.random runs 7 or 10 rounds, got {count}")
+    seeds = []
+    for node in (key0, key1, counter0, counter1, counter2, counter3):
+        value = cx.expr(node)
+        if isinstance(value, float) or (
+            isinstance(value, Value)
+            and isinstance(value.type, ScalarType)
+            and value.type.dtype.is_float
+        ):
+            raise cx.error(node, "pl.tile.random's seeds must be integers")
+        if isinstance(value, int):
+            value &= 0xFFFFFFFF  # a seed is taken modulo 2**32
+        seeds.append(cx.index_value(value, node))
+    (result,) = cx.create(
+        "bp.random",
+        seeds,
+        [TileType(dims, kind, MemorySpace.Vec)],
+        {"rounds": cx.builder.i32(count)},
+        call.node,
+        call.name,
+    )
+    if valid_shape is None:
+        return result
+    from blockpipe.language import valid_shapes
+    from blockpipe.language.ops.memory import valid_arg
+
+    return valid_shapes.with_valid(result, valid_arg(cx, valid_shape, dims, "pl.tile.random"))
+
+
+tile_random = operation(name="tile.random", kinds=VECTOR_KINDS)(_random)
+tensor_random = operation(name="tensor.random", kinds=VECTOR_KINDS)(_random)
+random = operation(name="random", kinds=VECTOR_KINDS)(_random)

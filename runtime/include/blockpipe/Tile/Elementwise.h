@@ -215,6 +215,18 @@ inline void select(Tile<T, R, C, D> &dst, const Tile<M, R, C, K> &mask,
         compute_t<M>(mask.data[i]) != compute_t<M>(0) ? a.data[i] : fill;
 }
 
+/// Counter-based pseudo-random words (bp.random): element e is
+/// detail::randomWord(e, ...), each seed taken modulo 2**32.
+template <typename T, int64_t R, int64_t C, Space D>
+inline void random(Tile<T, R, C, D> &dst, int64_t key0, int64_t key1,
+                   int64_t counter0, int64_t counter1, int64_t counter2,
+                   int64_t counter3, int32_t rounds) {
+  for (int64_t e = 0; e < R * C; ++e)
+    dst.data[e] = T(detail::randomWord(
+        e, uint32_t(key0), uint32_t(key1), uint32_t(counter0),
+        uint32_t(counter1), uint32_t(counter2), uint32_t(counter3), rounds));
+}
+
 /// start + k (descending: start - k) at column k of every row, wrapping
 /// around at T's width (bp.ci's tile has one row).
 template <typename T, int64_t R, int64_t C, Space D>

@@ -163,6 +163,47 @@ inline float vectorExp(float x) {
 }
 } // namespace detail
 
+namespace detail {
+/// Philox4x32 (Salmon et al., "Parallel random numbers: as easy as 1, 2,
+/// 3"): `rounds` rounds of the counter `ctr` (ctr[0] the lowest word) under
+/// the key (k0, k1), in place. bp.random's generator.
+BP_TILE_HD inline void philox4x32(uint32_t ctr[4], uint32_t k0, uint32_t k1,
+                                  int32_t rounds) {
+  for (int32_t r = 0; r < rounds; ++r) {
+    if (r > 0) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    const uint64_t p0 = uint64_t(0xD2511F53u) * ctr[0];
+    const uint64_t p1 = uint64_t(0xCD9E8D57u) * ctr[2];
+    const uint32_t c1 = ctr[1], c3 = ctr[3];
+    ctr[0] = uint32_t(p1 >> 32) ^ c1 ^ k0;
+    ctr[1] = uint32_t(p1);
+    ctr[2] = uint32_t(p0 >> 32) ^ c3 ^ k1;
+    ctr[3] = uint32_t(p0);
+  }
+}
+
+/// Word `e mod 4` of the Philox block of counter (c0..c3) + e div 4: element
+/// e of a bp.random tile.
+BP_TILE_HD inline uint32_t randomWord(int64_t e, uint32_t k0, uint32_t k1,
+                                      uint32_t c0, uint32_t c1, uint32_t c2,
+                                      uint32_t c3, int32_t rounds) {
+  const uint64_t step = uint64_t(e) / 4;
+  uint32_t ctr[4] = {c0, c1, c2, c3};
+  // The 128-bit add of `step`, word by word with carries.
+  uint64_t sum = uint64_t(ctr[0]) + (step & 0xFFFFFFFFu);
+  ctr[0] = uint32_t(sum);
+  sum = uint64_t(ctr[1]) + (step >> 32) + (sum >> 32);
+  ctr[1] = uint32_t(sum);
+  sum = uint64_t(ctr[2]) + (sum >> 32);
+  ctr[2] = uint32_t(sum);
+  ctr[3] = uint32_t(uint64_t(ctr[3]) + (sum >> 32));
+  philox4x32(ctr, k0, k1, rounds);
+  return ctr[e % 4];
+}
+} // namespace detail
+
 namespace op {
 
 struct Add {

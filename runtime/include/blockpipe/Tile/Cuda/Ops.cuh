@@ -337,6 +337,21 @@ __device__ inline void ci(Tile<T, R, C, D> &dst, int64_t start,
   detail::endWrite(dst);
 }
 
+/// Counter-based pseudo-random words (bp.random), as on the host.
+template <typename T, int64_t R, int64_t C, Space D>
+__device__ inline void
+random(Tile<T, R, C, D> &dst, int64_t key0, int64_t key1, int64_t counter0,
+       int64_t counter1, int64_t counter2, int64_t counter3, int32_t rounds) {
+  detail::beginWrite(dst);
+  detail::forEach<Tile<T, R, C, D>>([&](int64_t i, int64_t e) {
+    dst.set(i, T(detail::randomWord(e, uint32_t(key0), uint32_t(key1),
+                                    uint32_t(counter0), uint32_t(counter1),
+                                    uint32_t(counter2), uint32_t(counter3),
+                                    rounds)));
+  });
+  detail::endWrite(dst);
+}
+
 /// 1 where j <= i + diagonal (lower) or j >= i + diagonal (upper), else 0.
 template <typename T, int64_t R, int64_t C, Space D>
 __device__ inline void tri(Tile<T, R, C, D> &dst, int64_t diagonal,
