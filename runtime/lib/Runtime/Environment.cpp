@@ -13,9 +13,13 @@ namespace blockpipe::runtime {
 
 DeviceOptions deviceOptionsFromEnvironment() {
   DeviceOptions options;
-  if (const char *sanitize = std::getenv("BLOCKPIPE_SANITIZE"))
+  if (const char *sanitize = std::getenv("BLOCKPIPE_SANITIZE")) {
     options.sanitize =
         std::string(sanitize) != "" && std::string(sanitize) != "0";
+    // "pipes": the pipe checks without the race check (a program whose
+    // blocks write one place on purpose).
+    options.checkRaces = std::string(sanitize) != "pipes";
+  }
   if (const char *spin = std::getenv("BLOCKPIPE_SPIN"))
     options.spin = std::string(spin) != "0";
   if (const char *trace = std::getenv("BLOCKPIPE_TRACE")) {

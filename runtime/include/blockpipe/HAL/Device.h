@@ -35,8 +35,11 @@ namespace blockpipe::runtime {
 struct DeviceOptions {
   /// The device's index where several are open (trace lanes, messages).
   int64_t deviceId = 0;
-  /// Check every pipe access against the block's slice of the pipe buffer.
+  /// Check every pipe access against the block's slice of the pipe buffer,
+  /// and (with `checkRaces`) that no two blocks of a launch write one
+  /// element (BLOCKPIPE_SANITIZE=1; =pipes leaves races out).
   bool sanitize = false;
+  bool checkRaces = true;
   /// Non-empty: the device records into the process trace, which is written
   /// there on ProcessTrace::flush() and when the device goes.
   std::string tracePath;

@@ -108,6 +108,7 @@ DeviceImpl::submit(const Kernel &kernel, const LaunchSpec &launchSpec,
       *this, id, kernel, launchSpec, std::move(args),
       launchSpec.sanitize.value_or(options.sanitize));
   launch->self = launch;
+  launch->checkRaces = options.checkRaces;
   launch->onDone = std::move(onDone);
 
   const int32_t subblocks = launchSpec.aivSubblocks;

@@ -44,7 +44,9 @@ struct LaunchState {
   const LaunchSpec spec;
   std::vector<void *> args;
   const bool sanitize;
-  /// With `sanitize`: what each block's stores wrote (bp_note_store).
+  /// With `sanitize` and the device's checkRaces: what each block's stores
+  /// wrote (bp_note_store).
+  bool checkRaces = true;
   WriteTracker writes;
   std::vector<Part> parts;
   std::function<void(const LaunchHandle &)> onDone;

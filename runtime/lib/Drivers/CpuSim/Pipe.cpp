@@ -431,7 +431,7 @@ int32_t noteStore(const bp_block_context *ctx, const char *tensor,
                   int64_t cols, int64_t ld, int64_t elemBytes,
                   const char *where) {
   LaunchState &launch = *refOf(ctx).launch;
-  if (!launch.sanitize)
+  if (!launch.sanitize || !launch.checkRaces)
     return BP_OK;
   std::optional<std::string> race =
       launch.writes.record({tensor ? tensor : "?", base, first, rows, cols, ld,

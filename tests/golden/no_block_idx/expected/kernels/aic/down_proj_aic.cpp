@@ -24,7 +24,7 @@ int32_t down_proj_aic(const bp_block_context *bp_ctx, float *x, float *w,
   const auto &r = b;
   tile::Tile<float, 32, 32, tile::Space::Acc> acc;
   tile::matmul(acc, l, r);
-  BP_CHECK(bp_tpush_at(bp_ctx, 0, BP_PIPE_C2V, acc.data, sizeof(acc.data), "input.mlir:15"));
+  BP_CHECK(bp_tpush_at(bp_ctx, 0, BP_PIPE_C2V, acc.data, sizeof(acc.data), "input.mlir:18"));
   return BP_OK;
 }
 

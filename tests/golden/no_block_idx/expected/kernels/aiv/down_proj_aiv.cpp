@@ -14,12 +14,12 @@ int32_t down_proj_aiv(const bp_block_context *bp_ctx, float *res, float *out,
   BP_CHECK(bp_pipe_init(bp_ctx, /*pipe_id=*/0, __gm_pipe_buffer + 0, BP_PIPE_C2V,
                         /*slot_size=*/4096, /*slot_num=*/8));
   void *acc_slot = nullptr;
-  BP_CHECK(bp_tpop_at(bp_ctx, 0, BP_PIPE_C2V, &acc_slot, "input.mlir:15"));
+  BP_CHECK(bp_tpop_at(bp_ctx, 0, BP_PIPE_C2V, &acc_slot, "input.mlir:18"));
   const auto acc = tile::view<32, 32>(static_cast<const float *>(acc_slot), 32, 0, 0);
   const auto t = tile::view<32, 32>(res, 32, 0, 0);
   tile::binary<tile::op::Add>(tile::window<32, 32>(out, 32, 0, 0), acc, t);
-  BP_CHECK(bp_note_store(bp_ctx, "out", out, out, 32, 32, 32, 4, "input.mlir:19"));
-  BP_CHECK(bp_tfree_at(bp_ctx, 0, BP_PIPE_C2V, "input.mlir:15"));
+  BP_CHECK(bp_note_store(bp_ctx, "out", out, out, 32, 32, 32, 4, "input.mlir:22"));
+  BP_CHECK(bp_tfree_at(bp_ctx, 0, BP_PIPE_C2V, "input.mlir:18"));
   return BP_OK;
 }
 
