@@ -239,17 +239,23 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
               validRegion(op, "valid shape of the store", op.getValid(), type);
         checkWindow(op, "store to", op.getDest(), op.getOffsets(), type,
                     op.getValid());
+        // An atomic add is each element's read-modify-write (store_add).
+        std::string add = op.getAtomicAdd() ? "_add" : "";
         if (op.getValid().empty()) {
-          out.line("tile::store(" + (*w)[0] + ", " + (*w)[3] + ", " + (*w)[1] +
-                   ", " + (*w)[2] + ", " + expr(op.getValue()) + ");");
+          out.line("tile::store" + add + "(" + (*w)[0] + ", " + (*w)[3] + ", " +
+                   (*w)[1] + ", " + (*w)[2] + ", " + expr(op.getValue()) +
+                   ");");
           valid = {std::to_string(type.getRank() == 1 ? 1 : type.getDimSize(0)),
                    std::to_string(type.getDimSize(type.getRank() - 1))};
         } else {
-          out.line("tile::store_partial(" + (*w)[0] + ", " + (*w)[3] + ", " +
-                   (*w)[1] + ", " + (*w)[2] + ", " + expr(op.getValue()) +
-                   ", " + valid.first + ", " + valid.second + ");");
+          out.line("tile::store_partial" + add + "(" + (*w)[0] + ", " +
+                   (*w)[3] + ", " + (*w)[1] + ", " + (*w)[2] + ", " +
+                   expr(op.getValue()) + ", " + valid.first + ", " +
+                   valid.second + ");");
         }
-        noteStore(op, *w, valid.first, valid.second);
+        // Blocks adding into one element do not race.
+        if (!op.getAtomicAdd())
+          noteStore(op, *w, valid.first, valid.second);
         aliasTensor(op.getResult(), op.getDest());
         return success();
       })
@@ -353,6 +359,28 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
                  std::to_string(op.getRounds()) + ");");
         return success();
       })
+      .Case([&](bp::Sort32Op op) {
+        std::string name = declareTile(op, "sorted");
+        out.line("tile::sort32(" + name + ", " + expr(op.getSrc()) + ", " +
+                 expr(op.getIdx()) + ");");
+        return success();
+      })
+      .Case([&](bp::MrgsortOp op) {
+        std::string blockLen = expr(op.getBlockLen());
+        if (bp::isCheckedAtRunTime(
+                op, op.getBlockLenMutable().getOperandNumber())) {
+          std::string what = "mrgsort";
+          if (std::optional<std::string> line = userLine(op->getLoc()))
+            what += " at " + *line;
+          checkAtRunTime(
+              "BP_CHECK(bp_require(" + ctx() + ", " + blockLen + " > 0, \"" +
+              escapeCppString(what + ": block_len must be positive") + "\"));");
+        }
+        std::string name = declareTile(op, "merged");
+        out.line("tile::mrgsort(" + name + ", " + expr(op.getSrc()) + ", " +
+                 blockLen + ");");
+        return success();
+      })
       .Case([&](bp::BitcastOp op) {
         std::string name = declareTile(op, "bits");
         out.line("tile::bitcast(" + name + ", " + expr(op.getSource()) + ");");
@@ -444,7 +472,11 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
       })
       .Case([&](bp::MatmulOp op) {
         std::string lhs = expr(op.getLhs()), rhs = expr(op.getRhs());
-        const char *suffix = op.getTransposeRhs() ? "_transposed" : "";
+        // The tile library's name for the operands' orientation.
+        const char *suffix = op.getTransposeLhs()
+                                 ? (op.getTransposeRhs() ? "_both_transposed"
+                                                         : "_lhs_transposed")
+                                 : (op.getTransposeRhs() ? "_transposed" : "");
         if (Value acc = op.getAcc()) {
           // An accumulator that dies here (its only use, in the same block:
           // not re-read by a later iteration) is accumulated in place, so a

@@ -11,18 +11,28 @@ using namespace mlir::bp;
 // Cube compute
 //===----------------------------------------------------------------------===//
 
-/// Whether a matmul being built reads its rhs transposed: from its
+/// Which operands a matmul being built reads transposed: from its
 /// properties, or from its attributes when a builder gives those.
+struct Transposed {
+  bool lhs, rhs;
+};
 template <typename Properties>
-static bool isTransposed(DictionaryAttr attributes,
-                         OpaqueProperties properties) {
+static Transposed transposedOperands(DictionaryAttr attributes,
+                                     OpaqueProperties properties) {
   if (auto *props = properties.as<Properties *>())
-    return bool(props->transpose_rhs);
-  return attributes && bool(attributes.get("transpose_rhs"));
+    return {bool(props->transpose_lhs), bool(props->transpose_rhs)};
+  return {attributes && bool(attributes.get("transpose_lhs")),
+          attributes && bool(attributes.get("transpose_rhs"))};
 }
 
-/// lhs (MxK) x rhs (KxN): an MxN acc tile of the accumulator type; left to
-/// the verifier when the operands are not 2-D tiles.
+/// " (transposed)" after an operand read transposed.
+static const char *transposedNote(bool transposed) {
+  return transposed ? " (transposed)" : "";
+}
+
+/// lhs (MxK, or KxM transposed) x rhs (KxN, or NxK transposed): an MxN acc tile
+/// of the accumulator type; left to the verifier when the operands are not 2-D
+/// tiles.
 LogicalResult
 MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                            ValueRange operands, DictionaryAttr attributes,
@@ -30,7 +40,8 @@ MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                            SmallVectorImpl<Type> &results) {
   auto lhs = dyn_cast<TileType>(operands[0].getType());
   auto rhs = dyn_cast<TileType>(operands[1].getType());
-  bool transposed = isTransposed<Properties>(attributes, properties);
+  Transposed transposed =
+      transposedOperands<Properties>(attributes, properties);
   if (lhs && rhs && (lhs.hasUnknownType() || rhs.hasUnknownType())) {
     // Typed by bp-infer-pipe-types.
     results.push_back(TileType::get(lhs.getContext(), MemorySpace::Acc));
@@ -39,8 +50,8 @@ MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
   if (!lhs || !rhs || lhs.getRank() != 2 || rhs.getRank() != 2)
     return emitOptionalError(location, "'", getOperationName(),
                              "' op operands and result must be 2-D tiles");
-  SmallVector<int64_t> shape = {lhs.getDimSize(0),
-                                rhs.getDimSize(transposed ? 0 : 1)};
+  SmallVector<int64_t> shape = {lhs.getDimSize(transposed.lhs ? 1 : 0),
+                                rhs.getDimSize(transposed.rhs ? 0 : 1)};
   results.push_back(TileType::get(
       shape, getMatmulAccumulatorType(lhs.getElementType()), MemorySpace::Acc));
   return success();
@@ -72,13 +83,15 @@ LogicalResult MatmulOp::verify() {
     return success(); // checked again once bp-infer-pipe-types types them
   if (lhs.getRank() != 2 || rhs.getRank() != 2 || result.getRank() != 2)
     return emitOpError("operands and result must be 2-D tiles");
+  int64_t lhsInner = getTransposeLhs() ? 0 : 1;
   int64_t rhsInner = getTransposeRhs() ? 1 : 0;
-  if (lhs.getDimSize(1) != rhs.getDimSize(rhsInner))
+  if (lhs.getDimSize(lhsInner) != rhs.getDimSize(rhsInner))
     return emitOpError() << "inner dimensions differ: lhs is "
-                         << formatShape(lhs.getShape()) << ", rhs is "
+                         << formatShape(lhs.getShape())
+                         << transposedNote(getTransposeLhs()) << ", rhs is "
                          << formatShape(rhs.getShape())
-                         << (getTransposeRhs() ? " (transposed)" : "");
-  SmallVector<int64_t> expected = {lhs.getDimSize(0),
+                         << transposedNote(getTransposeRhs());
+  SmallVector<int64_t> expected = {lhs.getDimSize(1 - lhsInner),
                                    rhs.getDimSize(1 - rhsInner)};
   if (result.getShape() != ArrayRef<int64_t>(expected))
     return emitOpError() << "result must be " << formatShape(expected)
@@ -114,17 +127,19 @@ static std::string listOf(ArrayRef<int64_t> shape) {
 
 /// The result shape of a batch matmul, or why there is none.
 static std::variant<SmallVector<int64_t>, std::string>
-batchMatmulShape(TileType lhs, TileType rhs, bool transposed) {
+batchMatmulShape(TileType lhs, TileType rhs, Transposed transposed) {
   if (lhs.getRank() < 2 || rhs.getRank() < 2)
     return std::string("operands must have 2 or more dimensions, got ") +
            listOf(lhs.getShape()) + " and " + listOf(rhs.getShape());
   ArrayRef<int64_t> l = lhs.getShape(), r = rhs.getShape();
-  int64_t k = l[l.size() - 1];
-  int64_t rk = r[r.size() - (transposed ? 1 : 2)];
-  int64_t n = r[r.size() - (transposed ? 2 : 1)];
+  int64_t m = l[l.size() - (transposed.lhs ? 1 : 2)];
+  int64_t k = l[l.size() - (transposed.lhs ? 2 : 1)];
+  int64_t rk = r[r.size() - (transposed.rhs ? 1 : 2)];
+  int64_t n = r[r.size() - (transposed.rhs ? 2 : 1)];
   if (k != rk)
-    return "inner dimensions differ: lhs is " + listOf(l) + ", rhs is " +
-           listOf(r) + (transposed ? " (transposed)" : "");
+    return "inner dimensions differ: lhs is " + listOf(l) +
+           transposedNote(transposed.lhs) + ", rhs is " + listOf(r) +
+           transposedNote(transposed.rhs);
   ArrayRef<int64_t> lb = l.drop_back(2), rb = r.drop_back(2);
   size_t batchRank = std::max(lb.size(), rb.size());
   SmallVector<int64_t> shape(batchRank, 1);
@@ -136,7 +151,7 @@ batchMatmulShape(TileType lhs, TileType rhs, bool transposed) {
              " do not broadcast";
     shape[batchRank - 1 - i] = std::max(a, b);
   }
-  shape.push_back(l[l.size() - 2]);
+  shape.push_back(m);
   shape.push_back(n);
   return shape;
 }
@@ -148,7 +163,8 @@ BatchMatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
                                 SmallVectorImpl<Type> &results) {
   auto lhs = dyn_cast<TileType>(operands[0].getType());
   auto rhs = dyn_cast<TileType>(operands[1].getType());
-  bool transposed = isTransposed<Properties>(attributes, properties);
+  Transposed transposed =
+      transposedOperands<Properties>(attributes, properties);
   if (!lhs || !rhs || lhs.hasUnknownType() || rhs.hasUnknownType())
     return emitOptionalError(location, "'", getOperationName(),
                              "' op operands must be typed tiles");
@@ -182,7 +198,8 @@ LogicalResult BatchMatmulOp::verify() {
     return emitOpError() << "operand element types differ: "
                          << lhs.getElementType() << " and "
                          << rhs.getElementType();
-  auto shape = batchMatmulShape(lhs, rhs, getTransposeRhs());
+  auto shape =
+      batchMatmulShape(lhs, rhs, {getTransposeLhs(), getTransposeRhs()});
   if (auto *why = std::get_if<std::string>(&shape))
     return emitOpError() << *why;
   TileType expected = TileType::get(

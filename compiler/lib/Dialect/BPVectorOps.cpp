@@ -144,6 +144,48 @@ LogicalResult RandomOp::verify() {
   return success();
 }
 
+LogicalResult Sort32Op::verify() {
+  auto src = cast<TileType>(getSrc().getType());
+  auto idx = cast<TileType>(getIdx().getType());
+  TileType result = getResult().getType();
+  if (failed(verifyVecTile(*this, src, "src")) ||
+      failed(verifyVecTile(*this, idx, "idx")) ||
+      failed(verifyVecTile(*this, result, "result")))
+    return failure();
+  if (src.hasUnknownType() || idx.hasUnknownType() || result.hasUnknownType())
+    return success();
+  if (src.getRank() != 2 || !src.getElementType().isF32())
+    return emitOpError() << "sorts a 2-D tile of f32, got " << src;
+  auto index = dyn_cast<IntegerType>(idx.getElementType());
+  if (idx.getShape() != src.getShape() || !index || index.getWidth() != 32)
+    return emitOpError() << "takes an index tile of 32-bit integers shaped as "
+                            "the values, got "
+                         << idx;
+  SmallVector<int64_t> pairs = {src.getDimSize(0), 2 * src.getDimSize(1)};
+  if (result.getShape() != ArrayRef<int64_t>(pairs) ||
+      !result.getElementType().isF32())
+    return emitOpError() << "result must be " << formatShape(pairs)
+                         << " of f32 (a pair per value), got " << result;
+  return success();
+}
+
+LogicalResult MrgsortOp::verify() {
+  auto src = cast<TileType>(getSrc().getType());
+  if (failed(verifyVecTile(*this, src, "src")))
+    return failure();
+  if (src.hasUnknownType())
+    return success();
+  if (src.getRank() != 2 || !src.getElementType().isF32() ||
+      src.getDimSize(1) % 2 != 0)
+    return emitOpError() << "merges rows of (value, index) pairs: a 2-D f32 "
+                            "tile of an even number of columns, got "
+                         << src;
+  if (std::optional<int64_t> length = getConstantIntValue(getBlockLen());
+      length && *length <= 0)
+    return emitOpError() << "block_len must be positive, got " << *length;
+  return success();
+}
+
 LogicalResult BitcastOp::verify() {
   auto source = cast<TileType>(getSource().getType());
   auto result = cast<TileType>(getResult().getType());

@@ -219,11 +219,12 @@ LogicalResult expandBatchMatmul(BatchMatmulOp matmul) {
         };
         Value l = operand(*lhs), r = operand(*rhs);
         Value product = b.create<MatmulOp>(loc, productType, l, r, Value(),
-                                           matmul.getTransposeRhs());
+                                           matmul.getTransposeRhs(),
+                                           matmul.getTransposeLhs());
         return b.create<StoreOp>(store.getLoc(), product, dest,
                                  shifted(b, store.getLoc(), store.getOffsets(),
                                          resultType.getRank(), indices),
-                                 ValueRange{});
+                                 ValueRange{}, store.getAtomicAdd());
       });
   store.getResult().replaceAllUsesWith(stored);
   store.erase();
@@ -318,7 +319,7 @@ LogicalResult expandStore(StoreOp store, TileType shape) {
         return b.create<StoreOp>(
             loc, part, dest,
             shifted(b, loc, store.getOffsets(), shape.getRank(), indices),
-            ValueRange{});
+            ValueRange{}, store.getAtomicAdd());
       });
   store.getResult().replaceAllUsesWith(stored);
   store.erase();
@@ -350,7 +351,8 @@ LogicalResult flattenKernel(func::FuncOp func) {
       OpBuilder b(matmul);
       Value product = b.create<MatmulOp>(
           matmul.getLoc(), matmul.getResult().getType(), matmul.getLhs(),
-          matmul.getRhs(), Value(), matmul.getTransposeRhs());
+          matmul.getRhs(), Value(), matmul.getTransposeRhs(),
+          matmul.getTransposeLhs());
       matmul.getResult().replaceAllUsesWith(product);
       matmul.erase();
       continue;

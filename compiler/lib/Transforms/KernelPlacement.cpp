@@ -92,6 +92,8 @@ LoadForm mlir::bp::loadFormOf(bp::LoadOp load) {
   if (!use->lhs)
     return use->matmul.getTransposeRhs() ? LoadForm::Tile
                                          : LoadForm::RightPanels;
+  if (use->matmul.getTransposeLhs())
+    return LoadForm::Tile;
   return noWriteBetween(load, use->matmul) ? LoadForm::InPlace : LoadForm::Tile;
 }
 
@@ -168,7 +170,8 @@ StoreOp mlir::bp::storeInPlace(Operation *op) {
     return {};
   auto store = llvm::dyn_cast<StoreOp>(*op->getResult(0).getUsers().begin());
   if (!store || store->getBlock() != op->getBlock() ||
-      store.getValue() != op->getResult(0) || !store.getValid().empty())
+      store.getValue() != op->getResult(0) || !store.getValid().empty() ||
+      store.getAtomicAdd())
     return {};
   for (Value operand : store->getOperands()) {
     Operation *def = operand.getDefiningOp();

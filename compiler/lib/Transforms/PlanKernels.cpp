@@ -152,6 +152,10 @@ public:
               !ranges.provablyNonZero(div->getOperand(1)))
             check(1);
         })
+        .Case([&](MrgsortOp merge) {
+          if (!provenWithin(merge.getBlockLen(), 1, INT64_MAX))
+            check(merge.getBlockLenMutable().getOperandNumber());
+        })
         .Case([&](scf::ForOp loop) {
           // A step that is not positive would loop forever or run past the
           // bounds.

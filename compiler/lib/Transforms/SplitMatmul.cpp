@@ -154,7 +154,8 @@ std::pair<Value, Value> MatmulSplitter::chunkOperands(OpBuilder &b, Value k0,
                         resized(operand.move.getResult().getType()), chunk)
         .getResult();
   };
-  Value l = load(lhs, Value(), k0, M, split.k);
+  Value l = matmul.getTransposeLhs() ? load(lhs, k0, Value(), split.k, M)
+                                     : load(lhs, Value(), k0, M, split.k);
   Value r = matmul.getTransposeRhs() ? load(rhs, n0, k0, split.n, split.k)
                                      : load(rhs, k0, n0, split.k, split.n);
   return {l, r};
@@ -168,7 +169,8 @@ Value MatmulSplitter::chain(OpBuilder &b, Value n0, Split split, Value acc) {
   auto product = [&](OpBuilder &b, Value k0, Value acc) -> Value {
     auto [l, r] = chunkOperands(b, k0, n0, split);
     return b.create<MatmulOp>(loc, chunkType, l, r, acc,
-                              matmul.getTransposeRhs());
+                              matmul.getTransposeRhs(),
+                              matmul.getTransposeLhs());
   };
   if (split.k == K)
     return product(b, Value(), acc);
@@ -198,8 +200,8 @@ void MatmulSplitter::run() {
   if (c.hasUnknownType() || l.hasUnknownType() || r.hasUnknownType() ||
       l.getRank() != 2 || r.getRank() != 2)
     return;
-  M = l.getDimSize(0);
-  K = l.getDimSize(1);
+  M = l.getDimSize(matmul.getTransposeLhs() ? 1 : 0);
+  K = l.getDimSize(matmul.getTransposeLhs() ? 0 : 1);
   N = c.getDimSize(1);
   std::optional<int64_t> left = target.getLocalMemory("left");
   std::optional<int64_t> right = target.getLocalMemory("right");
@@ -248,9 +250,9 @@ void MatmulSplitter::run() {
           Value product = chain(b, n0, *split, Value());
           SmallVector<Value> offsets(store.getOffsets());
           offsets.back() = offsetBy(b, offsets.back(), n0);
-          Value stored =
-              b.create<StoreOp>(loc, store.getDest().getType(), product,
-                                carried.front(), offsets, ValueRange{});
+          Value stored = b.create<StoreOp>(loc, store.getDest().getType(),
+                                           product, carried.front(), offsets,
+                                           ValueRange{}, store.getAtomicAdd());
           b.create<scf::YieldOp>(loc, stored);
         });
     store.getResult().replaceAllUsesWith(loop.getResult(0));

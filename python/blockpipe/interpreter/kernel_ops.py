@@ -159,16 +159,43 @@ def load(tensor, offsets, shapes, valid_shape=None, target_memory=None, clamp=Fa
 
 
 @implements("store", "tile.store")
-def store(tile, offsets, output=None, shapes=None, output_tensor=None):
+def store(tile, offsets, output=None, shapes=None, output_tensor=None, atomic=None):
     out = output if output is not None else output_tensor
+    return _write(out, tile, offsets, atomic)
+
+
+@implements("assemble", "tile.assemble")
+def assemble(target, source, offset, atomic=None):
+    if isinstance(target, Tile):  # a tile into a tile
+        whole = np.array(target)
+        part = np.asarray(source)
+        at = _ints(offset, "pl.assemble's offset")
+        whole[tuple(slice(o, o + n) for o, n in zip(at, part.shape))] = part
+        return as_tile(whole)
+    return _write(target, source, offset, atomic)
+
+
+def _write(out, tile, offsets, atomic):
+    """`tile` stored into `out` at `offsets` (added, with atomic=Add)."""
     offsets = _ints(offsets, "pl.store's offsets")
     value = np.asarray(tile)
     region = getattr(tile, "valid", None) or value.shape
     value = value[tuple(slice(0, r) for r in region)]
     # A tile whose leading sizes of 1 were dropped writes a window with them.
     extent = (1,) * (out.ndim - value.ndim) + tuple(region)
-    out[_window(out, offsets, extent, "pl.store")] = value.reshape(extent).astype(out.dtype)
+    window = _window(out, offsets, extent, "pl.store")
+    value = value.reshape(extent).astype(out.dtype)
+    if atomic is not None and int(atomic) == 1:  # pl.AtomicType.Add
+        out[window] = (out[window] + value).astype(out.dtype)
+    else:
+        out[window] = value
     return out
+
+
+@implements("tile.transpose_view")
+def transpose_view(tile):
+    # The view's data is the transpose; a matmul reads it as given.
+    return as_tile(np.swapaxes(np.asarray(tile), -1, -2))
 
 
 @implements("move", "tile.move")

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
-from blockpipe.interpreter import gather_ops, kernel_ops  # noqa: F401 - gather_ops fills IMPLS
+from blockpipe.interpreter import gather_ops, kernel_ops, sort_ops  # noqa: F401 - they fill IMPLS
 from blockpipe.interpreter.state import (
     RUNNING,
     Running,
@@ -33,12 +33,20 @@ KERNELS = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV, FunctionType
 def run_op(op: Op, args: tuple, kwargs: dict):
     """Runs the DSL operation `op` on NumPy: what `pl.X(...)` does while a
     program is interpreted."""
+    impl = kernel_ops.IMPLS.get(op.qualname) or ORCHESTRATION_OPS.get(op.qualname)
+    if op.qualname in _AS_WRITTEN:
+        # Spellings the compiler rewrites before it reads them (a loop's
+        # init_values=) run here as the user wrote them.
+        try:
+            inspect.signature(impl).bind(*args, **kwargs)
+        except TypeError as error:
+            raise misuse(f"pl.{op.qualname}: {error}") from None
+        return impl(*args, **kwargs)
     try:
         bound = op.signature.bind(*args, **kwargs)
     except TypeError as error:
         raise misuse(f"pl.{op.qualname}: {error}") from None
     bound.apply_defaults()
-    impl = kernel_ops.IMPLS.get(op.qualname) or ORCHESTRATION_OPS.get(op.qualname)
     if impl is None:
         raise unsupported(f"pl.{op.qualname}")
     now = running()
@@ -86,11 +94,44 @@ class _Spmd:
 
 
 def _loop(start, stop=None, step=None, init_values=None, stage=None):
-    if init_values is not None:
-        raise unsupported("a loop with init_values= (pl.yield_)")
     if stop is None:
         start, stop = 0, start
-    return range(int(start), int(stop), 1 if step is None else int(step))
+    indices = range(int(start), int(stop), 1 if step is None else int(step))
+    if init_values is not None:
+        return _Carried(indices, tuple(init_values))
+    return indices
+
+
+_CARRIED = threading.local()
+_AS_WRITTEN = ("range", "parallel", "pipeline")
+
+
+class _Carried:
+    """`for i, (a, b) in pl.range(n, init_values=(x, y))`: each iteration
+    sees the values the previous one gave pl.yield_ (the last statement
+    of the body; a yield in an if before it is overridden by it)."""
+
+    def __init__(self, indices, values: tuple):
+        self.indices, self.values = indices, values
+
+    def __iter__(self):
+        stack = _CARRIED.__dict__.setdefault("stack", [])
+        stack.append(self)
+        try:
+            for i in self.indices:
+                yield i, self.values
+        finally:
+            stack.pop()
+
+
+def carry(values: tuple):
+    """pl.yield_(*values) while interpreting: the next iteration's values
+    of the innermost loop that carries some; returned as the names it
+    assigns receive them."""
+    stack = getattr(_CARRIED, "stack", [])
+    if stack:
+        stack[-1].values = tuple(values)
+    return values[0] if len(values) == 1 else tuple(values)
 
 
 def _at(level=None, role=None, optimizations=None, **_):

@@ -28,6 +28,7 @@ from blockpipe.language.types import (  # noqa: F401 - re-exported as pl.<name>
     UINT8,
     UINT16,
     UINT32,
+    AtomicType,
     DType,
     FunctionType,
     InOut,

@@ -31,6 +31,11 @@ class Arithmetic:
         ast.Mult: "arith.muli",
         ast.FloorDiv: "arith.floordivsi",
         ast.Mod: "arith.remsi",  # then given the divisor's sign, as in Python
+        ast.LShift: "arith.shli",
+        ast.RShift: "arith.shrsi",
+        ast.BitAnd: "arith.andi",
+        ast.BitOr: "arith.ori",
+        ast.BitXor: "arith.xori",
     }
 
     _FLOAT_BINOPS = {

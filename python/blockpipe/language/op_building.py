@@ -76,7 +76,7 @@ class OpBuilding:
             raise self.error(
                 node,
                 f"{what} cannot be a pl.tile.transpose_view: a transposed view is only moved "
-                "to Right memory and multiplied as pl.matmul's right operand (pl.transpose "
+                "to Left or Right memory and multiplied as a pl.matmul operand (pl.transpose "
                 "transposes a Vec tile's data)",
             )
         if not (isinstance(value, Value) and isinstance(value.type, TileType)):

@@ -74,6 +74,12 @@ def yield_(*values):
     names it assigns hold the loop's results after it), or the value a
     branch of an if gives the name it assigns (`r = pl.yield_(v)` there is
     `r = v`)."""
+    from blockpipe.language.ops import INTERPRETER
+
+    if INTERPRETER.get() is not None:  # BLOCKPIPE_INTERPRET: run as written
+        from blockpipe.interpreter.runner import carry
+
+        return carry(values)
     _outside("yield_")
 
 

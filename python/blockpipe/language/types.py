@@ -230,6 +230,15 @@ class MemRef:
         return self  # any slot: the same hint
 
 
+class AtomicType(enum.IntEnum):
+    """How pl.store and pl.assemble write GM (`atomic=`): None_ overwrites,
+    Add adds each element into the one there as one atomic
+    read-modify-write (blocks of a launch may add into the same elements)."""
+
+    None_ = 0
+    Add = 1
+
+
 class MaskPattern(enum.IntEnum):
     """pypto's column patterns for the mask form of pl.tensor.gather: read
     right to left, bit k selects column k of every group of 2 or 4 (P0101

@@ -35,9 +35,9 @@ class Value:
 @dataclass(frozen=True)
 class TransposedView:
     """`pl.tile.transpose_view(t)`: the Mat tile `t` ([N, K]) read as its
-    transpose ([K, N]) without moving data. It may be moved to Right memory
-    (still a view) and be a matmul's right operand, which then multiplies by
-    `t` transposed (`b_trans`); nothing else reads it."""
+    transpose ([K, N]) without moving data. It may be moved to Left or
+    Right memory (still a view) and be a matmul's operand, which then reads
+    `t` transposed (`a_trans` / `b_trans`); nothing else reads it."""
 
     tile: Value
 

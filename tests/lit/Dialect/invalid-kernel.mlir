@@ -603,3 +603,44 @@ func.func @random_dtype(%s: index) attributes {bp.kind = #bp<kind aiv>} {
   %r = bp.random %s, %s, %s, %s, %s, %s rounds 10 : !bp.tile<4x16xf32, vec>
   return
 }
+
+// -----
+
+func.func @sort32_index_type(%v: !bp.tile<8x32xf32, vec>, %i: !bp.tile<8x32xf32, vec>) attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{takes an index tile of 32-bit integers shaped as the values}}
+  %s = bp.sort32 %v, %i : !bp.tile<8x32xf32, vec>, !bp.tile<8x32xf32, vec> -> !bp.tile<8x64xf32, vec>
+  return
+}
+
+// -----
+
+func.func @sort32_result(%v: !bp.tile<8x32xf32, vec>, %i: !bp.tile<8x32xui32, vec>) attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{result must be 8x64 of f32 (a pair per value)}}
+  %s = bp.sort32 %v, %i : !bp.tile<8x32xf32, vec>, !bp.tile<8x32xui32, vec> -> !bp.tile<8x32xf32, vec>
+  return
+}
+
+// -----
+
+func.func @mrgsort_block_len(%p: !bp.tile<1x64xf32, vec>) attributes {bp.kind = #bp<kind aiv>} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{block_len must be positive, got 0}}
+  %m = bp.mrgsort %p block_len %c0 : !bp.tile<1x64xf32, vec>
+  return
+}
+
+// -----
+
+func.func @mrgsort_odd_columns(%p: !bp.tile<1x63xf32, vec>, %n: index) attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{merges rows of (value, index) pairs}}
+  %m = bp.mrgsort %p block_len %n : !bp.tile<1x63xf32, vec>
+  return
+}
+
+// -----
+
+func.func @matmul_transposed_lhs_inner(%a: !bp.tile<32x64xf16, left>, %b: !bp.tile<64x32xf16, right>) attributes {bp.kind = #bp<kind aic>} {
+  // expected-error @+1 {{inner dimensions differ: lhs is 32x64 (transposed), rhs is 64x32}}
+  %c = bp.matmul %a transposed, %b : !bp.tile<32x64xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<64x32xf32, acc>
+  return
+}

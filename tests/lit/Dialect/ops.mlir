@@ -82,6 +82,11 @@ func.func @vector_ops(%x: !bp.tensor<64x16xf32>, %y: !bp.tensor<?x16xf16>,
   %picked = bp.gather elements %sum0[%lo] check : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xi32, vec> -> !bp.tile<16x16xf32, vec>
   // CHECK: bp.bitcast %{{.*}} : !bp.tile<16x16xf32, vec> -> !bp.tile<16x32xi16, vec>
   %halves = bp.bitcast %sum0 : !bp.tile<16x16xf32, vec> -> !bp.tile<16x32xi16, vec>
+  // CHECK: bp.sort32 %{{.*}}, %{{.*}} : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xi32, vec> -> !bp.tile<16x32xf32, vec>
+  %pairs = bp.sort32 %sum0, %lo : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xi32, vec> -> !bp.tile<16x32xf32, vec>
+  // CHECK: bp.mrgsort %{{.*}} block_len %{{.*}} : !bp.tile<16x32xf32, vec>
+  %len = arith.constant 64 : index
+  %merged = bp.mrgsort %pairs block_len %len : !bp.tile<16x32xf32, vec>
   %ninf = arith.constant -1.0e30 : f32
   // CHECK: bp.select %{{.*}}, %{{.*}}, %{{.*}} : !bp.tile<16x16xi32, vec>, !bp.tile<16x16xf32, vec>, f32
   %sel = bp.select %lo, %sum0, %ninf : !bp.tile<16x16xi32, vec>, !bp.tile<16x16xf32, vec>, f32
@@ -131,6 +136,11 @@ func.func @cube_ops(%a: !bp.tensor<32x64xf16>, %b: !bp.tensor<64x32xf16>,
   // CHECK: bp.matmul %{{.*}}, %{{.*}} transposed : !bp.tile<32x64xf16, left>, !bp.tile<32x64xf16, right> -> !bp.tile<32x32xf16, acc>
   %rt = bp.load %a[%c0, %c0] : !bp.tensor<32x64xf16> -> !bp.tile<32x64xf16, right>
   %tr16 = bp.matmul %l, %rt transposed : !bp.tile<32x64xf16, left>, !bp.tile<32x64xf16, right> -> !bp.tile<32x32xf16, acc>
+  // CHECK: bp.matmul %{{.*}} transposed, %{{.*}} : !bp.tile<64x32xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xf32, acc>
+  %lt16 = bp.load %b[%c0, %c0] : !bp.tensor<64x32xf16> -> !bp.tile<64x32xf16, left>
+  %tl = bp.matmul %lt16 transposed, %r : !bp.tile<64x32xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xf32, acc>
+  // CHECK: bp.store %{{.*}} atomic_add : !bp.tile<32x32xf32, acc>, !bp.tensor<32x32xf32>
+  %added = bp.store %tl, %c[%c0, %c0] atomic_add : !bp.tile<32x32xf32, acc>, !bp.tensor<32x32xf32>
   // CHECK: bp.move %{{.*}} : !bp.tile<32x32xf32, acc> -> !bp.tile<32x32xf32, mat>
   %m = bp.move %acc2 : !bp.tile<32x32xf32, acc> -> !bp.tile<32x32xf32, mat>
   // CHECK: bp.store %{{.*}} : !bp.tile<32x32xf32, acc>, !bp.tensor<32x32xf32>

@@ -11,21 +11,23 @@ def BP_MatmulOp : BP_Op<"matmul", [Pure, BP_KernelOnly, BP_CubeOp,
                                    BP_InferResultType]> {
   let summary = "tile matrix product on the cube unit";
   let description = [{
-    `result = lhs x rhs (+ acc)` with lhs in `left` (MxK), rhs in `right`
-    (KxN, or NxK with `transposed`: lhs x rhs^T) and the result in `acc`
-    (MxN). Float inputs accumulate in f32, integer inputs in i32.
+    `result = lhs x rhs (+ acc)` with lhs in `left` (MxK, or KxM with
+    `transposed` after it: lhs^T x rhs), rhs in `right` (KxN, or NxK with
+    `transposed` after it: lhs x rhs^T) and the result in `acc` (MxN). Float
+    inputs accumulate in f32, integer inputs in i32.
 
     ```mlir
     %c = bp.matmul %a, %b : !bp.tile<32x64xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xf32, acc>
     %t = bp.matmul %a, %bt transposed : !bp.tile<32x64xf16, left>, !bp.tile<32x64xf16, right> -> !bp.tile<32x32xf32, acc>
+    %u = bp.matmul %at transposed, %b : !bp.tile<64x32xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xf32, acc>
     %d = bp.matmul %a, %b acc(%c : !bp.tile<32x32xf32, acc>) : !bp.tile<32x64xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<32x32xf32, acc>
     ```
   }];
   let arguments = (ins BP_Tile:$lhs, BP_Tile:$rhs, Optional<BP_Tile>:$acc,
-                       UnitAttr:$transpose_rhs);
+                       UnitAttr:$transpose_rhs, UnitAttr:$transpose_lhs);
   let results = (outs BP_Tile:$result);
   let assemblyFormat = [{
-    $lhs `,` $rhs (`transposed` $transpose_rhs^)? (`acc` `(` $acc^ `:` qualified(type($acc)) `)`)? attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))
+    $lhs (`transposed` $transpose_lhs^)? `,` $rhs (`transposed` $transpose_rhs^)? (`acc` `(` $acc^ `:` qualified(type($acc)) `)`)? attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))
     `->` qualified(type($result))
   }];
   let hasVerifier = 1;
@@ -37,8 +39,8 @@ def BP_BatchMatmulOp : BP_Op<"batch_matmul", [Pure, BP_KernelOnly, BP_CubeOp,
   let summary = "matrix products of the trailing two dimensions, per batch";
   let description = [{
     `result[..., :, :] = lhs[..., :, :] x rhs[..., :, :]`: lhs `[..., M, K]`
-    in `left`, rhs `[..., K, N]` in `right` (`[..., N, K]` with
-    `transposed`), the result `[..., M, N]` in `acc`. The leading (batch)
+    in `left` (`[..., K, M]` with `transposed` after it), rhs `[..., K, N]`
+    in `right` (`[..., N, K]` with `transposed` after it), the result `[..., M, N]` in `acc`. The leading (batch)
     dimensions broadcast as NumPy's do: aligned from the right, a size 1
     against any size, a missing one as 1. Float inputs accumulate in f32,
     integer inputs in i32.
@@ -51,10 +53,11 @@ def BP_BatchMatmulOp : BP_Op<"batch_matmul", [Pure, BP_KernelOnly, BP_CubeOp,
     %c = bp.batch_matmul %a, %b : !bp.tile<4x32x64xf16, left>, !bp.tile<4x64x32xf16, right> -> !bp.tile<4x32x32xf32, acc>
     ```
   }];
-  let arguments = (ins BP_Tile:$lhs, BP_Tile:$rhs, UnitAttr:$transpose_rhs);
+  let arguments = (ins BP_Tile:$lhs, BP_Tile:$rhs, UnitAttr:$transpose_rhs,
+                       UnitAttr:$transpose_lhs);
   let results = (outs BP_Tile:$result);
   let assemblyFormat = [{
-    $lhs `,` $rhs (`transposed` $transpose_rhs^)? attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))
+    $lhs (`transposed` $transpose_lhs^)? `,` $rhs (`transposed` $transpose_rhs^)? attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))
     `->` qualified(type($result))
   }];
   let hasVerifier = 1;

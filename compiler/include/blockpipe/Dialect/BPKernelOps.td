@@ -130,16 +130,23 @@ def BP_StoreOp : BP_Op<"store", [BP_KernelOnly, MemoryEffects<[MemWrite]>,
     leading `valid` rows and columns are written (its valid region); the
     rest of the window is left as it was.
 
+    With `atomic_add`, each element is added to the one in the window, as
+    one atomic read-modify-write per element (pypto's
+    `atomic=pl.AtomicType.Add`): blocks of a launch may add into the same
+    elements, in any order.
+
     ```mlir
     %o = bp.store %y, %out[%row, %c0] : !bp.tile<32x32xf32, vec>, !bp.tensor<128x32xf32>
     %p = bp.store %y, %out[%row, %c0] valid [%rows, %cols] : !bp.tile<32x32xf32, vec>, !bp.tensor<128x32xf32>
+    %q = bp.store %y, %out[%c0, %c0] atomic_add : !bp.tile<32x32xf32, vec>, !bp.tensor<128x32xf32>
     ```
   }];
   let arguments = (ins BP_Tile:$value, BP_GMTensor:$dest,
-                       Variadic<Index>:$offsets, Variadic<Index>:$valid);
+                       Variadic<Index>:$offsets, Variadic<Index>:$valid,
+                       UnitAttr:$atomic_add);
   let results = (outs BP_GMTensor:$result);
   let assemblyFormat = [{
-    $value `,` $dest `[` $offsets `]` (`valid` `[` $valid^ `]`)? attr-dict `:` qualified(type($value)) `,` qualified(type($dest))
+    $value `,` $dest `[` $offsets `]` (`valid` `[` $valid^ `]`)? (`atomic_add` $atomic_add^)? attr-dict `:` qualified(type($value)) `,` qualified(type($dest))
   }];
   let hasVerifier = 1;
 }

@@ -239,6 +239,49 @@ def BP_RandomOp : BP_Op<"random", [Pure, BP_KernelOnly, BP_VectorOp]> {
   let hasVerifier = 1;
 }
 
+def BP_Sort32Op : BP_Op<"sort32", [Pure, BP_KernelOnly, BP_VectorOp]> {
+  let summary = "each row's values sorted in runs of 32, as (value, index) pairs";
+  let description = [{
+    Row r of the result (`f32`, twice `src`'s columns) holds the pairs
+    (`src[r, j]`, `idx[r, j]`), the index's 32 bits in the odd float, each
+    run of 32 pairs sorted by value, larger first, NaN before every number;
+    equal values keep their order. pypto's `pl.tile.sort32`.
+
+    ```mlir
+    %s = bp.sort32 %v, %i : !bp.tile<8x32xf32, vec>, !bp.tile<8x32xui32, vec> -> !bp.tile<8x64xf32, vec>
+    ```
+  }];
+  let arguments = (ins BP_Tile:$src, BP_Tile:$idx);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = [{
+    $src `,` $idx attr-dict `:` qualified(type($src)) `,` qualified(type($idx)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def BP_MrgsortOp : BP_Op<"mrgsort", [Pure, BP_KernelOnly, BP_VectorOp,
+                                     AllTypesMatch<["src", "result"]>]> {
+  let summary = "runs of four sorted lists of (value, index) pairs, merged";
+  let description = [{
+    `src` holds rows of (value, index) pairs as `bp.sort32` makes them; each
+    row is cut into lists of `block_len` floats (`block_len / 2` pairs), and
+    each four consecutive lists, assumed sorted, are merged in `bp.sort32`'s
+    order (the last run may be shorter). `block_len` must be positive (checked
+    at run time when it is not a constant). pypto's `pl.tile.mrgsort(src,
+    block_len=)`.
+
+    ```mlir
+    %m = bp.mrgsort %s block_len %c64 : !bp.tile<1x256xf32, vec>
+    ```
+  }];
+  let arguments = (ins BP_Tile:$src, Index:$block_len);
+  let results = (outs BP_Tile:$result);
+  let assemblyFormat = [{
+    $src `block_len` $block_len attr-dict `:` qualified(type($src))
+  }];
+  let hasVerifier = 1;
+}
+
 def BP_BitcastOp : BP_Op<"bitcast", [Pure, BP_KernelOnly, BP_VectorOp]> {
   let summary = "the bytes of a vec tile read as another element type";
   let description = [{

@@ -143,6 +143,7 @@ from blockpipe.language.ops import (  # noqa: E402,F401 - they fill OPS
     pipes,
     reinterpret,
     scatter,
+    sort,
     table,
     vector,
 )

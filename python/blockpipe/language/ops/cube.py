@@ -32,6 +32,9 @@ def matmul(
         operands, INT32 for integer ones, the default), or FP16/BF16 for
         float operands: the FP32 sum rounded once, as the cube's output
         conversion does.
+    a_trans: lhs is given as [K, M] (its columns are the product's rows):
+        lhs^T @ rhs. A lhs that is a pl.tile.transpose_view is its tile read
+        transposed the same way.
     b_trans: rhs is given as [N, K] (its rows are the product's columns):
         lhs @ rhs^T, as attention's Q @ K^T. A rhs that is a
         pl.tile.transpose_view is its tile read transposed the same way.
@@ -47,7 +50,7 @@ def matmul(
         acc = pl.matmul(pl.load(a, [0, 0], [64, 128]), pl.load(b, [0, 0], [128, 64]))
         out = pl.store(acc, [0, 0], out)
     """
-    a = cx.tile_arg(lhs, "pl.matmul's first operand")
+    a, lhs_viewed = cx.tile_or_view(lhs, "pl.matmul's first operand")
     b, viewed = cx.tile_or_view(rhs, "pl.matmul's second operand")
     if _batched(a) or _batched(b):
         if acc is not None:
@@ -57,36 +60,51 @@ def matmul(
                 "blockpipe",
             )
         return _batch(
-            cx, call, (a, lhs), (b, viewed, rhs), a_trans, b_trans, "pl.matmul", out_dtype
+            cx,
+            call,
+            (a, lhs_viewed, lhs),
+            (b, viewed, rhs),
+            a_trans,
+            b_trans,
+            "pl.matmul",
+            out_dtype,
         )
     c = None if acc is None else cx.tile_arg(acc, "pl.matmul's acc")
     return product(
-        cx, call, (a, lhs), (b, viewed, rhs), out_dtype, a_trans, b_trans, c_matrix_nz, (c, acc)
+        cx,
+        call,
+        (a, lhs_viewed, lhs),
+        (b, viewed, rhs),
+        out_dtype,
+        a_trans,
+        b_trans,
+        c_matrix_nz,
+        (c, acc),
     )
 
 
 def product(
     cx, call, left, right, out_dtype, a_trans, b_trans, c_matrix_nz, accumulated, what="pl.matmul"
 ):
-    """The 2-D product of the operands `left` (tile, node) and `right`
-    (tile, whether a transposed view, node), added to `accumulated` (an Acc
-    tile or None, and the node its errors name); `what` names the operation
-    in errors."""
-    (a, lhs), (b, viewed, rhs), (c, acc) = left, right, accumulated
+    """The 2-D product of the operands `left` and `right` (each: tile,
+    whether a transposed view, node), added to `accumulated` (an Acc tile or
+    None, and the node its errors name); `what` names the operation in
+    errors."""
+    (a, lhs_viewed, lhs), (b, viewed, rhs), (c, acc) = left, right, accumulated
     cx.check_dtype(a.type.dtype, b.type.dtype, call.node, f"{what}'s operands")
-    for keyword, value in (("a_trans", a_trans), ("c_matrix_nz", c_matrix_nz)):
-        if value is not False and cx.static(value) is not False:
-            raise cx.error(value, f"{what}({keyword}=True) is not supported by blockpipe")
+    if c_matrix_nz is not False and cx.static(c_matrix_nz) is not False:
+        raise cx.error(c_matrix_nz, f"{what}(c_matrix_nz=True) is not supported by blockpipe")
+    lhs_transposed = _transposed(cx, a_trans, lhs_viewed, what, "a_trans")
     transposed = _transposed(cx, b_trans, viewed, what)
     a = cx.demand(a, MemorySpace.Left, lhs, f"{what}'s first operand")
     b = cx.demand(b, MemorySpace.Right, rhs, f"{what}'s second operand")
     # Of operands with a valid shape, only the valid regions multiply: the
     # rest is zero, and the product is valid where both are.
-    rows = a.valid[0] if a.valid else None
+    rows = (a.valid[1] if lhs_transposed else a.valid[0]) if a.valid else None
     cols = (b.valid[0] if transposed else b.valid[1]) if b.valid else None
     a = valid_shapes.pad_for(cx, a, 0, call.node)
     b = valid_shapes.pad_for(cx, b, 0, call.node)
-    attrs = {"transpose_rhs": cx.builder.unit()} if transposed else {}
+    attrs = _orientation(cx, lhs_transposed, transposed)
     # Ranks and inner dimensions are the dialect's to check (bp.matmul's
     # inference and verifier), at this line.
     (result_type,) = cx.infer("bp.matmul", [a, b], call.node, attrs)
@@ -140,13 +158,24 @@ def product(
     return result
 
 
-def _transposed(cx, b_trans, viewed: bool, what: str) -> bool:
-    """Whether the rhs is read transposed: b_trans=True, or a
-    pl.tile.transpose_view (its tile read transposed); both: not."""
-    transposed = b_trans is not False and cx.static(b_trans)
+def _transposed(cx, flag, viewed: bool, what: str, keyword: str = "b_trans") -> bool:
+    """Whether an operand is read transposed: its flag (a_trans or
+    b_trans) True, or a pl.tile.transpose_view (its tile read transposed);
+    both: not."""
+    transposed = flag is not False and cx.static(flag)
     if not isinstance(transposed, bool):
-        raise cx.error(b_trans, f"{what}'s b_trans must be True or False, got {transposed!r}")
+        raise cx.error(flag, f"{what}'s {keyword} must be True or False, got {transposed!r}")
     return transposed != viewed
+
+
+def _orientation(cx, lhs_transposed: bool, rhs_transposed: bool) -> dict:
+    """bp.matmul's attributes for operands read transposed."""
+    attrs = {}
+    if lhs_transposed:
+        attrs["transpose_lhs"] = cx.builder.unit()
+    if rhs_transposed:
+        attrs["transpose_rhs"] = cx.builder.unit()
+    return attrs
 
 
 def _batched(value) -> bool:
@@ -179,27 +208,33 @@ def batch_matmul(cx, call, lhs, rhs, a_trans=False, b_trans=False, out_dtype=Non
         b_t = pl.load(b, [0, 0, 0], [4, 64, 32])
         out = pl.store(pl.batch_matmul(a_t, b_t), [0, 0, 0], out)
     """
-    a = cx.tile_arg(lhs, "pl.batch_matmul's first operand")
+    a, lhs_viewed = cx.tile_or_view(lhs, "pl.batch_matmul's first operand")
     b, viewed = cx.tile_or_view(rhs, "pl.batch_matmul's second operand")
     return _batch(
-        cx, call, (a, lhs), (b, viewed, rhs), a_trans, b_trans, "pl.batch_matmul", out_dtype
+        cx,
+        call,
+        (a, lhs_viewed, lhs),
+        (b, viewed, rhs),
+        a_trans,
+        b_trans,
+        "pl.batch_matmul",
+        out_dtype,
     )
 
 
 def _batch(cx, call, left, right, a_trans, b_trans, what: str, out_dtype=None):
-    """The batched product of the operands `left` (tile, node) and `right`
-    (tile, whether a transposed view, node)."""
-    (a, lhs), (b, viewed, rhs) = left, right
+    """The batched product of the operands `left` and `right` (each:
+    tile, whether a transposed view, node)."""
+    (a, lhs_viewed, lhs), (b, viewed, rhs) = left, right
     cx.check_dtype(a.type.dtype, b.type.dtype, call.node, f"{what}'s operands")
-    if a_trans is not False and cx.static(a_trans) is not False:
-        raise cx.error(a_trans, f"{what}(a_trans=True) is not supported by blockpipe")
+    lhs_transposed = _transposed(cx, a_trans, lhs_viewed, what, "a_trans")
     transposed = _transposed(cx, b_trans, viewed, what)
     for value, node in ((a, lhs), (b, rhs)):
         if value.valid is not None:
             raise cx.error(node, f"{what}'s operands take no valid shape")
     a = cx.demand(a, MemorySpace.Left, lhs, f"{what}'s first operand")
     b = cx.demand(b, MemorySpace.Right, rhs, f"{what}'s second operand")
-    attrs = {"transpose_rhs": cx.builder.unit()} if transposed else {}
+    attrs = _orientation(cx, lhs_transposed, transposed)
     # Shapes and broadcasting are the dialect's to check, at this line.
     (result,) = cx.create("bp.batch_matmul", [a, b], None, attrs, call.node, call.name)
     if out_dtype is not None:
@@ -241,13 +276,14 @@ ACC_PHASES = ("unspecified", "partial", "final")
 
 def _operands(cx, call, lhs, rhs, what: str):
     """The 2-D operands of `what`, typed while the function is built."""
-    a = cx.typed_tile(cx.tile_arg(lhs, f"{what}'s lhs"), lhs, what)
+    a, lhs_viewed = cx.tile_or_view(lhs, f"{what}'s lhs")
+    a = cx.typed_tile(a, lhs, what)
     b, viewed = cx.tile_or_view(rhs, f"{what}'s rhs")
     b = cx.typed_tile(b, rhs, what)
     for value, node in ((a, lhs), (b, rhs)):
         if len(value.type.shape) != 2:
             raise cx.error(node, f"{what} takes 2-D tiles, got {list(value.type.shape)}")
-    return (a, lhs), (b, viewed, rhs)
+    return (a, lhs_viewed, lhs), (b, viewed, rhs)
 
 
 def _accumulator(dtype):
@@ -257,9 +293,9 @@ def _accumulator(dtype):
 def _gemv_checks(cx, call, left, right, acc_phase, what: str):
     """pypto's GEMV rules: the lhs is one row, both operands INT8, FP16,
     BF16 or FP32 of one dtype; acc_phase one of its three names."""
-    (a, lhs), (b, _, _) = left, right
+    (a, lhs_viewed, lhs), (b, _, _) = left, right
     rows = a.valid[0] if a.valid else a.type.shape[0]
-    if a.type.shape[0] != 1 or (isinstance(rows, int) and rows != 1):
+    if lhs_viewed or a.type.shape[0] != 1 or (isinstance(rows, int) and rows != 1):
         raise cx.error(lhs, f"{what}'s lhs must be one row, [1, K], got {list(a.type.shape)}")
     if a.type.dtype not in GEMV_DTYPES or b.type.dtype != a.type.dtype:
         raise cx.error(
@@ -278,8 +314,8 @@ def _gemv_checks(cx, call, left, right, acc_phase, what: str):
 
 def _bias_rows(cx, call, left, right, bias, what: str):
     """The Acc tile [M, N] whose every row is the bias [1, N]."""
-    (a, _), (b, viewed, _) = left, right
-    m, n = a.type.shape[0], b.type.shape[0 if viewed else 1]
+    (a, lhs_viewed, _), (b, viewed, _) = left, right
+    m, n = a.type.shape[1 if lhs_viewed else 0], b.type.shape[0 if viewed else 1]
     dtype = _accumulator(a.type.dtype)
     v = cx.typed_tile(cx.tile_arg(bias, f"{what}'s bias"), bias, what)
     if (tuple(v.type.shape), v.type.dtype) != ((1, n), dtype):
@@ -392,8 +428,10 @@ def transpose_view(cx, call, tile):
     The view may be moved to Right memory (`pl.move(kt,
     target_memory=pl.MemorySpace.Right)`, still a view) and be pl.matmul's
     right operand: `pl.matmul(q, kt)` is q @ k^T, as `b_trans=True` on the
-    tile itself. Nothing else reads a view (pl.transpose transposes a Vec
-    tile's data); a view of a view is the tile again. pypto's NZ/ZN layout
+    tile itself; likewise to Left memory as the left operand (`a_trans=True`).
+    pl.batch_matmul reads views the same way. Nothing else reads a view
+    (pl.transpose transposes a Vec tile's data); a view of a view is the tile
+    again. pypto's NZ/ZN layout
     reinterpretation, which this stands for, has no layout to change here.
 
     Valid in InCore and AIC functions.
@@ -407,10 +445,10 @@ def transpose_view(cx, call, tile):
             f"pl.tile.transpose_view takes a tile of 2 or more dimensions, got "
             f"{list(value.type.shape)}",
         )
-    if value.type.space not in (None, MemorySpace.Mat, MemorySpace.Right):
+    if value.type.space not in (None, MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right):
         raise cx.error(
             tile,
-            "pl.tile.transpose_view takes a Mat tile (a matmul operand on its way to Right "
-            f"memory), got a {value.type.space.name} tile",
+            "pl.tile.transpose_view takes a Mat tile (a matmul operand on its way to Left "
+            f"or Right memory), got a {value.type.space.name} tile",
         )
     return TransposedView(value)

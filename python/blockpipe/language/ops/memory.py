@@ -11,6 +11,7 @@ from blockpipe.language import strips, tensor_valid, valid_shapes
 from blockpipe.language.ops import operation
 from blockpipe.language.rules import LEGAL_MOVES, LEGAL_MOVES_TEXT
 from blockpipe.language.types import (
+    AtomicType,
     FunctionType,
     MemorySpace,
     ScalarType,
@@ -76,7 +77,7 @@ def load(cx, call, tensor, offsets, shapes, valid_shape=None, target_memory=None
 
 
 @operation(kinds=KERNEL_KINDS)
-def store(cx, call, tile, offsets, output=None, shapes=None, output_tensor=None):
+def store(cx, call, tile, offsets, output=None, shapes=None, output_tensor=None, atomic=None):
     """Stores a tile into a window of a GM tensor and returns the tensor:
     `out = pl.store(t, [r, c], out)`.
 
@@ -89,6 +90,10 @@ def store(cx, call, tile, offsets, output=None, shapes=None, output_tensor=None)
     shapes: pypto's fourth argument, the shape of the window written
         (`pl.store(t, [r, 0], out, [16, 128])`); when given it must be the
         tile's shape, known at compile time.
+    atomic: pl.AtomicType.Add adds each element into the one in the window,
+        as one atomic read-modify-write (blocks of a launch may add into the
+        same elements, in any order); pl.AtomicType.None_ (the default)
+        overwrites. Integer sums wrap; 16-bit float sums round each add.
 
     Valid in InCore, AIC and AIV functions.
 
@@ -114,7 +119,30 @@ def store(cx, call, tile, offsets, output=None, shapes=None, output_tensor=None)
             )
     out = cx.tensor_arg(output, "pl.store's output")
     first = offsets_arg(cx, offsets, out.type, "pl.store")
-    return store_tile(cx, call, value, out, first, tile, output, "pl.store", ("tile", "output"))
+    return store_tile(
+        cx,
+        call,
+        value,
+        out,
+        first,
+        tile,
+        output,
+        "pl.store",
+        ("tile", "output"),
+        atomic_add(cx, atomic, "pl.store"),
+    )
+
+
+def atomic_add(cx, node, what: str) -> bool:
+    """Whether an `atomic=` argument asks for atomic adds."""
+    if node is None:
+        return False
+    mode = cx.static(node)
+    if mode in (AtomicType.None_, AtomicType.Add):
+        return mode == AtomicType.Add
+    raise cx.error(
+        node, f"{what}'s atomic must be pl.AtomicType.None_ or pl.AtomicType.Add, got {mode!r}"
+    )
 
 
 def store_tile(
@@ -127,9 +155,11 @@ def store_tile(
     output_node,
     op: str,
     operands: Tuple[str, str],
+    add: bool = False,
 ):
     """bp.store of `value` into `out` at `first`, for `op` ("pl.store"),
-    which calls its tile and its output `operands` in errors."""
+    which calls its tile and its output `operands` in errors; `add`: atomic
+    adds into the window."""
     if value.type.space is not MemorySpace.Acc:
         value = cx.demand(value, MemorySpace.Vec, tile_node, f"{op}'s {operands[0]}")
     cx.check_dtype(
@@ -139,6 +169,10 @@ def store_tile(
     # A tile with a valid shape writes only its valid region.
     valid = [cx.index_value(v, call.node) for v in value.valid or ()]
     attrs = segments(cx, 1, 1, len(first), len(valid))
+    if add:
+        if value.type.dtype.name == "BOOL":
+            raise cx.error(call.node, f"{op} adds numbers atomically, not BOOL")
+        attrs["atomic_add"] = cx.builder.unit()
     bare = valid_shapes.with_valid(value, None)
     (result,) = cx.create(
         "bp.store", [bare, out] + first + valid, None, attrs, call.node, call.name
@@ -199,11 +233,11 @@ def move(cx, call, tile, target_memory):
         raise cx.error(call.node, "pl.move needs target_memory=")
     if viewed:
         # A transposed view moves as its tile does, and stays a view.
-        if space is not MemorySpace.Right:
+        if space not in (MemorySpace.Left, MemorySpace.Right):
             raise cx.error(
                 call.node,
-                "a pl.tile.transpose_view moves to Right memory only (it is read as "
-                f"pl.matmul's right operand), not to {space.name}",
+                "a pl.tile.transpose_view moves to Left or Right memory only (it is read "
+                f"as a pl.matmul operand), not to {space.name}",
             )
         return TransposedView(_move(cx, call, value, tile, space))
     return _move(cx, call, value, tile, space)
@@ -487,18 +521,23 @@ def tile_offsets(cx, node, t: Value, what: str) -> List[Value]:
 
 
 @operation(kinds=KERNEL_KINDS)
-def assemble(cx, call, target, source, offset):
+def assemble(cx, call, target, source, offset, atomic=None):
     """Writes a tile into a window of a GM tensor and returns the tensor:
     `c = pl.assemble(c, tile, [0, n0])`, pypto's spelling of
     `c = pl.store(tile, [0, n0], c)`. A whole tensor as `source` is
-    copied.
+    copied. `atomic=pl.AtomicType.Add` adds into the window, as for
+    pl.store (a split-K matmul's partial products).
 
     Valid in InCore, AIC and AIV functions (and the pl.at scopes outlined
     into them).
     """
     dest = cx.expr(target)
+    add = atomic_add(cx, atomic, "pl.assemble")
     if isinstance(dest, Value) and isinstance(dest.type, TileType):
         from blockpipe.language.ops.vector import vector_operand
+
+        if add:
+            raise cx.error(atomic, "pl.assemble adds atomically into GM tensors, not into tiles")
 
         whole = cx.typed_tile(
             vector_operand(cx, dest, call.node, "pl.assemble's target"),
@@ -530,7 +569,7 @@ def assemble(cx, call, target, source, offset):
     out = cx.tensor_arg(target, "pl.assemble's target")
     first = offsets_arg(cx, offset, out.type, "pl.assemble")
     return store_tile(
-        cx, call, value, out, first, source, target, "pl.assemble", ("source", "target")
+        cx, call, value, out, first, source, target, "pl.assemble", ("source", "target"), add
     )
 
 

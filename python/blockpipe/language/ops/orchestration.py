@@ -155,14 +155,28 @@ def aiv_shard(cx, call, x):
     return valid_shapes.with_valid(result, valid)
 
 
-@operation(kinds=(FunctionType.Orchestration, FunctionType.Pipeline))
+@operation(
+    kinds=(
+        FunctionType.Orchestration,
+        FunctionType.Pipeline,
+        FunctionType.InCore,
+        FunctionType.AIV,
+        FunctionType.AIC,
+    )
+)
 def create_tensor(cx, call, shape, dtype):
     """A new GM tensor for the orchestration's intermediate results:
     `pl.create_tensor([rows, 64], pl.FP32)`.
 
     shape: a list of sizes, numbers or index values known at run time.
-    Valid in orchestration and pipeline functions.
+    Valid in orchestration and pipeline functions. In a kernel (pypto's
+    local tensor in a `pl.at` scope) it is a tile of that shape, zero until
+    written, as pl.tile.create makes (sizes known at compile time).
     """
+    if cx.kind in (FunctionType.InCore, FunctionType.AIV, FunctionType.AIC):
+        from blockpipe.language.ops.scratch import _create
+
+        return _create(cx, call, shape, dtype, None, "pl.create_tensor")
     element = cx.dtype_arg(dtype, "pl.create_tensor's dtype")
     if not isinstance(shape, (ast.List, ast.Tuple)) or not shape.elts:
         raise cx.error(shape, "pl.create_tensor's shape must be a list of sizes")

@@ -1,8 +1,10 @@
 //===- Matmul.h - Cube matmul -----------------------------------*- C++ -*-===//
 //
 // c = a x b (matmul) or c += a x b (matmul_acc) for a: M x K, b: K x N,
-// c: M x N. The 16-bit types are widened to float first; products
-// accumulate in the accumulator's compute type.
+// c: M x N; the _transposed forms read b as N x K, the _lhs_transposed
+// forms a as K x M, the _both_transposed forms both. The 16-bit types are
+// widened to float first; products accumulate in the accumulator's compute
+// type.
 //
 // The arithmetic, a register-blocked micro-kernel for float where the ISA
 // allows and a portable loop otherwise, is MatmulKernels.h's.
@@ -173,6 +175,52 @@ template <typename TC, int64_t M, int64_t N, Space SC, typename A, typename TB,
 inline void matmul_transposed(Tile<TC, M, N, SC> &c, const A &a,
                               const Tile<TB, N, K, SB> &b) {
   detail::matmulTransposed<true>(c, a, b);
+}
+
+namespace detail {
+/// a^T, for a given as K x M: the left operand as the product reads it.
+template <typename TA, int64_t K, int64_t M, Space SA>
+inline Tile<TA, M, K, SA> transposedLeft(const Tile<TA, K, M, SA> &a) {
+  Tile<TA, M, K, SA> at;
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t m = 0; m < M; ++m)
+      at.data[m * K + k] = a.data[k * M + m];
+  return at;
+}
+} // namespace detail
+
+/// c += a^T x b, with a given as K x M (its columns are the product's rows).
+template <typename TC, int64_t M, int64_t N, Space SC, typename TA, int64_t K,
+          Space SA, typename B>
+inline void matmul_acc_lhs_transposed(Tile<TC, M, N, SC> &c,
+                                      const Tile<TA, K, M, SA> &a, const B &b) {
+  detail::matmulImpl<false>(c, detail::transposedLeft(a), b);
+}
+
+/// c = a^T x b, with a given as K x M.
+template <typename TC, int64_t M, int64_t N, Space SC, typename TA, int64_t K,
+          Space SA, typename B>
+inline void matmul_lhs_transposed(Tile<TC, M, N, SC> &c,
+                                  const Tile<TA, K, M, SA> &a, const B &b) {
+  detail::matmulImpl<true>(c, detail::transposedLeft(a), b);
+}
+
+/// c += a^T x b^T, with a given as K x M and b as N x K.
+template <typename TC, int64_t M, int64_t N, Space SC, typename TA, int64_t K,
+          Space SA, typename TB, Space SB>
+inline void matmul_acc_both_transposed(Tile<TC, M, N, SC> &c,
+                                       const Tile<TA, K, M, SA> &a,
+                                       const Tile<TB, N, K, SB> &b) {
+  detail::matmulTransposed<false>(c, detail::transposedLeft(a), b);
+}
+
+/// c = a^T x b^T, with a given as K x M and b as N x K.
+template <typename TC, int64_t M, int64_t N, Space SC, typename TA, int64_t K,
+          Space SA, typename TB, Space SB>
+inline void matmul_both_transposed(Tile<TC, M, N, SC> &c,
+                                   const Tile<TA, K, M, SA> &a,
+                                   const Tile<TB, N, K, SB> &b) {
+  detail::matmulTransposed<true>(c, detail::transposedLeft(a), b);
 }
 
 } // namespace blockpipe::tile

@@ -83,6 +83,39 @@ inline void store_partial(T *gm, int64_t ld, int64_t row, int64_t col,
     copy_bytes(dst + r * ld, src.data + r * C, sizeof(T) * size_t(vc));
 }
 
+namespace detail {
+/// *p += value as one atomic read-modify-write.
+template <typename T> inline void atomicAdd(T *p, T value) {
+  auto *word = reinterpret_cast<word_t<T> *>(p);
+  word_t<T> seen = __atomic_load_n(word, __ATOMIC_RELAXED);
+  while (!__atomic_compare_exchange_n(word, &seen, addedBits(seen, value),
+                                      /*weak=*/true, __ATOMIC_RELAXED,
+                                      __ATOMIC_RELAXED)) {
+  }
+}
+} // namespace detail
+
+/// Adds the valid rows x cols of a tile into the window, each element one
+/// atomic add (bp.store's atomic_add): blocks may add into one element.
+template <typename T, int64_t R, int64_t C, Space S>
+inline void store_partial_add(T *gm, int64_t ld, int64_t row, int64_t col,
+                              const Tile<T, R, C, S> &src, int64_t validRows,
+                              int64_t validCols) {
+  const int64_t vr = validRows < R ? validRows : R;
+  const int64_t vc = validCols < C ? validCols : C;
+  T *dst = gm + row * ld + col;
+  for (int64_t r = 0; r < vr; ++r)
+    for (int64_t c = 0; c < vc; ++c)
+      detail::atomicAdd(dst + r * ld + c, src.data[r * C + c]);
+}
+
+/// Adds a tile into the window, each element one atomic add.
+template <typename T, int64_t R, int64_t C, Space S>
+inline void store_add(T *gm, int64_t ld, int64_t row, int64_t col,
+                      const Tile<T, R, C, S> &src) {
+  store_partial_add(gm, ld, row, col, src, R, C);
+}
+
 /// `src` with the elements outside its leading validRows x validCols set to
 /// `pad`.
 template <typename T, int64_t R, int64_t C, Space S, typename P>

@@ -139,6 +139,29 @@ template <> struct ComputeType<half> { using type = float; };
 template <> struct ComputeType<bfloat16> { using type = float; };
 template <typename T> using compute_t = typename ComputeType<T>::type;
 
+namespace detail {
+/// The unsigned integer of `Bytes` bytes: what an atomic read-modify-write
+/// of an element of that size works on.
+template <size_t Bytes> struct WordOf;
+template <> struct WordOf<1> { using type = uint8_t; };
+template <> struct WordOf<2> { using type = uint16_t; };
+template <> struct WordOf<4> { using type = uint32_t; };
+template <> struct WordOf<8> { using type = uint64_t; };
+template <typename T> using word_t = typename WordOf<sizeof(T)>::type;
+
+/// The bits of (the T whose bits are `old`) + `value`, added in T's compute
+/// type: one step of an atomic add (tile::store_add).
+template <typename T>
+BP_TILE_HD inline word_t<T> addedBits(word_t<T> old, T value) {
+  T current;
+  memcpy(&current, &old, sizeof(T));
+  const T sum = T(compute_t<T>(current) + compute_t<T>(value));
+  word_t<T> bits;
+  memcpy(&bits, &sum, sizeof(T));
+  return bits;
+}
+} // namespace detail
+
 } // namespace blockpipe::tile
 
 #endif // BLOCKPIPE_TILE_TYPES_H

@@ -1,8 +1,9 @@
 //===- Matmul.cuh - Cube matmul on the CUDA target --------------*- C++ -*-===//
 //
 // c = a x b (matmul) or c += a x b (matmul_acc) for a: M x K (Left, shared
-// memory), b: K x N (Right, shared memory), c: M x N (Acc, registers), with
-// the host library's numerical contract:
+// memory; K x M read transposed by the _lhs_transposed forms), b: K x N (Right,
+// shared memory), c: M x N (Acc, registers), with the host library's numerical
+// contract:
 //
 //   - fp16 and bf16 operands with a float accumulator run on tensor cores
 //     (WMMA 16x16x16, float accumulation) when M, N and K are multiples of
@@ -40,11 +41,12 @@ constexpr bool useTensorCores =
     !std::is_void<typename WmmaType<TA>::type>::value && M % 16 == 0 &&
     N % 16 == 0 && K % 16 == 0;
 
-/// c (+)= a x b, b given K x N, or N x K when TransB (its rows are the
+/// c (+)= a x b, a given M x K, or K x M when TransA (its columns are the
+/// product's rows); b given K x N, or N x K when TransB (its rows are the
 /// product's columns).
-template <bool Zero, bool TransB, typename TC, typename TA, typename TB,
-          int64_t M, int64_t K, int64_t N, Space SC, typename ATile,
-          typename BTile>
+template <bool Zero, bool TransA, bool TransB, typename TC, typename TA,
+          typename TB, int64_t M, int64_t K, int64_t N, Space SC,
+          typename ATile, typename BTile>
 __device__ inline void matmulImpl(Tile<TC, M, N, SC> &c, const ATile &a,
                                   const BTile &b) {
   static_assert(ATile::shared && BTile::shared,
@@ -53,6 +55,8 @@ __device__ inline void matmulImpl(Tile<TC, M, N, SC> &c, const ATile &a,
   if constexpr (useTensorCores<TC, TA, TB, M, K, N>) {
     namespace wmma = nvcuda::wmma;
     using W = typename WmmaType<TA>::type;
+    using ALayout =
+        std::conditional_t<TransA, wmma::col_major, wmma::row_major>;
     using BLayout =
         std::conditional_t<TransB, wmma::col_major, wmma::row_major>;
     float *acc = scratch<float>(); // M x N
@@ -73,9 +77,12 @@ __device__ inline void matmulImpl(Tile<TC, M, N, SC> &c, const ATile &a,
       else
         wmma::load_matrix_sync(cf, cBlock, unsigned(N), wmma::mem_row_major);
       for (int64_t k0 = 0; k0 < K; k0 += 16) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, W, wmma::row_major> af;
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, W, ALayout> af;
         wmma::fragment<wmma::matrix_b, 16, 16, 16, W, BLayout> bf;
-        wmma::load_matrix_sync(af, aw + bm * 16 * K + k0, unsigned(K));
+        if constexpr (TransA)
+          wmma::load_matrix_sync(af, aw + k0 * M + bm * 16, unsigned(M));
+        else
+          wmma::load_matrix_sync(af, aw + bm * 16 * K + k0, unsigned(K));
         if constexpr (TransB)
           wmma::load_matrix_sync(bf, bw + bn * 16 * K + k0, unsigned(K));
         else
@@ -95,7 +102,8 @@ __device__ inline void matmulImpl(Tile<TC, M, N, SC> &c, const ATile &a,
       const int64_t row = e / N, col = e % N;
       Acc sum = Zero ? Acc(0) : Acc(c.get(i));
       for (int64_t k = 0; k < K; ++k) {
-        const Acc x = Acc(compute_t<TA>(a.data[row * K + k]));
+        const Acc x = Acc(
+            compute_t<TA>(TransA ? a.data[k * M + row] : a.data[row * K + k]));
         const Acc y = Acc(
             compute_t<TB>(TransB ? b.data[col * K + k] : b.data[k * N + col]));
         sum += x * y;
@@ -113,7 +121,7 @@ template <typename TC, typename TA, typename TB, int64_t M, int64_t K,
 __device__ inline void matmul_acc(Tile<TC, M, N, SC> &c,
                                   const Tile<TA, M, K, SA> &a,
                                   const Tile<TB, K, N, SB> &b) {
-  detail::matmulImpl<false, false, TC, TA, TB, M, K, N>(c, a, b);
+  detail::matmulImpl<false, false, false, TC, TA, TB, M, K, N>(c, a, b);
 }
 
 template <typename TC, typename TA, typename TB, int64_t M, int64_t K,
@@ -121,7 +129,7 @@ template <typename TC, typename TA, typename TB, int64_t M, int64_t K,
 __device__ inline void matmul(Tile<TC, M, N, SC> &c,
                               const Tile<TA, M, K, SA> &a,
                               const Tile<TB, K, N, SB> &b) {
-  detail::matmulImpl<true, false, TC, TA, TB, M, K, N>(c, a, b);
+  detail::matmulImpl<true, false, false, TC, TA, TB, M, K, N>(c, a, b);
 }
 
 /// c += a x b^T, with b given as N x K.
@@ -130,7 +138,7 @@ template <typename TC, typename TA, typename TB, int64_t M, int64_t K,
 __device__ inline void matmul_acc_transposed(Tile<TC, M, N, SC> &c,
                                              const Tile<TA, M, K, SA> &a,
                                              const Tile<TB, N, K, SB> &b) {
-  detail::matmulImpl<false, true, TC, TA, TB, M, K, N>(c, a, b);
+  detail::matmulImpl<false, false, true, TC, TA, TB, M, K, N>(c, a, b);
 }
 
 /// c = a x b^T, with b given as N x K.
@@ -139,7 +147,43 @@ template <typename TC, typename TA, typename TB, int64_t M, int64_t K,
 __device__ inline void matmul_transposed(Tile<TC, M, N, SC> &c,
                                          const Tile<TA, M, K, SA> &a,
                                          const Tile<TB, N, K, SB> &b) {
-  detail::matmulImpl<true, true, TC, TA, TB, M, K, N>(c, a, b);
+  detail::matmulImpl<true, false, true, TC, TA, TB, M, K, N>(c, a, b);
+}
+
+/// c += a^T x b, with a given as K x M.
+template <typename TC, typename TA, typename TB, int64_t M, int64_t K,
+          int64_t N, Space SC, Space SA, Space SB>
+__device__ inline void matmul_acc_lhs_transposed(Tile<TC, M, N, SC> &c,
+                                                 const Tile<TA, K, M, SA> &a,
+                                                 const Tile<TB, K, N, SB> &b) {
+  detail::matmulImpl<false, true, false, TC, TA, TB, M, K, N>(c, a, b);
+}
+
+/// c = a^T x b, with a given as K x M.
+template <typename TC, typename TA, typename TB, int64_t M, int64_t K,
+          int64_t N, Space SC, Space SA, Space SB>
+__device__ inline void matmul_lhs_transposed(Tile<TC, M, N, SC> &c,
+                                             const Tile<TA, K, M, SA> &a,
+                                             const Tile<TB, K, N, SB> &b) {
+  detail::matmulImpl<true, true, false, TC, TA, TB, M, K, N>(c, a, b);
+}
+
+/// c += a^T x b^T, with a given as K x M and b as N x K.
+template <typename TC, typename TA, typename TB, int64_t M, int64_t K,
+          int64_t N, Space SC, Space SA, Space SB>
+__device__ inline void matmul_acc_both_transposed(Tile<TC, M, N, SC> &c,
+                                                  const Tile<TA, K, M, SA> &a,
+                                                  const Tile<TB, N, K, SB> &b) {
+  detail::matmulImpl<false, true, true, TC, TA, TB, M, K, N>(c, a, b);
+}
+
+/// c = a^T x b^T, with a given as K x M and b as N x K.
+template <typename TC, typename TA, typename TB, int64_t M, int64_t K,
+          int64_t N, Space SC, Space SA, Space SB>
+__device__ inline void matmul_both_transposed(Tile<TC, M, N, SC> &c,
+                                              const Tile<TA, K, M, SA> &a,
+                                              const Tile<TB, N, K, SB> &b) {
+  detail::matmulImpl<true, true, true, TC, TA, TB, M, K, N>(c, a, b);
 }
 
 } // namespace blockpipe::tile

@@ -12,6 +12,8 @@
 
 #include "blockpipe/Tile/Cuda/Tile.cuh"
 
+#include <cuda/atomic>
+
 #include <cstring>
 
 namespace blockpipe::tile {
@@ -66,6 +68,37 @@ __device__ inline void store_partial(T *gm, int64_t ld, int64_t row,
     if (r < validRows && c < validCols)
       dst[r * ld + c] = src.get(i);
   });
+}
+
+/// Adds the valid rows x cols of a tile into the window, each element one
+/// atomic add (bp.store's atomic_add), as on the host.
+template <typename T, int64_t R, int64_t C, Space S>
+__device__ inline void store_partial_add(T *gm, int64_t ld, int64_t row,
+                                         int64_t col,
+                                         const Tile<T, R, C, S> &src,
+                                         int64_t validRows, int64_t validCols) {
+  using D = Tile<T, R, C, S>;
+  using W = detail::word_t<T>;
+  T *dst = gm + row * ld + col;
+  detail::forEach<D>([&](int64_t i, int64_t e) {
+    const int64_t r = e / C, c = e % C;
+    if (r >= validRows || c >= validCols)
+      return;
+    cuda::atomic_ref<W, cuda::thread_scope_device> word(
+        *reinterpret_cast<W *>(dst + r * ld + c));
+    W seen = word.load(cuda::memory_order_relaxed);
+    while (!word.compare_exchange_strong(seen,
+                                         detail::addedBits(seen, src.get(i)),
+                                         cuda::memory_order_relaxed)) {
+    }
+  });
+}
+
+/// Adds a tile into the window, each element one atomic add.
+template <typename T, int64_t R, int64_t C, Space S>
+__device__ inline void store_add(T *gm, int64_t ld, int64_t row, int64_t col,
+                                 const Tile<T, R, C, S> &src) {
+  store_partial_add(gm, ld, row, col, src, R, C);
 }
 
 /// `src` with the elements outside its leading validRows x validCols set to

@@ -7,6 +7,7 @@
 //   Ops.cuh        the host library's memory, element-wise, reduction and
 //                  cast operations
 //   Matmul.cuh     matmul, matmul_acc (tensor cores for fp16 / bf16)
+//   Sort.cuh       sort32, mrgsort
 //   KernelABI.cuh  the block's context, pipes, checks, kernel entry helpers:
 //                  DeviceContext.cuh, Pipes.cuh, Checks.cuh, KernelEntry.cuh
 //
@@ -19,6 +20,7 @@
 #include "blockpipe/Tile/Cuda/KernelABI.cuh"
 #include "blockpipe/Tile/Cuda/Matmul.cuh"
 #include "blockpipe/Tile/Cuda/Ops.cuh"
+#include "blockpipe/Tile/Cuda/Sort.cuh"
 #include "blockpipe/Tile/Cuda/Tile.cuh"
 
 #endif // BLOCKPIPE_TILE_CUDA_TILELIB_CUH
