@@ -134,6 +134,7 @@ from blockpipe.language.ops import (  # noqa: E402,F401 - they fill OPS
     creation,  # noqa: E402,F401 - fills OPS
     cube,
     gather,
+    gather_row,
     memory,
     orchestration,
     p2p,

@@ -454,27 +454,38 @@ def transpose(cx, call, tile, axis1=0, axis2=1):
 # ----------------------------------------------- row and column broadcasts
 
 
-def _expand(op: str, axis: str, combine: str):
+def _expand(op: str, axis: str, combine: str, qualname: str):
     """pypto's row_expand_* / col_expand_*: `combine` of a tile with a
-    [M, 1] (row) or [1, N] (column) vector."""
+    [M, 1] (row) or [1, N] (column) vector, as pl.`qualname` (the
+    pl.tensor.X spelling takes tensors in a scope, loaded whole)."""
     row = axis == "row"
     shape = "[M, 1]" if row else "[1, N]"
 
     def lower(cx, call, tile, vec, tmp=None):
-        t = vector_operand(cx, cx.tile_arg(tile, f"pl.{op}'s tile"), call.node, f"pl.{op}'s tile")
+        t = vector_operand(
+            cx, cx.tile_arg(tile, f"pl.{qualname}'s tile"), call.node, f"pl.{qualname}'s tile"
+        )
         v = vector_operand(
-            cx, cx.tile_arg(vec, f"pl.{op}'s {axis} vector"), call.node, f"pl.{op}'s vector"
+            cx,
+            cx.tile_arg(vec, f"pl.{qualname}'s {axis} vector"),
+            call.node,
+            f"pl.{qualname}'s vector",
         )
         if not (t.type.unknown or v.type.unknown):
             shape = tuple(t.type.shape)
             if len(shape) < 2 or (combine == "expand" and len(shape) != 2):
-                raise cx.error(tile, f"pl.{op} takes a 2-D tile, got {list(shape)}")
+                raise cx.error(tile, f"pl.{qualname} takes a 2-D tile, got {list(shape)}")
             # Of an N-D tile, the vector spans its leading dims (row) or its last (column).
             want = shape[:-1] + (1,) if row else (1,) * (len(shape) - 1) + shape[-1:]
-            if tuple(v.type.shape) != want:
+            # pypto gives the packed carrier to the tile-level row_expand_add only.
+            packed_ok = qualname == op and op == "row_expand_add"
+            if packed_ok and is_packed_row_vector(v.type, shape):
+                v = repeat_packed_lanes(cx, v, shape[-1], call.node)
+            elif tuple(v.type.shape) != want:
                 raise cx.error(
                     vec,
-                    f"pl.{op}'s {axis} vector must be {list(want)} for a tile of "
+                    f"pl.{qualname}'s {axis} vector must be {list(want)}"
+                    f"{packed_hint(t.type) if packed_ok else ''} for a tile of "
                     f"{list(t.type.shape)}, got {list(v.type.shape)}",
                 )
         if combine == "expand":
@@ -483,16 +494,67 @@ def _expand(op: str, axis: str, combine: str):
             return unary(cx, "exp", binary(cx, "sub", t, v, call.node, None), call.node, call.name)
         return binary(cx, combine, t, v, call.node, call.name)
 
-    lower.__name__ = op
+    lower.__name__ = qualname.rsplit(".", 1)[-1]
+    packed_doc = (
+        "\n\n    The row vector may also be pypto's packed carrier, [M, 32 / itemsize]:"
+        "\n    one 32-byte block per row, element (i, j) adding vec[i, j mod W]."
+        if qualname == "row_expand_add"
+        else ""
+    )
     what = {
         "expand": f"the {shape} vector repeated over the tile's shape",
         "expdif": "exp(tile - vector)",
     }.get(combine, f"pl.{combine} of the tile and the vector")
     lower.__doc__ = f"""{what}, the {shape} vector broadcast along the
-    tile's {"columns" if row else "rows"}: `pl.{op}(t, v)`. pypto's scratch
-    `tmp` is accepted and not needed. Valid in InCore and AIV functions.
+    tile's {"columns" if row else "rows"}: `pl.{qualname}(t, v)`. pypto's scratch
+    `tmp` is accepted and not needed. Valid in InCore and AIV functions.{packed_doc}
     """
-    return operation(kinds=VECTOR_KINDS)(lower)
+    return operation(name=qualname, kinds=VECTOR_KINDS)(lower)
+
+
+# pypto's row_expand_add also takes a row-major "packed" row vector: one
+# 32-byte block of lanes per row, repeated across the destination row.
+PACKED_ROW_BYTES = 32
+
+
+def packed_lanes(dtype) -> int:
+    return PACKED_ROW_BYTES // dtype.bytes
+
+
+def is_packed_row_vector(vec: TileType, shape) -> bool:
+    """Whether `vec` is pypto's packed carrier for a 2-D tile of `shape`:
+    [M, 32 / itemsize], more than one lane."""
+    lanes = packed_lanes(vec.dtype)
+    return len(shape) == 2 and lanes > 1 and tuple(vec.shape) == (shape[0], lanes)
+
+
+def packed_hint(tile: TileType) -> str:
+    if len(tile.shape) != 2 or packed_lanes(tile.dtype) < 2:
+        return ""
+    return f" (or [{tile.shape[0]}, {packed_lanes(tile.dtype)}], one 32-byte block per row)"
+
+
+def repeat_packed_lanes(cx, vec: Value, cols: int, node) -> Value:
+    """The packed row vector [M, W] repeated along its row to [M, cols]:
+    element (i, j) is vec[i, j mod W]. The lanes outside its valid rows are
+    zeroed first (a window is not elementwise); the result's valid rows are
+    the tile's, which the sum takes."""
+    vec = valid_shapes.pad_for(cx, vec, 0, node)
+    rows, lanes = vec.type.shape
+    dtype = vec.type.dtype
+    whole = TileType((rows, cols), dtype, MemorySpace.Vec)
+    zero = cx.float_attr(0.0, dtype, node) if dtype.is_float else cx.int_attr(0, dtype, node)
+    (result,) = cx.create("bp.full", [], [whole], {"value": zero}, node)
+    for first in range(0, cols, lanes):
+        part = vec
+        if first + lanes > cols:  # the last block, cut at the row's end
+            width = cols - first
+            at = [cx.index_value(0, node), cx.index_value(0, node)]
+            piece = TileType((rows, width), dtype, MemorySpace.Vec)
+            (part,) = cx.create("bp.extract", [vec] + at, [piece], {}, node)
+        at = [cx.index_value(0, node), cx.index_value(first, node)]
+        (result,) = cx.create("bp.insert", [part, result] + at, [whole], {}, node)
+    return result
 
 
 def spread(cx, vec, like: Value, node, name) -> Value:
@@ -518,7 +580,10 @@ for _axis in ("row", "col"):
         ("_expdif", "expdif"),
     ):
         _name = f"{_axis}_expand{_combine}"
-        globals()[_name] = _expand(_name, _axis, _binop)
+        for _prefix in ("", "tensor."):
+            globals()[(_prefix + _name).replace(".", "_")] = _expand(
+                _name, _axis, _binop, _prefix + _name
+            )
 
 
 @operation(kinds=VECTOR_KINDS)
