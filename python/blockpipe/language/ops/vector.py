@@ -497,11 +497,16 @@ def _expand(op: str, axis: str, combine: str):
 
 def spread(cx, vec, like: Value, node, name) -> Value:
     """`vec` (a broadcastable tile or a scalar) spread over the shape and
-    dtype of `like` (-0.0 + v is v exactly, for every v)."""
-    dtype = like.type.dtype
+    dtype of `like`."""
+    return spread_to(cx, vec, like.type.shape, like.type.dtype, node, name)
+
+
+def spread_to(cx, vec, shape, dtype, node, name) -> Value:
+    """`vec` (a broadcastable tile or a scalar) spread over a Vec tile of
+    `shape` and `dtype` (-0.0 + v is v exactly, for every v)."""
     zero = cx.float_attr(-0.0, dtype, node) if dtype.is_float else cx.int_attr(0, dtype, node)
     (base,) = cx.create(
-        "bp.full", [], [TileType(like.type.shape, dtype, MemorySpace.Vec)], {"value": zero}, node
+        "bp.full", [], [TileType(tuple(shape), dtype, MemorySpace.Vec)], {"value": zero}, node
     )
     return binary(cx, "add", base, vec, node, name)
 
