@@ -146,6 +146,7 @@ from blockpipe.language.ops import (  # noqa: E402,F401 - they fill OPS
     scatter,
     table,
     vector,
+    write,
 )
 from blockpipe.language.types import MaskPattern  # noqa: E402 - pl.tile.MaskPattern
 
