@@ -623,9 +623,10 @@ def test_scalar_dtype_mismatch():
         @pl.program
         class P:
             @pl.function(type=pl.FunctionType.InCore)
-            def k(self, x: T, s: pl.Scalar[pl.INT32]):
+            def k(self, x: pl.Tensor[[16, 16], pl.INT32], s: pl.Scalar[pl.FP32]):
                 a = pl.load(x, [0, 0], [16, 16])
-                b = pl.add(a, s)  # error: pl.add's scalar is INT32 but the tile is FP32
+                # error: pl.ands's scalar is FP32 but the tile is INT32: pl.ands takes an integer
+                b = pl.ands(a, s)
 
         return P
 

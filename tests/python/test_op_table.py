@@ -268,29 +268,6 @@ def test_a_float_op_on_an_integer_tile_is_an_error_at_its_line():
     assert info.value.file.endswith("test_op_table.py") and info.value.line
 
 
-def test_a_pypto_option_blockpipe_lacks_is_named():
-    @pl.program
-    class P:
-        @pl.function(type=pl.FunctionType.InCore)
-        def k(
-            self, x: pl.Tensor[[8, 16], pl.FP32], out: pl.Out[pl.Tensor[[8, 16], pl.FP32]]
-        ) -> pl.Tensor[[8, 16], pl.FP32]:
-            t = pl.load(x, [0, 0], [8, 16])
-            return pl.store(pl.tile.log(t, high_precision=True), [0, 0], out)
-
-        @pl.function(type=pl.FunctionType.Orchestration)
-        def main(
-            self, x: pl.Tensor[[8, 16], pl.FP32], out: pl.Out[pl.Tensor[[8, 16], pl.FP32]]
-        ) -> pl.Tensor[[8, 16], pl.FP32]:
-            out = self.k(x, out)
-            return out
-
-    with pytest.raises(
-        blockpipe.CompileError, match=r"pl.tile.log\(high_precision=True\) is not supported"
-    ):
-        blockpipe.compile(P, quiet=True)
-
-
 def test_a_shift_out_of_the_width_fails_the_call_at_its_line():
     @pl.program
     class P:

@@ -30,6 +30,48 @@ def test_dtypes_are_numpy_dtypes_with_torch_names():
     assert torch.iinfo(torch.int32).max == 2**31 - 1
 
 
+def test_dtypes_answer_torchs_questions():
+    floats = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+    assert all(d.is_floating_point and d.is_signed for d in floats)
+    assert not any(d.is_floating_point for d in (torch.int32, torch.uint8, torch.bool))
+    assert torch.int8.is_signed and not torch.uint8.is_signed and not torch.bool.is_signed
+    assert [d.itemsize for d in (torch.float16, torch.bfloat16, torch.int64)] == [2, 2, 8]
+    assert repr(torch.float16) == "torch.float16" and repr(torch.long) == "torch.int64"
+    assert torch.iinfo(torch.int16).min == -(2**15) and torch.iinfo(torch.uint8).max == 255
+    assert torch.finfo(torch.float16).eps == np.finfo(np.float16).eps
+    assert torch.finfo(torch.bfloat16).max == ml_dtypes.finfo(ml_dtypes.bfloat16).max
+    with pytest.raises(ValueError):
+        torch.iinfo(torch.float32)
+
+
+def test_dtypes_hash_and_compare_as_numpy_dtypes():
+    assert np.dtype(np.float32) == torch.float32 and np.float16 == torch.half
+    assert torch.float32 != torch.float16 and torch.int32 != np.int64 and torch.int8 != "x"
+    assert {np.dtype(np.int32): "i"}[torch.int32] == "i"
+    assert {torch.bfloat16: "b"}[np.dtype(ml_dtypes.bfloat16)] == "b"
+    assert len({torch.float, torch.float32, np.dtype(np.float32)}) == 1
+
+
+def test_dtypes_are_numpy_dtype_arguments():
+    assert np.zeros(2, torch.float16).dtype == np.float16
+    assert np.arange(3).astype(torch.bfloat16).dtype == ml_dtypes.bfloat16
+    assert np.dtype(torch.uint16) == np.uint16 and np.dtype(torch.int16).kind == "i"
+    assert np.issubdtype(torch.float32, np.floating)
+    assert torch.int32.kind == "i" and torch.float64.type is np.float64
+
+
+def test_tensors_report_torch_dtypes():
+    x = torch.zeros(2, 3, dtype=torch.float16)
+    assert x.dtype is torch.float16 and x.dtype.is_floating_point
+    assert np.asarray(x).dtype == np.float16 and type(np.asarray(x).dtype) is not torch.dtype
+    assert t(A).int().dtype is torch.int32 and t(A).to(torch.bfloat16).dtype is torch.bfloat16
+    assert t(A).to(np.dtype(np.float64)).dtype is torch.float64
+    assert x.view(torch.int16).dtype is torch.int16
+    assert t(np.zeros(2, np.uint32)).dtype is torch.uint32
+    # A dtype torch lacks reports NumPy's name.
+    assert repr(t(np.zeros(2, np.complex64)).dtype) == "torch.complex64"
+
+
 def test_factories_take_torch_shapes_and_default_dtypes():
     same(torch.zeros(2, 3), np.zeros((2, 3), np.float32))
     same(torch.zeros([2, 3], dtype=torch.int32), np.zeros((2, 3), np.int32))

@@ -148,6 +148,7 @@ ORCHESTRATION_OPS: Dict[str, Callable] = {
     "range": _loop,
     "parallel": _loop,
     "pipeline": _loop,
+    "unroll": _loop,
     "at": _at,
     "split": lambda mode, slot_num=None: ("split", mode, slot_num),
     "cross_core_slot": lambda slot_num: ("cross_core_slot", slot_num),

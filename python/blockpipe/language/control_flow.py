@@ -40,30 +40,32 @@ class ControlFlow:
     def for_loop(self, stmt: ast.For) -> None:
         if stmt.orelse:
             raise self.error(stmt, "for/else is not supported")
+        intrinsic = self.intrinsic_of(stmt.iter)
+        values = None
+        if intrinsic in (None, "unroll"):
+            values = self.unrolled_values(stmt.iter, intrinsic)
         if not isinstance(stmt.target, ast.Name):
             raise self.error(stmt.target, "the loop variable must be a single name")
-        intrinsic = self.intrinsic_of(stmt.iter)
         if intrinsic == "spmd":
             self.spmd_block(stmt.iter, stmt.body, stmt, loop_var=stmt.target.id)
             return
-        if intrinsic is None:
-            values = self.unrolled_values(stmt.iter)
-            if values is not None:
-                # Python's range over constants, or a list or tuple of them:
-                # the body is repeated once per value, as Python would run it.
-                for value in values:
-                    self.env[stmt.target.id] = value
-                    self.assigned_at[stmt.target.id] = stmt.target
-                    self.block(stmt.body)
-                return
+        if values is not None:
+            # Python's range over constants (or pl.unroll's), or a list or
+            # tuple of them: the body is repeated once per value, as Python
+            # would run it.
+            for value in values:
+                self.env[stmt.target.id] = value
+                self.assigned_at[stmt.target.id] = stmt.target
+                self.block(stmt.body)
+            return
         if intrinsic == "split_aiv":
             self.split_aiv_region(stmt)
             return
         if intrinsic not in ("range", "parallel", "pipeline"):
             raise self.error(
                 stmt.iter,
-                "for loops iterate over pl.range(...), pl.spmd(...), or range(...) "
-                "or a list of integers known at compile time (unrolled)",
+                "for loops iterate over pl.range(...), pl.spmd(...), or pl.unroll(...), "
+                "range(...) or a list of integers known at compile time (unrolled)",
             )
         if self.kind not in KERNEL_KINDS + (FunctionType.Orchestration,):
             raise self.error(
@@ -313,10 +315,16 @@ class ControlFlow:
     # Unrolling longer loops would bloat the kernel: use pl.range.
     MAX_UNROLL = 1024
 
-    def unrolled_values(self, node: ast.expr) -> Optional[List[int]]:
+    def unrolled_values(
+        self, node: ast.expr, intrinsic: Optional[str] = None
+    ) -> Optional[List[int]]:
         """The values of `range(...)` with integer arguments known at compile
-        time, or of a list or tuple of such integers; None otherwise."""
-        if (
+        time, or of a list or tuple of such integers; None otherwise. Those
+        of `pl.unroll(...)` (intrinsic "unroll"), whose arguments must be
+        such integers."""
+        if intrinsic == "unroll":
+            values = self.unroll_range(node)
+        elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
             and node.func.id == "range"
@@ -352,6 +360,39 @@ class ControlFlow:
                 f"{self.MAX_UNROLL}); use pl.range for a loop that runs on the device",
             )
         return list(values)
+
+    def unroll_range(self, call: ast.Call) -> range:
+        """pypto's `pl.unroll(stop)`, `(start, stop)` or `(start, stop,
+        step)`: Python's range of integers known at compile time, a step
+        other than 0; no init_values (an unrolled loop carries nothing)."""
+        if call.keywords:
+            keyword = call.keywords[0]
+            raise self.error(
+                keyword,
+                f"pl.unroll takes no argument '{keyword.arg}': the body is repeated at compile "
+                "time, and names it reassigns hold their values from one copy to the next",
+            )
+        if not 1 <= len(call.args) <= 3:
+            raise self.error(
+                call,
+                "pl.unroll takes 1 to 3 positional arguments: (stop), (start, stop) or "
+                "(start, stop, step)",
+            )
+        bounds = []
+        for arg in call.args:
+            try:
+                bounds.append(self.static(arg))
+            except LoweringError:
+                bounds.append(None)
+            if not isinstance(bounds[-1], int) or isinstance(bounds[-1], bool):
+                raise self.error(
+                    arg,
+                    f"pl.unroll's bounds must be integers known at compile time, got "
+                    f"{ast.unparse(arg)}; use pl.range for a loop bounded at run time",
+                )
+        if len(bounds) == 3 and bounds[2] == 0:
+            raise self.error(call.args[2], "pl.unroll's step must not be zero")
+        return range(*bounds)
 
     def with_block(self, stmt: ast.With) -> None:
         for item in stmt.items:  # pypto's scopes blockpipe lacks (pl.at)

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional
 from blockpipe.language.rewrites import _assign, _located, _qualname
 
 # Loops whose body may `break` / `continue`: run-time ifs guard the rest.
-_LOOPS = ("range", "parallel", "pipeline")
+_LOOPS = ("range", "parallel", "pipeline", "unroll")
 
 
 def _jumps(stmts: List[ast.stmt]) -> List[ast.stmt]:

@@ -2,9 +2,9 @@
 lowering reads; every statement keeps the user's position.
 
 - A statement `pl.store(tile, offsets, out)` (or `pl.assemble(out, tile,
-  offsets)`) whose result is not assigned updates `out` as if
-  `out = pl.store(...)` were written: loops carry it, ifs merge it, a
-  scope that does it writes `out`.
+  offsets)`, `pl.write(out, indices, value)`) whose result is not
+  assigned updates `out` as if `out = pl.store(...)` were written: loops
+  carry it, ifs merge it, a scope that does it writes `out`.
 - `for i, (a, b) in pl.range(n, init_values=(x, y)):` whose body ends in
   `r, s = pl.yield_(e, f)` is `a, b = x, y` before the loop, the body
   assigning `a, b` the yielded values, and `r, s = a, b` after it (the
@@ -39,6 +39,9 @@ _WRITES = {
     "assemble": (0, ("target",)),
     "tile.assemble": (0, ("target",)),
     "tensor.assemble": (0, ("target",)),
+    "write": (0, ("dst",)),
+    "tile.write": (0, ("tile",)),
+    "tensor.write": (0, ("tensor",)),
 }
 
 

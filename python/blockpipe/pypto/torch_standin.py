@@ -19,6 +19,7 @@ import types
 
 import numpy as np
 
+from blockpipe.pypto import torch_tensor as _tensor
 from blockpipe.pypto.torch_tensor import (  # noqa: F401 - torch's names
     _ELEMENTWISE,
     Size,
@@ -307,4 +308,4 @@ MODULES = {"torch": sys.modules[__name__], "torch.testing": testing}
 
 # torch.dtype: the type of torch.float32 and the others (last: the
 # functions above take a `dtype=` argument).
-dtype = np.dtype
+dtype = _tensor.dtype

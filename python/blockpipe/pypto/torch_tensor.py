@@ -13,17 +13,105 @@ import numpy as np
 
 # ------------------------------------------------------------------ dtypes
 
-dtype = np.dtype
-float32 = float = np.dtype(np.float32)
-float16 = half = np.dtype(np.float16)
-float64 = double = np.dtype(np.float64)
-bfloat16 = np.dtype(ml_dtypes.bfloat16)
-int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+
+class dtype:
+    """torch.dtype: one of NumPy's dtypes under torch's name, with torch's
+    questions (`is_floating_point`, `is_signed`, `itemsize`). NumPy takes it
+    wherever it takes a dtype (through `.dtype`), and it compares and hashes
+    as that NumPy dtype, so tests and blockpipe may mix the two."""
+
+    __slots__ = ("_name", "_numpy")
+
+    def __init__(self, name: str, numpy_dtype):
+        self._name = name
+        self._numpy = np.dtype(numpy_dtype)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The NumPy dtype (what NumPy reads from a dtype-like object)."""
+        return self._numpy
+
+    @property
+    def is_floating_point(self) -> builtins.bool:
+        return self._numpy.kind == "f" or self._numpy.name == "bfloat16"
+
+    @property
+    def is_complex(self) -> builtins.bool:
+        return self._numpy.kind == "c"
+
+    @property
+    def is_signed(self) -> builtins.bool:
+        return self._numpy.kind in "ifc" or self._numpy.name == "bfloat16"
+
+    @property
+    def itemsize(self) -> builtins.int:
+        return self._numpy.itemsize
+
+    def __getattr__(self, attr: str):
+        # NumPy's own questions (kind, type, name, str, char...).
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return getattr(self._numpy, attr)
+
+    def __eq__(self, other) -> builtins.bool:
+        if isinstance(other, dtype):
+            return self._numpy == other._numpy
+        try:
+            return self._numpy == np.dtype(other)
+        except TypeError:
+            return False
+
+    def __ne__(self, other) -> builtins.bool:
+        return not self == other
+
+    def __hash__(self) -> builtins.int:
+        return hash(self._numpy)
+
+    def __repr__(self) -> str:
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return (_torch_dtype, (self._numpy,))
+
+
+_BY_NUMPY: dict = {}
+
+
+def _named(name: str, numpy_type) -> dtype:
+    made = dtype(name, numpy_type)
+    _BY_NUMPY[made.dtype] = made
+    return made
+
+
+def _torch_dtype(numpy_dtype) -> dtype:
+    """The torch dtype a tensor of this NumPy dtype reports (one made on
+    first use, under NumPy's name, for a dtype torch lacks)."""
+    numpy_dtype = np.dtype(numpy_dtype)
+    return _BY_NUMPY.get(numpy_dtype) or _named(numpy_dtype.name, numpy_dtype)
+
+
+float32 = float = _named("float32", np.float32)
+float16 = half = _named("float16", np.float16)
+float64 = double = _named("float64", np.float64)
+bfloat16 = _named("bfloat16", ml_dtypes.bfloat16)
+int8, int16 = _named("int8", np.int8), _named("int16", np.int16)
+int32, int64 = _named("int32", np.int32), _named("int64", np.int64)
 int, short, long = int32, int16, int64
-uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
-bool = np.dtype(np.bool_)
+uint8, uint16 = _named("uint8", np.uint8), _named("uint16", np.uint16)
+uint32, uint64 = _named("uint32", np.uint32), _named("uint64", np.uint64)
+bool = _named("bool", np.bool_)
 Size = tuple
-iinfo, finfo = np.iinfo, np.finfo
+_DTYPES = (dtype, np.dtype)  # what torch's methods take as a dtype
+
+
+def iinfo(type_):
+    return np.iinfo(np.dtype(type_))
+
+
+def finfo(type_=None):
+    # ml_dtypes' finfo knows bfloat16 as well as NumPy's floats.
+    return ml_dtypes.finfo(np.dtype(float32 if type_ is None else type_))
+
 
 ValuesIndices = collections.namedtuple("ValuesIndices", "values indices")
 
@@ -95,11 +183,18 @@ class _Size(builtins.int):
 
 
 _UNSET = object()
+_NUMPY_DTYPE = np.ndarray.dtype
 
 
 class Tensor(np.ndarray):
     """A torch tensor on NumPy. Methods take torch's arguments (and
     NumPy's, as NumPy itself calls some of them)."""
+
+    @property
+    def dtype(self) -> dtype:
+        """torch's dtype of the elements (NumPy's own code reads the array's
+        NumPy dtype directly)."""
+        return _torch_dtype(_NUMPY_DTYPE.__get__(self))
 
     # conversions
     def float(self):
@@ -125,7 +220,7 @@ class Tensor(np.ndarray):
 
     def to(self, *args, dtype=None, **kwargs):
         for arg in args:
-            if isinstance(arg, np.dtype):
+            if isinstance(arg, _DTYPES):
                 dtype = arg
         return self if dtype is None else _wrap(np.asarray(self).astype(dtype))
 
@@ -163,7 +258,7 @@ class Tensor(np.ndarray):
         return builtins.int(np.asarray(self).size)
 
     def view(self, *shape, **kwargs):
-        if len(shape) == 1 and isinstance(shape[0], np.dtype):
+        if len(shape) == 1 and isinstance(shape[0], _DTYPES):
             return _wrap(np.asarray(self).view(shape[0]))
         if not shape or (len(shape) == 1 and isinstance(shape[0], type)):
             return super().view(*shape, **kwargs)  # NumPy's own view(type)

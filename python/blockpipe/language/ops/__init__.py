@@ -133,6 +133,7 @@ from blockpipe.language.ops import (  # noqa: E402,F401 - they fill OPS
     activation,
     creation,  # noqa: E402,F401 - fills OPS
     cube,
+    expand_clone,
     gather,
     gather_row,
     memory,
@@ -147,6 +148,7 @@ from blockpipe.language.ops import (  # noqa: E402,F401 - they fill OPS
     sort,
     table,
     vector,
+    write,
 )
 from blockpipe.language.types import MaskPattern  # noqa: E402 - pl.tile.MaskPattern
 

@@ -70,6 +70,18 @@ def parallel(cx, call, start, stop=None, step=None, init_values=None):
 
 
 @operation()
+def unroll(cx, call, start, stop=None, step=None):
+    """pypto's loop unrolled at compile time, `for i in pl.unroll(4)` or
+    `pl.unroll(start, stop, step)`: the body is repeated once per value of
+    Python's `range(start, stop, step)`, the loop variable a number in each
+    copy. The bounds are integers known at compile time, the step is not 0
+    (it may be negative), and there are no init_values: names the body
+    reassigns hold their values from one copy to the next, as Python runs
+    it. At most 1024 copies; valid wherever `range()` of numbers is."""
+    raise cx.error(call.node, "pl.unroll is only valid as the iterable of a for loop")
+
+
+@operation()
 def pipeline(cx, call, start, stop=None, step=None, stage=None, init_values=None):
     """pypto's software-pipelined loop, `for k in pl.pipeline(n, stage=2)`:
     the same bounds and loop as `pl.range`. `stage` (a positive integer

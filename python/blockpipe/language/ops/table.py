@@ -19,13 +19,18 @@ from blockpipe.language.ops.vector import (
     vector_operand,
 )
 from blockpipe.language.types import TileType
-from blockpipe.language.values import Value, describe
+from blockpipe.language.values import LoweringError, Value, describe
 
 # What the padding outside a valid shape holds for each reduction identity,
 # in valid_shapes.pad_for's terms.
 PADDING = {"zero": 0, "one": 1, "lowest": "min", "highest": "max"}
 
 _SCRATCH = ("tmp", "tmp_tile")
+
+# pypto's choice of PTOAS's slower, more exact path (div, log, recip,
+# rsqrt). blockpipe's functors compute in full precision either way (16-bit
+# floats through FP32, rounded once), so both choices give the same results.
+_PRECISION = "high_precision"
 
 
 def _signature(params: str) -> inspect.Signature:
@@ -36,19 +41,40 @@ def _signature(params: str) -> inspect.Signature:
 
 def _check_extras(cx, qualname: str, signature: inspect.Signature, operands, arguments):
     """pypto's optional parameters: a scratch tile is accepted and not
-    needed; any other must keep its default."""
+    needed, a precision choice is accepted; any other must keep its
+    default."""
     for name, parameter in signature.parameters.items():
         if name in operands or name in _SCRATCH:
             continue
         value = arguments.get(name, parameter.default)
         if value is parameter.default:
             continue
-        if cx.static(value) != parameter.default:
+        if name == _PRECISION:
+            _high_precision(cx, qualname, arguments)
+        elif cx.static(value) != parameter.default:
             raise cx.error(
                 value,
                 f"pl.{qualname}({name}={ast_text(value)}) is not supported by blockpipe "
                 f"(only {name}={parameter.default!r})",
             )
+
+
+def _high_precision(cx, qualname: str, arguments) -> bool:
+    """The op's high_precision=: True or False, known at compile time."""
+    node = arguments.get(_PRECISION, False)
+    if node is False:
+        return False
+    try:
+        value = cx.static(node)
+    except LoweringError:
+        value = None
+    if not isinstance(value, bool):
+        raise cx.error(
+            node,
+            f"pl.{qualname}'s high_precision must be True or False, known at compile time; "
+            f"got {ast_text(node)}",
+        )
+    return value
 
 
 def ast_text(node) -> str:
@@ -69,6 +95,8 @@ def _lower_binary(cx, call, qualname, mnemonic, operands, arguments):
     record = op_table.record(mnemonic)
     a = cx.tile_operand(cx.expr(lhs), lhs)
     b = cx.tile_operand(cx.expr(rhs), rhs)
+    if _high_precision(cx, qualname, arguments):
+        _check_high_precision_operands(cx, qualname, a, b, arguments[_PRECISION])
     if not (isinstance(a, Value) and isinstance(a.type, TileType)):
         rhs_is_tile = isinstance(b, Value) and isinstance(b.type, TileType)
         if rhs_is_tile and record["commutative"]:
@@ -83,6 +111,18 @@ def _lower_binary(cx, call, qualname, mnemonic, operands, arguments):
             f"pl.{qualname}'s {operands[1]} must be a scalar (a number or a pl.Scalar), got a tile",
         )
     return binary(cx, mnemonic, a, b, call.node, call.name)
+
+
+def _check_high_precision_operands(cx, qualname, a, b, node) -> None:
+    # pypto's high-precision division exists for two floating-point tiles
+    # only, and it refuses the rest rather than fall back; so does blockpipe.
+    tiles = all(isinstance(v, Value) and isinstance(v.type, TileType) for v in (a, b))
+    if not tiles or (not a.type.unknown and not a.type.dtype.is_float):
+        raise cx.error(
+            node,
+            f"pl.{qualname}(high_precision=True) needs two floating-point tiles (or "
+            "tensors); pypto has no high-precision form for a scalar operand or integers",
+        )
 
 
 def _lower_reduction(cx, call, qualname, mnemonic, operands, arguments):
@@ -177,6 +217,12 @@ def _doc(record, qualname, operands) -> str:
     )
     if description:
         text += f"\n\n{description}"
+    if _PRECISION in _signature(record["params"]).parameters:
+        text += (
+            "\n\nhigh_precision: pypto's choice of a more exact path, True or False known "
+            "at compile time; blockpipe computes in full precision either way, so the "
+            "results are the same."
+        )
     return text + f"\n\nNumPy: {record['numpy']}\n"
 
 

@@ -19,6 +19,7 @@ from blockpipe.language.types import (
     MemorySpace,
     ScalarType,
     TileType,
+    is_unsigned,
     signless,
 )
 from blockpipe.language.values import PackedMask, Value, describe
@@ -156,21 +157,30 @@ def _sel(name: str):
 
 def _sels(name: str):
     def lower(cx, call, mask, src, tmp, scalar):
-        return select(
-            cx,
-            cx.mask_arg(mask, f"pl.{name}'s mask"),
-            cx.tile_arg(src, f"pl.{name}'s src"),
-            cx.expr(scalar),
-            call.node,
-            call.name,
-            packed=True,
-        )
+        mask_value = cx.mask_arg(mask, f"pl.{name}'s mask")
+        tile = cx.tile_arg(src, f"pl.{name}'s src")
+        value = _sels_scalar(cx, cx.expr(scalar), tile, scalar)
+        return select(cx, mask_value, tile, value, call.node, call.name, packed=True)
 
     lower.__name__ = name.rsplit(".", 1)[-1]
     lower.__doc__ = f"""pypto's `pl.{name}(mask, src, tmp, scalar)`: src where the mask
     selects, the scalar elsewhere; the scratch `tmp` is accepted and not needed.
     {_PACKED}"""
     return operation(name=name, kinds=VECTOR_KINDS)(lower)
+
+
+def _sels_scalar(cx, value, tile: Value, node):
+    """pypto's TSELS takes the scalar of an unsigned tile as the signed
+    integer of its width: -3 selected into a UINT32 tile is 2**32 - 3. A
+    negative number there is that signed integer's bits; any other scalar
+    is as for pl.where."""
+    if isinstance(value, Value) or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    dtype = None if tile.type.unknown else tile.type.dtype
+    if dtype is None or not is_unsigned(dtype) or value >= 0:
+        return value
+    bits = cx.constant(value, signless(dtype), node)
+    return Value(bits.handle, ScalarType(dtype))
 
 
 sel, tile_sel = _sel("sel"), _sel("tile.sel")
@@ -369,9 +379,7 @@ def binary(cx, op: str, lhs: Value, rhs, node, name, attrs=None):
             and not tile.unknown
             and signless(rhs.type.dtype) != signless(tile.dtype)
         ):
-            raise cx.error(
-                node, f"pl.{op}'s scalar is {rhs.type.dtype.name} but the tile is {tile.dtype.name}"
-            )
+            rhs = scalar_as_tile_dtype(cx, op, rhs, tile.dtype, node)
         if op == "div" and not tile.dtype.is_float and rhs == 0 and not isinstance(rhs, Value):
             raise cx.error(
                 node, f"integer division by zero: pl.div of a tile of {tile.dtype.name} by 0"
@@ -383,6 +391,20 @@ def binary(cx, op: str, lhs: Value, rhs, node, name, attrs=None):
             )
     (result,) = cx.create(f"bp.{op}", [lhs, rhs], None, attrs or {}, node, name)
     return result
+
+
+def scalar_as_tile_dtype(cx, op: str, scalar: Value, dtype, node) -> Value:
+    """A scalar operand of another dtype than its tile's, converted to the
+    tile's as pl.cast of a scalar does: pypto's tile-scalar ops keep the
+    tile's dtype and narrow the scalar to it. An op on integers only takes
+    an integer scalar (as pypto's bitwise and shift ops do)."""
+    if op_table.dtype_rule(op) == "integer" and scalar.type.dtype.is_float:
+        raise cx.error(
+            node,
+            f"pl.{op}'s scalar is {scalar.type.dtype.name} but the tile is {dtype.name}: "
+            f"pl.{op} takes an integer scalar",
+        )
+    return cx.convert_scalar(scalar, ScalarType(dtype), node)
 
 
 def scalar_first(cx, op: str, scalar, tile: Value, node, name):
@@ -559,11 +581,16 @@ def repeat_packed_lanes(cx, vec: Value, cols: int, node) -> Value:
 
 def spread(cx, vec, like: Value, node, name) -> Value:
     """`vec` (a broadcastable tile or a scalar) spread over the shape and
-    dtype of `like` (-0.0 + v is v exactly, for every v)."""
-    dtype = like.type.dtype
+    dtype of `like`."""
+    return spread_to(cx, vec, like.type.shape, like.type.dtype, node, name)
+
+
+def spread_to(cx, vec, shape, dtype, node, name) -> Value:
+    """`vec` (a broadcastable tile or a scalar) spread over a Vec tile of
+    `shape` and `dtype` (-0.0 + v is v exactly, for every v)."""
     zero = cx.float_attr(-0.0, dtype, node) if dtype.is_float else cx.int_attr(0, dtype, node)
     (base,) = cx.create(
-        "bp.full", [], [TileType(like.type.shape, dtype, MemorySpace.Vec)], {"value": zero}, node
+        "bp.full", [], [TileType(tuple(shape), dtype, MemorySpace.Vec)], {"value": zero}, node
     )
     return binary(cx, "add", base, vec, node, name)
 
