@@ -158,6 +158,16 @@ def tile_scatter(dst, src, indexes):
     return _scatter(dst, src, indexes, np.asarray(dst).size, place)
 
 
+@implements("mscatter", "tile.mscatter")
+def mscatter(src, idx, output_tensor):
+    def place(out, items, k, at):
+        out.reshape(-1)[at] = items.reshape(-1)[k]
+
+    scattered = _scatter(output_tensor, src, idx, np.asarray(output_tensor).size, place)
+    output_tensor[...] = scattered
+    return output_tensor
+
+
 def _in_rows(dest, source, index):
     width = np.asarray(source).shape[1]
 

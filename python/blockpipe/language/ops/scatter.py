@@ -160,3 +160,42 @@ def _scatter_update(cx, call, input, dim=None, index=None, src=None):
 scatter_update = operation(name="scatter_update", kinds=VECTOR_KINDS)(_scatter_update)
 tile_scatter_update = operation(name="tile.scatter_update", kinds=VECTOR_KINDS)(_scatter_update)
 tensor_scatter_update = operation(name="tensor.scatter_update", kinds=VECTOR_KINDS)(_scatter_update)
+
+
+def _mscatter(cx, call, src, idx, output_tensor):
+    """`output_tensor` with `src[i, j]` written at its flat (row-major)
+    element `idx[i, j]`: pypto's `pl.mscatter(src, idx, out)` (also
+    `pl.tile.mscatter`), a scatter into GM. idx: an integer tile of src's
+    shape, each index read as unsigned; the writes go in idx's row-major
+    order, so the last of several to one element stays. An index outside
+    the tensor fails the launch at this line, the tensor untouched.
+
+    blockpipe reads the whole tensor into a tile, scatters into it and
+    writes it back, so the tensor must fit in Vec memory with its static
+    shape, and the blocks of one launch must not scatter into the same
+    tensor (the compiler warns of that: each block rewrites all of it).
+    Returns the tensor. Valid in InCore and AIV functions.
+    """
+    from blockpipe.language.ops.memory import load_whole, store_tile
+
+    out = cx.tensor_arg(output_tensor, "pl.mscatter's output_tensor")
+    source = _tile(cx, src, "pl.mscatter's src")
+    index = index_tile(cx, cx.expr(idx), idx, "pl.mscatter's idx")
+    node = call.node
+    shape = tuple(out.type.shape)
+    whole = vector_operand(cx, load_whole(cx, out, output_tensor), node, "pl.mscatter's output")
+    count = 1
+    for dim in shape:
+        count *= dim
+    flat_type = TileType((1, count), out.type.dtype, whole.type.space)
+    (flat,) = cx.create("bp.reshape", [whole], [flat_type], {}, node)
+    scattered = _scatter(cx, call, "elements", flat, source, index, (output_tensor, src, idx))
+    (back,) = cx.create("bp.reshape", [scattered], [whole.type], {}, node)
+    first = [cx.index_value(0, node) for _ in shape]
+    return store_tile(
+        cx, call, back, out, first, src, output_tensor, "pl.mscatter", ("src", "output_tensor")
+    )
+
+
+mscatter = operation(name="mscatter", kinds=VECTOR_KINDS)(_mscatter)
+tile_mscatter = operation(name="tile.mscatter", kinds=VECTOR_KINDS)(_mscatter)
