@@ -1,14 +1,14 @@
 """`ops`: the tile library's vector loops on cpu-sim against NumPy on the
-same data: an elementwise op (exp), a row reduction (row_sum) and a gather
-(torch.gather along the last dim), each over a [ROWS, COLS] FP32 tensor
-split into blocks of 64 rows, one launch per call.
+same data: an elementwise op (exp), a row reduction (row_sum), a gather
+(torch.gather along the last dim) and a sort of each row (pypto's sort32
+and two mrgsort merges, the values read back), each over a [ROWS, COLS]
+FP32 tensor split into blocks of 64 rows (32 for the sort), one launch per call.
 
 value: our throughput in GB/s (bytes read + written / the median call's
 time, the call's copies in and out included); anchor: NumPy's (np.exp,
-x.sum(axis=1), np.take_along_axis) in the same process. ratio = ours /
-NumPy's (higher is better). Each line names the CPU's ISA extensions
-(`isa`) that decide which vector code both sides run. A sort is not
-measured: blockpipe has no sort op yet (pypto's sort32).
+x.sum(axis=1), np.take_along_axis, np.sort along the rows) in the same
+process. ratio = ours / NumPy's (higher is better). Each line names the
+CPU's ISA extensions (`isa`) that decide which vector code both sides run.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import blockpipe.language as pl
 
 COLS = 256
 BLOCK_ROWS = 64
+SORT_ROWS = 32  # the pairs take twice the values' room
 
 
 def _isa():
@@ -96,7 +97,34 @@ def _programs(rows: int):
                 y = self.kernel(x, idx, y)
             return y
 
-    return Exp, RowSum, Gather
+    @pl.program
+    class Sort:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(
+            self,
+            x: pl.Tensor[[rows, COLS], pl.FP32],
+            idx: pl.Tensor[[rows, COLS], pl.UINT32],
+            y: pl.Out[pl.Tensor[[rows, COLS], pl.FP32]],
+        ) -> pl.Tensor[[rows, COLS], pl.FP32]:
+            r = pl.tile.get_block_idx() * SORT_ROWS
+            t = pl.load(x, [r, 0], [SORT_ROWS, COLS])
+            pairs = pl.tile.sort32(t, pl.load(idx, [r, 0], [SORT_ROWS, COLS]))
+            pairs = pl.tile.mrgsort(pl.tile.mrgsort(pairs, block_len=64), block_len=256)
+            values = pl.tile.gather_mask(pairs, mask_pattern=pl.tile.MaskPattern.P0101)
+            return pl.store(values, [r, 0], y)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(
+            self,
+            x: pl.Tensor[[rows, COLS], pl.FP32],
+            idx: pl.Tensor[[rows, COLS], pl.UINT32],
+            y: pl.Out[pl.Tensor[[rows, COLS], pl.FP32]],
+        ) -> pl.Tensor[[rows, COLS], pl.FP32]:
+            with pl.spmd(rows // SORT_ROWS):
+                y = self.kernel(x, idx, y)
+            return y
+
+    return Exp, RowSum, Gather, Sort
 
 
 def _median_seconds(fn, repeats: int) -> float:
@@ -118,7 +146,8 @@ def run(quick: bool):
     idx = rng.integers(0, COLS, (rows, COLS)).astype(np.int32)
     y = np.zeros((rows, COLS), np.float32)
     sums = np.zeros((rows, 1), np.float32)
-    exp_p, sum_p, gather_p = (blockpipe.compile(p, quiet=True) for p in _programs(rows))
+    order = np.tile(np.arange(COLS, dtype=np.uint32), (rows, 1))
+    exp_p, sum_p, gather_p, sort_p = (blockpipe.compile(p, quiet=True) for p in _programs(rows))
     cases = [
         ("exp", lambda: exp_p(x, y), lambda: np.exp(x, out=y), 2 * x.nbytes, y, np.exp(x)),
         (
@@ -136,6 +165,14 @@ def run(quick: bool):
             2 * x.nbytes + idx.nbytes,
             y,
             np.take_along_axis(x, idx, axis=-1),
+        ),
+        (
+            "sort",
+            lambda: sort_p(x, order, y),
+            lambda: np.sort(x, axis=1),
+            2 * x.nbytes + order.nbytes,
+            y,
+            np.sort(x, axis=1)[:, ::-1],
         ),
     ]
     for case, ours, anchor, nbytes, result, want in cases:

@@ -224,13 +224,13 @@ def float_indices(t, out):
 
 
 def zero_block_len(t, out):
-    return pl.store(
-        pl.tile.mrgsort(pl.tile.sort32(t, pl.cast(t, pl.INT32)), block_len=0), [0, 0], out
-    )
+    merged = pl.tile.mrgsort(pl.tile.sort32(t, pl.cast(t, pl.INT32)), block_len=0)
+    return pl.store(merged, [0, 0], out)
 
 
 def no_block_len(t, out):
-    return pl.store(pl.tile.mrgsort(pl.tile.sort32(t, pl.cast(t, pl.INT32))), [0, 0], out)
+    merged = pl.tile.mrgsort(pl.tile.sort32(t, pl.cast(t, pl.INT32)))
+    return pl.store(merged, [0, 0], out)
 
 
 @pytest.mark.parametrize(
