@@ -368,6 +368,7 @@ def binary(cx, op: str, lhs: Value, rhs, node, name, attrs=None):
                 f"{list(rhs.type.shape)}{broadcast_hint(tile.shape)}",
             )
         cx.check_dtype(tile.dtype, rhs.type.dtype, node, f"pl.{op}'s operands")
+        rhs = _checked_outside_valid(cx, op, tile, rhs, node)
     else:
         if not isinstance(rhs, Value):  # a number takes the tile's dtype
             tile = cx.typed_tile(lhs, node, f"pl.{op} with a number").type.with_space(
@@ -391,6 +392,21 @@ def binary(cx, op: str, lhs: Value, rhs, node, name, attrs=None):
             )
     (result,) = cx.create(f"bp.{op}", [lhs, rhs], None, attrs or {}, node, name)
     return result
+
+
+def _checked_outside_valid(cx, op: str, tile, rhs: Value, node) -> Value:
+    """The second operand of an integer op whose operands are checked at
+    run time (a divisor, a shift amount), with what lies outside its valid
+    shape set to an operand the check accepts (1, or a shift of 0): the
+    result there is not data, and must not fail the launch."""
+    record = op_table.record(op)
+    if not record or not record["check"] or tile.dtype.is_float or tile.unknown:
+        return rhs
+    valid = valid_shapes.of(rhs)
+    if valid is None:
+        return rhs
+    benign = 0 if op in ("shl", "shr") else 1
+    return valid_shapes.pad_for(cx, rhs, benign, node)
 
 
 def scalar_as_tile_dtype(cx, op: str, scalar: Value, dtype, node) -> Value:
