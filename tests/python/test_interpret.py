@@ -39,21 +39,59 @@ def pipes_expected(a, b):
     return np.concatenate([e[i * 16 : (i + 1) * 16] @ b for i in range(4)]) + e
 
 
-# name: (program class, inputs, index of the output, what NumPy says it holds)
+def mlp_inputs(layers):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8 * 16, 64), dtype=np.float32)  # pipeline_mlp's shapes
+    weights = [rng.standard_normal((64, 64), dtype=np.float32) / 8 for _ in range(layers)]
+    return [x, *weights, np.zeros_like(x)]
+
+
+def mlp_expected(x, *weights_and_y):
+    for w in weights_and_y[:-1]:
+        x = np.maximum(x @ w, 0)
+    return x
+
+
+# name: (example, its program: a class name or a function of the module,
+# inputs, index of the output, what NumPy says it holds)
 CASES = {
+    "pipeline_mlp 2 stages": (
+        "pipeline_mlp",
+        lambda m: m.two_stage_mlp(),
+        lambda: mlp_inputs(2),
+        3,
+        mlp_expected,
+    ),  # fmt: skip
+    "pipeline_mlp 4 stages gpipe": (
+        "pipeline_mlp",
+        lambda m: m.four_stage_mlp(),
+        lambda: mlp_inputs(4),
+        5,
+        mlp_expected,
+    ),  # fmt: skip
+    "pipeline_mlp 4 stages on 2 devices interleaved": (
+        "pipeline_mlp",
+        lambda m: m.four_stage_mlp((0, 1, 0, 1), schedule="interleaved"),
+        lambda: mlp_inputs(4),
+        5,
+        mlp_expected,
+    ),  # fmt: skip
     "spmd_add": (
+        "spmd_add",
         "SpmdAdd",
         lambda: [rand(128, 64), rand(128, 64, seed=1), np.zeros((128, 64), np.float32)],
         2,
         lambda a, b, c: a + b,
     ),  # fmt: skip
     "row_softmax": (
+        "row_softmax",
         "RowSoftmax",
         lambda: [rand(64, 128) * 4, np.zeros((64, 128), np.float32)],
         1,
         lambda x, y: softmax(x),
     ),  # fmt: skip
     "down_proj_residual": (
+        "down_proj_residual",
         "DownProjResidual",
         lambda: [
             rand(128, 64),
@@ -65,18 +103,21 @@ CASES = {
         lambda x, w, r, o: x @ w + r,
     ),  # fmt: skip
     "two_launches": (
+        "two_launches",
         "TwoLaunches",
         lambda: [rand(128, 32), rand(32, 32, seed=1), np.zeros((128, 32), np.float32)],
         2,
         lambda x, w, y: 2 * (x @ w),
     ),  # fmt: skip
     "explicit_pipes": (
+        "explicit_pipes",
         "ExplicitPipes",
         lambda: [rand(64, 16) * 0.5, rand(16, 16, seed=1), np.zeros((64, 16), np.float32)],
         2,
         lambda a, b, o: pipes_expected(a, b),
     ),  # fmt: skip
     "dynamic_core_num": (
+        "dynamic_core_num",
         "DynamicCoreNum",
         lambda: [rand(48, 32), rand(32, 32, seed=1), np.zeros((48, 32), np.float32)],
         2,
@@ -85,24 +126,29 @@ CASES = {
 }
 
 
-def both(program, make_args, monkeypatch):
+def test_every_example_is_a_case():
+    assert {p.stem for p in EXAMPLES.glob("*.py")} == {case[0] for case in CASES.values()}
+
+
+def both(program, make_args, monkeypatch, entry=None, devices=None):
     """The arguments after a compiled run and after an interpreted one."""
     compiled_args = make_args()
-    compiled = blockpipe.compile(program, quiet=True)
+    compiled = blockpipe.compile(program, quiet=True, devices=devices)
     assert isinstance(compiled, blockpipe.CompiledProgram)
-    compiled(*compiled_args)
+    compiled.run(entry, *compiled_args)
     monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
     interpreted_args = make_args()
-    interpreted = blockpipe.compile(program)
+    interpreted = blockpipe.compile(program, devices=devices)
     assert isinstance(interpreted, InterpretedProgram)
-    interpreted(*interpreted_args)
+    interpreted.run(entry, *interpreted_args)
     return compiled_args, interpreted_args
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_examples_interpreted_equal_compiled_and_numpy(name, monkeypatch):
-    program_name, make_args, out, expected = CASES[name]
-    program = getattr(example(name), program_name)
+    module, program, make_args, out, expected = CASES[name]
+    module = example(module)
+    program = program(module) if callable(program) else getattr(module, program)
     compiled, interpreted = both(program, make_args, monkeypatch)
     np.testing.assert_allclose(interpreted[out], compiled[out], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(interpreted[out], expected(*make_args()), rtol=1e-5, atol=1e-4)
