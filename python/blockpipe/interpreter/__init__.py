@@ -91,9 +91,10 @@ class InterpretedProgram:
         directions = _directions(fn, [p.name for p in params])
         label = f"{self.program.name}.{spec.name}"
         outs = [i for i, d in enumerate(directions) if d is not ParamDirection.In]
-        made = not kwargs and outs and len(args) == len(params) - len(outs)
-        if made:
-            args = _with_new_outputs(fn, params, outs, args, devices)
+        # A call may leave out its Out arrays (not its InOut ones), as compiled.
+        new = [i for i, d in enumerate(directions) if d is ParamDirection.Out]
+        if not kwargs and new and len(args) == len(params) - len(new):
+            args = _with_new_outputs(fn, params, new, args, devices)
         else:
             try:
                 bound = inspect.signature(fn).bind(None, *args, **kwargs)
