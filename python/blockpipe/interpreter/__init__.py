@@ -8,7 +8,10 @@ kernel call runs the kernel once per block, in block order, with
 `pl.tile.get_block_idx()` the block's index. Tiles are NumPy arrays (a
 `Tile` subclass that also knows its valid shape), so a breakpoint in a
 kernel (`breakpoint()`, pdb, an IDE's) stops there with the tiles in
-hand. Elementwise operations and reductions run the op table's NumPy
+hand. A mesh program runs its orchestration on each device, a thread per
+device taking turns (interpreter.mesh); a Pipeline function runs its
+stages one microbatch after the other. Elementwise operations and
+reductions run the op table's NumPy
 references; a construct the interpreter does not run is a CompileError
 naming it at the user's line, never a different answer.
 """
