@@ -516,3 +516,32 @@ def test_a_failing_stage_names_its_stage_device_and_microbatch(monkeypatch):
     ):
         program(x, 3, y)
     assert (y == 5.0).all()
+
+
+def test_ctrl_c_during_a_mesh_call_leaves_outputs_and_program_usable(monkeypatch):
+    import _thread
+
+    @pl.program
+    class Stop:
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: M, y: pl.Out[M]) -> M:
+            breakpoint()  # noqa: T100 - where Ctrl-C comes
+            y = pl.collective_permute(x, y, source_target_pairs=[[0, 1], [1, 0]])
+            return y
+
+    started = []
+
+    def hook():
+        started.append(pl.device_id())
+        if len(started) == 1:
+            _thread.interrupt_main()  # what Ctrl-C does
+
+    monkeypatch.setattr(sys, "breakpointhook", hook)
+    monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
+    program = blockpipe.compile(Stop, devices=2)
+    x, y = rand(2, 16, 16), np.full((2, 16, 16), 4.0, np.float32)
+    with pytest.raises(KeyboardInterrupt):
+        program(x, y)
+    assert (y == 4.0).all()
+    program(x, y)
+    np.testing.assert_array_equal(y, x[::-1])

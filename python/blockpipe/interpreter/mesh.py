@@ -33,6 +33,8 @@ class Mesh:
         self._waiting: Dict[int, Channel] = {}
         self._queues: Dict[Channel, List[np.ndarray]] = {}
         self._stuck = False
+        # Ctrl-C in the caller: devices not started stay so, waits end.
+        self._cancelled = False
 
     def run(self, body: Callable[[int], None]) -> List[Optional[BaseException]]:
         """Runs `body(device)` for every device, taking turns; returns each
@@ -41,8 +43,10 @@ class Mesh:
 
         def device_main(device: int) -> None:
             with self._cond:
-                while self._turn != device and not self._stuck:
+                while self._turn != device and not self._stuck and not self._cancelled:
                     self._cond.wait()
+                if self._cancelled:
+                    return
             try:
                 body(device)
             except BaseException as error:  # noqa: BLE001 - re-raised by the call
@@ -60,8 +64,16 @@ class Mesh:
             self._turn = 0
         for thread in threads:
             thread.start()
-        for thread in threads:
-            thread.join()
+        try:
+            for thread in threads:
+                thread.join()
+        except KeyboardInterrupt:
+            # The device running now ends its Python on its own; the call's
+            # outputs are copies, so nothing it writes reaches the caller.
+            with self._cond:
+                self._cancelled = True
+                self._cond.notify_all()
+            raise
         return errors
 
     def _pass_turn(self) -> None:
@@ -90,9 +102,11 @@ class Mesh:
             if not queue:
                 self._waiting[device] = key
                 self._pass_turn()
-                while self._turn != device and not self._stuck:
+                while self._turn != device and not self._stuck and not self._cancelled:
                     self._cond.wait()
                 del self._waiting[device]
+                if self._cancelled:
+                    raise KeyboardInterrupt
             if not queue:
                 source, _, channel = key
                 error = failure(
