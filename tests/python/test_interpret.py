@@ -545,3 +545,40 @@ def test_ctrl_c_during_a_mesh_call_leaves_outputs_and_program_usable(monkeypatch
     assert (y == 4.0).all()
     program(x, y)
     np.testing.assert_array_equal(y, x[::-1])
+
+
+@pl.program
+class TransferInAStage:
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, x: M, y: pl.Out[M]) -> M:
+        return pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration, device=0)
+    def stage0(self, x: M, h: pl.Out[M]) -> M:
+        h = self.copy(x, h)
+        pl.send(h, [[0, 1]], channel=5)  # the construct the test names
+        return h
+
+    @pl.function(type=pl.FunctionType.Orchestration, device=1)
+    def stage1(self, h: M, y: pl.Out[M]) -> M:
+        t = pl.create_tensor([16, 16], dtype=pl.FP32)
+        t = pl.recv(t, [[0, 1]], channel=5)
+        y = self.copy(t, y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Pipeline, microbatches=2)
+    def forward(self, x: pl.Tensor[[32, 16], pl.FP32], y: pl.Out[pl.Tensor[[32, 16], pl.FP32]]):
+        h = pl.create_tensor([16, 16], dtype=pl.FP32)
+        h = self.stage0(x, h)
+        y = self.stage1(h, y)
+        return y
+
+
+def test_a_transfer_in_a_pipeline_stage_is_an_error_at_its_line(monkeypatch):
+    # Stages run one after the other here, so a stage's own transfer could
+    # wait for a stage not yet run: not interpreted rather than wrong.
+    monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
+    program = blockpipe.compile(TransferInAStage, devices=2)
+    with pytest.raises(blockpipe.CompileError, match="pl.send in a pipeline stage") as e:
+        program(rand(32, 16))
+    assert "the construct the test names" in linecache.getline(e.value.file, e.value.line)
