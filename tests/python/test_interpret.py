@@ -39,21 +39,59 @@ def pipes_expected(a, b):
     return np.concatenate([e[i * 16 : (i + 1) * 16] @ b for i in range(4)]) + e
 
 
-# name: (program class, inputs, index of the output, what NumPy says it holds)
+def mlp_inputs(layers):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8 * 16, 64), dtype=np.float32)  # pipeline_mlp's shapes
+    weights = [rng.standard_normal((64, 64), dtype=np.float32) / 8 for _ in range(layers)]
+    return [x, *weights, np.zeros_like(x)]
+
+
+def mlp_expected(x, *weights_and_y):
+    for w in weights_and_y[:-1]:
+        x = np.maximum(x @ w, 0)
+    return x
+
+
+# name: (example, its program: a class name or a function of the module,
+# inputs, index of the output, what NumPy says it holds)
 CASES = {
+    "pipeline_mlp 2 stages": (
+        "pipeline_mlp",
+        lambda m: m.two_stage_mlp(),
+        lambda: mlp_inputs(2),
+        3,
+        mlp_expected,
+    ),  # fmt: skip
+    "pipeline_mlp 4 stages gpipe": (
+        "pipeline_mlp",
+        lambda m: m.four_stage_mlp(),
+        lambda: mlp_inputs(4),
+        5,
+        mlp_expected,
+    ),  # fmt: skip
+    "pipeline_mlp 4 stages on 2 devices interleaved": (
+        "pipeline_mlp",
+        lambda m: m.four_stage_mlp((0, 1, 0, 1), schedule="interleaved"),
+        lambda: mlp_inputs(4),
+        5,
+        mlp_expected,
+    ),  # fmt: skip
     "spmd_add": (
+        "spmd_add",
         "SpmdAdd",
         lambda: [rand(128, 64), rand(128, 64, seed=1), np.zeros((128, 64), np.float32)],
         2,
         lambda a, b, c: a + b,
     ),  # fmt: skip
     "row_softmax": (
+        "row_softmax",
         "RowSoftmax",
         lambda: [rand(64, 128) * 4, np.zeros((64, 128), np.float32)],
         1,
         lambda x, y: softmax(x),
     ),  # fmt: skip
     "down_proj_residual": (
+        "down_proj_residual",
         "DownProjResidual",
         lambda: [
             rand(128, 64),
@@ -65,18 +103,21 @@ CASES = {
         lambda x, w, r, o: x @ w + r,
     ),  # fmt: skip
     "two_launches": (
+        "two_launches",
         "TwoLaunches",
         lambda: [rand(128, 32), rand(32, 32, seed=1), np.zeros((128, 32), np.float32)],
         2,
         lambda x, w, y: 2 * (x @ w),
     ),  # fmt: skip
     "explicit_pipes": (
+        "explicit_pipes",
         "ExplicitPipes",
         lambda: [rand(64, 16) * 0.5, rand(16, 16, seed=1), np.zeros((64, 16), np.float32)],
         2,
         lambda a, b, o: pipes_expected(a, b),
     ),  # fmt: skip
     "dynamic_core_num": (
+        "dynamic_core_num",
         "DynamicCoreNum",
         lambda: [rand(48, 32), rand(32, 32, seed=1), np.zeros((48, 32), np.float32)],
         2,
@@ -85,24 +126,29 @@ CASES = {
 }
 
 
-def both(program, make_args, monkeypatch):
+def test_every_example_is_a_case():
+    assert {p.stem for p in EXAMPLES.glob("*.py")} == {case[0] for case in CASES.values()}
+
+
+def both(program, make_args, monkeypatch, entry=None, devices=None):
     """The arguments after a compiled run and after an interpreted one."""
     compiled_args = make_args()
-    compiled = blockpipe.compile(program, quiet=True)
+    compiled = blockpipe.compile(program, quiet=True, devices=devices)
     assert isinstance(compiled, blockpipe.CompiledProgram)
-    compiled(*compiled_args)
+    compiled.run(entry, *compiled_args)
     monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
     interpreted_args = make_args()
-    interpreted = blockpipe.compile(program)
+    interpreted = blockpipe.compile(program, devices=devices)
     assert isinstance(interpreted, InterpretedProgram)
-    interpreted(*interpreted_args)
+    interpreted.run(entry, *interpreted_args)
     return compiled_args, interpreted_args
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_examples_interpreted_equal_compiled_and_numpy(name, monkeypatch):
-    program_name, make_args, out, expected = CASES[name]
-    program = getattr(example(name), program_name)
+    module, program, make_args, out, expected = CASES[name]
+    module = example(module)
+    program = program(module) if callable(program) else getattr(module, program)
     compiled, interpreted = both(program, make_args, monkeypatch)
     np.testing.assert_allclose(interpreted[out], compiled[out], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(interpreted[out], expected(*make_args()), rtol=1e-5, atol=1e-4)
@@ -296,3 +342,243 @@ def test_compile_errors_are_the_compilers(monkeypatch):
     with pytest.raises(blockpipe.CompileError, match="did you mean") as e:
         blockpipe.compile(Misspelt)
     assert "pl.expp" in linecache.getline(e.value.file, e.value.line)
+
+
+M = pl.Tensor[[16, 16], pl.FP32]
+RING = [[0, 1], [1, 2], [2, 3], [3, 0]]
+
+
+@pl.program
+class MeshOps:
+    """A kernel on every device, a ring (a cycle the compiler splits in two
+    phases), a shift whose device 0 is no target, send/recv on a channel of
+    their own, and pl.device_id() as a launch's block count."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, x: M, s: pl.Scalar[pl.FP32], out: pl.Out[M]) -> M:
+        row = pl.tile.get_block_idx() * 8
+        return pl.store(pl.muls(pl.load(x, [row, 0], [8, 16]), s), [row, 0], out)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def rows(self, x: M, y: pl.InOut[M]) -> M:
+        row = pl.tile.get_block_idx() * 4
+        return pl.store(pl.load(x, [row, 0], [4, 16]), [row, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(
+        self, x: M, s: pl.Scalar[pl.FP32], ring: pl.Out[M], shifted: pl.Out[M], back: pl.InOut[M]
+    ) -> tuple[M, M, M]:
+        t = pl.create_tensor([16, 16], dtype=pl.FP32)
+        with pl.spmd(2):
+            t = self.scale(x, s, t)
+        ring = pl.collective_permute(t, ring, source_target_pairs=RING)
+        shifted = pl.collective_permute(x, shifted, [[0, 1], [1, 2], [2, 3]], channel=1)
+        pl.send(ring, [[1, 0], [3, 2]], channel=2)
+        back = pl.recv(back, [[1, 0], [3, 2]], channel=2)
+        return ring, shifted, back
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def spread(self, x: M, y: pl.InOut[M]) -> M:
+        with pl.spmd(pl.device_id() + 1):
+            y = self.rows(x, y)
+        return y
+
+
+def mesh_inputs():
+    x = rand(4, 16, 16, seed=5)
+    # Outputs start at 9: a device that is no target must write its zeros.
+    return [x, 0.5, np.full_like(x, 9.0), np.full_like(x, 9.0), np.full_like(x, 7.0)]
+
+
+def test_a_mesh_program_interpreted_equals_compiled_and_numpy(monkeypatch):
+    compiled, interpreted = both(MeshOps, mesh_inputs, monkeypatch, devices=4)
+    x = mesh_inputs()[0]
+    ring = np.stack([0.5 * x[(d - 1) % 4] for d in range(4)])
+    shifted = np.stack([np.zeros_like(x[0]), *x[:3]])
+    back = np.stack([ring[1], np.full_like(x[0], 7.0), ring[3], np.full_like(x[0], 7.0)])
+    for i, expected in ((2, ring), (3, shifted), (4, back)):
+        np.testing.assert_array_equal(interpreted[i], compiled[i])
+        np.testing.assert_allclose(interpreted[i], expected, rtol=1e-6)
+
+
+def test_device_id_is_the_device_of_a_mesh_run(monkeypatch):
+    def make():
+        return [rand(4, 16, 16, seed=6), np.full((4, 16, 16), -1.0, np.float32)]
+
+    compiled, interpreted = both(MeshOps, make, monkeypatch, entry="spread", devices=4)
+    np.testing.assert_array_equal(interpreted[1], compiled[1])
+    x = make()[0]
+    for d in range(4):  # device d runs d + 1 blocks of 4 rows
+        np.testing.assert_array_equal(interpreted[1][d, : 4 * (d + 1)], x[d, : 4 * (d + 1)])
+        assert (interpreted[1][d, 4 * (d + 1) :] == -1.0).all()
+
+
+def test_a_mesh_call_makes_its_outputs_with_the_device_axis(monkeypatch):
+    monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
+    program = blockpipe.compile(MeshOps, devices=4)
+    x, s, _, _, back = mesh_inputs()
+    ring, shifted, back = program(x, s, back)  # the Out arrays left out
+    assert ring.shape == shifted.shape == (4, 16, 16)
+    np.testing.assert_allclose(ring[0], 0.5 * x[3], rtol=1e-6)
+    with pytest.raises(ValueError, match=r"parameter 'x' must have shape \[4, 16, 16\]"):
+        program(x[:2], s, back)
+
+
+@pl.program
+class Uneven:
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, x: T, y: pl.Out[T]) -> T:
+        row = pl.tile.get_block_idx() * 16
+        return pl.store(pl.load(x, [row, 0], [16, 32]), [row, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: T, y: pl.Out[T]) -> T:
+        with pl.spmd(pl.device_id() + 4):  # device 1: 5 blocks of a 4-block tensor
+            y = self.copy(x, y)
+        pl.send(y, [[1, 0]])
+        y = pl.recv(y, [[1, 0]])
+        return y
+
+
+def test_a_device_failing_before_its_send_is_the_error_not_a_hang(monkeypatch):
+    monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
+    x, y = rand(2, 64, 32), np.full((2, 64, 32), 3.0, np.float32)
+    with pytest.raises(blockpipe.ExecutionError, match=r"device 1: kernel 'copy' block 4") as e:
+        blockpipe.compile(Uneven, devices=2)(x, y)
+    # Device 0's recv, left waiting, is named in a note.
+    assert any(
+        "device 0: pl.recv from device 1" in n and "deadlock" in n for n in e.value.__notes__
+    )
+    assert (y == 3.0).all()
+
+
+@pl.program
+class WaitForEachOther:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: M, y: pl.Out[M]) -> M:
+        y = pl.recv(y, [[0, 1], [1, 0]], channel=3)  # the line the test names
+        pl.send(x, [[0, 1], [1, 0]], channel=3)
+        return y
+
+
+def test_a_recv_no_send_answers_is_a_deadlock_error(monkeypatch):
+    # The compiler rejects this order (bp-verify-p2p); the interpreter, run
+    # without it, still fails rather than hangs.
+    monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
+    program = InterpretedProgram(WaitForEachOther, devices=2)
+    x, y = rand(2, 16, 16), np.zeros((2, 16, 16), np.float32)
+    with pytest.raises(blockpipe.ExecutionError, match=r"device 0: pl.recv from device 1 on ch"):
+        program(x, y)
+    with pytest.raises(blockpipe.CompileError, match="deadlock"):
+        blockpipe.compile(WaitForEachOther, devices=2)
+
+
+Half = pl.Tensor[[32, 32], pl.FP32]
+
+
+@pl.program
+class FailingStage:
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, x: Half, y: pl.Out[Half]) -> Half:
+        row = pl.tile.get_block_idx() * 16
+        return pl.store(pl.load(x, [row, 0], [16, 32]), [row, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration, device=0)
+    def stage0(self, x: Half, h: pl.Out[Half]) -> Half:
+        with pl.spmd(2):
+            h = self.copy(x, h)
+        return h
+
+    @pl.function(type=pl.FunctionType.Orchestration, device=1)
+    def stage1(self, h: Half, blocks: pl.Scalar[pl.INDEX], y: pl.Out[Half]) -> Half:
+        with pl.spmd(blocks):
+            y = self.copy(h, y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Pipeline, microbatches=2)
+    def forward(self, x: T, blocks: pl.Scalar[pl.INDEX], y: pl.Out[T]) -> T:
+        h = pl.create_tensor([32, 32], dtype=pl.FP32)
+        h = self.stage0(x, h)
+        y = self.stage1(h, blocks, y)
+        return y
+
+
+def test_a_failing_stage_names_its_stage_device_and_microbatch(monkeypatch):
+    monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
+    program = blockpipe.compile(FailingStage)
+    x, y = rand(64, 32), np.zeros((64, 32), np.float32)
+    program(x, 2, y)
+    np.testing.assert_array_equal(y, x)
+    y[:] = 5.0
+    with pytest.raises(
+        blockpipe.ExecutionError,
+        match=r"stage 'stage1' \(device 1\) microbatch 0: kernel 'copy' block 2: pl.load",
+    ):
+        program(x, 3, y)
+    assert (y == 5.0).all()
+
+
+def test_ctrl_c_during_a_mesh_call_leaves_outputs_and_program_usable(monkeypatch):
+    import _thread
+
+    @pl.program
+    class Stop:
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: M, y: pl.Out[M]) -> M:
+            breakpoint()  # noqa: T100 - where Ctrl-C comes
+            y = pl.collective_permute(x, y, source_target_pairs=[[0, 1], [1, 0]])
+            return y
+
+    started = []
+
+    def hook():
+        started.append(pl.device_id())
+        if len(started) == 1:
+            _thread.interrupt_main()  # what Ctrl-C does
+
+    monkeypatch.setattr(sys, "breakpointhook", hook)
+    monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
+    program = blockpipe.compile(Stop, devices=2)
+    x, y = rand(2, 16, 16), np.full((2, 16, 16), 4.0, np.float32)
+    with pytest.raises(KeyboardInterrupt):
+        program(x, y)
+    assert (y == 4.0).all()
+    program(x, y)
+    np.testing.assert_array_equal(y, x[::-1])
+
+
+@pl.program
+class TransferInAStage:
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, x: M, y: pl.Out[M]) -> M:
+        return pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration, device=0)
+    def stage0(self, x: M, h: pl.Out[M]) -> M:
+        h = self.copy(x, h)
+        pl.send(h, [[0, 1]], channel=5)  # the construct the test names
+        return h
+
+    @pl.function(type=pl.FunctionType.Orchestration, device=1)
+    def stage1(self, h: M, y: pl.Out[M]) -> M:
+        t = pl.create_tensor([16, 16], dtype=pl.FP32)
+        t = pl.recv(t, [[0, 1]], channel=5)
+        y = self.copy(t, y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Pipeline, microbatches=2)
+    def forward(self, x: pl.Tensor[[32, 16], pl.FP32], y: pl.Out[pl.Tensor[[32, 16], pl.FP32]]):
+        h = pl.create_tensor([16, 16], dtype=pl.FP32)
+        h = self.stage0(x, h)
+        y = self.stage1(h, y)
+        return y
+
+
+def test_a_transfer_in_a_pipeline_stage_is_an_error_at_its_line(monkeypatch):
+    # Stages run one after the other here, so a stage's own transfer could
+    # wait for a stage not yet run: not interpreted rather than wrong.
+    monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
+    program = blockpipe.compile(TransferInAStage, devices=2)
+    with pytest.raises(blockpipe.CompileError, match="pl.send in a pipeline stage") as e:
+        program(rand(32, 16))
+    assert "the construct the test names" in linecache.getline(e.value.file, e.value.line)

@@ -8,7 +8,10 @@ kernel call runs the kernel once per block, in block order, with
 `pl.tile.get_block_idx()` the block's index. Tiles are NumPy arrays (a
 `Tile` subclass that also knows its valid shape), so a breakpoint in a
 kernel (`breakpoint()`, pdb, an IDE's) stops there with the tiles in
-hand. Elementwise operations and reductions run the op table's NumPy
+hand. A mesh program runs its orchestration on each device, a thread per
+device taking turns (interpreter.mesh); a Pipeline function runs its
+stages one microbatch after the other. Elementwise operations and
+reductions run the op table's NumPy
 references; a construct the interpreter does not run is a CompileError
 naming it at the user's line, never a different answer.
 """
@@ -20,7 +23,10 @@ import os
 from typing import Optional
 
 from blockpipe.interpreter import runner  # noqa: F401 - interpreter.runner
-from blockpipe.interpreter.state import Tile  # noqa: F401 - blockpipe.interpreter.Tile
+from blockpipe.interpreter.state import (
+    Tile,  # noqa: F401 - blockpipe.interpreter.Tile
+    annotations_of,
+)
 from blockpipe.language.program import Program
 from blockpipe.language.types import FunctionType, ParamDirection, ParamType
 
@@ -35,14 +41,17 @@ def enabled() -> bool:
 class InterpretedProgram:
     """What `blockpipe.compile()` returns in interpreter mode: called like a
     CompiledProgram (positionally, by name, or without its Out arrays),
-    it runs the program on NumPy. Out/InOut arrays are written in place
+    it runs the program on NumPy: an orchestration on every device of a
+    mesh of `devices` (axis 0 of each array is the device), a Pipeline
+    function on its microbatches. Out/InOut arrays are written in place
     once the whole call succeeded; a call that fails leaves them as they
     were."""
 
     target = "interpret"
 
-    def __init__(self, program: Program):
+    def __init__(self, program: Program, devices: Optional[int] = None):
         self.program = program
+        self.devices = devices or 1
 
     def __repr__(self) -> str:
         return f"<InterpretedProgram {self.program.name}>"
@@ -51,49 +60,60 @@ class InterpretedProgram:
         return self.run(None, *args, **kwargs)
 
     def _entry(self, name: Optional[str]):
-        entries = {
-            n: s for n, s in self.program.functions.items() if s.kind is FunctionType.Orchestration
-        }
+        """CompiledProgram's choice: `main`, the only pipeline, or the only
+        orchestration."""
+        functions = self.program.functions.items()
+        orchestrations = {n: s for n, s in functions if s.kind is FunctionType.Orchestration}
+        pipelines = {n: s for n, s in functions if s.kind is FunctionType.Pipeline}
+        entries = {**orchestrations, **pipelines}
         if name is None:
             if "main" in entries:
                 name = "main"
-            elif len(entries) == 1:
-                name = next(iter(entries))
+            elif len(pipelines) == 1:
+                name = next(iter(pipelines))
+            elif len(orchestrations) == 1 and not pipelines:
+                name = next(iter(orchestrations))
             else:
                 raise ValueError(
-                    f"program {self.program.name} has orchestrations "
+                    f"program {self.program.name} has orchestrations and pipelines "
                     f"{', '.join(entries) or '(none)'}; use .run(name, ...)"
                 )
         if name not in entries:
-            others = [n for n, s in self.program.functions.items() if s.kind.name == "Pipeline"]
-            if name in others:
-                from blockpipe.interpreter.state import unsupported
-
-                raise unsupported(f"the pipeline function '{name}'")
-            raise ValueError(f"program {self.program.name} has no orchestration '{name}'")
+            raise ValueError(
+                f"program {self.program.name} has no orchestration or pipeline '{name}'"
+            )
         return entries[name]
 
     def run(self, orchestration: Optional[str], *args, **kwargs):
-
         spec = self._entry(orchestration)
         fn = spec.pyfunc
+        pipeline = spec.kind is FunctionType.Pipeline
+        # A mesh call's arrays carry the device on axis 0; a pipeline's are whole.
+        devices = self.devices if self.devices > 1 and not pipeline else None
         params = list(inspect.signature(fn).parameters.values())[1:]
         directions = _directions(fn, [p.name for p in params])
         label = f"{self.program.name}.{spec.name}"
         outs = [i for i, d in enumerate(directions) if d is not ParamDirection.In]
-        made = not kwargs and outs and len(args) == len(params) - len(outs)
-        if made:
-            args = _with_new_outputs(fn, params, outs, args)
+        # A call may leave out its Out arrays (not its InOut ones), as compiled.
+        new = [i for i, d in enumerate(directions) if d is ParamDirection.Out]
+        if not kwargs and new and len(args) == len(params) - len(new):
+            args = _with_new_outputs(fn, params, new, args, devices)
         else:
             try:
                 bound = inspect.signature(fn).bind(None, *args, **kwargs)
             except TypeError as error:
                 raise ValueError(f"{label}: {error}") from None
             args = tuple(bound.args[1:])
-        _check_arguments(fn, params, args, label)
+        _check_arguments(fn, params, args, label, devices)
         writes = [d is not ParamDirection.In for d in directions]
-        copies = runner.copy_arguments(list(args), writes)
-        runner.run_entry(fn, tuple(copies), this=runner.Self(self.program))
+        copies = tuple(runner.copy_arguments(list(args), writes))
+        this = runner.Self(self.program)
+        if pipeline:
+            runner.run_pipeline(spec, copies, this)
+        elif devices:
+            runner.run_mesh(fn, copies, this, devices)
+        else:
+            runner.run_entry(fn, copies, this=this)
         runner.write_back(list(args), copies, writes)
         results = [args[i] for i in outs]
         if not results:
@@ -101,40 +121,36 @@ class InterpretedProgram:
         return results[0] if len(results) == 1 else tuple(results)
 
 
-def _annotations(fn) -> dict:
-    try:
-        return inspect.get_annotations(fn, eval_str=True)
-    except Exception:  # noqa: BLE001 - a string annotation naming what is gone
-        return dict(getattr(fn, "__annotations__", {}))
-
-
 def _directions(fn, names) -> list:
-    annotations = _annotations(fn)
+    found = annotations_of(fn)
     return [
-        annotations[n].direction if isinstance(annotations.get(n), ParamType) else ParamDirection.In
+        found[n].direction if isinstance(found.get(n), ParamType) else ParamDirection.In
         for n in names
     ]
 
 
-def _check_arguments(fn, params, args, label: str) -> None:
+def _check_arguments(fn, params, args, label: str, devices: Optional[int]) -> None:
     """A ValueError naming the parameter for an array whose dtype or fixed
-    dims differ from its annotation, before anything runs (as compiled)."""
+    dims differ from its annotation (after the device axis of a mesh
+    call), before anything runs (as compiled)."""
     import numpy as np
 
     from blockpipe.interpreter.state import numpy_dtype
     from blockpipe.language.types import TensorType
 
-    annotations = _annotations(fn)
+    found = annotations_of(fn)
+    lead = [devices] if devices else []
     for p, value in zip(params, args):
-        ann = annotations.get(p.name)
+        ann = found.get(p.name)
         ann = ann.inner if isinstance(ann, ParamType) else ann
         if not isinstance(ann, TensorType):
             continue
         if not isinstance(value, np.ndarray):
             raise ValueError(f"{label}: parameter '{p.name}' takes an array, got {value!r}")
-        shape = list(ann.shape)
+        shape = lead + list(ann.shape)
         fixed = all(isinstance(d, int) for d in shape)
-        if value.ndim != len(shape) or fixed and list(value.shape) != shape:
+        wrong_devices = lead and value.shape[:1] != tuple(lead)
+        if value.ndim != len(shape) or fixed and list(value.shape) != shape or wrong_devices:
             raise ValueError(
                 f"{label}: parameter '{p.name}' must have shape {shape}, got {list(value.shape)}"
             )
@@ -145,27 +161,29 @@ def _check_arguments(fn, params, args, label: str) -> None:
             )
 
 
-def _with_new_outputs(fn, params, outs, args) -> tuple:
+def _with_new_outputs(fn, params, outs, args, devices: Optional[int]) -> tuple:
     """`args` with zero arrays for the Out parameters left out (pypto's
-    return style)."""
+    return style), with the device axis first on a mesh."""
     import numpy as np
 
     from blockpipe.interpreter.state import numpy_dtype
 
-    annotations = _annotations(fn)
+    found = annotations_of(fn)
     given = iter(args)
     values = []
     for i, p in enumerate(params):
         if i not in outs:
             values.append(next(given))
             continue
-        inner = annotations[p.name].inner
+        inner = found[p.name].inner
         shape = getattr(inner, "shape", None)
         if shape is None or any(not isinstance(d, int) for d in shape):
             raise ValueError(
                 f"output '{p.name}' has a dynamic shape, so a call must pass its array"
             )
-        values.append(np.zeros(shape, numpy_dtype(inner.dtype)))
+        values.append(
+            np.zeros(([devices] if devices else []) + list(shape), numpy_dtype(inner.dtype))
+        )
     return tuple(values)
 
 
@@ -186,9 +204,7 @@ def interpret(program: Program, target: str = "cpu-sim", devices: Optional[int] 
     """The InterpretedProgram of `program`, checked by the compiler's
     front end and passes first (no C++ is made or built)."""
     from blockpipe.compiler import compile_to_cpp
-    from blockpipe.interpreter.state import unsupported
+    from blockpipe.language.lowering import mesh_size
 
-    if devices is not None and devices > 1:
-        raise unsupported("a mesh program (devices=)")
     compile_to_cpp(program, target, devices)
-    return InterpretedProgram(program)
+    return InterpretedProgram(program, mesh_size(program.functions, devices))

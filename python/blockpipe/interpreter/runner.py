@@ -13,10 +13,11 @@ from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
-from blockpipe.interpreter import gather_ops, kernel_ops, sort_ops  # noqa: F401 - they fill IMPLS
+from blockpipe.interpreter import gather_ops, kernel_ops, mesh, sort_ops  # noqa: F401 - IMPLS
 from blockpipe.interpreter.state import (
     RUNNING,
     Running,
+    annotations_of,
     as_tile,
     failure,
     misuse,
@@ -256,6 +257,7 @@ def _pipe_ops() -> Dict[str, Callable]:
 
 
 ORCHESTRATION_OPS.update(_pipe_ops())
+ORCHESTRATION_OPS.update(mesh.P2P_OPS)
 
 
 class Halves:
@@ -296,16 +298,12 @@ def outputs_of(fn: Callable, args: tuple):
     place), in order: bp-normalize-return-order's rule."""
     from blockpipe.language.types import ParamDirection, ParamType
 
-    try:
-        annotations = inspect.get_annotations(fn, eval_str=True)
-    except Exception:  # noqa: BLE001 - annotations naming what is gone
-        annotations = getattr(fn, "__annotations__", {})
+    found = annotations_of(fn)
     names = [p for p in inspect.signature(fn).parameters][1:]
     outs = [
         a
         for name, a in zip(names, args)
-        if isinstance(annotations.get(name), ParamType)
-        and annotations[name].direction is not ParamDirection.In
+        if isinstance(found.get(name), ParamType) and found[name].direction is not ParamDirection.In
     ]
     if not outs:
         return None
@@ -344,7 +342,11 @@ def call_function(this, spec, args: tuple, kwargs: dict):
     if kind not in KERNELS:
         if kind is not FunctionType.Orchestration:
             raise unsupported(f"a call of a {kind.name} function")
-        return _as(Running(kind, spec.name), fn, this, args)
+        if now.kind is FunctionType.Pipeline:
+            return _stage(spec, this, args, now)
+        # An orchestration calling one: it runs on the caller's device.
+        state = Running(kind, spec.name, device=now.device, mesh=now.mesh, place=now.place)
+        return _as(state, fn, this, *args)
     if not now.in_kernel:
         return launch(spec.name, kind, lambda: fn(this, *args), now)
     if now.kind is FunctionType.Group and kind in (FunctionType.AIC, FunctionType.AIV):
@@ -365,7 +367,9 @@ def launch(name: str, kind: FunctionType, body: Callable, now: Running):
         blocks = list(range(count))
     result = None
     for block in blocks:
-        state = Running(kind, name, block_idx=block, block_num=count)
+        state = Running(
+            kind, name, block_idx=block, block_num=count, device=now.device, place=now.place
+        )
         if kind is FunctionType.Group:
             state = state.but(pipes=Pipes(), halves=Halves())
         result = _as(state, body)
@@ -403,6 +407,78 @@ def run_entry(fn: Callable, args: tuple, this: Any = None, kind=FunctionType.Orc
         return _as(Running(kind, getattr(fn, "__name__", "main")), fn, *call_args)
     finally:
         INTERPRETER.reset(token)
+
+
+def run_mesh(fn: Callable, args: tuple, this: Any, devices: int) -> None:
+    """Runs the orchestration `fn` on every device of a mesh of `devices`:
+    device d gets slice d of each array's axis 0 (its own memory), scalars
+    alike; the first device's own error is raised once all have ended."""
+    channels = mesh.Mesh(devices)
+
+    def on_device(device: int) -> None:
+        mine = tuple(a[device] if isinstance(a, np.ndarray) else a for a in args)
+        state = Running(
+            FunctionType.Orchestration,
+            getattr(fn, "__name__", "main"),
+            device=device,
+            mesh=channels,
+            place=f"device {device}: ",
+        )
+        token = INTERPRETER.set(run_op)
+        try:
+            _as(state, fn, this, *mine)
+        finally:
+            INTERPRETER.reset(token)
+
+    error = mesh.root_cause(channels.run(on_device))
+    if error is not None:
+        raise error
+
+
+def run_pipeline(spec, args: tuple, this: Any) -> None:
+    """Runs the Pipeline function `spec` once per microbatch, in order; each
+    stage it calls runs there on that microbatch's slice of the split
+    arguments. Stages read only their inputs and write only their output,
+    so this order gives what any schedule of the compiled run gives."""
+    count = spec.microbatches or 1
+    token = INTERPRETER.set(run_op)
+    try:
+        for k in range(count):
+            _as(
+                Running(FunctionType.Pipeline, spec.name, microbatch=(k, count)),
+                spec.pyfunc,
+                this,
+                *args,
+            )
+    finally:
+        INTERPRETER.reset(token)
+
+
+def _stage(spec, this, args: tuple, pipeline: Running):
+    """A Pipeline function's call of the stage `spec` on its microbatch: an
+    argument whose leading dim is microbatches times the stage parameter's
+    is split (bp.stage's rule); the others are passed whole."""
+    from blockpipe.language.types import ParamType, TensorType
+
+    k, count = pipeline.microbatch
+    found = annotations_of(spec.pyfunc)
+    names = list(inspect.signature(spec.pyfunc).parameters)[1:]
+    mine = []
+    for name, arg in zip(names, args):
+        ann = found.get(name)
+        ann = ann.inner if isinstance(ann, ParamType) else ann
+        lead = ann.shape[0] if isinstance(ann, TensorType) and ann.shape else None
+        if isinstance(arg, np.ndarray) and isinstance(lead, int) and count > 1:
+            if arg.shape[0] == count * lead:
+                arg = arg[k * lead : (k + 1) * lead]
+        mine.append(arg)
+    state = Running(
+        FunctionType.Orchestration,
+        spec.name,
+        device=spec.device,
+        place=f"stage '{spec.name}' (device {spec.device}) microbatch {k}: ",
+    )
+    return _as(state, spec.pyfunc, this, *mine)
 
 
 def interpreting() -> bool:

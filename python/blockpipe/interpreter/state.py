@@ -4,6 +4,7 @@ has its own), tiles as NumPy arrays, and errors at the user's line."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from contextvars import ContextVar
@@ -30,13 +31,27 @@ class Running:
     pipes: Any = None
     # In a group: the halves it started (runner.Halves).
     halves: Any = None
+    # The device it runs on (pl.device_id()): a mesh run's device, or the
+    # device a pipeline stage is placed on; None on a single device.
+    device: Optional[int] = None
+    # In a mesh run: the channels between its devices (mesh.Mesh).
+    mesh: Any = None
+    # In a Pipeline function: (microbatch k, of m microbatches).
+    microbatch: Optional[Tuple[int, int]] = None
+    # What run-time errors name before the kernel and block: the device of
+    # a mesh run, or a pipeline's stage, device and microbatch.
+    place: str = ""
 
     def but(self, **changes) -> Running:
         return replace(self, **changes)
 
     @property
     def in_kernel(self) -> bool:
-        return self.kind not in (FunctionType.Orchestration, FunctionType.Opaque)
+        return self.kind not in (
+            FunctionType.Orchestration,
+            FunctionType.Opaque,
+            FunctionType.Pipeline,
+        )
 
 
 RUNNING: ContextVar[Optional[Running]] = ContextVar("blockpipe_running", default=None)
@@ -122,4 +137,13 @@ def failure(message: str) -> Exception:
     file, line, _ = user_site()
     where = f"{file}:{line}: " if file else ""
     who = f"kernel '{now.name}' block {now.block_idx}: " if now and now.in_kernel else ""
-    return execution_error()(f"{where}{who}{message}")
+    place = now.place if now else ""
+    return execution_error()(f"{where}{place}{who}{message}")
+
+
+def annotations_of(fn) -> dict:
+    """The parameter annotations of the program function `fn`, evaluated."""
+    try:
+        return inspect.get_annotations(fn, eval_str=True)
+    except Exception:  # noqa: BLE001 - a string annotation naming what is gone
+        return dict(getattr(fn, "__annotations__", {}))

@@ -88,9 +88,7 @@ class ProgramLowering:
         outline_program(self.functions, self.sources, self.program.scope, _located_error)
         self.specializations.find()
         placed = [f for f in self.functions.values() if f.device is not None]
-        devices = self.devices
-        if devices is None and placed:
-            devices = max(f.device for f in placed) + 1
+        devices = mesh_size(self.functions, self.devices)
         for spec in placed:
             if spec.device >= devices:
                 src = self.sources[spec.name]
@@ -196,6 +194,16 @@ class ProgramLowering:
         for name in ordered(self.functions):
             visit(name, [])
         return order
+
+
+def mesh_size(functions, devices: Optional[int]) -> Optional[int]:
+    """The devices a program runs on: `compile(devices=)`, else one past
+    the highest device a function is placed on (a pipeline's), else None
+    (one device)."""
+    placed = [f.device for f in functions.values() if f.device is not None]
+    if devices is None and placed:
+        return max(placed) + 1
+    return devices
 
 
 def lower_program(
