@@ -200,3 +200,43 @@ def test_atomic_adds_build_with_nvcc_warning_free(dtype, tmp_path):
     if test_cuda_target.NVCC is None:
         pytest.skip("no CUDA toolkit (nvcc) on this machine")
     test_cuda_target.build_cuda(_summing(dtype), tmp_path / "summing")
+
+
+@pytest.mark.parametrize("dtype", [pl.FP16, pl.BF16])
+def test_an_fp32_product_adds_into_a_16_bit_tensor(dtype):
+    import ml_dtypes
+
+    np_dtype = np.float16 if dtype is pl.FP16 else ml_dtypes.bfloat16
+
+    @pl.program
+    class Narrow:
+        @pl.function(type=pl.FunctionType.InCore)
+        def part(
+            self,
+            a: pl.Tensor[[16, 64], pl.FP32],
+            b: pl.Tensor[[64, 16], pl.FP32],
+            c: pl.InOut[pl.Tensor[[16, 16], dtype]],
+        ) -> pl.Tensor[[16, 16], dtype]:
+            k0 = pl.tile.get_block_idx() * 32
+            a_k = pl.load(a, [0, k0], [16, 32], target_memory=pl.MemorySpace.Mat)
+            b_k = pl.load(b, [k0, 0], [32, 16], target_memory=pl.MemorySpace.Mat)
+            return pl.assemble(c, pl.matmul(a_k, b_k), [0, 0], atomic=pl.AtomicType.Add)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(
+            self,
+            a: pl.Tensor[[16, 64], pl.FP32],
+            b: pl.Tensor[[64, 16], pl.FP32],
+            c: pl.InOut[pl.Tensor[[16, 16], dtype]],
+        ) -> pl.Tensor[[16, 16], dtype]:
+            with pl.spmd(2):
+                c = self.part(a, b, c)
+            return c
+
+    rng = np.random.default_rng(12)
+    # Small integers: each partial sum and the total exact in 16 bits.
+    a = rng.integers(-2, 3, (16, 64)).astype(np.float32)
+    b = rng.integers(-2, 3, (64, 16)).astype(np.float32)
+    c = np.zeros((16, 16), np_dtype)
+    blockpipe.compile(Narrow, quiet=True)(a, b, c)
+    np.testing.assert_array_equal(c.astype(np.float32), a @ b)

@@ -499,11 +499,29 @@ LogicalResult applyLanes(func::FuncOp kernel) {
 
 } // namespace
 
+/// Whether no vector tile of `kernel` has more than one row (up_down) or
+/// column (left_right): the split has nothing to divide.
+bool nothingToDivide(func::FuncOp kernel, const Split &split) {
+  return !kernel
+              .walk([&](Operation *op) {
+                for (Value value : op->getResults()) {
+                  auto tile = dyn_cast<TileType>(value.getType());
+                  if (tile && !tile.hasUnknownType() && tile.getRank() == 2 &&
+                      tile.getMemorySpace() == MemorySpace::Vec &&
+                      tile.getShape()[split.axis] > 1)
+                    return WalkResult::interrupt();
+                }
+                return WalkResult::advance();
+              })
+              .wasInterrupted();
+}
+
 void SplitVectorKernelPass::runOnOperation() {
   for (auto kernel : getOperation().getOps<func::FuncOp>()) {
     SplitMode mode = getSplitMode(kernel);
     if (mode == SplitMode::None || kernel.isExternal())
       continue;
+    Split split{mode, mode == SplitMode::UpDown ? 0u : 1u};
     // An incore kernel with vector work only is a vector half of its own:
     // it runs as an aiv kernel on both subblocks. (With cube work it has
     // been split into halves, or is cube-only and has no vector half.)
@@ -514,8 +532,15 @@ void SplitVectorKernelPass::runOnOperation() {
                           ? WalkResult::interrupt()
                           : WalkResult::advance();
              })
-             .wasInterrupted())
+             .wasInterrupted()) {
       setFunctionKind(kernel, FunctionKind::AIV);
+      // A split is how the work is shared, not what it computes: with
+      // nothing to divide (tiles of one row), one subblock runs it all.
+      if (nothingToDivide(kernel, split)) {
+        kernel->removeAttr(BPDialect::kSplitAttrName);
+        continue;
+      }
+    }
     if (getFunctionKind(kernel) != FunctionKind::AIV)
       continue;
     if (hasLanes(kernel)) {
@@ -523,7 +548,6 @@ void SplitVectorKernelPass::runOnOperation() {
         return signalPassFailure();
       continue;
     }
-    Split split{mode, mode == SplitMode::UpDown ? 0u : 1u};
     Halves halves(split);
     if (failed(check(kernel, split, halves)))
       return signalPassFailure();
