@@ -156,6 +156,12 @@ Attribute CompileSession::stringAttr(const std::string &text) {
   return builder.getStringAttr(text);
 }
 
+Attribute
+CompileSession::stringArrayAttr(const std::vector<std::string> &texts) {
+  SmallVector<StringRef> refs(texts.begin(), texts.end());
+  return builder.getStrArrayAttr(refs);
+}
+
 Attribute CompileSession::symbolAttr(const std::string &name) {
   return FlatSymbolRefAttr::get(&ctx, name);
 }

@@ -84,6 +84,7 @@ public:
   mlir::Attribute integerAttr(int64_t value, unsigned bits);
   mlir::Attribute unitAttr();
   mlir::Attribute stringAttr(const std::string &text);
+  mlir::Attribute stringArrayAttr(const std::vector<std::string> &texts);
   mlir::Attribute symbolAttr(const std::string &name);
   /// `value` as a constant of element type `dtype`; nullopt when it does not
   /// fit (an integer out of range, a finite float that rounds to infinity).

@@ -220,6 +220,7 @@ PYBIND11_MODULE(_core, m) {
           py::arg("value"))
       .def("unit", &CompileSession::unitAttr)
       .def("string", &CompileSession::stringAttr, py::arg("text"))
+      .def("strings", &CompileSession::stringArrayAttr, py::arg("texts"))
       .def("symbol", &CompileSession::symbolAttr, py::arg("name"))
       .def("float_value", &CompileSession::floatAttr, py::arg("value"),
            py::arg("dtype"),

@@ -359,6 +359,33 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
                  std::to_string(op.getRounds()) + ");");
         return success();
       })
+      .Case([&](bp::PrintOp op) {
+        // One line, the user's line first: formatted by the tile library
+        // and handed to the runtime (host), or printf'd (CUDA).
+        std::string where =
+            "\"" + escapeCppString(userLine(op->getLoc()).value_or("")) + "\"";
+        std::string texts;
+        for (auto [k, text] : llvm::enumerate(op.getTexts()))
+          texts +=
+              std::string(k ? ", " : "") + "\"" +
+              escapeCppString(llvm::cast<StringAttr>(text).getValue().str()) +
+              "\"";
+        std::string args;
+        for (Value arg : op.getArgs())
+          args += ", " + expr(arg);
+        out.line("{");
+        out.indent();
+        out.line("const char *const texts[] = {" + texts + "};");
+        if (target.tilesOnThreadStack())
+          checkAtRunTime("BP_CHECK(bp_print(" + ctx() + ", tile::print_line(" +
+                         where + ", texts" + args + ").c_str()));");
+        else
+          out.line("tile::print(\"" + escapeCppString(kernel.name) + "\", " +
+                   where + ", texts" + args + ");");
+        out.dedent();
+        out.line("}");
+        return success();
+      })
       .Case([&](bp::Sort32Op op) {
         std::string name = declareTile(op, "sorted");
         out.line("tile::sort32(" + name + ", " + expr(op.getSrc()) + ", " +

@@ -98,6 +98,10 @@ CoreAffinity mlir::bp::getCoreAffinity(Operation *op) {
     return sync.getCube() ? CoreAffinity::Cube : CoreAffinity::Vector;
   if (auto fill = dyn_cast<FillPadOp>(op))
     return sideOf(fill.getResult().getType());
+  if (auto print = dyn_cast<PrintOp>(op))
+    for (Value arg : print.getArgs())
+      if (auto tile = dyn_cast<TileType>(arg.getType()))
+        return sideOf(tile); // the unit holding what it prints
   return CoreAffinity::Any;
 }
 

@@ -158,6 +158,29 @@ LogicalResult StoreOp::verify() {
                       getValid());
 }
 
+LogicalResult PrintOp::verify() {
+  if (getTexts().size() != getArgs().size() + 1)
+    return emitOpError() << "takes one text more than arguments, got "
+                         << getTexts().size() << " texts and "
+                         << getArgs().size() << " arguments";
+  std::optional<MemorySpace> side;
+  for (Value arg : getArgs()) {
+    Type type = arg.getType();
+    if (type.isIndex() || isa<IntegerType, FloatType>(type))
+      continue;
+    auto tile = dyn_cast<TileType>(type);
+    if (!tile)
+      return emitOpError() << "prints scalars and tiles, got " << type;
+    if (tile.hasUndecidedSpace())
+      continue;
+    bool vec = tile.getMemorySpace() == MemorySpace::Vec;
+    if (side && (*side == MemorySpace::Vec) != vec)
+      return emitOpError("prints tiles of one unit: vec tiles, or cube ones");
+    side = tile.getMemorySpace();
+  }
+  return success();
+}
+
 LogicalResult MoveOp::verify() {
   TileType from = getSource().getType();
   TileType to = getResult().getType();

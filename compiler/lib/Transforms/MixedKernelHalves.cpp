@@ -59,6 +59,8 @@ void HalfBuilder::cloneBlock(Block &source, OpBuilder &builder) {
     }
     std::optional<Side> opSide = sideOfOp(&op);
     auto move = dyn_cast<MoveOp>(op);
+    if (!opSide && side == Side::Cube && isa<PrintOp>(op))
+      continue; // a print of scalars only: printed once, by the vector half
     if (opSide && *opSide != side) {
       // The other half writes the tensor; here it is the destination itself.
       if (auto store = dyn_cast<StoreOp>(op))

@@ -444,3 +444,58 @@ def random(
     )
     valid = _ints(valid_shape, "pl.tile.random's valid_shape") if valid_shape is not None else None
     return as_tile(out.reshape(rows, cols).copy(), valid)
+
+
+# ------------------------------------------------------------- printing
+
+
+def _text(value) -> str:
+    """A value as the tile library's print_line writes it (Tile/Print.h)."""
+    if isinstance(value, (str, float)):  # text, or a number the program wrote
+        return str(value)
+    if isinstance(value, np.ndarray) and value.ndim > 0:
+        rows = value.reshape(-1, value.shape[-1])  # as the tile library's 2-D tiles
+        summarize = rows.size > 1000
+
+        def shown(k, extent):
+            return not summarize or extent <= 6 or k < 3 or k >= extent - 3
+
+        def line(items):
+            out = []
+            for k, item in enumerate(items):
+                if shown(k, len(items)):
+                    out.append(_text(item))
+                elif k == 3:
+                    out.append("...")
+            return "[" + ", ".join(out) + "]"
+
+        return (
+            "["
+            + ", ".join(
+                "..." if not shown(r, len(rows)) else line(list(rows[r]))
+                for r in range(len(rows))
+                if shown(r, len(rows)) or r == 3
+            )
+            + "]"
+        )
+    number = np.asarray(value)
+    if number.dtype.kind in "iub":
+        return str(int(number))
+    if number.dtype == np.float64 and not isinstance(value, (float, int)):
+        return format(float(number), ".17g")
+    return format(float(np.float32(number)), ".8g")
+
+
+@implements("print")
+def print_(args, sep=" "):
+    import os
+
+    from blockpipe.interpreter.state import user_site
+
+    now = running()
+    file, line, _ = user_site()
+    where = f"{os.path.basename(file)}:{line}: " if file else ""
+    print(
+        f"kernel '{now.name}' block {now.block_idx}: {where}" + sep.join(_text(a) for a in args),
+        flush=True,
+    )

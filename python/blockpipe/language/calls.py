@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from blockpipe.errors import CompileError
 from blockpipe.language import ops
+from blockpipe.language.ops import debugging
 from blockpipe.language.program import FunctionSpec
 from blockpipe.language.types import (
     FunctionType,
@@ -30,6 +31,10 @@ from blockpipe.language.values import (
 
 if TYPE_CHECKING:
     pass
+
+
+# Operations taking any number of arguments, lowered from the call itself.
+VARIADIC = {"print": debugging.lower_print, "static_print": debugging.lower_static_print}
 
 
 class Calls:
@@ -56,6 +61,13 @@ class Calls:
             and func.id not in self.source.globals
         ):
             return self.min_max(node, {"min": min, "max": max}[func.id])
+        if (
+            isinstance(func, ast.Name)
+            and func.id == "print"
+            and func.id not in self.env
+            and func.id not in self.source.globals
+        ):
+            return debugging.lower_print(self, node)  # Python's print: pl.print
         try:
             target = self.static_name(func)
         except LoweringError:
@@ -70,6 +82,8 @@ class Calls:
             where, message = found if isinstance(found, tuple) else (node, found)
             raise self.error(where, message)
         op = ops.op_of(target)
+        if op is not None and op.qualname in VARIADIC:
+            return VARIADIC[op.qualname](self, node)
         if op is None:
             jit_name = getattr(target, "__bp_jit_name__", None)
             if jit_name is not None and jit_name in self.program.functions:

@@ -644,3 +644,19 @@ func.func @matmul_transposed_lhs_inner(%a: !bp.tile<32x64xf16, left>, %b: !bp.ti
   %c = bp.matmul %a transposed, %b : !bp.tile<32x64xf16, left>, !bp.tile<64x32xf16, right> -> !bp.tile<64x32xf32, acc>
   return
 }
+
+// -----
+
+func.func @print_texts(%i: index) attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{takes one text more than arguments, got 1 texts and 1 arguments}}
+  bp.print ["i"](%i : index)
+  return
+}
+
+// -----
+
+func.func @print_units(%v: !bp.tile<8x8xf32, vec>, %a: !bp.tile<8x8xf32, acc>) attributes {bp.kind = #bp<kind incore>} {
+  // expected-error @+1 {{prints tiles of one unit}}
+  bp.print ["", " ", ""](%v, %a : !bp.tile<8x8xf32, vec>, !bp.tile<8x8xf32, acc>)
+  return
+}

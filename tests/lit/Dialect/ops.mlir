@@ -82,6 +82,10 @@ func.func @vector_ops(%x: !bp.tensor<64x16xf32>, %y: !bp.tensor<?x16xf16>,
   %picked = bp.gather elements %sum0[%lo] check : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xi32, vec> -> !bp.tile<16x16xf32, vec>
   // CHECK: bp.bitcast %{{.*}} : !bp.tile<16x16xf32, vec> -> !bp.tile<16x32xi16, vec>
   %halves = bp.bitcast %sum0 : !bp.tile<16x16xf32, vec> -> !bp.tile<16x32xi16, vec>
+  // CHECK: bp.print ["row ", " ", ""](%{{.*}}, %{{.*}} : index, !bp.tile<16x16xf32, vec>)
+  bp.print ["row ", " ", ""](%c0, %sum0 : index, !bp.tile<16x16xf32, vec>)
+  // CHECK: bp.print ["done"]
+  bp.print ["done"]
   // CHECK: bp.sort32 %{{.*}}, %{{.*}} : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xi32, vec> -> !bp.tile<16x32xf32, vec>
   %pairs = bp.sort32 %sum0, %lo : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xi32, vec> -> !bp.tile<16x32xf32, vec>
   // CHECK: bp.mrgsort %{{.*}} block_len %{{.*}} : !bp.tile<16x32xf32, vec>

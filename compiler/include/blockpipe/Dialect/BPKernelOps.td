@@ -151,6 +151,26 @@ def BP_StoreOp : BP_Op<"store", [BP_KernelOnly, MemoryEffects<[MemWrite]>,
   let hasVerifier = 1;
 }
 
+def BP_PrintOp : BP_Op<"print", [BP_KernelOnly, MemoryEffects<[MemWrite]>]> {
+  let summary = "print a line from a kernel (pl.print)";
+  let description = [{
+    One line: `texts[0] args[0] texts[1] ... args[n-1] texts[n]`, each
+    argument (an index, integer or float scalar, or a tile) written as
+    NumPy writes it. On cpu-sim each block's lines reach stdout when the
+    launch ends, in block order, after the block's name; on CUDA through
+    device printf. Its location is the user's line, which the line names.
+
+    ```mlir
+    bp.print ["row ", " sum ", ""](%i, %t : index, !bp.tile<1x16xf32, vec>)
+    ```
+  }];
+  let arguments = (ins StrArrayAttr:$texts, Variadic<AnyType>:$args);
+  let assemblyFormat = [{
+    $texts (`(` $args^ `:` type($args) `)`)? attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def BP_MoveOp : BP_Op<"move", [Pure, BP_KernelOnly]> {
   let summary = "move a tile between on-chip memories";
   let description = [{

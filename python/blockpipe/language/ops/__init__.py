@@ -133,6 +133,7 @@ from blockpipe.language.ops import (  # noqa: E402,F401 - they fill OPS
     activation,
     creation,  # noqa: E402,F401 - fills OPS
     cube,
+    debugging,
     expand_clone,
     gather,
     gather_row,

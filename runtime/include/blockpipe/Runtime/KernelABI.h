@@ -90,6 +90,13 @@
  * wrote fails the launch: "sanitizer: blocks 0 and 1 of kernel 'k' both
  * write element [8, 0] of 'y' (block 0 at f.py:14, block 1 at f.py:14)".
  * Elements are counted in rows of `ld` from the tensor's start.
+ *
+ * Printing
+ * --------
+ * bp_print hands the runtime one line of a block (pl.print). cpu-sim keeps
+ * a launch's lines and writes them to stdout when the launch ends, in
+ * block order (a block's lines in the order it printed them), each after
+ * the block's name: "kernel 'k' block 3: f.py:12: row 3 [1, 2]".
  *===----------------------------------------------------------------------===*/
 
 #ifndef BLOCKPIPE_RUNTIME_KERNELABI_H
@@ -104,7 +111,7 @@
 extern "C" {
 #endif
 
-#define BP_ABI_VERSION 6
+#define BP_ABI_VERSION 7
 
 typedef struct bp_block_context bp_block_context;
 
@@ -141,6 +148,9 @@ typedef struct bp_runtime_api {
                         const void *base, const void *first, int64_t rows,
                         int64_t cols, int64_t ld, int64_t elem_bytes,
                         const char *where);
+  /* A line the kernel prints (pl.print), without its newline (see
+   * Printing). */
+  int32_t (*print)(const bp_block_context *ctx, const char *line);
 } bp_runtime_api;
 
 /* What one kernel half sees of its block. Valid for the call only. */
@@ -246,6 +256,10 @@ static inline int32_t bp_note_store(const bp_block_context *ctx,
                                     int64_t elem_bytes, const char *where) {
   return ctx->api->note_store(ctx, tensor, base, first, rows, cols, ld,
                               elem_bytes, where);
+}
+/* One line of pl.print (see Printing). */
+static inline int32_t bp_print(const bp_block_context *ctx, const char *line) {
+  return ctx->api->print(ctx, line);
 }
 /* Fails the launch with `message`; returns BP_ERR_KERNEL to return. */
 static inline int32_t bp_fail(const bp_block_context *ctx,

@@ -14,6 +14,7 @@
 //   Reduce.h       row_sum, row_max, transpose
 //   Cast.h         cast
 //   Sort.h         sort32, mrgsort ((value, index) pairs: SortPairs.h)
+//   Print.h        print_line, the text of pl.print
 //   Matmul.h       matmul, matmul_acc
 //   Panels.h       Panels, PanelsRef, PanelCache: a matmul's right operand
 //                  in the micro-kernel's layout
@@ -29,6 +30,7 @@
 #include "blockpipe/Tile/Gather.h"
 #include "blockpipe/Tile/Matmul.h"
 #include "blockpipe/Tile/Memory.h"
+#include "blockpipe/Tile/Print.h"
 #include "blockpipe/Tile/Reduce.h"
 #include "blockpipe/Tile/Sort.h"
 #include "blockpipe/Tile/Tile.h"

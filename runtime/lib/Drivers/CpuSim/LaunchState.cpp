@@ -4,6 +4,8 @@
 #include "DeviceImpl.h"
 #include "Pipe.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace blockpipe::runtime::detail {
@@ -109,6 +111,32 @@ void *LaunchState::shared(int32_t id, int64_t bytes, int64_t zeroedBytes) {
   return data;
 }
 
+void LaunchState::print(int64_t block, std::string line) {
+  std::lock_guard<std::mutex> lock(printMutex_);
+  printed_.emplace_back(block, std::move(line));
+}
+
+void LaunchState::writePrinted() {
+  std::vector<std::pair<int64_t, std::string>> lines;
+  {
+    std::lock_guard<std::mutex> lock(printMutex_);
+    lines.swap(printed_);
+  }
+  if (lines.empty())
+    return;
+  // Blocks in order; a block's lines in the order it printed them.
+  std::stable_sort(
+      lines.begin(), lines.end(),
+      [](const auto &a, const auto &b) { return a.first < b.first; });
+  static std::mutex stdoutMutex; // launches of several devices end at once
+  std::lock_guard<std::mutex> lock(stdoutMutex);
+  for (const auto &[block, line] : lines) {
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    std::fputc('\n', stdout);
+  }
+  std::fflush(stdout);
+}
+
 bool LaunchState::finishBlocks(int64_t ran, int64_t total) {
   if (ran)
     blocksRun.fetch_add(ran, std::memory_order_relaxed);
@@ -118,6 +146,7 @@ bool LaunchState::finishBlocks(int64_t ran, int64_t total) {
 
 void LaunchState::complete() {
   device.tracer.async('e', kernel.name, "launch", id);
+  writePrinted();
   if (control) {
     device.gm.free(control);
     control = nullptr;

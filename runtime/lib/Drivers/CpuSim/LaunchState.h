@@ -116,6 +116,10 @@ struct LaunchState {
   /// "kernel 'k' block 3 (AIV subblock 0)"
   std::string where(int64_t block, int32_t coreType, int32_t subblock) const;
 
+  /// bp_print: a line of block `block`, kept until complete() writes the
+  /// launch's lines to stdout in block order.
+  void print(int64_t block, std::string line);
+
 private:
   /// kDoneBit once complete() ran; kSleeperBit while a waiter sleeps (or
   /// is about to): complete() makes a futex call only then, so launches
@@ -136,6 +140,11 @@ private:
   };
   std::mutex sharedMutex_;
   std::vector<SharedRegion> shared_; // freed by complete()
+
+  std::mutex printMutex_;
+  std::vector<std::pair<int64_t, std::string>> printed_; // (block, line)
+  /// Writes the printed lines in block order, once.
+  void writePrinted();
 };
 
 /// The handle users get for `state`.

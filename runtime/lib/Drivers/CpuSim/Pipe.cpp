@@ -439,9 +439,18 @@ int32_t noteStore(const bp_block_context *ctx, const char *tensor,
   return race ? failWith(ctx, BP_ERR_SANITIZER, *race) : BP_OK;
 }
 
-const bp_runtime_api kApi = {BP_ABI_VERSION, pipeInit, tpush,      tpop,
-                             tpopCopy,       tfree,    kernelFail, syncAll,
-                             launchShared,   noteStore};
+/// bp_print: kept by the launch, written when it ends (LaunchState::print).
+int32_t printLine(const bp_block_context *ctx, const char *line) {
+  LaunchState &launch = *refOf(ctx).launch;
+  launch.print(ctx->block_idx,
+               launch.where(ctx->block_idx, ctx->core_type, ctx->subblock_idx) +
+                   ": " + (line ? line : ""));
+  return BP_OK;
+}
+
+const bp_runtime_api kApi = {BP_ABI_VERSION, pipeInit,  tpush,      tpop,
+                             tpopCopy,       tfree,     kernelFail, syncAll,
+                             launchShared,   noteStore, printLine};
 
 } // namespace
 

@@ -8,6 +8,7 @@
 //                  cast operations
 //   Matmul.cuh     matmul, matmul_acc (tensor cores for fp16 / bf16)
 //   Sort.cuh       sort32, mrgsort
+//   Print.cuh      pl.print through device printf
 //   KernelABI.cuh  the block's context, pipes, checks, kernel entry helpers:
 //                  DeviceContext.cuh, Pipes.cuh, Checks.cuh, KernelEntry.cuh
 //
@@ -20,6 +21,7 @@
 #include "blockpipe/Tile/Cuda/KernelABI.cuh"
 #include "blockpipe/Tile/Cuda/Matmul.cuh"
 #include "blockpipe/Tile/Cuda/Ops.cuh"
+#include "blockpipe/Tile/Cuda/Print.cuh"
 #include "blockpipe/Tile/Cuda/Sort.cuh"
 #include "blockpipe/Tile/Cuda/Tile.cuh"
 
