@@ -321,16 +321,25 @@ class CompiledProgram:
                     )
 
     def transfer_counters(self) -> Dict[str, int]:
-        """What the mesh's channels moved so far: bytes device to device,
-        bytes through a host buffer, transfers and channels created."""
-        if self._mesh is None:
-            return {
-                "device_to_device_bytes": 0,
-                "host_staged_bytes": 0,
-                "transfers": 0,
-                "channels_created": 0,
-            }
-        return self._mesh.counters()
+        """What the mesh's channels moved so far: bytes device to device
+        (within a process), bytes through a host buffer, bytes that crossed
+        from another MPI rank, transfers and channels created. Under MPI
+        they are this rank's (`rank`): what its devices received, each
+        transfer counted once, by the rank receiving it; sum them over the
+        ranks for the job's."""
+        from blockpipe import distributed
+
+        counters = {
+            "device_to_device_bytes": 0,
+            "host_staged_bytes": 0,
+            "cross_rank_bytes": 0,
+            "transfers": 0,
+            "channels_created": 0,
+        }
+        if self._mesh is not None:
+            counters.update(self._mesh.counters())
+        counters["rank"] = distributed.rank()
+        return counters
 
     def __repr__(self) -> str:
         return f"<CompiledProgram {self.program.name} at {self.output_dir}>"

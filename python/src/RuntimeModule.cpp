@@ -224,6 +224,7 @@ PYBIND11_MODULE(_runtime, m) {
              py::dict out;
              out["device_to_device_bytes"] = c.deviceToDeviceBytes;
              out["host_staged_bytes"] = c.hostStagedBytes;
+             out["cross_rank_bytes"] = c.crossRankBytes;
              out["transfers"] = c.transfers;
              out["channels_created"] = c.channelsCreated;
              return out;

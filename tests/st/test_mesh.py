@@ -162,8 +162,10 @@ def expected_counters(pairs, nbytes: int, calls: int) -> dict:
     return {
         "device_to_device_bytes": calls * len(moving) * nbytes,
         "host_staged_bytes": 0,
+        "cross_rank_bytes": 0,
         "transfers": calls * len(moving),
         "channels_created": len(moving) if calls else 0,
+        "rank": 0,
     }
 
 

@@ -99,6 +99,20 @@ def test_a_ring_of_4_devices_over_the_ranks(tmp_path, ranks):
     builds = [json.loads((tmp_path / f"ring.rank{r}.json").read_text()) for r in range(ranks)]
     assert sum(b["built"] for b in builds) == 1, builds
     assert sum(b["cached"] for b in builds) == ranks - 1, builds
+    # Each rank counts what its devices received; a transfer from another
+    # rank is cross-rank, never host-staged; the ranks' sums are the job's.
+    counters = [
+        json.loads((tmp_path / f"ring.counters.rank{r}.json").read_text()) for r in range(ranks)
+    ]
+    assert [c["rank"] for c in counters] == list(range(ranks))
+    nbytes = 16 * 16 * 4
+    assert sum(c["transfers"] for c in counters) == 4, counters
+    assert all(c["host_staged_bytes"] == 0 for c in counters), counters
+    crossing = sum(c["cross_rank_bytes"] for c in counters)
+    within = sum(c["device_to_device_bytes"] for c in counters)
+    assert crossing + within == 4 * nbytes, counters
+    # 4 ranks: every hop of the ring crosses; 2 ranks (2 devices each): 2 do.
+    assert crossing == (4 if ranks == 4 else 2) * nbytes, counters
 
 
 def test_a_2_stage_pipeline_over_2_ranks(tmp_path):

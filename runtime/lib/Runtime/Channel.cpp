@@ -96,6 +96,7 @@ TransferCounters TransferStats::snapshot() const {
   TransferCounters counters;
   counters.deviceToDeviceBytes = deviceToDeviceBytes.load();
   counters.hostStagedBytes = hostStagedBytes.load();
+  counters.crossRankBytes = crossRankBytes.load();
   counters.transfers = transfers.load();
   counters.channelsCreated = channelsCreated.load();
   return counters;

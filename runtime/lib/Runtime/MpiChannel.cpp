@@ -160,14 +160,15 @@ private:
       pending_.push_back(completion);
       since_.push_back(Clock::now());
     }
-    // Counted once, by the receiving end.
+    // Counted once, by the receiving end, as bytes that crossed ranks
+    // (MPI moves them from memory to memory, in place at both ends).
     if (!isSend) {
       auto stats = stats_;
       const int64_t bytes = op->bytes;
       completion->onDone([stats, bytes](const std::string &failure) {
         if (!failure.empty())
           return;
-        stats->hostStagedBytes += bytes;
+        stats->crossRankBytes += bytes;
         ++stats->transfers;
       });
     }

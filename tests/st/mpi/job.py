@@ -95,6 +95,8 @@ def main() -> None:
         y = np.full_like(x, np.nan)
         compiled(x, y)
         save(out, case, y)
+        counters = compiled.transfer_counters()
+        (out / f"{case}.counters.rank{distributed.rank()}.json").write_text(json.dumps(counters))
     elif case == "pipeline":
         microbatches = 4
         x = rng.standard_normal((microbatches * mlp.ROWS, mlp.WIDTH), dtype=np.float32)

@@ -110,6 +110,9 @@ struct TransferCounters {
   int64_t deviceToDeviceBytes = 0;
   /// Bytes that went through a host buffer on the way.
   int64_t hostStagedBytes = 0;
+  /// Bytes that crossed from another MPI rank (counted by the receiving
+  /// rank: a rank's counters are its devices' receives).
+  int64_t crossRankBytes = 0;
   /// Completed transfers.
   int64_t transfers = 0;
   /// Channels created (each once, on its first transfer).
@@ -120,6 +123,7 @@ struct TransferCounters {
 struct TransferStats {
   std::atomic<int64_t> deviceToDeviceBytes{0};
   std::atomic<int64_t> hostStagedBytes{0};
+  std::atomic<int64_t> crossRankBytes{0};
   std::atomic<int64_t> transfers{0};
   std::atomic<int64_t> channelsCreated{0};
 
