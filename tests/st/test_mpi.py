@@ -140,6 +140,10 @@ def test_a_failing_rank_ends_the_job_naming_it(tmp_path):
         assert "outputs untouched: True" in line
         assert "device 1" in line and "a divisor is zero" in line and "job.py:" in line
     assert "rank 1: device 1" in output  # as rank 0 reports it
+    # Rank 0 failed on no device: one failing rank of two, one line each.
+    assert "mesh program failed on 1 of 2 ranks:\n  rank 1: device 1: " in reported(
+        tmp_path, "mesh-fails", 0, output
+    )
     # The run-time error class is public now: blockpipe.ExecutionError.
     assert "uncaught ExecutionError; ending the MPI job" in output
     assert seconds < JOB_LIMIT_S

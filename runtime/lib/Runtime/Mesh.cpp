@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 namespace blockpipe::runtime {
@@ -410,17 +411,47 @@ void Mesh::run(const std::function<void(TaskGraph &)> &submit,
   const std::vector<std::string> remote =
       transport.endRun(message, options.interrupted);
   if (!remote.empty()) {
-    std::string ranksText;
-    for (const std::string &failure : remote)
-      ranksText += (ranksText.empty() ? "" : "; ") + failure;
-    // This rank's own failure, if any, counts too.
-    throw TaskError(
-        "mesh program failed on " +
-        std::to_string(remote.size() + (failures ? 1 : 0)) + " of " +
-        std::to_string(transport.ranks()) + " ranks: " + ranksText +
-        (failures ? "; and on this rank (" + std::to_string(transport.rank()) +
-                        "): " + message
-                  : std::string()));
+    // One line per failing device of every rank ("rank 1: device 3: ..."),
+    // root causes first; a line that is no rank's (an interrupted wait)
+    // last, and not counted as a rank.
+    std::vector<std::string> lines;
+    std::set<std::string> failingRanks;
+    std::string notRanks;
+    for (const std::string &failure : remote) {
+      if (failure.rfind("rank ", 0) != 0) {
+        notRanks += "\n  " + failure;
+        continue;
+      }
+      failingRanks.insert(failure.substr(0, failure.find(':')));
+      lines.push_back(failure);
+    }
+    const std::string here = "rank " + std::to_string(transport.rank());
+    for (const std::string &entry : entries) {
+      failingRanks.insert(here);
+      lines.push_back(here + ": " + entry);
+    }
+    auto reachedFromElsewhere = [&](const std::string &line) {
+      for (const std::string &other : lines) {
+        size_t at = other.find(": device ");
+        if (&other == &line || at == std::string::npos)
+          continue;
+        std::string device =
+            other.substr(at + 2, other.find(':', at + 2) - at - 2);
+        if (line.find(device + " failed") != std::string::npos)
+          return true;
+      }
+      return false;
+    };
+    std::stable_partition(
+        lines.begin(), lines.end(),
+        [&](const std::string &line) { return !reachedFromElsewhere(line); });
+    std::string text;
+    for (const std::string &line : lines)
+      text += "\n  " + line;
+    throw TaskError("mesh program failed on " +
+                    std::to_string(failingRanks.size()) + " of " +
+                    std::to_string(transport.ranks()) + " ranks:" + text +
+                    notRanks);
   }
   if (failures) {
     std::string lines;
