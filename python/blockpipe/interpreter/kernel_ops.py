@@ -54,6 +54,22 @@ def _identity(identity: str, dtype: np.dtype):
     return info.min if identity == "lowest" else info.max
 
 
+def _tree_col_sum(t: np.ndarray) -> np.ndarray:
+    """pl.col_sum with a scratch tile (language/ops/column_sums.py): rows
+    2k and 2k + 1 into row k, an odd last row into row 0, each sum in the
+    tile's dtype; integers as bp.col_sum adds them."""
+    if t.dtype.kind in "iub":  # (bfloat16's kind is "V")
+        return np.add.accumulate(t, axis=0, dtype=t.dtype)[-1:]
+    level = t.copy()
+    while len(level) > 1:
+        half = len(level) // 2
+        summed = (level[0 : 2 * half : 2] + level[1 : 2 * half : 2]).astype(t.dtype)
+        if len(level) % 2:
+            summed[0] = (summed[0] + level[-1]).astype(t.dtype)
+        level = summed
+    return level
+
+
 def _table_op(record: dict) -> Callable:
     mnemonic = record["name"][len("bp.") :]
     reference = op_table.numpy_reference(mnemonic)
@@ -72,6 +88,8 @@ def _table_op(record: dict) -> Callable:
                 padded[tuple(slice(0, v) for v in valid)] = t[tuple(slice(0, v) for v in valid)]
                 t = padded
             result = reference(np.asarray(t).view(np.ndarray))
+            if mnemonic == "col_sum" and arguments.get("tmp_tile") is not None:
+                result = _tree_col_sum(np.asarray(t).view(np.ndarray))
             if cls not in op_table.ARG_REDUCTION_CLASSES:
                 result = result.astype(t.dtype, copy=False)
             if valid is None:

@@ -358,10 +358,11 @@ class BP_ReductionTableOp<string mnemonic, string cls, string summaryText>
     : BP_TableOp<mnemonic, cls, [InferTypeOpInterface]> {
   let summary = summaryText;
   let description = [{
-    Folds the op's functor over each row (row reductions) or column (column
-    reductions) of a 2-D `vec` tile, from its first element, in the compute
-    type (fp32 for the 16-bit floats). A NaN in a row or column makes a
-    maximum or minimum NaN, as in NumPy.
+    Folds the op's functor over each row of a 2-D `vec` tile (row
+    reductions), from its first element, in the compute type (fp32 for the
+    16-bit floats), or over each column (column reductions), from its first
+    row, each step rounded to the tile's dtype. A NaN in a row or column
+    makes a maximum or minimum NaN, as in NumPy.
   }];
   let params = "tile, tmp_tile=None";
   let arguments = (ins BP_Tile:$source);
@@ -417,8 +418,17 @@ def BP_RowMinOp : BP_RowReductionTableOp<"row_min", "minimum"> {
   let identity = "highest";
 }
 def BP_ColSumOp : BP_ColReductionTableOp<"col_sum", "sum"> {
+  let description = [{
+    Adds each column of a 2-D `vec` tile row by row, from its first row,
+    each sum rounded to the tile's dtype, as pypto's TCOLSUM does (an FP16
+    column sum is FP16 additions). With pypto's `tmp_tile`
+    (`pl.col_sum(t, tmp)`), pl.col_sum of floats adds in a binary tree
+    instead, as TCOLSUM's 4-operand form: rows 2k and 2k + 1 into row k,
+    an odd last row into row 0, until one row is left, each sum rounded (a
+    composition of row windows and adds). Integer sums wrap.
+  }];
   let functor = "Add";
-  let numpy = "np.sum(x, axis=0, keepdims=True, dtype=np.float32 if x.dtype.kind == 'f' else x.dtype).astype(x.dtype)";
+  let numpy = "np.add.accumulate(x, axis=0, dtype=x.dtype)[-1:]";
   let identity = "zero";
 }
 def BP_ColMaxOp : BP_ColReductionTableOp<"col_max", "maximum"> {
@@ -439,7 +449,7 @@ def BP_RowProdOp : BP_RowReductionTableOp<"row_prod", "product"> {
 }
 def BP_ColProdOp : BP_ColReductionTableOp<"col_prod", "product"> {
   let functor = "Mul";
-  let numpy = "np.prod(x, axis=0, keepdims=True, dtype=np.float32 if x.dtype.kind == 'f' else x.dtype).astype(x.dtype)";
+  let numpy = "np.multiply.accumulate(x, axis=0, dtype=x.dtype)[-1:]";
   let identity = "one";
 }
 

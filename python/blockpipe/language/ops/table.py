@@ -11,6 +11,7 @@ import re
 
 from blockpipe.language import op_table, valid_shapes
 from blockpipe.language.ops import operation
+from blockpipe.language.ops.column_sums import rounded_col_sum
 from blockpipe.language.ops.vector import (
     VECTOR_KINDS,
     binary,
@@ -149,7 +150,12 @@ def _lower_reduction(cx, call, qualname, mnemonic, operands, arguments):
     # holds the reduction's identity.
     valid = t.valid
     t = valid_shapes.pad_for(cx, t, PADDING[record["identity"]], call.node)
-    (result,) = cx.create(f"bp.{mnemonic}", [t], None, {}, call.node, call.name)
+    result = None
+    if mnemonic == "col_sum":
+        scratch = any(arguments.get(name) is not None for name in _SCRATCH)
+        result = rounded_col_sum(cx, t, scratch, call.node, call.name)
+    if result is None:
+        (result,) = cx.create(f"bp.{mnemonic}", [t], None, {}, call.node, call.name)
     if valid is not None:
         result = valid_shapes.with_valid(result, (valid[0], 1) if rows else (1, valid[1]))
     return result

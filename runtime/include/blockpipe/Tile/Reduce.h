@@ -48,7 +48,8 @@ inline void foldRows(Tile<T, R, 1, D> &dst, const Tile<T, R, C, S> &src,
   }
 }
 
-/// dst[c] = op folded over src[:, c], from src[0, c], row by row.
+/// dst[c] = op folded over src[:, c], from src[0, c], row by row, each
+/// step rounded to T (pypto's TCOLSUM adds 16-bit floats as 16-bit floats).
 template <typename Op, typename T, int64_t R, int64_t C, Space D, Space S>
 inline void foldColumns(Tile<T, 1, C, D> &dst, const Tile<T, R, C, S> &src,
                         Op op) {
@@ -58,7 +59,7 @@ inline void foldColumns(Tile<T, 1, C, D> &dst, const Tile<T, R, C, S> &src,
     acc[c] = U(src.data[c]);
   for (int64_t r = 1; r < R; ++r)
     for (int64_t c = 0; c < C; ++c)
-      acc[c] = op(U(src.data[r * C + c]), acc[c]);
+      acc[c] = U(T(op(U(src.data[r * C + c]), acc[c])));
   for (int64_t c = 0; c < C; ++c)
     dst.data[c] = T(acc[c]);
 }
@@ -73,7 +74,8 @@ inline void row_reduce(Tile<T, R, 1, D> &dst, const Tile<T, R, C, S> &src) {
   detail::foldRows(dst, src, F{});
 }
 
-/// dst[c] = F folded over src[:, c] from src[0, c], row by row.
+/// dst[c] = F folded over src[:, c] from src[0, c], row by row, each step
+/// rounded to T.
 template <typename F, typename T, int64_t R, int64_t C, Space D, Space S>
 inline void col_reduce(Tile<T, 1, C, D> &dst, const Tile<T, R, C, S> &src) {
   detail::foldColumns(dst, src, F{});

@@ -431,7 +431,7 @@ __device__ inline void foldColumns(Tile<T, 1, C, D> &dst,
   forEach<Tile<T, 1, C, D>>([&](int64_t i, int64_t c) {
     U acc = U(all[c]);
     for (int64_t r = 1; r < R; ++r)
-      acc = op(U(all[r * C + c]), acc);
+      acc = U(T(op(U(all[r * C + c]), acc))); // each step rounded, as the host
     dst.set(i, T(acc));
   });
   endWrite(dst);
