@@ -160,17 +160,6 @@ def store_tile(
     """bp.store of `value` into `out` at `first`, for `op` ("pl.store"),
     which calls its tile and its output `operands` in errors; `add`: atomic
     adds into the window."""
-    if add and _narrowed_sum(value, out):
-        # pypto's fix-pipe atomic add of an FP32 product into FP16/BF16 GM:
-        # the sum rounded to the tensor's dtype, then added.
-        value = cx.demand(value, MemorySpace.Vec, tile_node, f"{op}'s {operands[0]}")
-        (value,) = cx.create(
-            "bp.cast",
-            [value],
-            [TileType(value.type.shape, out.type.dtype, MemorySpace.Vec)],
-            {},
-            call.node,
-        )
     if value.type.space is not MemorySpace.Acc:
         value = cx.demand(value, MemorySpace.Vec, tile_node, f"{op}'s {operands[0]}")
     cx.check_dtype(
@@ -190,13 +179,6 @@ def store_tile(
     )
     cx.tensor_roots[result.handle] = cx.root_of(out)
     return result
-
-
-def _narrowed_sum(value: Value, out: Value) -> bool:
-    """An FP32 tile added atomically into an FP16 or BF16 tensor."""
-    if value.type.unknown:
-        return False
-    return value.type.dtype.name == "FP32" and out.type.dtype.name in ("FP16", "BF16")
 
 
 def segments(cx, *sizes: int) -> dict:
