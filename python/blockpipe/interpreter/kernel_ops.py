@@ -260,9 +260,9 @@ def batch_matmul(lhs, rhs, a_trans=False, b_trans=False, out_dtype=None):
 
 @implements("matmul_acc", "tile.matmul_acc")
 def matmul_acc(acc, lhs, rhs, a_trans=False, b_trans=False, init_cond=None):
-    if init_cond is not None:
-        raise misuse("pl.matmul_acc(init_cond=...) is not supported by blockpipe")
     result = _product(lhs, rhs, a_trans, b_trans)
+    if init_cond is not None and bool(init_cond):
+        return as_tile(result.astype(np.asarray(acc).dtype))
     return as_tile((np.asarray(acc) + result).astype(np.asarray(acc).dtype))
 
 

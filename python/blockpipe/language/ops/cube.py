@@ -16,7 +16,7 @@ from blockpipe.language.types import (
     MemorySpace,
     TileType,
 )
-from blockpipe.language.values import TransposedView
+from blockpipe.language.values import LoweringError, TransposedView, Value
 
 
 @operation(kinds=(FunctionType.InCore, FunctionType.AIC))
@@ -252,14 +252,49 @@ def _batch(cx, call, left, right, a_trans, b_trans, what: str, out_dtype=None):
 @operation(kinds=(FunctionType.InCore, FunctionType.AIC))
 def matmul_acc(cx, call, acc, lhs, rhs, a_trans=False, b_trans=False, init_cond=None):
     """acc + lhs @ rhs: pypto's spelling of `pl.matmul(lhs, rhs, acc=acc)`
-    (b_trans as there). Valid in InCore and AIC functions."""
-    if init_cond is not None:
+    (b_trans as there). Valid in InCore and AIC functions.
+
+    init_cond: a condition (`k0 == 0`) under which the product starts the
+    accumulation afresh, `lhs @ rhs`, acc's content unread: the split-K
+    loop's first step without peeling it or zeroing acc. Known at compile
+    time it picks one form; else an if chooses between the two.
+    """
+    if init_cond is None:
+        return _accumulate(cx, call, acc, lhs, rhs, a_trans, b_trans, True)
+    try:
+        fresh = cx.condition(init_cond)
+    except LoweringError as err:
         raise cx.error(
             init_cond,
-            "pl.matmul_acc(init_cond=...) is not supported by blockpipe; start the "
-            "chain from pl.matmul or pl.full",
+            f"pl.matmul_acc's init_cond is a condition, as an if's: {err.message}",
+        ) from None
+    if isinstance(fresh, bool):
+        return _accumulate(cx, call, acc, lhs, rhs, a_trans, b_trans, not fresh)
+    cx.builder.begin_if(fresh.handle, cx.loc(call.node))
+    cx.region_depth += 1  # constants made in a branch stay there
+    try:
+        started = _accumulate(cx, call, acc, lhs, rhs, a_trans, b_trans, False)
+        cx.builder.enter_branch(True)
+        added = _accumulate(cx, call, acc, lhs, rhs, a_trans, b_trans, True)
+    finally:
+        cx.region_depth -= 1
+    if started.type != added.type:
+        raise cx.error(
+            acc,
+            f"pl.matmul_acc's acc must be {started.type}, the product's type, which init_cond "
+            f"starts it from; got {added.type}",
         )
-    return matmul.__bp_op__.impl(cx, call, lhs, rhs, a_trans=a_trans, b_trans=b_trans, acc=acc)
+    loc = cx.loc(call.node, call.name or "")
+    (handle,) = cx.builder.end_if([started.handle], [added.handle], loc)
+    return Value(handle, added.type)
+
+
+def _accumulate(cx, call, acc, lhs, rhs, a_trans, b_trans, onto_acc: bool):
+    """lhs @ rhs, added to acc when `onto_acc`."""
+    operation_ = matmul.__bp_op__.impl
+    return operation_(
+        cx, call, lhs, rhs, a_trans=a_trans, b_trans=b_trans, acc=acc if onto_acc else None
+    )
 
 
 # ------------------------------------------- pypto's biased and GEMV forms
