@@ -228,7 +228,7 @@ def test_a_negative_row_index_fails_and_is_read_as_unsigned():
         ("pl.tile.mgather(x, i, gather_oob='saturate')", "gather_oob must be one of"),
         ("pl.tile.mgather(x, pl.load(x, [0, 0], [1, 16]))", "must be a tile of integers"),
         ("pl.tile.mgather(x, pl.load(j, [0, 0], [2, 8]))", r"takes a \[1, R\] or \[R, 1\]"),
-        ("pl.tensor.gather(x, dim=0, index=i)", "along the last dim"),
+        ("pl.tensor.gather(x, dim=2, index=i)", "dim is 2, outside input's 2 dims"),
         ("pl.tensor.gather(x, mask_pattern=9)", "mask_pattern must be 1..7"),
         ("pl.tensor.gather(x, mask_pattern=1, output_dtype=pl.INT16)", "of the same size"),
     ],

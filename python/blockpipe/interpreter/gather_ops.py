@@ -126,8 +126,11 @@ def tensor_gather(input, dim=None, index=None, mask_pattern=None, output_dtype=N
 
             out = out.view(numpy_dtype(output_dtype))
         return as_tile(out)
-    if dim not in (None, -1, 1):
-        raise misuse(f"pl.tensor.gather gathers along the last dim (dim=-1) only, got dim={dim}")
+    axis = -1 if dim is None else int(dim)
+    if not -table.ndim <= axis < table.ndim:
+        raise misuse(f"pl.tensor.gather's dim is {axis}, outside input's {table.ndim} dims")
+    if table.ndim != 2 or axis % table.ndim != 1:
+        return _gather_along(table, axis % table.ndim, np.asarray(index))
     raw = _valid_zeroed(index)
     where = _bounded(_unsigned(raw), table.shape[1], "check", raw)
     rows = np.arange(raw.shape[0])[:, None] * table.shape[1]
@@ -226,3 +229,19 @@ def reinterpret_view(data, dtype, shape=None):
     if shape is not None:
         return as_tile(out.reshape(tuple(int(d) for d in shape)))
     return as_tile(out.reshape(table.shape[:-1] + (-1,)))
+
+
+def _gather_along(table: np.ndarray, axis: int, index: np.ndarray):
+    """torch.gather along `axis`, as compiled: each index becomes the flat
+    position it names, checked against the whole input only."""
+    if index.ndim != table.ndim:
+        raise misuse(f"pl.tensor.gather's index must have input's rank, {table.ndim}")
+    strides = [int(np.prod(table.shape[d + 1 :])) for d in range(table.ndim)]
+    place = np.indices(index.shape)
+    flat = index.astype(np.int64) * strides[axis]
+    for d in range(table.ndim):
+        if d != axis:
+            flat = flat + place[d] * strides[d]
+    raw = flat.reshape(-1, index.shape[-1])
+    where = _bounded(np.where(raw < 0, table.size, raw), table.size, "check", raw)
+    return as_tile(_take(table.reshape(-1), where).reshape(index.shape))

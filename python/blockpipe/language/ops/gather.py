@@ -12,6 +12,8 @@ functions.
 
 from __future__ import annotations
 
+import math
+
 from blockpipe.language import valid_shapes
 from blockpipe.language.ops import operation
 from blockpipe.language.ops.vector import VECTOR_KINDS, binary, vector_operand
@@ -197,11 +199,18 @@ def _tensor_gather(cx, call, input, dim=None, index=None, mask_pattern=None, out
     P0001, P0010, P0100, P1000: one column of every four, the first to
     the fourth; P1111: all of them).
 
-    input: a 2-D tensor or tile. dim: -1 (or 1), the only dim blockpipe
-    gathers along. index: an integer tensor or tile with no more rows than
-    input. An index outside its row fails the launch at this line, naming
-    it. output_dtype: with mask_pattern, pypto's reinterpretation of the
-    bits; only input's own dtype is supported.
+    input: a 2-D tensor or tile. dim: -1 (or 1). index: an integer tensor
+    or tile with no more rows than input. An index outside its row fails
+    the launch at this line, naming it. output_dtype: with mask_pattern,
+    pypto's reinterpretation of the bits; only input's own dtype is
+    supported.
+
+    Along another dim, or of an input of more dimensions, the index form
+    is torch.gather's: index has input's rank, each of its dims no larger
+    than input's but `dim`'s, and `out[i, j, k] = x[i, idx[i, j, k], k]`
+    for dim=1 (a negative dim counts from the end). An index outside the
+    whole input fails the launch; one outside its dim but inside the input
+    reads the element that far along.
     """
     if (index is None) == (mask_pattern is None):
         raise cx.error(
@@ -211,19 +220,20 @@ def _tensor_gather(cx, call, input, dim=None, index=None, mask_pattern=None, out
         )
     source = _source_tile(cx, input, "pl.tensor.gather's input")
     shape = source.type.shape
-    if len(shape) != 2:
-        raise cx.error(
-            input, f"pl.tensor.gather gathers 2-D tensors and tiles, got shape {list(shape)}"
-        )
     if mask_pattern is not None:
+        if len(shape) != 2:
+            raise cx.error(
+                input, f"a mask-pattern gather reads a 2-D tensor or tile, got shape {list(shape)}"
+            )
         return _mask_gather(cx, call, source, mask_pattern, output_dtype)
-    axis = -1 if dim is None else cx.static_int(dim, "pl.tensor.gather's dim")
-    if axis not in (-1, 1):
-        raise cx.error(
-            dim, f"pl.tensor.gather gathers along the last dim (dim=-1) only, got dim={axis}"
-        )
     if output_dtype is not None:
         raise cx.error(output_dtype, "output_dtype= goes with mask_pattern=, not the index form")
+    axis = -1 if dim is None else cx.static_int(dim, "pl.tensor.gather's dim")
+    if not -len(shape) <= axis < len(shape):
+        raise cx.error(dim, f"pl.tensor.gather's dim is {axis}, outside input's {len(shape)} dims")
+    axis %= len(shape)
+    if len(shape) != 2 or axis != 1:
+        return _gather_along(cx, call, source, axis, input, index)
     raw = cx.expr(index)
     valid = valid_shapes.of(raw)
     idx = index_tile(cx, raw, index, "pl.tensor.gather's index")
@@ -234,6 +244,89 @@ def _tensor_gather(cx, call, input, dim=None, index=None, mask_pattern=None, out
         )
     result = _gather(cx, call.node, call.name, source, idx, "in_row", "check", idx.type.shape)
     return valid_shapes.with_valid(result, valid)
+
+
+def _gather_along(cx, call, source: Value, axis: int, input, index) -> Value:
+    """torch.gather of an n-D input along `axis`, composed: each index
+    becomes the flat (row-major) position it names in input, its other
+    coordinates those of its own place in index, and the elements are
+    gathered from input's flat order."""
+    node = call.node
+    shape = source.type.shape
+    if not all(isinstance(d, int) for d in shape):
+        raise cx.error(
+            input,
+            f"pl.tensor.gather along dim {axis} needs input's shape known at compile time, "
+            f"got {list(shape)}",
+        )
+    raw = cx.expr(index)
+    if valid_shapes.of(raw) is not None:
+        raise cx.error(index, "pl.tensor.gather's index takes no valid shape here")
+    idx = cx.tile_operand(raw, index)
+    if not (isinstance(idx, Value) and isinstance(idx.type, TileType)):
+        raise cx.error(index, f"pl.tensor.gather's index must be a tile, got {describe(idx)}")
+    idx = cx.typed_tile(idx, index, "pl.tensor.gather's index")
+    dims = tuple(idx.type.shape)
+    if idx.type.dtype.is_float:
+        raise cx.error(index, f"pl.tensor.gather's index must hold integers, got {idx.type}")
+    if len(dims) != len(shape):
+        raise cx.error(
+            index,
+            f"pl.tensor.gather's index must have input's rank, {len(shape)}, got shape "
+            f"{list(dims)}",
+        )
+    for d, (have, limit) in enumerate(zip(dims, shape)):
+        if d != axis and have > limit:
+            raise cx.error(
+                index,
+                f"pl.tensor.gather's index is {have} long in dim {d}, its input only {limit}",
+            )
+    idx = vector_operand(cx, idx, index, "pl.tensor.gather's index")
+    if idx.type.dtype != INT32:
+        # Flat positions may not fit a narrower index.
+        (idx,) = cx.create("bp.cast", [idx], [TileType(dims, INT32, MemorySpace.Vec)], {}, node)
+    rows, cols = math.prod(dims[:-1]), dims[-1]
+    strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
+    flat = _as_shape(cx, idx, (rows, cols), node)
+    flat = binary(cx, "mul", flat, strides[axis], node, None) if strides[axis] != 1 else flat
+    (place,) = cx.create(
+        "bp.ci",
+        [cx.index_value(0, node)],
+        [TileType((1, rows * cols), INT32, MemorySpace.Vec)],
+        {},
+        node,
+    )
+    place = _as_shape(cx, place, (rows, cols), node)
+    for d in range(len(dims)):
+        if d == axis:
+            continue
+        after = math.prod(dims[d + 1 :])
+        coordinate = binary(cx, "div", place, after, node, None) if after != 1 else place
+        if d:
+            coordinate = binary(cx, "rem", coordinate, dims[d], node, None)
+        if strides[d] != 1:
+            coordinate = binary(cx, "mul", coordinate, strides[d], node, None)
+        flat = binary(cx, "add", flat, coordinate, node, None)
+    if isinstance(source.type, TileType) and len(shape) > 2:
+        # Tiles gather in 2-D; the flat order is the same.
+        source = _as_shape(cx, source, (math.prod(shape[:-1]), shape[-1]), node)
+    result = _gather(cx, node, None, source, flat, "elements", "check", (rows, cols))
+    return _as_shape(cx, result, dims, node, call.name)
+
+
+def _as_shape(cx, tile: Value, dims, node, name=None) -> Value:
+    """`tile`'s elements in row-major order, in the shape `dims`."""
+    if tuple(tile.type.shape) == tuple(dims):
+        return tile
+    (result,) = cx.create(
+        "bp.reshape",
+        [tile],
+        [TileType(tuple(dims), tile.type.dtype, MemorySpace.Vec)],
+        {},
+        node,
+        name,
+    )
+    return result
 
 
 def mask_step(cx, mask_pattern):
