@@ -358,6 +358,8 @@ class Calls:
             if len(outs) == len(results):
                 for result, out in zip(results, outs):
                     self.tensor_roots[result.handle] = self.root_of(out)
+        if callee in program.visible_results:
+            results = [results[i] for i in program.visible_results[callee]]
         if multi:
             return results
         if len(results) == 1:

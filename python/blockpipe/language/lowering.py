@@ -64,6 +64,10 @@ class ProgramLowering:
         # (index, name, the name of each dim or None).
         self.named_dims: Dict[str, List[Tuple[int, str, Tuple[Optional[str], ...]]]] = {}
         self.param_dirs: Dict[str, List[ParamDirection]] = {}
+        # Per kernel that returns only some of its Out/InOut tensors: the
+        # places of those among its results (statements.py,
+        # with_unreturned_outputs); its callers see only those.
+        self.visible_results: Dict[str, List[int]] = {}
         self.builder = core.CompileSession(program.source_file)
         self._ir_types: Dict[IRType, Any] = {}
         self._frontend_types: Dict[tuple, IRType] = {}

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, List, Sequence
 from blockpipe.language import ops, strips, valid_shapes
 from blockpipe.language.types import (
     MemRef,
+    ParamDirection,
     ParamType,
     ScalarType,
     TensorType,
@@ -17,6 +18,7 @@ from blockpipe.language.types import (
     TileView,
 )
 from blockpipe.language.values import (
+    KERNEL_KINDS,
     LoweringError,
     Value,
     describe,
@@ -313,6 +315,14 @@ class Statements:
                 for v in (value if isinstance(value, list) else [value])
             ]
         types = [v.type for v in values]
+        values, visible = self.with_unreturned_outputs(values)
+        if visible is not None:
+            self.program.visible_results[self.spec.name] = visible
+            self.builder.set_function_results(
+                self.spec.name, [self.program.ir_type(v.type) for v in values]
+            )
+            params, _ = self.program.signatures[self.spec.name]
+            self.program.signatures[self.spec.name] = (params, [v.type for v in values])
         if self.result_types is not None:
             if len(types) != len(self.result_types) or any(
                 not same_type(a, b) for a, b in zip(types, self.result_types)
@@ -322,7 +332,7 @@ class Statements:
                 raise self.error(
                     stmt, f"'{self.spec.name}' returns {got} but is declared to return {want}"
                 )
-        else:
+        elif visible is None:
             self.result_types = types
             self.builder.set_function_results(
                 self.spec.name, [self.program.ir_type(t) for t in types]
@@ -331,6 +341,37 @@ class Statements:
             self.program.signatures[self.spec.name] = (params, types)
         self.builder.create("func.return", [v.handle for v in values], [], {}, self.loc(stmt))
         self.saw_return = True
+
+    def with_unreturned_outputs(self, values: List[Value]):
+        """pypto lets a kernel return only some of the Out/InOut tensors it
+        writes in place (the others are written all the same); the dialect
+        wants every one returned. The values to return, every Out/InOut
+        parameter's tensor in parameter order, and the places of the
+        user's among them (None when the user returned them all)."""
+        if self.kind not in KERNEL_KINDS:
+            return values, None
+        dirs = self.program.param_dirs[self.spec.name]
+        outputs = [p for p, d in zip(self.param_values, dirs) if d is not ParamDirection.In]
+        place = {p.handle: i for i, p in enumerate(outputs)}
+        roots = [self.root_of(v) if isinstance(v.type, TensorType) else None for v in values]
+        if len(values) >= len(outputs) or any(r not in place for r in roots):
+            return values, None  # normalize-return-order reports what is amiss
+        if len(set(roots)) != len(roots):
+            return values, None
+        full = [self.current_tensor(p) for p in outputs]
+        for value, root in zip(values, roots):
+            full[place[root]] = value
+        return full, [place[r] for r in roots]
+
+    def current_tensor(self, param: Value) -> Value:
+        """The parameter's tensor as last written: its name's value when
+        that is still its tensor (`out = pl.store(t, [0, 0], out)`)."""
+        index = self.param_values.index(param)
+        name = self.source.tree.args.args[index + 1].arg
+        value = self.env.get(name)
+        if isinstance(value, Value) and self.root_of(value) == param.handle:
+            return value
+        return param
 
 
 def _squeezed(shape) -> list:
