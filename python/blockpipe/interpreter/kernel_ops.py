@@ -153,6 +153,19 @@ def _window(tensor: np.ndarray, offsets, extent, what: str):
     return tuple(slice(o, o + e) for o, e in zip(offsets, extent))
 
 
+@implements("slice", "tensor.slice")
+def slice_(tensor, shape, offset, valid_shape=None, drop_dims=None, pad_value=None):
+    """A window: of a tile, or of a tensor in a kernel, read as a tile (as
+    pl.load); of a tensor in an orchestration, a view writing through."""
+    now = running()
+    if isinstance(tensor, Tile) or (now is not None and now.in_kernel):
+        if isinstance(tensor, Tile) and (valid_shape is not None or pad_value is not None):
+            raise misuse("pl.slice(valid_shape=..., pad_value=...) of a tile is not supported")
+        return load(tensor, offset, shape, valid_shape=valid_shape)
+    at = _ints(offset, "pl.slice's offset")
+    return tensor[_window(tensor, at, _ints(shape, "pl.slice's shape"), "pl.slice")]
+
+
 @implements("load", "tile.load")
 def load(tensor, offsets, shapes, valid_shape=None, target_memory=None, clamp=False):
     offsets = _ints(offsets, "pl.load's offsets")

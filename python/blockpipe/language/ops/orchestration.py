@@ -444,7 +444,7 @@ def _check_view_valid(cx, valid_shape, shape) -> None:
             raise cx.error(elt, "pl.slice's valid_shape sizes are numbers or index values")
 
 
-@operation(name="tensor.slice", kinds=(FunctionType.Orchestration,))
+@operation(name="tensor.slice", kinds=KERNEL_KINDS + (FunctionType.Orchestration,))
 def tensor_slice(cx, call, tensor, shape, offset, valid_shape=None, drop_dims=None, pad_value=None):
     """A window of a tensor as a tensor sharing its memory (a view):
     `q = pl.tensor.slice(query, [16, 128], [row, 0])` (pl.slice in an
@@ -457,9 +457,18 @@ def tensor_slice(cx, call, tensor, shape, offset, valid_shape=None, drop_dims=No
     line. valid_shape= (the part of the view that holds data, pypto's
     metadata for kernels' loads) is checked, the view stays all data: a
     kernel reads what its parameter's pl.TensorView and its loads'
-    valid_shape say. pad_value= is not supported. Valid in orchestration
-    functions.
+    valid_shape say. pad_value= is not supported.
+
+    In a kernel (or a pl.at scope outlined into one), where no tensor is
+    made, the window is read as a tile, as pl.slice there (pypto converts
+    it to a tile op the same way): it is read, not written through.
     """
     if drop_dims is not None:
         raise cx.error(call.node, "pl.tensor.slice(drop_dims=...) is not supported by blockpipe")
+    if cx.kind is not FunctionType.Orchestration:
+        from blockpipe.language.ops.memory import slice_
+
+        return slice_.__bp_op__.impl(
+            cx, call, tensor, shape, offset, valid_shape=valid_shape, pad_value=pad_value
+        )
     return tensor_view(cx, call, tensor, shape, offset, valid_shape, pad_value)
