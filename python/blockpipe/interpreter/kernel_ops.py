@@ -166,6 +166,13 @@ def slice_(tensor, shape, offset, valid_shape=None, drop_dims=None, pad_value=No
     return tensor[_window(tensor, at, _ints(shape, "pl.slice's shape"), "pl.slice")]
 
 
+@implements("tile.extract")
+def tile_extract(src, index_row, index_col, shape, target_memory):
+    rows, cols = _ints(shape, "pl.tile.extract's shape")
+    at = _window(np.asarray(src), [int(index_row), int(index_col)], (rows, cols), "pl.tile.extract")
+    return as_tile(np.array(np.asarray(src)[at]))
+
+
 @implements("load", "tile.load")
 def load(tensor, offsets, shapes, valid_shape=None, target_memory=None, clamp=False):
     offsets = _ints(offsets, "pl.load's offsets")

@@ -515,6 +515,36 @@ def tile_window_at(cx, node, value: Value, first: List[Value], dims, name) -> Va
     return valid_shapes.with_valid(result, valid)
 
 
+@operation(name="tile.extract", kinds=KERNEL_KINDS)
+def tile_extract(cx, call, src, index_row, index_col, shape, target_memory):
+    """The window `shape` of the 2-D tile `src` at row `index_row`, column
+    `index_col`, placed in `target_memory`: pypto's `pl.tile.extract(t, 0,
+    0, [1, 64], target_memory=pl.Mem.Vec)` (Ascend's TEXTRACT). The window
+    is taken in Vec memory, as pl.slice of a tile (an Acc tile is moved
+    there first), then moved to `target_memory` (Vec, or Mat for a matmul
+    operand). pypto's extract of a Mat tile into Left or Right memory is
+    not supported: windows are taken of Vec tiles. Valid in InCore, AIC
+    and AIV functions.
+    """
+    node = call.node
+    t = cx.tile_arg(src, "pl.tile.extract's src")
+    space = cx.space_arg(target_memory, "pl.tile.extract's target_memory")
+    if t.type.space is MemorySpace.Mat:
+        raise cx.error(
+            src,
+            "pl.tile.extract takes a window of a Vec or Acc tile; of a Mat tile (into Left "
+            "or Right memory) it is not supported by blockpipe: load the window instead",
+        )
+    dims = cx.shape_arg(shape, "pl.tile.extract's shape")
+    if len(dims) != 2:
+        raise cx.error(shape, f"pl.tile.extract's shape is 2-D, got {list(dims)}")
+    at = ast.copy_location(ast.List(elts=[index_row, index_col], ctx=ast.Load()), node)
+    window = tile_window(cx, call, t, dims, at)
+    if space is None or space is MemorySpace.Vec:
+        return window
+    return cx.demand(window, space, target_memory, "pl.tile.extract's result")
+
+
 def tile_offsets(cx, node, t: Value, what: str) -> List[Value]:
     """One index per dimension of the tile `t`."""
     return offsets_arg(cx, node, t.type, what)
