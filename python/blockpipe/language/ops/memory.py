@@ -11,6 +11,9 @@ from blockpipe.language import strips, tensor_valid, valid_shapes
 from blockpipe.language.ops import operation
 from blockpipe.language.rules import LEGAL_MOVES, LEGAL_MOVES_TEXT
 from blockpipe.language.types import (
+    BF16,
+    FP16,
+    FP32,
     AtomicType,
     FunctionType,
     MemorySpace,
@@ -162,6 +165,8 @@ def store_tile(
     adds into the window."""
     if value.type.space is not MemorySpace.Acc:
         value = cx.demand(value, MemorySpace.Vec, tile_node, f"{op}'s {operands[0]}")
+    elif value.type.dtype is FP32 and out.type.dtype in (FP16, BF16):
+        value = _rounded(cx, call, value, out.type.dtype, tile_node, op)
     cx.check_dtype(
         value.type.dtype, out.type.dtype, call.node, f"{op}'s {operands[0]} and {operands[1]}"
     )
@@ -179,6 +184,27 @@ def store_tile(
     )
     cx.tensor_roots[result.handle] = cx.root_of(out)
     return result
+
+
+def _rounded(cx, call, acc: Value, dtype, tile_node, op: str) -> Value:
+    """An FP32 Acc tile stored into an FP16 or BF16 tensor, rounded to it
+    once as the cube's output conversion (pypto's fix-pipe) does: here by
+    a cast in Vec memory, so not in an AIC function."""
+    if cx.kind is FunctionType.AIC:
+        raise cx.error(
+            tile_node,
+            f"{op} of an FP32 Acc tile into a {dtype.name} tensor rounds it in Vec memory, "
+            f"which an AIC function lacks; give the matmul out_dtype=pl.{dtype.name}",
+        )
+    vec = cx.demand(acc, MemorySpace.Vec, tile_node, f"{op}'s tile")
+    (result,) = cx.create(
+        "bp.cast",
+        [valid_shapes.with_valid(vec, None)],
+        [TileType(vec.type.shape, dtype, MemorySpace.Vec)],
+        {},
+        call.node,
+    )
+    return valid_shapes.with_valid(result, acc.valid)
 
 
 def segments(cx, *sizes: int) -> dict:
