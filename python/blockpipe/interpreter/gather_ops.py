@@ -245,3 +245,29 @@ def _gather_along(table: np.ndarray, axis: int, index: np.ndarray):
     raw = flat.reshape(-1, index.shape[-1])
     where = _bounded(np.where(raw < 0, table.size, raw), table.size, "check", raw)
     return as_tile(_take(table.reshape(-1), where).reshape(index.shape))
+
+
+@implements("paged_gather", "tensor.paged_gather")
+def paged_gather(
+    src,
+    indices,
+    block_table,
+    block_size,
+    size,
+    max_indices,
+    space=None,
+    col_off=0,
+    is_trans=False,
+    is_b_matrix=False,
+):
+    if is_trans:
+        raise misuse("pl.paged_gather(is_trans=True) is not supported by blockpipe")
+    logical = np.asarray(indices).reshape(1, -1).astype(np.int64)
+    if logical.size != int(max_indices):
+        raise misuse(f"pl.paged_gather's indices are max_indices={max_indices} rows")
+    table = np.asarray(block_table)
+    pages = _take(table, _bounded(logical // block_size, table.size, "check", logical))
+    physical = pages.astype(np.int64) * block_size + logical % block_size
+    pool = np.asarray(src)
+    rows = _bounded(physical.reshape(-1), pool.shape[0], "check", physical)
+    return as_tile(np.array(pool[rows, int(col_off) : int(col_off) + int(size)]))

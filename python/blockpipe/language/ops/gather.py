@@ -12,6 +12,7 @@ functions.
 
 from __future__ import annotations
 
+import ast
 import math
 
 from blockpipe.language import valid_shapes
@@ -460,3 +461,112 @@ def _gatherb(cx, call, src, offset, output_dtype=None):
 
 gatherb = operation(name="gatherb", kinds=VECTOR_KINDS)(_gatherb)
 tile_gatherb = operation(name="tile.gatherb", kinds=VECTOR_KINDS)(_gatherb)
+
+
+def _paged_gather(
+    cx,
+    call,
+    src,
+    indices,
+    block_table,
+    block_size,
+    size,
+    max_indices,
+    space=None,
+    col_off=0,
+    is_trans=False,
+    is_b_matrix=False,
+):
+    """Rows of a paged pool through a block table: pypto's
+    `kv = pl.paged_gather(pool, idx, table, block_size=16, size=128,
+    max_indices=16, space=pl.Mem.Mat)`. Row i of the result is columns
+    [col_off, col_off + size) of pool row `table[idx[i] // block_size] *
+    block_size + idx[i] % block_size`.
+
+    src: a 2-D tensor. indices: an INT32 tensor or tile of max_indices
+    logical rows, [n] or [1, n]. block_table: a 1-D INT32 tensor. space:
+    pl.Mem.Mat (the default, a matmul operand) or pl.Mem.Vec. is_b_matrix
+    is pypto's layout hint and changes nothing here; is_trans is not
+    supported. A composition of gathers (the table's entries, then the
+    pool's rows) in Vec memory, moved to `space`; an index or page outside
+    its tensor fails the launch at this line. Valid in InCore and AIV
+    functions.
+    """
+    node = call.node
+    what = "pl.paged_gather"
+    pool = cx.tensor_arg(src, f"{what}'s src")
+    table = cx.tensor_arg(block_table, f"{what}'s block_table")
+    if len(pool.type.shape) != 2 or not isinstance(pool.type.shape[1], int):
+        raise cx.error(src, f"{what}'s src is a 2-D tensor with known rows, got {pool.type}")
+    if len(table.type.shape) != 1 or table.type.dtype is not INT32:
+        raise cx.error(block_table, f"{what}'s block_table is a 1-D INT32 tensor, got {table.type}")
+    if is_trans is not False and cx.static(is_trans):
+        raise cx.error(is_trans, f"{what}(is_trans=True) is not supported by blockpipe")
+    page = cx.static_int(block_size, f"{what}'s block_size")
+    width = cx.static_int(size, f"{what}'s size")
+    count = cx.static_int(max_indices, f"{what}'s max_indices")
+    first = cx.static_int(col_off, f"{what}'s col_off") if col_off != 0 else 0
+    if page <= 0 or width <= 0 or not 0 <= first <= pool.type.shape[1] - width:
+        raise cx.error(
+            node,
+            f"{what} reads columns [{first}, {first + width}) of rows of "
+            f"{pool.type.shape[1]} in pages of {page}: out of range",
+        )
+    target = cx.space_arg(space, f"{what}'s space") if space is not None else MemorySpace.Mat
+    if target not in (MemorySpace.Mat, MemorySpace.Vec):
+        raise cx.error(space, f"{what} gathers into Mat or Vec memory, got {target.name}")
+    logical = _logical_rows(cx, indices, count, what)
+    pages = _gather(
+        cx,
+        node,
+        None,
+        table,
+        binary(cx, "div", logical, page, node, None),
+        "elements",
+        "check",
+        (1, count),
+    )
+    physical = binary(
+        cx,
+        "add",
+        binary(cx, "mul", pages, page, node, None),
+        binary(cx, "rem", logical, page, node, None),
+        node,
+        None,
+    )
+    rows = _gather(cx, node, None, pool, physical, "rows", "check", (count, pool.type.shape[1]))
+    if (first, width) != (0, pool.type.shape[1]):
+        from blockpipe.language.ops.memory import tile_window
+
+        at = ast.copy_location(
+            ast.List(elts=[ast.Constant(0), ast.Constant(first)], ctx=ast.Load()), node
+        )
+        rows = tile_window(cx, call, rows, (count, width), at)
+    if target is MemorySpace.Vec:
+        return rows
+    return cx.demand(rows, MemorySpace.Mat, node, f"{what}'s result")
+
+
+def _logical_rows(cx, indices, count: int, what: str) -> Value:
+    """The logical row indices as a [1, count] INT32 tile."""
+    raw = cx.tile_operand(cx.expr(indices), indices)
+    if not (isinstance(raw, Value) and isinstance(raw.type, TileType)):
+        raise cx.error(indices, f"{what}'s indices must be a tensor or tile, got {describe(raw)}")
+    raw = cx.typed_tile(raw, indices, what)
+    shape = tuple(raw.type.shape)
+    if raw.type.dtype is not INT32 or shape not in ((count,), (1, count)):
+        raise cx.error(
+            indices,
+            f"{what}'s indices are max_indices={count} INT32 rows, [{count}] or [1, {count}], "
+            f"got {raw.type}",
+        )
+    raw = vector_operand(cx, raw, indices, f"{what}'s indices")
+    if len(shape) == 1:
+        (raw,) = cx.create(
+            "bp.reshape", [raw], [TileType((1, count), INT32, MemorySpace.Vec)], {}, indices
+        )
+    return raw
+
+
+paged_gather = operation(name="paged_gather", kinds=VECTOR_KINDS)(_paged_gather)
+tensor_paged_gather = operation(name="tensor.paged_gather", kinds=VECTOR_KINDS)(_paged_gather)
