@@ -70,6 +70,24 @@ def _spmd(node: ast.AST, namespace) -> bool:
     )
 
 
+def _assembly(node: ast.AST, namespace) -> bool:
+    """`t = pl.assemble(t, part, offsets)` as a statement: outside a scope,
+    in an orchestration, a tensor copied into a window of another, which
+    only a kernel can do (pypto's orchestration-level tensor.assemble)."""
+    from blockpipe.language import ops
+
+    value = node.value if isinstance(node, (ast.Assign, ast.Expr)) else None
+    return isinstance(value, ast.Call) and ops.op_of(_static(value.func, namespace)) is ops.OPS.get(
+        "assemble"
+    )
+
+
+def _scope_body(node: ast.stmt) -> List[ast.stmt]:
+    """A scope's statements: a `with` or `for` scope's body, or the
+    assembly statement itself."""
+    return node.body if isinstance(node, (ast.With, ast.For)) else [node]
+
+
 def _self_call(node: ast.AST) -> bool:
     return (
         isinstance(node, ast.Call)
@@ -146,7 +164,7 @@ class Outliner(ScopeArgs):
             if self.is_scope(node):
                 self.outer += [
                     a
-                    for a, _ in stored_aliases(node.body, self.namespace)
+                    for a, _ in stored_aliases(_scope_body(node), self.namespace)
                     if a not in self.outer and a not in self.params
                 ]
         self.written: List[str] = []
@@ -205,7 +223,7 @@ class Outliner(ScopeArgs):
             and self.spec.kind is FunctionType.Opaque
             and _spmd(node.iter, namespace)
             and not _launches_only(node.body)
-        )
+        ) or _assembly(node, namespace)
 
     def _outside(self, stmts: List[ast.stmt]) -> List[ast.stmt]:
         """The statements of a block outside its scopes (loops and ifs with
@@ -259,6 +277,9 @@ class Outliner(ScopeArgs):
             if task is not None:
                 self._task(stmt, task)
             return self._outline(stmt, before, stmt.body, None, None, name_hint, split)
+        if _assembly(stmt, self.namespace):
+            # A kernel of its own, launched on one block, as a pl.at scope.
+            return self._outline(stmt, before, [stmt], None, None, None, None)
         if self.spec.kind is not FunctionType.Opaque:
             return None  # an orchestration's pl.spmd launches kernels
         if (
