@@ -10,7 +10,7 @@ import numbers
 from typing import Optional, Tuple
 
 from blockpipe.language import ops
-from blockpipe.language.types import DType, MemorySpace
+from blockpipe.language.types import DType, MemorySpace, MemRef
 from blockpipe.language.unsupported import Unsupported
 from blockpipe.language.values import LoweringError
 
@@ -54,8 +54,16 @@ class ConstEval:
                 ) from None
         if isinstance(node, (ast.List, ast.Tuple)):
             return [self.static(e) for e in node.elts]
+        if isinstance(node, ast.Call) and self._names_memref(node.func):
+            # `pl.MemRef("ub", slots=2)` written in an annotation: a hint
+            # blockpipe accepts and does not use (types.MemRef).
+            return MemRef()
         if isinstance(node, ast.Subscript):
             base = self.static_name(node.value)
+            if isinstance(base, MemRef):
+                # A slot picked at run time (`ring[i % 2]`) is the same
+                # hint as any other: every tile has storage of its own.
+                return base
             index = self.static(node.slice)
             try:
                 return python_number(
@@ -72,6 +80,12 @@ class ConstEval:
             ):
                 return list(value) if isinstance(value, tuple) else value
         raise self.error(node, f"'{ast.unparse(node)}' must be known at compile time")
+
+    def _names_memref(self, func: ast.expr) -> bool:
+        try:
+            return self.static_name(func) is MemRef
+        except LoweringError:
+            return False
 
     def calls_helper(self, node: ast.Call) -> bool:
         """Whether `node` calls a plain Python function (inlined)."""
