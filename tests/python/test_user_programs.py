@@ -1260,7 +1260,7 @@ def test_compile_time_float_assigned_in_a_run_time_branch():
 def test_three_dimensional_tile():
     # Was "invalid type '!bp.tile<1x8x16xf32, vec>'". A [1, 8, 16] window is
     # now an [8, 16] tile (test_tile_windows.py), and a [2, 8, 16] window a
-    # 3-D tile (test_nd_tiles.py), which a transpose does not take.
+    # 3-D tile (test_nd_tiles.py), whose batch axis a transpose does not swap.
     def make():
         @pl.program
         class P:
@@ -1270,7 +1270,7 @@ def test_three_dimensional_tile():
             ):
                 b = pl.tile.get_block_idx()
                 t = pl.load(x, [b, 0, 0], [2, 8, 16])
-                # error: pl.transpose transposes a 2-D tile, got [2, 8, 16]
+                # error: pl.transpose of a 3-D tile swaps its last two axes (1 and 2)
                 return pl.store(pl.transpose(t, 0, 1), [b, 0, 0], y)
 
             @pl.function(type=pl.FunctionType.Orchestration)

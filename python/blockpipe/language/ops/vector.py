@@ -7,6 +7,7 @@ to Vec where a legal move exists). Valid in InCore and AIV functions."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from blockpipe.language import op_table, valid_shapes
 from blockpipe.language.ops import memory, operation
@@ -470,22 +471,58 @@ def transpose(cx, call, tile, axis1=0, axis2=1):
     t = vector_operand(
         cx, cx.tile_arg(tile, "pl.transpose's operand"), call.node, "pl.transpose's operand"
     )
+    rank = 2 if t.type.unknown else len(t.type.shape)
+    if rank < 2:
+        raise cx.error(call.node, f"pl.transpose transposes a 2-D tile, got {list(t.type.shape)}")
     axes = []
     for node in (axis1, axis2):
         axis = cx.static(node) if not isinstance(node, int) else node
-        if isinstance(axis, bool) or not isinstance(axis, int) or not -2 <= axis < 2:
+        if isinstance(axis, bool) or not isinstance(axis, int) or not -rank <= axis < rank:
             raise cx.error(
                 node if not isinstance(node, int) else call.node,
-                f"pl.transpose's axes are those of a 2-D tile (0, 1, -2, -1), got {axis!r}",
+                f"pl.transpose's axes are those of a {rank}-D tile "
+                f"({', '.join(str(a) for a in [*range(rank), *range(-rank, 0)])}), got {axis!r}",
             )
-        axes.append(axis % 2)
+        axes.append(axis % rank)
     if axes[0] == axes[1]:
         raise cx.error(
             call.node, f"pl.transpose swaps two different axes, got {axes[0]} and {axes[1]}"
         )
-    if not t.type.unknown and len(t.type.shape) != 2:
-        raise cx.error(call.node, f"pl.transpose transposes a 2-D tile, got {list(t.type.shape)}")
+    if rank > 2:
+        if sorted(axes) != [rank - 2, rank - 1]:
+            raise cx.error(
+                call.node,
+                f"pl.transpose of a {rank}-D tile swaps its last two axes ({rank - 2} and "
+                f"{rank - 1}), got {axes[0]} and {axes[1]}",
+            )
+        return _batch_transpose(cx, call, t)
     (result,) = cx.create("bp.transpose", [t], None, {}, call.node, call.name)
+    return result
+
+
+def _batch_transpose(cx, call, t: Value) -> Value:
+    """Each [R, C] matrix of an n-D tile transposed, its leading dims kept:
+    the tile as [P * R, C] rows, each batch's window transposed and
+    inserted at its place in a [P * C, R] tile, shaped back."""
+    node = call.node
+    *lead, rows, cols = t.type.shape
+    batches = math.prod(lead)
+    dtype = t.type.dtype
+
+    def tile(shape):
+        return TileType(tuple(shape), dtype, MemorySpace.Vec)
+
+    (flat,) = cx.create("bp.reshape", [t], [tile((batches * rows, cols))], {}, node)
+    zero = cx.float_attr(0.0, dtype, node) if dtype.is_float else cx.int_attr(0, dtype, node)
+    (out,) = cx.create("bp.full", [], [tile((batches * cols, rows))], {"value": zero}, node)
+    origin = cx.index_value(0, node)
+    for b in range(batches):
+        at = [cx.index_value(b * rows, node), origin]
+        (window,) = cx.create("bp.extract", [flat] + at, [tile((rows, cols))], {}, node)
+        (flipped,) = cx.create("bp.transpose", [window], None, {}, node)
+        to = [cx.index_value(b * cols, node), origin]
+        (out,) = cx.create("bp.insert", [flipped, out] + to, [out.type], {}, node)
+    (result,) = cx.create("bp.reshape", [out], [tile((*lead, cols, rows))], {}, node, call.name)
     return result
 
 
