@@ -291,10 +291,8 @@ def matmul_acc(cx, call, acc, lhs, rhs, a_trans=False, b_trans=False, init_cond=
 
 def _accumulate(cx, call, acc, lhs, rhs, a_trans, b_trans, onto_acc: bool):
     """lhs @ rhs, added to acc when `onto_acc`."""
-    operation_ = matmul.__bp_op__.impl
-    return operation_(
-        cx, call, lhs, rhs, a_trans=a_trans, b_trans=b_trans, acc=acc if onto_acc else None
-    )
+    start = acc if onto_acc else None
+    return matmul.__bp_op__.impl(cx, call, lhs, rhs, a_trans=a_trans, b_trans=b_trans, acc=start)
 
 
 # ------------------------------------------- pypto's biased and GEMV forms
