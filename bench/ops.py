@@ -188,6 +188,6 @@ def run(quick: bool):
             "anchor": "numpy",
             "anchor_value": round(nbytes / anchor_s / 1e9, 3),
             "ratio": round(anchor_s / ours_s, 3),
-            "blocks": rows // BLOCK_ROWS,
+            "blocks": rows // (SORT_ROWS if case == "sort" else BLOCK_ROWS),
             "isa": isa,
         }
