@@ -10,6 +10,7 @@ import sys
 import textwrap
 import warnings
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -33,9 +34,11 @@ def compile_at(program, where, monkeypatch):
 DTYPES = {
     pl.FP32: np.float32,
     pl.FP16: np.float16,
+    pl.BF16: ml_dtypes.bfloat16,
     pl.INT32: np.int32,
     pl.INT16: np.int16,
     pl.INT8: np.int8,
+    pl.UINT8: np.uint8,
 }
 
 
@@ -65,7 +68,7 @@ def _summing(dtype):
 def test_blocks_add_into_one_window(dtype, where, monkeypatch):
     np_dtype = DTYPES[dtype]
     rng = np.random.default_rng(5)
-    if np_dtype in (np.float32, np.float16):
+    if np_dtype in (np.float32, np.float16, ml_dtypes.bfloat16):
         # Small integers: every order of the adds gives the same sum.
         x = rng.integers(-8, 8, (4, 16, 32)).astype(np_dtype)
     else:
@@ -78,7 +81,8 @@ def test_blocks_add_into_one_window(dtype, where, monkeypatch):
         compiled = compile_at(_summing(dtype), where, monkeypatch)
     out = start.copy()
     compiled(x, out)
-    expected = start.astype(np.int64 if np_dtype not in (np.float32, np.float16) else np_dtype)
+    floats = (np.float32, np.float16, ml_dtypes.bfloat16)
+    expected = start.astype(np.int64 if np_dtype not in floats else np_dtype)
     for part in x:
         expected = expected + part
     np.testing.assert_array_equal(out, expected.astype(np_dtype))

@@ -60,6 +60,45 @@ class Sort32:
         return pairs
 
 
+def _sort32(index_dtype):
+    @pl.program
+    class Sort32Of:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(
+            self,
+            src: pl.Tensor[[4, 64], pl.FP32],
+            idx: pl.Tensor[[4, 64], index_dtype],
+            pairs: pl.Out[pl.Tensor[[4, 128], pl.FP32]],
+        ) -> pl.Tensor[[4, 128], pl.FP32]:
+            s = pl.tile.sort32(pl.load(src, [0, 0], [4, 64]), pl.load(idx, [0, 0], [4, 64]))
+            return pl.store(s, [0, 0], pairs)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(
+            self,
+            src: pl.Tensor[[4, 64], pl.FP32],
+            idx: pl.Tensor[[4, 64], index_dtype],
+            pairs: pl.Out[pl.Tensor[[4, 128], pl.FP32]],
+        ) -> pl.Tensor[[4, 128], pl.FP32]:
+            pairs = self.kernel(src, idx, pairs)
+            return pairs
+
+    return Sort32Of
+
+
+@pytest.mark.parametrize("where", TARGETS)
+def test_int32_indices_keep_their_bits(where, monkeypatch):
+    compiled = compile_at(_sort32(pl.INT32), where, monkeypatch)
+    rng = np.random.default_rng(17)
+    src = rng.standard_normal((4, 64)).astype(np.float32)
+    idx = rng.integers(np.iinfo(np.int32).min, np.iinfo(np.int32).max, (4, 64), dtype=np.int32)
+    pairs = np.zeros((4, 128), np.float32)
+    compiled(src, idx, pairs)
+    values, indices = reference(src, idx, 32)
+    np.testing.assert_array_equal(pairs[:, 0::2], values)
+    np.testing.assert_array_equal(pairs.view(np.int32)[:, 1::2], indices)
+
+
 @pytest.mark.parametrize("where", TARGETS)
 def test_sort32_pairs_values_with_their_indices_in_runs_of_32(where, monkeypatch):
     compiled = compile_at(Sort32, where, monkeypatch)

@@ -65,7 +65,10 @@ def test_the_left_operand_read_transposed(where):
 
 
 def _half(dtype):
-    # [K, M] = [32, 16] FP16/BF16: the CUDA library's WMMA path (multiples of 16).
+    acc = pl.INT32 if dtype is pl.INT8 else pl.FP32
+
+    # [K, M] = [32, 16] FP16/BF16: the CUDA library's WMMA path (multiples of
+    # 16); INT8: its exact loop, accumulating in INT32.
     @pl.program
     class Half:
         @pl.function(type=pl.FunctionType.InCore)
@@ -73,7 +76,7 @@ def _half(dtype):
             self,
             a: pl.Tensor[[32, 16], dtype],
             b: pl.Tensor[[32, 16], dtype],
-            c: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+            c: pl.Out[pl.Tensor[[16, 16], acc]],
         ):
             a_l1 = pl.load(a, [0, 0], [32, 16], target_memory=MAT)
             b_l1 = pl.load(b, [0, 0], [32, 16], target_memory=MAT)
@@ -85,7 +88,7 @@ def _half(dtype):
             self,
             a: pl.Tensor[[32, 16], dtype],
             b: pl.Tensor[[32, 16], dtype],
-            c: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+            c: pl.Out[pl.Tensor[[16, 16], acc]],
         ):
             c = self.kernel(a, b, c)
             return c
@@ -93,19 +96,19 @@ def _half(dtype):
     return Half
 
 
-@pytest.mark.parametrize("dtype", [pl.FP16, pl.BF16])
-def test_16_bit_operands_on_tensor_cores_read_transposed(dtype):
+@pytest.mark.parametrize("dtype", [pl.FP16, pl.BF16, pl.INT8])
+def test_narrow_operands_read_transposed(dtype):
     Half = _half(dtype)
-    np_dtype = np.float16 if dtype is pl.FP16 else ml_dtypes.bfloat16
+    np_dtype = {pl.FP16: np.float16, pl.BF16: ml_dtypes.bfloat16, pl.INT8: np.int8}[dtype]
     rng = np.random.default_rng(2)
     # Small integers: exact in 16 bits and in any order of the sums.
     a = rng.integers(-3, 4, (32, 16)).astype(np.float32)
     b = rng.integers(-3, 4, (32, 16)).astype(np.float32)
     for where in TARGETS:
         compiled = blockpipe.compile(Half, quiet=True, **where)
-        c = np.zeros((16, 16), np.float32)
+        c = np.zeros((16, 16), np.int32 if dtype is pl.INT8 else np.float32)
         compiled(a.astype(np_dtype), b.astype(np_dtype), c)
-        np.testing.assert_array_equal(c, a.T @ b)
+        np.testing.assert_array_equal(c, (a.T @ b).astype(c.dtype))
 
 
 @pl.program

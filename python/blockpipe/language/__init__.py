@@ -6,7 +6,7 @@ one."""
 
 from blockpipe.language.jit import inline, jit  # noqa: F401 - re-exported as pl.<name>
 from blockpipe.language.ops import TOP_LEVEL as _TOP_LEVEL
-from blockpipe.language.ops import system, tensor, tile  # noqa: F401 - re-exported as pl.<name>
+from blockpipe.language.ops import prefetch, system, tensor, tile  # noqa: F401 - re-exported as pl.<name>
 from blockpipe.language.program import Program, function, program  # noqa: F401 - re-exported as pl.<name>
 from blockpipe.language.rewrites import (  # noqa: F401 - re-exported as pl.<name>
     manual_scope,

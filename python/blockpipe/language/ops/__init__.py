@@ -205,6 +205,7 @@ for _name in TILE_SPELLINGS:
 tile = _namespace("tile.")
 tile.MaskPattern = MaskPattern
 tensor = _namespace("tensor.")
+prefetch = _namespace("prefetch.")
 system = _System(**vars(_namespace("system.")))
 # The operations named directly under pl.
 TOP_LEVEL = {qualname: public for qualname, public in PUBLIC.items() if "." not in qualname}

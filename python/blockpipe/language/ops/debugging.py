@@ -129,3 +129,68 @@ def lower_static_print(cx, node: ast.Call):
         )
     line, _ = cx.source.position(node)
     print(f"{cx.source.file}:{line}: {' '.join(parts)}", file=sys.stdout)
+
+
+# ------------------------------------------------------------ prefetching
+#
+# pypto's pl.prefetch.* warm the L2 cache with a GM region ahead of its
+# loads: a hint that changes no value. blockpipe's targets have no such
+# cache to warm, so the calls are checked and do nothing.
+
+PREFETCH_KINDS = KERNEL_KINDS
+
+
+class PrefetchHandle:
+    """What pl.prefetch.make_context, async_prefetch and session return: a
+    name the other prefetch calls take, nothing at run time."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __repr__(self) -> str:
+        return f"<pl.prefetch {self.what}>"
+
+
+def _handle(cx, node, what: str) -> PrefetchHandle:
+    value = cx.expr(node)
+    if not isinstance(value, PrefetchHandle) or value.what != what:
+        raise cx.error(node, f"expected a pl.prefetch {what}, got {describe(value)}")
+    return value
+
+
+@operation(name="prefetch.make_context", kinds=PREFETCH_KINDS)
+def prefetch_make_context(cx, call):
+    """pypto's prefetch context: `ctx = pl.prefetch.make_context()`.
+    The pl.prefetch calls warm a cache blockpipe's targets lack, so they
+    change nothing; their arguments are checked. Valid in InCore, AIC and
+    AIV functions."""
+    return PrefetchHandle("context")
+
+
+@operation(name="prefetch.async_prefetch", kinds=PREFETCH_KINDS)
+def prefetch_async_prefetch(cx, call, tensor, ctx):
+    """`evt = pl.prefetch.async_prefetch(a, ctx)`: starts warming the L2
+    cache with the GM tensor `a` (a tensor, not a tile), an event to wait
+    for. No effect here: see pl.prefetch.make_context. Valid in InCore,
+    AIC and AIV functions."""
+    cx.tensor_arg(tensor, "pl.prefetch.async_prefetch's tensor")
+    _handle(cx, ctx, "context")
+    return PrefetchHandle("event")
+
+
+@operation(name="prefetch.session", kinds=PREFETCH_KINDS)
+def prefetch_session(cx, call, ctx):
+    """`session = pl.prefetch.session(ctx)`: the session pl.prefetch.wait
+    waits in. No effect here: see pl.prefetch.make_context. Valid in
+    InCore, AIC and AIV functions."""
+    _handle(cx, ctx, "context")
+    return PrefetchHandle("session")
+
+
+@operation(name="prefetch.wait", kinds=PREFETCH_KINDS)
+def prefetch_wait(cx, call, evt, session):
+    """`pl.prefetch.wait(evt, session)`: waits until the prefetch `evt`
+    landed. Returns at once here (nothing was in flight). Valid in InCore,
+    AIC and AIV functions."""
+    _handle(cx, evt, "event")
+    _handle(cx, session, "session")
