@@ -415,8 +415,13 @@ void TaskGraph::failLocked(Task &task, const std::string &error, bool skipped) {
   } else {
     // A kernel's failure is the device's own; a host task's (a transfer)
     // is often another device's reaching it: the kernel's leads.
-    std::string failure =
-        "task " + std::to_string(task.id) + " (" + task.label() + "): " + error;
+    // The task's kernel once: a launch's error already starts with it.
+    const std::string kernel =
+        task.host ? std::string() : "kernel '" + task.kernel.name + "' ";
+    const bool named =
+        !kernel.empty() && task.scope.empty() && error.rfind(kernel, 0) == 0;
+    std::string failure = "task " + std::to_string(task.id) +
+                          (named ? ": " : " (" + task.label() + "): ") + error;
     if (task.host)
       failures_.push_back(std::move(failure));
     else
