@@ -386,6 +386,32 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
         out.line("}");
         return success();
       })
+      .Case([&](bp::ElementOp op) -> LogicalResult {
+        std::optional<std::string> type = valueType(op.getType());
+        if (!type)
+          return error(op, "unsupported scalar type ") << op.getType();
+        auto tile = llvm::cast<bp::TileType>(op.getSource().getType());
+        std::string what = "read of a tile";
+        if (std::optional<std::string> line = userLine(op->getLoc()))
+          what += " at " + *line;
+        std::vector<std::string> terms;
+        for (auto [k, index] : llvm::enumerate(op.getIndices())) {
+          std::vector<std::string> factors{expr(index)};
+          for (int64_t j = int64_t(k) + 1; j < tile.getRank(); ++j)
+            factors.push_back(std::to_string(tile.getDimSize(j)));
+          terms.push_back(llvm::join(factors, " * "));
+          if (bp::isCheckedAtRunTime(
+                  op, op.getIndices().getBeginOperandIndex() + unsigned(k)))
+            checkAtRunTime("BP_CHECK(bp_check_window(" + ctx() + ", \"" +
+                           escapeCppString(what) + "\", " + std::to_string(k) +
+                           ", " + expr(index) + ", 1, " +
+                           std::to_string(tile.getDimSize(k)) + "));");
+        }
+        out.line("const " + *type + " " + declare(op, "value") +
+                 " = tile::element(" + expr(op.getSource()) + ", " +
+                 (terms.empty() ? "0" : llvm::join(terms, " + ")) + ");");
+        return success();
+      })
       .Case([&](bp::Sort32Op op) {
         std::string name = declareTile(op, "sorted");
         out.line("tile::sort32(" + name + ", " + expr(op.getSrc()) + ", " +

@@ -186,6 +186,30 @@ LogicalResult MrgsortOp::verify() {
   return success();
 }
 
+LogicalResult ElementOp::verify() {
+  TileType tile = getSource().getType();
+  if (failed(verifyVecTile(*this, tile, "source")))
+    return failure();
+  if (tile.hasUnknownType())
+    return success();
+  if (getResult().getType() != getScalarType(tile.getElementType()))
+    return emitOpError() << "result of type " << getResult().getType()
+                         << " differs from the tile's element type "
+                         << tile.getElementType();
+  if (getIndices().size() != size_t(tile.getRank()))
+    return emitOpError() << "expects " << tile.getRank()
+                         << " indices, one per tile dimension, got "
+                         << getIndices().size();
+  for (auto [dim, index] : llvm::enumerate(getIndices())) {
+    std::optional<int64_t> known = getConstantIntValue(index);
+    if (known && (*known < 0 || *known >= tile.getDimSize(dim)))
+      return emitOpError() << "index " << *known << " of dimension " << dim
+                           << " is outside the tile's "
+                           << formatShape(tile.getShape());
+  }
+  return success();
+}
+
 LogicalResult BitcastOp::verify() {
   auto source = cast<TileType>(getSource().getType());
   auto result = cast<TileType>(getResult().getType());

@@ -127,6 +127,14 @@ public:
                 !provenWithin(index, 0, shape.getDimSize(k) - 1))
               check(read.getIndices().getBeginOperandIndex() + k);
         })
+        .Case([&](ElementOp element) {
+          TileType tile = element.getSource().getType();
+          if (tile.hasUnknownType())
+            return;
+          for (auto [k, index] : llvm::enumerate(element.getIndices()))
+            if (!provenWithin(index, 0, tile.getDimSize(k) - 1))
+              check(element.getIndices().getBeginOperandIndex() + k);
+        })
         .Case([&](ExtractOp extract) {
           planTileWindow(extract.getSource(), extract.getType(),
                          extract.getOffsets(), check);

@@ -560,3 +560,14 @@ def prefetch_session(ctx):
 @implements("prefetch.wait")
 def prefetch_wait(evt, session):
     return None
+
+
+@implements("tile.read")
+def tile_read(tile, indices):
+    data = np.asarray(tile)
+    at = [indices] if np.ndim(indices) == 0 else list(indices)
+    at = [0] * (data.ndim - len(at)) + [int(i) for i in at]
+    for k, (i, n) in enumerate(zip(at, data.shape)):
+        if not 0 <= i < n:
+            raise failure(f"pl.tile.read: index {i} of dimension {k} is outside [0, {n})")
+    return data[tuple(at)]

@@ -660,3 +660,21 @@ func.func @print_units(%v: !bp.tile<8x8xf32, vec>, %a: !bp.tile<8x8xf32, acc>) a
   bp.print ["", " ", ""](%v, %a : !bp.tile<8x8xf32, vec>, !bp.tile<8x8xf32, acc>)
   return
 }
+
+// -----
+
+func.func @element_outside(%t: !bp.tile<2x8xf32, vec>) attributes {bp.kind = #bp<kind aiv>} {
+  %c2 = arith.constant 2 : index
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{index 2 of dimension 0 is outside the tile's 2x8}}
+  %v = bp.element %t[%c2, %c0] : !bp.tile<2x8xf32, vec> -> f32
+  return
+}
+
+// -----
+
+func.func @element_type(%t: !bp.tile<2x8xf32, vec>, %i: index) attributes {bp.kind = #bp<kind aiv>} {
+  // expected-error @+1 {{result of type 'i32' differs from the tile's element type 'f32'}}
+  %v = bp.element %t[%i, %i] : !bp.tile<2x8xf32, vec> -> i32
+  return
+}

@@ -84,6 +84,8 @@ func.func @vector_ops(%x: !bp.tensor<64x16xf32>, %y: !bp.tensor<?x16xf16>,
   %halves = bp.bitcast %sum0 : !bp.tile<16x16xf32, vec> -> !bp.tile<16x32xi16, vec>
   // CHECK: bp.print ["row ", " ", ""](%{{.*}}, %{{.*}} : index, !bp.tile<16x16xf32, vec>)
   bp.print ["row ", " ", ""](%c0, %sum0 : index, !bp.tile<16x16xf32, vec>)
+  // CHECK: bp.element %{{.*}}[%{{.*}}, %{{.*}}] : !bp.tile<16x16xf32, vec> -> f32
+  %elem = bp.element %sum0[%c0, %c0] : !bp.tile<16x16xf32, vec> -> f32
   // CHECK: bp.print ["done"]
   bp.print ["done"]
   // CHECK: bp.sort32 %{{.*}}, %{{.*}} : !bp.tile<16x16xf32, vec>, !bp.tile<16x16xi32, vec> -> !bp.tile<16x32xf32, vec>

@@ -282,6 +282,25 @@ def BP_MrgsortOp : BP_Op<"mrgsort", [Pure, BP_KernelOnly, BP_VectorOp,
   let hasVerifier = 1;
 }
 
+def BP_ElementOp : BP_Op<"element", [Pure, BP_KernelOnly, BP_VectorOp]> {
+  let summary = "one element of a vec tile, as a scalar";
+  let description = [{
+    The element at `indices` (one per dim) of a `vec` tile. An index
+    outside the tile fails the launch at the user's line (checked at run
+    time where it is not known). pypto's `pl.tile.read`.
+
+    ```mlir
+    %s = bp.element %t[%c0, %i] : !bp.tile<1x8xi32, vec> -> i32
+    ```
+  }];
+  let arguments = (ins BP_Tile:$source, Variadic<Index>:$indices);
+  let results = (outs BP_Scalar:$result);
+  let assemblyFormat = [{
+    $source `[` $indices `]` attr-dict `:` qualified(type($source)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def BP_BitcastOp : BP_Op<"bitcast", [Pure, BP_KernelOnly, BP_VectorOp]> {
   let summary = "the bytes of a vec tile read as another element type";
   let description = [{

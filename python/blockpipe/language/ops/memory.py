@@ -683,3 +683,33 @@ def _read(cx, call, tensor, indices):
 
 read = operation(name="read")(_read)
 tensor_read = operation(name="tensor.read")(_read)
+
+
+def _tile_read(cx, call, tile, indices):
+    """One element of a Vec tile, as a scalar of its dtype: `v =
+    pl.tile.read(t, [i, j])` (one index per dimension: numbers or index
+    values; of a tile with one row, also `pl.tile.read(t, j)`, pypto's flat
+    form). An index outside the tile fails the launch at this line. Valid
+    in InCore and AIV functions."""
+    from blockpipe.language.ops.vector import vector_operand
+
+    value = cx.typed_tile(cx.tile_arg(tile, "pl.tile.read's tile"), tile, "pl.tile.read")
+    value = vector_operand(cx, value, call.node, "pl.tile.read's tile")
+    if not _is_list(cx, indices):
+        shape = value.type.shape
+        if len(shape) != 1 and any(d != 1 for d in shape[:-1]):
+            raise cx.error(
+                indices,
+                f"pl.tile.read of a {list(shape)} tile takes one index per dimension "
+                "([i, j]); a single index reads a tile of one row",
+            )
+        zeros = [ast.copy_location(ast.Constant(0), indices) for _ in shape[:-1]]
+        indices = ast.copy_location(ast.List(elts=zeros + [indices], ctx=ast.Load()), indices)
+    at = tile_offsets(cx, indices, value, "pl.tile.read")
+    (result,) = cx.create(
+        "bp.element", [value] + at, [ScalarType(value.type.dtype)], {}, call.node, call.name
+    )
+    return result
+
+
+tile_read = operation(name="tile.read", kinds=(FunctionType.InCore, FunctionType.AIV))(_tile_read)

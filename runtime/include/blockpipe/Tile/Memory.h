@@ -116,6 +116,12 @@ inline void store_add(T *gm, int64_t ld, int64_t row, int64_t col,
   store_partial_add(gm, ld, row, col, src, R, C);
 }
 
+/// Element `at` (row-major) of a tile, as a scalar (bp.element).
+template <typename T, int64_t R, int64_t C, Space S>
+inline T element(const Tile<T, R, C, S> &tile, int64_t at) {
+  return tile.data[at];
+}
+
 /// `src` with the elements outside its leading validRows x validCols set to
 /// `pad`.
 template <typename T, int64_t R, int64_t C, Space S, typename P>

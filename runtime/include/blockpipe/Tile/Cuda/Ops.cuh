@@ -70,6 +70,13 @@ __device__ inline void store_partial(T *gm, int64_t ld, int64_t row,
   });
 }
 
+/// Element `at` (row-major) of a tile, as a scalar, in every thread
+/// (bp.element; a register tile is staged).
+template <typename T, int64_t R, int64_t C, Space S>
+__device__ inline T element(const Tile<T, R, C, S> &tile, int64_t at) {
+  return detail::everyElement(tile)[at];
+}
+
 /// Adds the valid rows x cols of a tile into the window, each element one
 /// atomic add (bp.store's atomic_add), as on the host.
 template <typename T, int64_t R, int64_t C, Space S>
