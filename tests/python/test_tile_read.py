@@ -131,3 +131,19 @@ def test_a_number_outside_the_tile_is_an_error_at_its_line():
     assert info.value.line == next(
         i for i, text in enumerate(source, 1) if "v = pl.tile.read(t, [2, 0])" in text
     )
+
+
+@pytest.mark.parametrize("where", ["cpu-sim", "cuda-emu"])
+def test_blocks_starting_after_a_failure_skip_together(where, monkeypatch):
+    # Blocks 1-3 may start while block 0 fails: on CUDA each group skips its
+    # body as one (its threads split at a barrier before), so the launch
+    # reports block 0's error.
+    compiled = compile_at(Reads, where, monkeypatch)
+    index = np.zeros((1, 8), np.int32)
+    src = np.ones((4, 32), np.float32)
+    dst = np.full((32, 32), 3.0, np.float32)
+    picked = np.full((4, 4), 3.0, np.float32)
+    for _ in range(3):
+        with pytest.raises(blockpipe.ExecutionError, match="read of a tile at test_tile_read.py:"):
+            compiled(index, src, dst, picked, 32)
+        assert (dst == 3.0).all() and (picked == 3.0).all()

@@ -35,7 +35,10 @@ __device__ inline void runHalf(const bp_cuda_launch_params &params,
   ctx.launch = params;
   ctx.control = params.control + int64_t(blockIdx.x) * params.control_words;
   int32_t status = BP_ERR_CANCELLED;
-  if (!detail::launchFailed(&ctx))
+  // Run the body or skip it as one group: threads that saw another block's
+  // failure at different moments would otherwise split at the body's first
+  // group barrier (and hang there on a GPU).
+  if (group_all(!detail::launchFailed(&ctx)))
     status = body(&ctx);
   if (status != BP_OK && status != BP_ERR_CANCELLED &&
       !detail::launchFailed(&ctx)) {
