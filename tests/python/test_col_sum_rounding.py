@@ -7,14 +7,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-import blockpipe
+from targets import TARGETS, compile_at
+
 import blockpipe.language as pl
 
-TARGETS = {
-    "cpu-sim": dict(target="cpu-sim"),
-    "cuda-emu": dict(target="cuda", device="cuda-emu"),
-    "interpreted": None,
-}
 DTYPES = {pl.FP16: np.float16, pl.BF16: ml_dtypes.bfloat16, pl.FP32: np.float32}
 ROWS, COLS = 13, 16  # odd: the tree's odd last row
 
@@ -73,11 +69,7 @@ def test_column_sums_round_each_step(where, dtype, scratch, monkeypatch):
     if dtype is not pl.FP32:
         other = sequential(x) if scratch else tree(x)
         assert (other != want).any()  # the test tells the orders apart
-    if TARGETS[where] is None:
-        monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
-        compiled = blockpipe.compile(_program(dtype, scratch), quiet=True)
-    else:
-        compiled = blockpipe.compile(_program(dtype, scratch), quiet=True, **TARGETS[where])
+    compiled = compile_at(_program(dtype, scratch), where, monkeypatch)
     y = np.zeros((1, COLS), np_dtype)
     compiled(x, y)
     np.testing.assert_array_equal(y.astype(np.float32), want.astype(np.float32))

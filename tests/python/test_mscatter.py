@@ -8,22 +8,12 @@ import warnings
 import numpy as np
 import pytest
 
+from targets import TARGETS, compile_at
+
 import blockpipe
 import blockpipe.language as pl
 
-TARGETS = {
-    "cpu-sim": dict(target="cpu-sim"),
-    "cuda-emu": dict(target="cuda", device="cuda-emu"),
-    "interpreted": None,
-}
 DTYPES = {pl.FP32: np.float32, pl.FP16: np.float16, pl.INT32: np.int32, pl.INT16: np.int16}
-
-
-def compile_at(program, where, monkeypatch):
-    if TARGETS[where] is None:
-        monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
-        return blockpipe.compile(program, quiet=True)
-    return blockpipe.compile(program, quiet=True, **TARGETS[where])
 
 
 def _scattering(dtype, blocks=1):

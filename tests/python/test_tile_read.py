@@ -6,21 +6,10 @@ compile when it is a number."""
 import numpy as np
 import pytest
 
+from targets import TARGETS, compile_at
+
 import blockpipe
 import blockpipe.language as pl
-
-TARGETS = {
-    "cpu-sim": dict(target="cpu-sim"),
-    "cuda-emu": dict(target="cuda", device="cuda-emu"),
-    "interpreted": None,
-}
-
-
-def compile_at(program, where, monkeypatch):
-    if TARGETS[where] is None:
-        monkeypatch.setenv("BLOCKPIPE_INTERPRET", "1")
-        return blockpipe.compile(program, quiet=True)
-    return blockpipe.compile(program, quiet=True, **TARGETS[where])
 
 
 @pl.program
