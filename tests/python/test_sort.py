@@ -26,30 +26,9 @@ def reference(values, indices, run):
     return out_v, out_i
 
 
-@pl.program
-class Sort32:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(
-        self,
-        src: pl.Tensor[[4, 64], pl.FP32],
-        idx: pl.Tensor[[4, 64], pl.UINT32],
-        pairs: pl.Out[pl.Tensor[[4, 128], pl.FP32]],
-    ) -> pl.Tensor[[4, 128], pl.FP32]:
-        s = pl.tile.sort32(pl.load(src, [0, 0], [4, 64]), pl.load(idx, [0, 0], [4, 64]))
-        return pl.store(s, [0, 0], pairs)
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(
-        self,
-        src: pl.Tensor[[4, 64], pl.FP32],
-        idx: pl.Tensor[[4, 64], pl.UINT32],
-        pairs: pl.Out[pl.Tensor[[4, 128], pl.FP32]],
-    ) -> pl.Tensor[[4, 128], pl.FP32]:
-        pairs = self.kernel(src, idx, pairs)
-        return pairs
-
-
 def _sort32(index_dtype):
+    """sort32 of a [4, 64] FP32 tile, its indices of `index_dtype`."""
+
     @pl.program
     class Sort32Of:
         @pl.function(type=pl.FunctionType.InCore)
@@ -90,7 +69,7 @@ def test_int32_indices_keep_their_bits(where, monkeypatch):
 
 @pytest.mark.parametrize("where", TARGETS)
 def test_sort32_pairs_values_with_their_indices_in_runs_of_32(where, monkeypatch):
-    compiled = compile_at(Sort32, where, monkeypatch)
+    compiled = compile_at(_sort32(pl.UINT32), where, monkeypatch)
     rng = np.random.default_rng(7)
     src = rng.integers(-5, 5, (4, 64)).astype(np.float32)  # many ties
     src[0, 3], src[1, 40], src[2, 0] = np.nan, np.inf, -np.inf
