@@ -315,6 +315,9 @@ def _build_into(build: pathlib.Path, source_dir, files, project: str, emulated: 
         cmake_target(files),
         f"lib{project}.so",
         build,
+        # The probe's key has the compiler, the CPU, the flags and the
+        # variant; the runtime's headers are the rest.
+        object_context=_runtime_identity(runtime_location()),
     )
 
 

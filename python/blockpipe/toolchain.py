@@ -19,6 +19,13 @@ per (probe, header set) into the cache, found by GCC as `bp_pch.h.gch` next
 to the `bp_pch.h` given to `-include`. Its directory is named after the
 content of every header it was built from (its dependency list), so an
 edited runtime header means a new one.
+
+Each translation unit's object is cached too (`objects/` of the cache),
+keyed by its command (the program's own directories and names left out),
+its source, the program's headers it includes and what the caller says
+decides the rest (the runtime's headers, the compiler, the CPU): a program that shares
+a kernel or a stage with one built before, or differs from it in one
+kernel, compiles only what is new.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from blockpipe.errors import BuildError
 
 _PROBE_FORMAT = 1
+_OBJECT_FORMAT = 1
 PROBE = "bp_probe"  # the stand-in project's name
 STAGE = "bp_probe_stage"  # its one pipeline stage
 _SOURCES = {".cpp": "kernels/probe.cpp", ".cu": "kernels/probe.cu"}
@@ -301,19 +309,20 @@ def _link_command(build: pathlib.Path) -> List[str]:
 
 # ------------------------------------------------------- precompiled header
 
-_INCLUDE = re.compile(r'^#include "([^"]+)"', re.MULTILINE)
+_INCLUDE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]', re.MULTILINE)
 
 
-def runtime_includes(source: str, files: Dict[str, str]) -> Tuple[str, ...]:
+def _includes(source: str, files: Dict[str, str]) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
     """The runtime headers (`blockpipe/...`) `source` includes, directly or
-    through the program's own headers, in order."""
+    through the program's own headers, in order; and those headers of the
+    program."""
     found: List[str] = []
-    seen = set()
+    seen: List[str] = []
 
     def visit(path: str) -> None:
         if path in seen:
             return
-        seen.add(path)
+        seen.append(path)
         here = pathlib.PurePosixPath(path).parent
         for name in _INCLUDE.findall(files.get(path, "")):
             if name.startswith("blockpipe/"):
@@ -326,7 +335,13 @@ def runtime_includes(source: str, files: Dict[str, str]) -> Tuple[str, ...]:
                     break
 
     visit(source)
-    return tuple(found)
+    return tuple(found), tuple(seen[1:])
+
+
+def runtime_includes(source: str, files: Dict[str, str]) -> Tuple[str, ...]:
+    """The runtime headers (`blockpipe/...`) `source` includes, directly or
+    through the program's own headers, in order."""
+    return _includes(source, files)[0]
 
 
 def _fingerprint(path: str) -> str:
@@ -426,11 +441,16 @@ def build(
     library: str,
     out_dir: pathlib.Path,
     use_pch: bool = True,
+    object_context: Optional[str] = None,
 ) -> pathlib.Path:
     """Compiles every source of the generated project in `src_dir` (each
     in its own process, as many at once as there are CPUs) and links
-    `out_dir/library`."""
+    `out_dir/library`. With `object_context` (what decides an object
+    besides its command, source and the program's headers: the runtime's
+    headers, the compiler, the CPU), objects come from and go to the
+    cache."""
     sources, stages = project_sources(files)
+    objects = _ObjectCache(root, probe_, src_dir, files, target, object_context)
     jobs = []
     # The longest first (by text, a fair guess), so no CPU idles at the end.
     for source in sorted(sources, key=lambda s: -len(files[s])):
@@ -439,11 +459,13 @@ def build(
         command = probe_.compile_command(
             str(src_dir / source), str(obj), str(src_dir), target, stages
         )
-        jobs.append((source, obj, command))
+        key = objects.key(source, obj, command)
+        if not objects.fetch(key, obj):
+            jobs.append((source, obj, command, key))
     workers = max(1, min(len(jobs), os.cpu_count() or 1))
 
     def compile_one(job):
-        source, obj, command = job
+        source, obj, command, key = job
         # nvcc's commands (real cuda kernels) take no GCC header.
         if use_pch and command[0] == probe_.compile[".cpp"][0]:
             headers = runtime_includes(source, files)
@@ -451,10 +473,15 @@ def build(
             if pch is not None:
                 at = command.index("-o")
                 command = command[:at] + ["-include", str(pch)] + command[at:]
-        return command, subprocess.run(command, capture_output=True, text=True)
+        proc = subprocess.run(command, capture_output=True, text=True)
+        if proc.returncode == 0:
+            objects.store(key, obj)
+        return command, proc
 
-    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        results = list(pool.map(compile_one, jobs))
+    results = []
+    if jobs:
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            results = list(pool.map(compile_one, jobs))
     failed = [(c, p) for c, p in results if p.returncode != 0]
     project = library.removeprefix("lib").removesuffix(".so")
     if failed:
@@ -466,6 +493,73 @@ def build(
     objects = [str(out_dir / "obj" / (source + ".o")) for source in sources]
     run(probe_.link_command(objects, library), project, cwd=out_dir)
     return built
+
+
+class _ObjectCache:
+    """Objects of translation units, by content (see the module's doc).
+    Each entry is `<key>.o` with `<key>.sha256` beside it; an entry whose
+    object no longer matches its digest is compiled again."""
+
+    def __init__(self, root, probe_: Probe, src_dir, files, target: str, context):
+        self.dir = root / "objects" if context is not None else None
+        if self.dir is None:
+            return
+        self.root = root
+        self.src_dir = str(src_dir)
+        self.target = target
+        self.files = files
+        self.base = json.dumps([_OBJECT_FORMAT, probe_.key, context])
+
+    def key(self, source: str, obj: pathlib.Path, command: Sequence[str]) -> Optional[str]:
+        if self.dir is None:
+            return None
+        # The program's directories and its target's export macro are its
+        # own; nothing the sources or the runtime include reads the macro.
+        general = [
+            "@OBJ@"
+            if token == str(obj)
+            else "-D@TARGET@_EXPORTS"
+            if token == f"-D{self.target}_EXPORTS"
+            else token.replace(self.src_dir, "@SRC@")
+            for token in command
+        ]
+        # The text as compiled, and the program's headers it includes.
+        with open(os.path.join(self.src_dir, source), encoding="utf-8") as f:
+            text = [f.read()]
+        text += [[h, self.files[h]] for h in _includes(source, self.files)[1]]
+        digest = hashlib.sha256(json.dumps([self.base, general, text]).encode())
+        return digest.hexdigest()[:32]
+
+    def fetch(self, key: Optional[str], obj: pathlib.Path) -> bool:
+        """Whether the cached object of `key` is now at `obj`."""
+        if key is None:
+            return False
+        entry = self.dir / key[:2] / f"{key}.o"
+        try:
+            data = entry.read_bytes()
+            if hashlib.sha256(data).hexdigest() != (entry.with_suffix(".sha256")).read_text():
+                return False
+        except OSError:
+            return False
+        obj.write_bytes(data)
+        return True
+
+    def store(self, key: Optional[str], obj: pathlib.Path) -> None:
+        if key is None:
+            return
+        entry = self.dir / key[:2] / f"{key}.o"
+        data = obj.read_bytes()
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        (self.root / "tmp").mkdir(parents=True, exist_ok=True)
+        # The digest first: an object published without it is never used.
+        for path, content in [
+            (entry.with_suffix(".sha256"), hashlib.sha256(data).hexdigest().encode()),
+            (entry, data),
+        ]:
+            fd, staged = tempfile.mkstemp(dir=self.root / "tmp")
+            with os.fdopen(fd, "wb") as f:
+                f.write(content)
+            os.replace(staged, path)
 
 
 def project_sources(files: Dict[str, str]) -> Tuple[List[str], List[str]]:

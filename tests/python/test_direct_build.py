@@ -1,11 +1,13 @@
 """Programs are built without configuring their CMake project: with the
 commands a probe learned from CMake once (blockpipe/toolchain.py). These
 tests hold those commands to CMake's own for real generated projects, and
-check the precompiled header's invalidation and a compile error's report."""
+check the precompiled header's invalidation, the object cache and a compile
+error's report."""
 
 import json
 import pathlib
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 
 import blockpipe
+import blockpipe.language as pl
 from blockpipe import build, toolchain
 from blockpipe.compiler import _write_tree, compile_to_cpp
 from blockpipe.errors import BuildError
@@ -159,3 +162,98 @@ def test_cmake_build_is_still_there(tmp_path, monkeypatch):
     blockpipe.compile(program, quiet=True)(x, *w, y)
     np.testing.assert_allclose(y, pipeline_mlp.reference(x, w), rtol=1e-5, atol=1e-4)
     assert not (tmp_path / "cache" / "toolchains").exists()
+
+
+T = pl.Tensor[[16, 16], pl.FP32]
+
+
+def _two_kernels(factor):
+    """Two kernels: `twice` the same whatever the factor, `scale` not."""
+
+    @pl.program
+    class TwoKernels:
+        @pl.function(type=pl.FunctionType.InCore)
+        def twice(self, x: T, y: pl.Out[T]) -> T:
+            t = pl.load(x, [0, 0], [16, 16])
+            return pl.store(pl.add(t, t), [0, 0], y)
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def scale(self, x: T, y: pl.Out[T]) -> T:
+            t = pl.load(x, [0, 0], [16, 16])
+            return pl.store(pl.mul(t, factor), [0, 0], y)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: T, y: pl.Out[T]) -> T:
+            d = pl.create_tensor([16, 16], dtype=pl.FP32)
+            d = self.twice(x, d)
+            y = self.scale(d, y)
+            return y
+
+    return TwoKernels
+
+
+def _compiles(monkeypatch):
+    """The compiler's runs on translation units, from now on."""
+    seen = []
+    real = subprocess.run
+
+    def run(command, *args, **kwargs):
+        if isinstance(command, list) and "-c" in command and "c++-header" not in command:
+            seen.append(pathlib.Path(command[command.index("-c") + 1]).name)
+        return real(command, *args, **kwargs)
+
+    monkeypatch.setattr(toolchain.subprocess, "run", run)
+    return seen
+
+
+def _check(compiled, factor):
+    x = np.random.default_rng(factor).standard_normal((16, 16), dtype=np.float32)
+    y = np.zeros_like(x)
+    compiled(x, y)
+    np.testing.assert_allclose(y, (x + x) * np.float32(factor), rtol=1e-6)
+
+
+def test_a_program_differing_in_one_kernel_compiles_only_that_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("BLOCKPIPE_CACHE_DIR", str(tmp_path / "cache"))
+    seen = _compiles(monkeypatch)
+    _check(blockpipe.compile(_two_kernels(3.0), quiet=True), 3)
+    first = sorted(seen)
+    assert first == ["kernel_table.cpp", "main.cpp", "scale.cpp", "twice.cpp"], first
+    seen.clear()
+    _check(blockpipe.compile(_two_kernels(5.0), quiet=True), 5)
+    assert seen == ["scale.cpp"], seen
+
+
+def test_programs_of_other_names_share_their_objects(tmp_path, monkeypatch):
+    """Their commands differ in the CMake target's export macro, which no
+    source reads; of their sources only the orchestration's namespace
+    differs."""
+    monkeypatch.setenv("BLOCKPIPE_CACHE_DIR", str(tmp_path / "cache"))
+    seen = _compiles(monkeypatch)
+    program = _two_kernels(3.0)
+    for project in ("first_name", "second_name"):
+        src = tmp_path / project
+        files, _, _ = compile_to_cpp(program, "cpu-sim", project=project)
+        _write_tree(src, files)
+        assert f"-D{project}_EXPORTS" in build.probe(files).compile_command(
+            str(src / "x.cpp"), "x.o", str(src), build.cmake_target(files), ()
+        )
+        assert build.build_library(src, files, project, quiet=True).is_file()
+    assert sorted(seen[:4]) == ["kernel_table.cpp", "main.cpp", "scale.cpp", "twice.cpp"], seen
+    assert seen[4:] == ["main.cpp"], seen
+
+
+def test_a_damaged_cached_object_is_compiled_again(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("BLOCKPIPE_CACHE_DIR", str(cache))
+    seen = _compiles(monkeypatch)
+    blockpipe.compile(_two_kernels(3.0), quiet=True)
+    objects = sorted((cache / "objects").rglob("*.o"))
+    assert len(objects) == 4, objects
+    damaged = max(objects, key=lambda p: p.stat().st_size)
+    damaged.write_bytes(b"\0" * damaged.stat().st_size)
+    shutil.rmtree(cache / "builds")  # the library is built again, from the objects
+    seen.clear()
+    _check(blockpipe.compile(_two_kernels(3.0), quiet=True), 3)
+    assert len(seen) == 1, seen
+    assert damaged.read_bytes() != b"\0" * damaged.stat().st_size
