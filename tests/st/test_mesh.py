@@ -343,6 +343,6 @@ def test_a_mesh_failure_tells_its_root_causes_first_and_once():
     assert sorted(devices[:2]) == ["device 2", "device 3"] and devices[2:] == ["device 0"], lines
     for line in lines[1:3]:
         assert "kernel 'spread' block 0" in line and "outside the tensor's" in line, line
-    assert lines[3].endswith("from device 3 to device 0: device 3 failed (above)"), lines
+    assert lines[3].endswith("from device 3: device 3 failed (above)"), lines
     assert message.count("outside the tensor's") == 2, message
     np.testing.assert_array_equal(y, 7.0)

@@ -1,10 +1,11 @@
 """Pipeline programs against numpy: the MLP examples over 1..16 microbatches
-and both schedules, a stage failing on one microbatch, and the compile-time
-errors of a pipeline (a stage boundary that does not match, the interleaved
-schedule with one stage per device)."""
+and both schedules, a stage failing on one microbatch (and how its message
+tells it), and the compile-time errors of a pipeline (a stage boundary that
+does not match, the interleaved schedule with one stage per device)."""
 
 import importlib.util
 import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -136,6 +137,118 @@ def test_a_failing_stage_names_stage_device_and_microbatch():
     compiled(x, d, y)
     np.testing.assert_array_equal(y, 2 * (np.trunc(x / d).astype(np.int32)))
     assert compiled.transfer_counters()["channels_created"] == channels
+
+
+def four_stage_dividing(placement, schedule):
+    """Four stages on `placement`'s devices; the third ('third', stage 2)
+    divides, the others double."""
+
+    @pl.program
+    class FourStageDividing:
+        @pl.function(type=pl.FunctionType.InCore)
+        def divide(self, x: Int, d: Int, out: pl.Out[Int]) -> Int:
+            q = pl.div(pl.load(x, [0, 0], [N, N]), pl.load(d, [0, 0], [N, N]))
+            return pl.store(q, [0, 0], out)
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def double(self, x: Int, out: pl.Out[Int]) -> Int:
+            t = pl.load(x, [0, 0], [N, N])
+            return pl.store(pl.add(t, t), [0, 0], out)
+
+        @pl.function(type=pl.FunctionType.Orchestration, device=placement[0])
+        def first(self, x: Int, h: pl.Out[Int]) -> Int:
+            h = self.double(x, h)
+            return h
+
+        @pl.function(type=pl.FunctionType.Orchestration, device=placement[1])
+        def second(self, x: Int, h: pl.Out[Int]) -> Int:
+            h = self.double(x, h)
+            return h
+
+        @pl.function(type=pl.FunctionType.Orchestration, device=placement[2])
+        def third(self, x: Int, d: Int, h: pl.Out[Int]) -> Int:
+            h = self.divide(x, d, h)
+            return h
+
+        @pl.function(type=pl.FunctionType.Orchestration, device=placement[3])
+        def fourth(self, x: Int, y: pl.Out[Int]) -> Int:
+            y = self.double(x, y)
+            return y
+
+        @pl.function(type=pl.FunctionType.Pipeline, microbatches=MB, schedule=schedule)
+        def forward(self, x: IntBatch, d: IntBatch, y: pl.Out[IntBatch]) -> IntBatch:
+            h0 = pl.create_tensor([N, N], dtype=pl.INT32)
+            h0 = self.first(x, h0)
+            h1 = pl.create_tensor([N, N], dtype=pl.INT32)
+            h1 = self.second(h0, h1)
+            h2 = pl.create_tensor([N, N], dtype=pl.INT32)
+            h2 = self.third(h1, d, h2)
+            y = self.fourth(h2, y)
+            return y
+
+    return FourStageDividing
+
+
+def _failure_told_once(program, microbatch, devices):
+    """Runs `program` with a zero divisor in `microbatch`; checks that its
+    message tells the root cause first and once, then one line per failing
+    device, each fact once. Returns the device lines."""
+    compiled = blockpipe.compile(program)
+    x = np.ones((MB * N, N), dtype=np.int32)
+    d = np.ones_like(x)
+    d[microbatch * N + 3, 5] = 0
+    with pytest.raises(RuntimeError) as info:
+        compiled(x, d, np.zeros_like(x))
+    message = str(info.value)
+    header, *lines = message.splitlines()
+    assert header == f"mesh program failed on {len(lines)} of {devices} devices:", message
+    # One line per failing device, each device once.
+    named = [line.split(":")[0] for line in lines]
+    assert all(line.startswith("  device ") for line in lines), message
+    assert len(set(named)) == len(named), message
+    # The root cause once, on the first line; the others point up to it.
+    assert message.count("a divisor is zero") == 1 and "a divisor is zero" in lines[0], message
+    assert message.count("kernel 'divide'") == 1, message
+    root = named[0].strip()
+    for line in lines[1:]:
+        assert f"{root} failed (above)" in line, message
+    for line, device in zip(lines, named):
+        # Its device, stage and microbatch once, then what failed, named once.
+        assert line.count(device.strip()) == 1, line
+        assert line.count("stage '") == 1 and line.count("microbatch") == 1, line
+        what = re.match(
+            r"  device \d+: stage '\w+' \(\d\), microbatch \d: ((kernel|recv into|send of) '[\w.]+')",
+            line,
+        )
+        assert what and line.count(what[1]) == 1, line
+        # Counts in plain English, after the cause.
+        assert "failed tasks" not in line and "(and " not in line, line
+        for noun in ("more tasks", "transfers", "dependent tasks"):
+            assert f" 1 {noun} " not in line, line
+    return lines
+
+
+def test_a_failing_stage_is_told_once_then_one_line_per_device():
+    lines = _failure_told_once(DividingPipeline, microbatch=2, devices=2)
+    assert lines[0].startswith(
+        "  device 0: stage 'quotients' (0), microbatch 2: kernel 'divide' block 0: "
+        "integer division at test_pipeline.py:"
+    ), lines
+    assert lines[1].startswith(
+        "  device 1: stage 'doubled' (1), microbatch 2: recv into 'doubled.in.2' on channel 0 "
+        "from device 0: device 0 failed (above)"
+    ), lines
+
+
+@pytest.mark.parametrize(
+    "placement, schedule, failing", [((0, 1, 2, 3), "gpipe", 2), ((0, 1, 0, 1), "interleaved", 0)]
+)
+def test_a_failing_middle_stage_of_four_is_told_once(placement, schedule, failing):
+    program = four_stage_dividing(placement, schedule)
+    lines = _failure_told_once(program, microbatch=1, devices=max(placement) + 1)
+    assert lines[0].startswith(
+        f"  device {failing}: stage 'third' (2), microbatch 1: kernel 'divide' block 0: "
+    ), lines
 
 
 def _compile_error(program) -> blockpipe.CompileError:

@@ -233,11 +233,11 @@ public:
           markMatchedLocked(seq);
         }
       };
-      take(sends_,
-           "no recv on device " + std::to_string(key_.target) + " took it");
+      // The entry's label names both devices.
+      take(sends_, "no recv took it");
       take(parked_, "no room in the FIFO (depth " +
                         std::to_string(options_.depth) + ")");
-      take(recvs_, "no send came from device " + std::to_string(key_.source));
+      take(recvs_, "no send came");
     }
     std::vector<Match> admitted;
     {

@@ -31,6 +31,33 @@ struct ActiveRun {
   std::vector<int64_t> ids;
 };
 
+/// How another device's or rank's failure reaches a device: "device 2
+/// failed", "rank 1 failed", "rank 1 has exited".
+const char *const kEnds[] = {" failed", " has exited"};
+
+/// Whether `text` tells that `who` (e.g. "device 2") failed.
+bool tells(const std::string &text, const std::string &who) {
+  for (const char *end : kEnds)
+    if (text.find(who + end) != std::string::npos)
+      return true;
+  return false;
+}
+
+/// Marks each "<who> failed" (or "has exited") in `text` as told above
+/// (e.g. "device 2 failed", where a transfer device 2 cancelled reached
+/// another device).
+void pointUp(std::string &text, const std::string &who) {
+  const std::string above = " (above)";
+  for (const char *end : kEnds) {
+    const std::string told = who + end;
+    for (size_t at = 0; (at = text.find(told, at)) != std::string::npos;) {
+      at += told.size();
+      if (text.compare(at, above.size(), above) != 0)
+        text.insert(at, above);
+    }
+  }
+}
+
 } // namespace
 
 struct Mesh::State {
@@ -371,83 +398,125 @@ void Mesh::run(const std::function<void(TaskGraph &)> &submit,
     waiter.join();
 
   // One entry per failing device, root causes first: a device whose error
-  // is another's failure reaching it over a channel comes after the ones
-  // that failed on their own (otherwise in the order the devices ended),
-  // and each error is told once: where it reached another device, that
-  // device's entry says "(above)".
+  // is another's failure reaching it over a channel ("device 2 failed: ..."
+  // or, through a transfer that device cancelled, "device 2 failed") comes
+  // after the ones that failed on their own (otherwise in the order the
+  // devices ended), and each error is told once: where it reached another
+  // device, that device's entry says "device 2 failed (above)".
   std::vector<std::pair<int64_t, std::string>> failed;
   for (const auto &[index, error] : finished)
     if (!error.empty())
       failed.emplace_back(local[index], error);
-  auto failedText = [](int64_t device) {
-    return "device " + std::to_string(device) + " failed";
+  auto deviceName = [](int64_t device) {
+    return "device " + std::to_string(device);
   };
-  auto reachedBy = [&](const std::string &error) {
+  auto reachedBy = [&](const std::pair<int64_t, std::string> &f) {
     for (const auto &[device, text] : failed)
-      if (error.find(failedText(device) + ": ") != std::string::npos)
+      if (device != f.first && tells(f.second, deviceName(device)))
         return true;
     return false;
   };
   std::stable_partition(failed.begin(), failed.end(),
-                        [&](const auto &f) { return !reachedBy(f.second); });
+                        [&](const auto &f) { return !reachedBy(f); });
   std::vector<std::string> entries;
   for (size_t i = 0; i < failed.size(); ++i) {
     std::string text = failed[i].second;
-    for (size_t j = 0; j < i; ++j) {
-      const std::string whole =
-          failedText(failed[j].first) + ": " + failed[j].second;
+    // The longest error first: one that reached a device may hold another
+    // (a chain of devices).
+    std::vector<size_t> before(i);
+    for (size_t j = 0; j < i; ++j)
+      before[j] = j;
+    std::stable_sort(before.begin(), before.end(), [&](size_t a, size_t b) {
+      return failed[a].second.size() > failed[b].second.size();
+    });
+    for (size_t j : before) {
+      const std::string name = deviceName(failed[j].first) + " failed";
+      const std::string whole = name + ": " + failed[j].second;
       for (size_t at; (at = text.find(whole)) != std::string::npos;)
-        text.replace(at, whole.size(),
-                     failedText(failed[j].first) + " (above)");
+        text.replace(at, whole.size(), name);
     }
-    entries.push_back("device " + std::to_string(failed[i].first) + ": " +
-                      text);
+    for (size_t j : before)
+      pointUp(text, deviceName(failed[j].first));
+    entries.push_back(deviceName(failed[i].first) + ": " + text);
   }
   const size_t failures = entries.size();
-  std::string message; // one line, for the other ranks
+  std::string message; // for the other ranks: a line per failing device
   for (const std::string &entry : entries)
-    message += (message.empty() ? "" : "; ") + entry;
+    message += (message.empty() ? "" : "\n") + entry;
   // The other ranks' parts: every rank ends the run knowing all of them.
   const std::vector<std::string> remote =
       transport.endRun(message, options.interrupted);
   if (!remote.empty()) {
     // One line per failing device of every rank ("rank 1: device 3: ..."),
-    // root causes first; a line that is no rank's (an interrupted wait)
-    // last, and not counted as a rank.
-    std::vector<std::string> lines;
+    // root causes first, each told once as above (another rank's failure
+    // reaches a rank as "rank 1 failed"); a line that is no rank's (an
+    // interrupted wait) last, and not counted as a rank.
+    struct Line {
+      std::string rank, device, text; // "rank 1", "device 3" (or none)
+    };
+    std::vector<Line> lines;
     std::set<std::string> failingRanks;
     std::string notRanks;
+    auto add = [&](const std::string &rank, const std::string &entry) {
+      failingRanks.insert(rank);
+      std::string device;
+      if (entry.rfind("device ", 0) == 0)
+        device = entry.substr(0, entry.find(':'));
+      lines.push_back({rank, device, entry});
+    };
     for (const std::string &failure : remote) {
       if (failure.rfind("rank ", 0) != 0) {
         notRanks += "\n  " + failure;
         continue;
       }
-      failingRanks.insert(failure.substr(0, failure.find(':')));
-      lines.push_back(failure);
+      // "rank 1: " and its devices' lines (an error of several lines stays
+      // in its device's).
+      const size_t colon = failure.find(": ");
+      const std::string rank = failure.substr(0, colon);
+      size_t start = colon == std::string::npos ? failure.size() : colon + 2;
+      for (size_t at = start;
+           (at = failure.find("\ndevice ", at)) != std::string::npos;
+           start = ++at)
+        add(rank, failure.substr(start, at - start));
+      add(rank, failure.substr(start));
     }
     const std::string here = "rank " + std::to_string(transport.rank());
-    for (const std::string &entry : entries) {
-      failingRanks.insert(here);
-      lines.push_back(here + ": " + entry);
-    }
-    auto reachedFromElsewhere = [&](const std::string &line) {
-      for (const std::string &other : lines) {
-        size_t at = other.find(": device ");
-        if (&other == &line || at == std::string::npos)
-          continue;
-        std::string device =
-            other.substr(at + 2, other.find(':', at + 2) - at - 2);
-        if (line.find(device + " failed") != std::string::npos)
-          return true;
+    for (const std::string &entry : entries)
+      add(here, entry);
+    // What `line` may tell as failed of `other`: its rank, when another,
+    // and its device.
+    auto others = [](const Line &line, const Line &other) {
+      std::vector<std::string> names;
+      if (other.rank != line.rank) {
+        names.push_back(other.rank);
+        if (!other.device.empty())
+          names.push_back(other.device);
+      } else if (!other.device.empty() && other.device != line.device) {
+        names.push_back(other.device);
       }
+      return names;
+    };
+    auto reached = [&](const Line &line) {
+      for (const Line &other : lines)
+        for (const std::string &name : others(line, other))
+          if (tells(line.text, name))
+            return true;
       return false;
     };
-    std::stable_partition(
-        lines.begin(), lines.end(),
-        [&](const std::string &line) { return !reachedFromElsewhere(line); });
+    std::stable_partition(lines.begin(), lines.end(),
+                          [&](const Line &line) { return !reached(line); });
     std::string text;
-    for (const std::string &line : lines)
-      text += "\n  " + line;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      for (size_t j = 0; j < i; ++j)
+        for (const std::string &name : others(lines[i], lines[j]))
+          pointUp(lines[i].text, name);
+      // "rank 1 has exited: ..." names its rank already.
+      const Line &line = lines[i];
+      text += "\n  " +
+              (line.device.empty() && line.text.rfind(line.rank + " ", 0) == 0
+                   ? line.text
+                   : line.rank + ": " + line.text);
+    }
     throw TaskError("mesh program failed on " +
                     std::to_string(failingRanks.size()) + " of " +
                     std::to_string(transport.ranks()) + " ranks:" + text +

@@ -359,7 +359,7 @@ void MpiEngine::loop() {
           outcomes[r] = "e" + exitedText(r);
           if (!failureReported && remoteFailure) {
             failureReported = true;
-            failure = exitedText(r);
+            failure = "rank " + std::to_string(r) + " has exited";
           }
           outcomesChanged.notify_all();
         }
@@ -379,8 +379,8 @@ void MpiEngine::loop() {
           text = "e(empty outcome)";
         if (text[0] == 'e' && !failureReported && remoteFailure) {
           failureReported = true;
-          failure = "rank " + std::to_string(status.MPI_SOURCE) +
-                    " failed: " + text.substr(1);
+          // What failed there, every rank tells once at endRun().
+          failure = "rank " + std::to_string(status.MPI_SOURCE) + " failed";
         }
         outcomes[status.MPI_SOURCE] = std::move(text);
         progress = true;

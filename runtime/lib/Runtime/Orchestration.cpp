@@ -112,19 +112,24 @@ int64_t deviceId(const TaskGraph &graph) { return graph.meshIndex(); }
 
 namespace {
 
+/// "<where>: " (nothing for an empty `where`).
+std::string whereText(const char *where) {
+  return *where ? std::string(where) + ": " : std::string();
+}
+
 /// The channel of a transfer at `where`; errors name the op.
 Channel &channelAt(TaskGraph &graph, const char *where, int64_t source,
                    int64_t target, int64_t channel) {
   const Mesh *mesh = graph.mesh();
   if (!mesh)
-    throw Error(std::string(where) + ": a transfer from device " +
+    throw Error(whereText(where) + "a transfer from device " +
                 std::to_string(source) + " to device " +
                 std::to_string(target) +
                 " needs a mesh; this program runs on a single device");
   try {
     return mesh->channel(source, target, channel);
   } catch (const Error &e) {
-    throw Error(std::string(where) + ": " + e.what());
+    throw Error(whereText(where) + e.what());
   }
 }
 
@@ -142,7 +147,12 @@ HostTask transferTask(Channel &channel, int64_t seq, TransferBuffer buffer,
                       bool isSend) {
   auto pending = std::make_shared<PendingTransfer>();
   HostTask task;
-  task.name = buffer.name + " on " + channel.key().describe();
+  const ChannelKey &key = channel.key();
+  task.name = buffer.name + " on " + key.describe();
+  // Its device's failure line names this end.
+  task.shortName = buffer.name + " on channel " + std::to_string(key.channel) +
+                   (isSend ? " to device " + std::to_string(key.target)
+                           : " from device " + std::to_string(key.source));
   task.start = [&channel, seq, buffer = std::move(buffer), isSend,
                 pending](std::function<void(const std::string &)> done) {
     CompletionPtr completion =
@@ -199,8 +209,8 @@ void submitTransfers(TaskGraph &graph, const Tensor &tensor, int64_t channel,
     Channel &link = channelAt(graph, where, pair.source, pair.target, channel);
     TransferBuffer buffer =
         bufferOf(graph, tensor,
-                 (isSend ? "send of '" : "recv into '") + tensor.name() +
-                     "' (" + std::string(where) + ")");
+                 (isSend ? "send of '" : "recv into '") + tensor.name() + "'" +
+                     (*where ? " (" + std::string(where) + ")" : ""));
     const int64_t seq = isSend ? link.reserveSend() : link.reserveRecv();
     graph.submit(transferTask(link, seq, std::move(buffer), isSend),
                  {isSend ? Arg::in(tensor) : Arg::out(tensor)});

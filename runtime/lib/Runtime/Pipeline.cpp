@@ -71,58 +71,59 @@ void runPipeline(const Mesh &mesh, const PipelineProgram &program,
           const std::string scope = "stage '" + stage.name + "' (" +
                                     std::to_string(s) + "), microbatch " +
                                     std::to_string(k);
+          // The scope names the stage and microbatch in every message of
+          // its tasks (the transfers give no `where` of their own) and in
+          // an error here; the mesh adds the device.
           graph.setScope(scope);
-          const std::string where = "pipeline " + scope;
-          switch (action.kind) {
-          case PipelineAction::Kind::Recv: {
-            Tensor in =
-                graph.createTensor(stage.name + ".in." + std::to_string(k),
-                                   stage.inputShape, stage.inputDtype);
-            const int64_t from = schedule.deviceOfStage[size_t(s - 1)];
-            recv(graph, in, program.channel + s - 1, {{from, device}},
-                 where.c_str());
-            inputs[{s, k}] = in;
-            break;
-          }
-          case PipelineAction::Kind::Compute: {
-            Tensor in;
-            if (s == 0) {
-              if (program.input)
-                in = program.input(graph, k);
-            } else if (schedule.deviceOfStage[size_t(s - 1)] == device)
-              in = outputs.at({s - 1, k});
-            else
-              in = inputs.at({s, k});
-            Tensor out =
-                graph.createTensor(stage.name + ".out." + std::to_string(k),
-                                   stage.outputShape, stage.outputDtype);
-            const TaskGraph::TaskId first = graph.nextTaskId();
-            graph.setAfter(previousCompute);
-            try {
+          try {
+            switch (action.kind) {
+            case PipelineAction::Kind::Recv: {
+              Tensor in =
+                  graph.createTensor(stage.name + ".in." + std::to_string(k),
+                                     stage.inputShape, stage.inputDtype);
+              const int64_t from = schedule.deviceOfStage[size_t(s - 1)];
+              recv(graph, in, program.channel + s - 1, {{from, device}}, "");
+              inputs[{s, k}] = in;
+              break;
+            }
+            case PipelineAction::Kind::Compute: {
+              Tensor in;
+              if (s == 0) {
+                if (program.input)
+                  in = program.input(graph, k);
+              } else if (schedule.deviceOfStage[size_t(s - 1)] == device)
+                in = outputs.at({s - 1, k});
+              else
+                in = inputs.at({s, k});
+              Tensor out =
+                  graph.createTensor(stage.name + ".out." + std::to_string(k),
+                                     stage.outputShape, stage.outputDtype);
+              const TaskGraph::TaskId first = graph.nextTaskId();
+              graph.setAfter(previousCompute);
               stage.run(graph, k, in, out);
-            } catch (const std::exception &e) {
               graph.setAfter({});
-              throw Error(scope + " on device " + std::to_string(device) +
-                          ": " + e.what());
+              const TaskGraph::TaskId end = graph.nextTaskId();
+              if (end > first) {
+                previousCompute.clear();
+                for (TaskGraph::TaskId id = first; id < end; ++id)
+                  previousCompute.push_back(id);
+              }
+              outputs[{s, k}] = out;
+              if (s == last)
+                program.output(graph, k, out);
+              break;
             }
+            case PipelineAction::Kind::Send: {
+              const int64_t to = schedule.deviceOfStage[size_t(s + 1)];
+              send(graph, outputs.at({s, k}), program.channel + s,
+                   {{device, to}}, "");
+              break;
+            }
+            }
+          } catch (const std::exception &e) {
             graph.setAfter({});
-            const TaskGraph::TaskId end = graph.nextTaskId();
-            if (end > first) {
-              previousCompute.clear();
-              for (TaskGraph::TaskId id = first; id < end; ++id)
-                previousCompute.push_back(id);
-            }
-            outputs[{s, k}] = out;
-            if (s == last)
-              program.output(graph, k, out);
-            break;
-          }
-          case PipelineAction::Kind::Send: {
-            const int64_t to = schedule.deviceOfStage[size_t(s + 1)];
-            send(graph, outputs.at({s, k}), program.channel + s, {{device, to}},
-                 where.c_str());
-            break;
-          }
+            graph.setScope({});
+            throw Error(scope + ": " + e.what());
           }
         }
         graph.setScope({});

@@ -86,8 +86,35 @@ struct TaskGraph::Task {
 
   /// "kernel 'k'", or the host task's name; then " of <scope>".
   std::string label() const {
-    return (host ? host->name : "kernel '" + kernel.name + "'") +
-           (scope.empty() ? "" : " of " + scope);
+    return name() + (scope.empty() ? "" : " of " + scope);
+  }
+
+  /// "kernel 'k'", or the host task's name.
+  std::string name() const {
+    return host ? host->name : "kernel '" + kernel.name + "'";
+  }
+
+  /// The line its failure adds to the graph's error: what failed, each
+  /// fact once, then `error`. A launch's error starts with its kernel, a
+  /// transfer's with its name: that is not repeated. The scope (a pipeline
+  /// stage on a microbatch) says where, rather than the task's number:
+  ///   task 1: kernel 'k' block 0: ...
+  ///   task 3 (a broken step): the disk is on fire
+  ///   stage 's' (1), microbatch 2: recv into 'x' on channel 0 from
+  ///     device 0: device 0 failed: ...
+  std::string failureLine(const std::string &error) const {
+    const std::string full = name();
+    const std::string shown =
+        host && !host->shortName.empty() ? host->shortName : full;
+    const bool named = error.size() > full.size() &&
+                       error.compare(0, full.size(), full) == 0 &&
+                       (error[full.size()] == ' ' || error[full.size()] == ':');
+    const std::string what =
+        named ? shown + error.substr(full.size()) : shown + ": " + error;
+    if (!scope.empty())
+      return scope + ": " + what;
+    const std::string task = "task " + std::to_string(id);
+    return named ? task + ": " + what : task + " (" + shown + "): " + error;
   }
 };
 
@@ -362,10 +389,14 @@ void TaskGraph::start(const std::vector<TaskId> &ready) {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = tasks_.find(id);
       if (it != tasks_.end() && it->second->state == Task::State::Running) {
-        running_[id] = [handle](const std::string &why) { handle.cancel(why); };
+        // The launch's error says why it ended (a transfer's says so
+        // itself).
+        running_[id] = [handle](const std::string &why) {
+          handle.cancel("cancelled: " + why);
+        };
         launches_[id] = handle;
         if (cancelled_)
-          handle.cancel(*cancelled_);
+          handle.cancel("cancelled: " + *cancelled_);
       }
     } catch (const std::exception &e) {
       finished(id, e.what());
@@ -412,16 +443,13 @@ void TaskGraph::failLocked(Task &task, const std::string &error, bool skipped) {
   --unfinished_;
   if (skipped) {
     ++skipped_;
+  } else if (stopping_.erase(task.id) && !failures_.empty()) {
+    // Ended by stopTransfers() after the failure that leads.
+    ++stopped_;
   } else {
     // A kernel's failure is the device's own; a host task's (a transfer)
     // is often another device's reaching it: the kernel's leads.
-    // The task's kernel once: a launch's error already starts with it.
-    const std::string kernel =
-        task.host ? std::string() : "kernel '" + task.kernel.name + "' ";
-    const bool named =
-        !kernel.empty() && task.scope.empty() && error.rfind(kernel, 0) == 0;
-    std::string failure = "task " + std::to_string(task.id) +
-                          (named ? ": " : " (" + task.label() + "): ") + error;
+    std::string failure = task.failureLine(error);
     if (task.host)
       failures_.push_back(std::move(failure));
     else
@@ -450,6 +478,7 @@ void TaskGraph::finished(TaskId id, const std::string &error) {
   if (!error.empty()) {
     failLocked(task, error, false);
   } else {
+    stopping_.erase(id);
     task.state = Task::State::Done;
     --unfinished_;
     for (TaskId dependent : task.dependents) {
@@ -538,8 +567,10 @@ void TaskGraph::stopTransfers(const std::string &why) {
         failLocked(*task, "cancelled: " + why, true);
     for (auto &[id, canceller] : running_) {
       auto task = tasks_.find(id);
-      if (task != tasks_.end() && task->second->host)
+      if (task != tasks_.end() && task->second->host) {
+        stopping_.insert(id);
         running.push_back(canceller);
+      }
     }
     if (unfinished_ == 0)
       idle_.notify_all();
@@ -558,17 +589,28 @@ void TaskGraph::collectLocked() {
     failures_.push_back("cancelled: " + *cancelled_);
   cancelled_.reset();
   tasks_.clear(); // all finished: later dependencies on them are satisfied
+  stopping_.clear();
   if (failures_.empty())
     return;
+  // "...; 1 more task failed; 2 transfers were cancelled; 3 dependent
+  // tasks were skipped".
+  auto counted = [](int64_t n, const std::string &noun) {
+    return "; " + std::to_string(n) + " " + noun + (n == 1 ? "" : "s") +
+           (n == 1 ? " was " : " were ");
+  };
   std::string message = failures_.front();
-  if (failures_.size() > 1)
-    message +=
-        " (and " + std::to_string(failures_.size() - 1) + " more failed tasks)";
+  if (failures_.size() > 1) {
+    const size_t more = failures_.size() - 1;
+    message += "; " + std::to_string(more) + " more task" +
+               (more == 1 ? "" : "s") + " failed";
+  }
+  if (stopped_)
+    message += counted(stopped_, "transfer") + "cancelled";
   if (skipped_)
-    message +=
-        "; " + std::to_string(skipped_) + " dependent tasks were skipped";
+    message += counted(skipped_, "dependent task") + "skipped";
   failures_.clear();
   kernelFailures_ = 0;
+  stopped_ = 0;
   skipped_ = 0;
   throw TaskError(message);
 }

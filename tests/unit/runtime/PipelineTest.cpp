@@ -91,8 +91,8 @@ TEST(Pipeline, AFailingStageNamesStageMicrobatchAndDevice) {
   std::string error = errorOf([&] {
     runAffine(mesh, gpipeSchedule({0, 1}, 4), /*failStage=*/1, 2);
   });
-  EXPECT_TRUE(contains(error, "device 1: task")) << error;
-  EXPECT_TRUE(contains(error, "of stage 'affine1' (1), microbatch 2): the "
+  EXPECT_TRUE(contains(error, "device 1: stage")) << error;
+  EXPECT_TRUE(contains(error, "stage 'affine1' (1), microbatch 2: affine: the "
                               "stage's disk is on fire"))
       << error;
   // The next call on the same mesh works.

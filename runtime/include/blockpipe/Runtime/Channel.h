@@ -220,11 +220,13 @@ public:
 
   /// A mesh run starts on every rank (collective, in the same order
   /// everywhere). Until endRun(), `remoteFailure(why)` may be called (on
-  /// another thread) when another rank's part failed.
+  /// another thread) when another rank's part failed (e.g. "rank 1
+  /// failed": its error comes with endRun()).
   virtual void beginRun(std::function<void(const std::string &)> remoteFailure);
-  /// This rank's part ended, with `error` when it failed: tells the other
-  /// ranks and waits for theirs (asking `interrupted` while it waits).
-  /// Returns "rank r: <error>" for each other rank that failed.
+  /// This rank's part ended, with `error` when it failed (a line per
+  /// failing device): tells the other ranks and waits for theirs (asking
+  /// `interrupted` while it waits). Returns "rank r: <error>" for each
+  /// other rank that failed.
   virtual std::vector<std::string>
   endRun(const std::string &error, const std::function<bool()> &interrupted);
   /// Collective over the ranks, in the same order everywhere: `bytes` at

@@ -55,7 +55,8 @@ struct DevicePair {
 /// StableHLO send: for each pair whose source is this device, sends
 /// `tensor` to the target on channel `channel` (a task reading `tensor`
 /// that ends once the bytes are there). `where` (file:line of the op) is in
-/// every message about it.
+/// every message about it; empty where the graph's scope says it (a
+/// pipeline stage's transfers).
 void send(TaskGraph &graph, const Tensor &tensor, int64_t channel,
           std::initializer_list<DevicePair> pairs, const char *where);
 /// StableHLO recv: on the pair's target, receives into `dest` in place (a

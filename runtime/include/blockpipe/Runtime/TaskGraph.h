@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -125,8 +126,13 @@ private:
 /// later. `cancel(why)`, if set, is called by TaskGraph::cancel() while the
 /// task runs and must make it call `done` soon.
 struct HostTask {
-  /// What messages call it, e.g. "send of 'h' to device 1 on channel 0".
+  /// What messages call it, e.g. "send of 'h' on channel 0 from device 0
+  /// to device 1".
   std::string name;
+  /// What the failure line of its own device calls it, when that can say
+  /// less than `name` (e.g. "send of 'h' on channel 0 to device 1": the
+  /// line names device 0); empty: `name`.
+  std::string shortName;
   std::function<void(std::function<void(const std::string &)> done)> start;
   std::function<void(const std::string &)> cancel;
 };
@@ -188,10 +194,13 @@ public:
   /// Submits a host task over `args` (dependencies as for launches).
   TaskId submit(HostTask task, std::vector<Arg> args,
                 std::vector<TaskId> after = {});
-  /// Waits for every submitted task. Throws TaskError naming the first
-  /// failed task (and how many were skipped because of failures); the
-  /// graph is usable again afterwards. With the sanitizer on, reports
-  /// (runtime::warn) the elements of Out tensors no launch wrote.
+  /// Waits for every submitted task. Throws TaskError with one line: the
+  /// first failed task (a kernel's before a host task's: a transfer's is
+  /// often another device's failure reaching it), each fact once, then how
+  /// many more tasks failed, were cancelled by stopTransfers() and were
+  /// skipped because of failures. The graph is usable again afterwards.
+  /// With the sanitizer on, reports (runtime::warn) the elements of Out
+  /// tensors no launch wrote.
   void wait();
   /// wait() for at most `timeout`: false when tasks are still running.
   bool waitFor(std::chrono::milliseconds timeout);
@@ -264,6 +273,10 @@ private:
   std::vector<std::string> failures_; // kernel failures first
   size_t kernelFailures_ = 0;
   int64_t skipped_ = 0;
+  /// The transfers stopTransfers() is ending, and how many it ended with
+  /// an error: they are told as cancelled, not as failures of their own.
+  std::set<TaskId> stopping_;
+  int64_t stopped_ = 0;
   /// How to cancel each running task (its launch, its host task).
   std::map<TaskId, std::function<void(const std::string &)>> running_;
   /// The running launches, which a waiting thread helps run.
