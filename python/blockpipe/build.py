@@ -155,8 +155,9 @@ def _runtime_identity(runtime: RuntimeLocation) -> str:
             "(run scripts/setup.sh, or set BLOCKPIPE_BUILD_DIR)"
         )
     parts = [_file_fingerprint(lib) for lib in libs if lib.is_file() and not lib.is_symlink()]
+    # Every header, named or not by extension (cuda-emu's `cuda/atomic`).
     headers = runtime.include
-    for header in sorted([*headers.rglob("*.h"), *headers.rglob("*.cuh")]):
+    for header in sorted(p for p in headers.rglob("*") if p.is_file()):
         parts.append(f"{header.relative_to(headers)}:{_file_fingerprint(header)}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
