@@ -153,6 +153,8 @@ def test_a_failing_rank_ends_the_job_naming_it(tmp_path):
         assert lines[0] == "mesh program failed on 2 of 2 ranks:", summary
         assert lines[2].startswith("  rank 0: device 0: ") and "rank 1 failed (above)" in lines[2]
         assert len(lines) == 3, summary
+    # Every rank tells the job's view, rank 1 too, whose own device failed.
+    assert reported(tmp_path, "mesh-fails", 1, output).split(": ", 3)[3] == summary
     # The run-time error class is public now: blockpipe.ExecutionError.
     assert "uncaught ExecutionError; ending the MPI job" in output
     assert seconds < JOB_LIMIT_S

@@ -446,7 +446,9 @@ void Mesh::run(const std::function<void(TaskGraph &)> &submit,
   // The other ranks' parts: every rank ends the run knowing all of them.
   const std::vector<std::string> remote =
       transport.endRun(message, options.interrupted);
-  if (!remote.empty()) {
+  // Under MPI every rank tells the same, the job's view, even when only
+  // its own devices failed.
+  if (!remote.empty() || (failures && transport.ranks() > 1)) {
     // One line per failing device of every rank ("rank 1: device 3: ..."),
     // root causes first, each told once as above (another rank's failure
     // reaches a rank as "rank 1 failed"); a line that is no rank's (an
@@ -527,11 +529,7 @@ void Mesh::run(const std::function<void(TaskGraph &)> &submit,
     for (const std::string &entry : entries)
       lines += "\n  " + entry;
     throw TaskError("mesh program failed on " + std::to_string(failures) +
-                    " of " + std::to_string(ids.size()) + " devices" +
-                    (transport.ranks() > 1
-                         ? " (rank " + std::to_string(transport.rank()) + ")"
-                         : std::string()) +
-                    ":" + lines);
+                    " of " + std::to_string(ids.size()) + " devices:" + lines);
   }
 }
 
