@@ -91,8 +91,9 @@ def test_an_index_outside_the_tile_fails_at_its_line(where, monkeypatch):
     compiled(x, y, 31)
     assert (y == 31.0).all()
     y[:] = 3.0
-    with pytest.raises(blockpipe.ExecutionError, match="read of a tile at test_tile_read.py:"):
+    with pytest.raises(blockpipe.ExecutionError, match="read of a tile at test_tile_read.py:") as e:
         compiled(x, y, 32)
+    assert "index 32 of dimension 1 is outside the tile's [0, 32)" in str(e.value), e.value
     assert (y == 3.0).all()
 
 

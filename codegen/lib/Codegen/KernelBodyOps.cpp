@@ -402,9 +402,9 @@ LogicalResult KernelBody::emitSideOp(Operation *op) {
           terms.push_back(llvm::join(factors, " * "));
           if (bp::isCheckedAtRunTime(
                   op, op.getIndices().getBeginOperandIndex() + unsigned(k)))
-            checkAtRunTime("BP_CHECK(bp_check_window(" + ctx() + ", \"" +
+            checkAtRunTime("BP_CHECK(bp_check_element(" + ctx() + ", \"" +
                            escapeCppString(what) + "\", " + std::to_string(k) +
-                           ", " + expr(index) + ", 1, " +
+                           ", " + expr(index) + ", " +
                            std::to_string(tile.getDimSize(k)) + "));");
         }
         out.line("const " + *type + " " + declare(op, "value") +

@@ -569,5 +569,7 @@ def tile_read(tile, indices):
     at = [0] * (data.ndim - len(at)) + [int(i) for i in at]
     for k, (i, n) in enumerate(zip(at, data.shape)):
         if not 0 <= i < n:
-            raise failure(f"pl.tile.read: index {i} of dimension {k} is outside [0, {n})")
+            raise failure(
+                f"pl.tile.read: index {i} of dimension {k} is outside the tile's [0, {n})"
+            )
     return data[tuple(at)]

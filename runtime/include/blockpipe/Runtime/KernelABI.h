@@ -298,6 +298,20 @@ static inline int32_t bp_check_window(const bp_block_context *ctx,
   return ctx->api->fail(ctx, message);
 }
 
+/* Fails the launch unless `index` lies in [0, extent): an element of a tile
+ * read at an index the compiler cannot prove inside it. */
+static inline int32_t bp_check_element(const bp_block_context *ctx,
+                                       const char *what, int32_t dim,
+                                       int64_t index, int64_t extent) {
+  if (index >= 0 && index < extent)
+    return BP_OK;
+  char message[512];
+  snprintf(message, sizeof message,
+           "%s: index %lld of dimension %d is outside the tile's [0, %lld)",
+           what, (long long)index, (int)dim, (long long)extent);
+  return ctx->api->fail(ctx, message);
+}
+
 /* Fails the launch when a gather met an index outside its source: `row` is
  * negative when it did not (tile::IndexFault's fields); `what` names the
  * operation and the user's line. */

@@ -36,6 +36,17 @@ __device__ inline int32_t bp_check_window(const bp_device_context *ctx,
   return blockpipe::tile::detail::fail(ctx, BP_ERR_KERNEL, m);
 }
 
+__device__ inline int32_t bp_check_element(const bp_device_context *ctx,
+                                           const char *what, int32_t dim,
+                                           int64_t index, int64_t extent) {
+  if (index >= 0 && index < extent)
+    return BP_OK;
+  blockpipe::tile::detail::DeviceMessage m;
+  m << what << ": index " << index << " of dimension " << int64_t(dim)
+    << " is outside the tile's [0, " << extent << ")";
+  return blockpipe::tile::detail::fail(ctx, BP_ERR_KERNEL, m);
+}
+
 __device__ inline int32_t bp_check_index(const bp_device_context *ctx,
                                          const char *what, int64_t row,
                                          int64_t col, int64_t index,
